@@ -1,0 +1,147 @@
+"""The RU cost model: what every emulated request charges, from published numbers.
+
+Each constant cites its row in ../shared/reference/ru-cost-model.md (R1.., W1.., Q1.., C1..), where the
+original Microsoft page or measurement is named. Every constant is a field of `CostModel`, so a config
+(or a calibration against real `x-ms-request-charge` values) can change it. Functions here are pure:
+sizes and term counts in, RU out.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+# Table R3 (understand-request-unit-consumption.md, 2026): item size KB -> (read RU, write RU).
+_R3_TABLE: tuple[tuple[float, float, float], ...] = (
+    (1, 1.00, 4.95),
+    (2, 1.04, 6.29),
+    (4, 1.14, 6.67),
+    (8, 1.33, 7.04),
+    (16, 1.67, 9.52),
+    (32, 2.19, 11.23),
+    (64, 4.76, 22.67),
+    (128, 9.95, 48.19),
+    (256, 20.28, 98.29),
+    (512, 40.95, 184.57),
+    (1024, 145.90, 625.00),
+    (2048, 291.80, 1250.00),
+)
+
+STRONG_LEVELS = frozenset({"Strong", "BoundedStaleness"})
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """Constants of the RU model (ru-cost-model.md §3); defaults are the documented values."""
+
+    profile: str = "table2026"  # or "legacy" (§2.1: read = max(1, KB/10), write = 5 + 0.45 KB)
+    size_table: tuple[tuple[float, float, float], ...] = _R3_TABLE  # R3
+    write_base_1kb: float = 5.0  # W1: the size term of a 1 KB write
+    ru_per_index_term: float = 0.2  # W1, W2, W4
+    terms_per_indexed_leaf: float = 2.0  # k_t, FIT to W8 (5-leaf create measured 7.05)
+    ru_per_patch_op: float = 0.4  # W3
+    full_reindex_on_replace: bool = False  # §2.3: replace = 2 x create (W5/W10) when on
+    strong_read_multiplier: float = 2.0  # C1, C2
+    query_min_per_partition: float = 2.5  # Q3 ("about 2.5 RUs" per physical partition checked)
+    query_nonempty_partition: float = 0.3  # FIT: partitions returning data measure 2.83-2.98 (Q7, Q9)
+    query_per_loaded_doc: float = 0.04  # FIT (§3.3)
+    query_per_loaded_kb: float = 0.004  # FIT (§3.3)
+    query_per_output_doc: float = 0.02  # FIT (§3.3, Q16)
+    query_per_output_kb: float = 0.02  # FIT (§3.3, Q16)
+    feed_min_per_page: float = 1.0  # Q19: a feed page costs about the point reads of its documents
+    # ASSUMPTION (cosmos-errors-and-stats.md §2.4 shows small charges on metadata reads; no published rule)
+    metadata_read_ru: float = 1.0
+    metadata_write_ru: float = 1.0
+    query_plan_ru: float = 0.0  # cosmos-wire-protocol.md §7.3: the gateway's plan charge is unverified
+    refused_query_ru: float = 0.0  # ditto for the 400/1004 first attempt
+    throttled_ru: float = 0.0  # cosmos-errors-and-stats.md §1.1: "Emulator: 0 is safe" for 429s
+    extra: dict[str, float] = field(default_factory=dict)  # room for calibrated additions
+
+    # -- point operations -------------------------------------------------------------------
+
+    def read_ru(self, size_bytes: int, consistency: str | None = None) -> float:
+        """Point read: R1-R3, doubled under Strong/BoundedStaleness (C1)."""
+        return self._kappa(consistency) * self.read_size_ru(size_bytes)
+
+    def read_size_ru(self, size_bytes: int) -> float:
+        kb = size_bytes / 1024
+        if self.profile == "legacy":
+            return max(1.0, kb / 10)
+        return _interpolate(self.size_table, kb, 1)
+
+    def write_base(self, size_bytes: int) -> float:
+        """Wbase(s) = 5.0 * Wtab(s) / 4.95: the size term of a write (W1 scaled by R3's shape)."""
+        kb = size_bytes / 1024
+        if self.profile == "legacy":
+            return self.write_base_1kb + 0.45 * max(0.0, kb - 1)
+        first_write = self.size_table[0][2]
+        return self.write_base_1kb * _interpolate(self.size_table, kb, 2) / first_write
+
+    def index_terms(self, indexed_leaves: int) -> float:
+        """T = k_t * L (§3.2)."""
+        return self.terms_per_indexed_leaf * indexed_leaves
+
+    def create_ru(self, size_bytes: int, indexed_leaves: int) -> float:
+        """Create: Wbase + 0.2 per indexed term (W1: 1 KB with 10 terms = 7.0)."""
+        return self.write_base(size_bytes) + self.ru_per_index_term * self.index_terms(indexed_leaves)
+
+    def delete_ru(self, size_bytes: int, indexed_leaves: int) -> float:
+        """Delete: the size term plus the removed terms (W4)."""
+        return self.create_ru(size_bytes, indexed_leaves)
+
+    def replace_ru(
+        self, old_size: int, new_size: int, changed_leaves: int, old_leaves: int, new_leaves: int
+    ) -> float:
+        """Replace: delete old + insert new + the changed terms removed and added (W2: 10.8 RU)."""
+        if self.full_reindex_on_replace:
+            return self.create_ru(old_size, old_leaves) + self.create_ru(new_size, new_leaves)
+        changed_terms = self.index_terms(changed_leaves)
+        return self.write_base(old_size) + self.write_base(new_size) + self.ru_per_index_term * 2 * changed_terms
+
+    def patch_ru(
+        self, old_size: int, new_size: int, changed_leaves: int, old_leaves: int, new_leaves: int, ops: int
+    ) -> float:
+        """Patch: the replace charge plus a base per patch operation (W3: 11.6 RU)."""
+        replace = self.replace_ru(old_size, new_size, changed_leaves, old_leaves, new_leaves)
+        return replace + self.ru_per_patch_op * ops
+
+    # -- queries and feeds ------------------------------------------------------------------
+
+    def query_partition_ru(
+        self, loaded_docs: int, loaded_bytes: int, output_docs: int, output_bytes: int
+    ) -> float:
+        """One physical partition probed by a query (§3.3, before the consistency multiplier)."""
+        return (
+            self.query_min_per_partition
+            + (self.query_nonempty_partition if output_docs > 0 else 0.0)
+            + self.query_per_loaded_doc * loaded_docs
+            + self.query_per_loaded_kb * loaded_bytes / 1024
+            + self.query_per_output_doc * output_docs
+            + self.query_per_output_kb * output_bytes / 1024
+        )
+
+    def feed_page_ru(self, sizes: list[int], consistency: str | None = None) -> float:
+        """A read-feed page costs about the point reads of its documents (Q19)."""
+        total = sum(self.read_size_ru(s) for s in sizes)
+        return self._kappa(consistency) * max(self.feed_min_per_page, total)
+
+    def consistency_multiplier(self, consistency: str | None) -> float:
+        return self._kappa(consistency)
+
+    def _kappa(self, consistency: str | None) -> float:
+        return self.strong_read_multiplier if consistency in STRONG_LEVELS else 1.0
+
+
+def _interpolate(table: tuple[tuple[float, float, float], ...], kb: float, column: int) -> float:
+    """Piecewise-linear interpolation of one column of the size table; flat below the first row."""
+    sizes = [row[0] for row in table]
+    if kb <= sizes[0]:
+        return table[0][column]
+    if kb >= sizes[-1]:
+        last, prev = table[-1], table[-2]
+        slope = (last[column] - prev[column]) / (last[0] - prev[0])
+        return last[column] + slope * (kb - last[0])
+    i = bisect.bisect_left(sizes, kb)
+    lo, hi = table[i - 1], table[i]
+    frac = (kb - lo[0]) / (hi[0] - lo[0])
+    return lo[column] + frac * (hi[column] - lo[column])

@@ -1,0 +1,107 @@
+"""Service errors: status, substatus and the body texts the real service sends.
+
+The SDK keys its retries on status + `x-ms-substatus` only (cosmos-errors-and-stats.md §0); codes and
+messages follow the captured service texts of §1.4 so users see familiar errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+_VERSION = "Microsoft.Azure.Documents.Common/2.14.0"
+
+_CODES = {
+    400: "BadRequest",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    409: "Conflict",
+    410: "Gone",
+    412: "PreconditionFailed",
+    413: "RequestEntityTooLarge",
+    429: "429",  # the service really sends the digits here (§1.1)
+    500: "InternalServerError",
+}
+
+
+@dataclass
+class CosmosError(Exception):
+    """An error response; raised anywhere in the engine, turned into HTTP by the thin layer."""
+
+    status: int
+    message: str
+    substatus: int = 0
+    retry_after_ms: int | None = None
+    additional_info: str | None = None  # the 400/1004 body's query plan
+
+    def __str__(self) -> str:
+        return f"{self.status}/{self.substatus}: {self.message}"
+
+    @property
+    def code(self) -> str:
+        return _CODES.get(self.status, str(self.status))
+
+    def body(self, activity_id: str) -> dict[str, str]:
+        """The JSON error body (layout C: text, then the activity id)."""
+        body = {"code": self.code, "message": f"{self.message}\r\nActivityId: {activity_id}, {_VERSION}"}
+        if self.additional_info is not None:
+            body["additionalErrorInfo"] = self.additional_info
+        return body
+
+
+def _errors(text: str) -> str:
+    return 'Message: {"Errors":["' + text + '"]}'
+
+
+def bad_request(text: str, substatus: int = 0) -> CosmosError:
+    return CosmosError(400, _errors(text), substatus)
+
+
+def not_found(kind: str = "Resource") -> CosmosError:
+    if kind == "Entity":
+        return CosmosError(
+            404, "Entity with the specified id does not exist in the system. More info: https://aka.ms/cosmosdb-tsg-not-found"
+        )
+    return CosmosError(404, _errors("Resource Not Found. Learn more: https://aka.ms/cosmosdb-tsg-not-found"))
+
+
+def conflict() -> CosmosError:
+    return CosmosError(409, "Entity with the specified id already exists in the system.")
+
+
+def precondition_failed() -> CosmosError:
+    return CosmosError(412, "Operation cannot be performed because one of the specified precondition is not met.")
+
+
+def too_large() -> CosmosError:
+    return CosmosError(413, _errors("Request size is too large"))
+
+
+def partition_full(limit_gb: float) -> CosmosError:
+    return CosmosError(403, _errors(f"Partition key reached maximum size of {limit_gb:g} GB"), 1014)
+
+
+def throttled(retry_after_ms: int) -> CosmosError:
+    text = (
+        "Request rate is large. More Request Units may be needed, so no changes were made. "
+        "Please retry this request later. Learn more: http://aka.ms/cosmosdb-error-429"
+    )
+    return CosmosError(429, _errors(text), 3200, retry_after_ms=retry_after_ms)
+
+
+def range_gone() -> CosmosError:
+    return CosmosError(410, _errors("The requested partition key range is gone (it was split)"), 1002)
+
+
+def unauthorized(payload: str) -> CosmosError:
+    text = (
+        "The input authorization token can't serve the request. The wrong key is being used or the expected "
+        "payload is not built as per the protocol. For more info: https://aka.ms/cosmosdb-tsg-mac-signature. "
+        f"Server used the following payload to sign: '{payload}'"
+    )
+    return CosmosError(401, text)
+
+
+def missing_auth() -> CosmosError:
+    return CosmosError(401, "Required Header authorization is missing. Ensure a valid Authorization token is passed.")

@@ -1,0 +1,80 @@
+"""Effective partition keys (EPK): the V2 and MultiHash hashing the Cosmos DB SDKs and service use.
+
+Every document lands on the physical partition whose range holds its EPK, so these bytes must match
+the SDK's exactly (cosmos-wire-protocol.md §5, ru-cost-model.md E2/E3/E5). MurmurHash3 x64-128 comes
+from `mmh3`; only the component encoding is ours.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, Sequence
+
+import mmh3
+
+MIN_EPK = ""
+MAX_EPK = "FF"
+
+
+class Undefined:
+    """The absent partition key value (the SDK sends it as `{}`); hashes with marker 0x00."""
+
+    _instance: "Undefined | None" = None
+
+    def __new__(cls) -> "Undefined":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "Undefined"
+
+
+UNDEFINED = Undefined()
+
+_NULL, _FALSE, _TRUE, _NUMBER, _STRING, _UNDEFINED = b"\x01", b"\x02", b"\x03", b"\x05", b"\x08", b"\x00"
+
+
+def encode_component(value: Any) -> bytes:
+    """Serialise one key component with its type marker (ru-cost-model.md E2)."""
+    if value is True:
+        return _TRUE
+    if value is False:
+        return _FALSE
+    if value is None:
+        return _NULL
+    if isinstance(value, (int, float)):
+        # Integers hash as IEEE-754 doubles, as the SDK casts them (ru-cost-model.md E6).
+        return _NUMBER + struct.pack("<d", float(value))
+    if isinstance(value, str):
+        return _STRING + value.encode("utf-8") + b"\xff"
+    if value is UNDEFINED:
+        return _UNDEFINED
+    raise TypeError(f"a partition key component must be a string, number, boolean or null, not {value!r}")
+
+
+def _hash_hex(data: bytes) -> str:
+    digest = bytearray(mmh3.hash_bytes(data, 0, True))
+    digest.reverse()
+    digest[0] &= 0x3F  # the top two bits are cleared so every EPK sorts below "FF" (E2)
+    return digest.hex().upper()
+
+
+def epk_v2(components: Sequence[Any]) -> str:
+    """EPK of a Hash (V2) key: one MurmurHash over all components, 32 upper-case hex chars."""
+    return _hash_hex(b"".join(encode_component(c) for c in components))
+
+
+def epk_multihash(components: Sequence[Any]) -> str:
+    """EPK of a MultiHash (hierarchical) key or key prefix: per-level V2 hashes concatenated (E3)."""
+    return "".join(_hash_hex(encode_component(c)) for c in components)
+
+
+def epk_for(kind: str, components: Sequence[Any]) -> str:
+    """EPK for a container's partition key kind ("Hash" or "MultiHash")."""
+    return epk_multihash(components) if kind == "MultiHash" else epk_v2(components)
+
+
+def prefix_range(prefix_epk: str) -> tuple[str, str]:
+    """The EPK range [min, max) holding every full key that starts with a hierarchical prefix (E3)."""
+    return prefix_epk, prefix_epk + "FF"

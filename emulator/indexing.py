@@ -1,0 +1,105 @@
+"""Which leaf values of a document the indexing policy covers: the L of the write-cost model.
+
+Write RU grows with indexed terms (ru-cost-model.md W1, W6); excluded paths and `indexingMode: none`
+lower it. Paths follow the policy syntax: `/*` (everything below), `/a/?` (the scalar at /a),
+`/a/[]/b/?` (array elements); the most precise matching rule wins, as the service documents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+SYSTEM_PROPERTIES = frozenset({"_rid", "_self", "_etag", "_attachments", "_ts"})
+DEFAULT_POLICY: dict[str, Any] = {
+    "indexingMode": "consistent",
+    "automatic": True,
+    "includedPaths": [{"path": "/*"}],
+    "excludedPaths": [{"path": '/"_etag"/?'}],
+}
+
+
+@dataclass(frozen=True)
+class PathRule:
+    segments: tuple[str, ...]  # property names, "[]" for array elements, "*" wildcard last
+    terminal: str  # "*" (subtree) or "?" (scalar)
+    included: bool
+
+    def matches(self, leaf: tuple[str, ...]) -> bool:
+        if self.terminal == "?":
+            return len(leaf) == len(self.segments) and _segments_match(self.segments, leaf)
+        return len(leaf) >= len(self.segments) and _segments_match(self.segments, leaf[: len(self.segments)])
+
+    @property
+    def precision(self) -> tuple[int, int]:
+        return len(self.segments), 1 if self.terminal == "?" else 0
+
+
+def _segments_match(pattern: tuple[str, ...], leaf: tuple[str, ...]) -> bool:
+    return all(p == s or (p == "[]" and s.isdigit()) for p, s in zip(pattern, leaf))
+
+
+def parse_path(path: str, included: bool) -> PathRule:
+    """Turn an indexing-policy path such as `/address/"city"/?` into a rule."""
+    parts = [p.strip('"') for p in path.strip().strip("/").split("/") if p]
+    if not parts or parts[-1] not in ("*", "?"):
+        raise ValueError(f"index path {path!r} must end in /* or /?")
+    return PathRule(tuple(parts[:-1]), parts[-1], included)
+
+
+@dataclass(frozen=True)
+class IndexPolicy:
+    mode: str
+    rules: tuple[PathRule, ...]
+
+    @classmethod
+    def from_json(cls, policy: dict[str, Any] | None) -> "IndexPolicy":
+        policy = policy or DEFAULT_POLICY
+        mode = str(policy.get("indexingMode", "consistent")).lower()
+        rules = [parse_path(p["path"], True) for p in policy.get("includedPaths", [{"path": "/*"}])]
+        rules += [parse_path(p["path"], False) for p in policy.get("excludedPaths", [])]
+        return cls(mode, tuple(rules))
+
+    def is_indexed(self, leaf: tuple[str, ...]) -> bool:
+        """True when the most precise matching rule includes this path (ties go to exclusion)."""
+        if self.mode == "none":
+            return False
+        best: PathRule | None = None
+        for rule in self.rules:
+            if rule.matches(leaf) and (
+                best is None
+                or rule.precision > best.precision
+                or (rule.precision == best.precision and not rule.included)
+            ):
+                best = rule
+        return best is not None and best.included
+
+
+def leaves(doc: Any, prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Every scalar in a document with its path; array elements are numbered segments."""
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            if not prefix and key in SYSTEM_PROPERTIES:
+                continue
+            yield from leaves(value, (*prefix, key))
+    elif isinstance(doc, list):
+        for i, value in enumerate(doc):
+            yield from leaves(value, (*prefix, str(i)))
+    else:
+        yield prefix, doc
+
+
+def indexed_leaves(doc: dict[str, Any], policy: IndexPolicy) -> dict[tuple[str, ...], Any]:
+    """The indexed leaf values of a document (the model's L is their count)."""
+    if policy.mode == "none":
+        return {}
+    return {path: value for path, value in leaves(doc) if policy.is_indexed(path)}
+
+
+def changed_leaf_count(old: dict[tuple[str, ...], Any], new: dict[tuple[str, ...], Any]) -> int:
+    """Leaves whose indexed value changed, appeared or disappeared between two versions."""
+    return sum(1 for path in old.keys() | new.keys() if old.get(path, _MISSING) != new.get(path, _MISSING))
+
+
+_MISSING = object()

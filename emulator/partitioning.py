@@ -1,0 +1,97 @@
+"""Physical partition layout: how many partition key ranges a container gets and where they split.
+
+Pure functions over EPK strings. The occupied V2 space is 00..3F (the top two hash bits are cleared,
+cosmos-wire-protocol.md §5), so ranges divide [0, 0x40<<120) evenly (ru-cost-model.md §2.6, an
+ASSUMPTION the docs leave open); the outermost bounds are "" and "FF" as the service reports them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from emulator.hashing import MAX_EPK, MIN_EPK
+from emulator.limits import Limits
+
+_EPK_HEX = 32  # one V2 hash level
+_SPACE_TOP = 0x40 << 120  # exclusive top of the occupied V2 space
+
+
+def initial_range_count(throughput: int, autoscale: bool, limits: Limits) -> int:
+    """Partitions at creation: ceil(RU/6,000) manual, ceil(max/10,000) autoscale (P6)."""
+    per = limits.autoscale_ru_per_partition_at_creation if autoscale else limits.manual_ru_per_partition_at_creation
+    return max(1, math.ceil(throughput / per))
+
+
+def required_range_count(throughput: int, limits: Limits) -> int:
+    """Partitions needed to serve a throughput: ROUNDUP(RU / 10,000) (P7)."""
+    return max(1, math.ceil(throughput / limits.max_ru_per_partition))
+
+
+def _to_int(epk: str, width: int) -> int:
+    if epk == MIN_EPK:
+        return 0
+    if epk == MAX_EPK:
+        return _SPACE_TOP << (4 * (width - _EPK_HEX))
+    return int(epk.ljust(width, "0"), 16)
+
+
+def _to_epk(value: int, width: int) -> str:
+    return format(value, "X").rjust(width, "0")
+
+
+def even_boundaries(count: int) -> list[tuple[str, str]]:
+    """`count` equal ranges over the occupied EPK space, as (minInclusive, maxExclusive)."""
+    cuts = [_to_epk(_SPACE_TOP * i // count, _EPK_HEX) for i in range(1, count)]
+    bounds = [MIN_EPK, *cuts, MAX_EPK]
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def midpoint(lo: str, hi: str) -> str:
+    """The key-space middle of a range: where a throughput split cuts it (P7)."""
+    width = max(_EPK_HEX, len(lo), len(hi) if hi != MAX_EPK else 0)
+    mid = (_to_int(lo, width) + _to_int(hi, width)) // 2
+    if mid <= _to_int(lo, width):
+        width += _EPK_HEX  # too narrow at this width: go one hash level deeper
+        mid = (_to_int(lo, width) + _to_int(hi, width)) // 2
+    return _to_epk(mid, width)
+
+
+def key_space_share(lo: str, hi: str) -> float:
+    """Fraction of the occupied EPK space a range covers (what uneven splits are measured in)."""
+    width = max(_EPK_HEX, len(lo), len(hi) if hi != MAX_EPK else 0)
+    return (_to_int(hi, width) - _to_int(lo, width)) / _to_int(MAX_EPK, width)
+
+
+def ranges_to_split(range_count: int, target: int) -> list[int]:
+    """Indexes (in EPK order) of the ranges to halve to reach `target` ranges, leftmost first (P7)."""
+    return list(range(min(range_count, max(0, target - range_count))))
+
+
+def storage_split_point(logical: Sequence[tuple[str, int]]) -> str | None:
+    """Where a full partition splits: the first logical key past half the bytes (P8).
+
+    `logical` is (epk, bytes) sorted by EPK. The cut falls on a logical-partition boundary, since a
+    logical partition is never split (P5); None when a single logical partition fills the range.
+    """
+    if len(logical) < 2:
+        return None
+    half = sum(size for _, size in logical) / 2
+    running = 0
+    for i, (epk, size) in enumerate(logical):
+        if i > 0 and running + size / 2 >= half:
+            return epk
+        running += size
+    return logical[-1][0]
+
+
+def contains(lo: str, hi: str, epk: str) -> bool:
+    """Whether an EPK falls in [lo, hi)."""
+    return lo <= epk and (hi == MAX_EPK or epk < hi)
+
+
+def overlaps(lo: str, hi: str, qlo: str, qhi: str) -> bool:
+    """Whether [lo, hi) and [qlo, qhi) share any EPK."""
+    below_hi = hi == MAX_EPK or qlo < hi
+    above_lo = qhi == MAX_EPK or qhi > lo
+    return below_hi and above_lo
