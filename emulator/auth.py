@@ -6,6 +6,7 @@ The SDK signs `verb\\nresourceType\\nresourceLink\\nx-ms-date\\n\\n` with HMAC-S
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import hmac
 from urllib.parse import unquote
@@ -13,6 +14,7 @@ from urllib.parse import unquote
 WELL_KNOWN_KEY = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
 
 
+@functools.lru_cache(maxsize=4096)
 def resource_of(path: str) -> tuple[str, str]:
     """(resourceType, resourceLink) the signature covers, derived from the URL path."""
     segments = [unquote(s) for s in path.strip("/").split("/") if s]
@@ -41,5 +43,5 @@ def verify(key_bytes: bytes, authorization: str, payload: str) -> bool:
     fields = dict(part.split("=", 1) for part in unquote(authorization).split("&") if "=" in part)
     if fields.get("type") != "master" or "sig" not in fields:
         return False
-    expected = base64.b64encode(hmac.new(key_bytes, payload.encode("utf-8"), hashlib.sha256).digest()).decode()
+    expected = base64.b64encode(hmac.digest(key_bytes, payload.encode("utf-8"), "sha256")).decode()
     return hmac.compare_digest(expected, fields["sig"])

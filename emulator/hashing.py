@@ -8,7 +8,8 @@ from `mmh3`; only the component encoding is ours.
 from __future__ import annotations
 
 import struct
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import mmh3
 
@@ -19,9 +20,9 @@ MAX_EPK = "FF"
 class Undefined:
     """The absent partition key value (the SDK sends it as `{}`); hashes with marker 0x00."""
 
-    _instance: "Undefined | None" = None
+    _instance: Undefined | None = None
 
-    def __new__(cls) -> "Undefined":
+    def __new__(cls) -> Undefined:
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance

@@ -1,8 +1,7 @@
 """The thin HTTP layer: Cosmos DB REST requests in, engine calls out, REST responses back.
 
-A raw ASGI app (served by uvicorn) so each response leaves in one piece with no framework cost:
-the SDK's own per-request time is the floor we measure against (benchmarks/bench_point_ops.py).
-Routing, header parsing and response shaping live here; all behaviour lives in `emulator.engine`.
+`CosmosApp.handle` maps one parsed request to (status, headers, body); `emulator.server` does the
+networking. Routing, header parsing and response shaping live here; behaviour lives in the engine.
 """
 
 from __future__ import annotations
@@ -10,8 +9,9 @@ from __future__ import annotations
 import base64
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote
 
 import orjson
 
@@ -20,32 +20,28 @@ from emulator.engine import Context, Engine, Outcome, ThroughputSpec
 
 log = logging.getLogger("ruscope.emulator")
 
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
-
-_MAX_BODY = 4 * 1024 * 1024  # reject early; items themselves are limited by Limits.max_item_bytes
 _UNSUPPORTED = {"sprocs", "triggers", "udfs", "users", "permissions", "conflicts", "attachments"}
 
 
 class Request:
-    """The parts of an HTTP request the protocol cares about."""
+    """The parts of an HTTP request the protocol cares about (header names lower-case bytes)."""
 
     __slots__ = ("method", "path", "segments", "headers", "body", "scheme")
 
-    def __init__(self, scope: Scope, body: bytes) -> None:
-        self.method: str = scope["method"]
-        self.path: str = scope.get("raw_path", scope["path"].encode()).decode("latin-1").split("?", 1)[0]
-        self.segments = [s for s in scope["path"].strip("/").split("/") if s]
-        self.headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    def __init__(self, method: str, target: str, headers: dict[bytes, bytes], body: bytes, scheme: str = "http") -> None:
+        self.method = method
+        self.path = target.split("?", 1)[0]
+        self.segments = [unquote(s) for s in self.path.split("/") if s]
+        self.headers = headers
         self.body = body
-        self.scheme: str = scope.get("scheme", "http")
+        self.scheme = scheme
 
     def header(self, name: str) -> str | None:
-        return self.headers.get(name)
+        value = self.headers.get(name.encode())
+        return None if value is None else value.decode("latin-1")
 
     def flag(self, name: str) -> bool:
-        return (self.headers.get(name) or "").lower() == "true"
+        return (self.headers.get(name.encode()) or b"").lower() == b"true"
 
     def json(self) -> Any:
         try:
@@ -54,21 +50,21 @@ class Request:
             raise errors.bad_request(f"The request body is not valid JSON: {exc}") from None
 
     def json_header(self, name: str) -> Any:
-        raw = self.headers.get(name)
+        raw = self.headers.get(name.encode())
         if raw is None:
             return None
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
-            raise errors.bad_request(f"The {name} header is not valid JSON: {raw!r}") from None
+            raise errors.bad_request(f"The {name} header is not valid JSON: {raw.decode('latin-1')!r}") from None
 
     def context(self) -> Context:
         return Context(
-            activity_id=self.headers.get("x-ms-activity-id") or str(uuid.uuid4()),
-            correlated_activity_id=self.headers.get("x-ms-cosmos-correlated-activityid", ""),
-            consistency=self.headers.get("x-ms-consistency-level"),
-            if_match=self.headers.get("if-match"),
-            if_none_match=self.headers.get("if-none-match"),
+            activity_id=self.header("x-ms-activity-id") or str(uuid.uuid4()),
+            correlated_activity_id=self.header("x-ms-cosmos-correlated-activityid") or "",
+            consistency=self.header("x-ms-consistency-level"),
+            if_match=self.header("if-match"),
+            if_none_match=self.header("if-none-match"),
         )
 
 
@@ -82,27 +78,20 @@ class CosmosApp:
         except ValueError:
             raise ValueError("the emulator key must be base64 (like a Cosmos DB account key)") from None
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
-            return
-        if scope["type"] != "http":
-            return
-        body = await _read_body(receive)
-        request = Request(scope, body)
+    def handle(self, request: Request) -> tuple[int, dict[str, str], bytes]:
+        """One request to (status, headers, body bytes): errors become the service's error responses."""
         ctx = request.context()
         try:
             self._authenticate(request, ctx)
             outcome = self.dispatch(request, ctx)
         except errors.CosmosError as exc:
-            await _send(send, exc.status, exc.body(ctx.activity_id), _error_headers(exc, ctx))
-            return
+            return exc.status, _error_headers(exc, ctx), orjson.dumps(exc.body(ctx.activity_id))
         except Exception:  # a bug must cost one request a 500, never the server or a stack trace
             log.exception("internal error on %s %s", request.method, request.path)
             exc = errors.CosmosError(500, "The ruscope emulator hit an internal error; see its log.")
-            await _send(send, 500, exc.body(ctx.activity_id), _error_headers(exc, ctx))
-            return
-        await _send(send, outcome.status, outcome.body, _success_headers(outcome, ctx, request))
+            return 500, _error_headers(exc, ctx), orjson.dumps(exc.body(ctx.activity_id))
+        body = b"" if outcome.body is None or outcome.status in (204, 304) else orjson.dumps(outcome.body)
+        return outcome.status, _success_headers(outcome, ctx, request), body
 
     def _authenticate(self, request: Request, ctx: Context) -> None:
         resource_type, link = auth.resource_of(request.path)
@@ -305,34 +294,3 @@ def _error_headers(exc: errors.CosmosError, ctx: Context) -> dict[str, str]:
     if exc.retry_after_ms is not None:
         headers["x-ms-retry-after-ms"] = str(int(exc.retry_after_ms))
     return headers
-
-
-async def _read_body(receive: Receive) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size <= _MAX_BODY:
-            chunks.append(chunk)
-        if not message.get("more_body"):
-            return b"".join(chunks) if size <= _MAX_BODY else b"\0" * (_MAX_BODY + 1)
-
-
-async def _send(send: Send, status: int, body: Any, headers: dict[str, str]) -> None:
-    payload = b"" if body is None or status in (204, 304) else orjson.dumps(body)
-    raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
-    raw.append((b"content-length", str(len(payload)).encode()))
-    await send({"type": "http.response.start", "status": status, "headers": raw})
-    await send({"type": "http.response.body", "body": payload})
-
-
-async def _lifespan(receive: Receive, send: Send) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return

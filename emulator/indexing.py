@@ -8,7 +8,7 @@ lower it. Paths follow the policy syntax: `/*` (everything below), `/a/?` (the s
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 SYSTEM_PROPERTIES = frozenset({"_rid", "_self", "_etag", "_attachments", "_ts"})
@@ -52,9 +52,10 @@ def parse_path(path: str, included: bool) -> PathRule:
 class IndexPolicy:
     mode: str
     rules: tuple[PathRule, ...]
+    _verdicts: dict[tuple[str, ...], bool] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def from_json(cls, policy: dict[str, Any] | None) -> "IndexPolicy":
+    def from_json(cls, policy: dict[str, Any] | None) -> IndexPolicy:
         policy = policy or DEFAULT_POLICY
         mode = str(policy.get("indexingMode", "consistent")).lower()
         rules = [parse_path(p["path"], True) for p in policy.get("includedPaths", [{"path": "/*"}])]
@@ -62,7 +63,16 @@ class IndexPolicy:
         return cls(mode, tuple(rules))
 
     def is_indexed(self, leaf: tuple[str, ...]) -> bool:
-        """True when the most precise matching rule includes this path (ties go to exclusion)."""
+        """True when the most precise matching rule includes this path (memoised: paths repeat)."""
+        verdict = self._verdicts.get(leaf)
+        if verdict is None:
+            verdict = self._decide(leaf)
+            if len(self._verdicts) < 100_000:  # bounded: array indexes make paths unbounded
+                self._verdicts[leaf] = verdict
+        return verdict
+
+    def _decide(self, leaf: tuple[str, ...]) -> bool:
+        """The most precise matching rule wins; ties go to exclusion."""
         if self.mode == "none":
             return False
         best: PathRule | None = None
