@@ -1,0 +1,66 @@
+"""Shared fixtures: the emulator on a free port, real SDK clients, a controllable clock."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+from azure.cosmos import CosmosClient
+
+from emulator.engine import Engine
+from emulator.server import RunningEmulator, open_engine, start_in_thread
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--azure", action="store_true", help="also run tests against a real Azure account")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--azure"):
+        return
+    skip = pytest.mark.skip(reason="needs --azure and a real account")
+    for item in items:
+        if "azure" in item.keywords:
+            item.add_marker(skip)
+
+
+class ManualClock:
+    """A clock the test moves; the engine throttles on its whole seconds."""
+
+    def __init__(self, start: float = 1_800_000_000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def make_emulator() -> Iterator[Callable[..., RunningEmulator]]:
+    """Start emulators with custom engine settings; all are stopped at the end of the test."""
+    running: list[RunningEmulator] = []
+
+    def make(engine: Engine | None = None, **engine_kwargs: object) -> RunningEmulator:
+        emu = start_in_thread(engine or open_engine(**engine_kwargs))
+        running.append(emu)
+        return emu
+
+    yield make
+    for emu in running:
+        emu.stop()
+
+
+@pytest.fixture
+def emulator(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
+    return make_emulator()
+
+
+def sdk_client(emu: RunningEmulator, **kwargs: object) -> CosmosClient:
+    return CosmosClient(emu.url, credential=emu.key, **kwargs)
+
+
+@pytest.fixture
+def client(emulator: RunningEmulator) -> CosmosClient:
+    return sdk_client(emulator)
