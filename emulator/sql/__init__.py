@@ -1,0 +1,19 @@
+"""The Cosmos DB NoSQL query language, as a pure engine (no HTTP, no I/O).
+
+    parse_query(text) -> Query                 # cached; raises SqlError (service codes, locations)
+    execute(query, documents, parameters)      # the whole query inside one partition -> QueryResult
+    describe(query) -> QueryShape              # what a query plan needs
+    rewrite_for_cross_partition(query, shape)  # the per-partition query text the SDK expects
+    partition_key_filter(query, key_paths, parameters) -> KeyFilter   # routing
+    index_use(query, is_indexed) -> IndexUse   # whether the filter is served from the index
+
+To add a built-in function, register it in `functions.py` (name, arity, implementation); the parser,
+checks and compiler pick it up from there. The grammar is `grammar.lark`.
+"""
+
+from .ast import UNDEFINED, Query
+from .errors import SqlError
+from .executor import QueryResult, execute
+from .parser import parse_query
+
+__all__ = ["UNDEFINED", "Query", "QueryResult", "SqlError", "execute", "parse_query"]

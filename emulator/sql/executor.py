@@ -1,0 +1,417 @@
+"""Run a whole query inside one partition: FROM/JOIN, WHERE, GROUP BY and aggregates, ORDER BY,
+projection, DISTINCT, OFFSET/LIMIT and TOP.
+
+`compile_plan` turns a Query (plus parameter values) into closures once; `execute` caches that per
+(query, parameters) and only iterates documents. Documents are never copied: `SELECT *` returns the
+input dicts themselves and projections reference their values.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+import orjson
+
+from . import ast as a
+from .aggregates import ACCUMULATORS
+from .checks import output_names, select_exprs
+from .compiler import Context, Fn, Scope, compile_expr, constant, getter, param_value, step
+from .errors import SqlError
+from .values import hash_key, sort_key
+
+U = a.UNDEFINED
+Rows = Iterable[Any]
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """Rows in final order; `loaded` documents read by FROM; `output` rows returned."""
+
+    rows: list
+    loaded: int
+    output: int
+
+
+@dataclass(frozen=True)
+class Tail:
+    """Everything after FROM: filter, aggregate/group, sort, project, dedupe, page."""
+
+    where: Fn | None
+    project: Fn | None  # row -> output value; None: SELECT * in single mode (the row itself)
+    skip_undefined: bool  # SELECT VALUE drops undefined outputs
+    group: Callable[[Rows], list] | None  # aggregate/group stage producing output values
+    order: Callable[[list], list] | None
+    distinct: bool
+    start: int
+    stop: int | None
+
+
+# ---------------------------------------------------------------------------------------------
+# sources
+# ---------------------------------------------------------------------------------------------
+
+def _bind_values(src: a.Source, value: Any) -> Iterator[Any] | tuple:
+    """Values one source binds for one collection value: elements under IN, else the value itself."""
+    if value is U:
+        return ()
+    if src.iterate:
+        return value if value.__class__ is list else ()
+    return (value,)
+
+
+def _path_values(src: a.Source, start: Fn) -> Callable[[Any], Any]:
+    steps = src.collection.path
+
+    def values(r: Any) -> Any:
+        v = start(r)
+        for key in steps:
+            v = step(v, key)
+            if v is U:
+                return ()
+        return _bind_values(src, v)
+
+    return values
+
+
+def _source_values(src: a.Source, scope: Scope, ctx: Context, container: bool) -> Callable[[Any], Any]:
+    """fn(row) -> iterable of values the source binds, evaluated in `scope`."""
+    coll = src.collection
+    if coll.subquery is not None:
+        run = _compile_sub(coll.subquery, scope, ctx)
+        steps = coll.path
+        return lambda r: [b for out in run(r) for b in _bind_values(src, _walk(out, steps))]
+    if container:
+        return _path_values(src, lambda doc: doc)
+    return _path_values(src, getter(scope, coll.root or "", ()))
+
+
+def _walk(v: Any, steps: tuple) -> Any:
+    for key in steps:
+        v = step(v, key)
+    return v
+
+
+def _join(rows: Rows, values: Callable[[Any], Any]) -> Iterator[tuple]:
+    for r in rows:
+        for v in values(r):
+            yield r + (v,)
+
+
+# ---------------------------------------------------------------------------------------------
+# projection, aggregation, ordering
+# ---------------------------------------------------------------------------------------------
+
+def _projector(q: a.Query, scope: Scope, ctx: Context) -> Fn | None:
+    sel = q.select
+    if sel.kind == "star":
+        return None if scope.single else itemgetter_last(scope)
+    if sel.kind == "value":
+        return compile_expr(sel.value, scope, ctx)
+    pairs = list(zip(output_names(sel.items), (compile_expr(i.expr, scope, ctx) for i in sel.items)))
+
+    def project(r: Any) -> dict:
+        out = {}
+        for name, fn in pairs:
+            v = fn(r)
+            if v is not U:
+                out[name] = v
+        return out
+
+    return project
+
+
+def itemgetter_last(scope: Scope) -> Fn:
+    i = len(scope.names) - 1
+    return lambda r: r[i]
+
+
+def _as_tuple(scope: Scope) -> Callable[[Any], tuple]:
+    if not scope.single:
+        return lambda r: r
+    if scope.names:
+        return lambda r: (r,)
+    return lambda r: ()
+
+
+def _grouping(q: a.Query, scope: Scope, ctx: Context) -> tuple[Callable[[Rows], list], bool]:
+    """Aggregate/group stage: rows -> output values. Returns (stage, skip_undefined)."""
+    specs: list[tuple[str, Fn, bool]] = []  # (function, argument, argument is a defined constant)
+    slot = len(scope.names)
+    proj_scope = Scope(scope.names, False, slot)
+
+    def register(call: a.Call, _: Scope) -> Fn:
+        is_const, value = constant(call.args[0], ctx)
+        specs.append((call.name, compile_expr(call.args[0], scope, ctx), is_const and value is not U))
+        i = len(specs) - 1
+        return lambda r: r[slot][i]
+
+    agg_ctx = Context(ctx.params, ctx.subquery, register)
+    project = _projector(q, proj_scope, agg_ctx)
+    keys = [compile_expr(g, scope, ctx) for g in q.group_by]
+    to_tuple = _as_tuple(scope)
+    grouped = bool(q.group_by)
+    empty_row = (U if scope.names else None) if scope.single else (U,) * len(scope.names)
+
+    def stage(rows: Rows) -> list:
+        if grouped:
+            entries: Iterable = _accumulate(rows, keys, specs).values()
+        else:
+            entries = [(empty_row, _accumulate_all(rows, specs))]
+        return [project(to_tuple(rep) + (tuple(acc.result() for acc in accs),)) for rep, accs in entries]
+
+    return stage, q.select.kind == "value"
+
+
+def _accumulate(rows: Rows, keys: list[Fn], specs: list) -> dict:
+    groups: dict = {}
+    for r in rows:
+        key = tuple(hash_key(k(r)) for k in keys)
+        entry = groups.get(key)
+        if entry is None:
+            entry = groups[key] = (r, [ACCUMULATORS[name]() for name, _, _ in specs])
+        for acc, (_, arg, _) in zip(entry[1], specs):
+            acc.add(arg(r))
+    return groups
+
+
+def _accumulate_all(rows: Rows, specs: list) -> list:
+    """One group over all rows; COUNT of a defined constant just counts rows."""
+    accs = [ACCUMULATORS[name]() for name, _, _ in specs]
+    if all(name == "COUNT" and const for name, _, const in specs):
+        n = len(rows) if isinstance(rows, (list, tuple)) else sum(1 for _ in rows)
+        for acc in accs:
+            acc.n = n
+        return accs
+    if len(specs) == 1:
+        add, arg = accs[0].add, specs[0][1]
+        for r in rows:
+            add(arg(r))
+        return accs
+    pairs = [(acc.add, arg) for acc, (_, arg, _) in zip(accs, specs)]
+    for r in rows:
+        for add, arg in pairs:
+            add(arg(r))
+    return accs
+
+
+def _orderer(q: a.Query, scope: Scope, ctx: Context) -> Callable[[list], list] | None:
+    if not q.order_by:
+        return None
+    keys = [(compile_expr(item.expr, scope, ctx), item.descending) for item in q.order_by]
+    if len(keys) == 1:
+        fn, desc = keys[0]
+        return lambda rows: sorted(rows, key=lambda r: sort_key(fn(r)), reverse=desc)
+
+    def order(rows: list) -> list:
+        decorated = [([fn(r) for fn, _ in keys], r) for r in rows]
+        for i in range(len(keys) - 1, -1, -1):
+            decorated.sort(key=lambda d: sort_key(d[0][i]), reverse=keys[i][1])
+        return [r for _, r in decorated]
+
+    return order
+
+
+def _count(value: Any, ctx: Context, code: str, message: str) -> int:
+    if isinstance(value, a.Param):
+        value = param_value(value, ctx)
+        if value.__class__ is not int or not 0 <= value <= 4294967295:
+            raise SqlError(code, message)
+    return value
+
+
+def _tail(q: a.Query, scope: Scope, ctx: Context) -> Tail:
+    where = compile_expr(q.where, scope, ctx) if q.where is not None else None
+    has_agg = any(_has_aggregate(e) for e in select_exprs(q.select))
+    group, skip = (_grouping(q, scope, ctx) if (q.group_by or has_agg) else (None, q.select.kind == "value"))
+    project = None if group else _projector(q, scope, ctx)
+    start = _count(q.offset, ctx, "SC2062", "The OFFSET count value exceeds the maximum allowed value.") or 0
+    stop = None
+    if q.limit is not None:
+        stop = start + _count(q.limit, ctx, "SC2061", "The LIMIT count value exceeds the maximum allowed value.")
+    if q.select.top is not None:
+        top = _count(q.select.top, ctx, "SC2060", "The count value provided for a TOP clause must be an integer.")
+        stop = start + top if stop is None else min(stop, start + top)
+    order = None if group else _orderer(q, scope, ctx)
+    return Tail(where, project, skip, group, order, q.select.distinct, start, stop)
+
+
+def _has_aggregate(node: Any) -> bool:
+    from .checks import has_aggregate
+
+    return has_aggregate(node)
+
+
+def _dedupe(values: Iterable[Any]) -> Iterator[Any]:
+    seen: set = set()
+    for v in values:
+        key = hash_key(v)
+        if key not in seen:
+            seen.add(key)
+            yield v
+
+
+def run_tail(tail: Tail, rows: Rows) -> Iterator[Any] | list:
+    """Apply the tail stages lazily where possible (so TOP can stop reading early)."""
+    if tail.where is not None:
+        where = tail.where
+        rows = (r for r in rows if where(r) is True)
+    if tail.group is not None:
+        out: Iterable[Any] = tail.group(rows)
+    else:
+        if tail.order is not None:
+            rows = tail.order(list(rows))
+        project = tail.project
+        out = rows if project is None else map(project, rows)
+    if tail.skip_undefined:
+        out = (v for v in out if v is not U)
+    if tail.distinct:
+        out = _dedupe(out)
+    if tail.start or tail.stop is not None:
+        out = islice(out, tail.start, tail.stop)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# top-level and correlated plans
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TopPlan:
+    """A compiled top-level query: `rows(docs)` yields FROM rows; `tail` finishes them."""
+
+    rows: Callable[[Iterable[Any]], Rows]
+    tail: Tail
+    no_from: bool
+    counted: bool  # count documents as they stream (early stop, or a FROM subquery)
+
+    def outputs(self, documents: Iterable[Any]) -> Iterable[Any]:
+        """Lazy output values, for a FROM subquery."""
+        return run_tail(self.tail, [None] if self.no_from else self.rows(documents))
+
+    def run(self, documents: Iterable[Any]) -> QueryResult:
+        if self.no_from:
+            out = list(run_tail(self.tail, [None]))
+            return QueryResult(out, 0, len(out))
+        if self.counted:
+            counter = [0]
+            out = list(run_tail(self.tail, self.rows(_counted(documents, counter))))
+            return QueryResult(out, counter[0], len(out))
+        docs = documents if isinstance(documents, (list, tuple)) else list(documents)
+        tail = self.tail
+        if tail.group is None and tail.order is None and not tail.distinct and tail.stop is None and not tail.start:
+            out = _fast_list(tail, self.rows(docs))
+        else:
+            out = list(run_tail(tail, self.rows(docs)))
+        return QueryResult(out, len(docs), len(out))
+
+
+def _fast_list(tail: Tail, rows: Rows) -> list:
+    """The hot path: filter and project with list comprehensions, no generator layers."""
+    where, project = tail.where, tail.project
+    if where is None:
+        out = list(rows) if project is None else [project(r) for r in rows]
+    elif project is None:
+        out = [r for r in rows if where(r) is True]
+    else:
+        out = [project(r) for r in rows if where(r) is True]
+    if tail.skip_undefined:
+        out = [v for v in out if v is not U]
+    return out
+
+
+def _counted(documents: Iterable[Any], counter: list) -> Iterator[Any]:
+    for doc in documents:
+        counter[0] += 1
+        yield doc
+
+
+def _compile_top(q: a.Query, ctx: Context) -> TopPlan:
+    if not q.sources:
+        return TopPlan(lambda docs: [None], _tail(q, Scope((), True), ctx), True, False)
+    names = tuple(s.alias for s in q.sources)
+    single = len(names) == 1
+    scope = Scope(names, single)
+    first = q.sources[0]
+    head = _head(first, scope, ctx)
+    joins = [_source_values(src, Scope(names[: i + 1], False), ctx, container=False)
+             for i, src in enumerate(q.sources[1:])]
+    tail = _tail(q, scope, ctx)
+    lazy = tail.stop is not None and tail.group is None and tail.order is None
+    counted = lazy or first.collection.subquery is not None
+    return TopPlan(_row_builder(head, joins, single), tail, False, counted)
+
+
+def _head(first: a.Source, scope: Scope, ctx: Context) -> Callable[[Iterable[Any]], Rows] | None:
+    """documents -> values bound by the first source; None when they are the documents themselves."""
+    coll = first.collection
+    if coll.subquery is not None:
+        inner = _compile_top(coll.subquery, ctx)
+        steps = coll.path
+        return lambda docs: (v for out in inner.outputs(docs) for v in _bind_values(first, _walk(out, steps)))
+    if not coll.path and not first.iterate:
+        return None
+    values = _source_values(first, scope, ctx, container=True)
+    return lambda docs: (v for d in docs for v in values(d))
+
+
+def _row_builder(head: Callable | None, joins: list, single: bool) -> Callable[[Iterable], Rows]:
+    def rows(docs: Iterable[Any]) -> Rows:
+        out: Rows = docs if head is None else head(docs)
+        if single:
+            return out
+        out = ((v,) for v in out)
+        for values in joins:
+            out = _join(out, values)
+        return out
+
+    return rows
+
+
+def _compile_sub(q: a.Query, outer: Scope, ctx: Context) -> Callable[[Any], Iterator[Any]]:
+    """A correlated subquery: fn(outer row) -> its output values, lazily."""
+    if not q.sources:
+        tail = _tail(q, outer, ctx)
+        return lambda r: iter(run_tail(tail, (r,)))
+    prefix = _as_tuple(outer) if outer.agg_slot is None else (lambda r: r[: outer.agg_slot])
+    names = outer.names + tuple(s.alias for s in q.sources)
+    n_outer = len(outer.names)
+    sources = [_source_values(src, Scope(names[: n_outer + i], False), ctx, container=False)
+               for i, src in enumerate(q.sources)]
+    tail = _tail(q, Scope(names, False), ctx)
+
+    def run(r: Any) -> Iterator[Any]:
+        rows: Rows = (prefix(r),)
+        for values in sources:
+            rows = _join(rows, values)
+        return iter(run_tail(tail, rows))
+
+    return run
+
+
+def compile_plan(query: a.Query, params: Mapping[str, Any]) -> TopPlan:
+    ctx = Context(params, lambda q, scope: _compile_sub(q, scope, ctx))
+    return _compile_top(query, ctx)
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_plan(query: a.Query, params_key: bytes) -> TopPlan:
+    return compile_plan(query, orjson.loads(params_key) if params_key else {})
+
+
+def plan_for(query: a.Query, parameters: Mapping[str, Any] | None) -> TopPlan:
+    """The compiled plan, cached by query and parameter values."""
+    if not parameters:
+        return _cached_plan(query, b"")
+    try:
+        key = orjson.dumps(dict(parameters), option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return compile_plan(query, parameters)
+    return _cached_plan(query, key)
+
+
+def execute(query: a.Query, documents: Iterable[dict], parameters: Mapping[str, Any] | None = None) -> QueryResult:
+    """Run the whole query over one partition's documents."""
+    return plan_for(query, parameters).run(documents)

@@ -1,0 +1,385 @@
+"""Text -> AST: the lark LALR parser, syntax-error mapping, and literal decoding.
+
+`parse_query` also runs the semantic checks in `checks.py`, so a returned Query is always valid.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from pathlib import Path
+from typing import Any
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
+
+from . import ast as a
+from .checks import check_query
+from .errors import SqlError, syntax_error
+
+MAX_COUNT = 4294967295  # the service compiler's bound for TOP, OFFSET and LIMIT
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+_ESCAPES = {"'": "'", '"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def decode_string(raw: str) -> str:
+    """Decode a quoted string literal body per the docs' escape list (incl. surrogate pairs)."""
+    body = raw[1:-1]
+    if "\\" not in body:
+        return body
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\":
+            out.append(ch)
+            i += 1
+            continue
+        nxt = body[i + 1]
+        if nxt == "u":
+            out.append(chr(int(body[i + 2 : i + 6], 16)))
+            i += 6
+        else:
+            out.append(_ESCAPES.get(nxt, nxt))
+            i += 2
+    text = "".join(out)
+    return text.encode("utf-16", "surrogatepass").decode("utf-16") if any(
+        0xD800 <= ord(c) <= 0xDFFF for c in text
+    ) else text
+
+
+def decode_number(raw: str) -> int | float:
+    """int64 where the literal is an integer that fits, double otherwise (sample:is-integer)."""
+    if raw[:2] in ("0x", "0X"):
+        value = int(raw, 16)
+        return value if value <= INT64_MAX else float(value)
+    if any(ch in raw for ch in ".eE"):
+        return float(raw)
+    value = int(raw)
+    return value if value <= INT64_MAX else float(value)
+
+
+def _span(meta: Any) -> a.Span:
+    return (meta.start_pos, meta.end_pos) if not meta.empty else (0, 0)
+
+
+def _tspan(tok: Token) -> a.Span:
+    return (tok.start_pos, tok.end_pos)
+
+
+def _count(tok: Token, code: str, message: str) -> int | a.Param:
+    """A TOP/OFFSET/LIMIT operand: a parameter or an integer literal below 2^32."""
+    if tok.type == "PARAM":
+        return a.Param(tok.value, _tspan(tok))
+    value = decode_number(tok.value)
+    if isinstance(value, float) or value > MAX_COUNT:
+        raise SqlError(code, message, tok.start_pos, tok.end_pos)
+    return value
+
+
+def _is(tok: Any, kind: str) -> bool:
+    return isinstance(tok, Token) and tok.type == kind
+
+
+@v_args(meta=True)
+class _ToAst(Transformer):
+    """Builds the frozen AST bottom-up; clause results are tagged tuples picked up by `query`."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+        self.anon = 0
+
+    def start(self, meta, children):
+        return children[0]
+
+    def query(self, meta, children):
+        parts: dict[str, Any] = dict(children)
+        return _make_query(parts, parts["select"], self.text, meta)
+
+    # -- SELECT ------------------------------------------------------------------------------
+    def select_clause(self, meta, children):
+        distinct = any(_is(c, "DISTINCT") for c in children)
+        top = next((c for c in children if isinstance(c, tuple) and c[0] == "top"), None)
+        selection = children[-1]
+        kind, payload, sel_span = selection
+        sel = a.Select(
+            kind=kind,
+            items=payload if kind == "list" else (),
+            value=payload if kind == "value" else None,
+            distinct=distinct,
+            top=top[1] if top else None,
+            span=sel_span,
+        )
+        spans = [("top", top[2])] if top else []
+        return ("select", (sel, spans))
+
+    def top(self, meta, children):
+        tok = children[1]
+        value = _count(tok, "SC2060", "The count value provided for a TOP clause must be an integer.")
+        return ("top", value, _span(meta))
+
+    def select_star(self, meta, children):
+        return ("star", None, _tspan(children[0]))
+
+    def select_value(self, meta, children):
+        return ("value", children[1], _span(meta))
+
+    def select_list(self, meta, children):
+        return ("list", tuple(children), _span(meta))
+
+    def select_item(self, meta, children):
+        alias = children[-1].value if len(children) > 1 and _is(children[-1], "IDENT") else None
+        return a.SelectItem(children[0], alias, _span(meta))
+
+    # -- FROM --------------------------------------------------------------------------------
+    def from_clause(self, meta, children):
+        return ("from", tuple(c for c in children if isinstance(c, a.Source)))
+
+    def aliased_source(self, meta, children):
+        coll: a.Collection = children[0]
+        if len(children) > 1 and _is(children[-1], "IDENT"):
+            return a.Source(children[-1].value, coll, False, True, _span(meta))
+        return a.Source(self._inferred_alias(coll), coll, False, False, _span(meta))
+
+    def _inferred_alias(self, coll: a.Collection) -> str:
+        if coll.path and isinstance(coll.path[-1], str):
+            return coll.path[-1]
+        if coll.subquery is None and not coll.path:
+            return coll.root or ""
+        self.anon += 1
+        return f"${self.anon}"  # not bindable: `$` cannot start an identifier
+
+    def iter_source(self, meta, children):
+        return a.Source(children[0].value, children[2], True, True, _span(meta))
+
+    def coll_name(self, meta, children):
+        return a.Collection(children[0].value, (), None, _span(meta))
+
+    def coll_prop(self, meta, children):
+        base: a.Collection = children[0]
+        return a.Collection(base.root, base.path + (children[1].value,), base.subquery, _span(meta))
+
+    def coll_index(self, meta, children):
+        base: a.Collection = children[0]
+        tok: Token = children[1]
+        if tok.type == "STRING":
+            step: str | int = decode_string(tok.value)
+        elif tok.type == "PARAM":
+            raise SqlError(
+                "SC2990", "The specified query includes 'member indexer' which is currently not supported.",
+                tok.start_pos, tok.end_pos,
+            )
+        else:
+            number = decode_number(tok.value)
+            if isinstance(number, float):
+                raise syntax_error(tok.value, tok.start_pos, tok.end_pos)
+            step = number
+        return a.Collection(base.root, base.path + (step,), base.subquery, _span(meta))
+
+    def coll_subquery(self, meta, children):
+        return a.Collection(None, (), children[0], _span(meta))
+
+    # -- other clauses -------------------------------------------------------------------------
+    def where_clause(self, meta, children):
+        return ("where", children[1])
+
+    def group_clause(self, meta, children):
+        return ("group", tuple(children[2:]))
+
+    def order_clause(self, meta, children):
+        items = tuple(children[2:])
+        return ("order", (items, _span(meta)))
+
+    def order_item(self, meta, children):
+        direction = children[1].value.upper() if len(children) > 1 else None
+        return a.OrderItem(children[0], direction == "DESC", direction, _span(meta))
+
+    def offset_clause(self, meta, children):
+        off = _count(children[1], "SC2062", "The OFFSET count value exceeds the maximum allowed value.")
+        lim = _count(children[3], "SC2061", "The LIMIT count value exceeds the maximum allowed value.")
+        return ("offset", ((off, lim), _span(meta)))
+
+    # -- expressions ---------------------------------------------------------------------------
+    def ternary(self, meta, children):
+        return a.Ternary(children[0], children[1], children[2], _span(meta))
+
+    def coalesce(self, meta, children):
+        return a.Coalesce(children[0], children[1], _span(meta))
+
+    def or_(self, meta, children):
+        return a.Binary("OR", children[0], children[2], _span(meta))
+
+    def and_(self, meta, children):
+        return a.Binary("AND", children[0], children[2], _span(meta))
+
+    def in_(self, meta, children):
+        negated = _is(children[1], "NOT")
+        items = tuple(children[3:] if negated else children[2:])
+        return a.In(children[0], items, negated, _span(meta))
+
+    def like(self, meta, children):
+        negated = _is(children[1], "NOT")
+        rest = children[3:] if negated else children[2:]
+        escape = decode_string(rest[2].value) if len(rest) > 2 else None
+        return a.Like(children[0], rest[0], escape, negated, _span(meta))
+
+    def between(self, meta, children):
+        negated = _is(children[1], "NOT")
+        rest = children[3:] if negated else children[2:]
+        return a.Between(children[0], rest[0], rest[2], negated, _span(meta))
+
+    def binary(self, meta, children):
+        op = children[1].value
+        op = "!=" if op == "<>" else op
+        return a.Binary(op, children[0], children[2], _span(meta))
+
+    def unary(self, meta, children):
+        op = children[0].value.upper()
+        operand = children[1]
+        if op == "-" and isinstance(operand, a.Literal) and type(operand.value) in (int, float):
+            return a.Literal(-operand.value, _span(meta))
+        return a.Unary(op, operand, _span(meta))
+
+    def dot(self, meta, children):
+        return a.Prop(children[0], children[1].value, False, _span(meta))
+
+    def bracket(self, meta, children):
+        target, index = children
+        if isinstance(index, a.Literal) and isinstance(index.value, str):
+            return a.Prop(target, index.value, True, _span(meta))
+        return a.Index(target, index, _span(meta))
+
+    def ident(self, meta, children):
+        name = children[0].value
+        if name == "NaN":
+            return a.Literal(float("nan"), _span(meta))
+        if name == "Infinity":
+            return a.Literal(float("inf"), _span(meta))
+        return a.Ident(name, _span(meta))
+
+    def param(self, meta, children):
+        return a.Param(children[0].value, _span(meta))
+
+    def literal(self, meta, children):
+        tok: Token = children[0]
+        kind = tok.type
+        if kind == "NUMBER":
+            value: Any = decode_number(tok.value)
+        elif kind == "STRING":
+            value = decode_string(tok.value)
+        elif kind in ("TRUE", "ORDERBY_FILTER"):
+            value = True
+        elif kind == "FALSE":
+            value = False
+        elif kind == "NULL":
+            value = None
+        else:
+            value = a.UNDEFINED
+        return a.Literal(value, _span(meta))
+
+    def scalar_subquery(self, meta, children):
+        return a.ScalarSubquery(children[0], _span(meta))
+
+    def exists(self, meta, children):
+        return a.Exists(children[1], _span(meta))
+
+    def array_subquery(self, meta, children):
+        return a.ArraySubquery(children[1], _span(meta))
+
+    def array_ctor(self, meta, children):
+        return a.ArrayCtor(tuple(c for c in children if c is not None), _span(meta))
+
+    def object_ctor(self, meta, children):
+        return a.ObjectCtor(tuple(c for c in children if c is not None), _span(meta))
+
+    def obj_prop(self, meta, children):
+        key: Token = children[0]
+        name = decode_string(key.value) if key.type == "STRING" else key.value
+        return (name, children[1])
+
+    def func_name(self, meta, children):
+        return children[0]
+
+    def call(self, meta, children):
+        name_tok: Token = children[0]
+        args = tuple(c for c in children[1:] if c is not None)
+        return a.Call(name_tok.value.upper(), args, name_tok.value, False, _span(meta), _tspan(name_tok))
+
+    def udf_call(self, meta, children):
+        name_tok: Token = children[1]
+        args = tuple(c for c in children[2:] if c is not None)
+        return a.Call(name_tok.value, args, f"udf.{name_tok.value}", True, _span(meta), _tspan(name_tok))
+
+
+def _make_query(parts: dict, select_pair: Any, text: str, meta: Any) -> a.Query:
+    """Assemble a Query from the tagged clause results."""
+    select, select_spans = select_pair
+    spans = list(select_spans)
+    order_items, order_span = parts.get("order", ((), None))
+    if order_span:
+        spans.append(("order", order_span))
+    off_lim, off_span = parts.get("offset", ((None, None), None))
+    if off_span:
+        spans.append(("offset", off_span))
+    group = parts.get("group", ())
+    return a.Query(
+        select=select,
+        sources=parts.get("from", ()),
+        where=parts.get("where"),
+        group_by=group,
+        order_by=order_items,
+        offset=off_lim[0],
+        limit=off_lim[1],
+        text=text[meta.start_pos : meta.end_pos] if not meta.empty else "",
+        spans=tuple(spans),
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _lark() -> Lark:
+    grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
+    return Lark(grammar, parser="lalr", lexer="basic", propagate_positions=True, maybe_placeholders=True)
+
+
+def _near_end(text: str) -> SqlError:
+    """Error at end of input: the service reports the last token it saw."""
+    last = None
+    try:
+        for tok in _lark().lex(text):
+            last = tok
+    except UnexpectedInput:
+        pass
+    if last is None:
+        return syntax_error("", len(text), len(text))
+    return syntax_error(last.value, last.start_pos, last.end_pos)
+
+
+def _to_sql_error(text: str, exc: UnexpectedInput) -> SqlError:
+    if isinstance(exc, UnexpectedToken):
+        tok = exc.token
+        if tok.type == "$END":
+            return _near_end(text)
+        return syntax_error(tok.value, tok.start_pos, tok.end_pos)
+    if isinstance(exc, UnexpectedCharacters):
+        pos = exc.pos_in_stream
+        return syntax_error(text[pos], pos, pos + 1)
+    return _near_end(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def parse_query(text: str) -> a.Query:
+    """Parse and check one query; raises SqlError with the service's code and location."""
+    try:
+        tree = _lark().parse(text)
+        query = _ToAst(text).transform(tree)
+    except UnexpectedInput as exc:
+        raise _to_sql_error(text, exc) from None
+    except VisitError as exc:
+        if isinstance(exc.orig_exc, SqlError):
+            raise exc.orig_exc from None
+        raise
+    query = dataclasses.replace(query, text=text)
+    check_query(query)
+    return query

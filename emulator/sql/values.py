@@ -1,0 +1,103 @@
+"""The value model: type order, type-strict equality, ordering and hashable keys.
+
+Python's `True == 1` and `[1] == [True]` are wrong for Cosmos, so equality between containers is
+done here, element by element, with the type rank checked first.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import orjson
+
+from .ast import UNDEFINED
+
+# Ascending type order (cosmos-sql-semantics §3.6): undefined < null < boolean < number < string
+# < array < object.
+RANK_UNDEFINED, RANK_NULL, RANK_BOOL, RANK_NUMBER, RANK_STRING, RANK_ARRAY, RANK_OBJECT = range(7)
+_RANKS = {type(None): RANK_NULL, bool: RANK_BOOL, int: RANK_NUMBER, float: RANK_NUMBER, str: RANK_STRING,
+          list: RANK_ARRAY, tuple: RANK_ARRAY, dict: RANK_OBJECT}
+NUMBER_TYPES = (int, float)
+
+
+def rank(value: Any) -> int:
+    """Type rank of a value; anything unknown (UNDEFINED) ranks lowest."""
+    return _RANKS.get(value.__class__, RANK_UNDEFINED)
+
+
+def is_number(value: Any) -> bool:
+    cls = value.__class__
+    return cls is int or cls is float
+
+
+def equal(x: Any, y: Any) -> Any:
+    """SQL `=`: true/false for the same type, undefined across types or with undefined."""
+    rx, ry = rank(x), rank(y)
+    if rx != ry or rx == RANK_UNDEFINED:
+        return UNDEFINED
+    return deep_equal(x, y)
+
+
+def deep_equal(x: Any, y: Any) -> bool:
+    """Type-strict deep equality; object property order does not matter."""
+    rx = rank(x)
+    if rx != rank(y):
+        return False
+    if rx == RANK_ARRAY:
+        return len(x) == len(y) and all(deep_equal(i, j) for i, j in zip(x, y))
+    if rx == RANK_OBJECT:
+        return len(x) == len(y) and all(k in y and deep_equal(v, y[k]) for k, v in x.items())
+    return x == y
+
+
+def compare(x: Any, y: Any) -> Any:
+    """-1/0/1 for two primitives of one type; UNDEFINED across types, for undefined, arrays, objects."""
+    rx = rank(x)
+    if rx != rank(y) or rx in (RANK_UNDEFINED, RANK_ARRAY, RANK_OBJECT):
+        return UNDEFINED
+    if rx == RANK_NULL:
+        return 0
+    return (x > y) - (x < y)
+
+
+def sort_key(value: Any) -> tuple:
+    """A total order over all values for ORDER BY, MIN/MAX: type rank first, then value.
+
+    Arrays and objects (ordered by an internal hash in the service) order by their canonical JSON.
+    """
+    r = rank(value)
+    if r == RANK_NUMBER or r == RANK_STRING:
+        return (r, value)
+    if r == RANK_BOOL:
+        return (r, int(value))
+    if r >= RANK_ARRAY:
+        return (r, orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
+    return (r, 0)
+
+
+def hash_key(value: Any) -> Any:
+    """A hashable key equal exactly when `deep_equal` is: for GROUP BY and DISTINCT."""
+    cls = value.__class__
+    if cls is str:
+        return value
+    if cls is int or cls is float:
+        return (RANK_NUMBER, value)
+    if cls is bool:
+        return (RANK_BOOL, value)
+    if value is None:
+        return (RANK_NULL,)
+    if cls is list or cls is tuple:
+        return (RANK_ARRAY, tuple(hash_key(v) for v in value))
+    if cls is dict:
+        return (RANK_OBJECT, frozenset((k, hash_key(v)) for k, v in value.items()))
+    return (RANK_UNDEFINED,)
+
+
+def is_finite_number(value: Any) -> bool:
+    return is_number(value) and math.isfinite(value)
+
+
+def to_json_text(value: Any) -> str:
+    """Compact JSON as ToString renders arrays and objects."""
+    return orjson.dumps(value).decode("utf-8")
