@@ -87,6 +87,12 @@ class _Meter:
     charge: float = 0.0
     pkrange_id: str = ""
     partition_key: str = ""
+    status: int = 200
+
+    def answer(self, outcome: Outcome) -> Outcome:
+        """Note the status an operation answers with (the record carries it)."""
+        self.status = outcome.status
+        return outcome
 
 
 @dataclass(frozen=True)
@@ -144,12 +150,12 @@ class Engine:
     ) -> Iterator[_Meter]:
         meter = _Meter(operation, resource_type, database, container)
         started = time.perf_counter()
-        status, substatus, retry_after = 200, 0, 0
+        substatus, retry_after = 0, 0
         try:
             with self._lock:
                 yield meter
         except errors.CosmosError as exc:
-            status, substatus, retry_after = exc.status, exc.substatus, exc.retry_after_ms or 0
+            meter.status, substatus, retry_after = exc.status, exc.substatus, exc.retry_after_ms or 0
             raise
         finally:
             self.accounting.add(
@@ -159,7 +165,7 @@ class Engine:
                     container=meter.container,
                     operation=meter.operation,
                     resource_type=resource_type,
-                    status=status,
+                    status=meter.status,
                     substatus=substatus,
                     request_charge=round(meter.charge, 2),
                     pkrange_id=meter.pkrange_id,
@@ -241,7 +247,7 @@ class Engine:
                 entry["offer"] = self._offer_entry(throughput)
             self._commit(entry)
             db = self._apply_create_db(entry)
-            return Outcome(201, db.props, meter.charge)
+            return meter.answer(Outcome(201, db.props, meter.charge))
 
     def _offer_entry(self, spec: ThroughputSpec) -> dict[str, Any]:
         if spec.throughput < self.limits.min_throughput:
@@ -282,7 +288,7 @@ class Engine:
             meter.charge = self.cost.metadata_write_ru
             self._commit({"op": "delete_db", "id": db_id})
             self._apply_delete_db({"id": db_id})
-            return Outcome(204, None, meter.charge)
+            return meter.answer(Outcome(204, None, meter.charge))
 
     def _apply_delete_db(self, entry: dict[str, Any]) -> None:
         db = self.databases.pop(entry["id"])
@@ -327,7 +333,7 @@ class Engine:
             meter.charge = self.cost.metadata_write_ru
             self._commit(entry)
             coll = self._apply_create_coll(entry)
-            return Outcome(201, coll.props, meter.charge)
+            return meter.answer(Outcome(201, coll.props, meter.charge))
 
     def _apply_create_coll(self, entry: dict[str, Any]) -> Container:
         db = self.databases[entry["db"]]
@@ -416,7 +422,7 @@ class Engine:
             meter.charge = self.cost.metadata_write_ru
             self._commit({"op": "delete_coll", "db": db_id, "id": coll_id})
             self._apply_delete_coll({"db": db_id, "id": coll_id})
-            return Outcome(204, None, meter.charge)
+            return meter.answer(Outcome(204, None, meter.charge))
 
     def _apply_delete_coll(self, entry: dict[str, Any]) -> None:
         coll = self.databases[entry["db"]].containers.pop(entry["id"])
@@ -439,11 +445,11 @@ class Engine:
 
     def read_pkranges(self, ctx: Context, db_id: str, coll_id: str, if_none_match: str | None) -> Outcome:
         """The routing map as an incremental feed: etag = layout version, 304 when unchanged (§1.5)."""
-        with self._metered(ctx, "ReadFeed", "pkranges", db_id, coll_id):
+        with self._metered(ctx, "ReadFeed", "pkranges", db_id, coll_id) as meter:
             coll = self._coll(db_id, coll_id)
             etag = f'"{coll.range_version}"'
             if if_none_match == etag:
-                return Outcome(304, None, headers={"etag": etag})
+                return meter.answer(Outcome(304, None, headers={"etag": etag}))
             since = _etag_version(if_none_match)
             live = {r.id: r for r in coll.ranges}
             if since is None:
@@ -773,7 +779,7 @@ class Engine:
         headers = {"x-ms-session-token": f"{rng.id}:-1#{rng.lsn}", "lsn": str(rng.lsn)}
         if isinstance(body, dict) and "_etag" in body:
             headers["etag"] = body["_etag"]
-        return Outcome(status, body, meter.charge, rng.id, headers)
+        return meter.answer(Outcome(status, body, meter.charge, rng.id, headers))
 
     # -- read feed -------------------------------------------------------------------------
 
