@@ -14,6 +14,12 @@ checks and compiler pick it up from there. The grammar is `grammar.lark`.
 from .ast import UNDEFINED, Query
 from .errors import SqlError
 from .executor import QueryResult, execute
+from .indexing import IndexUse, index_use
 from .parser import parse_query
+from .plan import QueryShape, describe, rewrite_for_cross_partition
+from .routing import KeyFilter, partition_key_filter
 
-__all__ = ["UNDEFINED", "Query", "QueryResult", "SqlError", "execute", "parse_query"]
+__all__ = [
+    "UNDEFINED", "IndexUse", "KeyFilter", "Query", "QueryResult", "QueryShape", "SqlError", "describe",
+    "execute", "index_use", "parse_query", "partition_key_filter", "rewrite_for_cross_partition",
+]

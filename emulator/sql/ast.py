@@ -8,7 +8,7 @@ written.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 Span = tuple[int, int]
 
@@ -177,10 +177,10 @@ class ScalarSubquery:
     span: Span = field(default=(0, 0), compare=False)
 
 
-Expr = Union[
-    Literal, Param, Ident, Prop, Index, Unary, Binary, Between, In, Like, Ternary, Coalesce,
-    ArrayCtor, ObjectCtor, Call, Exists, ArraySubquery, ScalarSubquery,
-]
+Expr = (
+    Literal | Param | Ident | Prop | Index | Unary | Binary | Between | In | Like | Ternary | Coalesce
+    | ArrayCtor | ObjectCtor | Call | Exists | ArraySubquery | ScalarSubquery
+)
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,7 @@ def is_document_path(node: Any) -> bool:
     while True:
         if isinstance(node, a.Ident):
             return True
-        if isinstance(node, a.Prop):
-            node = node.target
-        elif isinstance(node, a.Index) and isinstance(node.index, a.Literal) and node.index.value.__class__ is int:
+        if isinstance(node, a.Prop) or isinstance(node, a.Index) and isinstance(node.index, a.Literal) and node.index.value.__class__ is int:
             node = node.target
         else:
             return False
@@ -185,9 +183,7 @@ def output_names(items: tuple[a.SelectItem, ...]) -> list[str]:
         expr = item.expr
         if item.alias:
             names.append(item.alias)
-        elif isinstance(expr, a.Ident):
-            names.append(expr.name)
-        elif isinstance(expr, a.Prop):
+        elif isinstance(expr, (a.Ident, a.Prop)):
             names.append(expr.name)
         else:
             unnamed += 1

@@ -8,13 +8,14 @@ Parameters are substituted as constants at compile time.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from . import ast as a
-from .errors import SqlError, unresolved
 from .checks import UNVERIFIED
+from .errors import SqlError, unresolved
 from .functions import AGGREGATES, FUNCTIONS
 from .operators import BINARY, MIRROR, ORDER_TESTS, UNARY, like, like_regex
 from .values import deep_equal, hash_key, rank

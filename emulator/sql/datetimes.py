@@ -9,8 +9,9 @@ from __future__ import annotations
 import calendar
 import re
 import time
+from collections.abc import Callable
 from datetime import date
-from typing import Any, Callable
+from typing import Any
 
 from .ast import UNDEFINED
 

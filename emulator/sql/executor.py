@@ -9,9 +9,10 @@ input dicts themselves and projections reference their values.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 import orjson
 

@@ -10,7 +10,8 @@ import functools
 import math
 import operator
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .ast import UNDEFINED
 from .values import compare, equal

@@ -67,7 +67,7 @@ def sort_key(value: Any) -> tuple:
     Arrays and objects (ordered by an internal hash in the service) order by their canonical JSON.
     """
     r = rank(value)
-    if r == RANK_NUMBER or r == RANK_STRING:
+    if r in (RANK_NUMBER, RANK_STRING):
         return (r, value)
     if r == RANK_BOOL:
         return (r, int(value))
