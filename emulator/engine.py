@@ -451,12 +451,11 @@ class Engine:
             if if_none_match == etag:
                 return meter.answer(Outcome(304, None, headers={"etag": etag}))
             since = _etag_version(if_none_match)
-            live = {r.id: r for r in coll.ranges}
-            if since is None:
-                ranges = coll.ranges
-            else:
+            if since is None or since > coll.range_version:
+                ranges = coll.ranges  # a first read (or an etag we never issued): the whole map
+            else:  # incremental: only ranges born since that version, each naming its parents
                 born = {rid for version, rid in coll.range_log if version > since}
-                ranges = [r for r in coll.ranges if r.id in born or r.id in live and since < 1]
+                ranges = [r for r in coll.ranges if r.id in born]
             fraction = 1 / len(coll.ranges)
             body = {"_rid": coll.rid, "PartitionKeyRanges": [r.to_json(fraction) for r in ranges], "_count": len(ranges)}
             return Outcome(200, body, headers={"etag": etag})
