@@ -8,6 +8,7 @@ Parameters are substituted as constants at compile time.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from operator import itemgetter
@@ -31,9 +32,7 @@ class Scope:
     names: tuple[str, ...]
     single: bool
     agg_slot: int | None = None
-
-    def as_tuple(self) -> Scope:
-        return Scope(self.names, False, self.agg_slot)
+    documents: bool = False  # single mode and every row is a container document (a dict)
 
 
 @dataclass
@@ -88,11 +87,21 @@ def step(v: Any, key: str | int) -> Any:
     return U
 
 
+def direct_key(scope: Scope, steps: tuple[str | int, ...]) -> str | None:
+    """The property name when a path is one step into a container document (a plain dict.get)."""
+    if scope.documents and len(steps) == 1 and steps[0].__class__ is str:
+        return steps[0]  # type: ignore[return-value]
+    return None
+
+
 def getter(scope: Scope, alias: str, steps: tuple[str | int, ...]) -> Fn:
     """A fused closure reading `alias.steps...` from a row."""
     if scope.single:
         if not steps:
             return lambda r: r
+        direct = direct_key(scope, steps)
+        if direct is not None:
+            return lambda r: r.get(direct, U)
         if len(steps) == 1 and steps[0].__class__ is str:
             k = steps[0]
             return lambda r: r.get(k, U) if r.__class__ is dict else U
@@ -200,6 +209,24 @@ def _binary(node: a.Binary, scope: Scope, ctx: Context) -> Fn:
     return lambda r: op(left(r), right(r))
 
 
+_PY_OPS = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
+@functools.lru_cache(maxsize=64)
+def _comparison_factory(op: str, direct: bool, numeric: bool) -> Callable[..., Fn]:
+    """Build (once per shape) a factory of one-closure comparisons `path <op> constant`.
+
+    The comparison is inlined in the closure's bytecode; a value of another type gives undefined.
+    """
+    access = "r.get(key, U)" if direct else "get(r)"
+    check = f"(c := (v := {access}).__class__) is int or c is float" if numeric else (
+        f"(v := {access}).__class__ is kind")
+    source = f"def factory(get, key, k, kind, U):\n    return lambda r: (v {_PY_OPS[op]} k) if {check} else U\n"
+    namespace: dict[str, Any] = {}
+    exec(compile(source, f"<sql {op}>", "exec"), namespace)  # noqa: S102 - fixed template, no user text
+    return namespace["factory"]
+
+
 def _compare_constant(node: a.Binary, scope: Scope, ctx: Context) -> Fn | None:
     """`expr <op> constant` (either side) with a primitive constant: one closure, no dispatch."""
     op = node.op
@@ -210,15 +237,37 @@ def _compare_constant(node: a.Binary, scope: Scope, ctx: Context) -> Fn | None:
         other, op = node.right, MIRROR[op]
     if not is_const or rank(k) not in (1, 2, 3, 4) or (k is None and op not in ("=", "!=")):
         return None
-    value, test = _c(other, scope, ctx), ORDER_TESTS[op]
+    value = _c(other, scope, ctx)
     if k is None:
         result = op == "="
         return lambda r: result if value(r) is None else U
-    kinds = (int, float) if k.__class__ in (int, float) else (k.__class__,)
-    if len(kinds) == 1:
-        kind = kinds[0]
-        return lambda r: test(v, k) if (v := value(r)).__class__ is kind else U
-    return lambda r: test(v, k) if (v := value(r)).__class__ is int or v.__class__ is float else U
+    path = path_of(other, ctx)
+    key = direct_key(scope, path[1]) if path is not None else None
+    numeric = k.__class__ in (int, float)
+    factory = _comparison_factory(op, key is not None, numeric)
+    return factory(value, key, k, k.__class__, U)
+
+
+BOOLEAN_FUNCTIONS = frozenset({
+    "IS_DEFINED", "IS_NULL", "IS_BOOL", "IS_NUMBER", "IS_STRING", "IS_ARRAY", "IS_OBJECT", "IS_PRIMITIVE",
+    "IS_FINITE_NUMBER", "IS_INTEGER", "CONTAINS", "STARTSWITH", "ENDSWITH", "STRINGEQUALS", "REGEXMATCH",
+    "ARRAY_CONTAINS", "ARRAY_CONTAINS_ANY", "ARRAY_CONTAINS_ALL",
+})
+
+
+def is_boolean(node: Any) -> bool:
+    """True when the expression can only be true, false or undefined (so truthiness == `is True`)."""
+    if isinstance(node, a.Binary):
+        return node.op in ("AND", "OR") or node.op in ORDER_TESTS
+    if isinstance(node, (a.In, a.Like, a.Between, a.Exists)):
+        return True
+    if isinstance(node, a.Unary):
+        return node.op == "NOT"
+    if isinstance(node, a.Call):
+        return node.name in BOOLEAN_FUNCTIONS and not node.udf
+    if isinstance(node, a.Literal):
+        return node.value is True or node.value is False
+    return False
 
 
 def _between(node: a.Between, scope: Scope, ctx: Context) -> Fn:

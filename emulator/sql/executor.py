@@ -19,7 +19,7 @@ import orjson
 from . import ast as a
 from .aggregates import ACCUMULATORS
 from .checks import output_names, select_exprs
-from .compiler import Context, Fn, Scope, compile_expr, constant, getter, param_value, step
+from .compiler import Context, Fn, Scope, compile_expr, constant, getter, is_boolean, param_value, step
 from .errors import SqlError
 from .values import hash_key, sort_key
 
@@ -41,6 +41,7 @@ class Tail:
     """Everything after FROM: filter, aggregate/group, sort, project, dedupe, page."""
 
     where: Fn | None
+    where_is_bool: bool  # the filter returns only true/false/undefined: `filter()` may run it
     project: Fn | None  # row -> output value; None: SELECT * in single mode (the row itself)
     skip_undefined: bool  # SELECT VALUE drops undefined outputs
     group: Callable[[Rows], list] | None  # aggregate/group stage producing output values
@@ -182,7 +183,7 @@ def _accumulate_all(rows: Rows, specs: list) -> list:
     """One group over all rows; COUNT of a defined constant just counts rows."""
     accs = [ACCUMULATORS[name]() for name, _, _ in specs]
     if all(name == "COUNT" and const for name, _, const in specs):
-        n = len(rows) if isinstance(rows, (list, tuple)) else sum(1 for _ in rows)
+        n = len(rows) if isinstance(rows, (list, tuple)) else len(list(rows))
         for acc in accs:
             acc.n = n
         return accs
@@ -236,7 +237,8 @@ def _tail(q: a.Query, scope: Scope, ctx: Context) -> Tail:
         top = _count(q.select.top, ctx, "SC2060", "The count value provided for a TOP clause must be an integer.")
         stop = start + top if stop is None else min(stop, start + top)
     order = None if group else _orderer(q, scope, ctx)
-    return Tail(where, project, skip, group, order, q.select.distinct, start, stop)
+    where_bool = q.where is not None and is_boolean(q.where)
+    return Tail(where, where_bool, project, skip, group, order, q.select.distinct, start, stop)
 
 
 def _has_aggregate(node: Any) -> bool:
@@ -257,8 +259,7 @@ def _dedupe(values: Iterable[Any]) -> Iterator[Any]:
 def run_tail(tail: Tail, rows: Rows) -> Iterator[Any] | list:
     """Apply the tail stages lazily where possible (so TOP can stop reading early)."""
     if tail.where is not None:
-        where = tail.where
-        rows = (r for r in rows if where(r) is True)
+        rows = _filtered(tail, rows)
     if tail.group is not None:
         out: Iterable[Any] = tail.group(rows)
     else:
@@ -309,15 +310,19 @@ class TopPlan:
         return QueryResult(out, len(docs), len(out))
 
 
+def _filtered(tail: Tail, rows: Rows) -> Rows:
+    where = tail.where
+    if tail.where_is_bool:
+        return filter(where, rows)
+    return (r for r in rows if where(r) is True)
+
+
 def _fast_list(tail: Tail, rows: Rows) -> list:
-    """The hot path: filter and project with list comprehensions, no generator layers."""
-    where, project = tail.where, tail.project
-    if where is None:
-        out = list(rows) if project is None else [project(r) for r in rows]
-    elif project is None:
-        out = [r for r in rows if where(r) is True]
-    else:
-        out = [project(r) for r in rows if where(r) is True]
+    """The hot path: C-level filter() and list comprehensions, no generator layers."""
+    project = tail.project
+    if tail.where is not None:
+        rows = _filtered(tail, rows)
+    out = list(rows) if project is None else [project(r) for r in rows]
     if tail.skip_undefined:
         out = [v for v in out if v is not U]
     return out
@@ -334,8 +339,9 @@ def _compile_top(q: a.Query, ctx: Context) -> TopPlan:
         return TopPlan(lambda docs: [None], _tail(q, Scope((), True), ctx), True, False)
     names = tuple(s.alias for s in q.sources)
     single = len(names) == 1
-    scope = Scope(names, single)
     first = q.sources[0]
+    plain = first.collection.subquery is None and not first.collection.path and not first.iterate
+    scope = Scope(names, single, documents=single and plain)
     head = _head(first, scope, ctx)
     joins = [_source_values(src, Scope(names[: i + 1], False), ctx, container=False)
              for i, src in enumerate(q.sources[1:])]
