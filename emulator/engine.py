@@ -591,12 +591,7 @@ class Engine:
             doc, key = self._checked_document(coll, doc, pk_header)
             if doc["id"] != item_id:
                 raise errors.bad_request("The id in the document does not match the id in the request URI.")
-            lp, rng = self._locate(coll, key, meter)
-            self._admit(coll, rng, meter)
-            existing = lp.items.get(item_id) if lp else None
-            if existing is None:
-                raise errors.not_found("Entity")
-            self._check_if_match(ctx, existing)
+            rng, existing = self._existing(ctx, coll, key, item_id, meter)
             return self._write_replace(ctx, coll, rng, key, existing, doc, meter, status=200)
 
     def patch_item(self, ctx: Context, db_id: str, coll_id: str, item_id: str, body: Any, pk_header: Any, *,
@@ -604,12 +599,7 @@ class Engine:
         with self._metered(ctx, "Patch", "docs", db_id, coll_id) as meter:
             coll = self._coll(db_id, coll_id, intended_rid)
             key = self._header_key(coll, pk_header, full=True)
-            lp, rng = self._locate(coll, key, meter)
-            self._admit(coll, rng, meter)
-            existing = lp.items.get(item_id) if lp else None
-            if existing is None:
-                raise errors.not_found("Entity")
-            self._check_if_match(ctx, existing)
+            rng, existing = self._existing(ctx, coll, key, item_id, meter)
             operations = body.get("operations") if isinstance(body, dict) else None
             if body.get("condition") if isinstance(body, dict) else None:
                 raise errors.bad_request("Conditional patch (filter predicate) is not supported by this emulator yet.")
@@ -639,12 +629,7 @@ class Engine:
         with self._metered(ctx, "Delete", "docs", db_id, coll_id) as meter:
             coll = self._coll(db_id, coll_id, intended_rid)
             key = self._header_key(coll, pk_header, full=True)
-            lp, rng = self._locate(coll, key, meter)
-            self._admit(coll, rng, meter)
-            item = lp.items.get(item_id) if lp else None
-            if item is None:
-                raise errors.not_found("Entity")
-            self._check_if_match(ctx, item)
+            rng, item = self._existing(ctx, coll, key, item_id, meter)
             leaves = len(indexed_leaves(item.doc, coll.policy))
             self._consume(coll, rng, meter, self.cost.delete_ru(item.size, leaves))
             entry = {"op": "delete", "db": db_id, "coll": coll_id, "key": _key_to_json(key), "id": item_id}
@@ -690,6 +675,17 @@ class Engine:
                 f"partition key field values specified in the document (expected {levels} component(s), got {pk_header!r})."
             )
         return key
+
+    def _existing(self, ctx: Context, coll: Container, key: tuple[Any, ...], item_id: str,
+                  meter: _Meter) -> tuple[PkRange, StoredItem]:
+        """The stored item a write targets, after throttling and its If-Match precondition (404/412)."""
+        lp, rng = self._locate(coll, key, meter)
+        self._admit(coll, rng, meter)
+        item = lp.items.get(item_id) if lp else None
+        if item is None:
+            raise errors.not_found("Entity")
+        self._check_if_match(ctx, item)
+        return rng, item
 
     def _locate(self, coll: Container, key: tuple[Any, ...], meter: _Meter) -> tuple[LogicalPartition | None, PkRange]:
         epk = coll.epk(key)
