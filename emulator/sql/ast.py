@@ -38,10 +38,17 @@ UNDEFINED: Any = _Undefined()
 
 @dataclass(frozen=True)
 class Literal:
-    """A constant: undefined, null, boolean, number or string."""
+    """A constant: undefined, null, boolean, number or string.
+
+    `kind` (the value's type name) takes part in equality, because Python's `1 == True` must not
+    make `c.n = 1` and `c.n = true` the same query (plans are cached by query equality)."""
 
     value: Any
     span: Span = field(default=(0, 0), compare=False)
+    kind: str = field(default="", init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", type(self.value).__name__)
 
 
 @dataclass(frozen=True)
