@@ -193,6 +193,6 @@ def rewrite_for_cross_partition(query: a.Query, shape: QueryShape) -> str:
         return _rewrite_aggregates(query)
     if query.order_by:
         return _rewrite_order_by(query, shape)
-    if query.select.distinct or shape.offset is not None:
+    if shape.offset is not None or (query.select.distinct and shape.top is not None):
         return _rewrite_plain(query, shape)
     return ""
