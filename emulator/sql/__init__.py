@@ -20,6 +20,17 @@ from .plan import QueryShape, describe, rewrite_for_cross_partition
 from .routing import KeyFilter, partition_key_filter
 
 __all__ = [
-    "UNDEFINED", "IndexUse", "KeyFilter", "Query", "QueryResult", "QueryShape", "SqlError", "describe",
-    "execute", "index_use", "parse_query", "partition_key_filter", "rewrite_for_cross_partition",
+    "UNDEFINED",
+    "IndexUse",
+    "KeyFilter",
+    "Query",
+    "QueryResult",
+    "QueryShape",
+    "SqlError",
+    "describe",
+    "execute",
+    "index_use",
+    "parse_query",
+    "partition_key_filter",
+    "rewrite_for_cross_partition",
 ]

@@ -131,5 +131,12 @@ class MakeSet(MakeList):
                 self.items.append(v)
 
 
-ACCUMULATORS = {"COUNT": Count, "SUM": Sum, "AVG": Avg, "MIN": Min, "MAX": Max, "MAKELIST": MakeList,
-                "MAKESET": MakeSet}
+ACCUMULATORS = {
+    "COUNT": Count,
+    "SUM": Sum,
+    "AVG": Avg,
+    "MIN": Min,
+    "MAX": Max,
+    "MAKELIST": MakeList,
+    "MAKESET": MakeSet,
+}

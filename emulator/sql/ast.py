@@ -185,8 +185,24 @@ class ScalarSubquery:
 
 
 Expr = (
-    Literal | Param | Ident | Prop | Index | Unary | Binary | Between | In | Like | Ternary | Coalesce
-    | ArrayCtor | ObjectCtor | Call | Exists | ArraySubquery | ScalarSubquery
+    Literal
+    | Param
+    | Ident
+    | Prop
+    | Index
+    | Unary
+    | Binary
+    | Between
+    | In
+    | Like
+    | Ternary
+    | Coalesce
+    | ArrayCtor
+    | ObjectCtor
+    | Call
+    | Exists
+    | ArraySubquery
+    | ScalarSubquery
 )
 
 

@@ -29,7 +29,12 @@ def is_document_path(node: Any) -> bool:
     while True:
         if isinstance(node, a.Ident):
             return True
-        if isinstance(node, a.Prop) or isinstance(node, a.Index) and isinstance(node.index, a.Literal) and node.index.value.__class__ is int:
+        if (
+            isinstance(node, a.Prop)
+            or isinstance(node, a.Index)
+            and isinstance(node.index, a.Literal)
+            and node.index.value.__class__ is int
+        ):
             node = node.target
         else:
             return False
@@ -66,8 +71,11 @@ class _Checker:
         if not subquery:
             for item in q.order_by:
                 if not is_document_path(item.expr):
-                    raise SqlError(2206, "Unsupported ORDER BY clause. ORDER BY item expression could not be "
-                                         "mapped to a document path.")
+                    raise SqlError(
+                        2206,
+                        "Unsupported ORDER BY clause. ORDER BY item expression could not be "
+                        "mapped to a document path.",
+                    )
 
     def _subquery_clauses(self, q: a.Query) -> None:
         if q.order_by:
@@ -75,7 +83,9 @@ class _Checker:
         if q.select.top is not None:
             raise self._fail("SC2203", "'TOP' is not supported in subqueries.", q.span_of("top"))
         if q.offset is not None:
-            raise self._fail("SC2204", "'OFFSET LIMIT' clause is not supported in subqueries.", q.span_of("offset"))
+            raise self._fail(
+                "SC2204", "'OFFSET LIMIT' clause is not supported in subqueries.", q.span_of("offset")
+            )
 
     def _sources(self, q: a.Query, outer: tuple[str, ...], container_ok: bool) -> tuple[str, ...]:
         aliases: list[str] = []
@@ -90,8 +100,10 @@ class _Checker:
                 raise unresolved(coll.root or "", start, start + len(coll.root or ""))
             if src.alias in aliases:
                 raise self._fail(
-                    "SC2021", f"The input set name or alias '{src.alias}' is specified more than once in the "
-                    "FROM clause.", src.span,
+                    "SC2021",
+                    f"The input set name or alias '{src.alias}' is specified more than once in the "
+                    "FROM clause.",
+                    src.span,
                 )
             aliases.append(src.alias)
         return outer + tuple(aliases)
@@ -120,13 +132,18 @@ class _Checker:
             self.expr(child, scope, allow_agg, in_agg)
 
     def _no_nested(self, node: Any) -> SqlError:
-        return self._fail("SC2101", "Cannot perform an aggregate function on an expression containing an "
-                                    "aggregate or a subquery.", node.span)
+        return self._fail(
+            "SC2101",
+            "Cannot perform an aggregate function on an expression containing an aggregate or a subquery.",
+            node.span,
+        )
 
     def _call(self, node: a.Call, allow_agg: bool, in_agg: bool) -> bool:
         builtin = None if node.udf else lookup(node.name)
         if builtin is None:
-            raise self._fail("SC2005", f"'{node.spelled}' is not a recognized built-in function name.", node.name_span)
+            raise self._fail(
+                "SC2005", f"'{node.spelled}' is not a recognized built-in function name.", node.name_span
+            )
         n = len(node.args)
         if n < builtin.min_args or (builtin.max_args is not None and n > builtin.max_args):
             raise self._fail("SC2050", builtin.arity_message(), node.span)
@@ -135,8 +152,11 @@ class _Checker:
         if in_agg:
             raise self._no_nested(node)
         if not allow_agg:
-            raise self._fail(UNVERIFIED, f"Aggregate function '{node.spelled}' is only allowed in the select list.",
-                             node.span)
+            raise self._fail(
+                UNVERIFIED,
+                f"Aggregate function '{node.spelled}' is only allowed in the select list.",
+                node.span,
+            )
         return True
 
     def _grouping(self, q: a.Query) -> None:
@@ -145,8 +165,9 @@ class _Checker:
             if q.select.kind == "star":
                 raise self._fail("SC2041", "'SELECT *' is not allowed with GROUP BY.", q.select.span)
             if q.order_by:
-                raise self._fail(UNVERIFIED, "'ORDER BY' is not supported together with 'GROUP BY'.",
-                                 q.span_of("order"))
+                raise self._fail(
+                    UNVERIFIED, "'ORDER BY' is not supported together with 'GROUP BY'.", q.span_of("order")
+                )
             for g in q.group_by:
                 if has_aggregate(g):
                     raise self._fail(UNVERIFIED, "Aggregates are not allowed in the GROUP BY clause.", g.span)
@@ -155,9 +176,13 @@ class _Checker:
         for e in exprs:
             for ref in _ungrouped(e, q.group_by):
                 name = self.text[ref.span[0] : ref.span[1]]
-                raise self._fail("SC2102", f"Property reference '{name}' is invalid in the select list because "
-                                           "it is not contained in either an aggregate function or the GROUP BY "
-                                           "clause.", ref.span)
+                raise self._fail(
+                    "SC2102",
+                    f"Property reference '{name}' is invalid in the select list because "
+                    "it is not contained in either an aggregate function or the GROUP BY "
+                    "clause.",
+                    ref.span,
+                )
 
 
 def _ungrouped(node: Any, group_by: tuple[a.Expr, ...]) -> list[Any]:

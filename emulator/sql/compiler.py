@@ -219,9 +219,14 @@ def _comparison_factory(op: str, direct: bool, numeric: bool) -> Callable[..., F
     The comparison is inlined in the closure's bytecode; a value of another type gives undefined.
     """
     access = "r.get(key, U)" if direct else "get(r)"
-    check = f"(c := (v := {access}).__class__) is int or c is float" if numeric else (
-        f"(v := {access}).__class__ is kind")
-    source = f"def factory(get, key, k, kind, U):\n    return lambda r: (v {_PY_OPS[op]} k) if {check} else U\n"
+    check = (
+        f"(c := (v := {access}).__class__) is int or c is float"
+        if numeric
+        else (f"(v := {access}).__class__ is kind")
+    )
+    source = (
+        f"def factory(get, key, k, kind, U):\n    return lambda r: (v {_PY_OPS[op]} k) if {check} else U\n"
+    )
     namespace: dict[str, Any] = {}
     exec(compile(source, f"<sql {op}>", "exec"), namespace)  # noqa: S102 - fixed template, no user text
     return namespace["factory"]
@@ -248,11 +253,28 @@ def _compare_constant(node: a.Binary, scope: Scope, ctx: Context) -> Fn | None:
     return factory(value, key, k, k.__class__, U)
 
 
-BOOLEAN_FUNCTIONS = frozenset({
-    "IS_DEFINED", "IS_NULL", "IS_BOOL", "IS_NUMBER", "IS_STRING", "IS_ARRAY", "IS_OBJECT", "IS_PRIMITIVE",
-    "IS_FINITE_NUMBER", "IS_INTEGER", "CONTAINS", "STARTSWITH", "ENDSWITH", "STRINGEQUALS", "REGEXMATCH",
-    "ARRAY_CONTAINS", "ARRAY_CONTAINS_ANY", "ARRAY_CONTAINS_ALL",
-})
+BOOLEAN_FUNCTIONS = frozenset(
+    {
+        "IS_DEFINED",
+        "IS_NULL",
+        "IS_BOOL",
+        "IS_NUMBER",
+        "IS_STRING",
+        "IS_ARRAY",
+        "IS_OBJECT",
+        "IS_PRIMITIVE",
+        "IS_FINITE_NUMBER",
+        "IS_INTEGER",
+        "CONTAINS",
+        "STARTSWITH",
+        "ENDSWITH",
+        "STRINGEQUALS",
+        "REGEXMATCH",
+        "ARRAY_CONTAINS",
+        "ARRAY_CONTAINS_ANY",
+        "ARRAY_CONTAINS_ALL",
+    }
+)
 
 
 def is_boolean(node: Any) -> bool:
@@ -349,8 +371,11 @@ def _object(node: a.ObjectCtor, scope: Scope, ctx: Context) -> Fn:
 def _call(node: a.Call, scope: Scope, ctx: Context) -> Fn:
     if node.name in AGGREGATES and not node.udf:
         if ctx.aggregate is None:
-            raise SqlError(UNVERIFIED, f"Aggregate function '{node.spelled}' is only allowed in the select list.",
-                           *node.span)
+            raise SqlError(
+                UNVERIFIED,
+                f"Aggregate function '{node.spelled}' is only allowed in the select list.",
+                *node.span,
+            )
         return ctx.aggregate(node, scope)
     builtin = FUNCTIONS[node.name]
     impl, args = builtin.impl, [_c(arg, scope, ctx) for arg in node.args]
@@ -392,16 +417,30 @@ def _scalar_subquery(node: a.ScalarSubquery, scope: Scope, ctx: Context) -> Fn:
     def scalar(r: Any) -> Any:
         rows = list(run(r))
         if len(rows) > 1:
-            raise SqlError(UNVERIFIED, "The cardinality of a scalar subquery result set cannot be greater than one.",
-                           *node.span)
+            raise SqlError(
+                UNVERIFIED,
+                "The cardinality of a scalar subquery result set cannot be greater than one.",
+                *node.span,
+            )
         return rows[0] if rows else U
 
     return scalar
 
 
 _BUILDERS: dict[type, Callable[[Any, Scope, Context], Fn]] = {
-    a.Index: _index, a.Prop: _prop, a.Unary: _unary, a.Binary: _binary, a.Between: _between,
-    a.In: _in, a.Like: _like, a.Ternary: _ternary, a.Coalesce: _coalesce, a.ArrayCtor: _array,
-    a.ObjectCtor: _object, a.Call: _call, a.Exists: _exists, a.ArraySubquery: _array_subquery,
+    a.Index: _index,
+    a.Prop: _prop,
+    a.Unary: _unary,
+    a.Binary: _binary,
+    a.Between: _between,
+    a.In: _in,
+    a.Like: _like,
+    a.Ternary: _ternary,
+    a.Coalesce: _coalesce,
+    a.ArrayCtor: _array,
+    a.ObjectCtor: _object,
+    a.Call: _call,
+    a.Exists: _exists,
+    a.ArraySubquery: _array_subquery,
     a.ScalarSubquery: _scalar_subquery,
 }

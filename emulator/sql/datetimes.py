@@ -26,18 +26,38 @@ UNIX_EPOCH = (date(1970, 1, 1).toordinal() - 1) * DAY
 MAX_TICKS = (date(9999, 12, 31).toordinal()) * DAY - 1
 
 _PARTS = {
-    "year": "year", "yyyy": "year", "yy": "year",
-    "month": "month", "mm": "month", "m": "month",
-    "day": "day", "dd": "day", "d": "day",
-    "hour": "hour", "hh": "hour",
-    "minute": "minute", "mi": "minute", "n": "minute",
-    "second": "second", "ss": "second", "s": "second",
-    "millisecond": "millisecond", "ms": "millisecond",
-    "microsecond": "microsecond", "mcs": "microsecond",
-    "nanosecond": "nanosecond", "ns": "nanosecond",
+    "year": "year",
+    "yyyy": "year",
+    "yy": "year",
+    "month": "month",
+    "mm": "month",
+    "m": "month",
+    "day": "day",
+    "dd": "day",
+    "d": "day",
+    "hour": "hour",
+    "hh": "hour",
+    "minute": "minute",
+    "mi": "minute",
+    "n": "minute",
+    "second": "second",
+    "ss": "second",
+    "s": "second",
+    "millisecond": "millisecond",
+    "ms": "millisecond",
+    "microsecond": "microsecond",
+    "mcs": "microsecond",
+    "nanosecond": "nanosecond",
+    "ns": "nanosecond",
 }
-_UNIT = {"day": DAY, "hour": HOUR, "minute": MINUTE, "second": SECOND, "millisecond": MILLISECOND,
-         "microsecond": MICROSECOND}
+_UNIT = {
+    "day": DAY,
+    "hour": HOUR,
+    "minute": MINUTE,
+    "second": SECOND,
+    "millisecond": MILLISECOND,
+    "microsecond": MICROSECOND,
+}
 _FORMAT = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,7}))?Z?")
 
 
@@ -113,9 +133,15 @@ def date_time_part(part: Any, text: Any) -> Any:
     day = date.fromordinal(days + 1)
     frac = rem % SECOND
     values = {
-        "year": day.year, "month": day.month, "day": day.day, "hour": rem // HOUR,
-        "minute": rem % HOUR // MINUTE, "second": rem % MINUTE // SECOND,
-        "millisecond": frac // MILLISECOND, "microsecond": frac // MICROSECOND, "nanosecond": frac * 100,
+        "year": day.year,
+        "month": day.month,
+        "day": day.day,
+        "hour": rem // HOUR,
+        "minute": rem % HOUR // MINUTE,
+        "second": rem % MINUTE // SECOND,
+        "millisecond": frac // MILLISECOND,
+        "microsecond": frac // MICROSECOND,
+        "nanosecond": frac * 100,
     }
     return values[name]
 

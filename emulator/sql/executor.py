@@ -55,6 +55,7 @@ class Tail:
 # sources
 # ---------------------------------------------------------------------------------------------
 
+
 def _bind_values(src: a.Source, value: Any) -> Iterator[Any] | tuple:
     """Values one source binds for one collection value: elements under IN, else the value itself."""
     if value is U:
@@ -105,6 +106,7 @@ def _join(rows: Rows, values: Callable[[Any], Any]) -> Iterator[tuple]:
 # ---------------------------------------------------------------------------------------------
 # projection, aggregation, ordering
 # ---------------------------------------------------------------------------------------------
+
 
 def _projector(q: a.Query, scope: Scope, ctx: Context) -> Fn | None:
     sel = q.select
@@ -227,14 +229,18 @@ def _count(value: Any, ctx: Context, code: str, message: str) -> int:
 def _tail(q: a.Query, scope: Scope, ctx: Context) -> Tail:
     where = compile_expr(q.where, scope, ctx) if q.where is not None else None
     has_agg = any(_has_aggregate(e) for e in select_exprs(q.select))
-    group, skip = (_grouping(q, scope, ctx) if (q.group_by or has_agg) else (None, q.select.kind == "value"))
+    group, skip = _grouping(q, scope, ctx) if (q.group_by or has_agg) else (None, q.select.kind == "value")
     project = None if group else _projector(q, scope, ctx)
     start = _count(q.offset, ctx, "SC2062", "The OFFSET count value exceeds the maximum allowed value.") or 0
     stop = None
     if q.limit is not None:
-        stop = start + _count(q.limit, ctx, "SC2061", "The LIMIT count value exceeds the maximum allowed value.")
+        stop = start + _count(
+            q.limit, ctx, "SC2061", "The LIMIT count value exceeds the maximum allowed value."
+        )
     if q.select.top is not None:
-        top = _count(q.select.top, ctx, "SC2060", "The count value provided for a TOP clause must be an integer.")
+        top = _count(
+            q.select.top, ctx, "SC2060", "The count value provided for a TOP clause must be an integer."
+        )
         stop = start + top if stop is None else min(stop, start + top)
     order = None if group else _orderer(q, scope, ctx)
     where_bool = q.where is not None and is_boolean(q.where)
@@ -280,6 +286,7 @@ def run_tail(tail: Tail, rows: Rows) -> Iterator[Any] | list:
 # top-level and correlated plans
 # ---------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class TopPlan:
     """A compiled top-level query: `rows(docs)` yields FROM rows; `tail` finishes them."""
@@ -303,7 +310,13 @@ class TopPlan:
             return QueryResult(out, counter[0], len(out))
         docs = documents if isinstance(documents, (list, tuple)) else list(documents)
         tail = self.tail
-        if tail.group is None and tail.order is None and not tail.distinct and tail.stop is None and not tail.start:
+        if (
+            tail.group is None
+            and tail.order is None
+            and not tail.distinct
+            and tail.stop is None
+            and not tail.start
+        ):
             out = _fast_list(tail, self.rows(docs))
         else:
             out = list(run_tail(tail, self.rows(docs)))
@@ -343,8 +356,10 @@ def _compile_top(q: a.Query, ctx: Context) -> TopPlan:
     plain = first.collection.subquery is None and not first.collection.path and not first.iterate
     scope = Scope(names, single, documents=single and plain)
     head = _head(first, scope, ctx)
-    joins = [_source_values(src, Scope(names[: i + 1], False), ctx, container=False)
-             for i, src in enumerate(q.sources[1:])]
+    joins = [
+        _source_values(src, Scope(names[: i + 1], False), ctx, container=False)
+        for i, src in enumerate(q.sources[1:])
+    ]
     tail = _tail(q, scope, ctx)
     lazy = tail.stop is not None and tail.group is None and tail.order is None
     counted = lazy or first.collection.subquery is not None
@@ -385,8 +400,10 @@ def _compile_sub(q: a.Query, outer: Scope, ctx: Context) -> Callable[[Any], Iter
     prefix = _as_tuple(outer) if outer.agg_slot is None else (lambda r: r[: outer.agg_slot])
     names = outer.names + tuple(s.alias for s in q.sources)
     n_outer = len(outer.names)
-    sources = [_source_values(src, Scope(names[: n_outer + i], False), ctx, container=False)
-               for i, src in enumerate(q.sources)]
+    sources = [
+        _source_values(src, Scope(names[: n_outer + i], False), ctx, container=False)
+        for i, src in enumerate(q.sources)
+    ]
     tail = _tail(q, Scope(names, False), ctx)
 
     def run(r: Any) -> Iterator[Any]:
@@ -419,6 +436,8 @@ def plan_for(query: a.Query, parameters: Mapping[str, Any] | None) -> TopPlan:
     return _cached_plan(query, key)
 
 
-def execute(query: a.Query, documents: Iterable[dict], parameters: Mapping[str, Any] | None = None) -> QueryResult:
+def execute(
+    query: a.Query, documents: Iterable[dict], parameters: Mapping[str, Any] | None = None
+) -> QueryResult:
     """Run the whole query over one partition's documents."""
     return plan_for(query, parameters).run(documents)

@@ -12,7 +12,39 @@ from .functions import format_number
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 KEYWORDS = frozenset(
-    ["AND", "ARRAY", "AS", "ASC", "BETWEEN", "BY", "DESC", "DISTINCT", "ESCAPE", "EXISTS", "FALSE", "FROM", "GROUP", "IN", "JOIN", "LEFT", "LIKE", "LIMIT", "NOT", "NULL", "OFFSET", "OR", "ORDER", "RIGHT", "SELECT", "TOP", "TRUE", "UDF", "UNDEFINED", "VALUE", "WHERE"]
+    [
+        "AND",
+        "ARRAY",
+        "AS",
+        "ASC",
+        "BETWEEN",
+        "BY",
+        "DESC",
+        "DISTINCT",
+        "ESCAPE",
+        "EXISTS",
+        "FALSE",
+        "FROM",
+        "GROUP",
+        "IN",
+        "JOIN",
+        "LEFT",
+        "LIKE",
+        "LIMIT",
+        "NOT",
+        "NULL",
+        "OFFSET",
+        "OR",
+        "ORDER",
+        "RIGHT",
+        "SELECT",
+        "TOP",
+        "TRUE",
+        "UDF",
+        "UNDEFINED",
+        "VALUE",
+        "WHERE",
+    ]
 )
 
 

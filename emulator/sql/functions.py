@@ -54,8 +54,15 @@ class Builtin:
         return f"The {self.name} function requires {need} argument(s)."
 
 
-AGGREGATES = {"COUNT": "Count", "SUM": "Sum", "MIN": "Min", "MAX": "Max", "AVG": "Average",
-              "MAKELIST": "MakeList", "MAKESET": "MakeSet"}
+AGGREGATES = {
+    "COUNT": "Count",
+    "SUM": "Sum",
+    "MIN": "Min",
+    "MAX": "Max",
+    "AVG": "Average",
+    "MAKELIST": "MakeList",
+    "MAKESET": "MakeSet",
+}
 
 
 def _s(v: Any) -> bool:
@@ -379,20 +386,41 @@ def _b(name: str, lo: int, hi: int | None, impl: Callable[..., Any], strict: boo
 
 
 _MATH1 = {
-    "ABS": abs, "SQRT": math.sqrt, "SQUARE": lambda x: x * x, "EXP": math.exp, "LOG10": math.log10,
-    "ACOS": math.acos, "ASIN": math.asin, "ATAN": math.atan, "COS": math.cos, "SIN": math.sin,
-    "TAN": math.tan, "COT": lambda x: 1 / math.tan(x), "DEGREES": math.degrees, "RADIANS": math.radians,
-    "CEILING": _keep_int(math.ceil), "FLOOR": _keep_int(math.floor), "TRUNC": _keep_int(math.trunc),
-    "ROUND": _keep_int(_round), "SIGN": _sign,
+    "ABS": abs,
+    "SQRT": math.sqrt,
+    "SQUARE": lambda x: x * x,
+    "EXP": math.exp,
+    "LOG10": math.log10,
+    "ACOS": math.acos,
+    "ASIN": math.asin,
+    "ATAN": math.atan,
+    "COS": math.cos,
+    "SIN": math.sin,
+    "TAN": math.tan,
+    "COT": lambda x: 1 / math.tan(x),
+    "DEGREES": math.degrees,
+    "RADIANS": math.radians,
+    "CEILING": _keep_int(math.ceil),
+    "FLOOR": _keep_int(math.floor),
+    "TRUNC": _keep_int(math.trunc),
+    "ROUND": _keep_int(_round),
+    "SIGN": _sign,
 }
 
 FUNCTIONS: dict[str, Builtin] = {
-    **{name: _b(name, 1, 1, _type_check(*ranks), strict=False) for name, ranks in {
-        "IS_DEFINED": (RANK_NULL, RANK_BOOL, RANK_NUMBER, RANK_STRING, RANK_ARRAY, RANK_OBJECT),
-        "IS_NULL": (RANK_NULL,), "IS_BOOL": (RANK_BOOL,), "IS_NUMBER": (RANK_NUMBER,),
-        "IS_STRING": (RANK_STRING,), "IS_ARRAY": (RANK_ARRAY,), "IS_OBJECT": (RANK_OBJECT,),
-        "IS_PRIMITIVE": (RANK_NULL, RANK_BOOL, RANK_NUMBER, RANK_STRING),
-    }.items()},
+    **{
+        name: _b(name, 1, 1, _type_check(*ranks), strict=False)
+        for name, ranks in {
+            "IS_DEFINED": (RANK_NULL, RANK_BOOL, RANK_NUMBER, RANK_STRING, RANK_ARRAY, RANK_OBJECT),
+            "IS_NULL": (RANK_NULL,),
+            "IS_BOOL": (RANK_BOOL,),
+            "IS_NUMBER": (RANK_NUMBER,),
+            "IS_STRING": (RANK_STRING,),
+            "IS_ARRAY": (RANK_ARRAY,),
+            "IS_OBJECT": (RANK_OBJECT,),
+            "IS_PRIMITIVE": (RANK_NULL, RANK_BOOL, RANK_NUMBER, RANK_STRING),
+        }.items()
+    },
     "IS_FINITE_NUMBER": _b("IS_FINITE_NUMBER", 1, 1, is_finite_number, strict=False),
     "IS_INTEGER": _b("IS_INTEGER", 1, 1, _is_integer, strict=False),
     "IIF": _b("IIF", 3, 3, _iif, strict=False),

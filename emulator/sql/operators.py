@@ -99,20 +99,34 @@ def _ordering(test: Callable[[int], bool]) -> Callable[[Any, Any], Any]:
 
 
 BINARY: dict[str, Callable[[Any, Any], Any]] = {
-    "+": _arith(operator.add), "-": _arith(operator.sub), "*": _arith(operator.mul),
-    "/": divide, "%": modulo, "||": _concat,
-    "=": equal, "!=": _not_equal,
-    "<": _ordering(lambda c: c < 0), "<=": _ordering(lambda c: c <= 0),
-    ">": _ordering(lambda c: c > 0), ">=": _ordering(lambda c: c >= 0),
-    "&": _bitwise(operator.and_), "|": _bitwise(operator.or_), "^": _bitwise(operator.xor),
-    "<<": _bitwise(lambda a, b: a << (b & 31)), ">>": _bitwise(lambda a, b: a >> (b & 31)),
+    "+": _arith(operator.add),
+    "-": _arith(operator.sub),
+    "*": _arith(operator.mul),
+    "/": divide,
+    "%": modulo,
+    "||": _concat,
+    "=": equal,
+    "!=": _not_equal,
+    "<": _ordering(lambda c: c < 0),
+    "<=": _ordering(lambda c: c <= 0),
+    ">": _ordering(lambda c: c > 0),
+    ">=": _ordering(lambda c: c >= 0),
+    "&": _bitwise(operator.and_),
+    "|": _bitwise(operator.or_),
+    "^": _bitwise(operator.xor),
+    "<<": _bitwise(lambda a, b: a << (b & 31)),
+    ">>": _bitwise(lambda a, b: a >> (b & 31)),
     ">>>": _bitwise(lambda a, b: (a & 0xFFFFFFFF) >> (b & 31), unsigned=True),
 }
 
 # For a constant right-hand side: how the compared value's comparison result maps to a boolean.
 ORDER_TESTS: dict[str, Callable[[Any, Any], bool]] = {
-    "=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
-    ">": operator.gt, ">=": operator.ge,
+    "=": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
 }
 MIRROR = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 

@@ -44,9 +44,11 @@ def decode_string(raw: str) -> str:
             out.append(_ESCAPES.get(nxt, nxt))
             i += 2
     text = "".join(out)
-    return text.encode("utf-16", "surrogatepass").decode("utf-16") if any(
-        0xD800 <= ord(c) <= 0xDFFF for c in text
-    ) else text
+    return (
+        text.encode("utf-16", "surrogatepass").decode("utf-16")
+        if any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+        else text
+    )
 
 
 def decode_number(raw: str) -> int | float:
@@ -168,8 +170,10 @@ class _ToAst(Transformer):
             step: str | int = decode_string(tok.value)
         elif tok.type == "PARAM":
             raise SqlError(
-                "SC2990", "The specified query includes 'member indexer' which is currently not supported.",
-                tok.start_pos, tok.end_pos,
+                "SC2990",
+                "The specified query includes 'member indexer' which is currently not supported.",
+                tok.start_pos,
+                tok.end_pos,
             )
         else:
             number = decode_number(tok.value)

@@ -47,11 +47,19 @@ class QueryShape:
     def query_info(self, rewritten: str = "") -> dict[str, Any]:
         """The plan JSON's `queryInfo` object."""
         return {
-            "distinctType": self.distinct_type, "top": self.top, "offset": self.offset, "limit": self.limit,
-            "orderBy": self.order_by, "orderByExpressions": self.order_by_expressions,
-            "groupByExpressions": self.group_by_expressions, "groupByAliases": self.group_by_aliases,
-            "aggregates": self.aggregates, "groupByAliasToAggregateType": self.group_by_alias_to_aggregate_type,
-            "rewrittenQuery": rewritten, "hasSelectValue": self.has_select_value, "dCountInfo": None,
+            "distinctType": self.distinct_type,
+            "top": self.top,
+            "offset": self.offset,
+            "limit": self.limit,
+            "orderBy": self.order_by,
+            "orderByExpressions": self.order_by_expressions,
+            "groupByExpressions": self.group_by_expressions,
+            "groupByAliases": self.group_by_aliases,
+            "aggregates": self.aggregates,
+            "groupByAliasToAggregateType": self.group_by_alias_to_aggregate_type,
+            "rewrittenQuery": rewritten,
+            "hasSelectValue": self.has_select_value,
+            "dCountInfo": None,
             "hasNonStreamingOrderBy": False,
         }
 
@@ -82,14 +90,18 @@ def describe(query: a.Query, parameters: Mapping[str, Any] | None = None) -> Que
             alias_types[name] = AGGREGATES[item.expr.name] if is_aggregate(item.expr) else None
     top, offset, limit = (_resolve(v, parameters) for v in (sel.top, query.offset, query.limit))
     distinct = "None" if not sel.distinct else ("Ordered" if query.order_by else "Unordered")
-    streamable = not (query.order_by or top is not None or aggs or sel.distinct or offset is not None
-                      or query.group_by)
+    streamable = not (
+        query.order_by or top is not None or aggs or sel.distinct or offset is not None or query.group_by
+    )
     return QueryShape(
         has_select_value=sel.kind == "value",
         aggregates=[] if query.group_by else aggs,
         order_by=["Descending" if i.descending else "Ascending" for i in query.order_by],
         order_by_expressions=[f.expr(i.expr) for i in query.order_by],
-        top=top, offset=offset, limit=limit, distinct_type=distinct,
+        top=top,
+        offset=offset,
+        limit=limit,
+        distinct_type=distinct,
         group_by_expressions=[f.expr(g) for g in query.group_by],
         group_by_aliases=aliases if query.group_by or sel.kind == "list" else [],
         group_by_alias_to_aggregate_type=alias_types,
@@ -114,8 +126,10 @@ def _payload_part(node: a.Expr) -> str:
 
 def _list_payload(sel: a.Select, with_aggregates: bool) -> str:
     names = output_names(sel.items)
-    parts = [f"{f.quote(n)}: {_payload_part(i.expr) if with_aggregates else f.expr(i.expr)}"
-             for n, i in zip(names, sel.items)]
+    parts = [
+        f"{f.quote(n)}: {_payload_part(i.expr) if with_aggregates else f.expr(i.expr)}"
+        for n, i in zip(names, sel.items)
+    ]
     return "{" + ", ".join(parts) + "}"
 
 
@@ -169,8 +183,11 @@ def _rewrite_order_by(q: a.Query, shape: QueryShape) -> str:
     else:
         payload = _list_payload(sel, with_aggregates=False)
     top = f"TOP {shape.top} " if shape.top is not None and not sel.distinct else ""
-    parts = [f"SELECT {top}{alias}._rid, {items} AS orderByItems, {payload} AS payload",
-             *_tail_clauses(q, where=cond), f.order_clause(q)]
+    parts = [
+        f"SELECT {top}{alias}._rid, {items} AS orderByItems, {payload} AS payload",
+        *_tail_clauses(q, where=cond),
+        f.order_clause(q),
+    ]
     page = _page(q, shape)
     return "\n".join(parts + ([page] if page else []))
 

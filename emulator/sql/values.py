@@ -16,8 +16,16 @@ from .ast import UNDEFINED
 # Ascending type order (cosmos-sql-semantics §3.6): undefined < null < boolean < number < string
 # < array < object.
 RANK_UNDEFINED, RANK_NULL, RANK_BOOL, RANK_NUMBER, RANK_STRING, RANK_ARRAY, RANK_OBJECT = range(7)
-_RANKS = {type(None): RANK_NULL, bool: RANK_BOOL, int: RANK_NUMBER, float: RANK_NUMBER, str: RANK_STRING,
-          list: RANK_ARRAY, tuple: RANK_ARRAY, dict: RANK_OBJECT}
+_RANKS = {
+    type(None): RANK_NULL,
+    bool: RANK_BOOL,
+    int: RANK_NUMBER,
+    float: RANK_NUMBER,
+    str: RANK_STRING,
+    list: RANK_ARRAY,
+    tuple: RANK_ARRAY,
+    dict: RANK_OBJECT,
+}
 NUMBER_TYPES = (int, float)
 
 

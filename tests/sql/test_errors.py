@@ -25,29 +25,67 @@ def error_of(text: str) -> SqlError:
     return info.value
 
 
-@pytest.mark.parametrize(("text", "code", "message", "span"), [
-    # plan:Top, plan:OffsetLimit, plan:Negative
-    ("SELECT TOP -1 c.name FROM c", "SC1001", "Syntax error, incorrect syntax near '-'.", (11, 12)),
-    ("SELECT c.name FROM c OFFSET -1 LIMIT 10", "SC1001", "Syntax error, incorrect syntax near '-'.", (28, 29)),
-    ("SELECT c.name FROM c OFFSET 10 LIMIT -1", "SC1001", "Syntax error, incorrect syntax near '-'.", (37, 38)),
-    ("SELECT TOP 4294967296 c.name FROM c", "SC2060",
-     "The count value provided for a TOP clause must be an integer.", (11, 21)),
-    ("SELECT c.name FROM c OFFSET 4294967296 LIMIT 10", "SC2062",
-     "The OFFSET count value exceeds the maximum allowed value.", (28, 38)),
-    ("SELECT BADFUNC(r.age) FROM Root r", "SC2005", "'BADFUNC' is not a recognized built-in function name.",
-     (7, 14)),
-    ("\n                SELECT *\n                FROM c\n                GROUP BY c.age", "SC2041",
-     "'SELECT *' is not allowed with GROUP BY.", (24, 25)),
-    (GROUP_BY_JOIN, "SC2102", "Property reference 's.score' is invalid in the select list because it is not "
-     "contained in either an aggregate function or the GROUP BY clause.", (32, 39)),
-    # tapir#515: a parameter as the container name
-    ("SELECT * FROM @modules", "SC1001", "Syntax error, incorrect syntax near '@modules'.", (14, 22)),
-    ("SELECT c.name AS Value FROM c", "SC1001", "Syntax error, incorrect syntax near 'Value'.", (17, 22)),
-    ("SELECT c.Group FROM c", "SC1001", "Syntax error, incorrect syntax near 'Group'.", (9, 14)),
-    ("SELECT * FROM c WHERE x = 1", "SC2001", "Identifier 'x' could not be resolved.", (22, 23)),
-    ("SELECT * FROM c JOIN c IN c.tags", "SC2021",
-     "The input set name or alias 'c' is specified more than once in the FROM clause.", (21, 32)),
-])
+@pytest.mark.parametrize(
+    ("text", "code", "message", "span"),
+    [
+        # plan:Top, plan:OffsetLimit, plan:Negative
+        ("SELECT TOP -1 c.name FROM c", "SC1001", "Syntax error, incorrect syntax near '-'.", (11, 12)),
+        (
+            "SELECT c.name FROM c OFFSET -1 LIMIT 10",
+            "SC1001",
+            "Syntax error, incorrect syntax near '-'.",
+            (28, 29),
+        ),
+        (
+            "SELECT c.name FROM c OFFSET 10 LIMIT -1",
+            "SC1001",
+            "Syntax error, incorrect syntax near '-'.",
+            (37, 38),
+        ),
+        (
+            "SELECT TOP 4294967296 c.name FROM c",
+            "SC2060",
+            "The count value provided for a TOP clause must be an integer.",
+            (11, 21),
+        ),
+        (
+            "SELECT c.name FROM c OFFSET 4294967296 LIMIT 10",
+            "SC2062",
+            "The OFFSET count value exceeds the maximum allowed value.",
+            (28, 38),
+        ),
+        (
+            "SELECT BADFUNC(r.age) FROM Root r",
+            "SC2005",
+            "'BADFUNC' is not a recognized built-in function name.",
+            (7, 14),
+        ),
+        (
+            "\n                SELECT *\n                FROM c\n                GROUP BY c.age",
+            "SC2041",
+            "'SELECT *' is not allowed with GROUP BY.",
+            (24, 25),
+        ),
+        (
+            GROUP_BY_JOIN,
+            "SC2102",
+            "Property reference 's.score' is invalid in the select list because it is not "
+            "contained in either an aggregate function or the GROUP BY clause.",
+            (32, 39),
+        ),
+        # tapir#515: a parameter as the container name
+        ("SELECT * FROM @modules", "SC1001", "Syntax error, incorrect syntax near '@modules'.", (14, 22)),
+        ("SELECT c.name AS Value FROM c", "SC1001", "Syntax error, incorrect syntax near 'Value'.", (17, 22)),
+        ("SELECT c.Group FROM c", "SC1001", "Syntax error, incorrect syntax near 'Group'.", (9, 14)),
+        ("SELECT * FROM c WHERE x = 1", "SC2001", "Identifier 'x' could not be resolved.", (22, 23)),
+        (
+            "SELECT * FROM c JOIN c IN c.tags",
+            "SC2021",
+            "The input set name or alias 'c' is specified more than once in the FROM clause.",
+            (21, 32),
+        ),
+    ],
+)
 def test_error_code_message_and_location(text: str, code: str, message: str, span: tuple[int, int]) -> None:
     err = error_of(text)
     assert (err.code, err.message, (err.start, err.end)) == (code, message, span)
@@ -63,8 +101,13 @@ def test_trailing_comma_before_from() -> None:
 
 
 def test_arity_messages() -> None:
-    assert error_of("SELECT VALUE STARTSWITH('a')").message == "The STARTSWITH function requires 2 to 3 argument(s)."
-    assert error_of("SELECT VALUE CONCAT('a')").message == "The CONCAT function requires at least 2 argument(s)."
+    assert (
+        error_of("SELECT VALUE STARTSWITH('a')").message
+        == "The STARTSWITH function requires 2 to 3 argument(s)."
+    )
+    assert (
+        error_of("SELECT VALUE CONCAT('a')").message == "The CONCAT function requires at least 2 argument(s)."
+    )
     assert error_of("SELECT VALUE LOWER()").message == "The LOWER function requires 1 argument(s)."
 
 
@@ -72,25 +115,38 @@ def test_service_message_layout_d() -> None:
     err = error_of("SELECT TOP -1 c.name FROM c")
     assert err.to_service_message() == (
         '{"errors":[{"severity":"Error","location":{"start":11,"end":12},"code":"SC1001",'
-        '"message":"Syntax error, incorrect syntax near \'-\'."}]}')
+        '"message":"Syntax error, incorrect syntax near \'-\'."}]}'
+    )
 
 
 def test_order_by_non_path_has_numeric_code_and_no_location() -> None:
     err = error_of('SELECT * FROM root WHERE root.key = "key" ORDER BY LOWER(root.field) ASC')
-    assert json.loads(err.to_service_message()) == {"errors": [{
-        "severity": "Error", "code": 2206,
-        "message": "Unsupported ORDER BY clause. ORDER BY item expression could not be mapped to a document path."}]}
+    assert json.loads(err.to_service_message()) == {
+        "errors": [
+            {
+                "severity": "Error",
+                "code": 2206,
+                "message": "Unsupported ORDER BY clause. ORDER BY item expression could not be mapped to a document path.",
+            }
+        ]
+    }
 
 
 def test_legacy_form_without_code() -> None:
-    assert SqlError(None, "Compositions of aggregates and other expressions are not allowed.").to_service_message() \
+    assert (
+        SqlError(
+            None, "Compositions of aggregates and other expressions are not allowed."
+        ).to_service_message()
         == '{"Errors":["Compositions of aggregates and other expressions are not allowed."]}'
+    )
 
 
 def test_subquery_restrictions() -> None:
     assert error_of("SELECT VALUE ARRAY(SELECT VALUE t FROM t IN c.x ORDER BY t) FROM c").code == "SC2202"
     assert error_of("SELECT VALUE ARRAY(SELECT TOP 1 VALUE t FROM t IN c.x) FROM c").code == "SC2203"
-    assert error_of("SELECT VALUE ARRAY(SELECT VALUE t FROM t IN c.x OFFSET 0 LIMIT 1) FROM c").code == "SC2204"
+    assert (
+        error_of("SELECT VALUE ARRAY(SELECT VALUE t FROM t IN c.x OFFSET 0 LIMIT 1) FROM c").code == "SC2204"
+    )
 
 
 def test_nested_aggregates() -> None:

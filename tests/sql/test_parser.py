@@ -24,8 +24,10 @@ def c(*path: str) -> a.Expr:
 
 
 def test_clauses_in_order() -> None:
-    q = parse_query("SELECT DISTINCT TOP 5 c.a AS x FROM c JOIN t IN c.tags WHERE c.b = 1 "
-                    "ORDER BY c.a DESC, c.b OFFSET 1 LIMIT 2")
+    q = parse_query(
+        "SELECT DISTINCT TOP 5 c.a AS x FROM c JOIN t IN c.tags WHERE c.b = 1 "
+        "ORDER BY c.a DESC, c.b OFFSET 1 LIMIT 2"
+    )
     assert q.select.distinct and q.select.top == 5
     assert q.select.items == (a.SelectItem(c("a"), "x"),)
     assert [s.alias for s in q.sources] == ["c", "t"]
@@ -36,7 +38,8 @@ def test_clauses_in_order() -> None:
 
 def test_multiplication_binds_tighter_than_addition() -> None:
     assert where("c.a + 1 * 2 = 3") == a.Binary(
-        "=", a.Binary("+", c("a"), a.Binary("*", a.Literal(1), a.Literal(2))), a.Literal(3))
+        "=", a.Binary("+", c("a"), a.Binary("*", a.Literal(1), a.Literal(2))), a.Literal(3)
+    )
 
 
 def test_and_binds_tighter_than_or() -> None:
@@ -50,7 +53,8 @@ def test_not_is_a_tight_unary_operator_as_in_the_sdk_grammar() -> None:
 
 def test_between_combines_with_and() -> None:
     assert where("c.a BETWEEN 1 AND 2 AND c.b") == a.Binary(
-        "AND", a.Between(c("a"), a.Literal(1), a.Literal(2)), c("b"))
+        "AND", a.Between(c("a"), a.Literal(1), a.Literal(2)), c("b")
+    )
 
 
 def test_in_like_and_negations() -> None:
@@ -59,8 +63,9 @@ def test_in_like_and_negations() -> None:
 
 
 def test_ternary_nests_to_the_right_and_coalesce() -> None:
-    assert where("c.x ? 1 : c.y ? 2 : 3") == a.Ternary(c("x"), a.Literal(1), a.Ternary(c("y"), a.Literal(2),
-                                                                                     a.Literal(3)))
+    assert where("c.x ? 1 : c.y ? 2 : 3") == a.Ternary(
+        c("x"), a.Literal(1), a.Ternary(c("y"), a.Literal(2), a.Literal(3))
+    )
     assert where("c.x ?? c.y") == a.Coalesce(c("x"), c("y"))
 
 
@@ -89,7 +94,9 @@ def test_nan_and_infinity_tokens() -> None:
 
 
 def test_string_escapes() -> None:
-    value = parse_query(r"""SELECT VALUE ['it\'s', "a\"b", "\\ \/ \b\f\n\r\t", "\u00e9\ud83d\ude00"]""").select.value
+    value = parse_query(
+        r"""SELECT VALUE ['it\'s', "a\"b", "\\ \/ \b\f\n\r\t", "\u00e9\ud83d\ude00"]"""
+    ).select.value
     assert [i.value for i in value.items] == ["it's", 'a"b', "\\ / \b\f\n\r\t", "\u00e9\U0001f600"]
 
 
@@ -133,13 +140,16 @@ def test_orderby_filter_placeholder_is_true() -> None:
     assert where("{documentdb-formattableorderbyquery-filter}") == a.Literal(True)
 
 
-@pytest.mark.parametrize("text", [
-    "SELECT VALUE [{\"item\": COUNT(1)}] FROM c",
-    "SELECT c._rid, [{\"item\": c.n}] AS orderByItems, c AS payload FROM c WHERE (true) ORDER BY c.n",
-    "SELECT [{\"item\": c.age}] AS groupByItems, {\"age\": c.age, \"n\": {\"item\": COUNT(1)}} AS payload "
-    "FROM c GROUP BY c.age",
-    "SELECT VALUE c.id FROM c JOIN (SELECT VALUE t FROM t IN c.tags WHERE t = 'x')",
-    "SELECT udf_like_name FROM c JOIN udf_like_name IN c.x",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        'SELECT VALUE [{"item": COUNT(1)}] FROM c',
+        'SELECT c._rid, [{"item": c.n}] AS orderByItems, c AS payload FROM c WHERE (true) ORDER BY c.n',
+        'SELECT [{"item": c.age}] AS groupByItems, {"age": c.age, "n": {"item": COUNT(1)}} AS payload '
+        "FROM c GROUP BY c.age",
+        "SELECT VALUE c.id FROM c JOIN (SELECT VALUE t FROM t IN c.tags WHERE t = 'x')",
+        "SELECT udf_like_name FROM c JOIN udf_like_name IN c.x",
+    ],
+)
 def test_service_and_sdk_query_shapes_parse(text: str) -> None:
     assert parse_query(text).select is not None

@@ -14,7 +14,17 @@ import pytest
 from emulator.sql import execute, parse_query
 
 T, F, U = "true", "false", "undefined"
-AND_TABLE = {(T, T): T, (T, F): F, (T, U): U, (F, T): F, (F, F): F, (F, U): F, (U, T): U, (U, F): F, (U, U): U}
+AND_TABLE = {
+    (T, T): T,
+    (T, F): F,
+    (T, U): U,
+    (F, T): F,
+    (F, F): F,
+    (F, U): F,
+    (U, T): U,
+    (U, F): F,
+    (U, U): U,
+}
 OR_TABLE = {(T, T): T, (T, F): T, (T, U): T, (F, T): T, (F, F): F, (F, U): U, (U, T): T, (U, F): U, (U, U): U}
 AS_VALUE = {T: [True], F: [False], U: []}
 
@@ -34,7 +44,9 @@ def test_not_table() -> None:  # §2.2
 
 
 def test_non_booleans_behave_as_undefined_in_logic() -> None:  # §2.2 (oracle)
-    assert rows("SELECT VALUE [1 AND true, false AND 'x', 'x' OR true, null OR false, NOT 0]") == [[False, True]]
+    assert rows("SELECT VALUE [1 AND true, false AND 'x', 'x' OR true, null OR false, NOT 0]") == [
+        [False, True]
+    ]
 
 
 def test_where_keeps_only_true() -> None:  # §1.3
@@ -55,13 +67,16 @@ def test_property_of_non_object_and_bad_index_are_undefined() -> None:  # §1.8,
 
 
 def test_equality_is_type_strict_and_deep() -> None:  # §3.3
-    assert rows("SELECT VALUE [1 = 1.0, [1, 2] = [1, 2], [1, 2] = [2, 1], {a: 1, b: 2} = {b: 2, a: 1}, "
-                "true = 1, null = null]") == [[True, True, False, True, True]]
+    assert rows(
+        "SELECT VALUE [1 = 1.0, [1, 2] = [1, 2], [1, 2] = [2, 1], {a: 1, b: 2} = {b: 2, a: 1}, "
+        "true = 1, null = null]"
+    ) == [[True, True, False, True, True]]
 
 
 def test_ordering_comparisons_of_arrays_objects_and_mixed_types_are_undefined() -> None:  # §3.3
-    assert rows("SELECT VALUE [[1] < [2], {} < {}, 1 < 'a', null < null, null <= null, false < true]") == \
-        [[False, True, True]]
+    assert rows("SELECT VALUE [[1] < [2], {} < {}, 1 < 'a', null < null, null <= null, false < true]") == [
+        [False, True, True]
+    ]
 
 
 def test_arithmetic_edge_cases() -> None:  # §3.5
@@ -72,8 +87,15 @@ def test_arithmetic_edge_cases() -> None:  # §3.5
 
 
 def test_order_by_type_order_and_undefined_first() -> None:  # §3.6
-    values = [{"i": 6, "v": {"o": 1}}, {"i": 3, "v": 2}, {"i": 0}, {"i": 5, "v": [1]}, {"i": 2, "v": True},
-              {"i": 4, "v": "s"}, {"i": 1, "v": None}]
+    values = [
+        {"i": 6, "v": {"o": 1}},
+        {"i": 3, "v": 2},
+        {"i": 0},
+        {"i": 5, "v": [1]},
+        {"i": 2, "v": True},
+        {"i": 4, "v": "s"},
+        {"i": 1, "v": None},
+    ]
     assert rows("SELECT VALUE c.i FROM c ORDER BY c.v", values) == [0, 1, 2, 3, 4, 5, 6]
     assert rows("SELECT VALUE c.i FROM c ORDER BY c.v DESC", values) == [6, 5, 4, 3, 2, 1, 0]
 
@@ -91,8 +113,9 @@ def test_order_by_strings_ordinal() -> None:  # §3.3
 
 def test_aggregates_over_undefined_and_bad_types() -> None:  # §4.1, E7
     docs = [{"x": 1}, {"x": 2.5}, {}]
-    assert rows("SELECT VALUE [COUNT(c.x), SUM(c.x), AVG(c.x), MIN(c.x), MAX(c.x)] FROM c", docs) == \
-        [[2, 3.5, 1.75, 1, 2.5]]
+    assert rows("SELECT VALUE [COUNT(c.x), SUM(c.x), AVG(c.x), MIN(c.x), MAX(c.x)] FROM c", docs) == [
+        [2, 3.5, 1.75, 1, 2.5]
+    ]
     assert rows("SELECT VALUE SUM(c.x) FROM c", docs + [{"x": "a"}]) == []
     assert rows("SELECT VALUE AVG(c.x) FROM c", docs + [{"x": None}]) == []
     assert rows("SELECT VALUE MIN(c.x) FROM c", docs + [{"x": {}}]) == []
@@ -110,8 +133,19 @@ def test_aggregates_over_no_rows() -> None:  # §4.2
 def test_group_keys_compare_by_type_and_value() -> None:  # §4.3
     docs = [{"k": 1}, {"k": 1.0}, {"k": True}, {"k": "1"}, {"k": [1]}, {}, {"k": None}]
     got = rows("SELECT c.k, COUNT(1) AS n FROM c GROUP BY c.k", docs)
-    assert sorted(map(str, got)) == sorted(map(str, [{"k": 1, "n": 2}, {"k": True, "n": 1}, {"k": "1", "n": 1},
-                                                     {"k": [1], "n": 1}, {"n": 1}, {"k": None, "n": 1}]))
+    assert sorted(map(str, got)) == sorted(
+        map(
+            str,
+            [
+                {"k": 1, "n": 2},
+                {"k": True, "n": 1},
+                {"k": "1", "n": 1},
+                {"k": [1], "n": 1},
+                {"n": 1},
+                {"k": None, "n": 1},
+            ],
+        )
+    )
 
 
 def test_distinct_objects_ignore_property_order() -> None:  # §4.4
@@ -151,9 +185,10 @@ def test_compiled_plans_are_per_parameter_value() -> None:
 
 
 def test_decisions_on_open_string_points() -> None:  # decisions (§10.6, §10.7)
-    assert rows("SELECT VALUE ['ABC' LIKE 'abc', REPLACE('aXbX', 'X', '-'), LENGTH('\U0001f600'), "
-                "ARRAY_SLICE([1, 2, 3], 1, -1), SUBSTRING('abc', 10, 2), 1 LIKE '1']") == \
-        [[False, "a-b-", 1, [], ""]]
+    assert rows(
+        "SELECT VALUE ['ABC' LIKE 'abc', REPLACE('aXbX', 'X', '-'), LENGTH('\U0001f600'), "
+        "ARRAY_SLICE([1, 2, 3], 1, -1), SUBSTRING('abc', 10, 2), 1 LIKE '1']"
+    ) == [[False, "a-b-", 1, [], ""]]
 
 
 def test_duplicate_projection_names_last_wins() -> None:  # decision (§10.4)
