@@ -18,7 +18,7 @@ import orjson
 
 from . import ast as a
 from .aggregates import ACCUMULATORS
-from .checks import output_names, select_exprs
+from .checks import has_aggregate, output_names, select_exprs
 from .compiler import Context, Fn, Scope, compile_expr, constant, getter, is_boolean, param_value, step
 from .errors import SqlError
 from .values import hash_key, sort_key
@@ -111,7 +111,7 @@ def _join(rows: Rows, values: Callable[[Any], Any]) -> Iterator[tuple]:
 def _projector(q: a.Query, scope: Scope, ctx: Context) -> Fn | None:
     sel = q.select
     if sel.kind == "star":
-        return None if scope.single else itemgetter_last(scope)
+        return None if scope.single else _last_alias(scope)
     if sel.kind == "value":
         return compile_expr(sel.value, scope, ctx)
     pairs = list(zip(output_names(sel.items), (compile_expr(i.expr, scope, ctx) for i in sel.items)))
@@ -127,7 +127,7 @@ def _projector(q: a.Query, scope: Scope, ctx: Context) -> Fn | None:
     return project
 
 
-def itemgetter_last(scope: Scope) -> Fn:
+def _last_alias(scope: Scope) -> Fn:
     i = len(scope.names) - 1
     return lambda r: r[i]
 
@@ -228,7 +228,7 @@ def _count(value: Any, ctx: Context, code: str, message: str) -> int:
 
 def _tail(q: a.Query, scope: Scope, ctx: Context) -> Tail:
     where = compile_expr(q.where, scope, ctx) if q.where is not None else None
-    has_agg = any(_has_aggregate(e) for e in select_exprs(q.select))
+    has_agg = any(has_aggregate(e) for e in select_exprs(q.select))
     group, skip = _grouping(q, scope, ctx) if (q.group_by or has_agg) else (None, q.select.kind == "value")
     project = None if group else _projector(q, scope, ctx)
     start = _count(q.offset, ctx, "SC2062", "The OFFSET count value exceeds the maximum allowed value.") or 0
@@ -245,12 +245,6 @@ def _tail(q: a.Query, scope: Scope, ctx: Context) -> Tail:
     order = None if group else _orderer(q, scope, ctx)
     where_bool = q.where is not None and is_boolean(q.where)
     return Tail(where, where_bool, project, skip, group, order, q.select.distinct, start, stop)
-
-
-def _has_aggregate(node: Any) -> bool:
-    from .checks import has_aggregate
-
-    return has_aggregate(node)
 
 
 def _dedupe(values: Iterable[Any]) -> Iterator[Any]:
