@@ -9,6 +9,7 @@ input dicts themselves and projections reference their values.
 from __future__ import annotations
 
 import functools
+import heapq
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import islice
@@ -45,7 +46,7 @@ class Tail:
     project: Fn | None  # row -> output value; None: SELECT * in single mode (the row itself)
     skip_undefined: bool  # SELECT VALUE drops undefined outputs
     group: Callable[[Rows], list] | None  # aggregate/group stage producing output values
-    order: Callable[[list], list] | None
+    order: Callable[[list, int | None], list] | None  # (rows, keep at most) -> sorted rows
     distinct: bool
     start: int
     stop: int | None
@@ -170,15 +171,18 @@ def _grouping(q: a.Query, scope: Scope, ctx: Context) -> tuple[Callable[[Rows], 
 
 
 def _accumulate(rows: Rows, keys: list[Fn], specs: list) -> dict:
+    """Group rows by their key values; each group keeps its first row and bound accumulator adders."""
     groups: dict = {}
+    single = keys[0] if len(keys) == 1 else None
     for r in rows:
-        key = tuple(hash_key(k(r)) for k in keys)
+        key = hash_key(single(r)) if single is not None else tuple(hash_key(k(r)) for k in keys)
         entry = groups.get(key)
         if entry is None:
-            entry = groups[key] = (r, [ACCUMULATORS[name]() for name, _, _ in specs])
-        for acc, (_, arg, _) in zip(entry[1], specs):
-            acc.add(arg(r))
-    return groups
+            accs = [ACCUMULATORS[name]() for name, _, _ in specs]
+            entry = groups[key] = (r, accs, [(acc.add, arg) for acc, (_, arg, _) in zip(accs, specs)])
+        for add, arg in entry[2]:
+            add(arg(r))
+    return {key: (rep, accs) for key, (rep, accs, _) in groups.items()}
 
 
 def _accumulate_all(rows: Rows, specs: list) -> list:
@@ -201,15 +205,32 @@ def _accumulate_all(rows: Rows, specs: list) -> list:
     return accs
 
 
-def _orderer(q: a.Query, scope: Scope, ctx: Context) -> Callable[[list], list] | None:
+def _sort_single(rows: list, fn: Fn, desc: bool, limit: int | None) -> list:
+    """One sort key: raw values when they are all numbers or all strings, else type-ranked keys; a
+    TOP/LIMIT bound uses a heap (heapq.nsmallest/nlargest order ties like a stable sort)."""
+    values = [fn(r) for r in rows]
+    kinds = set(map(type, values))
+    if kinds <= {int, float} or kinds == {str}:
+        key = values.__getitem__
+    else:
+        key = [sort_key(v) for v in values].__getitem__
+    indexes = range(len(rows))
+    if limit is not None and limit < len(rows):
+        order = (heapq.nlargest if desc else heapq.nsmallest)(limit, indexes, key=key)
+    else:
+        order = sorted(indexes, key=key, reverse=desc)
+    return [rows[i] for i in order]
+
+
+def _orderer(q: a.Query, scope: Scope, ctx: Context) -> Callable[[list, int | None], list] | None:
     if not q.order_by:
         return None
     keys = [(compile_expr(item.expr, scope, ctx), item.descending) for item in q.order_by]
     if len(keys) == 1:
         fn, desc = keys[0]
-        return lambda rows: sorted(rows, key=lambda r: sort_key(fn(r)), reverse=desc)
+        return lambda rows, limit: _sort_single(rows, fn, desc, limit)
 
-    def order(rows: list) -> list:
+    def order(rows: list, limit: int | None) -> list:
         decorated = [([fn(r) for fn, _ in keys], r) for r in rows]
         for i in range(len(keys) - 1, -1, -1):
             decorated.sort(key=lambda d: sort_key(d[0][i]), reverse=keys[i][1])
@@ -264,7 +285,7 @@ def run_tail(tail: Tail, rows: Rows) -> Iterator[Any] | list:
         out: Iterable[Any] = tail.group(rows)
     else:
         if tail.order is not None:
-            rows = tail.order(list(rows))
+            rows = tail.order(list(rows), None if tail.distinct else tail.stop)
         project = tail.project
         out = rows if project is None else map(project, rows)
     if tail.skip_undefined:

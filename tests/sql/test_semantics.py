@@ -200,3 +200,12 @@ def test_scalar_subquery_cardinality() -> None:
 
     with pytest.raises(SqlError):
         rows("SELECT (SELECT VALUE t FROM t IN c.tags) FROM c", [{"tags": [1, 2]}])
+
+
+def test_top_with_order_by_keeps_ties_and_type_order() -> None:  # decision (§10.8) with a TOP bound
+    docs = [{"id": "a", "k": 1}, {"id": "b", "k": "s"}, {"id": "c", "k": 1}, {"id": "d"}, {"id": "e", "k": 0}]
+    assert rows("SELECT TOP 3 VALUE c.id FROM c ORDER BY c.k", docs) == ["d", "e", "a"]
+    assert rows("SELECT TOP 3 VALUE c.id FROM c ORDER BY c.k DESC", docs) == ["b", "a", "c"]
+    assert rows("SELECT VALUE c.id FROM c ORDER BY c.k DESC OFFSET 1 LIMIT 2", docs) == ["a", "c"]
+    numbers = [{"id": str(i), "k": k} for i, k in enumerate([3, 1.5, 2, 1.5])]
+    assert rows("SELECT TOP 2 VALUE c.id FROM c ORDER BY c.k", numbers) == ["1", "3"]
