@@ -210,10 +210,8 @@ def _sort_single(rows: list, fn: Fn, desc: bool, limit: int | None) -> list:
     TOP/LIMIT bound uses a heap (heapq.nsmallest/nlargest order ties like a stable sort)."""
     values = [fn(r) for r in rows]
     kinds = set(map(type, values))
-    if kinds <= {int, float} or kinds == {str}:
-        key = values.__getitem__
-    else:
-        key = [sort_key(v) for v in values].__getitem__
+    uniform = kinds <= {int, float} or kinds == {str}
+    key = (values if uniform else [sort_key(v) for v in values]).__getitem__
     indexes = range(len(rows))
     if limit is not None and limit < len(rows):
         order = (heapq.nlargest if desc else heapq.nsmallest)(limit, indexes, key=key)
