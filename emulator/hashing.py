@@ -18,7 +18,9 @@ MAX_EPK = "FF"
 
 
 class Undefined:
-    """The absent partition key value (the SDK sends it as `{}`); hashes with marker 0x00."""
+    """The `undefined` value: a missing property. One object serves the whole emulator, so a
+    document without its key path (SDK header `[{}]`, hash marker 0x00) and the SQL engine's
+    undefined are the same thing. It is never JSON and is falsy."""
 
     _instance: Undefined | None = None
 
@@ -28,7 +30,13 @@ class Undefined:
         return cls._instance
 
     def __repr__(self) -> str:
-        return "Undefined"
+        return "undefined"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        return "UNDEFINED"
 
 
 UNDEFINED = Undefined()

@@ -10,30 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from emulator.hashing import UNDEFINED as _UNDEFINED
+
 Span = tuple[int, int]
 
 
-class _Undefined:
-    """The SQL `undefined` value: what a missing property evaluates to. It is never JSON."""
-
-    _instance: _Undefined | None = None
-
-    def __new__(cls) -> _Undefined:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "undefined"
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __reduce__(self) -> str:
-        return "UNDEFINED"
-
-
-UNDEFINED: Any = _Undefined()
+UNDEFINED: Any = _UNDEFINED  # the one undefined of the emulator (see emulator.hashing)
 
 
 @dataclass(frozen=True)
