@@ -105,7 +105,7 @@ class ThroughputSpec:
 
 @dataclass(frozen=True)
 class FeedPage:
-    items: list[dict[str, Any]]
+    items: list[StoredItem]
     continuation: str | None
     pkrange_id: str
 
@@ -794,7 +794,7 @@ class Engine:
                 lo, hi = epk_range
             page = self._feed_page(coll, meter, lo, hi, pkrange_id, max_items, continuation)
             consistency = ctx.consistency or self.consistency
-            sizes = [len(orjson.dumps(d)) for d in page.items]
+            sizes = [item.size for item in page.items]  # measured once, when stored
             rng = coll.range_by_id(page.pkrange_id)
             if rng is not None:
                 self._consume(coll, rng, meter, self.cost.feed_page_ru(sizes, consistency))
@@ -803,7 +803,8 @@ class Engine:
                 headers["x-ms-continuation"] = page.continuation
             if rng is not None:
                 headers["x-ms-session-token"] = f"{rng.id}:-1#{rng.lsn}"
-            body = {"_rid": coll.rid, "Documents": page.items, "_count": len(page.items)}
+            docs = [item.doc for item in page.items]
+            body = {"_rid": coll.rid, "Documents": docs, "_count": len(docs)}
             return Outcome(200, body, meter.charge, page.pkrange_id, headers)
 
     def _feed_page(self, coll: Container, meter: _Meter, lo: str, hi: str, pkrange_id: str | None, max_items: int,
@@ -984,12 +985,12 @@ def _encode_continuation(state: dict[str, Any]) -> str:
 
 
 def _collect(rng: PkRange, lo: str, hi: str, after: tuple[str, ...] | None,
-             max_items: int) -> tuple[list[dict[str, Any]], tuple[str, str] | None]:
+             max_items: int) -> tuple[list[StoredItem], tuple[str, str] | None]:
     """Documents of a range within [lo, hi) (a point when lo == hi) in (EPK, id) order, after a cursor.
 
     Returns the page and, when more documents remain, the cursor of its last document.
     """
-    items: list[dict[str, Any]] = []
+    items: list[StoredItem] = []
     limit = max_items if max_items and max_items > 0 else math.inf
     last: tuple[str, str] | None = None
     for epk in sorted(rng.logical):
@@ -1001,6 +1002,6 @@ def _collect(rng: PkRange, lo: str, hi: str, after: tuple[str, ...] | None,
                 continue
             if len(items) >= limit:
                 return items, last
-            items.append(lp.items[item_id].doc)
+            items.append(lp.items[item_id])
             last = (epk, item_id)
     return items, None
