@@ -579,7 +579,7 @@ class Engine:
                 self._check_if_match(ctx, existing)
                 return self._write_replace(ctx, coll, rng, key, existing, doc, meter, status=200)
             stored = self._stamp(coll, doc)
-            self._check_limits(coll, rng, lp, stored.size, 0)
+            self._check_limits(lp, stored.size, 0)
             leaves = len(indexed_leaves(stored.doc, coll.policy))
             self._consume(coll, rng, meter, self.cost.create_ru(stored.size, leaves))
             return self._store(coll, rng, key, stored, 201, meter)
@@ -707,7 +707,7 @@ class Engine:
             raise errors.too_large()
         return StoredItem(stored, size)
 
-    def _check_limits(self, coll: Container, rng: PkRange, lp: LogicalPartition | None, new: int, old: int) -> None:
+    def _check_limits(self, lp: LogicalPartition | None, new: int, old: int) -> None:
         """Refuse a write that takes a logical partition past 20 GB (403/1014, P1)."""
         current = lp.size if lp else 0
         if current - old + new > self.limits.logical_partition_max_bytes:
@@ -720,7 +720,7 @@ class Engine:
     def _write_replace(self, ctx: Context, coll: Container, rng: PkRange, key: tuple[Any, ...], existing: StoredItem,
                        doc: dict[str, Any], meter: _Meter, *, status: int, patch_ops: int | None = None) -> Outcome:
         stored = self._stamp(coll, doc)
-        self._check_limits(coll, rng, rng.logical.get(coll.epk(key)), stored.size, existing.size)
+        self._check_limits(rng.logical.get(coll.epk(key)), stored.size, existing.size)
         old_leaves = indexed_leaves(existing.doc, coll.policy)
         new_leaves = indexed_leaves(stored.doc, coll.policy)
         changed = changed_leaf_count(old_leaves, new_leaves)
