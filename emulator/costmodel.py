@@ -111,9 +111,16 @@ class CostModel:
         self, loaded_docs: int, loaded_bytes: int, output_docs: int, output_bytes: int
     ) -> float:
         """One physical partition probed by a query (§3.3, before the consistency multiplier)."""
+        return self.query_page_ru(True, output_docs > 0, loaded_docs, loaded_bytes, output_docs, output_bytes)
+
+    def query_page_ru(
+        self, first: bool, nonempty: bool, loaded_docs: int, loaded_bytes: int, output_docs: int, output_bytes: int
+    ) -> float:
+        """One page of a partition's result: the per-partition terms on its first page, the document terms
+        for the share this page carries, so paging does not change the total (M2)."""
+        fixed = self.query_min_per_partition + (self.query_nonempty_partition if nonempty else 0.0)
         return (
-            self.query_min_per_partition
-            + (self.query_nonempty_partition if output_docs > 0 else 0.0)
+            (fixed if first else 0.0)
             + self.query_per_loaded_doc * loaded_docs
             + self.query_per_loaded_kb * loaded_bytes / 1024
             + self.query_per_output_doc * output_docs

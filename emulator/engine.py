@@ -11,6 +11,7 @@ and returns an `Outcome`. Mutations go through `self._journal` before they are a
 
 from __future__ import annotations
 
+import functools
 import math
 import secrets
 import threading
@@ -23,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from emulator import errors
+from emulator import errors, queries
 from emulator.accounting import Accounting, PartitionStorage, RequestRecord
 from emulator.costmodel import CostModel
 from emulator.hashing import MAX_EPK, MIN_EPK, UNDEFINED, prefix_range
@@ -51,6 +52,18 @@ from emulator.partitioning import (
     storage_split_point,
 )
 from emulator.patch import apply_patch
+from emulator.queries import QueryRequest
+from emulator.sql import (
+    IndexUse,
+    Query,
+    SqlError,
+    describe,
+    execute,
+    index_use,
+    parse_query,
+    partition_key_filter,
+    rewrite_for_cross_partition,
+)
 from emulator.throttle import Throttle
 
 CONSISTENCY_LEVELS = ("Strong", "BoundedStaleness", "Session", "ConsistentPrefix", "Eventual")
@@ -138,6 +151,8 @@ class Engine:
         self.offers: dict[str, Offer] = {}
         self._journal = journal
         self._lock = threading.RLock()
+        self._results = queries.ResultCache()  # query results being paged, per range and LSN
+        self._range_docs: dict[tuple[str, str], tuple[int, list[dict[str, Any]]]] = {}
         self._counter = secrets.randbits(24) << 6  # resource ids stay unique across restarts
         if journal is not None:
             journal.replay(self._apply_entry)
@@ -833,6 +848,136 @@ class Engine:
                 return FeedPage(items, token, rng.id)
         return FeedPage([], None, "")
 
+    # -- queries ---------------------------------------------------------------------------
+
+    def query(self, ctx: Context, db_id: str, coll_id: str, req: QueryRequest) -> Outcome:
+        """One page of a SQL query, routed as the gateway routes it (see emulator.queries)."""
+        with self._metered(ctx, "Query", "docs", db_id, coll_id) as meter:
+            coll = self._coll(db_id, coll_id, req.intended_rid)
+            text, params = queries.query_text_and_parameters(req.body)
+            query = _parse(text)
+            queries.check_order_by(query, coll.policy)
+            if req.pkrange_id is not None:
+                rng = coll.range_by_id(req.pkrange_id)
+                if rng is None:
+                    raise errors.range_gone()
+                lo, hi = req.epk_range or (rng.min, rng.max)
+                return self._query_page(ctx, coll, meter, query, text, params, req, [queries.Target(rng, lo, hi)])
+            if req.pk_header is not None:
+                key = self._header_key(coll, req.pk_header, full=False)
+                epk = coll.epk(key)
+                if len(key) == len(coll.key_paths):
+                    meter.partition_key = key_json(key)
+                    target = queries.Target(coll.range_for(epk), epk, epk)
+                    return self._query_page(ctx, coll, meter, query, text, params, req, [target])
+                intervals = [prefix_range(epk)]
+            else:
+                key_filter = _guarded(lambda: partition_key_filter(query, coll.key_paths, params))
+                intervals = queries.key_intervals(coll, key_filter)
+            targets = queries.targets_for(coll, intervals)
+            if len({t.range.id for t in targets}) > 1 and not req.cross_partition:
+                raise errors.bad_request(queries.CROSS_PARTITION_DISABLED)
+            shape = _guarded(lambda: describe(query, params))
+            if not shape.is_streamable:
+                plan = queries.query_plan(shape, _guarded(lambda: rewrite_for_cross_partition(query, shape)), intervals)
+                refused = errors.bad_request(queries.NOT_SERVABLE, 1004)
+                refused.additional_info = orjson.dumps(plan).decode()
+                meter.charge = self.cost.refused_query_ru
+                raise refused
+            return self._query_page(ctx, coll, meter, query, text, params, req, targets)
+
+    def query_plan(self, ctx: Context, db_id: str, coll_id: str, body: Any, supported_features: str | None) -> Outcome:
+        """The query plan the SDK asks for after a 400/1004 (wire §1.7-1.8): operators and target EPK ranges."""
+        with self._metered(ctx, "QueryPlan", "docs", db_id, coll_id) as meter:
+            coll = self._coll(db_id, coll_id)
+            text, params = queries.query_text_and_parameters(body)
+            try:
+                query = parse_query(text)
+                shape = describe(query, params)
+                rewritten = rewrite_for_cross_partition(query, shape)
+                key_filter = partition_key_filter(query, coll.key_paths, params)
+            except SqlError as exc:
+                raise queries.sql_error(exc, queries.PLAN_PREFIX) from None
+            queries.check_features(query, shape, supported_features)
+            meter.charge = self.cost.query_plan_ru
+            plan = queries.query_plan(shape, rewritten, queries.key_intervals(coll, key_filter))
+            return meter.answer(Outcome(200, plan, meter.charge))
+
+    def _query_page(self, ctx: Context, coll: Container, meter: _Meter, query: Query, text: str,
+                    params: dict[str, Any], req: QueryRequest, targets: list[queries.Target]) -> Outcome:
+        """Serve the next page: rows of one target, charged for the share of that target's work they carry."""
+        start, offset = queries.decode_continuation(req.continuation)
+        index, same = queries.resume_index(targets, start)
+        offset = offset if same else 0
+        if index >= len(targets):
+            return Outcome(200, {"_rid": coll.rid, "Documents": [], "_count": 0}, 0.0, "",
+                           {"x-ms-item-count": "0"})
+        target = targets[index]
+        rng = target.range
+        self._admit(coll, rng, meter)
+        result = self._range_result(coll, target, query, text, params)
+        page, sizes = queries.page_rows(result.rows, offset, req.max_items)
+        end, count = offset + len(page), len(result.rows)
+        retrieved = queries.share(result.retrieved_docs, offset, end, count)
+        retrieved_bytes = queries.share(result.retrieved_bytes, offset, end, count)
+        consistency = ctx.consistency or self.consistency
+        ru = self.cost.consistency_multiplier(consistency) * self.cost.query_page_ru(
+            offset == 0, count > 0, retrieved, retrieved_bytes, len(page), sum(sizes))
+        self._consume(coll, rng, meter, ru)
+        headers = {"x-ms-item-count": str(len(page)), "x-ms-session-token": f"{rng.id}:-1#{rng.lsn}"}
+        if end < count:
+            headers["x-ms-continuation"] = queries.encode_continuation(target.lo, end)
+        elif index + 1 < len(targets):
+            headers["x-ms-continuation"] = queries.encode_continuation(targets[index + 1].lo, 0)
+        if req.query_metrics:
+            headers["x-ms-documentdb-query-metrics"] = queries.query_metrics_header(queries.PageMetrics(
+                retrieved, retrieved_bytes, len(page), sum(sizes), result.execution_ms if offset == 0 else 0.0,
+                result.index_hit_ratio))
+        if req.index_metrics:
+            headers["x-ms-cosmos-index-utilization"] = queries.index_utilization_header(result.indexed,
+                                                                                        result.unindexed)
+        body = {"_rid": coll.rid, "Documents": page, "_count": len(page)}
+        return meter.answer(Outcome(200, body, meter.charge, rng.id, headers))
+
+    def _range_result(self, coll: Container, target: queries.Target, query: Query, text: str,
+                      params: dict[str, Any]) -> queries.RangeResult:
+        """The whole result of a query in one target, from the cache when the range has not changed."""
+        rng = target.range
+        key = (coll.rid, rng.id, rng.lsn, target.lo, target.hi, text, queries.parameters_key(params))
+        cached = self._results.get(key)
+        if cached is not None:
+            return cached
+        use = _index_use(query, coll.policy)
+        docs, scope_bytes = self._scope_documents(coll, target)
+        started = time.perf_counter()
+        result = _guarded(lambda: execute(query, docs, params, count_matches=True))
+        elapsed = (time.perf_counter() - started) * 1000
+        average = scope_bytes / len(docs) if docs else 0.0
+        # ru-cost-model.md §3.3: an index-served filter loads only its matches; anything else scans
+        retrieved = result.matched if use.served_by_index else result.loaded
+        served = queries.RangeResult(
+            rows=result.rows, retrieved_docs=retrieved, retrieved_bytes=round(retrieved * average),
+            execution_ms=elapsed, indexed=use.indexed_paths, unindexed=use.unindexed_paths,
+            index_hit_ratio=_hit_ratio(use.served_by_index, result.matched, retrieved),
+        )
+        self._results.put(key, served)
+        return served
+
+    def _scope_documents(self, coll: Container, target: queries.Target) -> tuple[list[dict[str, Any]], int]:
+        """The documents a target covers and their stored bytes (a range's list is kept until it changes)."""
+        rng, lo, hi = target.range, target.lo, target.hi
+        if lo == hi:
+            lp = rng.logical.get(lo)
+            return ([item.doc for item in lp.items.values()], lp.size) if lp else ([], 0)
+        if lo <= rng.min and (hi == MAX_EPK or hi >= rng.max):
+            cached = self._range_docs.get((coll.rid, rng.id))
+            if cached is None or cached[0] != rng.lsn:
+                docs = [item.doc for lp in rng.logical.values() for item in lp.items.values()]
+                cached = self._range_docs[(coll.rid, rng.id)] = (rng.lsn, docs)
+            return cached[1], rng.size
+        inside = [lp for epk, lp in rng.logical.items() if lo <= epk and (hi == MAX_EPK or epk < hi)]
+        return [item.doc for lp in inside for item in lp.items.values()], sum(lp.size for lp in inside)
+
     # -- statistics for in-process consumers ----------------------------------------------
 
     def partition_storage(self, db_id: str, coll_id: str) -> list[PartitionStorage]:
@@ -957,6 +1102,33 @@ def _key_to_json(key: tuple[Any, ...]) -> list[Any]:
 
 def _key_from_json(key: list[Any]) -> tuple[Any, ...]:
     return tuple(UNDEFINED if c == {} else c for c in key)
+
+
+def _parse(text: str) -> Query:
+    try:
+        return parse_query(text)
+    except SqlError as exc:
+        raise queries.sql_error(exc) from None
+
+
+def _guarded(call: Callable[[], Any]) -> Any:
+    """Run a step of the SQL engine; its errors become the service's 400."""
+    try:
+        return call()
+    except SqlError as exc:
+        raise queries.sql_error(exc) from None
+
+
+@functools.lru_cache(maxsize=1024)
+def _index_use(query: Query, policy: IndexPolicy) -> IndexUse:
+    return index_use(query, policy.is_indexed)
+
+
+def _hit_ratio(served: bool, matched: int, retrieved: int) -> float:
+    """Index utilization: the share of retrieved documents the filter kept (1 when the index served it)."""
+    if served or retrieved == 0:
+        return 1.0
+    return max(0.0, min(1.0, matched / retrieved)) if matched >= 0 else 0.0
 
 
 def _etag_version(etag: str | None) -> int | None:

@@ -17,6 +17,7 @@ import orjson
 
 from emulator import auth, errors
 from emulator.engine import Context, Engine, Outcome, ThroughputSpec
+from emulator.queries import QueryRequest
 
 log = logging.getLogger("ruscope.emulator")
 
@@ -184,8 +185,25 @@ class CosmosApp:
         )
 
     def query(self, request: Request, ctx: Context, db: str, coll: str) -> Outcome:
-        """SQL queries and query plans arrive with the query engine (issue 3)."""
-        raise errors.bad_request("SQL queries are not supported by this build of the ruscope emulator yet.")
+        """A SQL query page, or the query plan the SDK asks for after a 400/1004."""
+        if request.flag("x-ms-cosmos-is-query-plan-request"):
+            return self.engine.query_plan(
+                ctx, db, coll, request.json(), request.header("x-ms-cosmos-supported-query-features")
+            )
+        start, end = request.header("x-ms-start-epk"), request.header("x-ms-end-epk")
+        max_items = request.header("x-ms-max-item-count")
+        return self.engine.query(ctx, db, coll, QueryRequest(
+            body=request.json(),
+            pk_header=request.json_header("x-ms-documentdb-partitionkey"),
+            pkrange_id=request.header("x-ms-documentdb-partitionkeyrangeid"),
+            epk_range=(start, end) if start is not None and end is not None else None,
+            max_items=None if max_items is None else _int_header(request, "x-ms-max-item-count", -1),
+            continuation=request.header("x-ms-continuation"),
+            cross_partition=request.flag("x-ms-documentdb-query-enablecrosspartition"),
+            query_metrics=request.flag("x-ms-documentdb-populatequerymetrics"),
+            index_metrics=request.flag("x-ms-cosmos-populateindexmetrics"),
+            intended_rid=request.header("x-ms-cosmos-intended-collection-rid"),
+        ))
 
     def _item(self, request: Request, ctx: Context, db: str, coll: str, item_id: str) -> Outcome:
         engine, method = self.engine, request.method

@@ -48,10 +48,30 @@ def parse_path(path: str, included: bool) -> PathRule:
     return PathRule(tuple(parts[:-1]), parts[-1], included)
 
 
+Composite = tuple[tuple[tuple[str, ...], bool], ...]  # ((path segments, descending), ...)
+
+
+def parse_composite(entry: Any) -> Composite:
+    """One `compositeIndexes` entry: `[{"path": "/a", "order": "ascending"}, ...]`."""
+    if not isinstance(entry, list) or len(entry) < 2:
+        raise ValueError("a composite index needs a list of at least two paths")
+    out = []
+    for part in entry:
+        if not isinstance(part, dict) or not isinstance(part.get("path"), str):
+            raise ValueError("a composite index path must be an object with a 'path' string")
+        segments = tuple(p.strip('"') for p in part["path"].strip().strip("/").split("/") if p)
+        order = str(part.get("order", "ascending")).lower()
+        if order not in ("ascending", "descending") or not segments or segments[-1] in ("*", "?"):
+            raise ValueError(f"invalid composite index path {part!r}")
+        out.append((segments, order == "descending"))
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class IndexPolicy:
     mode: str
     rules: tuple[PathRule, ...]
+    composites: tuple[Composite, ...] = ()
     _verdicts: dict[tuple[str, ...], bool] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -60,7 +80,22 @@ class IndexPolicy:
         mode = str(policy.get("indexingMode", "consistent")).lower()
         rules = [parse_path(p["path"], True) for p in policy.get("includedPaths", [{"path": "/*"}])]
         rules += [parse_path(p["path"], False) for p in policy.get("excludedPaths", [])]
-        return cls(mode, tuple(rules))
+        composites = tuple(parse_composite(c) for c in policy.get("compositeIndexes", []) or [])
+        return cls(mode, tuple(rules), composites)
+
+    def serves_order_by(self, items: Composite) -> bool:
+        """A multi-key ORDER BY needs a composite index on the same paths in the same order, with every
+        direction identical or every one inverted (cosmos-sql-semantics §2, §8.3)."""
+        if len(items) < 2:
+            return True
+        for composite in self.composites:
+            if [p for p, _ in composite] != [p for p, _ in items]:
+                continue
+            same = [d for _, d in composite] == [d for _, d in items]
+            inverted = [not d for _, d in composite] == [d for _, d in items]
+            if same or inverted:
+                return True
+        return False
 
     def is_indexed(self, leaf: tuple[str, ...]) -> bool:
         """True when the most precise matching rule includes this path (memoised: paths repeat)."""

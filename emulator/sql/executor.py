@@ -30,11 +30,13 @@ Rows = Iterable[Any]
 
 @dataclass(frozen=True)
 class QueryResult:
-    """Rows in final order; `loaded` documents read by FROM; `output` rows returned."""
+    """Rows in final order; `loaded` documents read by FROM; `output` rows returned; `matched` FROM rows
+    that passed WHERE (what an index-served filter retrieves; counted only when asked, else -1)."""
 
     rows: list
     loaded: int
     output: int
+    matched: int = -1
 
 
 @dataclass(frozen=True)
@@ -275,10 +277,13 @@ def _dedupe(values: Iterable[Any]) -> Iterator[Any]:
             yield v
 
 
-def run_tail(tail: Tail, rows: Rows) -> Iterator[Any] | list:
-    """Apply the tail stages lazily where possible (so TOP can stop reading early)."""
+def run_tail(tail: Tail, rows: Rows, counter: list | None = None) -> Iterator[Any] | list:
+    """Apply the tail stages lazily where possible (so TOP can stop reading early); `counter[0]` counts
+    the rows that pass WHERE."""
     if tail.where is not None:
         rows = _filtered(tail, rows)
+    if counter is not None:
+        rows = _counted(rows, counter)
     if tail.group is not None:
         out: Iterable[Any] = tail.group(rows)
     else:
@@ -308,21 +313,24 @@ class TopPlan:
     tail: Tail
     no_from: bool
     counted: bool  # count documents as they stream (early stop, or a FROM subquery)
+    documents: bool = False  # FROM rows are the documents themselves (one plain container source)
 
     def outputs(self, documents: Iterable[Any]) -> Iterable[Any]:
         """Lazy output values, for a FROM subquery."""
         return run_tail(self.tail, [None] if self.no_from else self.rows(documents))
 
-    def run(self, documents: Iterable[Any]) -> QueryResult:
+    def run(self, documents: Iterable[Any], count_matches: bool = False) -> QueryResult:
         if self.no_from:
             out = list(run_tail(self.tail, [None]))
-            return QueryResult(out, 0, len(out))
+            return QueryResult(out, 0, len(out), 0)
+        tail = self.tail
+        # without WHERE over plain documents every document matches: no need to count
+        matches = [0] if count_matches and (tail.where is not None or not self.documents) else None
         if self.counted:
             counter = [0]
-            out = list(run_tail(self.tail, self.rows(_counted(documents, counter))))
-            return QueryResult(out, counter[0], len(out))
+            out = list(run_tail(tail, self.rows(_counted(documents, counter)), matches))
+            return QueryResult(out, counter[0], len(out), _matched(matches, counter[0], count_matches))
         docs = documents if isinstance(documents, (list, tuple)) else list(documents)
-        tail = self.tail
         if (
             tail.group is None
             and tail.order is None
@@ -330,10 +338,16 @@ class TopPlan:
             and tail.stop is None
             and not tail.start
         ):
-            out = _fast_list(tail, self.rows(docs))
-        else:
-            out = list(run_tail(tail, self.rows(docs)))
-        return QueryResult(out, len(docs), len(out))
+            out, passed = _fast_list(tail, self.rows(docs))
+            return QueryResult(out, len(docs), len(out), passed if count_matches else -1)
+        out = list(run_tail(tail, self.rows(docs), matches))
+        return QueryResult(out, len(docs), len(out), _matched(matches, len(docs), count_matches))
+
+
+def _matched(counter: list | None, loaded: int, wanted: bool) -> int:
+    if not wanted:
+        return -1
+    return loaded if counter is None else counter[0]
 
 
 def _filtered(tail: Tail, rows: Rows) -> Rows:
@@ -343,15 +357,17 @@ def _filtered(tail: Tail, rows: Rows) -> Rows:
     return (r for r in rows if where(r) is True)
 
 
-def _fast_list(tail: Tail, rows: Rows) -> list:
-    """The hot path: C-level filter() and list comprehensions, no generator layers."""
+def _fast_list(tail: Tail, rows: Rows) -> tuple[list, int]:
+    """The hot path: C-level filter() and list comprehensions, no generator layers. Returns the
+    outputs and how many rows passed WHERE."""
     project = tail.project
     if tail.where is not None:
         rows = _filtered(tail, rows)
     out = list(rows) if project is None else [project(r) for r in rows]
+    passed = len(out)
     if tail.skip_undefined:
         out = [v for v in out if v is not U]
-    return out
+    return out, passed
 
 
 def _counted(documents: Iterable[Any], counter: list) -> Iterator[Any]:
@@ -376,7 +392,7 @@ def _compile_top(q: a.Query, ctx: Context) -> TopPlan:
     tail = _tail(q, scope, ctx)
     lazy = tail.stop is not None and tail.group is None and tail.order is None
     counted = lazy or first.collection.subquery is not None
-    return TopPlan(_row_builder(head, joins, single), tail, False, counted)
+    return TopPlan(_row_builder(head, joins, single), tail, False, counted, single and head is None)
 
 
 def _head(first: a.Source, scope: Scope, ctx: Context) -> Callable[[Iterable[Any]], Rows] | None:
@@ -450,7 +466,12 @@ def plan_for(query: a.Query, parameters: Mapping[str, Any] | None) -> TopPlan:
 
 
 def execute(
-    query: a.Query, documents: Iterable[dict], parameters: Mapping[str, Any] | None = None
+    query: a.Query,
+    documents: Iterable[dict],
+    parameters: Mapping[str, Any] | None = None,
+    *,
+    count_matches: bool = False,
 ) -> QueryResult:
-    """Run the whole query over one partition's documents."""
-    return plan_for(query, parameters).run(documents)
+    """Run the whole query over one partition's documents (`count_matches`: fill `matched`, which the
+    RU model needs for index-served filters)."""
+    return plan_for(query, parameters).run(documents, count_matches)

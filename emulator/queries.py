@@ -1,0 +1,354 @@
+"""How the emulator serves SQL queries the way the gateway does: request parsing, routing targets, the
+query plan, paging, per-page RU shares and the query/index metrics headers.
+
+Pure helpers; `Engine.query` / `Engine.query_plan` do the I/O-free orchestration under the engine lock.
+Wire behaviour follows cosmos-wire-protocol.md §1.6-1.9 and the routing rule of ru-cost-model.md §3.3:
+- a full partition key runs the whole query in its logical partition;
+- a pkrange id (the SDK's own fan-out, feed ranges, hierarchical prefixes) runs it in that range,
+  limited to `x-ms-start-epk`/`x-ms-end-epk` when given;
+- no routing at all: streamable queries are served here, one physical partition per page, over the
+  ranges the WHERE clause targets; anything else is refused 400/1004 so the SDK asks for the plan.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from emulator import errors
+from emulator.hashing import MAX_EPK, MIN_EPK, prefix_range
+from emulator.indexing import IndexPolicy
+from emulator.model import Container, PkRange
+from emulator.partitioning import overlaps
+from emulator.sql import KeyFilter, Query, QueryShape, SqlError, ast
+
+DEFAULT_PAGE_ITEMS = 100  # x-ms-max-item-count absent: the REST API's default page size
+MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # a page never exceeds the service's 4 MB response size
+
+CROSS_PARTITION_DISABLED = (
+    "Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition "
+    "to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception."
+)
+NOT_SERVABLE = (  # cosmos-errors-and-stats.md §1.4, substatus 1004
+    "The provided cross partition query can not be directly served by the gateway. This is a first chance "
+    "(internal) exception that all newer clients will know how to handle gracefully. This exception is traced, "
+    "but unless you see it bubble up as an exception (which only happens on older SDK clients), then you can "
+    "safely ignore this message."
+)
+NO_COMPOSITE_INDEX = "The order by query does not have a corresponding composite index that it can be served from."
+ORDER_BY_EXCLUDED = "The index path corresponding to the specified order-by item is excluded."
+PLAN_PREFIX = "Gateway Failed to Retrieve Query Plan: "
+
+
+@dataclass(frozen=True)
+class QueryRequest:
+    """One query POST, as the HTTP layer decoded it."""
+
+    body: Any
+    pk_header: Any = None
+    pkrange_id: str | None = None
+    epk_range: tuple[str, str] | None = None
+    max_items: int | None = None
+    continuation: str | None = None
+    cross_partition: bool = False
+    query_metrics: bool = False
+    index_metrics: bool = False
+    intended_rid: str | None = None
+
+
+def query_text_and_parameters(body: Any) -> tuple[str, dict[str, Any]]:
+    """The body `{"query": ..., "parameters": [{"name", "value"}]}` as text and a name -> value map."""
+    if isinstance(body, str):
+        return body, {}
+    if not isinstance(body, dict) or not isinstance(body.get("query"), str):
+        raise errors.bad_request("The query body must be a JSON object with a 'query' string.")
+    params: dict[str, Any] = {}
+    for param in body.get("parameters") or []:
+        name = param.get("name") if isinstance(param, dict) else None
+        if not isinstance(name, str) or not name.startswith("@"):
+            raise errors.bad_request(f"Invalid query parameter {param!r}: each needs a 'name' starting with '@'.")
+        if name in params:
+            raise errors.bad_request(f"Invalid query. Specified duplicate parameter name '{name}'.")
+        if "value" in param:  # a parameter without a value stays unresolved (SC2001 where it is used)
+            params[name] = param["value"]
+    return body["query"], params
+
+
+def sql_error(exc: SqlError, prefix: str = "") -> errors.CosmosError:
+    """A query compile/run error as the service's 400 body (`Message: {"errors":[...]}`)."""
+    return errors.CosmosError(400, f"{prefix}Message: {exc.to_service_message()}")
+
+
+# -- routing ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """One physical partition a query runs in, limited to the EPK interval [lo, hi) (a point if lo == hi)."""
+
+    range: PkRange
+    lo: str
+    hi: str
+
+
+def key_intervals(coll: Container, key_filter: KeyFilter) -> list[tuple[str, str]]:
+    """EPK intervals the filter pins: a point per full key, a prefix range per hierarchical prefix."""
+    if key_filter.keys is None:
+        return [(MIN_EPK, MAX_EPK)]
+    levels = len(coll.key_paths)
+    out = []
+    for key in key_filter.keys:
+        epk = coll.epk(key)
+        out.append((epk, epk) if len(key) == levels else prefix_range(epk))
+    return sorted(set(out))
+
+
+def targets_for(coll: Container, intervals: list[tuple[str, str]]) -> list[Target]:
+    """The physical partitions overlapping the intervals, in EPK order, each with its clipped interval."""
+    out: list[Target] = []
+    for lo, hi in intervals:
+        if lo == hi:
+            out.append(Target(coll.range_for(lo), lo, lo))
+            continue
+        for rng in coll.ranges:
+            if overlaps(rng.min, rng.max, lo, hi):
+                out.append(Target(rng, max(lo, rng.min), hi if rng.max == MAX_EPK else min(hi, rng.max)))
+    out.sort(key=lambda t: (t.range.min, t.lo))
+    return out
+
+
+def plan_ranges(intervals: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    """The plan's `queryRanges`: EPK points are inclusive on both ends (wire §1.7)."""
+    return [
+        {"min": lo, "max": hi, "isMinInclusive": True, "isMaxInclusive": lo == hi}
+        for lo, hi in intervals
+    ]
+
+
+def query_plan(shape: QueryShape, rewritten: str, intervals: list[tuple[str, str]]) -> dict[str, Any]:
+    return {
+        "partitionedQueryExecutionInfoVersion": 2,
+        "queryInfo": shape.query_info(rewritten),
+        "queryRanges": plan_ranges(intervals),
+        "hybridSearchQueryInfo": None,
+    }
+
+
+def required_features(query: Query, shape: QueryShape) -> list[str]:
+    """Client-side operators a cross-partition plan needs, in the SDK's feature names (wire §1.7)."""
+    needed = []
+    if shape.aggregates:
+        needed.append("Aggregate")
+        if not shape.has_select_value:
+            needed.append("NonValueAggregate")
+    if shape.distinct_type != "None":
+        needed.append("Distinct")
+    if query.group_by:
+        needed.append("GroupBy")
+    if len(shape.order_by) > 1:
+        needed.append("MultipleOrderBy")
+    if shape.order_by:
+        needed.append("OrderBy")
+    if shape.offset is not None or shape.limit is not None:
+        needed.append("OffsetAndLimit")
+    if shape.top is not None:
+        needed.append("Top")
+    return needed
+
+
+def check_features(query: Query, shape: QueryShape, supported_header: str | None) -> None:
+    """Refuse a plan whose operators the client did not declare (how cross-partition GROUP BY fails)."""
+    if supported_header is None:
+        return
+    supported = {f.strip() for f in supported_header.split(",")}
+    missing = [f for f in required_features(query, shape) if f not in supported and f != "NonValueAggregate"]
+    if missing:
+        lines = " ".join(f"Query contained {f}, which the calling client does not support." for f in missing)
+        raise errors.bad_request(
+            "Query contains 1 or more unsupported features. Upgrade your SDK to a version that does support the "
+            f"requested features: {lines}"
+        )
+
+
+def _order_path(expr: Any) -> tuple[str, ...] | None:
+    """`c.a.b` / `c["a"]` -> ("a", "b"); None for anything that is not a plain property path."""
+    steps: list[str] = []
+    while isinstance(expr, ast.Prop):
+        steps.append(expr.name)
+        expr = expr.target
+    return tuple(reversed(steps)) if isinstance(expr, ast.Ident) and steps else None
+
+
+def check_order_by(query: Query, policy: IndexPolicy) -> None:
+    """ORDER BY is served from the index: an excluded path, or several keys without a matching composite
+    index, are refused like the service does (cosmos-sql-semantics §8.3)."""
+    if not query.order_by:
+        return
+    items = [(_order_path(item.expr), item.descending) for item in query.order_by]
+    if any(path is None for path, _ in items):
+        return  # not a document path: the SQL checks report 2206
+    paths = [(path, desc) for path, desc in items if path is not None]
+    if len(paths) == 1:
+        if policy.mode != "none" and not policy.is_indexed(paths[0][0]):
+            raise errors.bad_request(ORDER_BY_EXCLUDED)
+        return
+    if not policy.serves_order_by(tuple(paths)):
+        raise errors.bad_request(NO_COMPOSITE_INDEX)
+
+
+# -- paging and charges ------------------------------------------------------------------------
+
+
+def decode_continuation(token: str | None) -> tuple[str | None, int]:
+    """(EPK where the current target starts, rows of it already returned)."""
+    if not token:
+        return None, 0
+    try:
+        state = orjson.loads(token)
+        start, offset = state.get("min"), int(state.get("offset", 0))
+    except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
+        raise errors.bad_request("The continuation token is malformed.") from None
+    if (start is not None and not isinstance(start, str)) or offset < 0:
+        raise errors.bad_request("The continuation token is malformed.")
+    return start, offset
+
+
+def encode_continuation(start: str, offset: int) -> str:
+    return orjson.dumps({"min": start, "offset": offset}).decode()
+
+
+def resume_index(targets: list[Target], start: str | None) -> tuple[int, bool]:
+    """Which target a continuation resumes, and whether it is the very same one (else begin it afresh:
+    the range split or vanished between pages)."""
+    if start is None:
+        return 0, True
+    for i, target in enumerate(targets):
+        if target.lo == start:
+            return i, True
+        if target.lo > start:
+            return i, False
+    return len(targets), False
+
+
+def page_rows(rows: list, offset: int, max_items: int | None) -> tuple[list, list[int]]:
+    """The next page of rows and each row's serialized size, within the item and 4 MB limits."""
+    limit = DEFAULT_PAGE_ITEMS if max_items is None or max_items == 0 else max_items
+    end = len(rows) if limit < 0 else min(len(rows), offset + limit)
+    page, sizes, total = [], [], 0
+    for row in rows[offset:end]:
+        size = len(orjson.dumps(row))
+        if page and total + size > MAX_RESPONSE_BYTES:
+            break
+        page.append(row)
+        sizes.append(size)
+        total += size
+    return page, sizes
+
+
+def share(total: int, start: int, end: int, count: int) -> int:
+    """The integer part of `total` that rows [start, end) of `count` carry; the pages of a range sum to
+    `total` exactly, and an empty result puts it all on the first page."""
+    if count == 0:
+        return total if start == 0 else 0
+    return total * end // count - total * start // count
+
+
+# -- metrics headers ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PageMetrics:
+    retrieved_docs: int
+    retrieved_bytes: int
+    output_docs: int
+    output_bytes: int
+    execution_ms: float
+    index_hit_ratio: float
+
+
+def query_metrics_header(m: PageMetrics) -> str:
+    """`x-ms-documentdb-query-metrics`: the service's semicolon-separated name=value list."""
+    fields = {
+        "totalExecutionTimeInMs": f"{m.execution_ms:.2f}",
+        "queryCompileTimeInMs": "0.00",
+        "queryLogicalPlanBuildTimeInMs": "0.00",
+        "queryPhysicalPlanBuildTimeInMs": "0.00",
+        "queryOptimizationTimeInMs": "0.00",
+        "VMExecutionTimeInMs": f"{m.execution_ms:.2f}",
+        "indexLookupTimeInMs": "0.00",
+        "instructionCount": "0",
+        "documentLoadTimeInMs": "0.00",
+        "systemFunctionExecuteTimeInMs": "0.00",
+        "userFunctionExecuteTimeInMs": "0.00",
+        "retrievedDocumentCount": str(m.retrieved_docs),
+        "retrievedDocumentSize": str(m.retrieved_bytes),
+        "outputDocumentCount": str(m.output_docs),
+        "outputDocumentSize": str(m.output_bytes),
+        "writeOutputTimeInMs": "0.00",
+        "indexUtilizationRatio": f"{m.index_hit_ratio:.2f}",
+    }
+    return ";".join(f"{k}={v}" for k, v in fields.items())
+
+
+def index_utilization_header(indexed: tuple[tuple[str, ...], ...], unindexed: tuple[tuple[str, ...], ...]) -> str:
+    """`x-ms-cosmos-index-utilization`: base64 JSON naming the indexes used and the ones that would help."""
+
+    def entry(path: tuple[str, ...]) -> dict[str, Any]:
+        spec = "/" + "/".join(path) + "/?"
+        return {"FilterExpression": "", "IndexSpec": spec, "FilterPreciseSet": True, "IndexPreciseSet": True,
+                "IndexImpactScore": "High"}
+
+    info = {
+        "UtilizedSingleIndexes": [entry(p) for p in indexed],
+        "PotentialSingleIndexes": [entry(p) for p in unindexed],
+        "UtilizedCompositeIndexes": [],
+        "PotentialCompositeIndexes": [],
+    }
+    return base64.b64encode(orjson.dumps(info)).decode()
+
+
+# -- per-range results ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RangeResult:
+    """A query's whole result in one target, computed once and paged from a cache."""
+
+    rows: list
+    retrieved_docs: int
+    retrieved_bytes: int
+    execution_ms: float
+    indexed: tuple[tuple[str, ...], ...]
+    unindexed: tuple[tuple[str, ...], ...]
+    index_hit_ratio: float
+
+
+class ResultCache:
+    """Recently computed range results, so paging a result costs its rows once, not once per page.
+
+    Keyed by the range's LSN, so any write to the range makes later pages recompute (and skip)."""
+
+    def __init__(self, capacity: int = 64) -> None:
+        self.capacity = capacity
+        self._entries: OrderedDict[tuple, RangeResult] = OrderedDict()
+
+    def get(self, key: tuple) -> RangeResult | None:
+        hit = self._entries.get(key)
+        if hit is not None:
+            self._entries.move_to_end(key)
+        return hit
+
+    def put(self, key: tuple, result: RangeResult) -> None:
+        self._entries[key] = result
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.capacity:
+            self._entries.popitem(last=False)
+
+
+def parameters_key(params: Mapping[str, Any]) -> bytes:
+    return orjson.dumps(dict(params), option=orjson.OPT_SORT_KEYS) if params else b""
