@@ -29,3 +29,4 @@ lint: install
 
 bench: install
 	$(PY) benchmarks/bench_point_ops.py
+	$(PY) benchmarks/bench_query.py

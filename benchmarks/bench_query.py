@@ -1,0 +1,270 @@
+"""SQL queries through the real azure-cosmos SDK: single-partition queries/s, and fan-outs over a big container.
+
+1. Single-partition `SELECT * FROM c WHERE c.id = @id` with a partition key: emulator vs the null server
+   (the SDK's own floor), each in its own process as in bench_point_ops.py.
+2. 500,000 items of 1 KB on 10 physical partitions (query_server.py, populated in-process): a fan-out
+   `SELECT VALUE COUNT(1)`, a selective filtered fan-out and a filtered count, best of 3, each checked
+   against a plain-Python loop over the same dicts, timed in this run (the baseline). The server's
+   memory comes from its /proc/<pid>/status: RSS over its idle RSS, as a multiple of the raw JSON size.
+Targets (issue 3): the fan-out count within 3x of the loop; peak memory at most 3x the raw JSON size.
+Run: .venv/bin/python benchmarks/bench_query.py [--ops 2000] [--items 500000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from azure.cosmos import CosmosClient, PartitionKey
+from azure.cosmos.exceptions import CosmosHttpResponseError
+from bench_point_ops import KEY, ROOT, free_port, start
+from query_server import CONTAINER, DATABASE, make_doc
+
+POINT_QUERY = "SELECT * FROM c WHERE c.id = @id"
+COUNT_TARGET = 3.0
+MEMORY_TARGET = 3.0
+MB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class FanOut:
+    """A cross-partition query and the plain-Python loop that computes the same answer."""
+
+    name: str
+    sql: str
+    loop: Callable[[list[dict[str, Any]]], Any]
+    target: float | None
+
+
+FAN_OUTS = (
+    FanOut("count", "SELECT VALUE COUNT(1) FROM c", lambda docs: sum(1 for d in docs), COUNT_TARGET),
+    FanOut("filter", "SELECT * FROM c WHERE c.category = 'cat7' AND c.n > 990",
+           lambda docs: [d for d in docs if d["category"] == "cat7" and d["n"] > 990], None),
+    FanOut("count where", "SELECT VALUE COUNT(1) FROM c WHERE c.category = 'cat7'",
+           lambda docs: sum(1 for d in docs if d["category"] == "cat7"), None),
+)
+
+
+@dataclass
+class Probe:
+    """A raw_response_hook: what one query cost and which partition key ranges answered it."""
+
+    requests: int = 0
+    charge: float = 0.0
+    ranges: set[str] = field(default_factory=set)
+
+    def __call__(self, response: Any) -> None:
+        headers = response.http_response.headers
+        self.requests += 1
+        self.charge += float(headers.get("x-ms-request-charge") or 0)
+        if "/docs" in response.http_request.url and headers.get("x-ms-documentdb-partitionkeyrangeid"):
+            self.ranges.add(headers["x-ms-documentdb-partitionkeyrangeid"])
+
+    def reset(self) -> None:
+        self.requests, self.charge, self.ranges = 0, 0.0, set()
+
+
+def best_of(runs: int, fn: Callable[[], Any]) -> tuple[float, Any]:
+    """The fastest of `runs` calls, and the last call's result."""
+    best, result = float("inf"), None
+    for _ in range(runs):
+        started = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - started)
+    return best, result
+
+
+def _refusal(exc: CosmosHttpResponseError) -> str:
+    return f"{exc.status_code}: {str(exc.message).splitlines()[0][:100]}"
+
+
+# -- 1. single-partition queries per second ----------------------------------------------------
+
+
+def point_query_seconds(url: str, ops: int, setup: bool) -> float | str:
+    """Seconds for `ops` single-partition queries, or why the server refused them."""
+    client = CosmosClient(url, credential=KEY, consistency_level="Eventual")
+    if setup:
+        db = client.create_database_if_not_exists("bench")
+        container = db.create_container_if_not_exists("bench", PartitionKey("/pk"), offer_throughput=10_000)
+        container.upsert_item({"id": "item", "pk": "p", "payload": "x" * 900})
+    else:
+        container = client.get_database_client("bench").get_container_client("bench")
+    params: list[dict[str, Any]] = [{"name": "@id", "value": "item"}]
+
+    def query() -> list[dict[str, Any]]:
+        return list(container.query_items(POINT_QUERY, parameters=params, partition_key="p"))
+
+    try:
+        if [d["id"] for d in query()] != ["item"]:
+            return "wrong answer"
+        for _ in range(200):  # warm-up: connection, caches
+            query()
+    except CosmosHttpResponseError as exc:
+        return _refusal(exc)
+    started = time.perf_counter()
+    for _ in range(ops):
+        query()
+    return time.perf_counter() - started
+
+
+def single_partition(ops: int) -> None:
+    results: dict[str, float | str] = {}
+    for name, command in (
+        ("null", [sys.executable, "benchmarks/null_server.py"]),
+        ("emulator", [sys.executable, "-m", "emulator", "--no-throttling", "--port"]),
+    ):
+        port = free_port()
+        proc = start(command + [str(port)], port)
+        try:
+            results[name] = point_query_seconds(f"http://127.0.0.1:{port}/", ops, name == "emulator")
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+    null_s, emu_s = results["null"], results["emulator"]
+    print(f"\nsingle-partition query ({ops} x `{POINT_QUERY}`, partition_key='p')")
+    print(f"{'null ops/s':>11} {'emulator ops/s':>15} {'time ratio':>11}")
+    if isinstance(null_s, str) or isinstance(emu_s, str):
+        print(f"  not measured: null {null_s}, emulator {emu_s}")
+        return
+    print(f"{ops / null_s:>11.0f} {ops / emu_s:>15.0f} {emu_s / null_s:>11.2f}")
+
+
+# -- 2. fan-outs over a populated container ------------------------------------------------------
+
+
+def memory(pid: int) -> dict[str, int]:
+    """VmRSS and VmHWM (peak RSS) of a process, in bytes."""
+    with open(f"/proc/{pid}/status") as f:
+        fields = dict(line.split(":", 1) for line in f)
+    return {k: int(fields[k].split()[0]) * 1024 for k in ("VmRSS", "VmHWM")}
+
+
+def reset_peak(pid: int) -> None:
+    """Start VmHWM again from the current RSS, so the next peak is the queries' own."""
+    with open(f"/proc/{pid}/clear_refs", "w") as f:
+        f.write("5")
+
+
+class Server:
+    """query_server.py as a child process, stepped through its stdin/stdout handshake."""
+
+    def __init__(self, items: int) -> None:
+        command = [sys.executable, "benchmarks/query_server.py", "--items", str(items)]
+        self.proc = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def expect(self, word: str) -> list[str]:
+        line = self.proc.stdout.readline().split()  # type: ignore[union-attr]
+        if not line or line[0] != word:
+            raise RuntimeError(f"query_server said {line!r}, expected {word!r} (exit code {self.proc.poll()})")
+        return line[1:]
+
+    def go(self) -> None:
+        self.proc.stdin.write("go\n")  # type: ignore[union-attr]
+        self.proc.stdin.flush()  # type: ignore[union-attr]
+
+    def stop(self) -> None:
+        self.proc.stdin.close()  # type: ignore[union-attr]
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def check(fan_out: FanOut, got: list[Any], expected: Any) -> str:
+    """'ok' when the emulator's answer equals the loop's."""
+    if isinstance(expected, list):
+        same = sorted(d["id"] for d in got) == sorted(d["id"] for d in expected)
+        return "ok" if same else f"WRONG: {len(got)} rows, expected {len(expected)}"
+    return "ok" if got == [expected] else f"WRONG: {got[:3]}, expected [{expected}]"
+
+
+def run_fan_outs(url: str, docs: list[dict[str, Any]], runs: int) -> list[tuple[FanOut, float, float, str, Probe]]:
+    """Each fan-out timed through the SDK and as a loop; requests, pkranges and RU are its last run's."""
+    probe = Probe()
+    client = CosmosClient(url, credential=KEY, consistency_level="Eventual", raw_response_hook=probe)
+    container = client.get_database_client(DATABASE).get_container_client(CONTAINER)
+    rows = []
+    for fan_out in FAN_OUTS:
+        loop_s, expected = best_of(runs, lambda f=fan_out: f.loop(docs))
+
+        def query(sql: str = fan_out.sql) -> list[Any]:
+            probe.reset()
+            return list(container.query_items(sql, enable_cross_partition_query=True))
+
+        try:
+            emu_s, got = best_of(runs, query)
+            verdict = check(fan_out, got, expected)
+        except CosmosHttpResponseError as exc:
+            emu_s, verdict = float("nan"), f"refused {_refusal(exc)}"
+        last_run = Probe(probe.requests, probe.charge, set(probe.ranges))
+        rows.append((fan_out, emu_s, loop_s, verdict, last_run))
+    return rows
+
+
+def fan_outs(items: int, runs: int) -> None:
+    """Populate the server, time the fan-outs against the loops, and print both tables."""
+    server = Server(items)
+    try:
+        server.expect("idle")
+        idle = memory(server.proc.pid)
+        server.go()
+        started = time.perf_counter()
+        docs = [make_doc(i) for i in range(items)]  # meanwhile, on the other core
+        raw = sum(len(orjson.dumps(d)) for d in docs)
+        url, stored = server.expect("ready")
+        populate_s = time.perf_counter() - started
+        populated = memory(server.proc.pid)
+        reset_peak(server.proc.pid)
+        rows = run_fan_outs(url, docs, runs)
+        after = memory(server.proc.pid)
+    finally:
+        server.stop()
+    print(f"\nfan-out over {items:,} items of ~1 KB on 10 physical partitions, best of {runs}; "
+          f"population {populate_s:.1f} s ({items / populate_s:,.0f} items/s, in-process)")
+    print(f"{'query':<12} {'emulator s':>11} {'loop s':>9} {'ratio':>8} {'target':>7}  {'verdict':<7} "
+          f"{'requests':>8} {'pkranges':>8} {'RU':>9}  answer")
+    for fan_out, emu_s, loop_s, verdict, probe in rows:
+        ratio = emu_s / loop_s
+        target = f"<= {fan_out.target:g}" if fan_out.target else "-"
+        verdict_ok = "-" if fan_out.target is None or ratio != ratio else ("ok" if ratio <= fan_out.target else "MISS")
+        print(f"{fan_out.name:<12} {emu_s:>11.3f} {loop_s:>9.4f} {ratio:>8.1f} {target:>7}  {verdict_ok:<7} "
+              f"{probe.requests:>8} {len(probe.ranges):>8} {probe.charge:>9.1f}  {verdict}")
+    print_memory(raw, int(stored), idle, populated, after)
+
+
+def print_memory(raw: int, stored: int, idle: dict[str, int], populated: dict[str, int], after: dict[str, int]) -> None:
+    print(f"\nserver memory; raw JSON {raw / MB:,.0f} MB (stored with system properties: {stored / MB:,.0f} MB), "
+          f"idle RSS {idle['VmRSS'] / MB:,.0f} MB")
+    print(f"{'phase':<28} {'RSS MB':>8} {'over idle MB':>13} {'x raw JSON':>11} {'target':>7}  verdict")
+    phases = (
+        ("after population", populated["VmRSS"]),
+        ("peak during population", populated["VmHWM"]),
+        ("peak during queries", after["VmHWM"]),
+    )
+    for name, rss in phases:
+        over = rss - idle["VmRSS"]
+        ratio = over / raw
+        verdict = "ok" if ratio <= MEMORY_TARGET else "MISS"
+        print(f"{name:<28} {rss / MB:>8,.0f} {over / MB:>13,.0f} {ratio:>11.2f} {'<= 3':>7}  {verdict}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ops", type=int, default=2000)
+    parser.add_argument("--items", type=int, default=500_000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[attr-defined] - in order with the server's stderr
+    single_partition(args.ops)
+    fan_outs(args.items, args.runs)
+
+
+if __name__ == "__main__":
+    main()
