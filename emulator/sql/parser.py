@@ -347,29 +347,22 @@ def _lark() -> Lark:
     return Lark(grammar, parser="lalr", lexer="basic", propagate_positions=True, maybe_placeholders=True)
 
 
-def _near_end(text: str) -> SqlError:
-    """Error at end of input: the service reports the last token it saw."""
-    last = None
-    try:
-        for tok in _lark().lex(text):
-            last = tok
-    except UnexpectedInput:
-        pass
-    if last is None:
-        return syntax_error("", len(text), len(text))
-    return syntax_error(last.value, last.start_pos, last.end_pos)
+def _end_of_file(text: str) -> SqlError:
+    """Input ended mid-query: SC1002, located at the end (cosmos-errors-and-stats.md §1.4)."""
+    end = len(text.rstrip())
+    return SqlError("SC1002", "Syntax error, unexpected end-of-file.", end, end)
 
 
 def _to_sql_error(text: str, exc: UnexpectedInput) -> SqlError:
     if isinstance(exc, UnexpectedToken):
         tok = exc.token
         if tok.type == "$END":
-            return _near_end(text)
+            return _end_of_file(text)
         return syntax_error(tok.value, tok.start_pos, tok.end_pos)
     if isinstance(exc, UnexpectedCharacters):
         pos = exc.pos_in_stream
         return syntax_error(text[pos], pos, pos + 1)
-    return _near_end(text)
+    return _end_of_file(text)
 
 
 @functools.lru_cache(maxsize=1024)

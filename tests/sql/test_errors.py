@@ -91,9 +91,10 @@ def test_error_code_message_and_location(text: str, code: str, message: str, spa
     assert (err.code, err.message, (err.start, err.end)) == (code, message, span)
 
 
-def test_end_of_input_reports_the_last_token() -> None:
-    err = error_of("SELECT * FROM")
-    assert (err.message, err.start, err.end) == ("Syntax error, incorrect syntax near 'FROM'.", 9, 13)
+def test_end_of_input_is_sc1002() -> None:
+    """cosmos-errors-and-stats.md §1.4: SC1002 "Syntax error, unexpected end-of-file.", at the end."""
+    err = error_of("SELECT * FROM  ")
+    assert (err.code, err.message, err.start, err.end) == ("SC1002", "Syntax error, unexpected end-of-file.", 13, 13)
 
 
 def test_trailing_comma_before_from() -> None:
