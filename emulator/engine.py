@@ -482,14 +482,14 @@ class Engine:
 
     # -- offers ----------------------------------------------------------------------------
 
-    def list_offers(self, ctx: Context, resource_filter: set[str] | None = None) -> Outcome:
-        """All offers, or those whose resource link or owner rid is in `resource_filter`."""
-        with self._metered(ctx, "ReadFeed", "offers") as meter:
+    def list_offers(self, ctx: Context, body: Any = None) -> Outcome:
+        """All offers, or those a SQL query selects (the SDK asks `... WHERE r.resource = @link`)."""
+        with self._metered(ctx, "ReadFeed" if body is None else "Query", "offers") as meter:
             meter.charge = self.cost.metadata_read_ru
-            offers = [
-                o.to_json() for o in self.offers.values()
-                if resource_filter is None or {o.resource_link, o.resource_rid, o.rid} & resource_filter
-            ]
+            offers = [o.to_json() for o in self.offers.values()]
+            if body is not None:
+                text, params = queries.query_text_and_parameters(body)
+                offers = _guarded(lambda: execute(_parse(text), offers, params).rows)
             return Outcome(200, {"_rid": "", "Offers": offers, "_count": len(offers)}, meter.charge)
 
     def read_offer(self, ctx: Context, offer_rid: str) -> Outcome:

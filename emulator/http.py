@@ -221,19 +221,12 @@ class CosmosApp:
     def _offers(self, request: Request, ctx: Context) -> Outcome:
         seg, method = request.segments, request.method
         if len(seg) == 1 and method == "POST":
-            return self.engine.list_offers(ctx, _offer_filter(request.json()))
+            return self.engine.list_offers(ctx, request.json())
         if len(seg) == 1:
             return _only(method, "GET", lambda: self.engine.list_offers(ctx))
         if method == "PUT":
             return self.engine.replace_offer(ctx, seg[1], request.json())
         return _only(method, "GET", lambda: self.engine.read_offer(ctx, seg[1]))
-
-
-def _offer_filter(body: Any) -> set[str] | None:
-    """The SDK's offer query (`... WHERE r.resource = @link`): filter on its string parameters."""
-    params = body.get("parameters") if isinstance(body, dict) else None
-    values = {p.get("value") for p in params or [] if isinstance(p, dict) and isinstance(p.get("value"), str)}
-    return values or None
 
 
 def _throughput(request: Request) -> ThroughputSpec | None:
