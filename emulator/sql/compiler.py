@@ -17,7 +17,7 @@ from typing import Any
 from . import ast as a
 from .checks import UNVERIFIED
 from .errors import SqlError, unresolved
-from .functions import AGGREGATES, FUNCTIONS
+from .functions import AGGREGATES, FUNCTIONS, PREDICATE_FUNCTIONS, TYPE_CHECK_FUNCTIONS
 from .operators import BINARY, MIRROR, ORDER_TESTS, UNARY, like, like_regex
 from .values import deep_equal, hash_key, rank
 
@@ -253,28 +253,7 @@ def _compare_constant(node: a.Binary, scope: Scope, ctx: Context) -> Fn | None:
     return factory(value, key, k, k.__class__, U)
 
 
-BOOLEAN_FUNCTIONS = frozenset(
-    {
-        "IS_DEFINED",
-        "IS_NULL",
-        "IS_BOOL",
-        "IS_NUMBER",
-        "IS_STRING",
-        "IS_ARRAY",
-        "IS_OBJECT",
-        "IS_PRIMITIVE",
-        "IS_FINITE_NUMBER",
-        "IS_INTEGER",
-        "CONTAINS",
-        "STARTSWITH",
-        "ENDSWITH",
-        "STRINGEQUALS",
-        "REGEXMATCH",
-        "ARRAY_CONTAINS",
-        "ARRAY_CONTAINS_ANY",
-        "ARRAY_CONTAINS_ALL",
-    }
-)
+BOOLEAN_FUNCTIONS = TYPE_CHECK_FUNCTIONS | PREDICATE_FUNCTIONS | {"IS_FINITE_NUMBER", "IS_INTEGER"}
 
 
 def is_boolean(node: Any) -> bool:

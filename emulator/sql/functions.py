@@ -54,6 +54,16 @@ class Builtin:
         return f"The {self.name} function requires {need} argument(s)."
 
 
+# Type checks: boolean-valued, and served by the range index when applied to a path.
+TYPE_CHECK_FUNCTIONS = frozenset(
+    {"IS_DEFINED", "IS_NULL", "IS_BOOL", "IS_NUMBER", "IS_STRING", "IS_ARRAY", "IS_OBJECT", "IS_PRIMITIVE"}
+)
+# String and array predicates: boolean-valued and index-served too (some with false positives).
+PREDICATE_FUNCTIONS = frozenset(
+    {"CONTAINS", "STARTSWITH", "ENDSWITH", "STRINGEQUALS", "REGEXMATCH", "ARRAY_CONTAINS", "ARRAY_CONTAINS_ANY",
+     "ARRAY_CONTAINS_ALL"}
+)
+
 AGGREGATES = {
     "COUNT": "Count",
     "SUM": "Sum",

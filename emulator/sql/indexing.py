@@ -15,40 +15,14 @@ from typing import Any
 
 from . import ast as a
 from .checks import has_aggregate, select_exprs
+from .functions import PREDICATE_FUNCTIONS, TYPE_CHECK_FUNCTIONS
 
 Path = tuple[str, ...]
 
 # Built-ins the range index serves when their first argument is a path and the rest are constants.
-INDEXED_FUNCTIONS = frozenset(
-    {
-        "ARRAY_CONTAINS",
-        "ARRAY_CONTAINS_ANY",
-        "ARRAY_CONTAINS_ALL",
-        "ARRAY_LENGTH",
-        "IS_DEFINED",
-        "IS_NULL",
-        "IS_BOOL",
-        "IS_NUMBER",
-        "IS_STRING",
-        "IS_ARRAY",
-        "IS_OBJECT",
-        "IS_PRIMITIVE",
-        "STARTSWITH",
-        "ENDSWITH",
-        "CONTAINS",
-        "STRINGEQUALS",
-        "REGEXMATCH",
-        "ROUND",
-        "SUBSTRING",
-        "ABS",
-        "CEILING",
-        "FLOOR",
-        "TRUNC",
-        "LEFT",
-        "LENGTH",
-        "IIF",
-    }
-)
+INDEXED_FUNCTIONS = TYPE_CHECK_FUNCTIONS | PREDICATE_FUNCTIONS | {
+    "ARRAY_LENGTH", "ROUND", "SUBSTRING", "ABS", "CEILING", "FLOOR", "TRUNC", "LEFT", "LENGTH", "IIF",
+}
 # Index-served but may give false positives: an aggregate query falls back to a full scan.
 FALSE_POSITIVE_FUNCTIONS = frozenset({"CONTAINS", "ENDSWITH", "REGEXMATCH"})
 
