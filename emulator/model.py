@@ -32,6 +32,7 @@ def key_json(components: tuple[Any, ...]) -> str:
 class StoredItem:
     doc: dict[str, Any]  # with system properties
     size: int  # persisted bytes (UTF-8 JSON)
+    seq: int = 0  # write order: queries scan a range in it (creation order is also memory order)
 
 
 @dataclass
