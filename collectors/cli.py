@@ -6,7 +6,11 @@ Exit codes (DESIGN.md): 0 all good; 1 ran, but some items failed; 2 bad config o
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -55,6 +59,96 @@ def emulator(
         _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     except ValueError as exc:
         _fail(str(exc))
+
+
+def _load(config_path: Path):  # noqa: ANN202 - collectors.config.Config, imported lazily
+    from collectors.config import ConfigError, load_config
+
+    try:
+        return load_config(config_path)
+    except ConfigError as exc:
+        _fail(str(exc))
+
+
+def _store_dir(store: Path | None, config) -> Path:  # noqa: ANN001
+    return store if store is not None else Path(config.store.dir)
+
+
+def _stop_on_signals() -> threading.Event:
+    """SIGINT/SIGTERM set an event: the collector finishes the request in flight, flushes, and exits 0."""
+    stop = threading.Event()
+
+    def handler(signum: int, frame: object) -> None:
+        if stop.is_set():  # a second Ctrl+C: stop now
+            raise KeyboardInterrupt
+        typer.echo("ruscope: stopping after the current request (again to abort)", err=True)
+        stop.set()
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+    return stop
+
+
+def _run_replay(config, store: Path, only: str | None, stop: threading.Event) -> int:  # noqa: ANN001
+    from collectors.replay import replay
+
+    summary = replay(config, store=store, only=only, stop=stop, progress=sys.stderr.isatty(),
+                     out=typer.echo, err=lambda line: typer.echo(f"ruscope: {line}", err=True))
+    ending = {"budget": " (stopped at the RU budget)", "signal": " (stopped by a signal)"}.get(summary.ended_by, "")
+    typer.echo(f"run {summary.run_id}: {summary.executions} execution(s), {summary.failed} failed, "
+               f"{summary.total_ru:.2f} RU{ending}; stored in {store}")
+    return summary.exit_code
+
+
+@app.command()
+def replay(
+    config: Annotated[Path, typer.Option("--config", help="The ruscope.toml to use.")],
+    only: Annotated[Optional[str], typer.Option(help="Replay only the query with this name.")] = None,  # noqa: UP045
+    store: Annotated[Optional[Path], typer.Option(help="Store directory (default: [store] dir).")] = None,  # noqa: UP045
+) -> None:
+    """Replay the configured read-only queries and record the RU of every request and partition."""
+    cfg = _load(config)
+    if only is not None and only not in {q.name for q in cfg.queries}:
+        _fail(f"{config}: no query named {only!r} (known: {', '.join(q.name for q in cfg.queries) or 'none'})")
+    if not cfg.queries:
+        _fail(f"{config}: no [[queries]] to replay")
+    raise typer.Exit(_run_replay(cfg, _store_dir(store, cfg), only, _stop_on_signals()))
+
+
+@app.command()
+def collect(
+    config: Annotated[Path, typer.Option("--config", help="The ruscope.toml to use.")],
+    every: Annotated[Optional[str], typer.Option(help="Repeat on this interval (e.g. 30s, 5m, 1h) until stopped.")] = None,  # noqa: UP045,E501
+    store: Annotated[Optional[Path], typer.Option(help="Store directory (default: [store] dir).")] = None,  # noqa: UP045
+) -> None:
+    """Run every collector once, or on a schedule until SIGINT/SIGTERM (which finish cleanly, exit 0)."""
+    from collectors.schedule import parse_interval
+
+    cfg = _load(config)
+    try:
+        interval = parse_interval(every) if every is not None else None
+    except ValueError as exc:
+        _fail(f"--every: {exc}")
+    stop = _stop_on_signals()
+    worst = EXIT_OK
+    while True:
+        worst = max(worst, _run_replay(cfg, _store_dir(store, cfg), None, stop))
+        if interval is None or stop.wait(interval):
+            break
+    raise typer.Exit(EXIT_OK if stop.is_set() else worst)
+
+
+@app.command()
+def dashboard(
+    store: Annotated[Path, typer.Option(help="Store directory to show.")] = Path("ruscope-data"),
+    port: Annotated[int, typer.Option(help="Port for the dashboard.")] = 8501,
+) -> None:
+    """Open the dashboard (Streamlit) on a store."""
+    app_file = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"
+    env = {**os.environ, "RUSCOPE_STORE": str(store.resolve())}
+    command = [sys.executable, "-m", "streamlit", "run", str(app_file), "--server.port", str(port),
+               "--server.headless", "true"]
+    raise typer.Exit(subprocess.call(command, env=env))
 
 
 def main() -> None:

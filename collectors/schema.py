@@ -44,7 +44,7 @@ REQUESTS = Table(
         *_RUN,
         ("query_name", pa.string()),
         ("execution_id", pa.string()),
-        ("seq", pa.int32()),  # order of the request within its execution
+        ("seq", pa.int64()),  # order of the request within the run (unique per run)
         ("request_kind", pa.string()),  # see collectors.replay.REQUEST_KINDS
         ("method", pa.string()),
         ("resource", pa.string()),  # the path, e.g. dbs/shop/colls/orders/docs
@@ -64,7 +64,7 @@ REQUESTS = Table(
         ("index_hit_ratio", pa.float64()),
         ("index_utilization", pa.string()),  # x-ms-cosmos-index-utilization, as JSON text
     ),
-    key=("run_id", "execution_id", "seq"),
+    key=("run_id", "seq"),
 )
 
 # One row per query execution (a query as-is, or one feed range of it in per-feed-range mode).
