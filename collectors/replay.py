@@ -165,7 +165,7 @@ def fetch_client(settings: CosmosSettings, capture: Capture, credential: Any) ->
                                        max_wait_time_in_seconds=settings.max_retry_wait_s)
     return CosmosClient(
         settings.endpoint, credential=credential, connection_policy=policy,
-        connection_timeout=settings.connection_timeout_s, retry_total=2, retry_connect=2, retry_backoff_max=2,
+        connection_timeout=settings.connection_timeout_s, retry_connect=2, retry_read=2,
         raw_request_hook=capture.on_request, raw_response_hook=capture.on_response,
     )
 
