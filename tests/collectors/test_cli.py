@@ -1,0 +1,146 @@
+"""`ruscope replay` / `ruscope collect` as a user runs them: real processes, exit codes, kill -9, SIGTERM,
+and keys that never leak."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+from azure.cosmos import CosmosClient, PartitionKey
+
+from collectors.store import StoreWarning, read_table
+from emulator.engine import Context
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def ruscope(*args: str, key: str, wait: bool = True, **kwargs) -> subprocess.CompletedProcess | subprocess.Popen:
+    env = {**os.environ, "COSMOS_KEY": key}
+    command = [sys.executable, "-m", "collectors", *args]
+    if not wait:
+        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, **kwargs)
+
+
+def write_config(path: Path, emu, queries: str, extra: str = "") -> Path:
+    path.write_text(f'[cosmos]\nendpoint = "{emu.url}"\ndatabase = "shop"\n{extra}\n{queries}', encoding="utf-8")
+    return path
+
+
+def query(name: str, sql: str = "SELECT * FROM c", **fields: object) -> str:
+    lines = [f'[[queries]]\nname = "{name}"\ncontainer = "orders"\nsql = "{sql}"']
+    lines += [f"{k} = {v!r}".replace("'", '"') for k, v in fields.items()]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def shop(emulator):
+    db = CosmosClient(emulator.url, credential=emulator.key).create_database("shop")
+    db.create_container("orders", PartitionKey("/tenantId"), offer_throughput=12_000)
+    emulator.engine.throttle.enabled = False
+    for i in range(60):
+        emulator.engine.create_item(Context(), "shop", "orders", {"id": f"o{i}", "tenantId": f"t{i % 6}"},
+                                    [f"t{i % 6}"])
+    return emulator
+
+
+def no_key_anywhere(key: str, *texts: str, store: Path) -> None:
+    for text in texts:
+        assert key not in text
+    for path in store.rglob("*"):
+        if path.is_file():
+            assert key.encode() not in path.read_bytes(), path
+
+
+def test_exit_codes_and_output(shop, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    good = write_config(tmp_path / "good.toml", shop, query("all") + query("one", partition_key="t1"))
+    done = ruscope("replay", "--config", str(good), "--store", str(store), key=shop.key)
+    assert done.returncode == 0, done.stderr
+    assert "all: 1 execution(s)" in done.stdout and "fan-out over 2 pkrange(s)" in done.stdout
+    assert "0 failed" in done.stdout and str(store) in done.stdout
+    partial = write_config(tmp_path / "partial.toml", shop, query("all") + query("broken", sql="SELECT * FORM c"))
+    done = ruscope("replay", "--config", str(partial), "--store", str(store), key=shop.key)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "ruscope: query 'broken': 400 SC1001 Syntax error, incorrect syntax near 'FORM'. (at 9-13)"]
+    only = ruscope("replay", "--config", str(partial), "--store", str(store), "--only", "all", key=shop.key)
+    assert only.returncode == 0 and "broken" not in only.stdout
+    no_key_anywhere(shop.key, done.stdout, done.stderr, store=store)
+
+
+def test_bad_configs_exit_2_before_any_request(shop, tmp_path: Path) -> None:
+    before = len(shop.engine.accounting.records())
+    typo = write_config(tmp_path / "typo.toml", shop, query("q").replace("container", "contianer"))
+    done = ruscope("replay", "--config", str(typo), key=shop.key)
+    assert done.returncode == 2
+    assert "queries.0.contianer: Extra inputs are not permitted" in done.stderr and "Traceback" not in done.stderr
+    writer = write_config(tmp_path / "write.toml", shop, query("q", sql="DELETE FROM c"))
+    done = ruscope("replay", "--config", str(writer), key=shop.key)
+    assert done.returncode == 2 and "queries.0.sql: only SELECT queries are replayed" in done.stderr
+    done = ruscope("replay", "--config", str(tmp_path / "missing.toml"), key=shop.key)
+    assert done.returncode == 2 and "no such file" in done.stderr
+    done = ruscope("collect", "--config", str(typo.with_name("typo.toml")), "--every", "soon", key=shop.key)
+    assert done.returncode == 2
+    assert len(shop.engine.accounting.records()) == before  # nothing was sent
+
+
+def test_a_wrong_key_is_reported_without_leaking_it(shop, tmp_path: Path) -> None:
+    wrong = "d3JvbmcgYnV0IHZhbGlkIGJhc2U2NCBrZXkgb2YgYW55IGxlbmd0aA=="
+    store = tmp_path / "store"
+    config = write_config(tmp_path / "c.toml", shop, query("q"), extra=f'[store]\ndir = "{store}"')
+    done = ruscope("replay", "--config", str(config), key=wrong)
+    assert done.returncode == 1 and "401 unauthorized" in done.stderr and "Traceback" not in done.stderr
+    no_key_anywhere(wrong, done.stdout, done.stderr, store=store)
+
+
+def test_kill_9_mid_run_then_rerun_loses_and_duplicates_nothing(shop, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    queries = "".join(query(f"q{i:02d}", max_item_count=1, repeat=3) for i in range(40))
+    config = write_config(tmp_path / "c.toml", shop, queries)
+    proc = ruscope("replay", "--config", str(config), "--store", str(store), key=shop.key, wait=False)
+    deadline = time.monotonic() + 60
+    while len(list(store.rglob("executions/*/*.parquet"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StoreWarning)  # nothing half-written is visible
+        first = read_table(store, "executions")
+        first_requests = read_table(store, "requests")
+    assert 3 <= first["query_name"].nunique() < 40
+    for name, group in first.groupby("query_name"):  # each flushed query is complete
+        assert len(group) == 3, name
+    done = ruscope("replay", "--config", str(config), "--store", str(store), key=shop.key)
+    assert done.returncode == 0, done.stderr
+    executions = read_table(store, "executions")
+    requests = read_table(store, "requests")
+    runs = executions.groupby("run_id")["query_name"].nunique()
+    assert sorted(runs.tolist()) == sorted([first["query_name"].nunique(), 40])
+    assert not executions.duplicated(["run_id", "execution_id"]).any()
+    assert not requests.duplicated(["run_id", "seq"]).any()
+    kept = executions[executions["run_id"] == first["run_id"].iloc[0]]
+    assert len(kept) == len(first) and len(requests[requests["run_id"] == first["run_id"].iloc[0]]) == len(
+        first_requests)
+
+
+def test_collect_every_stops_cleanly_on_sigterm(shop, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    config = write_config(tmp_path / "c.toml", shop, query("q", repeat=2))
+    proc = ruscope("collect", "--config", str(config), "--store", str(store), "--every", "1s", key=shop.key,
+                   wait=False)
+    deadline = time.monotonic() + 60
+    while len(list(store.rglob("executions/*/*.parquet"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "stopping after the current request" in err and "Traceback" not in err
+    executions = read_table(store, "executions")
+    assert executions["run_id"].nunique() >= 2 and set(executions["status"]) <= {"ok", "stopped"}
