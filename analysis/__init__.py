@@ -1,0 +1,12 @@
+"""ruscope analysis: pure functions from store frames to the numbers the dashboard and `ruscope report` show.
+
+Nothing here reads files, talks to the network or imports Streamlit: every function takes pandas frames
+(the store's tables, `collectors.schema`) and returns a frame or a plain value, so it is tested on frames
+built in the test.
+
+- `query_costs`: RU per query execution, change between runs, per-pkrange breakdown, routing classes.
+- `report`: the one CSV path (`to_csv_bytes`), shared by every dashboard download and `ruscope report`.
+
+To add an analysis: a module named for what it answers, `summarize_*` functions for the stats, tests in
+`tests/analysis/` on synthetic frames with the schema's columns.
+"""

@@ -1,0 +1,268 @@
+"""Query costs: what each replayed query costs per execution, how that changes between runs, which
+physical partitions (pkranges) the cost lands on, and how the query was routed.
+
+Pure functions over the store's `executions` and `requests` frames (`collectors.schema`).
+
+**Logical executions.** In "per-feed-range" mode the replay collector runs a query once per feed range
+and records one `executions` row per range: same run_id, query and `repeat`, different `feed_range`.
+Those rows together are *one logical execution* of the query, identified by
+(run_id, database, container, query_name, repeat):
+- its `total_ru` is the sum of the parts' `total_ru`, its time the earliest part's time;
+- it is successful only when every part has status "ok"; otherwise it failed ("error", "budget", "stopped");
+- its pkranges are the union of the parts' pkranges. The collector runs one part per physical partition,
+  so the number of parts is the container's partition count: the routing class observed is the class of
+  (pkranges reached, of that many), as the collector classifies an "as-is" query, and the class predicted
+  for running every feed range is "fan-out" (or "single" for a one-partition container). It is a mismatch
+  when any part is (a part reached a partition other than its own feed range's).
+An "as-is" execution is a logical execution of one part. Every per-execution number below (mean, median,
+max, change between runs, the over-time series, the breakdown's RU) is per logical execution, so an
+"as-is" fan-out and the same query run per feed range compare directly.
+
+**Runs** are ordered by their start (the earliest `time` of any of their executions). A query's latest
+run is the most recent run in which it had a successful execution; its previous run the one before.
+
+**The pkrange breakdown** splits a run's RU by where it was charged: data pages (`request_kind` "page")
+count for the pkrange that served them; every other request of the execution (the gateway's refusal of a
+cross-partition query, the query plan, routing-map and metadata reads) counts as "gateway", with
+pkrange_id "" (`GATEWAY`). Since the replay collector's `total_ru` is the sum of its requests' charges,
+each query's stacked total equals its executions' `total_ru`.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from pandas.api.typing import DataFrameGroupBy
+
+QUERY_KEY = ["database", "container", "query_name"]
+LOGICAL_KEY = ["run_id", *QUERY_KEY, "repeat"]
+GATEWAY = ""  # pkrange_id of RU not charged by a data page (refusal, query plan, metadata)
+ROUTING_CLASSES = ("unknown", "single", "targeted", "fan-out")  # narrowest to widest
+_RANK = {name: rank for rank, name in enumerate(ROUTING_CLASSES)}
+
+SUMMARY_COLUMNS = [
+    *QUERY_KEY,
+    "mode",
+    "executions",
+    "mean_ru",
+    "median_ru",
+    "max_ru",
+    "latest_run",
+    "latest_mean_ru",
+    "previous_mean_ru",
+    "change_pct",
+    "latest_pkrange_count",
+    "latest_pkranges",
+    "routing",
+    "routing_predicted",
+    "routing_mismatch",
+    "throttled",
+    "errors",
+    "last_seen",
+]
+SERIES_COLUMNS = ["time", "run_id", *QUERY_KEY, "repeat", "total_ru"]
+BREAKDOWN_COLUMNS = [*QUERY_KEY, "pkrange_id", "ru"]
+ERROR_COLUMNS = ["time", "run_id", *QUERY_KEY, "repeat", "mode", "feed_range", "status", "error"]
+
+
+def logical_executions(executions: pd.DataFrame) -> pd.DataFrame:
+    """One row per logical execution (see the module docstring), in time order."""
+    columns = [*LOGICAL_KEY, "time", "last_time", "mode", "parts", "ok", "total_ru", "pkranges",
+               "pkrange_count", "routing", "routing_predicted", "routing_mismatch", "throttled"]
+    if executions.empty:
+        return pd.DataFrame(columns=columns)
+    frame = executions.assign(
+        ok=_is(executions["status"], "ok"),
+        routing_rank=_ranks(executions["routing_observed"]),
+        predicted_rank=_ranks(executions["routing_predicted"]),
+        routing_mismatch=executions["routing_mismatch"].fillna(False).astype(bool),
+    )
+    groups = frame.groupby(LOGICAL_KEY, sort=False, dropna=False)
+    out = groups.agg(
+        time=("time", "min"), last_time=("time", "max"), mode=("mode", "first"), parts=("execution_id", "count"),
+        ok=("ok", "all"), total_ru=("total_ru", "sum"), routing_rank=("routing_rank", "max"),
+        predicted_rank=("predicted_rank", "max"), routing_mismatch=("routing_mismatch", "any"),
+        throttled=("throttled", "sum"),
+    ).reset_index()
+    out["pkranges"] = _union_per_group(groups, frame["pkranges"])
+    out["pkrange_count"] = out["pkranges"].map(_count_ids)
+    out["routing"] = out.pop("routing_rank").map(ROUTING_CLASSES.__getitem__)
+    out["routing_predicted"] = out.pop("predicted_rank").map(ROUTING_CLASSES.__getitem__)
+    split = out["parts"] > 1  # one part per physical partition: the parts count is the partition count
+    out.loc[split, "routing"] = [routing_class(hit, total) for hit, total in zip(out.loc[split, "pkrange_count"],
+                                                                                  out.loc[split, "parts"])]
+    out.loc[split, "routing_predicted"] = [routing_class(n, n) for n in out.loc[split, "parts"]]
+    return out.sort_values(["time", *LOGICAL_KEY], kind="stable", ignore_index=True)[columns]
+
+
+def summarize_query_costs(executions: pd.DataFrame) -> pd.DataFrame:
+    """One row per (database, container, query_name), most expensive latest run first.
+
+    Every query seen gets a row; its RU statistics come from successful logical executions only (NaN when
+    it never succeeded). `throttled` sums the 429 responses and `errors` counts failed logical executions
+    (a part with status "error", "budget" or "stopped") over every run. `change_pct` compares the latest run's mean RU
+    per execution with the previous run's (NaN without a previous run). `latest_pkranges`, `routing` (observed),
+    `routing_predicted` and `routing_mismatch` describe the latest run: the pkranges reached by any execution,
+    the widest class, and whether any execution was routed other than predicted. RU is rounded to 0.01,
+    change to 0.1.
+    """
+    logical = logical_executions(executions)
+    if logical.empty:
+        return pd.DataFrame(columns=SUMMARY_COLUMNS)
+    ok = logical[logical["ok"]]
+    seen = logical.assign(failed=~logical["ok"]).groupby(QUERY_KEY, dropna=False).agg(
+        mode=("mode", "last"), throttled=("throttled", "sum"), errors=("failed", "sum"),
+        last_seen=("last_time", "max"))
+    stats = ok.groupby(QUERY_KEY, dropna=False)["total_ru"].agg(
+        executions="count", mean_ru="mean", median_ru="median", max_ru="max")
+    summary = seen.join(stats).join(_latest_runs(ok, run_starts(executions))).reset_index()
+    ru = ["mean_ru", "median_ru", "max_ru", "latest_mean_ru", "previous_mean_ru"]
+    summary[ru] = summary[ru].astype(float)  # the store's Float64 has pd.NA: plain NaN compares cleanly
+    summary["executions"] = summary["executions"].fillna(0).astype(int)
+    change = (summary["latest_mean_ru"] / summary["previous_mean_ru"] - 1) * 100
+    summary["change_pct"] = change.where(summary["previous_mean_ru"] > 0).round(1)
+    summary["latest_pkrange_count"] = summary["latest_pkranges"].map(_count_ids, na_action="ignore").astype("Int64")
+    summary["routing_mismatch"] = summary["routing_mismatch"].astype("boolean")
+    summary[["throttled", "errors"]] = summary[["throttled", "errors"]].astype(int)
+    summary[ru] = summary[ru].round(2)
+    summary = summary.sort_values(["latest_mean_ru", *QUERY_KEY], ascending=[False, True, True, True],
+                                  na_position="last", kind="stable", ignore_index=True)
+    return summary[SUMMARY_COLUMNS]
+
+
+def _latest_runs(ok: pd.DataFrame, starts: pd.Series) -> pd.DataFrame:
+    """Per query: its latest run with a success, that run's mean RU, pkranges, routing; the previous run's mean."""
+    ranked = ok.assign(routing=_ranks(ok["routing"]), routing_predicted=_ranks(ok["routing_predicted"]))
+    groups = ranked.groupby([*QUERY_KEY, "run_id"], dropna=False)
+    per_run = groups.agg(latest_mean_ru=("total_ru", "mean"), routing=("routing", "max"),
+                         routing_predicted=("routing_predicted", "max"),
+                         routing_mismatch=("routing_mismatch", "any")).reset_index()
+    per_run["latest_pkranges"] = _union_per_group(groups, ranked["pkranges"])
+    for column in ("routing", "routing_predicted"):
+        per_run[column] = per_run[column].map(ROUTING_CLASSES.__getitem__)
+    per_run["start"] = per_run["run_id"].map(starts)
+    per_run = per_run.sort_values(["start", "run_id"], kind="stable")
+    back = per_run.groupby(QUERY_KEY, dropna=False).cumcount(ascending=False)  # 0: latest, 1: previous
+    latest = per_run[back == 0].set_index(QUERY_KEY).drop(columns="start").rename(columns={"run_id": "latest_run"})
+    previous = per_run[back == 1].set_index(QUERY_KEY)["latest_mean_ru"].rename("previous_mean_ru")
+    return latest.join(previous)
+
+
+def ru_per_execution(executions: pd.DataFrame) -> pd.DataFrame:
+    """RU of every successful logical execution, in time order: the series behind the over-time chart."""
+    logical = logical_executions(executions)
+    return logical.loc[logical["ok"], SERIES_COLUMNS].reset_index(drop=True)
+
+
+def failed_executions(executions: pd.DataFrame) -> pd.DataFrame:
+    """Every execution row (each feed range on its own) whose status is not "ok", newest first."""
+    failed = executions.loc[~_is(executions["status"], "ok"), ERROR_COLUMNS]
+    return failed.sort_values(["time", "run_id"], ascending=False, kind="stable", ignore_index=True)
+
+
+def pkrange_breakdown(requests: pd.DataFrame, run_id: str, *, executions: pd.DataFrame | None = None) -> pd.DataFrame:
+    """RU of one run per (query, pkrange_id); pkrange_id "" (`GATEWAY`) holds RU not charged by a data page.
+
+    Without `executions`, `ru` is the run's total for the query. With them (the run's `executions` rows),
+    only the requests of successful logical executions count and `ru` is per logical execution, so each
+    query's stacked total equals its mean `total_ru` in that run (the summary's `latest_mean_ru` for the
+    latest run). Rows: queries most expensive first, pkranges in numeric order, the gateway last.
+    """
+    run = requests[_is(requests["run_id"], run_id)]
+    counts = None
+    if executions is not None:
+        mine = executions[_is(executions["run_id"], run_id)]
+        logical = logical_executions(mine)
+        counts = logical[logical["ok"]].groupby(QUERY_KEY, dropna=False).size().rename("count")
+        ok_ids = _ok_execution_ids(mine)
+        run = run[run["execution_id"].isin(ok_ids)]
+    if run.empty:
+        return pd.DataFrame(columns=BREAKDOWN_COLUMNS)
+    pkrange = run["pkrange_id"].fillna(GATEWAY).where(_is(run["request_kind"], "page"), GATEWAY)
+    ru = run.assign(pkrange_id=pkrange).groupby([*QUERY_KEY, "pkrange_id"], dropna=False)["request_charge"].sum()
+    out = ru.rename("ru").reset_index()
+    if counts is not None:
+        out["ru"] = out["ru"] / out.set_index(QUERY_KEY).index.map(counts).to_numpy(dtype=float)
+    total = out.groupby(QUERY_KEY, dropna=False)["ru"].transform("sum")
+    order = out.assign(_total=-total, _pk=out["pkrange_id"].map(pkrange_sort_key))
+    return order.sort_values(["_total", *QUERY_KEY, "_pk"], kind="stable", ignore_index=True)[BREAKDOWN_COLUMNS]
+
+
+def _ok_execution_ids(executions: pd.DataFrame) -> pd.Series:
+    """execution_id of every part of a successful logical execution."""
+    all_ok = _is(executions["status"], "ok").groupby([executions[k] for k in LOGICAL_KEY], dropna=False).transform("all")
+    return executions.loc[all_ok, "execution_id"]
+
+
+def run_starts(executions: pd.DataFrame) -> pd.Series:
+    """Start time of each run (its earliest execution), indexed by run_id."""
+    return executions.groupby("run_id")["time"].min()
+
+
+def runs_newest_first(executions: pd.DataFrame) -> list[str]:
+    """The run ids in the frame, the most recently started first."""
+    starts = run_starts(executions).reset_index()
+    return starts.sort_values(["time", "run_id"], ascending=False)["run_id"].tolist()
+
+
+def databases(frame: pd.DataFrame) -> list[str]:
+    """The databases in a frame, sorted."""
+    return sorted(frame["database"].dropna().unique().tolist())
+
+
+def containers(frame: pd.DataFrame, database: str | None = None) -> list[str]:
+    """The containers in a frame (of one database when given), sorted."""
+    return sorted(select_scope(frame, database=database)["container"].dropna().unique().tolist())
+
+
+def select_scope(frame: pd.DataFrame, *, database: str | None = None, container: str | None = None) -> pd.DataFrame:
+    """The rows of one database and/or container; None keeps all."""
+    keep = pd.Series(True, index=frame.index)
+    if database is not None:
+        keep &= _is(frame["database"], database)
+    if container is not None:
+        keep &= _is(frame["container"], container)
+    return frame[keep]
+
+
+def union_pkranges(values: pd.Series) -> str:
+    """Comma-separated pkrange id lists merged into one, without repeats, in numeric order."""
+    ids = {part.strip() for value in values.dropna() for part in str(value).split(",")} - {""}
+    return ",".join(sorted(ids, key=pkrange_sort_key))
+
+
+def pkrange_sort_key(pkrange_id: str) -> tuple[int, int, str]:
+    """Numeric ids in numeric order, then other ids by name, the gateway ("") last."""
+    if pkrange_id == GATEWAY:
+        return (2, 0, "")
+    return (0, int(pkrange_id), "") if pkrange_id.isdigit() else (1, 0, pkrange_id)
+
+
+def routing_class(hit: int, total: int) -> str:
+    """single / targeted / fan-out from how many of `total` partitions were reached (as the replay collector)."""
+    if hit <= 0 or total <= 0:
+        return "unknown"
+    if hit == 1:
+        return "single"
+    return "fan-out" if hit >= total else "targeted"
+
+
+def _is(values: pd.Series, value: str) -> pd.Series:
+    """values == value as plain bools: a missing value (the store's pd.NA) is not equal."""
+    return values.eq(value).fillna(False).astype(bool)
+
+
+def _count_ids(pkranges: str) -> int:
+    return len(pkranges.split(",")) if pkranges else 0
+
+
+def _ranks(classes: pd.Series) -> pd.Series:
+    return classes.map(_RANK).fillna(0).astype(int)
+
+
+def _union_per_group(groups: DataFrameGroupBy, pkranges: pd.Series) -> list[str]:
+    """`union_pkranges` of each group, in the groups' output order (a loop: far faster than a Python agg)."""
+    sets: list[set[str]] = [set() for _ in range(groups.ngroups)]
+    for group, value in zip(groups.ngroup().tolist(), pkranges.tolist()):
+        if isinstance(value, str):
+            sets[group].update(part.strip() for part in value.split(","))
+    return [",".join(sorted(ids - {""}, key=pkrange_sort_key)) for ids in sets]

@@ -1,0 +1,41 @@
+"""The one CSV path: every dashboard download and `ruscope report` write CSV through `to_csv_bytes`.
+
+Format (stable, so reports diff cleanly and golden files stay small):
+- UTF-8 without a byte-order mark, a header row, "\\n" line ends, no index column;
+- columns in the frame's order, or in `columns` order when given (a missing column is written empty);
+- datetimes as ISO 8601 UTC with millisecond precision and a "Z" suffix (`2026-05-01T10:00:00.000Z`);
+  naive datetimes are taken to be UTC already;
+- booleans as `true` / `false`; missing values (None, NaN, NaT, pd.NA) as empty fields;
+- floats with Python's shortest round-trip repr (round in the analysis, not here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
+
+
+def to_csv_bytes(frame: pd.DataFrame, *, columns: Sequence[str] | None = None) -> bytes:
+    """The frame as CSV bytes, in the format described in the module docstring."""
+    out = frame.reindex(columns=list(columns)) if columns is not None else frame.copy()
+    for name in out.columns:
+        out[name] = _csv_column(out[name])
+    return out.to_csv(index=False, lineterminator="\n", na_rep="").encode("utf-8")
+
+
+def _csv_column(column: pd.Series) -> pd.Series:
+    if isinstance(column.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(column.dtype):
+        return format_utc(column)
+    if pd.api.types.is_bool_dtype(column.dtype):
+        return column.map(lambda value: "" if pd.isna(value) else str(bool(value)).lower())
+    return column
+
+
+def format_utc(times: pd.Series) -> pd.Series:
+    """Datetimes as `YYYY-MM-DDTHH:MM:SS.mmmZ` strings in UTC (missing stays missing)."""
+    utc = times.dt.tz_convert("UTC") if times.dt.tz is not None else times.dt.tz_localize("UTC")
+    text = utc.dt.strftime(TIME_FORMAT).str.slice(0, 23) + "Z"
+    return text.where(utc.notna(), None)

@@ -1,0 +1,1 @@
+"""Tests of the pure analysis functions, on frames built in the tests."""

@@ -1,0 +1,1 @@
+"""Dashboard tests: Streamlit AppTest runs of each page against a store in a temp directory."""
