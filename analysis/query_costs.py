@@ -33,6 +33,8 @@ from __future__ import annotations
 import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
+from collectors.routing import routing_class
+
 QUERY_KEY = ["database", "container", "query_name"]
 LOGICAL_KEY = ["run_id", *QUERY_KEY, "repeat"]
 GATEWAY = ""  # pkrange_id of RU not charged by a data page (refusal, query plan, metadata)
@@ -235,15 +237,6 @@ def pkrange_sort_key(pkrange_id: str) -> tuple[int, int, str]:
     if pkrange_id == GATEWAY:
         return (2, 0, "")
     return (0, int(pkrange_id), "") if pkrange_id.isdigit() else (1, 0, pkrange_id)
-
-
-def routing_class(hit: int, total: int) -> str:
-    """single / targeted / fan-out from how many of `total` partitions were reached (as the replay collector)."""
-    if hit <= 0 or total <= 0:
-        return "unknown"
-    if hit == 1:
-        return "single"
-    return "fan-out" if hit >= total else "targeted"
 
 
 def _is(values: pd.Series, value: str) -> pd.Series:
