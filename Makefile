@@ -30,3 +30,4 @@ lint: install
 bench: install
 	$(PY) benchmarks/bench_point_ops.py
 	$(PY) benchmarks/bench_query.py
+	$(PY) benchmarks/bench_replay.py
