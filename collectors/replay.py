@@ -3,8 +3,9 @@ the RU of every HTTP request and of every execution, per physical partition.
 
 Every request is captured with a *client-level* `raw_response_hook` (cosmos-wire-protocol.md §3: the
 per-call hooks and `last_response_headers` miss the refused 400/1004, the query plan and `/pkranges`).
-Rows are flushed to the store after each query, so a crash loses at most the query in flight, and a
-re-run writes a new run id instead of repeating old rows.
+Every captured row goes to disk at once (collectors.pending) and becomes Parquet at the end of the run
+(and every SEAL_SECONDS in long runs), so a kill -9 loses nothing captured: the next run recovers what
+the killed one left, and writes its own rows under a new run id, so no row is ever written twice.
 
 Layers: `fetch_*` talk to the service, `*_row` / `*_frame` are pure, `replay()` orchestrates.
 To add a per-request field: add the column to collectors/schema.py and fill it in `request_row`.
@@ -27,7 +28,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-import pandas as pd
 from azure.core.exceptions import AzureError, ServiceRequestError
 from azure.cosmos import CosmosClient
 from azure.cosmos.documents import ConnectionPolicy, RetryOptions
@@ -36,13 +36,14 @@ from tqdm import tqdm
 
 from collectors import routing
 from collectors.config import Config, CosmosSettings, QuerySpec
+from collectors.pending import Segment, recover
 from collectors.schema import EXECUTIONS, REQUESTS
-from collectors.store import write_frame
 
 log = logging.getLogger("ruscope.replay")
 
 REQUEST_KINDS = ("page", "refused", "query_plan", "pkranges", "metadata")
 OK, ERROR, BUDGET, STOPPED = "ok", "error", "budget", "stopped"
+SEAL_SECONDS = 30.0  # how often a long run turns its captured rows into Parquet (the dashboard sees them)
 
 
 # -- capturing requests ---------------------------------------------------------------------------
@@ -275,7 +276,7 @@ def fetch_query(spec: QuerySpec, target: Target, check: Callable[[], None]) -> i
 
 
 def _sum_or_none(values: Iterable[Any]) -> int | None:
-    present = [int(v) for v in values if v is not None and not pd.isna(v)]
+    present = [int(v) for v in values if v is not None]
     return sum(present) if present else None
 
 
@@ -353,12 +354,29 @@ class Replay:
     out: Callable[[str], None]
     err: Callable[[str], None]
     summary: RunSummary = field(init=False)
-    requests: list[dict[str, Any]] = field(default_factory=list)  # captured, not yet written
-    executions: list[dict[str, Any]] = field(default_factory=list)
+    segment: Segment = field(init=False)  # captured rows, on disk, not yet Parquet
+    parts: int = 0
+    sealed_at: float = field(default_factory=time.monotonic)
     last_ru: dict[str, float] = field(default_factory=dict)
+    done: list[dict[str, Any]] = field(default_factory=list)  # executions rows of the query in progress
 
     def __post_init__(self) -> None:
         self.summary = RunSummary(self.run_id)
+        self.segment = Segment(self.store, self.run_id, "p000")
+
+    def record(self, table: str, row: dict[str, Any]) -> None:
+        common = {"run_id": self.run_id, "account": urlparse(self.config.cosmos.endpoint).hostname or "",
+                  "database": self.config.cosmos.database}
+        self.segment.append(table, {**row, **common, "container": row.get("container") or ""})
+
+    def seal(self, *, every: float = 0.0) -> None:
+        """Turn the captured rows into Parquet parts, at most every `every` seconds (0: now)."""
+        if self.segment.rows == 0 or time.monotonic() - self.sealed_at < every:
+            return
+        self.segment.seal()
+        self.parts += 1
+        self.sealed_at = time.monotonic()
+        self.segment = Segment(self.store, self.run_id, f"p{self.parts:03d}")
 
     @property
     def budget(self) -> float | None:
@@ -402,11 +420,14 @@ class Replay:
             status, error = ERROR, describe_error(exc, self.config.cosmos.endpoint)
         duration = (time.perf_counter() - t0) * 1000
         rows = self.capture.take()
-        self.requests.extend(rows)
+        for request in rows:
+            self.record(REQUESTS.name, request)
         mine = [r for r in rows if r.get("execution_id") == execution_id]
         row = execution_row(spec, target, mine, items=items, status=status, error=error, started=started,
                             duration_ms=duration)
-        self.executions.append({**row, "execution_id": execution_id, "repeat": repeat, "container": spec.container})
+        self.record(EXECUTIONS.name, {**row, "execution_id": execution_id, "repeat": repeat,
+                                      "container": spec.container})
+        self.done.append(row)
         self.last_ru[spec.name] = row["total_ru"]
         self.summary.executions += 1
         self.summary.failed += status == ERROR
@@ -414,29 +435,19 @@ class Replay:
 
     def record_failure(self, spec: QuerySpec, execution_id: str, error: str) -> None:
         """A query that could not start (unknown container, no client): an error row, no requests."""
-        self.requests.extend(self.capture.take())
+        for request in self.capture.take():
+            self.record(REQUESTS.name, request)
         target = Target(None, {}, [])
         row = execution_row(spec, target, [], items=0, status=ERROR, error=error, started=self.capture.clock(),
                             duration_ms=0.0)
-        self.executions.append({**row, "execution_id": execution_id, "repeat": 0, "container": spec.container})
+        self.record(EXECUTIONS.name, {**row, "execution_id": execution_id, "repeat": 0, "container": spec.container})
+        self.done.append(row)
         self.summary.executions += 1
         self.summary.failed += 1
 
-    def flush(self, part: str) -> None:
-        """Write what was captured since the last flush, as one atomic file per table."""
-        common = {"run_id": self.run_id, "account": urlparse(self.config.cosmos.endpoint).hostname or "",
-                  "database": self.config.cosmos.database}
-        self.requests.extend(self.capture.take())
-        for table, rows in ((REQUESTS, self.requests), (EXECUTIONS, self.executions)):
-            if rows:
-                frame = pd.DataFrame([{**r, **common} for r in rows])
-                frame["container"] = frame["container"].fillna("") if "container" in frame else ""
-                write_frame(self.store, table, frame, run_id=self.run_id, part=part)
-        self.requests, self.executions = [], []
-
     def run_query(self, index: int, spec: QuerySpec, client: CosmosClient | None, client_error: str,
                   advance: Callable[[int], None]) -> None:
-        """Every execution of one query, then a flush; failures are recorded and reported in one line."""
+        """Every execution of one query; failures are recorded and reported in one line."""
         self.capture.context = {"query_name": spec.name, "execution_id": "", "container": spec.container}
         try:
             if client is None:
@@ -447,7 +458,6 @@ class Replay:
             self.record_failure(spec, f"{index:03d}-0-0", error)
             self.err(f"query {spec.name!r}: {error}")
             advance(spec.repeat)
-            self.flush(f"{index:03d}")
             return
         for repeat in range(spec.repeat):
             for n, target in enumerate(targets):
@@ -455,8 +465,9 @@ class Replay:
                     break
                 self.execute(spec, target, f"{index:03d}-{repeat}-{n}", repeat)
                 advance(1 if n == len(targets) - 1 else 0)
-        self.report(spec, self.executions)
-        self.flush(f"{index:03d}")
+        self.report(spec, [row for row in self.done if row["query_name"] == spec.name])
+        self.done.clear()
+        self.seal(every=SEAL_SECONDS)
 
     def over_budget(self, spec: QuerySpec) -> bool:
         """Stop before a run spends more than its budget: the next execution is expected to cost what
@@ -486,6 +497,9 @@ def replay(config: Config, *, store: Path, only: str | None = None, credential: 
            out: Callable[[str], None] = print, err: Callable[[str], None] = print) -> RunSummary:
     """Replay the configured queries once; every request and execution lands in the store."""
     specs = [q for q in config.queries if only is None or q.name == only]
+    recovered = recover(store)
+    if recovered:
+        out(f"recovered {recovered} unwritten part(s) of an interrupted earlier run into {store}")
     capture = Capture(clock)
     run = Replay(config, store, capture, new_run_id(clock()), stop or threading.Event(), out, err)
     client, client_error = None, ""
@@ -499,7 +513,10 @@ def replay(config: Config, *, store: Path, only: str | None = None, credential: 
             if run.stop.is_set() or run.over_budget(spec):
                 break
             run.run_query(index, spec, client, client_error, bar.update)
-    run.flush("end")
+    for request in capture.take():
+        run.record(REQUESTS.name, request)
+    run.seal()
+    run.segment.discard()  # the empty segment opened last
     run.summary.total_ru = round(capture.total_ru, 2)
     if run.stop.is_set():
         run.summary.ended_by = "signal"

@@ -21,21 +21,25 @@ To add a table, declare it in `collectors/schema.py` (it needs `run_id`, `time` 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 import os
 import re
 import time
 import uuid
 import warnings
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from collectors.schema import TABLES, Table
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger("ruscope.store")
 
@@ -45,19 +49,27 @@ TEMP_SUFFIX = ".tmp"
 STALE_TEMP_SECONDS = 600.0  # a temp file older than this is an interrupted write, not one in progress
 WRITTEN_NS = b"ruscope.written_ns"  # Parquet metadata: when the file was written, to order duplicate keys
 
-# How read_table maps Arrow types to pandas: nullable extension dtypes, so a null int stays an int.
-# Timestamps are left to pyarrow's default, which gives tz-aware datetime64[us, UTC].
-PANDAS_DTYPES: dict[pa.DataType, object] = {
-    pa.int8(): pd.Int8Dtype(),
-    pa.int16(): pd.Int16Dtype(),
-    pa.int32(): pd.Int32Dtype(),
-    pa.int64(): pd.Int64Dtype(),
-    pa.float32(): pd.Float32Dtype(),
-    pa.float64(): pd.Float64Dtype(),
-    pa.bool_(): pd.BooleanDtype(),
-    pa.string(): pd.StringDtype("pyarrow"),
-    pa.large_string(): pd.StringDtype("pyarrow"),
-}
+
+
+@functools.cache
+def pandas_dtypes() -> dict[pa.DataType, object]:
+    """How read_table maps Arrow types to pandas: nullable extension dtypes, so a null int stays an int.
+    Timestamps are left to pyarrow's default, which gives tz-aware datetime64[us, UTC]. (pandas is imported
+    here, not at module level: the collectors write with pyarrow alone and start faster without it.)"""
+    import pandas as pd
+
+    return {
+        pa.int8(): pd.Int8Dtype(),
+        pa.int16(): pd.Int16Dtype(),
+        pa.int32(): pd.Int32Dtype(),
+        pa.int64(): pd.Int64Dtype(),
+        pa.float32(): pd.Float32Dtype(),
+        pa.float64(): pd.Float64Dtype(),
+        pa.bool_(): pd.BooleanDtype(),
+        pa.string(): pd.StringDtype("pyarrow"),
+        pa.large_string(): pd.StringDtype("pyarrow"),
+    }
+
 
 _CAST_ERRORS = (pa.ArrowException, TypeError, ValueError, OverflowError)
 _READ_ERRORS = (OSError, pa.ArrowException, ValueError, TypeError)
@@ -94,6 +106,38 @@ def write_frame(
     return path
 
 
+def write_rows(
+    store: Path,
+    table: Table | str,
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    run_id: str,
+    part: str,
+    day: dt.date | None = None,
+) -> Path:
+    """`write_frame` for plain dict rows, straight to Arrow (no pandas on the collectors' hot path).
+
+    Same rules: unknown keys and uncastable values raise ValueError naming the column, missing keys are
+    nulls, `run_id` fills its column, writes are atomic and idempotent per (run_id, part)."""
+    spec = _table(table)
+    _check_token("run_id", run_id)
+    _check_token("part", part)
+    unknown = sorted({k for row in rows for k in row} - set(spec.schema.names))
+    if unknown:
+        raise ValueError(f"table {spec.name!r} has no column(s) {', '.join(map(repr, unknown))}")
+    others = sorted({str(row["run_id"]) for row in rows if row.get("run_id") not in (None, run_id)})
+    if others:
+        raise ValueError(f"column 'run_id' holds {others[:3]}, not the run_id {run_id!r} being written")
+    try:
+        data = pa.Table.from_pylist([{**row, "run_id": run_id} for row in rows], schema=spec.schema)
+    except _CAST_ERRORS as exc:
+        raise ValueError(f"table {spec.name!r}: a value does not fit its column: {exc}") from exc
+    path = _partition(Path(store), spec, day or _first_day(data)) / f"{run_id}-{part}.parquet"
+    if data.num_rows:
+        _write_atomically(data, path)
+    return path
+
+
 def read_table(
     store: Path,
     table: Table | str,
@@ -103,7 +147,7 @@ def read_table(
 ) -> pd.DataFrame:
     """Read every file of `table` into one frame: the schema's columns in order, sorted by `time`.
 
-    Dtypes are pandas' nullable extension dtypes, the same for every read (see PANDAS_DTYPES): Int32/Int64
+    Dtypes are pandas' nullable extension dtypes, the same for every read (see pandas_dtypes): Int32/Int64
     for integers (nulls stay pd.NA, never floats), Float64, boolean, string[pyarrow], and datetime64[us, UTC]
     for `time`. `since` keeps partitions dated on or after it (a file's date is the writer's `day`);
     `run_ids` keeps only those runs. Rows repeating the table's key keep the last written. Unusable files
@@ -118,7 +162,7 @@ def read_table(
     data = pa.concat_tables([t for _, t in pieces]) if pieces else spec.schema.empty_table()
     if wanted is not None:
         data = data.filter(pc.is_in(data["run_id"], value_set=pa.array(sorted(wanted), pa.string())))
-    frame = data.to_pandas(types_mapper=PANDAS_DTYPES.get)
+    frame = data.to_pandas(types_mapper=pandas_dtypes().get)
     frame = frame.drop_duplicates(subset=list(spec.key), keep="last")
     return frame.sort_values("time", kind="stable", na_position="last").reset_index(drop=True)
 

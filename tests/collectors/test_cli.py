@@ -3,6 +3,7 @@ and keys that never leak."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -100,34 +101,48 @@ def test_a_wrong_key_is_reported_without_leaking_it(shop, tmp_path: Path) -> Non
     no_key_anywhere(wrong, done.stdout, done.stderr, store=store)
 
 
+def journaled(store: Path) -> list[dict]:
+    """The complete entries the run on disk has captured but not yet written as Parquet."""
+    entries = []
+    for path in (store / "_pending").glob("*/journal.jsonl"):
+        for line in path.read_bytes().splitlines(keepends=True):
+            if line.endswith(b"\n"):  # a torn last line was never acknowledged
+                entries.append(json.loads(line))
+    return entries
+
+
 def test_kill_9_mid_run_then_rerun_loses_and_duplicates_nothing(shop, tmp_path: Path) -> None:
     store = tmp_path / "store"
     queries = "".join(query(f"q{i:02d}", max_item_count=1, repeat=3) for i in range(40))
     config = write_config(tmp_path / "c.toml", shop, queries)
     proc = ruscope("replay", "--config", str(config), "--store", str(store), key=shop.key, wait=False)
     deadline = time.monotonic() + 60
-    while len(list(store.rglob("executions/*/*.parquet"))) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    while sum(e["table"] == "executions" for e in journaled(store)) < 10 and time.monotonic() < deadline:
+        time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", StoreWarning)  # nothing half-written is visible
-        first = read_table(store, "executions")
-        first_requests = read_table(store, "requests")
-    assert 3 <= first["query_name"].nunique() < 40
-    for name, group in first.groupby("query_name"):  # each flushed query is complete
-        assert len(group) == 3, name
+    captured = journaled(store)
+    killed_run = captured[0]["row"]["run_id"]
+    executions_captured = sum(e["table"] == "executions" for e in captured)
+    assert 10 <= executions_captured < 120
     done = ruscope("replay", "--config", str(config), "--store", str(store), key=shop.key)
     assert done.returncode == 0, done.stderr
-    executions = read_table(store, "executions")
-    requests = read_table(store, "requests")
-    runs = executions.groupby("run_id")["query_name"].nunique()
-    assert sorted(runs.tolist()) == sorted([first["query_name"].nunique(), 40])
-    assert not executions.duplicated(["run_id", "execution_id"]).any()
-    assert not requests.duplicated(["run_id", "seq"]).any()
-    kept = executions[executions["run_id"] == first["run_id"].iloc[0]]
-    assert len(kept) == len(first) and len(requests[requests["run_id"] == first["run_id"].iloc[0]]) == len(
-        first_requests)
+    assert "recovered 1 unwritten part(s)" in done.stdout
+    for _ in range(2):  # and a third run recovers nothing twice
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", StoreWarning)  # nothing half-written is visible
+            executions = read_table(store, "executions")
+            requests = read_table(store, "requests")
+        first = executions[executions["run_id"] == killed_run]
+        assert len(first) == executions_captured  # every captured execution, once
+        assert len(requests[requests["run_id"] == killed_run]) == len(captured) - executions_captured
+        later = executions[executions["run_id"] != killed_run]
+        assert sorted(set(later.groupby("run_id").size())) in ([120], [3, 120]) and (later["status"] == "ok").all()
+        assert not executions.duplicated(["run_id", "execution_id"]).any()
+        assert not requests.duplicated(["run_id", "seq"]).any()
+        assert not list((store / "_pending").iterdir())
+        done = ruscope("replay", "--config", str(config), "--store", str(store), "--only", "q00", key=shop.key)
+        assert done.returncode == 0 and "recovered" not in done.stdout
 
 
 def test_collect_every_stops_cleanly_on_sigterm(shop, tmp_path: Path) -> None:
