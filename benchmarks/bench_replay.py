@@ -348,15 +348,11 @@ PROFILED_CALLS = {  # heavy callees outside collectors/, by (file suffix, functi
 }
 
 
-def profile(bench: Bench, top: int, runs: int) -> None:
+def profile(bench: Bench, top: int) -> None:
     """Where the in-process replay's time goes: cProfile of one run (collectors/ functions and their heavy
-    non-SDK callees, by cumulative time), then what-ifs timed without the profiler: the same replay with the
-    store writes, or the whole per-query flush, replaced by no-ops (patched here, in this process only)."""
+    non-SDK callees, by cumulative time)."""
     import cProfile
     import pstats
-    from unittest import mock
-
-    import collectors.replay as replay_module
 
     gc.collect()
     profiler = cProfile.Profile()
@@ -372,27 +368,6 @@ def profile(bench: Bench, top: int, runs: int) -> None:
     for (file, line, func), (_, calls, own, cum, _) in shown[:top]:
         where = "/".join(Path(file).parts[-2:]) if file != "~" else "builtins"
         print(f"{cum:>7.3f} {cum / total:>6.1%} {own:>7.3f} {calls:>6}  {where}:{line} {func}")
-
-    def no_flush(self: Any, part: str) -> None:
-        self.capture.take()
-        self.requests, self.executions = [], []
-
-    variants: dict[str, Callable[[], Any]] = {"bare loop": lambda: bare_loop(bench.data, bench.key),
-                                              "replay": bench.replay}
-    best = dict.fromkeys(["bare loop", "replay", "replay, write_frame a no-op", "replay, flush a no-op"],
-                         float("inf"))
-    for _ in range(runs):
-        for name, fn in variants.items():
-            best[name] = min(best[name], timed(fn))
-        with mock.patch.object(replay_module, "write_frame", lambda *args, **kwargs: None):
-            best["replay, write_frame a no-op"] = min(best["replay, write_frame a no-op"], timed(bench.replay))
-        with mock.patch.object(replay_module.Replay, "flush", no_flush):
-            best["replay, flush a no-op"] = min(best["replay, flush a no-op"], timed(bench.replay))
-    base = best["bare loop"]
-    print(f"\nwhat-if, in-process, no profiler, best of {runs} (collectors/ patched in this process only)")
-    print(f"{'variant':<30} {'s':>7} {'over bare':>10}")
-    for name, secs in best.items():
-        print(f"{name:<30} {secs:>7.3f} {secs / base - 1:>10.1%}")
 
 
 IMPORTS = ("collectors.replay", "pandas", "pyarrow", "collectors.config", "pydantic", "collectors.routing",
@@ -464,7 +439,7 @@ def main() -> None:
         print_table(best, args.runs, work, imports)
         if args.profile or best["cli replay"] / best["cli bare"] - 1 > TARGET:
             import_breakdown()
-            profile(bench, args.top, args.runs)
+            profile(bench, args.top)
     finally:
         emulator.terminate()
         emulator.wait(timeout=10)
