@@ -99,11 +99,7 @@ def write_frame(
     spec = _table(table)
     _check_token("run_id", run_id)
     _check_token("part", part)
-    data = _arrow_table(spec, _with_run_id(frame, run_id))
-    path = _partition(Path(store), spec, day or _first_day(data)) / f"{run_id}-{part}.parquet"
-    if data.num_rows:
-        _write_atomically(data, path)
-    return path
+    return _write_part(Path(store), spec, _arrow_table(spec, _with_run_id(frame, run_id)), run_id, part, day)
 
 
 def write_rows(
@@ -132,7 +128,12 @@ def write_rows(
         data = pa.Table.from_pylist([{**row, "run_id": run_id} for row in rows], schema=spec.schema)
     except _CAST_ERRORS as exc:
         raise ValueError(f"table {spec.name!r}: a value does not fit its column: {exc}") from exc
-    path = _partition(Path(store), spec, day or _first_day(data)) / f"{run_id}-{part}.parquet"
+    return _write_part(Path(store), spec, data, run_id, part, day)
+
+
+def _write_part(store: Path, spec: Table, data: pa.Table, run_id: str, part: str, day: dt.date | None) -> Path:
+    """Where the part goes (its day's partition), written atomically unless it is empty."""
+    path = _partition(store, spec, day or _first_day(data)) / f"{run_id}-{part}.parquet"
     if data.num_rows:
         _write_atomically(data, path)
     return path

@@ -27,6 +27,7 @@ from azure.cosmos import ContainerProxy, CosmosClient, PartitionKey, exceptions
 
 from emulator.server import RunningEmulator, open_engine, start_in_thread
 from tests import rawhttp
+from tests.conformance.compare import normalize
 from tests.conformance.dataset import DATASETS
 
 THROUGHPUT = 24_000  # 4 physical partitions (P6: ceil(24,000 / 6,000))
@@ -217,17 +218,6 @@ class Harness:
 
 
 # -- comparing rows ---------------------------------------------------------------------------------
-def normalize(value: Any) -> Any:
-    """JSON round trip, with integral doubles as ints (2.0 and 2 are one JSON number)."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, list):
-        return [normalize(v) for v in value]
-    if isinstance(value, dict):
-        return {k: normalize(v) for k, v in value.items()}
-    return value
-
-
 SYSTEM_PROPERTIES = ("_rid", "_self", "_etag", "_attachments", "_ts")
 
 

@@ -3,29 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
 from emulator.sql import SqlError, execute, parse_query
 from tests.conformance.cases import CASES, Case
+from tests.conformance.compare import canonical
 from tests.conformance.dataset import DATASETS
-
-
-def normalize(value: Any) -> Any:
-    """JSON round trip, with integral doubles as ints (2.0 and 2 are one JSON number)."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, list):
-        return [normalize(v) for v in value]
-    if isinstance(value, dict):
-        return {k: normalize(v) for k, v in value.items()}
-    return value
-
-
-def canonical(rows: list) -> list:
-    rows = normalize(json.loads(json.dumps(rows)))
-    return rows
 
 
 def expected_rows(case: Case) -> list:
