@@ -516,7 +516,7 @@ def replay(config: Config, *, store: Path, only: str | None = None, credential: 
     for request in capture.take():
         run.record(REQUESTS.name, request)
     run.seal()
-    run.segment.discard()  # the empty segment opened last
+    run.segment.close()  # the segment opened last holds nothing
     run.summary.total_ru = round(capture.total_ru, 2)
     if run.stop.is_set():
         run.summary.ended_by = "signal"

@@ -28,9 +28,9 @@ import re
 import time
 import uuid
 import warnings
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -102,32 +102,23 @@ def write_frame(
     return _write_part(Path(store), spec, _arrow_table(spec, _with_run_id(frame, run_id)), run_id, part, day)
 
 
-def write_rows(
-    store: Path,
-    table: Table | str,
-    rows: Sequence[Mapping[str, Any]],
-    *,
-    run_id: str,
-    part: str,
-    day: dt.date | None = None,
-) -> Path:
-    """`write_frame` for plain dict rows, straight to Arrow (no pandas on the collectors' hot path).
+def write_arrow(store: Path, table: Table | str, data: pa.Table, *, run_id: str, part: str,
+                day: dt.date | None = None) -> Path:
+    """`write_frame` for data already in Arrow (the collectors' path: no pandas, no Python objects).
 
-    Same rules: unknown keys and uncastable values raise ValueError naming the column, missing keys are
-    nulls, `run_id` fills its column, writes are atomic and idempotent per (run_id, part)."""
+    The table must have the schema's columns (cast when compatible, else ValueError); its `run_id` column
+    must be `run_id` where it is not null. Atomic and idempotent per (run_id, part), like every write."""
     spec = _table(table)
     _check_token("run_id", run_id)
     _check_token("part", part)
-    unknown = sorted({k for row in rows for k in row} - set(spec.schema.names))
-    if unknown:
-        raise ValueError(f"table {spec.name!r} has no column(s) {', '.join(map(repr, unknown))}")
-    others = sorted({str(row["run_id"]) for row in rows if row.get("run_id") not in (None, run_id)})
-    if others:
-        raise ValueError(f"column 'run_id' holds {others[:3]}, not the run_id {run_id!r} being written")
     try:
-        data = pa.Table.from_pylist([{**row, "run_id": run_id} for row in rows], schema=spec.schema)
-    except _CAST_ERRORS as exc:
-        raise ValueError(f"table {spec.name!r}: a value does not fit its column: {exc}") from exc
+        data = data.select(spec.schema.names).cast(spec.schema)
+    except (KeyError, *_CAST_ERRORS) as exc:
+        raise ValueError(f"table {spec.name!r}: the data does not match its schema: {exc}") from exc
+    filled = pc.fill_null(data["run_id"], run_id)  # missing run ids are this run's
+    data = data.set_column(data.schema.get_field_index("run_id"), spec.schema.field("run_id"), filled)
+    if data.num_rows and not pc.all(pc.equal(filled, run_id)).as_py():
+        raise ValueError(f"column 'run_id' holds other values than the run_id {run_id!r} being written")
     return _write_part(Path(store), spec, data, run_id, part, day)
 
 

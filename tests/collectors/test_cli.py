@@ -102,12 +102,12 @@ def test_a_wrong_key_is_reported_without_leaking_it(shop, tmp_path: Path) -> Non
 
 
 def journaled(store: Path) -> list[dict]:
-    """The complete entries the run on disk has captured but not yet written as Parquet."""
+    """The complete rows the run on disk has captured but not yet written as Parquet."""
     entries = []
-    for path in (store / "_pending").glob("*/journal.jsonl"):
+    for path in (store / "_pending").glob("*/*.jsonl"):
         for line in path.read_bytes().splitlines(keepends=True):
-            if line.endswith(b"\n"):  # a torn last line was never acknowledged
-                entries.append(json.loads(line))
+            if line.endswith(b"\n"):  # a torn last line was never finished
+                entries.append({"table": path.stem, "row": json.loads(line)})
     return entries
 
 
