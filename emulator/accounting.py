@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RequestRecord:
-    """One request as the service would meter it."""
+    """One request as the service would meter it (slots: millions of these are kept in memory)."""
 
     time: float  # engine clock, epoch seconds
     database: str
