@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import binascii
 import json
-import logging
 import os
 import secrets
 import sys
@@ -38,8 +37,6 @@ from collectors import routing
 from collectors.config import Config, CosmosSettings, QuerySpec
 from collectors.pending import Segment, recover
 from collectors.schema import EXECUTIONS, REQUESTS
-
-log = logging.getLogger("ruscope.replay")
 
 REQUEST_KINDS = ("page", "refused", "query_plan", "pkranges", "metadata")
 OK, ERROR, BUDGET, STOPPED = "ok", "error", "budget", "stopped"
@@ -419,31 +416,28 @@ class Replay:
         except Exception as exc:  # every failure of one query is recorded, and the run goes on
             status, error = ERROR, describe_error(exc, self.config.cosmos.endpoint)
         duration = (time.perf_counter() - t0) * 1000
+        self.conclude(spec, target, execution_id, repeat, items=items, status=status, error=error, started=started,
+                      duration_ms=duration)
+        return status
+
+    def record_failure(self, spec: QuerySpec, execution_id: str, error: str) -> None:
+        """A query that could not start (unknown container, no client): an error row, no requests of its own."""
+        self.conclude(spec, Target(None, {}, []), execution_id, 0, items=0, status=ERROR, error=error,
+                      started=self.capture.clock(), duration_ms=0.0)
+
+    def conclude(self, spec: QuerySpec, target: Target, execution_id: str, repeat: int, **outcome: Any) -> None:
+        """Record the requests captured since the last execution and this execution's row."""
         rows = self.capture.take()
         for request in rows:
             self.record(REQUESTS.name, request)
         mine = [r for r in rows if r.get("execution_id") == execution_id]
-        row = execution_row(spec, target, mine, items=items, status=status, error=error, started=started,
-                            duration_ms=duration)
+        row = execution_row(spec, target, mine, **outcome)
         self.record(EXECUTIONS.name, {**row, "execution_id": execution_id, "repeat": repeat,
                                       "container": spec.container})
         self.done.append(row)
         self.last_ru[spec.name] = row["total_ru"]
         self.summary.executions += 1
-        self.summary.failed += status == ERROR
-        return status
-
-    def record_failure(self, spec: QuerySpec, execution_id: str, error: str) -> None:
-        """A query that could not start (unknown container, no client): an error row, no requests."""
-        for request in self.capture.take():
-            self.record(REQUESTS.name, request)
-        target = Target(None, {}, [])
-        row = execution_row(spec, target, [], items=0, status=ERROR, error=error, started=self.capture.clock(),
-                            duration_ms=0.0)
-        self.record(EXECUTIONS.name, {**row, "execution_id": execution_id, "repeat": 0, "container": spec.container})
-        self.done.append(row)
-        self.summary.executions += 1
-        self.summary.failed += 1
+        self.summary.failed += row["status"] == ERROR
 
     def run_query(self, index: int, spec: QuerySpec, client: CosmosClient | None, client_error: str,
                   advance: Callable[[int], None]) -> None:
@@ -457,6 +451,7 @@ class Replay:
             error = str(exc) if isinstance(exc, LookupError) else describe_error(exc, self.config.cosmos.endpoint)
             self.record_failure(spec, f"{index:03d}-0-0", error)
             self.err(f"query {spec.name!r}: {error}")
+            self.done.clear()
             advance(spec.repeat)
             return
         for repeat in range(spec.repeat):
