@@ -33,7 +33,7 @@ from __future__ import annotations
 import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
-from collectors.routing import routing_class
+from cosmoscore.routing import routing_class
 
 QUERY_KEY = ["database", "container", "query_name"]
 LOGICAL_KEY = ["run_id", *QUERY_KEY, "repeat"]

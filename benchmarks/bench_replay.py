@@ -257,7 +257,7 @@ class Bench:
         self.stores = (scratch / f"store{i}" for i in range(1_000_000))
         self.env = {**os.environ, "COSMOS_KEY": key}
         ruscope = Path(sys.executable).with_name("ruscope")
-        self.cli = [str(ruscope)] if ruscope.exists() else [sys.executable, "-m", "collectors"]
+        self.cli = [str(ruscope)] if ruscope.exists() else [sys.executable, "-m", "ruscope"]
         self.cli += ["replay", "--config", str(toml)]
         self.bare_cli = [sys.executable, str(Path(__file__).resolve()), "--bare", str(toml)]
 
@@ -326,13 +326,13 @@ def measure(bench: Bench, runs: int) -> dict[str, float]:
 
 def import_seconds(runs: int) -> dict[str, float]:
     """What a fresh interpreter pays before the first request: the CLI's imports vs the bare loop's, and the
-    replay's first routing prediction (emulator/sql builds its Lark parser on the first parse_query)."""
+    replay's first routing prediction (cosmoscore/sql builds its Lark parser on the first parse_query)."""
     commands = {
         "python -c pass": [sys.executable, "-c", "pass"],
         "import azure.cosmos": [sys.executable, "-c", "import azure.cosmos"],
-        "import the replay CLI": [sys.executable, "-c", "import collectors.cli, collectors.config, collectors.replay"],
-        "+ first parse_query (Lark build)": [sys.executable, "-c", "import collectors.cli, collectors.config, "
-                                             "collectors.replay; collectors.routing.parse_query('SELECT * FROM c')"],
+        "import the replay CLI": [sys.executable, "-c", "import ruscope.cli, collectors.config, collectors.replay"],
+        "+ first parse_query (Lark build)": [sys.executable, "-c", "import ruscope.cli, collectors.config, cosmoscore.sql, "
+                                             "collectors.replay; cosmoscore.sql.parse_query('SELECT * FROM c')"],
     }
     best = dict.fromkeys(commands, float("inf"))
     for _ in range(runs):
@@ -371,12 +371,12 @@ def profile(bench: Bench, top: int) -> None:
 
 
 IMPORTS = ("collectors.replay", "pandas", "pyarrow", "collectors.config", "pydantic", "collectors.routing",
-           "emulator.sql", "collectors.cli", "typer", "tqdm", "azure.cosmos")
+           "cosmoscore.sql", "ruscope.cli", "typer", "tqdm", "azure.cosmos")
 
 
 def import_breakdown() -> None:
     """`python -X importtime` of the CLI's modules: cumulative ms of the big ones (one run, indicative)."""
-    command = [sys.executable, "-X", "importtime", "-c", "import collectors.cli, collectors.config, collectors.replay"]
+    command = [sys.executable, "-X", "importtime", "-c", "import ruscope.cli, collectors.config, collectors.replay"]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     cumulative = {}
     for line in done.stderr.splitlines():

@@ -37,6 +37,8 @@ from collectors import routing
 from collectors.config import Config, CosmosSettings, QuerySpec
 from collectors.pending import Segment, recover
 from collectors.schema import EXECUTIONS, REQUESTS
+from cosmoscore import routing as rules
+from cosmoscore.epk import EpkRange
 
 REQUEST_KINDS = ("page", "refused", "query_plan", "pkranges", "metadata")
 OK, ERROR, BUDGET, STOPPED = "ok", "error", "budget", "stopped"
@@ -229,7 +231,7 @@ class Target:
 
     container: Any  # ContainerProxy
     key_definition: Mapping[str, Any]
-    ranges: list[routing.FeedRange]
+    ranges: list[EpkRange]
     feed_range: Mapping[str, Any] | None = None
     label: str = ""
 
@@ -284,13 +286,13 @@ def execution_row(spec: QuerySpec, target: Target, requests: list[dict[str, Any]
     hit = sorted({r["pkrange_id"] for r in pages if r["pkrange_id"]}, key=lambda p: (len(p), p))
     total = len(target.ranges)
     if target.feed_range is not None:
-        predicted = routing.SINGLE
+        predicted = rules.SINGLE
     else:
-        predicted = routing.predicted_class(
-            routing.predict_partitions(spec.sql, spec.parameters, spec.partition_key, target.key_definition,
+        predicted = rules.predicted_class(
+            rules.predict_partitions(spec.sql, spec.parameters, spec.partition_key, target.key_definition,
                                        target.ranges), total)
-    observed = routing.routing_class(len(hit), total) if status == OK else routing.UNKNOWN
-    known = routing.UNKNOWN not in (predicted, observed)
+    observed = rules.routing_class(len(hit), total) if status == OK else rules.UNKNOWN
+    known = rules.UNKNOWN not in (predicted, observed)
     return {
         "time": datetime.fromtimestamp(started, UTC),
         "query_name": spec.name,
@@ -398,7 +400,7 @@ class Replay:
         ranges = routing.feed_ranges_of(raw_ranges)
         if spec.mode == "as-is":
             return [Target(container, key_definition, ranges)]
-        return [Target(container, key_definition, ranges, raw, routing.feed_ranges_of([raw])[0].label)
+        return [Target(container, key_definition, ranges, raw, routing.label(routing.feed_ranges_of([raw])[0]))
                 for raw in raw_ranges]
 
     def execute(self, spec: QuerySpec, target: Target, execution_id: str, repeat: int) -> str:

@@ -1,8 +1,5 @@
-"""`python -m emulator`: the same as `ruscope emulator`."""
+"""`python -m emulator`: the same as `ruscope emulator`, without importing the collectors."""
 
-import sys
+from emulator.cli import main
 
-from collectors.cli import app
-
-if __name__ == "__main__":
-    sys.exit(app(["emulator", *sys.argv[1:]]))
+main()

@@ -24,36 +24,21 @@ from typing import Any
 
 import orjson
 
-from emulator import errors, queries
-from emulator.accounting import Accounting, PartitionStorage, RequestRecord
-from emulator.costmodel import CostModel
-from emulator.hashing import MAX_EPK, MIN_EPK, UNDEFINED, prefix_range
-from emulator.indexing import IndexPolicy, changed_leaf_count, indexed_leaves
-from emulator.journal import Journal
-from emulator.limits import Limits
-from emulator.model import (
-    Container,
-    Database,
-    LogicalPartition,
-    Offer,
-    PkRange,
-    StoredItem,
-    is_key_component,
-    key_json,
-    make_rid,
-)
-from emulator.partitioning import (
+from cosmoscore.costmodel import CostModel
+from cosmoscore.epk import FULL_RANGE, UNDEFINED, EpkRange, prefix_range
+from cosmoscore.indexing import IndexPolicy, changed_leaf_count, indexed_leaves
+from cosmoscore.keys import is_key_component, key_from_json, key_json, key_to_json
+from cosmoscore.layout import (
     even_boundaries,
     initial_range_count,
     midpoint,
-    overlaps,
     ranges_to_split,
     required_range_count,
     storage_split_point,
 )
-from emulator.patch import apply_patch
-from emulator.queries import QueryRequest
-from emulator.sql import (
+from cosmoscore.limits import Limits
+from cosmoscore.routing import Target
+from cosmoscore.sql import (
     IndexUse,
     Query,
     SqlError,
@@ -64,6 +49,20 @@ from emulator.sql import (
     partition_key_filter,
     rewrite_for_cross_partition,
 )
+from emulator import errors, queries
+from emulator.accounting import Accounting, PartitionStorage, RequestRecord
+from emulator.journal import Journal
+from emulator.model import (
+    Container,
+    Database,
+    LogicalPartition,
+    Offer,
+    PkRange,
+    StoredItem,
+    make_rid,
+)
+from emulator.patch import apply_patch
+from emulator.queries import QueryRequest
 from emulator.throttle import Throttle
 
 CONSISTENCY_LEVELS = ("Strong", "BoundedStaleness", "Session", "ConsistentPrefix", "Eventual")
@@ -648,7 +647,7 @@ class Engine:
             rng, item = self._existing(ctx, coll, key, item_id, meter)
             leaves = len(indexed_leaves(item.doc, coll.policy))
             self._consume(coll, rng, meter, self.cost.delete_ru(item.size, leaves))
-            entry = {"op": "delete", "db": db_id, "coll": coll_id, "key": _key_to_json(key), "id": item_id}
+            entry = {"op": "delete", "db": db_id, "coll": coll_id, "key": key_to_json(key), "id": item_id}
             self._commit(entry)
             self._apply_delete(entry)
             return self._item_outcome(coll, rng, meter, 204, None)
@@ -671,7 +670,7 @@ class Engine:
         if bad is not None:
             raise errors.bad_request("The partition key value of the document must be a string, number, boolean or null.")
         header_key = self._header_key(coll, pk_header, full=True)
-        if header_key != key and _key_to_json(header_key) != _key_to_json(key):
+        if header_key != key and key_to_json(header_key) != key_to_json(key):
             raise errors.bad_request(
                 "PartitionKey extracted from document doesn't match the one specified in the header", 1001
             )
@@ -683,7 +682,7 @@ class Engine:
             raise errors.bad_request("PartitionKey value must be supplied for this operation.")
         if not isinstance(pk_header, list) or not pk_header and coll.kind == "MultiHash":
             raise errors.bad_request("The partition key header must be a JSON array of the key's components.")
-        key = tuple(UNDEFINED if c == {} else c for c in pk_header) or (UNDEFINED,)
+        key = key_from_json(pk_header) or (UNDEFINED,)
         levels = len(coll.key_paths)
         if (full and len(key) != levels) or len(key) > levels or not all(is_key_component(c) for c in key):
             raise errors.bad_request(
@@ -747,7 +746,7 @@ class Engine:
 
     def _store(self, coll: Container, rng: PkRange, key: tuple[Any, ...], stored: StoredItem, status: int,
                meter: _Meter) -> Outcome:
-        entry = {"op": "put", "db": coll.db_id, "coll": coll.id, "key": _key_to_json(key), "doc": stored.doc,
+        entry = {"op": "put", "db": coll.db_id, "coll": coll.id, "key": key_to_json(key), "doc": stored.doc,
                  "size": stored.size}
         self._commit(entry)
         rng = self._apply_put(entry)
@@ -755,7 +754,7 @@ class Engine:
 
     def _apply_put(self, entry: dict[str, Any]) -> PkRange:
         coll = self.databases[entry["db"]].containers[entry["coll"]]
-        key = _key_from_json(entry["key"])
+        key = key_from_json(entry["key"])
         epk = coll.epk(key)
         rng = coll.range_for(epk)
         lp = rng.logical.setdefault(epk, LogicalPartition(key, epk))
@@ -776,7 +775,7 @@ class Engine:
 
     def _apply_delete(self, entry: dict[str, Any]) -> None:
         coll = self.databases[entry["db"]].containers[entry["coll"]]
-        epk = coll.epk(_key_from_json(entry["key"]))
+        epk = coll.epk(key_from_json(entry["key"]))
         rng = coll.range_for(epk)
         lp = rng.logical[epk]
         item = lp.items.pop(entry["id"])
@@ -801,7 +800,7 @@ class Engine:
         """One page of documents: of a logical partition, a pkrange, an EPK sub-range, or everything."""
         with self._metered(ctx, "ReadFeed", "docs", db_id, coll_id) as meter:
             coll = self._coll(db_id, coll_id, intended_rid)
-            lo, hi = MIN_EPK, MAX_EPK
+            lo, hi = FULL_RANGE.min, FULL_RANGE.max
             if pk_header is not None:
                 key = self._header_key(coll, pk_header, full=False)
                 epk = coll.epk(key)
@@ -838,7 +837,7 @@ class Engine:
         elif lo == hi:
             candidates = [coll.range_for(lo)]
         else:
-            candidates = [r for r in coll.ranges if overlaps(r.min, r.max, start, hi)]
+            candidates = [r for r in coll.ranges if EpkRange(r.min, r.max).overlaps(EpkRange(start, hi))]
         for index, rng in enumerate(candidates):
             self._admit(coll, rng, meter)
             items, cursor = _collect(rng, lo, hi, after, max_items)
@@ -864,19 +863,19 @@ class Engine:
                 if rng is None:
                     raise errors.range_gone()
                 lo, hi = req.epk_range or (rng.min, rng.max)
-                return self._query_page(ctx, coll, meter, query, text, params, req, [queries.Target(rng, lo, hi)])
+                return self._query_page(ctx, coll, meter, query, text, params, req, [Target(rng, EpkRange(lo, hi))])
             if req.pk_header is not None:
                 key = self._header_key(coll, req.pk_header, full=False)
                 epk = coll.epk(key)
                 if len(key) == len(coll.key_paths):
                     meter.partition_key = key_json(key)
-                    target = queries.Target(coll.range_for(epk), epk, epk)
+                    target = Target(coll.range_for(epk), EpkRange.point(epk))
                     return self._query_page(ctx, coll, meter, query, text, params, req, [target])
-                intervals = [prefix_range(epk)]
+                intervals = [EpkRange(*prefix_range(epk))]
             else:
                 key_filter = _guarded(lambda: partition_key_filter(query, coll.key_paths, params))
                 intervals = queries.key_intervals(coll, key_filter)
-            targets = queries.targets_for(coll, intervals)
+            targets = coll.routing.targets(intervals)
             if len({t.range.id for t in targets}) > 1 and not req.cross_partition:
                 raise errors.bad_request(queries.CROSS_PARTITION_DISABLED)
             shape = _guarded(lambda: describe(query, params))
@@ -906,7 +905,7 @@ class Engine:
             return meter.answer(Outcome(200, plan, meter.charge))
 
     def _query_page(self, ctx: Context, coll: Container, meter: _Meter, query: Query, text: str,
-                    params: dict[str, Any], req: QueryRequest, targets: list[queries.Target]) -> Outcome:
+                    params: dict[str, Any], req: QueryRequest, targets: list[Target[PkRange]]) -> Outcome:
         """Serve the next page: rows of one target, charged for the share of that target's work they carry."""
         start, offset = queries.decode_continuation(req.continuation)
         index, same = queries.resume_index(targets, start)
@@ -941,7 +940,7 @@ class Engine:
         body = {"_rid": coll.rid, "Documents": page, "_count": len(page)}
         return meter.answer(Outcome(200, body, meter.charge, rng.id, headers))
 
-    def _range_result(self, coll: Container, target: queries.Target, query: Query, text: str,
+    def _range_result(self, coll: Container, target: Target[PkRange], query: Query, text: str,
                       params: dict[str, Any]) -> queries.RangeResult:
         """The whole result of a query in one target, from the cache when the range has not changed."""
         rng = target.range
@@ -965,13 +964,13 @@ class Engine:
         self._results.put(key, served)
         return served
 
-    def _scope_documents(self, coll: Container, target: queries.Target) -> tuple[list[dict[str, Any]], int]:
+    def _scope_documents(self, coll: Container, target: Target[PkRange]) -> tuple[list[dict[str, Any]], int]:
         """The documents a target covers and their stored bytes (a range's list is kept until it changes)."""
         rng, lo, hi = target.range, target.lo, target.hi
         if lo == hi:
             lp = rng.logical.get(lo)
             return ([item.doc for item in lp.items.values()], lp.size) if lp else ([], 0)
-        if lo <= rng.min and (hi == MAX_EPK or hi >= rng.max):
+        if target.interval.covers(EpkRange(rng.min, rng.max)):
             cached = self._range_docs.get((coll.rid, rng.id))
             if cached is None or cached[0] != rng.lsn:
                 # in write order, not key order: documents written together sit together in memory, and
@@ -980,7 +979,7 @@ class Engine:
                 docs = [item.doc for item in items]
                 cached = self._range_docs[(coll.rid, rng.id)] = (rng.lsn, docs)
             return cached[1], rng.size
-        inside = [lp for epk, lp in rng.logical.items() if lo <= epk and (hi == MAX_EPK or epk < hi)]
+        inside = [lp for epk, lp in rng.logical.items() if target.interval.contains(epk)]
         return [item.doc for lp in inside for item in lp.items.values()], sum(lp.size for lp in inside)
 
     # -- statistics for in-process consumers ----------------------------------------------
@@ -1047,7 +1046,7 @@ class Engine:
         for rng in coll.ranges:
             for lp in rng.logical.values():
                 for item in lp.items.values():
-                    yield {"op": "put", "db": db.id, "coll": coll.id, "key": _key_to_json(lp.key), "doc": item.doc,
+                    yield {"op": "put", "db": db.id, "coll": coll.id, "key": key_to_json(lp.key), "doc": item.doc,
                            "size": item.size}
 
 
@@ -1099,14 +1098,6 @@ def _range_statistics(rng: PkRange) -> dict[str, Any]:
             {"partitionKey": orjson.loads(lp.key_json), "sizeInKB": math.ceil(lp.size / 1024)} for lp in top
         ],
     }
-
-
-def _key_to_json(key: tuple[Any, ...]) -> list[Any]:
-    return [{} if c is UNDEFINED else c for c in key]
-
-
-def _key_from_json(key: list[Any]) -> tuple[Any, ...]:
-    return tuple(UNDEFINED if c == {} else c for c in key)
 
 
 def _write_order(item: StoredItem) -> int:
@@ -1173,9 +1164,10 @@ def _collect(rng: PkRange, lo: str, hi: str, after: tuple[str, ...] | None,
     """
     items: list[StoredItem] = []
     limit = max_items if max_items and max_items > 0 else math.inf
+    scope = EpkRange(lo, hi)
     last: tuple[str, str] | None = None
     for epk in sorted(rng.logical):
-        if not (epk == lo if lo == hi else lo <= epk and (hi == MAX_EPK or epk < hi)):
+        if not scope.contains(epk):
             continue
         lp = rng.logical[epk]
         for item_id in sorted(lp.items):

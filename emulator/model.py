@@ -7,25 +7,19 @@ about it, while the engine decides what an operation does.
 from __future__ import annotations
 
 import base64
-import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
-from emulator.hashing import UNDEFINED, Undefined, epk_for
-from emulator.indexing import IndexPolicy
+from cosmoscore.epk import epk_for
+from cosmoscore.indexing import IndexPolicy
+from cosmoscore.keys import extract_key, key_json, split_path
+from cosmoscore.routing import RoutingMap
 
 
 def make_rid(*parts: int) -> str:
     """A resource id in the service's style: base64 of packed little-endian counters."""
     raw = b"".join(p.to_bytes(size, "little") for p, size in zip(parts, (4, 4, 8)))
     return base64.b64encode(raw).decode().replace("/", "-")
-
-
-def key_json(components: tuple[Any, ...]) -> str:
-    """A logical key as the header spells it: `["a"]`, `["t1","u1"]`, `[{}]` for undefined."""
-    return orjson.dumps([{} if c is UNDEFINED else c for c in components]).decode()
 
 
 @dataclass
@@ -127,7 +121,7 @@ class Container:
     gone: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        self._mins = [r.min for r in self.ranges]
+        self.routing = RoutingMap(self.ranges)
         self.key_paths: list[list[str]] = [split_path(p) for p in self.props["partitionKey"]["paths"]]
         self.kind: str = self.props["partitionKey"].get("kind", "Hash")
 
@@ -136,11 +130,11 @@ class Container:
         return self.props["_self"]
 
     def reindex_ranges(self) -> None:
-        self.ranges.sort(key=lambda r: r.min)
-        self._mins = [r.min for r in self.ranges]
+        self.routing = RoutingMap(self.ranges)
+        self.ranges[:] = self.routing.ranges
 
     def range_for(self, epk: str) -> PkRange:
-        return self.ranges[bisect.bisect_right(self._mins, epk) - 1]
+        return self.routing.range_for(epk)
 
     def range_by_id(self, range_id: str) -> PkRange | None:
         return next((r for r in self.ranges if r.id == range_id), None)
@@ -150,7 +144,7 @@ class Container:
 
     def extract_key(self, doc: dict[str, Any]) -> tuple[Any, ...]:
         """The partition key of a document; a missing path is the undefined value."""
-        return tuple(_walk(doc, path) for path in self.key_paths)
+        return extract_key(doc, self.key_paths)
 
     @property
     def size(self) -> int:
@@ -168,20 +162,3 @@ class Database:
     props: dict[str, Any]
     offer_rid: str | None
     containers: dict[str, Container] = field(default_factory=dict)
-
-
-def split_path(path: str) -> list[str]:
-    """`/a/b` -> ["a", "b"]; quoted segments (`/"a b"`) lose their quotes."""
-    return [seg.strip('"') for seg in path.strip("/").split("/") if seg]
-
-
-def _walk(doc: Any, path: list[str]) -> Any:
-    for seg in path:
-        if not isinstance(doc, dict) or seg not in doc:
-            return UNDEFINED
-        doc = doc[seg]
-    return doc
-
-
-def is_key_component(value: Any) -> bool:
-    return value is None or isinstance(value, (str, int, float, bool, Undefined))

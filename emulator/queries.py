@@ -20,12 +20,12 @@ from typing import Any
 
 import orjson
 
+from cosmoscore.epk import EpkRange
+from cosmoscore.indexing import IndexPolicy
+from cosmoscore.routing import Target, filter_intervals
+from cosmoscore.sql import KeyFilter, Query, QueryShape, SqlError, ast
 from emulator import errors
-from emulator.hashing import MAX_EPK, MIN_EPK, prefix_range
-from emulator.indexing import IndexPolicy
-from emulator.model import Container, PkRange
-from emulator.partitioning import overlaps
-from emulator.sql import KeyFilter, Query, QueryShape, SqlError, ast
+from emulator.model import Container
 
 DEFAULT_PAGE_ITEMS = 100  # x-ms-max-item-count absent: the REST API's default page size
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # a page never exceeds the service's 4 MB response size
@@ -87,50 +87,20 @@ def sql_error(exc: SqlError, prefix: str = "") -> errors.CosmosError:
 # -- routing ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Target:
-    """One physical partition a query runs in, limited to the EPK interval [lo, hi) (a point if lo == hi)."""
-
-    range: PkRange
-    lo: str
-    hi: str
+def key_intervals(coll: Container, key_filter: KeyFilter) -> list[EpkRange]:
+    """EPK intervals the filter pins (cosmoscore.routing): points for full keys, prefix ranges, or everything."""
+    return filter_intervals(key_filter, coll.kind, len(coll.key_paths))
 
 
-def key_intervals(coll: Container, key_filter: KeyFilter) -> list[tuple[str, str]]:
-    """EPK intervals the filter pins: a point per full key, a prefix range per hierarchical prefix."""
-    if key_filter.keys is None:
-        return [(MIN_EPK, MAX_EPK)]
-    levels = len(coll.key_paths)
-    out = []
-    for key in key_filter.keys:
-        epk = coll.epk(key)
-        out.append((epk, epk) if len(key) == levels else prefix_range(epk))
-    return sorted(set(out))
-
-
-def targets_for(coll: Container, intervals: list[tuple[str, str]]) -> list[Target]:
-    """The physical partitions overlapping the intervals, in EPK order, each with its clipped interval."""
-    out: list[Target] = []
-    for lo, hi in intervals:
-        if lo == hi:
-            out.append(Target(coll.range_for(lo), lo, lo))
-            continue
-        for rng in coll.ranges:
-            if overlaps(rng.min, rng.max, lo, hi):
-                out.append(Target(rng, max(lo, rng.min), hi if rng.max == MAX_EPK else min(hi, rng.max)))
-    out.sort(key=lambda t: (t.range.min, t.lo))
-    return out
-
-
-def plan_ranges(intervals: list[tuple[str, str]]) -> list[dict[str, Any]]:
+def plan_ranges(intervals: list[EpkRange]) -> list[dict[str, Any]]:
     """The plan's `queryRanges`: EPK points are inclusive on both ends (wire §1.7)."""
     return [
-        {"min": lo, "max": hi, "isMinInclusive": True, "isMaxInclusive": lo == hi}
-        for lo, hi in intervals
+        {"min": r.min, "max": r.max, "isMinInclusive": True, "isMaxInclusive": r.is_point}
+        for r in intervals
     ]
 
 
-def query_plan(shape: QueryShape, rewritten: str, intervals: list[tuple[str, str]]) -> dict[str, Any]:
+def query_plan(shape: QueryShape, rewritten: str, intervals: list[EpkRange]) -> dict[str, Any]:
     return {
         "partitionedQueryExecutionInfoVersion": 2,
         "queryInfo": shape.query_info(rewritten),

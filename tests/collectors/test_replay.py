@@ -13,8 +13,8 @@ from azure.cosmos import CosmosClient, PartitionKey
 from collectors.config import Config, parse_config
 from collectors.replay import replay
 from collectors.store import read_table
+from cosmoscore.limits import Limits
 from emulator.engine import Context, Engine
-from emulator.limits import Limits
 from tests.conftest import ManualClock
 
 

@@ -9,7 +9,7 @@ import pytest
 from azure.core import MatchConditions
 from azure.cosmos import CosmosClient, PartitionKey, exceptions
 
-from emulator.hashing import epk_multihash
+from cosmoscore.epk import epk_multihash
 from tests import rawhttp
 from tests.conftest import sdk_client
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from azure.cosmos import PartitionKey, ThroughputProperties, exceptions
 
-from emulator.hashing import epk_v2
-from emulator.limits import Limits
-from emulator.partitioning import key_space_share
+from cosmoscore.epk import epk_v2
+from cosmoscore.layout import key_space_share
+from cosmoscore.limits import Limits
 from tests import rawhttp
 from tests.conftest import sdk_client
 

@@ -25,7 +25,7 @@ def _free_port() -> int:
 
 
 def _start(data_dir: Path, port: int) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "collectors", "emulator", "--port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "emulator", "--port", str(port),
                              "--data-dir", str(data_dir)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from emulator.sql import execute, parse_query
+from cosmoscore.sql import execute, parse_query
 
 T, F, U = "true", "false", "undefined"
 AND_TABLE = {
@@ -196,7 +196,7 @@ def test_duplicate_projection_names_last_wins() -> None:  # decision (§10.4)
 
 
 def test_scalar_subquery_cardinality() -> None:
-    from emulator.sql import SqlError
+    from cosmoscore.sql import SqlError
 
     with pytest.raises(SqlError):
         rows("SELECT (SELECT VALUE t FROM t IN c.tags) FROM c", [{"tags": [1, 2]}])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.sql import index_use, parse_query, partition_key_filter
+from cosmoscore.sql import index_use, parse_query, partition_key_filter
 
 PK = [["pk"]]
 HPK = [["tenantId"], ["userId"]]

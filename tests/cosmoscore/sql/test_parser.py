@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from emulator.sql import UNDEFINED, parse_query
-from emulator.sql import ast as a
+from cosmoscore.sql import UNDEFINED, parse_query
+from cosmoscore.sql import ast as a
 
 
 def where(text: str) -> a.Expr:

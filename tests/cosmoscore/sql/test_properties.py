@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emulator.sql import execute, parse_query
+from cosmoscore.sql import execute, parse_query
 
 scalars = st.one_of(
     st.none(),

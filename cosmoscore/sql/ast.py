@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from emulator.hashing import UNDEFINED as _UNDEFINED
+from cosmoscore.epk import UNDEFINED as _UNDEFINED
 
 Span = tuple[int, int]
 
 
-UNDEFINED: Any = _UNDEFINED  # the one undefined of the emulator (see emulator.hashing)
+UNDEFINED: Any = _UNDEFINED  # the one undefined of the emulator (see cosmoscore.epk)
 
 
 @dataclass(frozen=True)

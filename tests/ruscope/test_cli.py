@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def ruscope(*args: str, key: str, wait: bool = True, **kwargs) -> subprocess.CompletedProcess | subprocess.Popen:
     env = {**os.environ, "COSMOS_KEY": key}
-    command = [sys.executable, "-m", "collectors", *args]
+    command = [sys.executable, "-m", "ruscope", *args]
     if not wait:
         return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, **kwargs)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from emulator.sql import SqlError, execute, parse_query
+from cosmoscore.sql import SqlError, execute, parse_query
 
 GROUP_BY_JOIN = """
                 SELECT c.name, s.score, s.repeat, Count(1) AS count

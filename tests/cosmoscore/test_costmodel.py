@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.accounting import normalized_ru
-from emulator.costmodel import CostModel
-from emulator.limits import Limits
-from emulator.partitioning import (
+from cosmoscore.costmodel import CostModel
+from cosmoscore.layout import (
     even_boundaries,
     initial_range_count,
     key_space_share,
@@ -16,6 +14,8 @@ from emulator.partitioning import (
     required_range_count,
     storage_split_point,
 )
+from cosmoscore.limits import Limits
+from emulator.accounting import normalized_ru
 
 KB = 1024
 model = CostModel()

@@ -1,4 +1,5 @@
-"""Effective partition keys (EPK): the V2 and MultiHash hashing the Cosmos DB SDKs and service use.
+"""Effective partition keys (EPK): the V2 and MultiHash hashing the Cosmos DB SDKs and service use, and
+EPK intervals (`EpkRange`).
 
 Every document lands on the physical partition whose range holds its EPK, so these bytes must match
 the SDK's exactly (cosmos-wire-protocol.md §5, ru-cost-model.md E2/E3/E5). MurmurHash3 x64-128 comes
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import mmh3
@@ -87,3 +89,53 @@ def epk_for(kind: str, components: Sequence[Any]) -> str:
 def prefix_range(prefix_epk: str) -> tuple[str, str]:
     """The EPK range [min, max) holding every full key that starts with a hierarchical prefix (E3)."""
     return prefix_epk, prefix_epk + "FF"
+
+
+@dataclass(frozen=True, slots=True)
+class EpkRange:
+    """An EPK interval [min, max), or a single EPK when min == max (like the SDK's `routing_range.Range`).
+
+    `max == MAX_EPK` ("FF") is the open top of the key space: it is above every EPK, including the longer
+    hierarchical ones, so it is tested by name rather than by string comparison.
+    """
+
+    min: str
+    max: str
+
+    @classmethod
+    def point(cls, epk: str) -> EpkRange:
+        return cls(epk, epk)
+
+    @property
+    def is_point(self) -> bool:
+        return self.min == self.max
+
+    def contains(self, epk: str) -> bool:
+        """Whether an EPK falls in the interval (equals it, for a point)."""
+        if self.is_point:
+            return epk == self.min
+        return self.min <= epk and (self.max == MAX_EPK or epk < self.max)
+
+    def overlaps(self, other: EpkRange) -> bool:
+        """Whether the two share any EPK."""
+        if other.is_point:
+            return self.contains(other.min)
+        if self.is_point:
+            return other.contains(self.min)
+        below_top = self.max == MAX_EPK or other.min < self.max
+        above_bottom = other.max == MAX_EPK or other.max > self.min
+        return below_top and above_bottom
+
+    def clip(self, other: EpkRange) -> EpkRange:
+        """The part of `other` inside this interval (call only when they overlap)."""
+        if other.is_point:
+            return other
+        top = other.max if self.max == MAX_EPK else self.max if other.max == MAX_EPK else min(other.max, self.max)
+        return EpkRange(max(self.min, other.min), top)
+
+    def covers(self, other: EpkRange) -> bool:
+        """Whether `other` lies wholly inside this interval."""
+        return self.min <= other.min and (self.max == MAX_EPK or (other.max != MAX_EPK and other.max <= self.max))
+
+
+FULL_RANGE = EpkRange(MIN_EPK, MAX_EPK)

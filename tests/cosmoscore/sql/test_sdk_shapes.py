@@ -10,7 +10,7 @@ import pytest
 from azure.cosmos._execution_context.document_producer import _OrderByHelper
 from azure.cosmos._execution_context.endpoint_component import _QueryExecutionAggregateEndpointComponent
 
-from emulator.sql import describe, execute, parse_query, rewrite_for_cross_partition
+from cosmoscore.sql import describe, execute, parse_query, rewrite_for_cross_partition
 from tests.conformance.dataset import MAIN
 
 FILTER = "{documentdb-formattableorderbyquery-filter}"

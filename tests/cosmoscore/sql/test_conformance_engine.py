@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from emulator.sql import SqlError, execute, parse_query
+from cosmoscore.sql import SqlError, execute, parse_query
 from tests.conformance.cases import CASES, Case
 from tests.conformance.compare import canonical
 from tests.conformance.dataset import DATASETS

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.sql import SqlError, describe, execute, parse_query, rewrite_for_cross_partition
+from cosmoscore.sql import SqlError, describe, execute, parse_query, rewrite_for_cross_partition
 
 FILTER = "{documentdb-formattableorderbyquery-filter}"
 
@@ -230,7 +230,7 @@ def test_rewritten_offset_limit_keeps_enough_rows() -> None:
 
 def test_formatted_queries_mean_the_same() -> None:
     """The formatter feeds every rewrite: printing a query and parsing it back must not change results."""
-    from emulator.sql.formatter import query as format_query
+    from cosmoscore.sql.formatter import query as format_query
     from tests.conformance.cases import CASES
     from tests.conformance.dataset import DATASETS
 

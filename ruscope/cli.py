@@ -5,7 +5,6 @@ Exit codes (DESIGN.md): 0 all good; 1 ran, but some items failed; 2 bad config o
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import subprocess
@@ -15,6 +14,8 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+
+from emulator.cli import emulator as emulator_command
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="RU-cost observability for Azure Cosmos DB.")
@@ -32,33 +33,7 @@ def _root() -> None:
     """RU-cost observability for Azure Cosmos DB: collectors, dashboard, advisor and a local emulator."""
 
 
-@app.command()
-def emulator(
-    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8081,
-    key: Annotated[Optional[str], typer.Option(help="Master key (default: the well-known emulator key).",  # noqa: UP045
-                                               envvar="RUSCOPE_EMULATOR_KEY", show_default=False)] = None,
-    data_dir: Annotated[Optional[Path], typer.Option(help="Keep data here across restarts.")] = None,  # noqa: UP045
-    consistency: Annotated[str, typer.Option(help="Default consistency level of the account.")] = "Session",
-    fsync: Annotated[bool, typer.Option(help="fsync every acknowledged write (slower; power-loss safe).")] = False,
-    no_throttling: Annotated[bool, typer.Option("--no-throttling", help="Never answer 429.")] = False,
-) -> None:
-    """Run the local Cosmos DB emulator (http://HOST:PORT/, the azure-cosmos SDK talks to it unmodified)."""
-    from emulator.auth import WELL_KNOWN_KEY
-    from emulator.server import open_engine, serve
-
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
-        engine = open_engine(data_dir, fsync=fsync, consistency=consistency, throttling=not no_throttling)
-    except (ValueError, OSError) as exc:
-        _fail(str(exc))
-    typer.echo(f"ruscope emulator on http://{host}:{port}/ (data: {data_dir or 'in memory'}); Ctrl+C stops it")
-    try:
-        serve(engine, host=host, port=port, key=key or WELL_KNOWN_KEY)
-    except OSError as exc:
-        _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
-    except ValueError as exc:
-        _fail(str(exc))
+app.command()(emulator_command)
 
 
 def _load(config_path: Path):  # noqa: ANN202 - collectors.config.Config, imported lazily
@@ -144,7 +119,7 @@ def dashboard(
     port: Annotated[int, typer.Option(help="Port for the dashboard.")] = 8501,
 ) -> None:
     """Open the dashboard (Streamlit) on a store."""
-    app_file = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"
+    app_file = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"  # installed beside this package
     env = {**os.environ, "RUSCOPE_STORE": str(store.resolve())}
     command = [sys.executable, "-m", "streamlit", "run", str(app_file), "--server.port", str(port),
                "--server.headless", "true"]

@@ -7,7 +7,7 @@ from azure.cosmos.partition_key import PartitionKey
 from hypothesis import given
 from hypothesis import strategies as st
 
-from emulator.hashing import UNDEFINED, epk_multihash, epk_v2, prefix_range
+from cosmoscore.epk import UNDEFINED, epk_multihash, epk_v2, prefix_range
 
 # Published vectors (ru-cost-model.md E5, from the JS/Java SDK test suites).
 VECTORS = [

@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from emulator.hashing import MAX_EPK, MIN_EPK
-from emulator.limits import Limits
+from cosmoscore.epk import MAX_EPK, MIN_EPK
+from cosmoscore.limits import Limits
 
 _EPK_HEX = 32  # one V2 hash level
 _SPACE_TOP = 0x40 << 120  # exclusive top of the occupied V2 space
@@ -83,15 +83,3 @@ def storage_split_point(logical: Sequence[tuple[str, int]]) -> str | None:
             return epk
         running += size
     return logical[-1][0]
-
-
-def contains(lo: str, hi: str, epk: str) -> bool:
-    """Whether an EPK falls in [lo, hi)."""
-    return lo <= epk and (hi == MAX_EPK or epk < hi)
-
-
-def overlaps(lo: str, hi: str, qlo: str, qhi: str) -> bool:
-    """Whether [lo, hi) and [qlo, qhi) share any EPK."""
-    below_hi = hi == MAX_EPK or qlo < hi
-    above_lo = qhi == MAX_EPK or qhi > lo
-    return below_hi and above_lo

@@ -1,0 +1,66 @@
+"""Partition key values: paths, extraction from documents, and their JSON spellings.
+
+A key is a tuple of components, one per path of the container's partition key definition (1 for Hash,
+2-3 for MultiHash). A missing path is the undefined value, spelled `{}` in JSON (the SDK's header
+`[{}]`, cosmos-wire-protocol.md §1.3). One module holds these conversions so the emulator, the
+collectors' routing prediction and the advisor read keys the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import orjson
+
+from cosmoscore.epk import UNDEFINED, Undefined, epk_for
+
+Key = tuple[Any, ...]
+
+
+def split_path(path: str) -> list[str]:
+    """`/a/b` -> ["a", "b"]; quoted segments (`/"a b"`) lose their quotes."""
+    return [seg.strip('"') for seg in path.strip("/").split("/") if seg]
+
+
+def key_paths(definition: dict[str, Any]) -> list[list[str]]:
+    """The split paths of a partition key definition (`{"paths": [...], "kind": ...}`)."""
+    return [split_path(p) for p in definition.get("paths", [])]
+
+
+def extract_key(doc: Any, paths: Sequence[Sequence[str]]) -> Key:
+    """The partition key of a document; a missing path is the undefined value."""
+    return tuple(_walk(doc, path) for path in paths)
+
+
+def _walk(doc: Any, path: Iterable[str]) -> Any:
+    for seg in path:
+        if not isinstance(doc, dict) or seg not in doc:
+            return UNDEFINED
+        doc = doc[seg]
+    return doc
+
+
+def is_key_component(value: Any) -> bool:
+    """Strings, numbers, booleans, null and undefined may be key components; objects and arrays not."""
+    return value is None or isinstance(value, (str, int, float, bool, Undefined))
+
+
+def key_to_json(key: Sequence[Any]) -> list[Any]:
+    """A key as a JSON list (undefined as `{}`), the shape of the partition key header."""
+    return [{} if c is UNDEFINED else c for c in key]
+
+
+def key_from_json(components: Sequence[Any]) -> Key:
+    """The inverse of `key_to_json`."""
+    return tuple(UNDEFINED if c == {} else c for c in components)
+
+
+def key_json(key: Sequence[Any]) -> str:
+    """A logical key as the header spells it: `["a"]`, `["t1","u1"]`, `[{}]` for undefined."""
+    return orjson.dumps(key_to_json(key)).decode()
+
+
+def key_epk(kind: str, key: Sequence[Any]) -> str:
+    """The EPK of a full key or a hierarchical prefix, for a definition's kind (Hash or MultiHash)."""
+    return epk_for(kind, tuple(key))

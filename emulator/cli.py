@@ -1,0 +1,53 @@
+"""`ruscope emulator` / `python -m emulator`: run the local Cosmos DB until Ctrl+C.
+
+Defined here, not in the `ruscope` command, so the emulator runs on its own without the collectors;
+`ruscope.cli` registers this same function as its `emulator` command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"ruscope: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def emulator(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8081,
+    key: Annotated[Optional[str], typer.Option(help="Master key (default: the well-known emulator key).",  # noqa: UP045
+                                               envvar="RUSCOPE_EMULATOR_KEY", show_default=False)] = None,
+    data_dir: Annotated[Optional[Path], typer.Option(help="Keep data here across restarts.")] = None,  # noqa: UP045
+    consistency: Annotated[str, typer.Option(help="Default consistency level of the account.")] = "Session",
+    fsync: Annotated[bool, typer.Option(help="fsync every acknowledged write (slower; power-loss safe).")] = False,
+    no_throttling: Annotated[bool, typer.Option("--no-throttling", help="Never answer 429.")] = False,
+) -> None:
+    """Run the local Cosmos DB emulator (http://HOST:PORT/, the azure-cosmos SDK talks to it unmodified)."""
+    from emulator.auth import WELL_KNOWN_KEY
+    from emulator.server import open_engine, serve
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        engine = open_engine(data_dir, fsync=fsync, consistency=consistency, throttling=not no_throttling)
+    except (ValueError, OSError) as exc:
+        _fail(str(exc))
+    typer.echo(f"ruscope emulator on http://{host}:{port}/ (data: {data_dir or 'in memory'}); Ctrl+C stops it")
+    try:
+        serve(engine, host=host, port=port, key=key or WELL_KNOWN_KEY)
+    except OSError as exc:
+        _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    except ValueError as exc:
+        _fail(str(exc))
+
+
+def main() -> None:
+    """`python -m emulator`."""
+    with contextlib.suppress(KeyboardInterrupt):
+        typer.run(emulator)
