@@ -1,14 +1,26 @@
 """Durability for `--data-dir`: an append-only journal of mutations plus a compacted snapshot.
 
 A write is acknowledged only after its entry is handed to the OS (and fsynced when asked), so killing
-the process loses nothing acknowledged. On start the snapshot and then the journal are replayed;
-`compact()` folds both into a new snapshot (written to a temp name and renamed).
+the process loses nothing acknowledged. On start the snapshot and then the journal are replayed.
+
+Every journal line carries a sequence number (`{"seq": n, "entry": {...}}`) and the snapshot's first
+line records the last one it folds in (`{"seq": n}`), so replay skips journal lines the snapshot
+already holds. That makes every crash point of `compact()` safe: the snapshot is written to a temp
+name, fsynced, renamed, the directory fsynced, and only then is the journal truncated; a crash before
+the rename keeps the old snapshot and the whole journal, a crash after it skips what was folded in
+(re-applying a journaled delete would fail). Seq numbers never go backwards: after a truncation they
+continue from the snapshot's.
+
+Data directories written before seq numbers still replay: a snapshot without a header folds in
+nothing, and a bare journal entry's seq is its line number (so a crash during the first compaction
+after an upgrade skips them too).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -18,46 +30,114 @@ SNAPSHOT = "snapshot.jsonl"
 JOURNAL = "journal.jsonl"
 
 
+def _line(obj: dict[str, Any]) -> bytes:
+    return orjson.dumps(obj) + b"\n"
+
+
+def _objects(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, decoded line) of a JSONL file; undecodable lines (a torn tail) are skipped."""
+    if not path.exists():
+        return
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, 1):
+            try:
+                yield number, orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                continue  # only the unacknowledged tail can be torn
+
+
+def _journal_entry(number: int, obj: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """(seq, entry) of a journal line; a bare entry (the format before seq numbers) counts its line number."""
+    return (number, obj) if "op" in obj else (obj["seq"], obj["entry"])
+
+
+def _snapshot(path: Path) -> tuple[int, Iterator[dict[str, Any]]]:
+    """The last seq the snapshot folds in (0 without a header) and its entries."""
+    lines = (obj for _, obj in _objects(path))
+    first = next(lines, None)
+    if first is None:
+        return 0, iter(())
+    return (0, chain([first], lines)) if "op" in first else (first["seq"], lines)
+
+
+def _last_seq(data_dir: Path) -> int:
+    """The highest seq the directory holds, so new entries continue after it."""
+    last, _ = _snapshot(data_dir / SNAPSHOT)
+    for number, obj in _objects(data_dir / JOURNAL):
+        last = max(last, _journal_entry(number, obj)[0])
+    return last
+
+
+def _end_torn_tail(path: Path) -> None:
+    """Terminate a torn last line, so the next append starts a line of its own (the torn one stays skipped)."""
+    with open(path, "rb+") as fh:
+        if fh.seek(0, os.SEEK_END) == 0:
+            return
+        fh.seek(-1, os.SEEK_END)
+        if fh.read(1) != b"\n":
+            fh.write(b"\n")
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make a rename in `path` durable (POSIX; Windows has no directory handle to fsync)."""
+    if os.name != "posix":
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 class Journal:
     def __init__(self, data_dir: str | Path, *, fsync: bool = False) -> None:
         self.dir = Path(data_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.fsync = fsync
         self._file = open(self.dir / JOURNAL, "ab", buffering=0)  # noqa: SIM115 (kept open for appends)
+        _end_torn_tail(self.dir / JOURNAL)
+        self._seq: int | None = None  # the last seq written; read from disk when first needed
+
+    def _last(self) -> int:
+        if self._seq is None:
+            self._seq = _last_seq(self.dir)
+        return self._seq
 
     def append(self, entry: dict[str, Any]) -> None:
-        self._file.write(orjson.dumps(entry) + b"\n")
+        self._seq = self._last() + 1
+        self._file.write(_line({"seq": self._seq, "entry": entry}))
         if self.fsync:
             os.fsync(self._file.fileno())
 
     def replay(self, apply: Callable[[dict[str, Any]], None]) -> int:
-        """Apply the snapshot then the journal; a torn last line (a crash mid-write) is skipped."""
-        count = 0
-        for name in (SNAPSHOT, JOURNAL):
-            path = self.dir / name
-            if not path.exists():
-                continue
-            with open(path, "rb") as fh:
-                for line in fh:
-                    try:
-                        entry = orjson.loads(line)
-                    except orjson.JSONDecodeError:
-                        continue  # only the unacknowledged tail can be torn
-                    apply(entry)
-                    count += 1
+        """Apply the snapshot, then the journal entries it does not already fold in."""
+        folded, entries = _snapshot(self.dir / SNAPSHOT)
+        count, last = 0, folded
+        for entry in entries:
+            apply(entry)
+            count += 1
+        for number, obj in _objects(self.dir / JOURNAL):
+            seq, entry = _journal_entry(number, obj)
+            if seq > folded:
+                apply(entry)
+                count += 1
+            last = max(last, seq)
+        self._seq = last
         return count
 
     def compact(self, entries: Iterable[dict[str, Any]]) -> None:
-        """Write the whole state as a new snapshot and start an empty journal."""
+        """Write the whole state as a new snapshot, then empty the journal (safe to crash at any point)."""
+        folded = self._last()  # everything appended so far: the state passed in holds it
         tmp = self.dir / (SNAPSHOT + ".tmp")
         with open(tmp, "wb") as fh:
+            fh.write(_line({"seq": folded}))
             for entry in entries:
-                fh.write(orjson.dumps(entry) + b"\n")
+                fh.write(_line(entry))
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, self.dir / SNAPSHOT)
-        self._file.close()
-        self._file = open(self.dir / JOURNAL, "wb", buffering=0)  # noqa: SIM115
+        _fsync_dir(self.dir)  # the new snapshot is durable before the journal it replaces goes
+        os.ftruncate(self._file.fileno(), 0)
 
     def close(self) -> None:
         self._file.close()
