@@ -68,8 +68,21 @@ ERROR_COLUMNS = ["time", "run_id", *QUERY_KEY, "repeat", "mode", "feed_range", "
 
 def logical_executions(executions: pd.DataFrame) -> pd.DataFrame:
     """One row per logical execution (see the module docstring), in time order."""
-    columns = [*LOGICAL_KEY, "time", "last_time", "mode", "parts", "ok", "total_ru", "pkranges",
-               "pkrange_count", "routing", "routing_predicted", "routing_mismatch", "throttled"]
+    columns = [
+        *LOGICAL_KEY,
+        "time",
+        "last_time",
+        "mode",
+        "parts",
+        "ok",
+        "total_ru",
+        "pkranges",
+        "pkrange_count",
+        "routing",
+        "routing_predicted",
+        "routing_mismatch",
+        "throttled",
+    ]
     if executions.empty:
         return pd.DataFrame(columns=columns)
     frame = executions.assign(
@@ -80,9 +93,15 @@ def logical_executions(executions: pd.DataFrame) -> pd.DataFrame:
     )
     groups = frame.groupby(LOGICAL_KEY, sort=False, dropna=False)
     out = groups.agg(
-        time=("time", "min"), last_time=("time", "max"), mode=("mode", "first"), parts=("execution_id", "count"),
-        ok=("ok", "all"), total_ru=("total_ru", "sum"), routing_rank=("routing_rank", "max"),
-        predicted_rank=("predicted_rank", "max"), routing_mismatch=("routing_mismatch", "any"),
+        time=("time", "min"),
+        last_time=("time", "max"),
+        mode=("mode", "first"),
+        parts=("execution_id", "count"),
+        ok=("ok", "all"),
+        total_ru=("total_ru", "sum"),
+        routing_rank=("routing_rank", "max"),
+        predicted_rank=("predicted_rank", "max"),
+        routing_mismatch=("routing_mismatch", "any"),
         throttled=("throttled", "sum"),
     ).reset_index()
     out["pkranges"] = _union_per_group(groups, frame["pkranges"])
@@ -90,8 +109,9 @@ def logical_executions(executions: pd.DataFrame) -> pd.DataFrame:
     out["routing"] = out.pop("routing_rank").map(ROUTING_CLASSES.__getitem__)
     out["routing_predicted"] = out.pop("predicted_rank").map(ROUTING_CLASSES.__getitem__)
     split = out["parts"] > 1  # one part per physical partition: the parts count is the partition count
-    out.loc[split, "routing"] = [routing_class(hit, total) for hit, total in zip(out.loc[split, "pkrange_count"],
-                                                                                  out.loc[split, "parts"])]
+    out.loc[split, "routing"] = [
+        routing_class(hit, total) for hit, total in zip(out.loc[split, "pkrange_count"], out.loc[split, "parts"])
+    ]
     out.loc[split, "routing_predicted"] = [routing_class(n, n) for n in out.loc[split, "parts"]]
     return out.sort_values(["time", *LOGICAL_KEY], kind="stable", ignore_index=True)[columns]
 
@@ -111,11 +131,19 @@ def summarize_query_costs(executions: pd.DataFrame) -> pd.DataFrame:
     if logical.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
     ok = logical[logical["ok"]]
-    seen = logical.assign(failed=~logical["ok"]).groupby(QUERY_KEY, dropna=False).agg(
-        mode=("mode", "last"), throttled=("throttled", "sum"), errors=("failed", "sum"),
-        last_seen=("last_time", "max"))
+    seen = (
+        logical.assign(failed=~logical["ok"])
+        .groupby(QUERY_KEY, dropna=False)
+        .agg(
+            mode=("mode", "last"),
+            throttled=("throttled", "sum"),
+            errors=("failed", "sum"),
+            last_seen=("last_time", "max"),
+        )
+    )
     stats = ok.groupby(QUERY_KEY, dropna=False)["total_ru"].agg(
-        executions="count", mean_ru="mean", median_ru="median", max_ru="max")
+        executions="count", mean_ru="mean", median_ru="median", max_ru="max"
+    )
     summary = seen.join(stats).join(_latest_runs(ok, run_starts(executions))).reset_index()
     ru = ["mean_ru", "median_ru", "max_ru", "latest_mean_ru", "previous_mean_ru"]
     summary[ru] = summary[ru].astype(float)  # the store's Float64 has pd.NA: plain NaN compares cleanly
@@ -126,8 +154,13 @@ def summarize_query_costs(executions: pd.DataFrame) -> pd.DataFrame:
     summary["routing_mismatch"] = summary["routing_mismatch"].astype("boolean")
     summary[["throttled", "errors"]] = summary[["throttled", "errors"]].astype(int)
     summary[ru] = summary[ru].round(2)
-    summary = summary.sort_values(["latest_mean_ru", *QUERY_KEY], ascending=[False, True, True, True],
-                                  na_position="last", kind="stable", ignore_index=True)
+    summary = summary.sort_values(
+        ["latest_mean_ru", *QUERY_KEY],
+        ascending=[False, True, True, True],
+        na_position="last",
+        kind="stable",
+        ignore_index=True,
+    )
     return summary[SUMMARY_COLUMNS]
 
 
@@ -135,9 +168,12 @@ def _latest_runs(ok: pd.DataFrame, starts: pd.Series) -> pd.DataFrame:
     """Per query: its latest run with a success, that run's mean RU, pkranges, routing; the previous run's mean."""
     ranked = ok.assign(routing=_ranks(ok["routing"]), routing_predicted=_ranks(ok["routing_predicted"]))
     groups = ranked.groupby([*QUERY_KEY, "run_id"], dropna=False)
-    per_run = groups.agg(latest_mean_ru=("total_ru", "mean"), routing=("routing", "max"),
-                         routing_predicted=("routing_predicted", "max"),
-                         routing_mismatch=("routing_mismatch", "any")).reset_index()
+    per_run = groups.agg(
+        latest_mean_ru=("total_ru", "mean"),
+        routing=("routing", "max"),
+        routing_predicted=("routing_predicted", "max"),
+        routing_mismatch=("routing_mismatch", "any"),
+    ).reset_index()
     per_run["latest_pkranges"] = _union_per_group(groups, ranked["pkranges"])
     for column in ("routing", "routing_predicted"):
         per_run[column] = per_run[column].map(ROUTING_CLASSES.__getitem__)
@@ -191,7 +227,9 @@ def pkrange_breakdown(requests: pd.DataFrame, run_id: str, *, executions: pd.Dat
 
 def _ok_execution_ids(executions: pd.DataFrame) -> pd.Series:
     """execution_id of every part of a successful logical execution."""
-    all_ok = _is(executions["status"], "ok").groupby([executions[k] for k in LOGICAL_KEY], dropna=False).transform("all")
+    all_ok = (
+        _is(executions["status"], "ok").groupby([executions[k] for k in LOGICAL_KEY], dropna=False).transform("all")
+    )
     return executions.loc[all_ok, "execution_id"]
 
 

@@ -90,7 +90,9 @@ def main() -> None:
         null_rate = args.ops / results["null"][op]
         emu_rate = args.ops / results["emulator"][op]
         ratio = results["emulator"][op] / results["null"][op]
-        print(f"{op[:-2]:<12} {null_rate:>11.0f} {emu_rate:>15.0f} {ratio:>11.2f}  {'ok' if ratio <= 1.5 else 'MISSED'}")
+        print(
+            f"{op[:-2]:<12} {null_rate:>11.0f} {emu_rate:>15.0f} {ratio:>11.2f}  {'ok' if ratio <= 1.5 else 'MISSED'}"
+        )
 
 
 if __name__ == "__main__":

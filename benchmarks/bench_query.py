@@ -44,10 +44,18 @@ class FanOut:
 
 FAN_OUTS = (  # {a}: the alias, new in every run, so no run is answered from the emulator's result cache
     FanOut("count", "SELECT VALUE COUNT(1) FROM {a}", lambda docs: sum(1 for d in docs), COUNT_TARGET),
-    FanOut("filter", "SELECT * FROM {a} WHERE {a}.category = 'cat7' AND {a}.n > 990",
-           lambda docs: [d for d in docs if d["category"] == "cat7" and d["n"] > 990], None),
-    FanOut("count where", "SELECT VALUE COUNT(1) FROM {a} WHERE {a}.category = 'cat7'",
-           lambda docs: sum(1 for d in docs if d["category"] == "cat7"), None),
+    FanOut(
+        "filter",
+        "SELECT * FROM {a} WHERE {a}.category = 'cat7' AND {a}.n > 990",
+        lambda docs: [d for d in docs if d["category"] == "cat7" and d["n"] > 990],
+        None,
+    ),
+    FanOut(
+        "count where",
+        "SELECT VALUE COUNT(1) FROM {a} WHERE {a}.category = 'cat7'",
+        lambda docs: sum(1 for d in docs if d["category"] == "cat7"),
+        None,
+    ),
 )
 
 
@@ -249,25 +257,35 @@ def fan_outs(items: int, runs: int) -> None:
         after = memory(server.proc.pid)
     finally:
         server.stop()
-    print(f"\nfan-out over {items:,} items of ~1 KB on 10 physical partitions, best of {runs}; "
-          f"population {populate_s:.1f} s ({items / populate_s:,.0f} items/s, in-process)")
-    print(f"{'query':<12} {'emulator s':>11} {'loop s':>9} {'ratio':>8} {'target':>7}  {'verdict':<7} "
-          f"{'cached s':>9} {'pk-loop s':>9} {'requests':>8} {'pkranges':>8} {'RU':>9}  answer")
+    print(
+        f"\nfan-out over {items:,} items of ~1 KB on 10 physical partitions, best of {runs}; "
+        f"population {populate_s:.1f} s ({items / populate_s:,.0f} items/s, in-process)"
+    )
+    print(
+        f"{'query':<12} {'emulator s':>11} {'loop s':>9} {'ratio':>8} {'target':>7}  {'verdict':<7} "
+        f"{'cached s':>9} {'pk-loop s':>9} {'requests':>8} {'pkranges':>8} {'RU':>9}  answer"
+    )
     for row in rows:
         ratio, target = row.emu_s / row.loop_s, row.fan_out.target
         verdict = "-" if target is None or ratio != ratio else ("ok" if ratio <= target else "MISS")
-        print(f"{row.fan_out.name:<12} {row.emu_s:>11.3f} {row.loop_s:>9.4f} {ratio:>8.1f} "
-              f"{f'<= {target:g}' if target else '-':>7}  {verdict:<7} {row.cached_s:>9.3f} {row.loop_pk_s:>9.4f} "
-              f"{row.probe.requests:>8} {len(row.probe.ranges):>8} {row.probe.charge:>9.1f}  {row.verdict}")
-    print("  emulator s: best of the runs, each with a new alias (no result-cache hits); loop s: the baseline, in "
-          "creation order; cached s: the same text again;\n  pk-loop s: the loop over the same dicts grouped by "
-          "partition key (the emulator's reading order); requests, pkranges, RU: one run, via raw_response_hook")
+        print(
+            f"{row.fan_out.name:<12} {row.emu_s:>11.3f} {row.loop_s:>9.4f} {ratio:>8.1f} "
+            f"{f'<= {target:g}' if target else '-':>7}  {verdict:<7} {row.cached_s:>9.3f} {row.loop_pk_s:>9.4f} "
+            f"{row.probe.requests:>8} {len(row.probe.ranges):>8} {row.probe.charge:>9.1f}  {row.verdict}"
+        )
+    print(
+        "  emulator s: best of the runs, each with a new alias (no result-cache hits); loop s: the baseline, in "
+        "creation order; cached s: the same text again;\n  pk-loop s: the loop over the same dicts grouped by "
+        "partition key (the emulator's reading order); requests, pkranges, RU: one run, via raw_response_hook"
+    )
     print_memory(raw, int(stored), idle, populated, after)
 
 
 def print_memory(raw: int, stored: int, idle: dict[str, int], populated: dict[str, int], after: dict[str, int]) -> None:
-    print(f"\nserver memory; raw JSON {raw / MB:,.0f} MB (stored with system properties: {stored / MB:,.0f} MB), "
-          f"idle RSS {idle['VmRSS'] / MB:,.0f} MB")
+    print(
+        f"\nserver memory; raw JSON {raw / MB:,.0f} MB (stored with system properties: {stored / MB:,.0f} MB), "
+        f"idle RSS {idle['VmRSS'] / MB:,.0f} MB"
+    )
     print(f"{'phase':<28} {'RSS MB':>8} {'over idle MB':>13} {'x raw JSON':>11} {'target':>7}  verdict")
     phases = (
         ("after population", populated["VmRSS"]),

@@ -53,8 +53,10 @@ STATUSES = ("new", "paid", "shipped", "returned")
 
 def bare_kwargs(query: dict[str, Any], feed_range: dict[str, Any] | None) -> dict[str, Any]:
     """query_items' kwargs for one query, as collectors/replay.py builds them (with QuerySpec's defaults)."""
-    kwargs: dict[str, Any] = {"populate_query_metrics": query.get("query_metrics", True),
-                              "populate_index_metrics": query.get("index_metrics", False)}
+    kwargs: dict[str, Any] = {
+        "populate_query_metrics": query.get("query_metrics", True),
+        "populate_index_metrics": query.get("index_metrics", False),
+    }
     if query.get("parameters"):
         kwargs["parameters"] = [{"name": k, "value": v} for k, v in query["parameters"].items()]
     if query.get("max_item_count") is not None:
@@ -71,11 +73,19 @@ def bare_kwargs(query: dict[str, Any], feed_range: dict[str, Any] | None) -> dic
 def bare_client(cosmos: dict[str, Any], key: str, **hooks: Any) -> CosmosClient:
     """The client fetch_client builds (CosmosSettings' defaults), minus the capture hooks."""
     policy = ConnectionPolicy()
-    policy.RetryOptions = RetryOptions(max_retry_attempt_count=cosmos.get("max_retry_attempts", 9),
-                                       max_wait_time_in_seconds=cosmos.get("max_retry_wait_s", 30))
-    return CosmosClient(cosmos["endpoint"], credential=key, connection_policy=policy,
-                        connection_timeout=cosmos.get("connection_timeout_s", 10), retry_connect=2, retry_read=2,
-                        **hooks)
+    policy.RetryOptions = RetryOptions(
+        max_retry_attempt_count=cosmos.get("max_retry_attempts", 9),
+        max_wait_time_in_seconds=cosmos.get("max_retry_wait_s", 30),
+    )
+    return CosmosClient(
+        cosmos["endpoint"],
+        credential=key,
+        connection_policy=policy,
+        connection_timeout=cosmos.get("connection_timeout_s", 10),
+        retry_connect=2,
+        retry_read=2,
+        **hooks,
+    )
 
 
 def bare_loop(data: dict[str, Any], key: str, **hooks: Any) -> int:
@@ -104,15 +114,27 @@ def bare_main(path: str) -> None:
 
 def order(i: int) -> dict[str, Any]:
     h = (i * 2_654_435_761) & 0xFFFFFFFF
-    return {"id": f"o{i:05d}", "tenantId": f"t{i % 40:02d}", "customer": f"c{(h >> 5) % 500:03d}",
-            "status": STATUSES[(h >> 11) % 4], "category": f"cat{(h >> 15) % 12}", "amount": (h >> 3) % 100_000 / 100,
-            "items": (h >> 21) % 5 + 1, "n": i}
+    return {
+        "id": f"o{i:05d}",
+        "tenantId": f"t{i % 40:02d}",
+        "customer": f"c{(h >> 5) % 500:03d}",
+        "status": STATUSES[(h >> 11) % 4],
+        "category": f"cat{(h >> 15) % 12}",
+        "amount": (h >> 3) % 100_000 / 100,
+        "items": (h >> 21) % 5 + 1,
+        "n": i,
+    }
 
 
 def chat(i: int) -> dict[str, Any]:
     h = (i * 2_246_822_519) & 0xFFFFFFFF
-    return {"id": f"m{i:05d}", "tenantId": f"t{i % 10}", "userId": f"u{(h >> 7) % 37}", "len": h % 280,
-            "text": "x" * (h % 280)}
+    return {
+        "id": f"m{i:05d}",
+        "tenantId": f"t{i % 10}",
+        "userId": f"u{(h >> 7) % 37}",
+        "len": h % 280,
+        "text": "x" * (h % 280),
+    }
 
 
 def queries() -> list[dict[str, Any]]:
@@ -126,15 +148,27 @@ def queries() -> list[dict[str, Any]]:
     return [
         # single partition, with partition_key
         q("tenant-orders", "SELECT * FROM c WHERE c.tenantId = @t", parameters=t, partition_key="t07"),
-        q("tenant-paid", "SELECT c.id, c.amount FROM c WHERE c.tenantId = @t AND c.status = 'paid'",
-          parameters={"@t": "t03"}, partition_key="t03"),
+        q(
+            "tenant-paid",
+            "SELECT c.id, c.amount FROM c WHERE c.tenantId = @t AND c.status = 'paid'",
+            parameters={"@t": "t03"},
+            partition_key="t03",
+        ),
         q("tenant-total", "SELECT VALUE SUM(c.amount) FROM c WHERE c.tenantId = @t", parameters=t, partition_key="t07"),
         q("tenant-count", "SELECT VALUE COUNT(1) FROM c", partition_key="t11"),
-        q("tenant-top", "SELECT TOP 5 * FROM c WHERE c.tenantId = @t ORDER BY c.amount DESC", parameters=t,
-          partition_key="t07"),
+        q(
+            "tenant-top",
+            "SELECT TOP 5 * FROM c WHERE c.tenantId = @t ORDER BY c.amount DESC",
+            parameters=t,
+            partition_key="t07",
+        ),
         q("tenant-by-status", "SELECT c.status, COUNT(1) AS n FROM c GROUP BY c.status", partition_key="t12"),
-        q("tenant-customer", "SELECT * FROM c WHERE c.tenantId = @t AND c.customer = @cu",
-          parameters={"@t": "t05", "@cu": "c105"}, partition_key="t05"),
+        q(
+            "tenant-customer",
+            "SELECT * FROM c WHERE c.tenantId = @t AND c.customer = @cu",
+            parameters={"@t": "t05", "@cu": "c105"},
+            partition_key="t05",
+        ),
         q("tenant-big", "SELECT * FROM c WHERE c.amount > 500", partition_key="t21"),
         q("tenant-recent", "SELECT * FROM c ORDER BY c.n DESC OFFSET 0 LIMIT 20", partition_key="t22"),
         q("tenant-ids", "SELECT VALUE c.id FROM c", partition_key="t23"),
@@ -165,8 +199,11 @@ def queries() -> list[dict[str, Any]]:
         # targeted by the WHERE clause's keys
         q("two-tenants", "SELECT * FROM c WHERE c.tenantId IN ('t01', 't02')"),
         q("three-tenants-count", "SELECT VALUE COUNT(1) FROM c WHERE c.tenantId IN ('t05', 't06', 't07')"),
-        q("tenants-paid", "SELECT c.id FROM c WHERE c.tenantId IN (@a, @b) AND c.status = 'paid'",
-          parameters={"@a": "t14", "@b": "t15"}),
+        q(
+            "tenants-paid",
+            "SELECT c.id FROM c WHERE c.tenantId IN (@a, @b) AND c.status = 'paid'",
+            parameters={"@a": "t14", "@b": "t15"},
+        ),
         q("tenant-where", "SELECT * FROM c WHERE c.tenantId = 't09'"),
         q("tenants-sum", "SELECT VALUE SUM(c.amount) FROM c WHERE c.tenantId IN ('t10', 't20', 't30')"),
         # once per physical partition
@@ -175,12 +212,20 @@ def queries() -> list[dict[str, Any]]:
         q("returned-per-range", "SELECT c.id FROM c WHERE c.status = 'returned'", mode="per-feed-range"),
         q("chats-per-range", "SELECT VALUE COUNT(1) FROM c", ch, mode="per-feed-range"),
         # many pages
-        q("tenant-pages", "SELECT * FROM c WHERE c.tenantId = @t", parameters={"@t": "t30"}, partition_key="t30",
-          max_item_count=10),
+        q(
+            "tenant-pages",
+            "SELECT * FROM c WHERE c.tenantId = @t",
+            parameters={"@t": "t30"},
+            partition_key="t30",
+            max_item_count=10,
+        ),
         q("dear-pages", "SELECT c.id, c.amount FROM c WHERE c.amount > 800", max_item_count=50),
         q("all-ids-pages", "SELECT VALUE c.id FROM c", max_item_count=500),
-        q("sorted-pages", "SELECT c.id, c.amount FROM c WHERE c.category = 'cat2' ORDER BY c.amount",
-          max_item_count=25),
+        q(
+            "sorted-pages",
+            "SELECT c.id, c.amount FROM c WHERE c.category = 'cat2' ORDER BY c.amount",
+            max_item_count=25,
+        ),
         q("in-pages", "SELECT * FROM c WHERE c.tenantId IN ('t12', 't13')", max_item_count=20),
         # hierarchical key: full key, prefix, prefix in WHERE, second level only (fan-out)
         q("chat-user", "SELECT * FROM c", ch, partition_key=["t1", "u5"]),
@@ -220,8 +265,9 @@ def populate(url: str, key: str) -> None:
     """Both containers through the SDK, 8 writers at a time."""
     db = CosmosClient(url, credential=key).create_database_if_not_exists(DATABASE)
     orders = db.create_container_if_not_exists("orders", PartitionKey("/tenantId"), offer_throughput=24_000)
-    chats = db.create_container_if_not_exists("chats", PartitionKey(path=["/tenantId", "/userId"], kind="MultiHash"),
-                                              offer_throughput=24_000)
+    chats = db.create_container_if_not_exists(
+        "chats", PartitionKey(path=["/tenantId", "/userId"], kind="MultiHash"), offer_throughput=24_000
+    )
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(orders.upsert_item, map(order, range(ORDERS))))
         list(pool.map(chats.upsert_item, map(chat, range(CHATS))))
@@ -265,8 +311,15 @@ class Bench:
         from collectors.replay import replay
 
         errors: list[str] = []
-        summary = replay(self.config, store=store or next(self.stores), credential=self.key, progress=False,
-                         out=lambda line: None, err=errors.append, **kwargs)
+        summary = replay(
+            self.config,
+            store=store or next(self.stores),
+            credential=self.key,
+            progress=False,
+            out=lambda line: None,
+            err=errors.append,
+            **kwargs,
+        )
         if summary.failed or errors:
             raise RuntimeError(f"the replay failed: {errors[:3]}")
         return summary
@@ -299,14 +352,23 @@ def check_same_work(bench: Bench) -> tuple[int, Counter[str], int]:
     def hook(response: Any) -> None:
         request = response.http_request
         path = request.url.split("//", 1)[-1].split("/", 1)[-1].split("?", 1)[0]
-        seen[request_kind(request.method, path, request.headers, response.http_response.status_code,
-                          int(response.http_response.headers.get("x-ms-substatus") or 0))] += 1
+        seen[
+            request_kind(
+                request.method,
+                path,
+                request.headers,
+                response.http_response.status_code,
+                int(response.http_response.headers.get("x-ms-substatus") or 0),
+            )
+        ] += 1
 
     gc.collect()
     items = bare_loop(bench.data, bench.key, raw_response_hook=hook)
     if seen != replayed or items != int(executions["items"].sum()):
-        raise RuntimeError(f"not the same work: replay {dict(replayed)} {int(executions['items'].sum())} items, "
-                           f"bare {dict(seen)} {items} items")
+        raise RuntimeError(
+            f"not the same work: replay {dict(replayed)} {int(executions['items'].sum())} items, "
+            f"bare {dict(seen)} {items} items"
+        )
     return items, replayed, len(executions)
 
 
@@ -331,8 +393,12 @@ def import_seconds(runs: int) -> dict[str, float]:
         "python -c pass": [sys.executable, "-c", "pass"],
         "import azure.cosmos": [sys.executable, "-c", "import azure.cosmos"],
         "import the replay CLI": [sys.executable, "-c", "import ruscope.cli, collectors.config, collectors.replay"],
-        "+ first parse_query (Lark build)": [sys.executable, "-c", "import ruscope.cli, collectors.config, cosmoscore.sql, "
-                                             "collectors.replay; cosmoscore.sql.parse_query('SELECT * FROM c')"],
+        "+ first parse_query (Lark build)": [
+            sys.executable,
+            "-c",
+            "import ruscope.cli, collectors.config, cosmoscore.sql, "
+            "collectors.replay; cosmoscore.sql.parse_query('SELECT * FROM c')",
+        ],
     }
     best = dict.fromkeys(commands, float("inf"))
     for _ in range(runs):
@@ -343,8 +409,10 @@ def import_seconds(runs: int) -> dict[str, float]:
 
 PROFILED = ("/collectors/",)
 PROFILED_CALLS = {  # heavy callees outside collectors/, by (file suffix, function)
-    ("~", "<built-in method posix.fsync>"), ("pyarrow/parquet/core.py", "write_table"),
-    ("pandas/core/frame.py", "__init__"), ("pandas/core/frame.py", "fillna"),
+    ("~", "<built-in method posix.fsync>"),
+    ("pyarrow/parquet/core.py", "write_table"),
+    ("pandas/core/frame.py", "__init__"),
+    ("pandas/core/frame.py", "fillna"),
 }
 
 
@@ -359,19 +427,36 @@ def profile(bench: Bench, top: int) -> None:
     profiler.runcall(bench.replay)
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
     total = max(entry[3] for entry in stats.values())
-    print(f"\ncProfile of one in-process replay: {total:.3f} s under the profiler; collectors/ functions and their "
-          f"heavy non-SDK callees, by cumulative time")
+    print(
+        f"\ncProfile of one in-process replay: {total:.3f} s under the profiler; collectors/ functions and their "
+        f"heavy non-SDK callees, by cumulative time"
+    )
     print(f"{'cum s':>7} {'share':>6} {'own s':>7} {'calls':>6}  function")
     rows = sorted(stats.items(), key=lambda kv: -kv[1][3])
-    shown = [(key, entry) for key, entry in rows if any(part in key[0] for part in PROFILED)
-             or any(key[0].endswith(file) and key[2] == func for file, func in PROFILED_CALLS)]
+    shown = [
+        (key, entry)
+        for key, entry in rows
+        if any(part in key[0] for part in PROFILED)
+        or any(key[0].endswith(file) and key[2] == func for file, func in PROFILED_CALLS)
+    ]
     for (file, line, func), (_, calls, own, cum, _) in shown[:top]:
         where = "/".join(Path(file).parts[-2:]) if file != "~" else "builtins"
         print(f"{cum:>7.3f} {cum / total:>6.1%} {own:>7.3f} {calls:>6}  {where}:{line} {func}")
 
 
-IMPORTS = ("collectors.replay", "pandas", "pyarrow", "collectors.config", "pydantic", "collectors.routing",
-           "cosmoscore.sql", "ruscope.cli", "typer", "tqdm", "azure.cosmos")
+IMPORTS = (
+    "collectors.replay",
+    "pandas",
+    "pyarrow",
+    "collectors.config",
+    "pydantic",
+    "collectors.routing",
+    "cosmoscore.sql",
+    "ruscope.cli",
+    "typer",
+    "tqdm",
+    "azure.cosmos",
+)
 
 
 def import_breakdown() -> None:
@@ -383,28 +468,46 @@ def import_breakdown() -> None:
         parts = [p.strip() for p in line.removeprefix("import time:").split("|")]
         if len(parts) == 3 and parts[1].isdigit():
             cumulative.setdefault(parts[2], int(parts[1]) / 1000)
-    print("CLI imports, python -X importtime, cumulative ms (nested: each counted where first imported): " + ", ".join(
-        f"{name} {cumulative[name]:.0f}" for name in IMPORTS if name in cumulative))
+    print(
+        "CLI imports, python -X importtime, cumulative ms (nested: each counted where first imported): "
+        + ", ".join(f"{name} {cumulative[name]:.0f}" for name in IMPORTS if name in cumulative)
+    )
 
 
-def print_table(best: dict[str, float], runs: int, work: tuple[int, Counter[str], int], imports: dict[str, float]) -> None:
+def print_table(
+    best: dict[str, float], runs: int, work: tuple[int, Counter[str], int], imports: dict[str, float]
+) -> None:
     items, requests, executions = work
-    print(f"\nreplay overhead: {len(queries())} queries ({executions} executions), {sum(requests.values())} requests "
-          f"({', '.join(f'{k} {v}' for k, v in sorted(requests.items()))}), {items} items; best of {runs}, alternating")
-    print(f"{'measurement':<12} {'replay s':>9} {'bare s':>9} {'overhead s':>11} {'overhead':>9} {'target':>8}  verdict")
-    for label, replay_name, bare_name, target in (("CLI", "cli replay", "cli bare", TARGET),
-                                                   ("in-process", "in-process replay", "in-process bare", None)):
+    print(
+        f"\nreplay overhead: {len(queries())} queries ({executions} executions), {sum(requests.values())} requests "
+        f"({', '.join(f'{k} {v}' for k, v in sorted(requests.items()))}), {items} items; best of {runs}, alternating"
+    )
+    print(
+        f"{'measurement':<12} {'replay s':>9} {'bare s':>9} {'overhead s':>11} {'overhead':>9} {'target':>8}  verdict"
+    )
+    for label, replay_name, bare_name, target in (
+        ("CLI", "cli replay", "cli bare", TARGET),
+        ("in-process", "in-process replay", "in-process bare", None),
+    ):
         replay_s, bare_s = best[replay_name], best[bare_name]
         over = replay_s / bare_s - 1
         verdict = "-" if target is None else ("ok" if over <= target else "MISS")
-        print(f"{label:<12} {replay_s:>9.3f} {bare_s:>9.3f} {replay_s - bare_s:>11.3f} {over:>9.1%} "
-              f"{f'<= {target:.0%}' if target else '-':>8}  {verdict}")
-    print("  CLI: `ruscope replay --config F --store TMP` vs `python bench_replay.py --bare F`, each a fresh process "
-          "(interpreter, imports, one client, 50 queries); in-process: replay() vs the same loop in this process")
+        print(
+            f"{label:<12} {replay_s:>9.3f} {bare_s:>9.3f} {replay_s - bare_s:>11.3f} {over:>9.1%} "
+            f"{f'<= {target:.0%}' if target else '-':>8}  {verdict}"
+        )
+    print(
+        "  CLI: `ruscope replay --config F --store TMP` vs `python bench_replay.py --bare F`, each a fresh process "
+        "(interpreter, imports, one client, 50 queries); in-process: replay() vs the same loop in this process"
+    )
     base = imports["python -c pass"]
-    print("fresh-interpreter start, best of the runs: " + ", ".join(
-        f"{name} {secs:.3f} s" + ("" if name == "python -c pass" else f" (+{secs - base:.3f})")
-        for name, secs in imports.items()))
+    print(
+        "fresh-interpreter start, best of the runs: "
+        + ", ".join(
+            f"{name} {secs:.3f} s" + ("" if name == "python -c pass" else f" (+{secs - base:.3f})")
+            for name, secs in imports.items()
+        )
+    )
 
 
 def main() -> None:
@@ -428,7 +531,9 @@ def main() -> None:
         url = f"http://127.0.0.1:{port}/"
         started = time.perf_counter()
         populate(url, KEY)
-        print(f"populated {ORDERS:,} orders and {CHATS:,} chats through the SDK in {time.perf_counter() - started:.1f} s")
+        print(
+            f"populated {ORDERS:,} orders and {CHATS:,} chats through the SDK in {time.perf_counter() - started:.1f} s"
+        )
         data = workload(url)
         toml = scratch / "ruscope.toml"
         toml.write_text(to_toml(data), encoding="utf-8")

@@ -13,22 +13,32 @@ import json
 import sys
 
 ITEM = {"id": "item", "pk": "p", "payload": "x" * 900, "_rid": "AAAAAAAAAAAAAAAAAAAAAA==", "_etag": '"e"', "_ts": 1}
-CONTAINER = {"id": "bench", "_rid": "QmTNC0NkzQs=", "_self": "dbs/QWTNCw==/colls/QmTNC0NkzQs=/",
-             "partitionKey": {"paths": ["/pk"], "kind": "Hash", "version": 2}}
+CONTAINER = {
+    "id": "bench",
+    "_rid": "QmTNC0NkzQs=",
+    "_self": "dbs/QWTNCw==/colls/QmTNC0NkzQs=/",
+    "partitionKey": {"paths": ["/pk"], "kind": "Hash", "version": 2},
+}
 QUERY_PAGE = {"_rid": CONTAINER["_rid"], "Documents": [ITEM], "_count": 1}
 
 
 def _account(port: int) -> dict:
     loc = [{"name": "local", "databaseAccountEndpoint": f"http://127.0.0.1:{port}/"}]
-    return {"id": "null", "writableLocations": loc, "readableLocations": loc,
-            "userConsistencyPolicy": {"defaultConsistencyLevel": "Eventual"}}
+    return {
+        "id": "null",
+        "writableLocations": loc,
+        "readableLocations": loc,
+        "userConsistencyPolicy": {"defaultConsistencyLevel": "Eventual"},
+    }
 
 
 def _response(status: int, body: dict, extra: str = "") -> bytes:
     payload = json.dumps(body).encode()
-    head = (f"HTTP/1.1 {status} OK\r\ncontent-type: application/json\r\ncontent-length: {len(payload)}\r\n"
-            f"{extra}x-ms-request-charge: 1.00\r\nx-ms-documentdb-partitionkeyrangeid: 0\r\n"
-            "x-ms-activity-id: 00000000-0000-0000-0000-000000000000\r\n\r\n")
+    head = (
+        f"HTTP/1.1 {status} OK\r\ncontent-type: application/json\r\ncontent-length: {len(payload)}\r\n"
+        f"{extra}x-ms-request-charge: 1.00\r\nx-ms-documentdb-partitionkeyrangeid: 0\r\n"
+        "x-ms-activity-id: 00000000-0000-0000-0000-000000000000\r\n\r\n"
+    )
     return head.encode() + payload
 
 

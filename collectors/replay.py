@@ -73,8 +73,15 @@ def parse_query_metrics(raw: str | None) -> dict[str, str]:
     return dict(part.split("=", 1) for part in raw.split(";") if "=" in part)
 
 
-def request_row(method: str, url: str, request_headers: Mapping[str, str], status: int,
-                response_headers: Mapping[str, str], duration_ms: float, at: float) -> dict[str, Any]:
+def request_row(
+    method: str,
+    url: str,
+    request_headers: Mapping[str, str],
+    status: int,
+    response_headers: Mapping[str, str],
+    duration_ms: float,
+    at: float,
+) -> dict[str, Any]:
     """One `requests` row from an HTTP exchange (no run or query context yet)."""
     substatus = _number(response_headers.get("x-ms-substatus"), int) or 0
     path = unquote(urlparse(url).path).strip("/")
@@ -86,7 +93,8 @@ def request_row(method: str, url: str, request_headers: Mapping[str, str], statu
         "method": method,
         "resource": path,
         "pkrange_id": response_headers.get("x-ms-documentdb-partitionkeyrangeid")
-        or request_headers.get("x-ms-documentdb-partitionkeyrangeid") or "",
+        or request_headers.get("x-ms-documentdb-partitionkeyrangeid")
+        or "",
         "status": status,
         "substatus": substatus,
         "request_charge": _number(response_headers.get("x-ms-request-charge")) or 0.0,
@@ -130,8 +138,9 @@ class Capture:
         request, response = pipeline_response.http_request, pipeline_response.http_response
         started = self._started.pop(id(request), None)
         duration = (time.perf_counter() - started) * 1000 if started is not None else 0.0
-        row = request_row(request.method, request.url, request.headers, response.status_code,
-                          response.headers, duration, self.clock())
+        row = request_row(
+            request.method, request.url, request.headers, response.status_code, response.headers, duration, self.clock()
+        )
         with self._lock:
             row.update(self.context, seq=self.count)
             self.count += 1
@@ -161,12 +170,18 @@ def credential_from_environment() -> Any:
 def fetch_client(settings: CosmosSettings, capture: Capture, credential: Any) -> CosmosClient:
     """A CosmosClient whose every HTTP exchange passes through `capture` (this reads the account)."""
     policy = ConnectionPolicy()
-    policy.RetryOptions = RetryOptions(max_retry_attempt_count=settings.max_retry_attempts,
-                                       max_wait_time_in_seconds=settings.max_retry_wait_s)
+    policy.RetryOptions = RetryOptions(
+        max_retry_attempt_count=settings.max_retry_attempts, max_wait_time_in_seconds=settings.max_retry_wait_s
+    )
     return CosmosClient(
-        settings.endpoint, credential=credential, connection_policy=policy,
-        connection_timeout=settings.connection_timeout_s, retry_connect=2, retry_read=2,
-        raw_request_hook=capture.on_request, raw_response_hook=capture.on_response,
+        settings.endpoint,
+        credential=credential,
+        connection_policy=policy,
+        connection_timeout=settings.connection_timeout_s,
+        retry_connect=2,
+        retry_read=2,
+        raw_request_hook=capture.on_request,
+        raw_response_hook=capture.on_response,
     )
 
 
@@ -245,8 +260,10 @@ class Stopped(Exception):
 
 
 def _query_kwargs(spec: QuerySpec, feed_range: Mapping[str, Any] | None) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"populate_query_metrics": spec.query_metrics,
-                              "populate_index_metrics": spec.index_metrics}
+    kwargs: dict[str, Any] = {
+        "populate_query_metrics": spec.query_metrics,
+        "populate_index_metrics": spec.index_metrics,
+    }
     if spec.parameters:
         kwargs["parameters"] = spec.parameter_list
     if spec.max_item_count is not None:
@@ -279,8 +296,17 @@ def _sum_or_none(values: Iterable[Any]) -> int | None:
     return sum(present) if present else None
 
 
-def execution_row(spec: QuerySpec, target: Target, requests: list[dict[str, Any]], *, items: int,
-                  status: str, error: str, started: float, duration_ms: float) -> dict[str, Any]:
+def execution_row(
+    spec: QuerySpec,
+    target: Target,
+    requests: list[dict[str, Any]],
+    *,
+    items: int,
+    status: str,
+    error: str,
+    started: float,
+    duration_ms: float,
+) -> dict[str, Any]:
     """One `executions` row from the requests an execution sent (pure)."""
     pages = [r for r in requests if r["request_kind"] == "page" and r["status"] == 200]
     hit = sorted({r["pkrange_id"] for r in pages if r["pkrange_id"]}, key=lambda p: (len(p), p))
@@ -289,8 +315,11 @@ def execution_row(spec: QuerySpec, target: Target, requests: list[dict[str, Any]
         predicted = rules.SINGLE
     else:
         predicted = rules.predicted_class(
-            rules.predict_partitions(spec.sql, spec.parameters, spec.partition_key, target.key_definition,
-                                       target.ranges), total)
+            rules.predict_partitions(
+                spec.sql, spec.parameters, spec.partition_key, target.key_definition, target.ranges
+            ),
+            total,
+        )
     observed = rules.routing_class(len(hit), total) if status == OK else rules.UNKNOWN
     known = rules.UNKNOWN not in (predicted, observed)
     return {
@@ -364,8 +393,11 @@ class Replay:
         self.segment = Segment(self.store, self.run_id, "p000")
 
     def record(self, table: str, row: dict[str, Any]) -> None:
-        common = {"run_id": self.run_id, "account": urlparse(self.config.cosmos.endpoint).hostname or "",
-                  "database": self.config.cosmos.database}
+        common = {
+            "run_id": self.run_id,
+            "account": urlparse(self.config.cosmos.endpoint).hostname or "",
+            "database": self.config.cosmos.database,
+        }
         self.segment.append(table, {**row, **common, "container": row.get("container") or ""})
 
     def seal(self, *, every: float = 0.0) -> None:
@@ -394,14 +426,17 @@ class Replay:
         try:
             key_definition = container.read()["partitionKey"]
         except CosmosResourceNotFoundError:
-            raise LookupError(f"container {spec.container!r} not found in database "
-                              f"{self.config.cosmos.database!r}") from None
+            raise LookupError(
+                f"container {spec.container!r} not found in database {self.config.cosmos.database!r}"
+            ) from None
         raw_ranges = list(container.read_feed_ranges())
         ranges = routing.feed_ranges_of(raw_ranges)
         if spec.mode == "as-is":
             return [Target(container, key_definition, ranges)]
-        return [Target(container, key_definition, ranges, raw, routing.label(routing.feed_ranges_of([raw])[0]))
-                for raw in raw_ranges]
+        return [
+            Target(container, key_definition, ranges, raw, routing.label(routing.feed_ranges_of([raw])[0]))
+            for raw in raw_ranges
+        ]
 
     def execute(self, spec: QuerySpec, target: Target, execution_id: str, repeat: int) -> str:
         """One execution: run it, then turn its captured requests into an executions row."""
@@ -418,14 +453,32 @@ class Replay:
         except Exception as exc:  # every failure of one query is recorded, and the run goes on
             status, error = ERROR, describe_error(exc, self.config.cosmos.endpoint)
         duration = (time.perf_counter() - t0) * 1000
-        self.conclude(spec, target, execution_id, repeat, items=items, status=status, error=error, started=started,
-                      duration_ms=duration)
+        self.conclude(
+            spec,
+            target,
+            execution_id,
+            repeat,
+            items=items,
+            status=status,
+            error=error,
+            started=started,
+            duration_ms=duration,
+        )
         return status
 
     def record_failure(self, spec: QuerySpec, execution_id: str, error: str) -> None:
         """A query that could not start (unknown container, no client): an error row, no requests of its own."""
-        self.conclude(spec, Target(None, {}, []), execution_id, 0, items=0, status=ERROR, error=error,
-                      started=self.capture.clock(), duration_ms=0.0)
+        self.conclude(
+            spec,
+            Target(None, {}, []),
+            execution_id,
+            0,
+            items=0,
+            status=ERROR,
+            error=error,
+            started=self.capture.clock(),
+            duration_ms=0.0,
+        )
 
     def conclude(self, spec: QuerySpec, target: Target, execution_id: str, repeat: int, **outcome: Any) -> None:
         """Record the requests captured since the last execution and this execution's row."""
@@ -434,15 +487,22 @@ class Replay:
             self.record(REQUESTS.name, request)
         mine = [r for r in rows if r.get("execution_id") == execution_id]
         row = execution_row(spec, target, mine, **outcome)
-        self.record(EXECUTIONS.name, {**row, "execution_id": execution_id, "repeat": repeat,
-                                      "container": spec.container})
+        self.record(
+            EXECUTIONS.name, {**row, "execution_id": execution_id, "repeat": repeat, "container": spec.container}
+        )
         self.done.append(row)
         self.last_ru[spec.name] = row["total_ru"]
         self.summary.executions += 1
         self.summary.failed += row["status"] == ERROR
 
-    def run_query(self, index: int, spec: QuerySpec, client: CosmosClient | None, client_error: str,
-                  advance: Callable[[int], None]) -> None:
+    def run_query(
+        self,
+        index: int,
+        spec: QuerySpec,
+        client: CosmosClient | None,
+        client_error: str,
+        advance: Callable[[int], None],
+    ) -> None:
         """Every execution of one query; failures are recorded and reported in one line."""
         self.capture.context = {"query_name": spec.name, "execution_id": "", "container": spec.container}
         try:
@@ -485,13 +545,23 @@ class Replay:
             ranges = sorted({p for e in done for p in e["pkranges"].split(",") if p})
             routes = "/".join(dict.fromkeys(e["routing_observed"] for e in done))
             flag = "  (routing differs from the prediction)" if any(e["routing_mismatch"] for e in done) else ""
-            self.out(f"{spec.name}: {len(done)} execution(s), {ru:.2f} RU each, {routes} "
-                     f"over {len(ranges)} pkrange(s){flag}")
+            self.out(
+                f"{spec.name}: {len(done)} execution(s), {ru:.2f} RU each, {routes} over {len(ranges)} pkrange(s){flag}"
+            )
 
 
-def replay(config: Config, *, store: Path, only: str | None = None, credential: Any = None,
-           stop: threading.Event | None = None, clock: Callable[[], float] = time.time, progress: bool = True,
-           out: Callable[[str], None] = print, err: Callable[[str], None] = print) -> RunSummary:
+def replay(
+    config: Config,
+    *,
+    store: Path,
+    only: str | None = None,
+    credential: Any = None,
+    stop: threading.Event | None = None,
+    clock: Callable[[], float] = time.time,
+    progress: bool = True,
+    out: Callable[[str], None] = print,
+    err: Callable[[str], None] = print,
+) -> RunSummary:
     """Replay the configured queries once; every request and execution lands in the store."""
     specs = [q for q in config.queries if only is None or q.name == only]
     recovered = recover(store)
@@ -504,8 +574,9 @@ def replay(config: Config, *, store: Path, only: str | None = None, credential: 
         client = fetch_client(config.cosmos, capture, credential or credential_from_environment())
     except Exception as exc:  # no client: every query gets the same one-line error row
         client_error = describe_error(exc, config.cosmos.endpoint)
-    with tqdm(total=sum(q.repeat for q in specs), unit="exec", delay=3, disable=not progress,
-              file=sys.stderr, leave=False) as bar:
+    with tqdm(
+        total=sum(q.repeat for q in specs), unit="exec", delay=3, disable=not progress, file=sys.stderr, leave=False
+    ) as bar:
         for index, spec in enumerate(specs):
             if run.stop.is_set() or run.over_budget(spec):
                 break

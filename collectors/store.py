@@ -50,7 +50,6 @@ STALE_TEMP_SECONDS = 600.0  # a temp file older than this is an interrupted writ
 WRITTEN_NS = b"ruscope.written_ns"  # Parquet metadata: when the file was written, to order duplicate keys
 
 
-
 @functools.cache
 def pandas_dtypes() -> dict[pa.DataType, object]:
     """How read_table maps Arrow types to pandas: nullable extension dtypes, so a null int stays an int.
@@ -102,8 +101,9 @@ def write_frame(
     return _write_part(Path(store), spec, _arrow_table(spec, _with_run_id(frame, run_id)), run_id, part, day)
 
 
-def write_arrow(store: Path, table: Table | str, data: pa.Table, *, run_id: str, part: str,
-                day: dt.date | None = None) -> Path:
+def write_arrow(
+    store: Path, table: Table | str, data: pa.Table, *, run_id: str, part: str, day: dt.date | None = None
+) -> Path:
     """`write_frame` for data already in Arrow (the collectors' path: no pandas, no Python objects).
 
     The table must have the schema's columns (cast when compatible, else ValueError); its `run_id` column

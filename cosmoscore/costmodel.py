@@ -89,9 +89,7 @@ class CostModel:
         """Delete: the size term plus the removed terms (W4)."""
         return self.create_ru(size_bytes, indexed_leaves)
 
-    def replace_ru(
-        self, old_size: int, new_size: int, changed_leaves: int, old_leaves: int, new_leaves: int
-    ) -> float:
+    def replace_ru(self, old_size: int, new_size: int, changed_leaves: int, old_leaves: int, new_leaves: int) -> float:
         """Replace: delete old + insert new + the changed terms removed and added (W2: 10.8 RU)."""
         if self.full_reindex_on_replace:
             return self.create_ru(old_size, old_leaves) + self.create_ru(new_size, new_leaves)
@@ -107,9 +105,7 @@ class CostModel:
 
     # -- queries and feeds ------------------------------------------------------------------
 
-    def query_partition_ru(
-        self, loaded_docs: int, loaded_bytes: int, output_docs: int, output_bytes: int
-    ) -> float:
+    def query_partition_ru(self, loaded_docs: int, loaded_bytes: int, output_docs: int, output_bytes: int) -> float:
         """One physical partition probed by a query (§3.3, before the consistency multiplier)."""
         return self.query_page_ru(True, output_docs > 0, loaded_docs, loaded_bytes, output_docs, output_bytes)
 

@@ -71,6 +71,7 @@ def query_intervals(
     Raises `SqlError` when the filter cannot be evaluated (an unknown parameter, say).
     """
     from cosmoscore.sql import partition_key_filter
+
     paths = key_paths(dict(definition))
     kind = str(definition.get("kind", "Hash"))
     if partition_key is not None:
@@ -152,6 +153,7 @@ def predict_partitions(
 ) -> set[int] | None:
     """Positions in `ranges` (sorted by EPK) a query should reach, or None when its SQL cannot be analysed."""
     from cosmoscore.sql import SqlError, parse_query
+
     key = None if partition_key is None else partition_key if isinstance(partition_key, list) else [partition_key]
     try:
         query = parse_query(sql) if key is None else None

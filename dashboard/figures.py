@@ -43,32 +43,44 @@ def query_labels(frame: pd.DataFrame) -> pd.Series:
 def build_ru_over_time_figure(series: pd.DataFrame, *, title: str | None = None) -> go.Figure:
     """One line per query: RU of each (logical) execution over time (`analysis.query_costs.ru_per_execution`)."""
     figure = go.Figure()
-    figure.update_layout(title=title, xaxis_title="time (UTC)", yaxis_title="RU per execution",
-                         legend_title_text="query", hovermode="closest")
+    figure.update_layout(
+        title=title,
+        xaxis_title="time (UTC)",
+        yaxis_title="RU per execution",
+        legend_title_text="query",
+        hovermode="closest",
+    )
     if series.empty:
         return _empty(figure, "No successful executions to draw.")
     labels = query_labels(series)
     times = _utc_naive(series["time"])
     for label in sorted(labels.unique()):
         mine = labels.eq(label)
-        figure.add_trace(go.Scatter(
-            x=times[mine].tolist(), y=series.loc[mine, "total_ru"].astype(float).tolist(), name=label,
-            mode="lines+markers", customdata=series.loc[mine, "run_id"].astype(str).tolist(),
-            hovertemplate="%{x}<br>%{y:.2f} RU<br>run %{customdata}<extra>" + label + "</extra>",
-        ))
+        figure.add_trace(
+            go.Scatter(
+                x=times[mine].tolist(),
+                y=series.loc[mine, "total_ru"].astype(float).tolist(),
+                name=label,
+                mode="lines+markers",
+                customdata=series.loc[mine, "run_id"].astype(str).tolist(),
+                hovertemplate="%{x}<br>%{y:.2f} RU<br>run %{customdata}<extra>" + label + "</extra>",
+            )
+        )
     return figure
 
 
-def build_pkrange_breakdown_figure(breakdown: pd.DataFrame, *, title: str | None = None,
-                                   y_title: str = "RU per execution") -> go.Figure:
+def build_pkrange_breakdown_figure(
+    breakdown: pd.DataFrame, *, title: str | None = None, y_title: str = "RU per execution"
+) -> go.Figure:
     """Stacked bars: one bar per query, one segment per pkrange (`analysis.query_costs.pkrange_breakdown`).
 
     Bars keep the frame's query order (most expensive first); segments stack in pkrange order with the
     gateway on top; one trace per pkrange id, so a pkrange has the same colour in every bar.
     """
     figure = go.Figure()
-    figure.update_layout(title=title, barmode="stack", xaxis_title="query", yaxis_title=y_title,
-                         legend_title_text="served by")
+    figure.update_layout(
+        title=title, barmode="stack", xaxis_title="query", yaxis_title=y_title, legend_title_text="served by"
+    )
     if breakdown.empty:
         return _empty(figure, "No requests recorded for this run.")
     labels = query_labels(breakdown)
@@ -76,10 +88,15 @@ def build_pkrange_breakdown_figure(breakdown: pd.DataFrame, *, title: str | None
     for pkrange_id in sorted(breakdown["pkrange_id"].unique(), key=pkrange_sort_key):
         mine = breakdown["pkrange_id"].eq(pkrange_id)
         name = pkrange_label(pkrange_id)
-        figure.add_trace(go.Bar(
-            x=labels[mine].tolist(), y=breakdown.loc[mine, "ru"].astype(float).tolist(), name=name,
-            marker_color=pkrange_color(pkrange_id), hovertemplate="%{x}<br>%{y:.2f} RU<extra>" + name + "</extra>",
-        ))
+        figure.add_trace(
+            go.Bar(
+                x=labels[mine].tolist(),
+                y=breakdown.loc[mine, "ru"].astype(float).tolist(),
+                name=name,
+                marker_color=pkrange_color(pkrange_id),
+                hovertemplate="%{x}<br>%{y:.2f} RU<extra>" + name + "</extra>",
+            )
+        )
     return figure
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -22,9 +22,15 @@ def _fail(message: str) -> None:
 def emulator(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8081,
-    key: Annotated[Optional[str], typer.Option(help="Master key (default: the well-known emulator key).",  # noqa: UP045
-                                               envvar="RUSCOPE_EMULATOR_KEY", show_default=False)] = None,
-    data_dir: Annotated[Optional[Path], typer.Option(help="Keep data here across restarts.")] = None,  # noqa: UP045
+    key: Annotated[
+        str | None,
+        typer.Option(
+            help="Master key (default: the well-known emulator key).",
+            envvar="RUSCOPE_EMULATOR_KEY",
+            show_default=False,
+        ),
+    ] = None,
+    data_dir: Annotated[Path | None, typer.Option(help="Keep data here across restarts.")] = None,
     consistency: Annotated[str, typer.Option(help="Default consistency level of the account.")] = "Session",
     fsync: Annotated[bool, typer.Option(help="fsync every acknowledged write (slower; power-loss safe).")] = False,
     no_throttling: Annotated[bool, typer.Option("--no-throttling", help="Never answer 429.")] = False,

@@ -196,8 +196,19 @@ class Engine:
         """Meter a request refused before it reached an operation (bad auth, unknown route)."""
         self.accounting.add(
             RequestRecord(
-                self.clock(), "", "", "Rejected", resource_type, status, substatus, 0.0, "", "",
-                ctx.activity_id, ctx.correlated_activity_id, 0.0,
+                self.clock(),
+                "",
+                "",
+                "Rejected",
+                resource_type,
+                status,
+                substatus,
+                0.0,
+                "",
+                "",
+                ctx.activity_id,
+                ctx.correlated_activity_id,
+                0.0,
             )
         )
 
@@ -273,8 +284,15 @@ class Engine:
 
     def _apply_create_db(self, entry: dict[str, Any]) -> Database:
         rid = entry["rid"]
-        props = {"id": entry["id"], "_rid": rid, "_self": f"dbs/{rid}/", "_etag": f'"{rid}"', "_colls": "colls/",
-                 "_users": "users/", "_ts": entry["ts"]}
+        props = {
+            "id": entry["id"],
+            "_rid": rid,
+            "_self": f"dbs/{rid}/",
+            "_etag": f'"{rid}"',
+            "_colls": "colls/",
+            "_users": "users/",
+            "_ts": entry["ts"],
+        }
         db = Database(entry["id"], rid, props, None)
         if "offer" in entry:
             db.offer_rid = self._apply_offer(entry["offer"], props["_self"], rid, entry["ts"])
@@ -339,9 +357,17 @@ class Engine:
                 else initial_range_count(throughput.throughput, throughput.autoscale, self.limits)  # type: ignore[union-attr]
             )
             entry: dict[str, Any] = {
-                "op": "create_coll", "db": db_id, "id": coll_id, "rid": make_rid(self._next(), self._next()),
-                "ts": self._now(), "partitionKey": pk, "indexingPolicy": policy_json, "ranges": count,
-                "extra": {k: v for k, v in body.items() if k in ("defaultTtl", "uniqueKeyPolicy", "conflictResolutionPolicy")},
+                "op": "create_coll",
+                "db": db_id,
+                "id": coll_id,
+                "rid": make_rid(self._next(), self._next()),
+                "ts": self._now(),
+                "partitionKey": pk,
+                "indexingPolicy": policy_json,
+                "ranges": count,
+                "extra": {
+                    k: v for k, v in body.items() if k in ("defaultTtl", "uniqueKeyPolicy", "conflictResolutionPolicy")
+                },
             }
             if throughput is not None:
                 entry["offer"] = self._offer_entry(throughput)
@@ -354,33 +380,57 @@ class Engine:
         db = self.databases[entry["db"]]
         rid = entry["rid"]
         policy_json = entry["indexingPolicy"] or {
-            "indexingMode": "consistent", "automatic": True, "includedPaths": [{"path": "/*"}],
+            "indexingMode": "consistent",
+            "automatic": True,
+            "includedPaths": [{"path": "/*"}],
             "excludedPaths": [{"path": '/"_etag"/?'}],
         }
         props = {
-            "id": entry["id"], "indexingPolicy": policy_json, "partitionKey": entry["partitionKey"],
-            "geospatialConfig": {"type": "Geography"}, **entry.get("extra", {}),
-            "_rid": rid, "_ts": entry["ts"], "_self": f"{db.props['_self']}colls/{rid}/", "_etag": f'"{rid}-{entry["ts"]}"',
-            "_docs": "docs/", "_sprocs": "sprocs/", "_triggers": "triggers/", "_udfs": "udfs/", "_conflicts": "conflicts/",
+            "id": entry["id"],
+            "indexingPolicy": policy_json,
+            "partitionKey": entry["partitionKey"],
+            "geospatialConfig": {"type": "Geography"},
+            **entry.get("extra", {}),
+            "_rid": rid,
+            "_ts": entry["ts"],
+            "_self": f"{db.props['_self']}colls/{rid}/",
+            "_etag": f'"{rid}-{entry["ts"]}"',
+            "_docs": "docs/",
+            "_sprocs": "sprocs/",
+            "_triggers": "triggers/",
+            "_udfs": "udfs/",
+            "_conflicts": "conflicts/",
         }
         layout = entry.get("layout")
         if layout:  # a snapshot keeps the exact layout, splits included
             ranges = [PkRange(r["id"], r["min"], r["max"], r["parents"]) for r in layout["ranges"]]
-            coll = Container(entry["id"], rid, db.id, props, IndexPolicy.from_json(policy_json), ranges, None,
-                             layout["next_range_id"], layout["version"], [tuple(x) for x in layout["log"]],
-                             set(layout["gone"]))
+            coll = Container(
+                entry["id"],
+                rid,
+                db.id,
+                props,
+                IndexPolicy.from_json(policy_json),
+                ranges,
+                None,
+                layout["next_range_id"],
+                layout["version"],
+                [tuple(x) for x in layout["log"]],
+                set(layout["gone"]),
+            )
         else:
             ranges = [PkRange(str(i), lo, hi) for i, (lo, hi) in enumerate(even_boundaries(entry["ranges"]))]
-            coll = Container(entry["id"], rid, db.id, props, IndexPolicy.from_json(policy_json), ranges, None,
-                             len(ranges))
+            coll = Container(
+                entry["id"], rid, db.id, props, IndexPolicy.from_json(policy_json), ranges, None, len(ranges)
+            )
             coll.range_log = [(1, r.id) for r in ranges]
         if "offer" in entry:
             coll.offer_rid = self._apply_offer(entry["offer"], props["_self"], rid, entry["ts"])
         db.containers[coll.id] = coll
         return coll
 
-    def read_container(self, ctx: Context, db_id: str, coll_id: str, *, statistics: bool = False,
-                       quota: bool = False) -> Outcome:
+    def read_container(
+        self, ctx: Context, db_id: str, coll_id: str, *, statistics: bool = False, quota: bool = False
+    ) -> Outcome:
         with self._metered(ctx, "Read", "colls", db_id, coll_id) as meter:
             coll = self._coll(db_id, coll_id)
             meter.charge = self.cost.metadata_read_ru
@@ -396,18 +446,23 @@ class Engine:
         """x-ms-resource-quota/-usage in the service's `key=value;` form (cosmos-errors-and-stats.md §2.3)."""
         size_kb = math.ceil(coll.size / 1024)
         quota_kb = self.limits.logical_partition_max_bytes // 1024 * len(coll.ranges)
-        quota = (f"functions=25;storedProcedures=100;triggers=25;documentSize={quota_kb // 1024};"
-                 f"documentsSize={quota_kb};documentsCount=-1;collectionSize={quota_kb};")
-        usage = (f"functions=0;storedProcedures=0;triggers=0;documentSize={math.ceil(size_kb / 1024)};"
-                 f"documentsSize={size_kb};documentsCount={coll.docs};collectionSize={size_kb};")
+        quota = (
+            f"functions=25;storedProcedures=100;triggers=25;documentSize={quota_kb // 1024};"
+            f"documentsSize={quota_kb};documentsCount=-1;collectionSize={quota_kb};"
+        )
+        usage = (
+            f"functions=0;storedProcedures=0;triggers=0;documentSize={math.ceil(size_kb / 1024)};"
+            f"documentsSize={size_kb};documentsCount={coll.docs};collectionSize={size_kb};"
+        )
         return {"x-ms-resource-quota": quota, "x-ms-resource-usage": usage}
 
     def list_containers(self, ctx: Context, db_id: str) -> Outcome:
         with self._metered(ctx, "ReadFeed", "colls", db_id) as meter:
             colls = [c.props for c in self._db(db_id).containers.values()]
             meter.charge = self.cost.metadata_read_ru
-            return Outcome(200, {"_rid": self._db(db_id).rid, "DocumentCollections": colls, "_count": len(colls)},
-                           meter.charge)
+            return Outcome(
+                200, {"_rid": self._db(db_id).rid, "DocumentCollections": colls, "_count": len(colls)}, meter.charge
+            )
 
     def replace_container(self, ctx: Context, db_id: str, coll_id: str, body: dict[str, Any]) -> Outcome:
         with self._metered(ctx, "Replace", "colls", db_id, coll_id) as meter:
@@ -417,8 +472,14 @@ class Engine:
             policy = body.get("indexingPolicy") or coll.props["indexingPolicy"]
             _validate_policy(policy)
             meter.charge = self.cost.metadata_write_ru
-            entry = {"op": "replace_coll", "db": db_id, "id": coll_id, "indexingPolicy": policy,
-                     "defaultTtl": body.get("defaultTtl"), "ts": self._now()}
+            entry = {
+                "op": "replace_coll",
+                "db": db_id,
+                "id": coll_id,
+                "indexingPolicy": policy,
+                "defaultTtl": body.get("defaultTtl"),
+                "ts": self._now(),
+            }
             self._commit(entry)
             self._apply_replace_coll(entry)
             return Outcome(200, coll.props, meter.charge)
@@ -472,7 +533,11 @@ class Engine:
                 born = {rid for version, rid in coll.range_log if version > since}
                 ranges = [r for r in coll.ranges if r.id in born]
             fraction = 1 / len(coll.ranges)
-            body = {"_rid": coll.rid, "PartitionKeyRanges": [r.to_json(fraction) for r in ranges], "_count": len(ranges)}
+            body = {
+                "_rid": coll.rid,
+                "PartitionKeyRanges": [r.to_json(fraction) for r in ranges],
+                "_count": len(ranges),
+            }
             return Outcome(200, body, headers={"etag": etag})
 
     def feed_ranges(self, db_id: str, coll_id: str) -> list[tuple[str, str, str]]:
@@ -496,8 +561,12 @@ class Engine:
         with self._metered(ctx, "Read", "offers") as meter:
             offer = self._offer(offer_rid)
             meter.charge = self.cost.metadata_read_ru
-            return Outcome(200, offer.to_json(), meter.charge,
-                           headers={"x-ms-cosmos-min-throughput": str(self.limits.min_throughput)})
+            return Outcome(
+                200,
+                offer.to_json(),
+                meter.charge,
+                headers={"x-ms-cosmos-min-throughput": str(self.limits.min_throughput)},
+            )
 
     def replace_offer(self, ctx: Context, offer_rid: str, body: dict[str, Any]) -> Outcome:
         """Change throughput; raising it past P x 10,000 RU/s splits partitions (P7)."""
@@ -525,8 +594,12 @@ class Engine:
             self._split_for_throughput(coll, offer.throughput)
 
     def _containers_of_offer(self, offer: Offer) -> list[Container]:
-        return [c for db in self.databases.values() for c in db.containers.values()
-                if c.offer_rid == offer.rid or (c.offer_rid is None and db.offer_rid == offer.rid)]
+        return [
+            c
+            for db in self.databases.values()
+            for c in db.containers.values()
+            if c.offer_rid == offer.rid or (c.offer_rid is None and db.offer_rid == offer.rid)
+        ]
 
     def _offer(self, offer_rid: str) -> Offer:
         offer = self.offers.get(offer_rid) or next(
@@ -580,8 +653,17 @@ class Engine:
 
     # -- items -----------------------------------------------------------------------------
 
-    def create_item(self, ctx: Context, db_id: str, coll_id: str, doc: Any, pk_header: Any, *,
-                    upsert: bool = False, intended_rid: str | None = None) -> Outcome:
+    def create_item(
+        self,
+        ctx: Context,
+        db_id: str,
+        coll_id: str,
+        doc: Any,
+        pk_header: Any,
+        *,
+        upsert: bool = False,
+        intended_rid: str | None = None,
+    ) -> Outcome:
         with self._metered(ctx, "Upsert" if upsert else "Create", "docs", db_id, coll_id) as meter:
             coll = self._coll(db_id, coll_id, intended_rid)
             doc, key = self._checked_document(coll, doc, pk_header)
@@ -599,8 +681,17 @@ class Engine:
             self._consume(coll, rng, meter, self.cost.create_ru(stored.size, leaves))
             return self._store(coll, rng, key, stored, 201, meter)
 
-    def replace_item(self, ctx: Context, db_id: str, coll_id: str, item_id: str, doc: Any, pk_header: Any, *,
-                     intended_rid: str | None = None) -> Outcome:
+    def replace_item(
+        self,
+        ctx: Context,
+        db_id: str,
+        coll_id: str,
+        item_id: str,
+        doc: Any,
+        pk_header: Any,
+        *,
+        intended_rid: str | None = None,
+    ) -> Outcome:
         with self._metered(ctx, "Replace", "docs", db_id, coll_id) as meter:
             coll = self._coll(db_id, coll_id, intended_rid)
             doc, key = self._checked_document(coll, doc, pk_header)
@@ -609,8 +700,17 @@ class Engine:
             rng, existing = self._existing(ctx, coll, key, item_id, meter)
             return self._write_replace(ctx, coll, rng, key, existing, doc, meter, status=200)
 
-    def patch_item(self, ctx: Context, db_id: str, coll_id: str, item_id: str, body: Any, pk_header: Any, *,
-                   intended_rid: str | None = None) -> Outcome:
+    def patch_item(
+        self,
+        ctx: Context,
+        db_id: str,
+        coll_id: str,
+        item_id: str,
+        body: Any,
+        pk_header: Any,
+        *,
+        intended_rid: str | None = None,
+    ) -> Outcome:
         with self._metered(ctx, "Patch", "docs", db_id, coll_id) as meter:
             coll = self._coll(db_id, coll_id, intended_rid)
             key = self._header_key(coll, pk_header, full=True)
@@ -619,11 +719,13 @@ class Engine:
             if body.get("condition") if isinstance(body, dict) else None:
                 raise errors.bad_request("Conditional patch (filter predicate) is not supported by this emulator yet.")
             new_doc = apply_patch(existing.doc, operations, [p for p in coll.key_paths])
-            return self._write_replace(ctx, coll, rng, key, existing, new_doc, meter, status=200,
-                                       patch_ops=len(operations or []))
+            return self._write_replace(
+                ctx, coll, rng, key, existing, new_doc, meter, status=200, patch_ops=len(operations or [])
+            )
 
-    def read_item(self, ctx: Context, db_id: str, coll_id: str, item_id: str, pk_header: Any, *,
-                  intended_rid: str | None = None) -> Outcome:
+    def read_item(
+        self, ctx: Context, db_id: str, coll_id: str, item_id: str, pk_header: Any, *, intended_rid: str | None = None
+    ) -> Outcome:
         with self._metered(ctx, "Read", "docs", db_id, coll_id) as meter:
             coll = self._coll(db_id, coll_id, intended_rid)
             key = self._header_key(coll, pk_header, full=True)
@@ -639,8 +741,9 @@ class Engine:
                 return self._item_outcome(coll, rng, meter, 304, None)
             return self._item_outcome(coll, rng, meter, 200, item.doc)
 
-    def delete_item(self, ctx: Context, db_id: str, coll_id: str, item_id: str, pk_header: Any, *,
-                    intended_rid: str | None = None) -> Outcome:
+    def delete_item(
+        self, ctx: Context, db_id: str, coll_id: str, item_id: str, pk_header: Any, *, intended_rid: str | None = None
+    ) -> Outcome:
         with self._metered(ctx, "Delete", "docs", db_id, coll_id) as meter:
             coll = self._coll(db_id, coll_id, intended_rid)
             key = self._header_key(coll, pk_header, full=True)
@@ -660,15 +763,21 @@ class Engine:
             raise errors.bad_request("The request payload is invalid: a document must be a JSON object.")
         item_id = doc.get("id")
         if item_id is None:
-            raise errors.bad_request("The input content is invalid because the required properties - 'id; ' - are missing")
+            raise errors.bad_request(
+                "The input content is invalid because the required properties - 'id; ' - are missing"
+            )
         if not isinstance(item_id, str) or not item_id:
-            raise errors.bad_request("The input content is invalid because the property 'id' must be a non-empty string.")
+            raise errors.bad_request(
+                "The input content is invalid because the property 'id' must be a non-empty string."
+            )
         if len(item_id.encode()) > self.limits.max_id_bytes or any(ch in item_id for ch in "/\\?#"):
             raise errors.bad_request("The id is invalid: at most 1,023 bytes and none of '/', '\\', '?', '#'.")
         key = coll.extract_key(doc)
         bad = next((c for c in key if not is_key_component(c)), None)
         if bad is not None:
-            raise errors.bad_request("The partition key value of the document must be a string, number, boolean or null.")
+            raise errors.bad_request(
+                "The partition key value of the document must be a string, number, boolean or null."
+            )
         header_key = self._header_key(coll, pk_header, full=True)
         if header_key != key and key_to_json(header_key) != key_to_json(key):
             raise errors.bad_request(
@@ -691,8 +800,9 @@ class Engine:
             )
         return key
 
-    def _existing(self, ctx: Context, coll: Container, key: tuple[Any, ...], item_id: str,
-                  meter: _Meter) -> tuple[PkRange, StoredItem]:
+    def _existing(
+        self, ctx: Context, coll: Container, key: tuple[Any, ...], item_id: str, meter: _Meter
+    ) -> tuple[PkRange, StoredItem]:
         """The stored item a write targets, after throttling and its If-Match precondition (404/412)."""
         lp, rng = self._locate(coll, key, meter)
         self._admit(coll, rng, meter)
@@ -713,10 +823,15 @@ class Engine:
         """Add the system properties and measure the persisted size (413 past the item limit)."""
         stored = {k: v for k, v in doc.items() if k not in ("_rid", "_self", "_etag", "_attachments", "_ts")}
         rid = make_rid(0, 0, self._next())
-        stored.update({
-            "_rid": rid, "_self": f"{coll.self_link}docs/{rid}/", "_etag": f'"{uuid.uuid4()}"',
-            "_attachments": "attachments/", "_ts": self._now(),
-        })
+        stored.update(
+            {
+                "_rid": rid,
+                "_self": f"{coll.self_link}docs/{rid}/",
+                "_etag": f'"{uuid.uuid4()}"',
+                "_attachments": "attachments/",
+                "_ts": self._now(),
+            }
+        )
         size = len(orjson.dumps(stored))
         if size > self.limits.max_item_bytes:
             raise errors.too_large()
@@ -732,8 +847,19 @@ class Engine:
         if ctx.if_match and ctx.if_match != "*" and ctx.if_match != item.doc["_etag"]:
             raise errors.precondition_failed()
 
-    def _write_replace(self, ctx: Context, coll: Container, rng: PkRange, key: tuple[Any, ...], existing: StoredItem,
-                       doc: dict[str, Any], meter: _Meter, *, status: int, patch_ops: int | None = None) -> Outcome:
+    def _write_replace(
+        self,
+        ctx: Context,
+        coll: Container,
+        rng: PkRange,
+        key: tuple[Any, ...],
+        existing: StoredItem,
+        doc: dict[str, Any],
+        meter: _Meter,
+        *,
+        status: int,
+        patch_ops: int | None = None,
+    ) -> Outcome:
         stored = self._stamp(coll, doc)
         self._check_limits(rng.logical.get(coll.epk(key)), stored.size, existing.size)
         old_leaves = indexed_leaves(existing.doc, coll.policy)
@@ -744,10 +870,17 @@ class Engine:
         self._consume(coll, rng, meter, ru)
         return self._store(coll, rng, key, stored, status, meter)
 
-    def _store(self, coll: Container, rng: PkRange, key: tuple[Any, ...], stored: StoredItem, status: int,
-               meter: _Meter) -> Outcome:
-        entry = {"op": "put", "db": coll.db_id, "coll": coll.id, "key": key_to_json(key), "doc": stored.doc,
-                 "size": stored.size}
+    def _store(
+        self, coll: Container, rng: PkRange, key: tuple[Any, ...], stored: StoredItem, status: int, meter: _Meter
+    ) -> Outcome:
+        entry = {
+            "op": "put",
+            "db": coll.db_id,
+            "coll": coll.id,
+            "key": key_to_json(key),
+            "doc": stored.doc,
+            "size": stored.size,
+        }
         self._commit(entry)
         rng = self._apply_put(entry)
         return self._item_outcome(coll, rng, meter, status, stored.doc)
@@ -794,9 +927,19 @@ class Engine:
 
     # -- read feed -------------------------------------------------------------------------
 
-    def read_feed(self, ctx: Context, db_id: str, coll_id: str, *, pk_header: Any = None, pkrange_id: str | None = None,
-                  epk_range: tuple[str, str] | None = None, max_items: int = -1, continuation: str | None = None,
-                  intended_rid: str | None = None) -> Outcome:
+    def read_feed(
+        self,
+        ctx: Context,
+        db_id: str,
+        coll_id: str,
+        *,
+        pk_header: Any = None,
+        pkrange_id: str | None = None,
+        epk_range: tuple[str, str] | None = None,
+        max_items: int = -1,
+        continuation: str | None = None,
+        intended_rid: str | None = None,
+    ) -> Outcome:
         """One page of documents: of a logical partition, a pkrange, an EPK sub-range, or everything."""
         with self._metered(ctx, "ReadFeed", "docs", db_id, coll_id) as meter:
             coll = self._coll(db_id, coll_id, intended_rid)
@@ -823,8 +966,16 @@ class Engine:
             body = {"_rid": coll.rid, "Documents": docs, "_count": len(docs)}
             return Outcome(200, body, meter.charge, page.pkrange_id, headers)
 
-    def _feed_page(self, coll: Container, meter: _Meter, lo: str, hi: str, pkrange_id: str | None, max_items: int,
-                   continuation: str | None) -> FeedPage:
+    def _feed_page(
+        self,
+        coll: Container,
+        meter: _Meter,
+        lo: str,
+        hi: str,
+        pkrange_id: str | None,
+        max_items: int,
+        continuation: str | None,
+    ) -> FeedPage:
         """Serve ranges in EPK order, one range per page at most, as the gateway does (wire §1.7 path A)."""
         state = _decode_continuation(continuation) or {}
         after = tuple(state["after"]) if isinstance(state.get("after"), list) else None
@@ -904,15 +1055,23 @@ class Engine:
             plan = queries.query_plan(shape, rewritten, queries.key_intervals(coll, key_filter))
             return meter.answer(Outcome(200, plan, meter.charge))
 
-    def _query_page(self, ctx: Context, coll: Container, meter: _Meter, query: Query, text: str,
-                    params: dict[str, Any], req: QueryRequest, targets: list[Target[PkRange]]) -> Outcome:
+    def _query_page(
+        self,
+        ctx: Context,
+        coll: Container,
+        meter: _Meter,
+        query: Query,
+        text: str,
+        params: dict[str, Any],
+        req: QueryRequest,
+        targets: list[Target[PkRange]],
+    ) -> Outcome:
         """Serve the next page: rows of one target, charged for the share of that target's work they carry."""
         start, offset = queries.decode_continuation(req.continuation)
         index, same = queries.resume_index(targets, start)
         offset = offset if same else 0
         if index >= len(targets):
-            return Outcome(200, {"_rid": coll.rid, "Documents": [], "_count": 0}, 0.0, "",
-                           {"x-ms-item-count": "0"})
+            return Outcome(200, {"_rid": coll.rid, "Documents": [], "_count": 0}, 0.0, "", {"x-ms-item-count": "0"})
         target = targets[index]
         rng = target.range
         self._admit(coll, rng, meter)
@@ -923,7 +1082,8 @@ class Engine:
         retrieved_bytes = queries.share(result.retrieved_bytes, offset, end, count)
         consistency = ctx.consistency or self.consistency
         ru = self.cost.consistency_multiplier(consistency) * self.cost.query_page_ru(
-            offset == 0, count > 0, retrieved, retrieved_bytes, len(page), sum(sizes))
+            offset == 0, count > 0, retrieved, retrieved_bytes, len(page), sum(sizes)
+        )
         self._consume(coll, rng, meter, ru)
         headers = {"x-ms-item-count": str(len(page)), "x-ms-session-token": f"{rng.id}:-1#{rng.lsn}"}
         if end < count:
@@ -931,17 +1091,26 @@ class Engine:
         elif index + 1 < len(targets):
             headers["x-ms-continuation"] = queries.encode_continuation(targets[index + 1].lo, 0)
         if req.query_metrics:
-            headers["x-ms-documentdb-query-metrics"] = queries.query_metrics_header(queries.PageMetrics(
-                retrieved, retrieved_bytes, len(page), sum(sizes), result.execution_ms if offset == 0 else 0.0,
-                result.index_hit_ratio))
+            headers["x-ms-documentdb-query-metrics"] = queries.query_metrics_header(
+                queries.PageMetrics(
+                    retrieved,
+                    retrieved_bytes,
+                    len(page),
+                    sum(sizes),
+                    result.execution_ms if offset == 0 else 0.0,
+                    result.index_hit_ratio,
+                )
+            )
         if req.index_metrics:
-            headers["x-ms-cosmos-index-utilization"] = queries.index_utilization_header(result.indexed,
-                                                                                        result.unindexed)
+            headers["x-ms-cosmos-index-utilization"] = queries.index_utilization_header(
+                result.indexed, result.unindexed
+            )
         body = {"_rid": coll.rid, "Documents": page, "_count": len(page)}
         return meter.answer(Outcome(200, body, meter.charge, rng.id, headers))
 
-    def _range_result(self, coll: Container, target: Target[PkRange], query: Query, text: str,
-                      params: dict[str, Any]) -> queries.RangeResult:
+    def _range_result(
+        self, coll: Container, target: Target[PkRange], query: Query, text: str, params: dict[str, Any]
+    ) -> queries.RangeResult:
         """The whole result of a query in one target, from the cache when the range has not changed."""
         rng = target.range
         key = (coll.rid, rng.id, rng.lsn, target.lo, target.hi, text, queries.parameters_key(params))
@@ -957,8 +1126,12 @@ class Engine:
         # ru-cost-model.md §3.3: an index-served filter loads only its matches; anything else scans
         retrieved = result.matched if use.served_by_index else result.loaded
         served = queries.RangeResult(
-            rows=result.rows, retrieved_docs=retrieved, retrieved_bytes=round(retrieved * average),
-            execution_ms=elapsed, indexed=use.indexed_paths, unindexed=use.unindexed_paths,
+            rows=result.rows,
+            retrieved_docs=retrieved,
+            retrieved_bytes=round(retrieved * average),
+            execution_ms=elapsed,
+            indexed=use.indexed_paths,
+            unindexed=use.unindexed_paths,
             index_hit_ratio=_hit_ratio(use.served_by_index, result.matched, retrieved),
         )
         self._results.put(key, served)
@@ -989,8 +1162,17 @@ class Engine:
             coll = self._coll(db_id, coll_id)
             budget = self.partition_budget(coll)
             return [
-                PartitionStorage(db_id, coll_id, r.id, r.min, r.max, r.size, r.docs,
-                                 {lp.key_json: lp.size for lp in r.logical.values()}, budget)
+                PartitionStorage(
+                    db_id,
+                    coll_id,
+                    r.id,
+                    r.min,
+                    r.max,
+                    r.size,
+                    r.docs,
+                    {lp.key_json: lp.size for lp in r.logical.values()},
+                    budget,
+                )
                 for r in coll.ranges
             ]
 
@@ -1006,10 +1188,14 @@ class Engine:
 
     def _apply_entry(self, entry: dict[str, Any]) -> None:
         appliers: dict[str, Callable[[dict[str, Any]], Any]] = {
-            "create_db": self._apply_create_db, "delete_db": self._apply_delete_db,
-            "create_coll": self._apply_create_coll, "replace_coll": self._apply_replace_coll,
-            "delete_coll": self._apply_delete_coll, "replace_offer": self._apply_replace_offer,
-            "put": self._apply_put, "delete": self._apply_delete,
+            "create_db": self._apply_create_db,
+            "delete_db": self._apply_delete_db,
+            "create_coll": self._apply_create_coll,
+            "replace_coll": self._apply_replace_coll,
+            "delete_coll": self._apply_delete_coll,
+            "replace_offer": self._apply_replace_offer,
+            "put": self._apply_put,
+            "delete": self._apply_delete,
         }
         appliers[entry["op"]](entry)
 
@@ -1031,13 +1217,21 @@ class Engine:
         offer = self.offers.get(coll.offer_rid or "")
         layout = {
             "ranges": [{"id": r.id, "min": r.min, "max": r.max, "parents": r.parents} for r in coll.ranges],
-            "next_range_id": coll.next_range_id, "version": coll.range_version,
-            "log": [list(x) for x in coll.range_log], "gone": sorted(coll.gone),
+            "next_range_id": coll.next_range_id,
+            "version": coll.range_version,
+            "log": [list(x) for x in coll.range_log],
+            "gone": sorted(coll.gone),
         }
         entry: dict[str, Any] = {
-            "op": "create_coll", "db": db.id, "id": coll.id, "rid": coll.rid, "ts": coll.props["_ts"],
-            "partitionKey": coll.props["partitionKey"], "indexingPolicy": coll.props["indexingPolicy"],
-            "ranges": len(coll.ranges), "layout": layout,
+            "op": "create_coll",
+            "db": db.id,
+            "id": coll.id,
+            "rid": coll.rid,
+            "ts": coll.props["_ts"],
+            "partitionKey": coll.props["partitionKey"],
+            "indexingPolicy": coll.props["indexingPolicy"],
+            "ranges": len(coll.ranges),
+            "layout": layout,
             "extra": {k: coll.props[k] for k in ("defaultTtl",) if k in coll.props},
         }
         if offer:
@@ -1046,8 +1240,14 @@ class Engine:
         for rng in coll.ranges:
             for lp in rng.logical.values():
                 for item in lp.items.values():
-                    yield {"op": "put", "db": db.id, "coll": coll.id, "key": key_to_json(lp.key), "doc": item.doc,
-                           "size": item.size}
+                    yield {
+                        "op": "put",
+                        "db": db.id,
+                        "coll": coll.id,
+                        "key": key_to_json(lp.key),
+                        "doc": item.doc,
+                        "size": item.size,
+                    }
 
 
 # -- module helpers ---------------------------------------------------------------------------
@@ -1156,8 +1356,9 @@ def _encode_continuation(state: dict[str, Any]) -> str:
     return orjson.dumps(state).decode()
 
 
-def _collect(rng: PkRange, lo: str, hi: str, after: tuple[str, ...] | None,
-             max_items: int) -> tuple[list[StoredItem], tuple[str, str] | None]:
+def _collect(
+    rng: PkRange, lo: str, hi: str, after: tuple[str, ...] | None, max_items: int
+) -> tuple[list[StoredItem], tuple[str, str] | None]:
     """Documents of a range within [lo, hi) (a point when lo == hi) in (EPK, id) order, after a cursor.
 
     Returns the page and, when more documents remain, the cursor of its last document.

@@ -61,7 +61,8 @@ def bad_request(text: str, substatus: int = 0) -> CosmosError:
 def not_found(kind: str = "Resource") -> CosmosError:
     if kind == "Entity":
         return CosmosError(
-            404, "Entity with the specified id does not exist in the system. More info: https://aka.ms/cosmosdb-tsg-not-found"
+            404,
+            "Entity with the specified id does not exist in the system. More info: https://aka.ms/cosmosdb-tsg-not-found",
         )
     return CosmosError(404, _errors("Resource Not Found. Learn more: https://aka.ms/cosmosdb-tsg-not-found"))
 

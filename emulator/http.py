@@ -29,7 +29,9 @@ class Request:
 
     __slots__ = ("method", "path", "segments", "headers", "body", "scheme")
 
-    def __init__(self, method: str, target: str, headers: dict[bytes, bytes], body: bytes, scheme: str = "http") -> None:
+    def __init__(
+        self, method: str, target: str, headers: dict[bytes, bytes], body: bytes, scheme: str = "http"
+    ) -> None:
         self.method = method
         self.path = target.split("?", 1)[0]
         self.segments = [unquote(s) for s in self.path.split("/") if s]
@@ -147,7 +149,9 @@ class CosmosApp:
         method = request.method
         if method == "GET":
             return self.engine.read_container(
-                ctx, db, coll,
+                ctx,
+                db,
+                coll,
                 statistics=request.flag("x-ms-documentdb-populatepartitionstatistics"),
                 quota=request.flag("x-ms-documentdb-populatequotainfo"),
             )
@@ -158,16 +162,23 @@ class CosmosApp:
     def _docs_feed(self, request: Request, ctx: Context, db: str, coll: str) -> Outcome:
         rid = request.header("x-ms-cosmos-intended-collection-rid")
         if request.method == "POST":
-            if request.flag("x-ms-documentdb-isquery") or request.flag("x-ms-cosmos-is-query-plan-request") or (
-                (request.header("content-type") or "").startswith("application/query+json")
+            if (
+                request.flag("x-ms-documentdb-isquery")
+                or request.flag("x-ms-cosmos-is-query-plan-request")
+                or ((request.header("content-type") or "").startswith("application/query+json"))
             ):
                 return self.query(request, ctx, db, coll)
             if request.flag("x-ms-cosmos-is-batch-request"):
                 raise errors.bad_request("Transactional batch is not supported by the ruscope emulator.")
             _check_size(request, self.engine.limits.max_item_bytes)
             return self.engine.create_item(
-                ctx, db, coll, request.json(), request.json_header("x-ms-documentdb-partitionkey"),
-                upsert=request.flag("x-ms-documentdb-is-upsert"), intended_rid=rid,
+                ctx,
+                db,
+                coll,
+                request.json(),
+                request.json_header("x-ms-documentdb-partitionkey"),
+                upsert=request.flag("x-ms-documentdb-is-upsert"),
+                intended_rid=rid,
             )
         if request.method != "GET":
             raise _method_not_allowed(request.method)
@@ -175,7 +186,9 @@ class CosmosApp:
             raise errors.bad_request("The change feed is not supported by the ruscope emulator yet.")
         start, end = request.header("x-ms-start-epk"), request.header("x-ms-end-epk")
         return self.engine.read_feed(
-            ctx, db, coll,
+            ctx,
+            db,
+            coll,
             pk_header=request.json_header("x-ms-documentdb-partitionkey"),
             pkrange_id=request.header("x-ms-documentdb-partitionkeyrangeid"),
             epk_range=(start, end) if start is not None and end is not None else None,
@@ -192,18 +205,23 @@ class CosmosApp:
             )
         start, end = request.header("x-ms-start-epk"), request.header("x-ms-end-epk")
         max_items = request.header("x-ms-max-item-count")
-        return self.engine.query(ctx, db, coll, QueryRequest(
-            body=request.json(),
-            pk_header=request.json_header("x-ms-documentdb-partitionkey"),
-            pkrange_id=request.header("x-ms-documentdb-partitionkeyrangeid"),
-            epk_range=(start, end) if start is not None and end is not None else None,
-            max_items=None if max_items is None else _int_header(request, "x-ms-max-item-count", -1),
-            continuation=request.header("x-ms-continuation"),
-            cross_partition=request.flag("x-ms-documentdb-query-enablecrosspartition"),
-            query_metrics=request.flag("x-ms-documentdb-populatequerymetrics"),
-            index_metrics=request.flag("x-ms-cosmos-populateindexmetrics"),
-            intended_rid=request.header("x-ms-cosmos-intended-collection-rid"),
-        ))
+        return self.engine.query(
+            ctx,
+            db,
+            coll,
+            QueryRequest(
+                body=request.json(),
+                pk_header=request.json_header("x-ms-documentdb-partitionkey"),
+                pkrange_id=request.header("x-ms-documentdb-partitionkeyrangeid"),
+                epk_range=(start, end) if start is not None and end is not None else None,
+                max_items=None if max_items is None else _int_header(request, "x-ms-max-item-count", -1),
+                continuation=request.header("x-ms-continuation"),
+                cross_partition=request.flag("x-ms-documentdb-query-enablecrosspartition"),
+                query_metrics=request.flag("x-ms-documentdb-populatequerymetrics"),
+                index_metrics=request.flag("x-ms-cosmos-populateindexmetrics"),
+                intended_rid=request.header("x-ms-cosmos-intended-collection-rid"),
+            ),
+        )
 
     def _item(self, request: Request, ctx: Context, db: str, coll: str, item_id: str) -> Outcome:
         engine, method = self.engine, request.method

@@ -26,7 +26,9 @@ def apply_patch(doc: dict[str, Any], operations: Any, key_paths: list[list[str]]
             raise errors.bad_request(f"Patch operation {index} needs 'op' and 'path'.")
         path = _pointer(op["path"])
         if any(path[: len(kp)] == kp for kp in key_paths) or path in (["id"],):
-            raise errors.bad_request(f"Patch operation {index}: '{op['path']}' (the id or partition key) cannot be changed.")
+            raise errors.bad_request(
+                f"Patch operation {index}: '{op['path']}' (the id or partition key) cannot be changed."
+            )
         _apply_one(new, op["op"].lower(), path, op, index)
     return new
 
@@ -75,7 +77,9 @@ def _apply_one(doc: dict[str, Any], kind: str, path: list[str], op: dict[str, An
     elif kind == "incr":
         _increment(doc, path, value, index)
     else:
-        raise errors.bad_request(f"Patch operation {index}: unknown op '{kind}' (add, set, replace, remove, incr, move).")
+        raise errors.bad_request(
+            f"Patch operation {index}: unknown op '{kind}' (add, set, replace, remove, incr, move)."
+        )
 
 
 def _exists(parent: Any, seg: str) -> bool:

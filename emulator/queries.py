@@ -94,10 +94,7 @@ def key_intervals(coll: Container, key_filter: KeyFilter) -> list[EpkRange]:
 
 def plan_ranges(intervals: list[EpkRange]) -> list[dict[str, Any]]:
     """The plan's `queryRanges`: EPK points are inclusive on both ends (wire §1.7)."""
-    return [
-        {"min": r.min, "max": r.max, "isMinInclusive": True, "isMaxInclusive": r.is_point}
-        for r in intervals
-    ]
+    return [{"min": r.min, "max": r.max, "isMinInclusive": True, "isMaxInclusive": r.is_point} for r in intervals]
 
 
 def query_plan(shape: QueryShape, rewritten: str, intervals: list[EpkRange]) -> dict[str, Any]:
@@ -270,8 +267,13 @@ def index_utilization_header(indexed: tuple[tuple[str, ...], ...], unindexed: tu
 
     def entry(path: tuple[str, ...]) -> dict[str, Any]:
         spec = "/" + "/".join(path) + "/?"
-        return {"FilterExpression": "", "IndexSpec": spec, "FilterPreciseSet": True, "IndexPreciseSet": True,
-                "IndexImpactScore": "High"}
+        return {
+            "FilterExpression": "",
+            "IndexSpec": spec,
+            "FilterPreciseSet": True,
+            "IndexPreciseSet": True,
+            "IndexImpactScore": "High",
+        }
 
     info = {
         "UtilizedSingleIndexes": [entry(p) for p in indexed],

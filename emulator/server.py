@@ -153,8 +153,14 @@ async def _serve(app: CosmosApp, sock: socket.socket, stop: asyncio.Event, tls: 
         await stop.wait()
 
 
-def serve(engine: Engine, *, host: str = "127.0.0.1", port: int = 8081, key: str = WELL_KNOWN_KEY,
-          tls: ssl.SSLContext | None = None) -> None:
+def serve(
+    engine: Engine,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8081,
+    key: str = WELL_KNOWN_KEY,
+    tls: ssl.SSLContext | None = None,
+) -> None:
     """Serve until SIGINT/SIGTERM; the journal is compacted on the way out."""
     app = CosmosApp(engine, key)
     sock = bind(host, port)
@@ -169,8 +175,14 @@ def serve(engine: Engine, *, host: str = "127.0.0.1", port: int = 8081, key: str
         engine.close()
 
 
-def start_in_thread(engine: Engine, *, host: str = "127.0.0.1", port: int = 0, key: str = WELL_KNOWN_KEY,
-                    tls: ssl.SSLContext | None = None) -> RunningEmulator:
+def start_in_thread(
+    engine: Engine,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    key: str = WELL_KNOWN_KEY,
+    tls: ssl.SSLContext | None = None,
+) -> RunningEmulator:
     """Start serving on a background thread (port 0: a free port) and return once it accepts requests."""
     app = CosmosApp(engine, key)
     sock = bind(host, port)

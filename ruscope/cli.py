@@ -11,14 +11,18 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from emulator.cli import emulator as emulator_command
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="RU-cost observability for Azure Cosmos DB.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="RU-cost observability for Azure Cosmos DB.",
+)
 
 EXIT_OK, EXIT_PARTIAL, EXIT_USAGE = 0, 1, 2
 
@@ -67,19 +71,28 @@ def _stop_on_signals() -> threading.Event:
 def _run_replay(config, store: Path, only: str | None, stop: threading.Event) -> int:  # noqa: ANN001
     from collectors.replay import replay
 
-    summary = replay(config, store=store, only=only, stop=stop, progress=sys.stderr.isatty(),
-                     out=typer.echo, err=lambda line: typer.echo(f"ruscope: {line}", err=True))
+    summary = replay(
+        config,
+        store=store,
+        only=only,
+        stop=stop,
+        progress=sys.stderr.isatty(),
+        out=typer.echo,
+        err=lambda line: typer.echo(f"ruscope: {line}", err=True),
+    )
     ending = {"budget": " (stopped at the RU budget)", "signal": " (stopped by a signal)"}.get(summary.ended_by, "")
-    typer.echo(f"run {summary.run_id}: {summary.executions} execution(s), {summary.failed} failed, "
-               f"{summary.total_ru:.2f} RU{ending}; stored in {store}")
+    typer.echo(
+        f"run {summary.run_id}: {summary.executions} execution(s), {summary.failed} failed, "
+        f"{summary.total_ru:.2f} RU{ending}; stored in {store}"
+    )
     return summary.exit_code
 
 
 @app.command()
 def replay(
     config: Annotated[Path, typer.Option("--config", help="The ruscope.toml to use.")],
-    only: Annotated[Optional[str], typer.Option(help="Replay only the query with this name.")] = None,  # noqa: UP045
-    store: Annotated[Optional[Path], typer.Option(help="Store directory (default: [store] dir).")] = None,  # noqa: UP045
+    only: Annotated[str | None, typer.Option(help="Replay only the query with this name.")] = None,
+    store: Annotated[Path | None, typer.Option(help="Store directory (default: [store] dir).")] = None,
 ) -> None:
     """Replay the configured read-only queries and record the RU of every request and partition."""
     cfg = _load(config)
@@ -93,8 +106,8 @@ def replay(
 @app.command()
 def collect(
     config: Annotated[Path, typer.Option("--config", help="The ruscope.toml to use.")],
-    every: Annotated[Optional[str], typer.Option(help="Repeat on this interval (e.g. 30s, 5m, 1h) until stopped.")] = None,  # noqa: UP045,E501
-    store: Annotated[Optional[Path], typer.Option(help="Store directory (default: [store] dir).")] = None,  # noqa: UP045
+    every: Annotated[str | None, typer.Option(help="Repeat on this interval (e.g. 30s, 5m, 1h) until stopped.")] = None,
+    store: Annotated[Path | None, typer.Option(help="Store directory (default: [store] dir).")] = None,
 ) -> None:
     """Run every collector once, or on a schedule until SIGINT/SIGTERM (which finish cleanly, exit 0)."""
     from collectors.schedule import parse_interval
@@ -121,8 +134,17 @@ def dashboard(
     """Open the dashboard (Streamlit) on a store."""
     app_file = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"  # installed beside this package
     env = {**os.environ, "RUSCOPE_STORE": str(store.resolve())}
-    command = [sys.executable, "-m", "streamlit", "run", str(app_file), "--server.port", str(port),
-               "--server.headless", "true"]
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app_file),
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+    ]
     raise typer.Exit(subprocess.call(command, env=env))
 
 

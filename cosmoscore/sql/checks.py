@@ -73,8 +73,7 @@ class _Checker:
                 if not is_document_path(item.expr):
                     raise SqlError(
                         2206,
-                        "Unsupported ORDER BY clause. ORDER BY item expression could not be "
-                        "mapped to a document path.",
+                        "Unsupported ORDER BY clause. ORDER BY item expression could not be mapped to a document path.",
                     )
 
     def _subquery_clauses(self, q: a.Query) -> None:
@@ -83,9 +82,7 @@ class _Checker:
         if q.select.top is not None:
             raise self._fail("SC2203", "'TOP' is not supported in subqueries.", q.span_of("top"))
         if q.offset is not None:
-            raise self._fail(
-                "SC2204", "'OFFSET LIMIT' clause is not supported in subqueries.", q.span_of("offset")
-            )
+            raise self._fail("SC2204", "'OFFSET LIMIT' clause is not supported in subqueries.", q.span_of("offset"))
 
     def _sources(self, q: a.Query, outer: tuple[str, ...], container_ok: bool) -> tuple[str, ...]:
         aliases: list[str] = []
@@ -101,8 +98,7 @@ class _Checker:
             if src.alias in aliases:
                 raise self._fail(
                     "SC2021",
-                    f"The input set name or alias '{src.alias}' is specified more than once in the "
-                    "FROM clause.",
+                    f"The input set name or alias '{src.alias}' is specified more than once in the FROM clause.",
                     src.span,
                 )
             aliases.append(src.alias)
@@ -141,9 +137,7 @@ class _Checker:
     def _call(self, node: a.Call, allow_agg: bool, in_agg: bool) -> bool:
         builtin = None if node.udf else lookup(node.name)
         if builtin is None:
-            raise self._fail(
-                "SC2005", f"'{node.spelled}' is not a recognized built-in function name.", node.name_span
-            )
+            raise self._fail("SC2005", f"'{node.spelled}' is not a recognized built-in function name.", node.name_span)
         n = len(node.args)
         if n < builtin.min_args or (builtin.max_args is not None and n > builtin.max_args):
             raise self._fail("SC2050", builtin.arity_message(), node.span)

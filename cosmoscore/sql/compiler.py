@@ -220,13 +220,9 @@ def _comparison_factory(op: str, direct: bool, numeric: bool) -> Callable[..., F
     """
     access = "r.get(key, U)" if direct else "get(r)"
     check = (
-        f"(c := (v := {access}).__class__) is int or c is float"
-        if numeric
-        else (f"(v := {access}).__class__ is kind")
+        f"(c := (v := {access}).__class__) is int or c is float" if numeric else (f"(v := {access}).__class__ is kind")
     )
-    source = (
-        f"def factory(get, key, k, kind, U):\n    return lambda r: (v {_PY_OPS[op]} k) if {check} else U\n"
-    )
+    source = f"def factory(get, key, k, kind, U):\n    return lambda r: (v {_PY_OPS[op]} k) if {check} else U\n"
     namespace: dict[str, Any] = {}
     exec(compile(source, f"<sql {op}>", "exec"), namespace)  # noqa: S102 - fixed template, no user text
     return namespace["factory"]

@@ -13,9 +13,7 @@ class SqlError(Exception):
     or None where the service gives no location.
     """
 
-    def __init__(
-        self, code: str | int | None, message: str, start: int | None = None, end: int | None = None
-    ) -> None:
+    def __init__(self, code: str | int | None, message: str, start: int | None = None, end: int | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message

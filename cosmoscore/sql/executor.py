@@ -255,13 +255,9 @@ def _tail(q: a.Query, scope: Scope, ctx: Context) -> Tail:
     start = _count(q.offset, ctx, "SC2062", "The OFFSET count value exceeds the maximum allowed value.") or 0
     stop = None
     if q.limit is not None:
-        stop = start + _count(
-            q.limit, ctx, "SC2061", "The LIMIT count value exceeds the maximum allowed value."
-        )
+        stop = start + _count(q.limit, ctx, "SC2061", "The LIMIT count value exceeds the maximum allowed value.")
     if q.select.top is not None:
-        top = _count(
-            q.select.top, ctx, "SC2060", "The count value provided for a TOP clause must be an integer."
-        )
+        top = _count(q.select.top, ctx, "SC2060", "The count value provided for a TOP clause must be an integer.")
         stop = start + top if stop is None else min(stop, start + top)
     order = None if group else _orderer(q, scope, ctx)
     where_bool = q.where is not None and is_boolean(q.where)
@@ -331,13 +327,7 @@ class TopPlan:
             out = list(run_tail(tail, self.rows(_counted(documents, counter)), matches))
             return QueryResult(out, counter[0], len(out), _matched(matches, counter[0], count_matches))
         docs = documents if isinstance(documents, (list, tuple)) else list(documents)
-        if (
-            tail.group is None
-            and tail.order is None
-            and not tail.distinct
-            and tail.stop is None
-            and not tail.start
-        ):
+        if tail.group is None and tail.order is None and not tail.distinct and tail.stop is None and not tail.start:
             out, passed = _fast_list(tail, self.rows(docs))
             return QueryResult(out, len(docs), len(out), passed if count_matches else -1)
         out = list(run_tail(tail, self.rows(docs), matches))
@@ -386,8 +376,7 @@ def _compile_top(q: a.Query, ctx: Context) -> TopPlan:
     scope = Scope(names, single, documents=single and plain)
     head = _head(first, scope, ctx)
     joins = [
-        _source_values(src, Scope(names[: i + 1], False), ctx, container=False)
-        for i, src in enumerate(q.sources[1:])
+        _source_values(src, Scope(names[: i + 1], False), ctx, container=False) for i, src in enumerate(q.sources[1:])
     ]
     tail = _tail(q, scope, ctx)
     lazy = tail.stop is not None and tail.group is None and tail.order is None
@@ -430,8 +419,7 @@ def _compile_sub(q: a.Query, outer: Scope, ctx: Context) -> Callable[[Any], Iter
     names = outer.names + tuple(s.alias for s in q.sources)
     n_outer = len(outer.names)
     sources = [
-        _source_values(src, Scope(names[: n_outer + i], False), ctx, container=False)
-        for i, src in enumerate(q.sources)
+        _source_values(src, Scope(names[: n_outer + i], False), ctx, container=False) for i, src in enumerate(q.sources)
     ]
     tail = _tail(q, Scope(names, False), ctx)
 

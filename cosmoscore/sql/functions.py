@@ -60,8 +60,16 @@ TYPE_CHECK_FUNCTIONS = frozenset(
 )
 # String and array predicates: boolean-valued and index-served too (some with false positives).
 PREDICATE_FUNCTIONS = frozenset(
-    {"CONTAINS", "STARTSWITH", "ENDSWITH", "STRINGEQUALS", "REGEXMATCH", "ARRAY_CONTAINS", "ARRAY_CONTAINS_ANY",
-     "ARRAY_CONTAINS_ALL"}
+    {
+        "CONTAINS",
+        "STARTSWITH",
+        "ENDSWITH",
+        "STRINGEQUALS",
+        "REGEXMATCH",
+        "ARRAY_CONTAINS",
+        "ARRAY_CONTAINS_ANY",
+        "ARRAY_CONTAINS_ALL",
+    }
 )
 
 AGGREGATES = {

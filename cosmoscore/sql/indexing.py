@@ -20,9 +20,22 @@ from .functions import PREDICATE_FUNCTIONS, TYPE_CHECK_FUNCTIONS
 Path = tuple[str, ...]
 
 # Built-ins the range index serves when their first argument is a path and the rest are constants.
-INDEXED_FUNCTIONS = TYPE_CHECK_FUNCTIONS | PREDICATE_FUNCTIONS | {
-    "ARRAY_LENGTH", "ROUND", "SUBSTRING", "ABS", "CEILING", "FLOOR", "TRUNC", "LEFT", "LENGTH", "IIF",
-}
+INDEXED_FUNCTIONS = (
+    TYPE_CHECK_FUNCTIONS
+    | PREDICATE_FUNCTIONS
+    | {
+        "ARRAY_LENGTH",
+        "ROUND",
+        "SUBSTRING",
+        "ABS",
+        "CEILING",
+        "FLOOR",
+        "TRUNC",
+        "LEFT",
+        "LENGTH",
+        "IIF",
+    }
+)
 # Index-served but may give false positives: an aggregate query falls back to a full scan.
 FALSE_POSITIVE_FUNCTIONS = frozenset({"CONTAINS", "ENDSWITH", "REGEXMATCH"})
 

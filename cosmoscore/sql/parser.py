@@ -345,8 +345,7 @@ def _make_query(parts: dict, select_pair: Any, text: str, meta: Any) -> a.Query:
 def _lark() -> Lark:
     grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
     # cache=True: Lark keeps the built LALR tables in a temp file keyed by the grammar (~0.1 s per process start)
-    return Lark(grammar, parser="lalr", lexer="basic", propagate_positions=True, maybe_placeholders=True,
-                cache=True)
+    return Lark(grammar, parser="lalr", lexer="basic", propagate_positions=True, maybe_placeholders=True, cache=True)
 
 
 def _end_of_file(text: str) -> SqlError:

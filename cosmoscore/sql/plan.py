@@ -90,9 +90,7 @@ def describe(query: a.Query, parameters: Mapping[str, Any] | None = None) -> Que
             alias_types[name] = AGGREGATES[item.expr.name] if is_aggregate(item.expr) else None
     top, offset, limit = (_resolve(v, parameters) for v in (sel.top, query.offset, query.limit))
     distinct = "None" if not sel.distinct else ("Ordered" if query.order_by else "Unordered")
-    streamable = not (
-        query.order_by or top is not None or aggs or sel.distinct or offset is not None or query.group_by
-    )
+    streamable = not (query.order_by or top is not None or aggs or sel.distinct or offset is not None or query.group_by)
     return QueryShape(
         has_select_value=sel.kind == "value",
         aggregates=[] if query.group_by else aggs,

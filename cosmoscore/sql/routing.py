@@ -73,9 +73,7 @@ def _merge(x: Assignment, y: Assignment) -> Assignment | None:
     return out
 
 
-def _constraints(
-    node: Any, alias: str, key_paths: Sequence[Sequence[str]], ctx: Context
-) -> list[Assignment] | None:
+def _constraints(node: Any, alias: str, key_paths: Sequence[Sequence[str]], ctx: Context) -> list[Assignment] | None:
     """Disjunction of per-level assignments the predicate implies, or None if unknown."""
     if isinstance(node, a.Binary) and node.op == "AND":
         left = _constraints(node.left, alias, key_paths, ctx)

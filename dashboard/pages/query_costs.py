@@ -63,8 +63,9 @@ def render_scope(executions: pd.DataFrame) -> tuple[str | None, str | None]:
     left, right = st.columns(2)
     database = left.selectbox("Database", [ALL, *query_costs.databases(executions)], key="query_costs_database")
     database = None if database == ALL else database
-    container = right.selectbox("Container", [ALL, *query_costs.containers(executions, database)],
-                                key="query_costs_container")
+    container = right.selectbox(
+        "Container", [ALL, *query_costs.containers(executions, database)], key="query_costs_container"
+    )
     return database, (None if container == ALL else container)
 
 
@@ -72,8 +73,14 @@ def render_summary(executions: pd.DataFrame) -> None:
     summary = query_costs.summarize_query_costs(executions)
     st.subheader("Per query")
     st.dataframe(summary, hide_index=True, column_config=SUMMARY_COLUMNS)
-    st.download_button("Download CSV", data=to_csv_bytes(summary), file_name="query-costs.csv", mime="text/csv",
-                       key="query_costs_download", icon=":material/download:")
+    st.download_button(
+        "Download CSV",
+        data=to_csv_bytes(summary),
+        file_name="query-costs.csv",
+        mime="text/csv",
+        key="query_costs_download",
+        icon=":material/download:",
+    )
 
 
 def render_errors(executions: pd.DataFrame, *, only_failures: bool) -> None:
@@ -88,21 +95,24 @@ def render_errors(executions: pd.DataFrame, *, only_failures: bool) -> None:
         st.dataframe(errors, hide_index=True)
 
 
-def render_charts(store: str, executions: pd.DataFrame, series: pd.DataFrame,
-                  database: str | None, container: str | None) -> None:
+def render_charts(
+    store: str, executions: pd.DataFrame, series: pd.DataFrame, database: str | None, container: str | None
+) -> None:
     st.subheader("RU per execution over time")
     st.plotly_chart(figures.build_ru_over_time_figure(series), key="query_costs_over_time")
     st.subheader("Where a run's RU went")
-    run_id = st.selectbox("Run", query_costs.runs_newest_first(executions), key="query_costs_run",
-                          help="newest first")
+    run_id = st.selectbox("Run", query_costs.runs_newest_first(executions), key="query_costs_run", help="newest first")
     requests = loaders.load_requests(store, run_id)
     render_warnings(requests.warnings)
     scoped = query_costs.select_scope(requests.frame, database=database, container=container)
     breakdown = query_costs.pkrange_breakdown(scoped, run_id, executions=executions)
-    st.plotly_chart(figures.build_pkrange_breakdown_figure(breakdown, title=f"run {run_id}"),
-                    key="query_costs_breakdown")
-    st.caption("RU per execution of each query in the run, by the pkrange that charged it; "
-               "gateway: the refused first attempt, the query plan and metadata reads.")
+    st.plotly_chart(
+        figures.build_pkrange_breakdown_figure(breakdown, title=f"run {run_id}"), key="query_costs_breakdown"
+    )
+    st.caption(
+        "RU per execution of each query in the run, by the pkrange that charged it; "
+        "gateway: the refused first attempt, the query plan and metadata reads."
+    )
 
 
 st.title("Query costs")

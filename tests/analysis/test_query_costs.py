@@ -17,34 +17,93 @@ from dashboard import figures
 T0 = pd.Timestamp("2026-05-01T10:00:00Z")
 
 
-def execution(run: str = "r1", query: str = "q", *, minute: float = 0, repeat: int = 0, ru: float = 1.0,
-              status: str = "ok", mode: str = "as-is", feed_range: str = "", pkranges: str = "0",
-              routing: str = "single", predicted: str | None = None, mismatch: bool = False, throttled: int = 0,
-              database: str = "shop", container: str = "orders", execution_id: str | None = None) -> dict[str, Any]:
+def execution(
+    run: str = "r1",
+    query: str = "q",
+    *,
+    minute: float = 0,
+    repeat: int = 0,
+    ru: float = 1.0,
+    status: str = "ok",
+    mode: str = "as-is",
+    feed_range: str = "",
+    pkranges: str = "0",
+    routing: str = "single",
+    predicted: str | None = None,
+    mismatch: bool = False,
+    throttled: int = 0,
+    database: str = "shop",
+    container: str = "orders",
+    execution_id: str | None = None,
+) -> dict[str, Any]:
     """One `executions` row with every schema column."""
     row = dict.fromkeys(EXECUTIONS.columns)
     row.update(
-        run_id=run, time=T0 + pd.Timedelta(minutes=minute), account="127.0.0.1", database=database,
-        container=container, query_name=query, execution_id=execution_id or f"{query}-{repeat}-{feed_range}",
-        repeat=repeat, mode=mode, feed_range=feed_range, sql="SELECT * FROM c", partition_key="",
-        status=status, error="" if status == "ok" else f"{status}: it failed", total_ru=ru, pages=1,
-        round_trips=1, items=1, pkranges=pkranges, pkrange_count=len([p for p in pkranges.split(",") if p]),
-        routing_predicted=predicted or routing, routing_observed=routing, routing_mismatch=mismatch,
-        throttled=throttled, retry_after_ms_total=0.0, duration_ms=5.0,
+        run_id=run,
+        time=T0 + pd.Timedelta(minutes=minute),
+        account="127.0.0.1",
+        database=database,
+        container=container,
+        query_name=query,
+        execution_id=execution_id or f"{query}-{repeat}-{feed_range}",
+        repeat=repeat,
+        mode=mode,
+        feed_range=feed_range,
+        sql="SELECT * FROM c",
+        partition_key="",
+        status=status,
+        error="" if status == "ok" else f"{status}: it failed",
+        total_ru=ru,
+        pages=1,
+        round_trips=1,
+        items=1,
+        pkranges=pkranges,
+        pkrange_count=len([p for p in pkranges.split(",") if p]),
+        routing_predicted=predicted or routing,
+        routing_observed=routing,
+        routing_mismatch=mismatch,
+        throttled=throttled,
+        retry_after_ms_total=0.0,
+        duration_ms=5.0,
     )
     return row
 
 
-def request(run: str, query: str, execution_id: str, kind: str, pkrange: str, charge: float, *, seq: int = 0,
-            minute: float = 0, database: str = "shop", container: str = "orders") -> dict[str, Any]:
+def request(
+    run: str,
+    query: str,
+    execution_id: str,
+    kind: str,
+    pkrange: str,
+    charge: float,
+    *,
+    seq: int = 0,
+    minute: float = 0,
+    database: str = "shop",
+    container: str = "orders",
+) -> dict[str, Any]:
     """One `requests` row with every schema column."""
     row = dict.fromkeys(REQUESTS.columns)
     row.update(
-        run_id=run, time=T0 + pd.Timedelta(minutes=minute), account="127.0.0.1", database=database,
-        container=container, query_name=query, execution_id=execution_id, seq=seq, request_kind=kind,
-        method="POST", resource=f"dbs/{database}/colls/{container}/docs", pkrange_id=pkrange,
-        status=400 if kind == "refused" else 200, substatus=1004 if kind == "refused" else 0,
-        request_charge=charge, item_count=0, duration_ms=1.0, activity_id="a", correlated_activity_id="",
+        run_id=run,
+        time=T0 + pd.Timedelta(minutes=minute),
+        account="127.0.0.1",
+        database=database,
+        container=container,
+        query_name=query,
+        execution_id=execution_id,
+        seq=seq,
+        request_kind=kind,
+        method="POST",
+        resource=f"dbs/{database}/colls/{container}/docs",
+        pkrange_id=pkrange,
+        status=400 if kind == "refused" else 200,
+        substatus=1004 if kind == "refused" else 0,
+        request_charge=charge,
+        item_count=0,
+        duration_ms=1.0,
+        activity_id="a",
+        correlated_activity_id="",
     )
     return row
 
@@ -57,12 +116,26 @@ def requests_frame(*rows: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(list(rows), columns=REQUESTS.columns)
 
 
-def per_feed_range(run: str, query: str, *, minute: float, repeat: int, parts: list[tuple[str, float, str]],
-                   **kwargs: Any) -> list[dict[str, Any]]:
+def per_feed_range(
+    run: str, query: str, *, minute: float, repeat: int, parts: list[tuple[str, float, str]], **kwargs: Any
+) -> list[dict[str, Any]]:
     """The parts of one per-feed-range execution: (pkrange id, RU, status) each."""
-    return [execution(run, query, minute=minute, repeat=repeat, ru=ru, status=status, mode="per-feed-range",
-                      feed_range=f"range{n}", pkranges=pk, execution_id=f"{query}-{repeat}-{n}", **kwargs)
-            for n, (pk, ru, status) in enumerate(parts)]
+    return [
+        execution(
+            run,
+            query,
+            minute=minute,
+            repeat=repeat,
+            ru=ru,
+            status=status,
+            mode="per-feed-range",
+            feed_range=f"range{n}",
+            pkranges=pk,
+            execution_id=f"{query}-{repeat}-{n}",
+            **kwargs,
+        )
+        for n, (pk, ru, status) in enumerate(parts)
+    ]
 
 
 @pytest.fixture
@@ -72,8 +145,17 @@ def two_runs() -> pd.DataFrame:
         execution("r1", "point", minute=0, repeat=0, ru=2.5),
         execution("r1", "point", minute=1, repeat=1, ru=3.5),
         *per_feed_range("r1", "scan", minute=2, repeat=0, parts=[("0", 2.0, "ok"), ("1", 2.0, "ok")]),
-        execution("r1", "wide", minute=3, ru=9.0, pkranges="0,1", routing="fan-out", predicted="targeted",
-                  mismatch=True, throttled=2),
+        execution(
+            "r1",
+            "wide",
+            minute=3,
+            ru=9.0,
+            pkranges="0,1",
+            routing="fan-out",
+            predicted="targeted",
+            mismatch=True,
+            throttled=2,
+        ),
         execution("r2", "point", minute=60, ru=3.3),
         *per_feed_range("r2", "scan", minute=61, repeat=0, parts=[("0", 2.0, "ok"), ("1", 3.0, "ok")]),
         *per_feed_range("r2", "scan", minute=62, repeat=1, parts=[("0", 2.0, "ok"), ("1", 1.0, "error")]),
@@ -88,7 +170,12 @@ def test_per_feed_range_parts_are_one_logical_execution(two_runs: pd.DataFrame) 
     logical = qc.logical_executions(two_runs)
     scan = logical[logical["query_name"].eq("scan")].set_index(["run_id", "repeat"])
     assert scan.loc[("r1", 0), ["parts", "total_ru", "ok", "pkranges", "pkrange_count"]].tolist() == [
-        2, 4.0, True, "0,1", 2]
+        2,
+        4.0,
+        True,
+        "0,1",
+        2,
+    ]
     assert scan.loc[("r2", 1), ["total_ru", "ok"]].tolist() == [3.0, False]  # one part failed: all failed
     # every partition reached, one part per partition: a fan-out, as predicted for running each feed range
     assert scan.loc[("r1", 0), ["routing", "routing_predicted"]].tolist() == ["fan-out", "fan-out"]
@@ -97,8 +184,9 @@ def test_per_feed_range_parts_are_one_logical_execution(two_runs: pd.DataFrame) 
 
 
 def test_per_feed_range_reaching_some_partitions_is_targeted() -> None:
-    frame = executions_frame(*per_feed_range("r1", "scan", minute=0, repeat=0,
-                                             parts=[("0", 1.0, "ok"), ("0", 1.0, "ok"), ("1", 1.0, "ok")]))
+    frame = executions_frame(
+        *per_feed_range("r1", "scan", minute=0, repeat=0, parts=[("0", 1.0, "ok"), ("0", 1.0, "ok"), ("1", 1.0, "ok")])
+    )
     assert qc.logical_executions(frame)[["routing", "pkrange_count"]].values.tolist() == [["targeted", 2]]
 
 
@@ -128,8 +216,7 @@ def test_summary_numbers(two_runs: pd.DataFrame) -> None:
 
 def test_summary_marks_a_routing_mismatch_of_the_latest_run(two_runs: pd.DataFrame) -> None:
     wide = qc.summarize_query_costs(two_runs[two_runs["run_id"].eq("r1")]).set_index("query_name").loc["wide"]
-    assert (wide["routing"], wide["routing_predicted"], bool(wide["routing_mismatch"])) == (
-        "fan-out", "targeted", True)
+    assert (wide["routing"], wide["routing_predicted"], bool(wide["routing_mismatch"])) == ("fan-out", "targeted", True)
     assert math.isnan(wide["change_pct"]) and math.isnan(wide["previous_mean_ru"])  # no previous run
 
 
@@ -140,7 +227,9 @@ def test_a_query_that_failed_in_the_latest_run_keeps_its_last_success() -> None:
 
 
 def test_summary_of_only_failures_has_a_row_per_query_with_no_ru() -> None:
-    frame = executions_frame(execution("r1", "q", status="error"), execution("r1", "q", minute=1, repeat=1, status="budget"))
+    frame = executions_frame(
+        execution("r1", "q", status="error"), execution("r1", "q", minute=1, repeat=1, status="budget")
+    )
     summary = qc.summarize_query_costs(frame)
     assert summary[["query_name", "executions", "errors"]].values.tolist() == [["q", 0, 2]]
     assert summary[["mean_ru", "latest_mean_ru"]].isna().all(axis=None)
@@ -216,7 +305,11 @@ def test_breakdown_attributes_pages_to_pkranges_and_the_rest_to_the_gateway(wide
     breakdown = qc.pkrange_breakdown(wide_requests, "r1")
     assert breakdown.columns.tolist() == qc.BREAKDOWN_COLUMNS
     assert breakdown[["query_name", "pkrange_id", "ru"]].values.tolist() == [
-        ["wide", "0", 3.0], ["wide", "1", 4.5], ["wide", "", 1.5], ["point", "0", 6.0]]  # run totals
+        ["wide", "0", 3.0],
+        ["wide", "1", 4.5],
+        ["wide", "", 1.5],
+        ["point", "0", 6.0],
+    ]  # run totals
     assert qc.pkrange_breakdown(wide_requests, "nope").empty
 
 
@@ -228,7 +321,11 @@ def test_breakdown_per_execution_equals_the_latest_mean_ru(wide_requests: pd.Dat
     )
     breakdown = qc.pkrange_breakdown(wide_requests, "r1", executions=executions)
     assert breakdown[["query_name", "pkrange_id", "ru"]].values.tolist() == [
-        ["wide", "0", 3.0], ["wide", "1", 4.5], ["wide", "", 1.5], ["point", "0", 3.0]]
+        ["wide", "0", 3.0],
+        ["wide", "1", 4.5],
+        ["wide", "", 1.5],
+        ["point", "0", 3.0],
+    ]
     stacked = breakdown.groupby("query_name")["ru"].sum()
     latest = qc.summarize_query_costs(executions).set_index("query_name")["latest_mean_ru"]
     assert stacked.sort_index().tolist() == latest.sort_index().tolist()
@@ -247,15 +344,17 @@ def test_breakdown_leaves_out_failed_executions(wide_requests: pd.DataFrame) -> 
 
 
 def test_csv_bytes_format() -> None:
-    frame = pd.DataFrame({
-        "name": ["crème", None],
-        "when": pd.to_datetime(["2026-05-01T12:00:00.123456+02:00", None], utc=True),
-        "ru": [1.5, float("nan")],
-        "count": pd.array([3, None], dtype="Int64"),
-        "flag": pd.array([True, None], dtype="boolean"),
-        "ids": ["0,1", ""],
-    })
-    expected = "name,when,ru,count,flag,ids\ncrème,2026-05-01T10:00:00.123Z,1.5,3,true,\"0,1\"\n,,,,,\n"
+    frame = pd.DataFrame(
+        {
+            "name": ["crème", None],
+            "when": pd.to_datetime(["2026-05-01T12:00:00.123456+02:00", None], utc=True),
+            "ru": [1.5, float("nan")],
+            "count": pd.array([3, None], dtype="Int64"),
+            "flag": pd.array([True, None], dtype="boolean"),
+            "ids": ["0,1", ""],
+        }
+    )
+    expected = 'name,when,ru,count,flag,ids\ncrème,2026-05-01T10:00:00.123Z,1.5,3,true,"0,1"\n,,,,,\n'
     assert to_csv_bytes(frame) == expected.encode("utf-8")
     assert to_csv_bytes(frame, columns=["ru", "name", "missing"]) == "ru,name,missing\n1.5,crème,\n,,\n".encode()
 
@@ -263,8 +362,9 @@ def test_csv_bytes_format() -> None:
 def test_summary_csv(two_runs: pd.DataFrame) -> None:
     text = to_csv_bytes(qc.summarize_query_costs(two_runs)).decode()
     assert text.splitlines()[0] == ",".join(qc.SUMMARY_COLUMNS)
-    assert text.splitlines()[3] == ("shop,orders,point,as-is,3,3.1,3.3,3.5,r2,3.3,3.0,10.0,1,0,single,single,false,"
-                                    "0,0,2026-05-01T11:00:00.000Z")
+    assert text.splitlines()[3] == (
+        "shop,orders,point,as-is,3,3.1,3.3,3.5,r2,3.3,3.0,10.0,1,0,single,single,false,0,0,2026-05-01T11:00:00.000Z"
+    )
 
 
 # -- figures ---------------------------------------------------------------------------------------------

@@ -57,17 +57,17 @@ def test_a_good_config_loads_with_defaults(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
-        (("container = \"orders\"", "contianer = \"orders\""), "queries.0.contianer: Extra inputs are not permitted"),
-        (("repeat = 3", "repeat = \"three\""), "queries.1.repeat: Input should be a valid integer"),
+        (('container = "orders"', 'contianer = "orders"'), "queries.0.contianer: Extra inputs are not permitted"),
+        (("repeat = 3", 'repeat = "three"'), "queries.1.repeat: Input should be a valid integer"),
         (("repeat = 3", "repeat = 0"), "queries.1.repeat: Input should be greater than or equal to 1"),
-        (("mode = \"as-is\"", "mode = \"sometimes\""), "queries.1.mode: Input should be 'as-is' or 'per-feed-range'"),
+        (('mode = "as-is"', 'mode = "sometimes"'), "queries.1.mode: Input should be 'as-is' or 'per-feed-range'"),
         (("budget_ru = 100", "budget_ru = -5"), "replay.budget_ru: Input should be greater than 0"),
-        (("database = \"shop\"", "databse = \"shop\""), "cosmos.database: Field required"),
-        (("endpoint = \"http://127.0.0.1:8081/\"", "endpoint = \"localhost\""), "cosmos.endpoint: must be an http(s) URL"),
-        (("name = \"chats\"", "name = \"by-tenant\""), "query name 'by-tenant' is used twice"),
-        (("\"@t\" = \"t1\"", "t = \"t1\""), "queries.0.parameters: parameter names start with '@'"),
-        (("mode = \"as-is\"", "mode = \"per-feed-range\""), "per-feed-range' replays every physical partition"),
-        (("partition_key = [\"t1\", \"u1\"]", "partition_key = [\"a\", \"b\", \"c\", \"d\"]"), "1 to 3 components"),
+        (('database = "shop"', 'databse = "shop"'), "cosmos.database: Field required"),
+        (('endpoint = "http://127.0.0.1:8081/"', 'endpoint = "localhost"'), "cosmos.endpoint: must be an http(s) URL"),
+        (('name = "chats"', 'name = "by-tenant"'), "query name 'by-tenant' is used twice"),
+        (('"@t" = "t1"', 't = "t1"'), "queries.0.parameters: parameter names start with '@'"),
+        (('mode = "as-is"', 'mode = "per-feed-range"'), "per-feed-range' replays every physical partition"),
+        (('partition_key = ["t1", "u1"]', 'partition_key = ["a", "b", "c", "d"]'), "1 to 3 components"),
     ],
 )
 def test_each_mistake_is_reported_with_its_location(tmp_path: Path, change: tuple[str, str], expected: str) -> None:

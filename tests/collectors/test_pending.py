@@ -10,18 +10,38 @@ from collectors.store import read_table
 
 
 def row(seq: int) -> dict:
-    return {"run_id": "r1" if seq < 5 else "r2", "time": datetime(2026, 11, 30, 9, 0, seq, 0 if seq else 250,
-                                                                  tzinfo=UTC), "account": "a", "database": "d",
-            "container": "c", "query_name": "q", "execution_id": "000-0-0", "seq": seq, "request_kind": "page",
-            "status": 200, "substatus": 0, "request_charge": 2.5 + seq, "retrieved_document_count": None}
+    return {
+        "run_id": "r1" if seq < 5 else "r2",
+        "time": datetime(2026, 11, 30, 9, 0, seq, 0 if seq else 250, tzinfo=UTC),
+        "account": "a",
+        "database": "d",
+        "container": "c",
+        "query_name": "q",
+        "execution_id": "000-0-0",
+        "seq": seq,
+        "request_kind": "page",
+        "status": 200,
+        "substatus": 0,
+        "request_charge": 2.5 + seq,
+        "retrieved_document_count": None,
+    }
 
 
 def test_seal_writes_parquet_and_removes_the_segment(tmp_path: Path) -> None:
     segment = Segment(tmp_path, "r1", "p000")
     for seq in range(3):  # times with and without a fraction of a second
         segment.append("requests", row(seq))
-    segment.append("executions", {"time": row(0)["time"], "query_name": "q", "execution_id": "000-0-0",
-                                  "routing_mismatch": False, "total_ru": 1.5, "pages": 1})
+    segment.append(
+        "executions",
+        {
+            "time": row(0)["time"],
+            "query_name": "q",
+            "execution_id": "000-0-0",
+            "routing_mismatch": False,
+            "total_ru": 1.5,
+            "pages": 1,
+        },
+    )
     segment.seal()
     assert read_table(tmp_path, "executions")["routing_mismatch"].tolist() == [False]
     frame = read_table(tmp_path, "requests")

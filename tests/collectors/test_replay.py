@@ -18,18 +18,21 @@ from emulator.engine import Context, Engine
 from tests.conftest import ManualClock
 
 
-def config_for(emu, queries: list[dict[str, Any]], *, replay_settings: dict | None = None,
-               cosmos: dict | None = None) -> Config:
-    data = {"cosmos": {"endpoint": emu.url, "database": "shop", **(cosmos or {})},
-            "replay": replay_settings or {}, "queries": queries}
+def config_for(
+    emu, queries: list[dict[str, Any]], *, replay_settings: dict | None = None, cosmos: dict | None = None
+) -> Config:
+    data = {
+        "cosmos": {"endpoint": emu.url, "database": "shop", **(cosmos or {})},
+        "replay": replay_settings or {},
+        "queries": queries,
+    }
     return parse_config(data, Path("test.toml"))
 
 
 def run(emu, config: Config, store: Path, **kwargs: Any):
     out: list[str] = []
     err: list[str] = []
-    summary = replay(config, store=store, credential=emu.key, progress=False, out=out.append, err=err.append,
-                     **kwargs)
+    summary = replay(config, store=store, credential=emu.key, progress=False, out=out.append, err=err.append, **kwargs)
     return summary, out, err
 
 
@@ -39,8 +42,9 @@ def load_orders(emu, *, throughput: int = 24_000, docs: int = 200) -> None:
     throttle = emu.engine.throttle
     throttle.enabled = False
     for i in range(docs):
-        emu.engine.create_item(Context(), "shop", "orders", {"id": f"o{i}", "tenantId": f"t{i % 10}", "n": i},
-                               [f"t{i % 10}"])
+        emu.engine.create_item(
+            Context(), "shop", "orders", {"id": f"o{i}", "tenantId": f"t{i % 10}", "n": i}, [f"t{i % 10}"]
+        )
     throttle.enabled = True
 
 
@@ -49,10 +53,20 @@ def by_name(frame, name: str):
 
 
 QUERIES = [
-    {"name": "one-tenant", "container": "orders", "sql": "SELECT * FROM c WHERE c.tenantId = @t",
-     "parameters": {"@t": "t3"}, "partition_key": "t3", "repeat": 2},
+    {
+        "name": "one-tenant",
+        "container": "orders",
+        "sql": "SELECT * FROM c WHERE c.tenantId = @t",
+        "parameters": {"@t": "t3"},
+        "partition_key": "t3",
+        "repeat": 2,
+    },
     {"name": "no-key", "container": "orders", "sql": "SELECT * FROM c WHERE c.n > 100"},
-    {"name": "two-tenants", "container": "orders", "sql": "SELECT VALUE COUNT(1) FROM c WHERE c.tenantId IN ('t1', 't2')"},
+    {
+        "name": "two-tenants",
+        "container": "orders",
+        "sql": "SELECT VALUE COUNT(1) FROM c WHERE c.tenantId IN ('t1', 't2')",
+    },
     {"name": "count-all", "container": "orders", "sql": "SELECT VALUE COUNT(1) FROM c"},
     {"name": "count-each", "container": "orders", "sql": "SELECT VALUE COUNT(1) FROM c", "mode": "per-feed-range"},
 ]
@@ -97,8 +111,10 @@ def test_routing_classes_predicted_and_observed(loaded, tmp_path: Path) -> None:
     assert fan_out["items"].item() == 99
     targeted = by_name(executions, "two-tenants")
     assert targeted["pkrange_count"].item() in (1, 2)  # the owners of t1 and t2 only
-    owners = {loaded.engine.container("shop", "orders").range_for(
-        loaded.engine.container("shop", "orders").epk((t,))).id for t in ("t1", "t2")}
+    owners = {
+        loaded.engine.container("shop", "orders").range_for(loaded.engine.container("shop", "orders").epk((t,))).id
+        for t in ("t1", "t2")
+    }
     assert set(targeted["pkranges"].item().split(",")) == owners
     expected_class = "single" if len(owners) == 1 else "targeted"
     assert targeted["routing_observed"].item() == targeted["routing_predicted"].item() == expected_class
@@ -113,13 +129,15 @@ def test_per_feed_range_mode_measures_each_partitions_share(loaded, tmp_path: Pa
     assert sorted(each["pkranges"]) == sorted(r.id for r in loaded.engine.container("shop", "orders").ranges)
     assert set(each["feed_range"].str.contains(r"\.\.")) == {True}
     whole = by_name(executions, "count-all")
-    whole_pages = requests[(requests["execution_id"] == whole["execution_id"].item())
-                           & (requests["request_kind"] == "page")]
+    whole_pages = requests[
+        (requests["execution_id"] == whole["execution_id"].item()) & (requests["request_kind"] == "page")
+    ]
     each_pages = requests[requests["execution_id"].isin(each["execution_id"]) & (requests["request_kind"] == "page")]
     # the same work per partition: the per-range charges add up to the fan-out's data pages
     assert each_pages["request_charge"].sum() == pytest.approx(whole_pages["request_charge"].sum(), abs=0.05)
     assert each_pages.groupby("pkrange_id")["request_charge"].sum().to_dict() == pytest.approx(
-        whole_pages.groupby("pkrange_id")["request_charge"].sum().to_dict(), abs=0.02)
+        whole_pages.groupby("pkrange_id")["request_charge"].sum().to_dict(), abs=0.02
+    )
 
 
 def test_a_hierarchical_prefix_that_spans_partitions_is_targeted(make_emulator, tmp_path: Path) -> None:
@@ -129,8 +147,13 @@ def test_a_hierarchical_prefix_that_spans_partitions_is_targeted(make_emulator, 
     db.create_container("chats", PartitionKey(path=["/tenantId", "/userId"], kind="MultiHash"), offer_throughput=24_000)
     for i in range(240):  # tenant big grows past one partition and splits on user boundaries
         tenant = "big" if i % 3 else f"small{i % 9}"
-        emu.engine.create_item(Context(), "shop", "chats", {"id": f"m{i}", "tenantId": tenant, "userId": f"u{i % 12}",
-                                                             "text": "x" * 300}, [tenant, f"u{i % 12}"])
+        emu.engine.create_item(
+            Context(),
+            "shop",
+            "chats",
+            {"id": f"m{i}", "tenantId": tenant, "userId": f"u{i % 12}", "text": "x" * 300},
+            [tenant, f"u{i % 12}"],
+        )
     coll = emu.engine.container("shop", "chats")
     assert len(coll.ranges) >= 5  # 4 at creation, the one holding "big" split
     queries = [
@@ -179,8 +202,14 @@ def test_each_failure_is_one_line_and_one_row_and_the_run_goes_on(loaded, tmp_pa
 def test_wrong_key_and_unreachable_endpoint(loaded, tmp_path: Path) -> None:
     queries = [{"name": "q", "container": "orders", "sql": "SELECT * FROM c", "partition_key": "t1"}]
     wrong = "d3JvbmcgYnV0IHZhbGlkIGJhc2U2NCBrZXkgb2YgYW55IGxlbmd0aA=="
-    summary = replay(config_for(loaded, queries), store=tmp_path / "a", credential=wrong, progress=False,
-                     out=lambda _: None, err=(errors := []).append)
+    summary = replay(
+        config_for(loaded, queries),
+        store=tmp_path / "a",
+        credential=wrong,
+        progress=False,
+        out=lambda _: None,
+        err=(errors := []).append,
+    )
     assert summary.exit_code == 1 and "401 unauthorized" in errors[0]
     down = config_for(loaded, queries, cosmos={"endpoint": "http://127.0.0.1:9/"})
     summary, _, err = run(loaded, down, tmp_path / "b")
@@ -195,9 +224,12 @@ def test_a_storm_of_429s_is_recorded_not_fatal(make_emulator, tmp_path: Path) ->
     emu = make_emulator(Engine(clock=clock))
     load_orders(emu, throughput=400, docs=300)  # ~2,000 RU of writes against a 400 RU/s budget
     CosmosClient(emu.url, credential=emu.key).get_database_client("shop").create_container(
-        "other", PartitionKey("/tenantId"))
-    queries = [{"name": "storm", "container": "orders", "sql": "SELECT * FROM c", "partition_key": "t1"},
-               {"name": "calm", "container": "other", "sql": "SELECT * FROM c", "partition_key": "t1"}]
+        "other", PartitionKey("/tenantId")
+    )
+    queries = [
+        {"name": "storm", "container": "orders", "sql": "SELECT * FROM c", "partition_key": "t1"},
+        {"name": "calm", "container": "other", "sql": "SELECT * FROM c", "partition_key": "t1"},
+    ]
     config = config_for(emu, queries, cosmos={"max_retry_attempts": 2, "max_retry_wait_s": 1})
     summary, _, err = run(emu, config, tmp_path)
     executions = read_table(tmp_path, "executions").set_index("query_name")
@@ -212,16 +244,24 @@ def test_a_storm_of_429s_is_recorded_not_fatal(make_emulator, tmp_path: Path) ->
 
 def test_a_stop_signal_finishes_the_request_and_keeps_what_was_collected(loaded, tmp_path: Path) -> None:
     stop = threading.Event()
-    queries = [{"name": f"q{i}", "container": "orders", "sql": "SELECT * FROM c", "max_item_count": 5}
-               for i in range(3)]
+    queries = [
+        {"name": f"q{i}", "container": "orders", "sql": "SELECT * FROM c", "max_item_count": 5} for i in range(3)
+    ]
     lines: list[str] = []
 
     def out(line: str) -> None:
         lines.append(line)
         stop.set()  # after the first query completes
 
-    summary = replay(config_for(loaded, queries), store=tmp_path, credential=loaded.key, progress=False, out=out,
-                     err=lines.append, stop=stop)
+    summary = replay(
+        config_for(loaded, queries),
+        store=tmp_path,
+        credential=loaded.key,
+        progress=False,
+        out=out,
+        err=lines.append,
+        stop=stop,
+    )
     assert summary.ended_by == "signal" and summary.exit_code == 0
     executions = read_table(tmp_path, "executions")
     assert list(executions["query_name"]) == ["q0"] and executions["items"].item() == 200

@@ -62,9 +62,12 @@ class Call:
     @property
     def is_query(self) -> bool:
         h = self.request_headers
-        return (self.method == "POST" and self.path.rstrip("/").endswith("/docs")
-                and h.get("x-ms-documentdb-isquery", "").lower() == "true"
-                and h.get("x-ms-cosmos-is-query-plan-request", "").lower() != "true")
+        return (
+            self.method == "POST"
+            and self.path.rstrip("/").endswith("/docs")
+            and h.get("x-ms-documentdb-isquery", "").lower() == "true"
+            and h.get("x-ms-cosmos-is-query-plan-request", "").lower() != "true"
+        )
 
     @property
     def is_plan(self) -> bool:
@@ -89,8 +92,16 @@ class Recorder:
         req, resp = pipeline_response.http_request, pipeline_response.http_response
         path = "/" + req.url.split("://", 1)[-1].split("/", 1)[-1].split("?", 1)[0]
         body = resp.body() if req.method == "POST" and path.rstrip("/").endswith("/docs") else b""
-        self.calls.append(Call(req.method, path, resp.status_code, {k.lower(): v for k, v in req.headers.items()},
-                               {k.lower(): v for k, v in resp.headers.items()}, body))
+        self.calls.append(
+            Call(
+                req.method,
+                path,
+                resp.status_code,
+                {k.lower(): v for k, v in req.headers.items()},
+                {k.lower(): v for k, v in resp.headers.items()},
+                body,
+            )
+        )
 
     def clear(self) -> None:
         self.calls.clear()
@@ -181,8 +192,9 @@ class Harness:
         self.targets: dict[str, Target] = {}
 
     @classmethod
-    def start(cls, *, datasets: Iterable[str] = tuple(DATASETS), hierarchical: bool = True,
-              one_range: Iterable[str] = ()) -> Harness:
+    def start(
+        cls, *, datasets: Iterable[str] = tuple(DATASETS), hierarchical: bool = True, one_range: Iterable[str] = ()
+    ) -> Harness:
         """`{dataset}_pk` per dataset, `main_hier` and `{dataset}_one` (one physical partition) as asked."""
         h = cls(start_in_thread(open_engine()))
         for dataset in datasets:
@@ -196,8 +208,9 @@ class Harness:
     def add(self, name: str, dataset: str, paths: list[str], throughput: int = THROUGHPUT) -> Target:
         probe = Target(name, dataset, paths, None)  # type: ignore[arg-type]
         policy = MAIN_INDEXING_POLICY if dataset == "main" else None
-        container = self.db.create_container(name, probe.partition_key, offer_throughput=throughput,
-                                             indexing_policy=policy)
+        container = self.db.create_container(
+            name, probe.partition_key, offer_throughput=throughput, indexing_policy=policy
+        )
         for doc in DATASETS[dataset]:
             container.create_item(doc)
         _, _, body = rawhttp.request(self.emu.url, self.emu.key, "GET", f"/dbs/conformance/colls/{name}/pkranges/")
@@ -283,7 +296,7 @@ def strip_subqueries(sql: str) -> str:
         if not m:
             out.append(sql[i:])
             break
-        out.append(sql[i:m.start()])
+        out.append(sql[i : m.start()])
         depth, j = 0, m.start()
         while j < len(sql):
             depth += {"(": 1, ")": -1}.get(sql[j], 0)
@@ -311,7 +324,7 @@ def needs_single_partition(sql: str) -> bool:
     for pos, ch in enumerate(rest):
         depth += {"(": 1, ")": -1}.get(ch, 0)
         if depth == 0:
-            return rest[pos + 1:].strip() != ""
+            return rest[pos + 1 :].strip() != ""
     return True
 
 
@@ -319,9 +332,9 @@ def root_alias(sql: str) -> str | None:
     if len(re.findall(r"\bSELECT\b", sql, re.I)) != 1:
         return None  # subqueries: undecided
     m = re.search(r"\bFROM\s+(\w+)", sql, re.I)
-    if not m or sql[m.end():m.end() + 1] in (".", "["):
+    if not m or sql[m.end() : m.end() + 1] in (".", "["):
         return None  # no FROM, or FROM over a subroot
-    after = re.match(r"\s+(?:AS\s+)?(\w+)", sql[m.end():], re.I)
+    after = re.match(r"\s+(?:AS\s+)?(\w+)", sql[m.end() :], re.I)
     if after and after.group(1).upper() == "IN":
         return None  # FROM x IN c.arr
     if after and after.group(1).upper() not in CLAUSE_WORDS:
@@ -357,8 +370,9 @@ def _split_top(expr: str, sep: str) -> list[str]:
             depth -= 1
         elif depth == 0 and re.match(r"\bBETWEEN\b", expr[i:], re.I) and (i == 0 or not expr[i - 1].isalnum()):
             between = True
-        elif depth == 0 and (ch == sep if sep == "," else re.match(rf"{sep}\b", expr[i:], re.I)
-                             and (i == 0 or not expr[i - 1].isalnum())):
+        elif depth == 0 and (
+            ch == sep if sep == "," else re.match(rf"{sep}\b", expr[i:], re.I) and (i == 0 or not expr[i - 1].isalnum())
+        ):
             if between:
                 between = False
             else:

@@ -67,14 +67,20 @@ from tests.conformance.sdk_harness import (
     root_alias,
 )
 
-MERGE = ("ORDER BY over several ranges: the SDK's k-way merge refuses heads of different types "
-         "(document_producer._OrderByDocumentProducerComparator._validate_orderby_items: 'Expected X, but got Y.') "
-         "and cannot order arrays or objects (_OrderByHelper.getTypeOrd: 'unknown type')")
-DISTINCT = ("DISTINCT: the SDK de-duplicates on make_hash(), which maps every numbers.Number to float and bool is a "
-            "Number in Python, so true and 1 collapse (endpoint_component._QueryExecutionDistinctUnorderedEndpointComponent)")
-AGGREGATE = ("VALUE aggregate whose result is undefined: the SDK skips undefined partials ({}) and yields None when no "
-             "partial is defined (endpoint_component._QueryExecutionAggregateEndpointComponent, aggregators.py), so it "
-             "returns [null] or the aggregate of the defined ranges instead of no row")
+MERGE = (
+    "ORDER BY over several ranges: the SDK's k-way merge refuses heads of different types "
+    "(document_producer._OrderByDocumentProducerComparator._validate_orderby_items: 'Expected X, but got Y.') "
+    "and cannot order arrays or objects (_OrderByHelper.getTypeOrd: 'unknown type')"
+)
+DISTINCT = (
+    "DISTINCT: the SDK de-duplicates on make_hash(), which maps every numbers.Number to float and bool is a "
+    "Number in Python, so true and 1 collapse (endpoint_component._QueryExecutionDistinctUnorderedEndpointComponent)"
+)
+AGGREGATE = (
+    "VALUE aggregate whose result is undefined: the SDK skips undefined partials ({}) and yields None when no "
+    "partial is defined (endpoint_component._QueryExecutionAggregateEndpointComponent, aggregators.py), so it "
+    "returns [null] or the aggregate of the defined ranges instead of no row"
+)
 SDK_LIMITS: dict[str, str] = {
     "E8_order_by_type_order": MERGE,
     "E8_order_by_type_order_desc": MERGE,
@@ -240,9 +246,14 @@ def test_case(harness: Harness, case: Case, target_name: str) -> None:
     check_routing(harness, target, case, expected)
 
 
-PAGED = [(case, t) for case, t in RUNS
-         if case.error is None and has_from(case.sql) and not needs_single_partition(case.sql)
-         and case.name not in SDK_LIMITS]
+PAGED = [
+    (case, t)
+    for case, t in RUNS
+    if case.error is None
+    and has_from(case.sql)
+    and not needs_single_partition(case.sql)
+    and case.name not in SDK_LIMITS
+]
 
 
 @pytest.mark.parametrize(("case", "target_name"), PAGED, ids=[f"{t}-{c.name}" for c, t in PAGED])

@@ -105,13 +105,15 @@ def test_where_pk_streamable_is_served_on_the_owner_only(h: Harness, pk: Target)
     assert h.recorder.ranges_called(pk.name) == pk.ranges_for("p3")
 
 
-@pytest.mark.parametrize(("sql", "expected"), [
-    ("SELECT VALUE COUNT(1) FROM c WHERE c.pk = 'p3'", [6]),
-    ("SELECT VALUE c.id FROM c WHERE c.pk = 'p3' ORDER BY c.id", ids_where(lambda d: d["pk"] == "p3")),
-    ("SELECT VALUE c.id FROM c WHERE c.pk = @k ORDER BY c.id DESC", ids_where(lambda d: d["pk"] == "p3")[::-1]),
-])
-def test_where_pk_non_streamable_plan_targets_the_owner_only(h: Harness, pk: Target, sql: str,
-                                                              expected: list) -> None:
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    [
+        ("SELECT VALUE COUNT(1) FROM c WHERE c.pk = 'p3'", [6]),
+        ("SELECT VALUE c.id FROM c WHERE c.pk = 'p3' ORDER BY c.id", ids_where(lambda d: d["pk"] == "p3")),
+        ("SELECT VALUE c.id FROM c WHERE c.pk = @k ORDER BY c.id DESC", ids_where(lambda d: d["pk"] == "p3")[::-1]),
+    ],
+)
+def test_where_pk_non_streamable_plan_targets_the_owner_only(h: Harness, pk: Target, sql: str, expected: list) -> None:
     rows = h.query(pk, sql, {"@k": "p3"} if "@k" in sql else None)
     assert rows == expected
     plan = assert_sdk_fanned_out(h, pk)
@@ -119,10 +121,13 @@ def test_where_pk_non_streamable_plan_targets_the_owner_only(h: Harness, pk: Tar
     assert h.recorder.ranges_called(pk.name) == pk.ranges_for("p3")
 
 
-@pytest.mark.parametrize("sql", [
-    "SELECT * FROM c WHERE c.pk IN ('p1', 'p5')",
-    "SELECT * FROM c WHERE c.pk IN ('p1', 'p5') ORDER BY c.id",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM c WHERE c.pk IN ('p1', 'p5')",
+        "SELECT * FROM c WHERE c.pk IN ('p1', 'p5') ORDER BY c.id",
+    ],
+)
 def test_in_list_targets_the_owners_only(h: Harness, pk: Target, sql: str) -> None:
     rows = h.query(pk, sql)
     assert ids(rows) == ids_where(lambda d: d["pk"] in ("p1", "p5"))
@@ -183,14 +188,17 @@ def test_prefix_partition_key_reaches_the_prefix_ranges_only(h: Harness, hier: T
     for page in h.recorder.data_pages(hier.name):
         assert page.request_headers["x-ms-documentdb-partitionkeyrangeid"] in want
         if "x-ms-start-epk" in page.request_headers:  # a sub-range of the pkrange: the emulator filters on EPK
-            assert (page.request_headers["x-ms-start-epk"].upper(), page.request_headers["x-ms-end-epk"].upper()) \
-                == (lo, hi)
+            assert (page.request_headers["x-ms-start-epk"].upper(), page.request_headers["x-ms-end-epk"].upper()) == (
+                lo,
+                hi,
+            )
     others = [d for d in MAIN if d["tenant"] != "t1" and hier.range_of_doc(d) in want]
     assert others, "the test needs other tenants' documents in the prefix's range to show EPK filtering"
 
 
-@pytest.mark.parametrize("sql", ["SELECT * FROM c WHERE c.tenant = 't1'",
-                                 "SELECT VALUE COUNT(1) FROM c WHERE c.tenant = 't1'"])
+@pytest.mark.parametrize(
+    "sql", ["SELECT * FROM c WHERE c.tenant = 't1'", "SELECT VALUE COUNT(1) FROM c WHERE c.tenant = 't1'"]
+)
 def test_where_tenant_reaches_the_prefix_ranges_only(h: Harness, hier: Target, sql: str) -> None:
     rows = h.query(hier, sql)
     want = ids_where(lambda d: d["tenant"] == "t1")
@@ -202,8 +210,9 @@ def test_where_tenant_reaches_the_prefix_ranges_only(h: Harness, hier: Target, s
         assert upper_ranges(plan) == [{"min": lo, "max": hi, "isMinInclusive": True, "isMaxInclusive": False}]
 
 
-@pytest.mark.parametrize("sql", ["SELECT * FROM c WHERE c.user = 'u1'",
-                                 "SELECT VALUE COUNT(1) FROM c WHERE c.user = 'u1'"])
+@pytest.mark.parametrize(
+    "sql", ["SELECT * FROM c WHERE c.user = 'u1'", "SELECT VALUE COUNT(1) FROM c WHERE c.user = 'u1'"]
+)
 def test_second_level_only_reaches_every_range(h: Harness, hier: Target, sql: str) -> None:
     rows = h.query(hier, sql)
     want = ids_where(lambda d: d["user"] == "u1")
@@ -220,8 +229,10 @@ def test_full_hierarchical_key_is_one_range(h: Harness, hier: Target) -> None:
     (page,) = h.recorder.data_pages(hier.name)
     assert json.loads(page.request_headers["x-ms-documentdb-partitionkey"]) == ["t1", "u1"]
     assert h.recorder.ranges_called(hier.name) == owner
-    for sql in ["SELECT * FROM c WHERE c.tenant = 't1' AND c.user = 'u1'",
-                "SELECT * FROM c WHERE c.tenant = 't1' AND c.user = 'u1' ORDER BY c.id"]:
+    for sql in [
+        "SELECT * FROM c WHERE c.tenant = 't1' AND c.user = 'u1'",
+        "SELECT * FROM c WHERE c.tenant = 't1' AND c.user = 'u1' ORDER BY c.id",
+    ]:
         assert ids(h.query(hier, sql)) == want
         assert h.recorder.ranges_called(hier.name) == owner, sql
 
@@ -235,8 +246,11 @@ def test_each_feed_range_is_exactly_its_range(h: Harness, name: str) -> None:
     seen: list[str] = []
     for fr in feed_ranges:
         rng = fr["Range"]
-        (match,) = [r for r in t.ranges if (r["minInclusive"].upper(), r["maxExclusive"].upper())
-                    == (rng["min"].upper(), rng["max"].upper())]
+        (match,) = [
+            r
+            for r in t.ranges
+            if (r["minInclusive"].upper(), r["maxExclusive"].upper()) == (rng["min"].upper(), rng["max"].upper())
+        ]
         rows = h.query(t, "SELECT * FROM c", feed_range=fr)
         assert h.recorder.ranges_called(t.name) == {match["id"]}
         assert all(t.range_of_doc(r) == match["id"] for r in rows)
@@ -245,14 +259,18 @@ def test_each_feed_range_is_exactly_its_range(h: Harness, name: str) -> None:
 
 
 # -- errors ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("sql", "codes", "token"), [
-    ("SELECT * FORM c", {"SC1001"}, "FORM"),
-    ("SELECT c.n FROM c WHERE", {"SC1001", "SC1002"}, None),  # SC1002: unexpected end-of-file
-    ("SELECT BADFUNC(c.n) FROM c", {"SC2005"}, "BADFUNC"),
-])
+@pytest.mark.parametrize(
+    ("sql", "codes", "token"),
+    [
+        ("SELECT * FORM c", {"SC1001"}, "FORM"),
+        ("SELECT c.n FROM c WHERE", {"SC1001", "SC1002"}, None),  # SC1002: unexpected end-of-file
+        ("SELECT BADFUNC(c.n) FROM c", {"SC2005"}, "BADFUNC"),
+    ],
+)
 @pytest.mark.parametrize("routing", ["cross", "key"])
-def test_malformed_queries_are_400_with_code_and_location(h: Harness, pk: Target, sql: str, codes: set,
-                                                          token: str | None, routing: str) -> None:
+def test_malformed_queries_are_400_with_code_and_location(
+    h: Harness, pk: Target, sql: str, codes: set, token: str | None, routing: str
+) -> None:
     kwargs = {"partition_key": "p1"} if routing == "key" else {}
     with pytest.raises(exceptions.CosmosHttpResponseError) as info:
         h.query(pk, sql, **kwargs)

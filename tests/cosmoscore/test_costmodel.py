@@ -64,9 +64,10 @@ def test_feed_page_costs_like_point_reads() -> None:  # Q19
     assert model.feed_page_ru([]) == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize(("throughput", "autoscale", "expected"),
-                         [(400, False, 1), (6_000, False, 1), (18_000, False, 3), (150_000, False, 25),
-                          (250_000, True, 25)])
+@pytest.mark.parametrize(
+    ("throughput", "autoscale", "expected"),
+    [(400, False, 1), (6_000, False, 1), (18_000, False, 3), (150_000, False, 25), (250_000, True, 25)],
+)
 def test_partitions_at_creation(throughput: int, autoscale: bool, expected: int) -> None:  # T23
     assert initial_range_count(throughput, autoscale, Limits()) == expected
 

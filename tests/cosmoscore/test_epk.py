@@ -39,8 +39,11 @@ def test_multihash_concatenates_levels() -> None:
 
 
 components = st.one_of(
-    st.text(max_size=40), st.integers(-(2**53), 2**53), st.floats(allow_nan=False, allow_infinity=False),
-    st.booleans(), st.none(),
+    st.text(max_size=40),
+    st.integers(-(2**53), 2**53),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.booleans(),
+    st.none(),
 )
 
 

@@ -48,21 +48,39 @@ def store_rows(plan: list[tuple[str, int, str, int, str, str, list[Part]]]) -> t
         for n, part in enumerate(parts):
             execution_id = f"{query}-{repeat}-{n}"
             pages = [pk for kind, pk, _ in part if kind == "page"]
-            executions.append(execution(
-                run, query, minute=minute, repeat=repeat, ru=round(sum(ru for *_, ru in part), 2), mode=mode,
-                feed_range=f"range{n}" if mode == "per-feed-range" else "", pkranges=",".join(pages),
-                routing=routing, execution_id=execution_id))
-            requests.extend(request(run, query, execution_id, kind, pk, ru, seq=len(requests), minute=minute)
-                            for kind, pk, ru in part)
+            executions.append(
+                execution(
+                    run,
+                    query,
+                    minute=minute,
+                    repeat=repeat,
+                    ru=round(sum(ru for *_, ru in part), 2),
+                    mode=mode,
+                    feed_range=f"range{n}" if mode == "per-feed-range" else "",
+                    pkranges=",".join(pages),
+                    routing=routing,
+                    execution_id=execution_id,
+                )
+            )
+            requests.extend(
+                request(run, query, execution_id, kind, pk, ru, seq=len(requests), minute=minute)
+                for kind, pk, ru in part
+            )
     return executions, requests
 
 
 def write_store(store: Path, executions: list[dict], requests: list[dict]) -> None:
     for run in sorted({row["run_id"] for row in executions}):
-        write_frame(store, "executions", executions_frame(*[r for r in executions if r["run_id"] == run]),
-                    run_id=run, part="000")
-        write_frame(store, "requests", requests_frame(*[r for r in requests if r["run_id"] == run]),
-                    run_id=run, part="000")
+        write_frame(
+            store,
+            "executions",
+            executions_frame(*[r for r in executions if r["run_id"] == run]),
+            run_id=run,
+            part="000",
+        )
+        write_frame(
+            store, "requests", requests_frame(*[r for r in requests if r["run_id"] == run]), run_id=run, part="000"
+        )
 
 
 @pytest.fixture(autouse=True)
@@ -117,12 +135,17 @@ def test_two_runs_show_the_table_the_download_and_the_charts(two_runs: Path) -> 
     assert summary["change_pct"].tolist() == [16.7, 25.0, 10.0]
     assert summary["routing"].tolist() == ["fan-out", "fan-out", "single"]
     [download] = app.get("download_button")
-    assert download.proto.url.endswith(_calculate_file_id(EXPECTED_CSV.encode(), "text/csv", "query-costs.csv") + ".csv")
+    assert download.proto.url.endswith(
+        _calculate_file_id(EXPECTED_CSV.encode(), "text/csv", "query-costs.csv") + ".csv"
+    )
     over_time = {t["name"]: t["y"] for t in chart(app, "query_costs_over_time")["data"]}
     assert over_time == {"point": [2.5, 3.5, 3.3], "scan": [4.0, 5.0], "wide": [9.0, 10.5]}
     assert app.selectbox(key="query_costs_run").value == "r2"  # the latest run by default
-    assert bars(app) == {"pkrange 0": (["wide", "scan", "point"], [3.0, 2.0, 3.3]),
-                         "pkrange 1": (["wide", "scan"], [6.0, 3.0]), "gateway": (["wide"], [1.5])}
+    assert bars(app) == {
+        "pkrange 0": (["wide", "scan", "point"], [3.0, 2.0, 3.3]),
+        "pkrange 1": (["wide", "scan"], [6.0, 3.0]),
+        "gateway": (["wide"], [1.5]),
+    }
     assert not app.warning
     assert any("fan-out" in m.value for m in app.markdown)  # the routing classes are explained
 
@@ -131,8 +154,11 @@ def test_the_run_selector_changes_the_breakdown(two_runs: Path) -> None:
     app = run_app()
     app.selectbox(key="query_costs_run").select("r1").run()
     assert not app.exception
-    assert bars(app) == {"pkrange 0": (["wide", "scan", "point"], [3.0, 2.0, 3.0]),
-                         "pkrange 1": (["wide", "scan"], [4.5, 2.0]), "gateway": (["wide"], [1.5])}
+    assert bars(app) == {
+        "pkrange 0": (["wide", "scan", "point"], [3.0, 2.0, 3.0]),
+        "pkrange 1": (["wide", "scan"], [4.5, 2.0]),
+        "gateway": (["wide"], [1.5]),
+    }
     assert chart(app, "query_costs_breakdown")["layout"]["title"]["text"] == "run r1"
 
 
@@ -182,16 +208,23 @@ def test_the_whole_path_from_the_emulator_to_the_page(emulator, store: Path) -> 
     for i in range(60):
         orders.create_item({"id": f"o{i}", "tenantId": f"t{i % 6}", "n": i})
     queries = [
-        {"name": "one-tenant", "container": "orders", "sql": "SELECT * FROM c WHERE c.tenantId = 't3'",
-         "partition_key": "t3", "repeat": 2},
+        {
+            "name": "one-tenant",
+            "container": "orders",
+            "sql": "SELECT * FROM c WHERE c.tenantId = 't3'",
+            "partition_key": "t3",
+            "repeat": 2,
+        },
         {"name": "count-all", "container": "orders", "sql": "SELECT VALUE COUNT(1) FROM c"},
         {"name": "count-each", "container": "orders", "sql": "SELECT VALUE COUNT(1) FROM c", "mode": "per-feed-range"},
     ]
-    config = parse_config({"cosmos": {"endpoint": emulator.url, "database": "shop"}, "queries": queries},
-                          Path("test.toml"))
+    config = parse_config(
+        {"cosmos": {"endpoint": emulator.url, "database": "shop"}, "queries": queries}, Path("test.toml")
+    )
     for _ in range(2):
-        summary = replay(config, store=store, credential=emulator.key, progress=False, out=lambda _: None,
-                         err=lambda _: None)
+        summary = replay(
+            config, store=store, credential=emulator.key, progress=False, out=lambda _: None, err=lambda _: None
+        )
         assert summary.exit_code == 0
     app = run_app()
     table = app.dataframe[0].value.set_index("query_name")

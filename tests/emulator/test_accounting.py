@@ -13,8 +13,13 @@ def test_every_request_is_recorded_with_its_charge(emulator) -> None:
 
     def hook(response) -> None:
         headers = response.http_response.headers
-        seen.append((headers.get("x-ms-activity-id"), float(headers.get("x-ms-request-charge") or 0),
-                     headers.get("x-ms-documentdb-partitionkeyrangeid", "")))
+        seen.append(
+            (
+                headers.get("x-ms-activity-id"),
+                float(headers.get("x-ms-request-charge") or 0),
+                headers.get("x-ms-documentdb-partitionkeyrangeid", ""),
+            )
+        )
 
     client = CosmosClient(emulator.url, credential=emulator.key, raw_response_hook=hook)
     c = client.create_database("a").create_container("c", PartitionKey("/k"), offer_throughput=12_000)
@@ -56,8 +61,14 @@ def test_excluded_paths_and_indexing_none_lower_write_charges(emulator) -> None:
     charges = {}
     for name, policy in (
         ("default", None),
-        ("excluded", {"indexingMode": "consistent", "includedPaths": [{"path": "/*"}],
-                      "excludedPaths": [{"path": "/c/*"}, {"path": '/"_etag"/?'}]}),
+        (
+            "excluded",
+            {
+                "indexingMode": "consistent",
+                "includedPaths": [{"path": "/*"}],
+                "excludedPaths": [{"path": "/c/*"}, {"path": '/"_etag"/?'}],
+            },
+        ),
         ("none", {"indexingMode": "none", "automatic": False}),
     ):
         kwargs = {"indexing_policy": policy} if policy else {}

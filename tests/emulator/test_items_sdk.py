@@ -49,12 +49,16 @@ def test_create_upsert_read_replace_patch_delete(container) -> None:
     assert container.read_item("1", "t1")["total"] == 11
     replaced = container.replace_item("1", {"id": "1", "tenant": "t1", "total": 12, "note": "x"})
     assert replaced["note"] == "x"
-    patched = container.patch_item("1", "t1", [
-        {"op": "incr", "path": "/total", "value": 3},
-        {"op": "add", "path": "/tags", "value": ["a"]},
-        {"op": "set", "path": "/address/city", "value": "Oslo"},
-        {"op": "remove", "path": "/note"},
-    ])
+    patched = container.patch_item(
+        "1",
+        "t1",
+        [
+            {"op": "incr", "path": "/total", "value": 3},
+            {"op": "add", "path": "/tags", "value": ["a"]},
+            {"op": "set", "path": "/address/city", "value": "Oslo"},
+            {"op": "remove", "path": "/note"},
+        ],
+    )
     assert patched["total"] == 15 and patched["tags"] == ["a"] and patched["address"] == {"city": "Oslo"}
     assert "note" not in patched
     container.delete_item("1", "t1")
@@ -67,10 +71,12 @@ def test_etag_preconditions(container) -> None:
     first = container.create_item({"id": "e", "tenant": "t"})
     second = container.replace_item("e", {"id": "e", "tenant": "t", "v": 2})
     with pytest.raises(exceptions.CosmosAccessConditionFailedError):
-        container.replace_item("e", {"id": "e", "tenant": "t", "v": 3}, etag=first["_etag"],
-                               match_condition=MatchConditions.IfNotModified)
-    container.replace_item("e", {"id": "e", "tenant": "t", "v": 3}, etag=second["_etag"],
-                           match_condition=MatchConditions.IfNotModified)
+        container.replace_item(
+            "e", {"id": "e", "tenant": "t", "v": 3}, etag=first["_etag"], match_condition=MatchConditions.IfNotModified
+        )
+    container.replace_item(
+        "e", {"id": "e", "tenant": "t", "v": 3}, etag=second["_etag"], match_condition=MatchConditions.IfNotModified
+    )
     assert container.read_item("e", "t")["v"] == 3
 
 
@@ -108,8 +114,11 @@ def test_hierarchical_keys(client: CosmosClient) -> None:
 
 def test_hierarchical_documents_land_by_multihash(make_emulator) -> None:
     emu = make_emulator()
-    c = sdk_client(emu).create_database("h").create_container(
-        "c", PartitionKey(path=["/t", "/u"], kind="MultiHash"), offer_throughput=30_000)
+    c = (
+        sdk_client(emu)
+        .create_database("h")
+        .create_container("c", PartitionKey(path=["/t", "/u"], kind="MultiHash"), offer_throughput=30_000)
+    )
     for i in range(20):
         c.create_item({"id": str(i), "t": f"t{i % 4}", "u": f"u{i}"})
     coll = emu.engine.container("h", "c")
@@ -128,7 +137,9 @@ def test_bad_input_gets_service_errors(container) -> None:
     assert status(lambda: container.create_item({"tenant": "t"}))[0] == 400  # missing id
     assert status(lambda: container.create_item({"id": "x", "tenant": {"not": "scalar"}}))[0] == 400
     assert status(lambda: container.read_item("x", ["a", "b"]))[0] == 400  # wrong key shape
-    assert status(lambda: container.create_item({"id": "big", "tenant": "t", "blob": "x" * (2 * 1024 * 1024)}))[0] == 413
+    assert (
+        status(lambda: container.create_item({"id": "big", "tenant": "t", "blob": "x" * (2 * 1024 * 1024)}))[0] == 413
+    )
     assert status(lambda: container.read_item("nope", "t"))[0] == 404
     assert status(lambda: container.replace_item("nope", {"id": "nope", "tenant": "t"}))[0] == 404
     assert status(lambda: container.patch_item("nope", "t", [{"op": "set", "path": "/a", "value": 1}]))[0] == 404
@@ -139,16 +150,26 @@ def test_bad_input_gets_service_errors(container) -> None:
 
 def test_partition_key_mismatch_is_1001(emulator, container) -> None:
     status, headers, body = rawhttp.request(
-        emulator.url, emulator.key, "POST", "/dbs/shop/colls/orders/docs/", json.dumps({"id": "m", "tenant": "t2"}),
-        {"x-ms-documentdb-partitionkey": '["t1"]', "content-type": "application/json"})
+        emulator.url,
+        emulator.key,
+        "POST",
+        "/dbs/shop/colls/orders/docs/",
+        json.dumps({"id": "m", "tenant": "t2"}),
+        {"x-ms-documentdb-partitionkey": '["t1"]', "content-type": "application/json"},
+    )
     assert (status, headers["x-ms-substatus"]) == (400, "1001")
     assert "doesn't match the one specified in the header" in body["message"]
 
 
 def test_malformed_json_is_400_and_stores_nothing(emulator, container) -> None:
     status, headers, body = rawhttp.request(
-        emulator.url, emulator.key, "POST", "/dbs/shop/colls/orders/docs/", '{"id": "x", "tenant": ',
-        {"x-ms-documentdb-partitionkey": '["t"]', "content-type": "application/json"})
+        emulator.url,
+        emulator.key,
+        "POST",
+        "/dbs/shop/colls/orders/docs/",
+        '{"id": "x", "tenant": ',
+        {"x-ms-documentdb-partitionkey": '["t"]', "content-type": "application/json"},
+    )
     assert status == 400 and body["code"] == "BadRequest" and "not valid JSON" in body["message"]
     assert "Traceback" not in body["message"]
     assert list(container.read_all_items()) == []
@@ -162,8 +183,13 @@ def test_missing_partition_key_header_is_400(emulator, container) -> None:
 def test_wrong_key_is_401_and_changes_nothing(emulator, container) -> None:
     wrong = base64.b64encode(b"not the key at all, not at all!!").decode()
     status, _, body = rawhttp.request(
-        emulator.url, wrong, "POST", "/dbs/shop/colls/orders/docs/", json.dumps({"id": "w", "tenant": "t"}),
-        {"x-ms-documentdb-partitionkey": '["t"]'})
+        emulator.url,
+        wrong,
+        "POST",
+        "/dbs/shop/colls/orders/docs/",
+        json.dumps({"id": "w", "tenant": "t"}),
+        {"x-ms-documentdb-partitionkey": '["t"]'},
+    )
     assert status == 401 and body["code"] == "Unauthorized"
     assert wrong not in body["message"]
     with pytest.raises(exceptions.CosmosHttpResponseError) as err:

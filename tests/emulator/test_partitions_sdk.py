@@ -22,7 +22,8 @@ def test_partitions_at_creation_through_the_sdk(emulator, throughput: int, expec
 def test_autoscale_and_shared_throughput(emulator) -> None:
     client = sdk_client(emulator)
     c = client.create_database("a").create_container(
-        "c", PartitionKey("/k"), offer_throughput=ThroughputProperties(auto_scale_max_throughput=250_000))
+        "c", PartitionKey("/k"), offer_throughput=ThroughputProperties(auto_scale_max_throughput=250_000)
+    )
     assert len(list(c.read_feed_ranges())) == 25  # autoscale: max / 10,000 (P6)
     assert c.get_throughput().auto_scale_max_throughput == 250_000
     shared = client.create_database("s", offer_throughput=40_000)
@@ -49,11 +50,16 @@ def test_raising_throughput_splits_and_the_sdk_follows(emulator) -> None:
         c.create_item({"id": str(i), "k": f"k{i}"})
     status, headers, before = rawhttp.request(emulator.url, emulator.key, "GET", "/dbs/s/colls/c/pkranges/")
     etag = headers["etag"]
-    assert rawhttp.request(emulator.url, emulator.key, "GET", "/dbs/s/colls/c/pkranges/",
-                           headers={"if-none-match": etag})[0] == 304
+    assert (
+        rawhttp.request(emulator.url, emulator.key, "GET", "/dbs/s/colls/c/pkranges/", headers={"if-none-match": etag})[
+            0
+        ]
+        == 304
+    )
     c.replace_throughput(45_000)  # P = ROUNDUP(45,000 / 10,000) = 5 (T24)
-    status, headers, after = rawhttp.request(emulator.url, emulator.key, "GET", "/dbs/s/colls/c/pkranges/",
-                                             headers={"if-none-match": etag})
+    status, headers, after = rawhttp.request(
+        emulator.url, emulator.key, "GET", "/dbs/s/colls/c/pkranges/", headers={"if-none-match": etag}
+    )
     assert status == 200 and headers["etag"] != etag
     children = after["PartitionKeyRanges"]
     assert len(children) == 4 and all(r["parents"] for r in children)  # two parents halved, incremental feed

@@ -25,8 +25,12 @@ def _free_port() -> int:
 
 
 def _start(data_dir: Path, port: int) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "emulator", "--port", str(port),
-                             "--data-dir", str(data_dir)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "emulator", "--port", str(port), "--data-dir", str(data_dir)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -74,8 +78,9 @@ def test_snapshot_round_trip_keeps_layout_and_items(tmp_path: Path) -> None:
 
     ctx = Context()
     engine.create_database(ctx, {"id": "d"}, None)
-    engine.create_container(ctx, "d", {"id": "c", "partitionKey": {"paths": ["/k"], "kind": "Hash", "version": 2}},
-                            ThroughputSpec(18_000))
+    engine.create_container(
+        ctx, "d", {"id": "c", "partitionKey": {"paths": ["/k"], "kind": "Hash", "version": 2}}, ThroughputSpec(18_000)
+    )
     for i in range(30):
         engine.create_item(ctx, "d", "c", {"id": str(i), "k": f"k{i}"}, [f"k{i}"])
     offer = engine.offers[engine.container("d", "c").offer_rid]

@@ -26,8 +26,14 @@ class Recorder:
     def __call__(self, response) -> None:
         request, headers = response.http_request, response.http_response.headers
         if request.method == "POST" and request.headers.get("x-ms-documentdb-isquery"):
-            self.pages.append((response.http_response.status_code, headers.get("x-ms-documentdb-partitionkeyrangeid", ""),
-                               float(headers.get("x-ms-request-charge") or 0), dict(headers)))
+            self.pages.append(
+                (
+                    response.http_response.status_code,
+                    headers.get("x-ms-documentdb-partitionkeyrangeid", ""),
+                    float(headers.get("x-ms-request-charge") or 0),
+                    dict(headers),
+                )
+            )
 
     def clear(self) -> None:
         self.pages.clear()
@@ -45,8 +51,9 @@ class Recorder:
         return {p[1] for p in self.data_pages}
 
 
-def container(emulator, recorder: Recorder | None = None, *, throughput: int = 400, policy: dict | None = None,
-              name: str = "c"):
+def container(
+    emulator, recorder: Recorder | None = None, *, throughput: int = 400, policy: dict | None = None, name: str = "c"
+):
     client = CosmosClient(emulator.url, credential=emulator.key, raw_response_hook=recorder)
     db = client.create_database_if_not_exists("q")
     kwargs = {"indexing_policy": policy} if policy else {}
@@ -100,15 +107,19 @@ def test_empty_fan_out_costs_the_minimum_per_partition(emulator) -> None:
     assert len(rec.ranges) == 4 and len(rec.data_pages) == 4  # gateway-served, one page per partition
     assert 2.0 * 4 <= rec.charge <= 3.0 * 4  # T17
     rec.clear()
-    assert list(c.query_items("SELECT VALUE COUNT(1) FROM c WHERE c.n > 1000", enable_cross_partition_query=True)) \
-        == [0]
+    assert list(c.query_items("SELECT VALUE COUNT(1) FROM c WHERE c.n > 1000", enable_cross_partition_query=True)) == [
+        0
+    ]
     assert rec.charge >= 2.3 * 4  # T18, through the SDK's own fan-out this time
     assert any(p[0] == 400 and p[3].get("x-ms-substatus") == "1004" for p in rec.pages)
 
 
 def test_unindexed_filter_scans_the_partition(emulator) -> None:
-    policy = {"indexingMode": "consistent", "includedPaths": [{"path": "/*"}],
-              "excludedPaths": [{"path": "/name/?"}, {"path": '/"_etag"/?'}]}
+    policy = {
+        "indexingMode": "consistent",
+        "includedPaths": [{"path": "/*"}],
+        "excludedPaths": [{"path": "/name/?"}, {"path": '/"_etag"/?'}],
+    }
     rec = Recorder()
     c = container(emulator, rec, policy=policy)
     fill(emulator, [{**small_doc(i), "pad": "x" * 600} for i in range(6000)])
@@ -152,8 +163,11 @@ def test_paging_keeps_results_and_total_charge(emulator) -> None:
     first = list(next(pager))
     token = pager.continuation_token
     assert len(first) == 4 and token
-    rest = [d for page in c.query_items("SELECT * FROM c", partition_key="p1", max_item_count=4)
-            .by_page(token) for d in page]
+    rest = [
+        d
+        for page in c.query_items("SELECT * FROM c", partition_key="p1", max_item_count=4).by_page(token)
+        for d in page
+    ]
     assert len(first) + len(rest) == 10 and not {d["id"] for d in first} & {d["id"] for d in rest}
 
 
@@ -165,9 +179,12 @@ def test_multi_key_order_by_needs_a_composite_index(emulator) -> None:
         with pytest.raises(CosmosHttpResponseError) as info:
             list(c.query_items(sql, **kwargs))
         assert info.value.status_code == 400 and NO_COMPOSITE_INDEX in info.value.message
-    policy = {"indexingMode": "consistent", "includedPaths": [{"path": "/*"}],
-              "excludedPaths": [{"path": "/z/?"}],
-              "compositeIndexes": [[{"path": "/x", "order": "descending"}, {"path": "/y", "order": "ascending"}]]}
+    policy = {
+        "indexingMode": "consistent",
+        "includedPaths": [{"path": "/*"}],
+        "excludedPaths": [{"path": "/z/?"}],
+        "compositeIndexes": [[{"path": "/x", "order": "descending"}, {"path": "/y", "order": "ascending"}]],
+    }
     c2 = container(emulator, policy=policy, throughput=12_000, name="composite")
     for i in range(12):
         c2.create_item({"id": str(i), "pk": f"k{i % 4}", "x": i % 3, "y": i, "z": i})
@@ -219,8 +236,13 @@ def test_malformed_queries_get_located_400s_and_are_recorded_free(emulator) -> N
         assert info.value.status_code == 400
         assert code in info.value.message and fragment in info.value.message, info.value.message
     with pytest.raises(CosmosHttpResponseError) as info:
-        list(c.query_items("SELECT * FROM c WHERE c.n = @p", parameters=[{"name": "@p", "value": 1},
-                                                                        {"name": "@p", "value": 2}], partition_key="p"))
+        list(
+            c.query_items(
+                "SELECT * FROM c WHERE c.n = @p",
+                parameters=[{"name": "@p", "value": 1}, {"name": "@p", "value": 2}],
+                partition_key="p",
+            )
+        )
     assert "duplicate parameter name '@p'" in info.value.message
     queries = [r for r in emulator.engine.accounting.records() if r.operation == "Query"]
     assert [r.status for r in queries] == [400] * 5 and all(r.request_charge == 0 for r in queries)
@@ -230,21 +252,35 @@ def test_raw_protocol_errors(emulator) -> None:
     c = container(emulator)
     rid = c.read()["_rid"]
     path = "/dbs/q/colls/c/docs"
-    headers = {"x-ms-documentdb-isquery": "true", "content-type": "application/query+json",
-               "x-ms-cosmos-intended-collection-rid": rid}
+    headers = {
+        "x-ms-documentdb-isquery": "true",
+        "content-type": "application/query+json",
+        "x-ms-cosmos-intended-collection-rid": rid,
+    }
     body = json.dumps({"query": "SELECT * FROM c"})
-    status, resp_headers, _ = rawhttp.request(emulator.url, emulator.key, "POST", path, body,
-                                              {**headers, "x-ms-documentdb-partitionkeyrangeid": "99"})
+    status, resp_headers, _ = rawhttp.request(
+        emulator.url, emulator.key, "POST", path, body, {**headers, "x-ms-documentdb-partitionkeyrangeid": "99"}
+    )
     assert (status, resp_headers.get("x-ms-substatus")) == (410, "1002")
-    status, _, err = rawhttp.request(emulator.url, emulator.key, "POST", path, body,
-                                     {**headers, "x-ms-documentdb-partitionkeyrangeid": "0",
-                                      "x-ms-continuation": "not json"})
+    status, _, err = rawhttp.request(
+        emulator.url,
+        emulator.key,
+        "POST",
+        path,
+        body,
+        {**headers, "x-ms-documentdb-partitionkeyrangeid": "0", "x-ms-continuation": "not json"},
+    )
     assert status == 400 and "continuation token is malformed" in err["message"]
     status, _, err = rawhttp.request(emulator.url, emulator.key, "POST", path, json.dumps({"sql": "x"}), headers)
     assert status == 400 and "'query' string" in err["message"]
-    status, resp_headers, err = rawhttp.request(emulator.url, emulator.key, "POST", path,
-                                                json.dumps({"query": "SELECT TOP 1 * FROM c"}),
-                                                {**headers, "x-ms-documentdb-query-enablecrosspartition": "true"})
+    status, resp_headers, err = rawhttp.request(
+        emulator.url,
+        emulator.key,
+        "POST",
+        path,
+        json.dumps({"query": "SELECT TOP 1 * FROM c"}),
+        {**headers, "x-ms-documentdb-query-enablecrosspartition": "true"},
+    )
     assert (status, resp_headers.get("x-ms-substatus")) == (400, "1004")
     plan = json.loads(err["additionalErrorInfo"])
     assert plan["queryInfo"]["top"] == 1 and plan["queryRanges"][0]["max"] == "FF"
@@ -262,11 +298,18 @@ def test_query_plan_targets_the_where_clause_keys(emulator) -> None:
         return answer["queryRanges"]
 
     point = plan("SELECT VALUE COUNT(1) FROM c WHERE c.pk = @p", [{"name": "@p", "value": "redmond"}])
-    assert point == [{"min": "22E342F38A486A088463DFF7838A5963", "max": "22E342F38A486A088463DFF7838A5963",
-                      "isMinInclusive": True, "isMaxInclusive": True}]  # E5 vector
+    assert point == [
+        {
+            "min": "22E342F38A486A088463DFF7838A5963",
+            "max": "22E342F38A486A088463DFF7838A5963",
+            "isMinInclusive": True,
+            "isMaxInclusive": True,
+        }
+    ]  # E5 vector
     assert len(plan("SELECT TOP 1 * FROM c WHERE c.pk IN ('a', 'b', 'a')")) == 2
     assert plan("SELECT TOP 1 * FROM c WHERE c.pk > 'a'") == [
-        {"min": "", "max": "FF", "isMinInclusive": True, "isMaxInclusive": False}]
+        {"min": "", "max": "FF", "isMinInclusive": True, "isMaxInclusive": False}
+    ]
 
 
 def test_pages_of_one_query_share_a_correlated_activity_id_in_the_accounting(emulator) -> None:

@@ -64,8 +64,9 @@ def test_sdk_retries_after_the_advertised_wait(make_emulator) -> None:
         c.create_item({"id": str(written), "k": hot})
         written += 1
     assert len(list(c.read_all_items())) == written  # every write landed despite the 429s
-    statuses = collections.Counter(r.status for r in emu.engine.accounting.records()
-                                   if r.operation == "Create" and r.resource_type == "docs")
+    statuses = collections.Counter(
+        r.status for r in emu.engine.accounting.records() if r.operation == "Create" and r.resource_type == "docs"
+    )
     assert statuses[201] == written  # each item created once; every other attempt was a 429
     assert statuses[429] >= 1
     waits = [r.retry_after_ms for r in emu.engine.accounting.records() if r.status == 429]
@@ -75,8 +76,11 @@ def test_sdk_retries_after_the_advertised_wait(make_emulator) -> None:
 def test_throttling_can_be_switched_off(make_emulator) -> None:
     clock = ManualClock()
     emu = make_emulator(Engine(limits=SMALL, clock=clock, throttling=False))
-    c = CosmosClient(emu.url, credential=emu.key).create_database("t").create_container(
-        "c", PartitionKey("/k"), offer_throughput=400)
+    c = (
+        CosmosClient(emu.url, credential=emu.key)
+        .create_database("t")
+        .create_container("c", PartitionKey("/k"), offer_throughput=400)
+    )
     for i in range(80):
         c.create_item({"id": str(i), "k": "same"})
     assert not [r for r in emu.engine.accounting.records() if r.status == 429]

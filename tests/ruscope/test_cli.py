@@ -46,8 +46,9 @@ def shop(emulator):
     db.create_container("orders", PartitionKey("/tenantId"), offer_throughput=12_000)
     emulator.engine.throttle.enabled = False
     for i in range(60):
-        emulator.engine.create_item(Context(), "shop", "orders", {"id": f"o{i}", "tenantId": f"t{i % 6}"},
-                                    [f"t{i % 6}"])
+        emulator.engine.create_item(
+            Context(), "shop", "orders", {"id": f"o{i}", "tenantId": f"t{i % 6}"}, [f"t{i % 6}"]
+        )
     return emulator
 
 
@@ -70,7 +71,8 @@ def test_exit_codes_and_output(shop, tmp_path: Path) -> None:
     done = ruscope("replay", "--config", str(partial), "--store", str(store), key=shop.key)
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
-        "ruscope: query 'broken': 400 SC1001 Syntax error, incorrect syntax near 'FORM'. (at 9-13)"]
+        "ruscope: query 'broken': 400 SC1001 Syntax error, incorrect syntax near 'FORM'. (at 9-13)"
+    ]
     only = ruscope("replay", "--config", str(partial), "--store", str(store), "--only", "all", key=shop.key)
     assert only.returncode == 0 and "broken" not in only.stdout
     no_key_anywhere(shop.key, done.stdout, done.stderr, store=store)
@@ -148,8 +150,7 @@ def test_kill_9_mid_run_then_rerun_loses_and_duplicates_nothing(shop, tmp_path: 
 def test_collect_every_stops_cleanly_on_sigterm(shop, tmp_path: Path) -> None:
     store = tmp_path / "store"
     config = write_config(tmp_path / "c.toml", shop, query("q", repeat=2))
-    proc = ruscope("collect", "--config", str(config), "--store", str(store), "--every", "1s", key=shop.key,
-                   wait=False)
+    proc = ruscope("collect", "--config", str(config), "--store", str(store), "--every", "1s", key=shop.key, wait=False)
     deadline = time.monotonic() + 60
     while len(list(store.rglob("executions/*/*.parquet"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)

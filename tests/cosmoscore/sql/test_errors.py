@@ -102,13 +102,8 @@ def test_trailing_comma_before_from() -> None:
 
 
 def test_arity_messages() -> None:
-    assert (
-        error_of("SELECT VALUE STARTSWITH('a')").message
-        == "The STARTSWITH function requires 2 to 3 argument(s)."
-    )
-    assert (
-        error_of("SELECT VALUE CONCAT('a')").message == "The CONCAT function requires at least 2 argument(s)."
-    )
+    assert error_of("SELECT VALUE STARTSWITH('a')").message == "The STARTSWITH function requires 2 to 3 argument(s)."
+    assert error_of("SELECT VALUE CONCAT('a')").message == "The CONCAT function requires at least 2 argument(s)."
     assert error_of("SELECT VALUE LOWER()").message == "The LOWER function requires 1 argument(s)."
 
 
@@ -135,9 +130,7 @@ def test_order_by_non_path_has_numeric_code_and_no_location() -> None:
 
 def test_legacy_form_without_code() -> None:
     assert (
-        SqlError(
-            None, "Compositions of aggregates and other expressions are not allowed."
-        ).to_service_message()
+        SqlError(None, "Compositions of aggregates and other expressions are not allowed.").to_service_message()
         == '{"Errors":["Compositions of aggregates and other expressions are not allowed."]}'
     )
 
@@ -145,9 +138,7 @@ def test_legacy_form_without_code() -> None:
 def test_subquery_restrictions() -> None:
     assert error_of("SELECT VALUE ARRAY(SELECT VALUE t FROM t IN c.x ORDER BY t) FROM c").code == "SC2202"
     assert error_of("SELECT VALUE ARRAY(SELECT TOP 1 VALUE t FROM t IN c.x) FROM c").code == "SC2203"
-    assert (
-        error_of("SELECT VALUE ARRAY(SELECT VALUE t FROM t IN c.x OFFSET 0 LIMIT 1) FROM c").code == "SC2204"
-    )
+    assert error_of("SELECT VALUE ARRAY(SELECT VALUE t FROM t IN c.x OFFSET 0 LIMIT 1) FROM c").code == "SC2204"
 
 
 def test_nested_aggregates() -> None:

@@ -25,8 +25,7 @@ def c(*path: str) -> a.Expr:
 
 def test_clauses_in_order() -> None:
     q = parse_query(
-        "SELECT DISTINCT TOP 5 c.a AS x FROM c JOIN t IN c.tags WHERE c.b = 1 "
-        "ORDER BY c.a DESC, c.b OFFSET 1 LIMIT 2"
+        "SELECT DISTINCT TOP 5 c.a AS x FROM c JOIN t IN c.tags WHERE c.b = 1 ORDER BY c.a DESC, c.b OFFSET 1 LIMIT 2"
     )
     assert q.select.distinct and q.select.top == 5
     assert q.select.items == (a.SelectItem(c("a"), "x"),)
@@ -94,9 +93,7 @@ def test_nan_and_infinity_tokens() -> None:
 
 
 def test_string_escapes() -> None:
-    value = parse_query(
-        r"""SELECT VALUE ['it\'s', "a\"b", "\\ \/ \b\f\n\r\t", "\u00e9\ud83d\ude00"]"""
-    ).select.value
+    value = parse_query(r"""SELECT VALUE ['it\'s', "a\"b", "\\ \/ \b\f\n\r\t", "\u00e9\ud83d\ude00"]""").select.value
     assert [i.value for i in value.items] == ["it's", 'a"b', "\\ / \b\f\n\r\t", "\u00e9\U0001f600"]
 
 

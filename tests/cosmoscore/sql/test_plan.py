@@ -166,11 +166,7 @@ def test_describe_aggregates_and_group_by() -> None:
 
 def test_query_info_json_layout() -> None:
     info = describe(parse_query("SELECT * FROM c ORDER BY c.n")).query_info("rw")
-    assert (
-        info["orderBy"] == ["Ascending"]
-        and info["rewrittenQuery"] == "rw"
-        and info["hasSelectValue"] is False
-    )
+    assert info["orderBy"] == ["Ascending"] and info["rewrittenQuery"] == "rw" and info["hasSelectValue"] is False
 
 
 def test_composed_aggregates_are_rejected_by_the_plan() -> None:  # plan:Negative, plan:GroupBy
@@ -215,9 +211,7 @@ def test_rewritten_order_by_rows_carry_rid_items_and_payload() -> None:
 def test_rewritten_aggregate_partials() -> None:
     assert run_rewritten("SELECT VALUE COUNT(1) FROM c") == [[{"item": 6}]]
     assert run_rewritten("SELECT VALUE SUM(c.n) FROM c WHERE IS_NUMBER(c.n)") == [[{"item": 16}]]
-    assert run_rewritten("SELECT VALUE AVG(c.n) FROM c WHERE IS_NUMBER(c.n)") == [
-        [{"item": {"sum": 16, "count": 3}}]
-    ]
+    assert run_rewritten("SELECT VALUE AVG(c.n) FROM c WHERE IS_NUMBER(c.n)") == [[{"item": {"sum": 16, "count": 3}}]]
     assert run_rewritten("SELECT VALUE MAX(c.n) FROM c WHERE IS_NUMBER(c.n)") == [
         [{"item": 8, "item2": {"max": 8, "count": 3}}]
     ]
@@ -241,8 +235,8 @@ def test_formatted_queries_mean_the_same() -> None:
         original = parse_query(case.sql)
         printed = format_query(original)
         docs = DATASETS[case.dataset]
-        assert (
-            execute(parse_query(printed), docs, case.params).rows == execute(original, docs, case.params).rows
-        ), printed
+        assert execute(parse_query(printed), docs, case.params).rows == execute(original, docs, case.params).rows, (
+            printed
+        )
         checked += 1
     assert checked > 150

@@ -14,9 +14,7 @@ from cosmoscore.sql import describe, execute, parse_query, rewrite_for_cross_par
 from tests.conformance.dataset import MAIN
 
 FILTER = "{documentdb-formattableorderbyquery-filter}"
-PARTITIONS = [
-    [d for d in MAIN if d["pk"] in group] for group in (("p1", "p2", "p3"), ("p4", "p5"), ("p6", "p7", "p8"))
-]
+PARTITIONS = [[d for d in MAIN if d["pk"] in group] for group in (("p1", "p2", "p3"), ("p4", "p5"), ("p6", "p7", "p8"))]
 
 
 def per_partition(text: str) -> tuple[list[list], list[str]]:

@@ -44,9 +44,7 @@ def test_not_table() -> None:  # §2.2
 
 
 def test_non_booleans_behave_as_undefined_in_logic() -> None:  # §2.2 (oracle)
-    assert rows("SELECT VALUE [1 AND true, false AND 'x', 'x' OR true, null OR false, NOT 0]") == [
-        [False, True]
-    ]
+    assert rows("SELECT VALUE [1 AND true, false AND 'x', 'x' OR true, null OR false, NOT 0]") == [[False, True]]
 
 
 def test_where_keeps_only_true() -> None:  # §1.3
@@ -68,8 +66,7 @@ def test_property_of_non_object_and_bad_index_are_undefined() -> None:  # §1.8,
 
 def test_equality_is_type_strict_and_deep() -> None:  # §3.3
     assert rows(
-        "SELECT VALUE [1 = 1.0, [1, 2] = [1, 2], [1, 2] = [2, 1], {a: 1, b: 2} = {b: 2, a: 1}, "
-        "true = 1, null = null]"
+        "SELECT VALUE [1 = 1.0, [1, 2] = [1, 2], [1, 2] = [2, 1], {a: 1, b: 2} = {b: 2, a: 1}, true = 1, null = null]"
     ) == [[True, True, False, True, True]]
 
 
