@@ -9,7 +9,7 @@ sizes and term counts in, RU out.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 # Table R3 (understand-request-unit-consumption.md, 2026): item size KB -> (read RU, write RU).
 _R3_TABLE: tuple[tuple[float, float, float], ...] = (
@@ -55,7 +55,6 @@ class CostModel:
     query_plan_ru: float = 0.0  # cosmos-wire-protocol.md §7.3: the gateway's plan charge is unverified
     refused_query_ru: float = 0.0  # ditto for the 400/1004 first attempt
     throttled_ru: float = 0.0  # cosmos-errors-and-stats.md §1.1: "Emulator: 0 is safe" for 429s
-    extra: dict[str, float] = field(default_factory=dict)  # room for calibrated additions
 
     # -- point operations -------------------------------------------------------------------
 

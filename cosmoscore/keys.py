@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from cosmoscore.epk import UNDEFINED, Undefined, epk_for
+from cosmoscore.epk import UNDEFINED, Undefined
 
 Key = tuple[Any, ...]
 
@@ -59,8 +59,3 @@ def key_from_json(components: Sequence[Any]) -> Key:
 def key_json(key: Sequence[Any]) -> str:
     """A logical key as the header spells it: `["a"]`, `["t1","u1"]`, `[{}]` for undefined."""
     return orjson.dumps(key_to_json(key)).decode()
-
-
-def key_epk(kind: str, key: Sequence[Any]) -> str:
-    """The EPK of a full key or a hierarchical prefix, for a definition's kind (Hash or MultiHash)."""
-    return epk_for(kind, tuple(key))
