@@ -28,7 +28,7 @@ import re
 import time
 import uuid
 import warnings
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from collectors.schema import TABLES, Table
+from collectors.schema import TABLES, UTC_TIME, Table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -137,34 +137,71 @@ def read_table(
     store: Path,
     table: Table | str,
     *,
-    since: dt.date | None = None,
+    since: dt.datetime | dt.date | None = None,
+    columns: Sequence[str] | None = None,
     run_ids: Collection[str] | None = None,
 ) -> pd.DataFrame:
-    """Read every file of `table` into one frame: the schema's columns in order, sorted by `time`.
+    """Read the files of `table` into one frame, sorted by its time column.
 
     Dtypes are pandas' nullable extension dtypes, the same for every read (see pandas_dtypes): Int32/Int64
     for integers (nulls stay pd.NA, never floats), Float64, boolean, string[pyarrow], and datetime64[us, UTC]
-    for `time`. `since` keeps partitions dated on or after it (a file's date is the writer's `day`);
-    `run_ids` keeps only those runs. Rows repeating the table's key keep the last written. Unusable files
-    are skipped with a StoreWarning; a missing or empty store gives an empty frame with the same dtypes.
+    for `time`. Rows repeating the table's key keep the last written. Unusable files are skipped with a
+    StoreWarning; a missing or empty store gives an empty frame with the same dtypes.
+
+    - `since`: a date keeps the partitions dated on or after it (a part is dated by the writer's `day`)
+      and their rows timed on or after its midnight UTC; a datetime (naive means UTC) keeps rows timed
+      at or after it, and scans one more day of partitions, since a part is dated by its first row and
+      may run past midnight. Partitions before that are never opened, and rows without a time are dropped.
+    - `columns`: only these, in this order (the schema's when None); the key and time columns are read
+      too, to drop repeats and sort, and dropped again unless asked for. An unknown name is a ValueError.
+    - `run_ids`: only these runs.
     """
     spec = _table(table)
     wanted = None if run_ids is None else {str(r) for r in run_ids}
-    pieces = [
-        piece for path in _data_files(Path(store) / spec.name, since, wanted) if (piece := _read_file(spec, path))
-    ]
+    names = _selected(spec, columns)
+    schema = pa.schema([spec.schema.field(n) for n in spec.schema.names if n in {*names, *spec.key, "time"}])
+    first_day, cutoff = _since(since)
+    files = _data_files(Path(store) / spec.name, first_day, wanted)
+    pieces = [piece for path in files if (piece := _read_file(spec, schema, path))]
     pieces.sort(key=lambda piece: piece[0])
-    data = pa.concat_tables([t for _, t in pieces]) if pieces else spec.schema.empty_table()
+    data = pa.concat_tables([t for _, t in pieces]) if pieces else schema.empty_table()
     if wanted is not None:
         data = data.filter(pc.is_in(data["run_id"], value_set=pa.array(sorted(wanted), pa.string())))
+    if cutoff is not None:
+        data = data.filter(pc.greater_equal(data["time"], pa.scalar(cutoff, UTC_TIME)))
     frame = data.to_pandas(types_mapper=pandas_dtypes().get)
     frame = frame.drop_duplicates(subset=list(spec.key), keep="last")
-    return frame.sort_values("time", kind="stable", na_position="last").reset_index(drop=True)
+    frame = frame.sort_values("time", kind="stable", na_position="last").reset_index(drop=True)
+    return frame[names]
+
+
+def _selected(spec: Table, columns: Sequence[str] | None) -> list[str]:
+    """The columns a read returns: all of the schema's, or the ones asked for (each known, once)."""
+    if columns is None:
+        return list(spec.schema.names)
+    if isinstance(columns, str):
+        raise ValueError("columns is a list of column names, not one string")
+    unknown = [c for c in columns if c not in spec.schema.names]
+    if unknown:
+        raise ValueError(f"table {spec.name!r} has no column(s) {', '.join(map(repr, unknown))}")
+    return list(dict.fromkeys(columns))
+
+
+def _since(since: dt.datetime | dt.date | None) -> tuple[dt.date | None, dt.datetime | None]:
+    """The first partition day to open and the first row time to keep."""
+    if since is None:
+        return None, None
+    if isinstance(since, dt.datetime):
+        moment = since.replace(tzinfo=dt.UTC) if since.tzinfo is None else since.astimezone(dt.UTC)
+        return moment.date() - dt.timedelta(days=1), moment
+    if isinstance(since, dt.date):
+        return since, dt.datetime.combine(since, dt.time(), dt.UTC)
+    raise TypeError(f"since must be a date or a datetime, not {type(since).__name__}")
 
 
 def list_runs(store: Path, table: Table | str = "executions") -> list[str]:
     """Distinct run ids in `table`, newest first by the run's first `time` (runs with no time last)."""
-    frame = read_table(store, table).dropna(subset=["run_id"])
+    frame = read_table(store, table, columns=["run_id", "time"]).dropna(subset=["run_id"])
     starts = frame.groupby("run_id", sort=False)["time"].min().reset_index()
     starts = starts.sort_values(["time", "run_id"], ascending=False, na_position="last")
     return [str(run_id) for run_id in starts["run_id"]]
@@ -306,12 +343,14 @@ def _note_temp(path: Path) -> None:
         _skip(path, f"leftover temp file of an interrupted write ({age:.0f} s old)")
 
 
-def _read_file(spec: Table, path: Path) -> tuple[tuple[int, str], pa.Table] | None:
-    """One file conformed to the schema, with its write order; None (and a warning) if it is unusable."""
+def _read_file(spec: Table, schema: pa.Schema, path: Path) -> tuple[tuple[int, str], pa.Table] | None:
+    """One file's `schema` columns (a subset of the table's), conformed, with its write order; None (and a
+    warning) if it is unusable. Only those columns are read from disk."""
     try:
         with pq.ParquetFile(path) as parquet:
-            raw = parquet.read()
-        data = _conform_file(spec, raw)
+            present = set(parquet.schema_arrow.names)
+            raw = parquet.read(columns=[n for n in schema.names if n in present])
+        data = _conform_file(spec, schema, raw)
         stamp = (raw.schema.metadata or {}).get(WRITTEN_NS)
         written = int(stamp) if stamp else path.stat().st_mtime_ns
     except _READ_ERRORS as exc:
@@ -320,16 +359,15 @@ def _read_file(spec: Table, path: Path) -> tuple[tuple[int, str], pa.Table] | No
     return (written, str(path)), data
 
 
-def _conform_file(spec: Table, raw: pa.Table) -> pa.Table:
-    """A file's table with the schema's columns: older files lack new columns (nulls); extra ones are dropped."""
+def _conform_file(spec: Table, schema: pa.Schema, raw: pa.Table) -> pa.Table:
+    """A file's table with `schema`'s columns: older files lack new columns (nulls); extra ones are dropped."""
     lacking = [name for name in (*spec.key, "time") if name not in raw.column_names]
     if lacking:
         raise ValueError(f"wrong schema: no column(s) {', '.join(lacking)}")
     arrays = [
-        _cast(raw.column(f.name), f) if f.name in raw.column_names else pa.nulls(raw.num_rows, f.type)
-        for f in spec.schema
+        _cast(raw.column(f.name), f) if f.name in raw.column_names else pa.nulls(raw.num_rows, f.type) for f in schema
     ]
-    return pa.Table.from_arrays(arrays, schema=spec.schema)
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def _skip(path: Path, reason: str) -> None:

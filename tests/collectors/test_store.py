@@ -523,3 +523,65 @@ def test_list_runs_newest_first(tmp_path: Path) -> None:
     assert list_runs(tmp_path) == ["wednesday", "tuesday", "monday"]
     assert list_runs(tmp_path, "requests") == []
     assert list_runs(tmp_path / "nowhere") == []
+
+
+def test_since_a_datetime_keeps_rows_at_or_after_it(tmp_path: Path) -> None:
+    # one part dated 2024-04-30 whose rows run past midnight, as a part is dated by its first row
+    late = executions(ids=("a", "b", "c"), start=pd.Timestamp("2024-04-30 23:59:59", tz="UTC"))
+    write_frame(tmp_path, "executions", late, run_id="r1", part="a")
+    write_frame(tmp_path, "executions", executions(ids=("d",)), run_id="r1", part="b", day=dt.date(2024, 4, 1))
+    since = dt.datetime(2024, 5, 1, 0, 0, 0, tzinfo=dt.UTC)
+    assert rows(read_table(tmp_path, "executions", since=since)) == ["b", "c"]
+    assert rows(read_table(tmp_path, "executions", since=since.replace(tzinfo=None))) == ["b", "c"]  # naive: UTC
+    berlin = dt.timezone(dt.timedelta(hours=2))
+    assert rows(read_table(tmp_path, "executions", since=dt.datetime(2024, 5, 1, 2, 0, 1, tzinfo=berlin))) == ["c"]
+
+
+def test_since_never_opens_older_partitions(tmp_path: Path) -> None:
+    write_frame(tmp_path, "executions", executions(ids=("new",)), run_id="r1", part="a")
+    old = partition(tmp_path, day=dt.date(2024, 4, 1))
+    old.mkdir(parents=True)
+    (old / "r0-a.parquet").write_bytes(b"not parquet")  # would warn if it were opened
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StoreWarning)
+        assert rows(read_table(tmp_path, "executions", since=DAY)) == ["new"]
+        assert rows(read_table(tmp_path, "executions", since=dt.datetime(2024, 5, 1, 9, tzinfo=dt.UTC))) == ["new"]
+    with pytest.warns(StoreWarning, match="r0-a.parquet"):
+        read_table(tmp_path, "executions")
+
+
+def test_columns_reads_only_those_and_still_drops_repeats(tmp_path: Path) -> None:
+    write_frame(tmp_path, "executions", executions(), run_id="r1", part="a")
+    again = executions(ids=("e3",), start=T0 + pd.Timedelta(seconds=2)).assign(total_ru=[9.5])
+    write_frame(tmp_path, "executions", again, run_id="r1", part="b")  # the same key, written later
+    full = read_table(tmp_path, "executions")
+    some = read_table(tmp_path, "executions", columns=["total_ru", "query_name"])
+    assert list(some.columns) == ["total_ru", "query_name"]  # key and time read to dedupe and sort, then dropped
+    assert some["total_ru"].tolist() == [2.5, 3.5, 9.5] and some["query_name"].tolist() == ["q-0", "q-1", "q-0"]
+    assert some.dtypes.to_dict() == full[["total_ru", "query_name"]].dtypes.to_dict()
+    assert list(read_table(tmp_path, "executions", columns=["run_id", "time"]).columns) == ["run_id", "time"]
+    empty = read_table(tmp_path / "nowhere", "executions", columns=["pages"])
+    assert empty.empty and str(empty["pages"].dtype) == "Int32"
+
+
+def test_columns_only_opens_those_columns(tmp_path: Path, monkeypatch) -> None:
+    path = write_frame(tmp_path, "executions", executions(), run_id="r1", part="a")
+    asked: list[list[str] | None] = []
+    original = pq.ParquetFile.read
+
+    def spy(self, columns=None, **kwargs):
+        asked.append(columns)
+        return original(self, columns=columns, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read", spy)
+    read_table(tmp_path, "executions", columns=["total_ru"])
+    assert path.exists() and sorted(asked[0]) == ["execution_id", "run_id", "time", "total_ru"]
+
+
+def test_unknown_columns_and_bad_since_are_errors(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="'nope'"):
+        read_table(tmp_path, "executions", columns=["total_ru", "nope"])
+    with pytest.raises(ValueError, match="list of column names"):
+        read_table(tmp_path, "executions", columns="total_ru")
+    with pytest.raises(TypeError, match="date or a datetime"):
+        read_table(tmp_path, "executions", since="2024-05-01")
