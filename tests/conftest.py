@@ -11,6 +11,16 @@ from emulator.engine import Engine
 from emulator.server import RunningEmulator, open_engine, start_in_thread
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Hypothesis keeps its example database (and its other caches) outside the repository."""
+    import tempfile
+    from pathlib import Path
+
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "ruscope-hypothesis")
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--azure", action="store_true", help="also run tests against a real Azure account")
 
