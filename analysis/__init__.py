@@ -4,6 +4,7 @@ Nothing here reads files, talks to the network or imports Streamlit: every funct
 (the store's tables, `collectors.schema`) and returns a frame or a plain value, so it is tested on frames
 built in the test.
 
+- `scope`: the time range and the scope (database, container) a view covers, shared by every page.
 - `query_costs`: RU per query execution, change between runs, per-pkrange breakdown, routing classes.
 - `report`: the one CSV path (`to_csv_bytes`), shared by every dashboard download and `ruscope report`.
 

@@ -1,7 +1,9 @@
 """Query costs: what each replayed query costs per execution, how that changes between runs, which
 physical partitions (pkranges) the cost lands on, and how the query was routed.
 
-Pure functions over the store's `executions` and `requests` frames (`collectors.schema`).
+Pure functions over the store's `executions` and `requests` frames (`collectors.schema`), of which they read
+only `EXECUTION_COLUMNS` and `REQUEST_COLUMNS`. Narrowing a frame to a time range or a database and
+container is `analysis.scope`'s job, done before these run.
 
 **Logical executions.** In "per-feed-range" mode the replay collector runs a query once per feed range
 and records one `executions` row per range: same run_id, query and `repeat`, different `feed_range`.
@@ -64,6 +66,23 @@ SUMMARY_COLUMNS = [
 SERIES_COLUMNS = ["time", "run_id", *QUERY_KEY, "repeat", "total_ru"]
 BREAKDOWN_COLUMNS = [*QUERY_KEY, "pkrange_id", "ru"]
 ERROR_COLUMNS = ["time", "run_id", *QUERY_KEY, "repeat", "mode", "feed_range", "status", "error"]
+# The store columns these functions read: a view loads only these (the tables have many more).
+EXECUTION_COLUMNS = [
+    *LOGICAL_KEY,
+    "time",
+    "execution_id",
+    "mode",
+    "feed_range",
+    "status",
+    "error",
+    "total_ru",
+    "pkranges",
+    "routing_observed",
+    "routing_predicted",
+    "routing_mismatch",
+    "throttled",
+]
+REQUEST_COLUMNS = ["run_id", "time", *QUERY_KEY, "execution_id", "request_kind", "pkrange_id", "request_charge"]
 
 
 def logical_executions(executions: pd.DataFrame) -> pd.DataFrame:
@@ -244,32 +263,6 @@ def runs_newest_first(executions: pd.DataFrame) -> list[str]:
     return starts.sort_values(["time", "run_id"], ascending=False)["run_id"].tolist()
 
 
-def databases(frame: pd.DataFrame) -> list[str]:
-    """The databases in a frame, sorted."""
-    return sorted(frame["database"].dropna().unique().tolist())
-
-
-def containers(frame: pd.DataFrame, database: str | None = None) -> list[str]:
-    """The containers in a frame (of one database when given), sorted."""
-    return sorted(select_scope(frame, database=database)["container"].dropna().unique().tolist())
-
-
-def select_scope(frame: pd.DataFrame, *, database: str | None = None, container: str | None = None) -> pd.DataFrame:
-    """The rows of one database and/or container; None keeps all."""
-    keep = pd.Series(True, index=frame.index)
-    if database is not None:
-        keep &= _is(frame["database"], database)
-    if container is not None:
-        keep &= _is(frame["container"], container)
-    return frame[keep]
-
-
-def union_pkranges(values: pd.Series) -> str:
-    """Comma-separated pkrange id lists merged into one, without repeats, in numeric order."""
-    ids = {part.strip() for value in values.dropna() for part in str(value).split(",")} - {""}
-    return ",".join(sorted(ids, key=pkrange_sort_key))
-
-
 def pkrange_sort_key(pkrange_id: str) -> tuple[int, int, str]:
     """Numeric ids in numeric order, then other ids by name, the gateway ("") last."""
     if pkrange_id == GATEWAY:
@@ -291,7 +284,10 @@ def _ranks(classes: pd.Series) -> pd.Series:
 
 
 def _union_per_group(groups: DataFrameGroupBy, pkranges: pd.Series) -> list[str]:
-    """`union_pkranges` of each group, in the groups' output order (a loop: far faster than a Python agg)."""
+    """Each group's comma-separated pkrange id lists merged into one, without repeats, in numeric order.
+
+    In the groups' output order; a loop over all rows at once, far faster than a Python function per group.
+    """
     sets: list[set[str]] = [set() for _ in range(groups.ngroups)]
     for group, value in zip(groups.ngroup().tolist(), pkranges.tolist()):
         if isinstance(value, str):

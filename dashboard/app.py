@@ -1,14 +1,26 @@
-"""The ruscope dashboard: a router only. Each page is a file in `pages/` (see README.md).
+"""The ruscope dashboard's frame: it routes the pages and asks once, in the sidebar, what they all show.
+
+The store, the time range and the scope (database, container) are chosen here and published in
+`st.session_state` (the contract is in `state.py`) before the page runs; pages read them with
+`state.frame_state()` and have no store or scope widgets of their own. Adding a page is one line in
+`PAGES` (see README.md).
 
 Run: `ruscope dashboard --store DIR`, or `RUSCOPE_STORE=DIR streamlit run dashboard/app.py`.
 """
 
 import streamlit as st
 
+from dashboard import loaders, state, widgets
+
 st.set_page_config(page_title="ruscope", page_icon=":material/query_stats:", layout="wide")
 
 PAGES = [
-    st.Page("pages/query_costs.py", title="Query costs", icon=":material/payments:", default=True),
+    st.Page("views/query_costs.py", title="Query costs", icon=":material/payments:", default=True),
 ]
 
-st.navigation(PAGES).run()
+page = st.navigation(PAGES)
+store = widgets.render_store_picker()
+since = widgets.render_time_range_picker()
+scope = widgets.render_scope_picker(loaders.load_scope_choices(store, since))
+state.publish(state.FrameState(store=store, since=since, scope=scope))
+page.run()

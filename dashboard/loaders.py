@@ -1,29 +1,35 @@
 """Cached loaders: the only dashboard code that reads the store.
 
-Each loader reads through `collectors.store` and returns a `Loaded`: the frame plus the store's warnings
-(a skipped corrupt file, a leftover temp file) as text, so a page can show them even when the result
-comes from the cache. Results are cached for `TTL_SECONDS`, so a running collector's new files show up
-within that time without hammering the disk on every widget change. `st.cache_data` sits here and
-nowhere else; tests call `st.cache_data.clear()` between runs.
+A page asks for a table in the frame's view (`FrameState`: store, since, scope) and only for the columns it
+needs; the store prunes whole days by their date partitions and reads only those columns, so a page over
+the last day of a large `requests` table reads a day of a few columns, not the table.
+
+Each loader returns a `Loaded`: the frame plus the store's warnings (a skipped corrupt file, a leftover temp
+file) as text, so a page can show them even when the result comes from the cache. Reads are cached for
+`TTL_SECONDS`, so a running collector's new files show up within that time without hammering the disk on
+every widget change. `st.cache_data` sits on `load_table` and nowhere else; the scope cut after it is a
+pure function from `analysis.scope` (cheap, and cutting outside the cache keeps one entry per time range).
+Tests call `st.cache_data.clear()` between runs.
 """
 
 from __future__ import annotations
 
-import os
+import datetime as dt
 import threading
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from collectors.schema import TABLES
+from analysis import scope
 from collectors.store import StoreWarning, read_table
+from dashboard.state import FrameState
 
-STORE_ENV = "RUSCOPE_STORE"  # set by `ruscope dashboard --store DIR`
-DEFAULT_STORE = "ruscope-data"
 TTL_SECONDS = 30
+SCOPE_TABLES = ("executions",)  # the tables whose databases and containers the scope picker offers
 _WARNINGS_LOCK = threading.Lock()  # catch_warnings is process-wide: one capturing read at a time
 
 
@@ -35,28 +41,39 @@ class Loaded:
     warnings: tuple[str, ...] = field(default=())
 
 
-def default_store() -> str:
-    """The store directory: $RUSCOPE_STORE, else `ruscope-data` (relative to the working directory)."""
-    return os.environ.get(STORE_ENV) or DEFAULT_STORE
-
-
 @st.cache_data(ttl=TTL_SECONDS, show_spinner="Reading the store...")
-def load_table(store: str, table: str, run_ids: tuple[str, ...] | None = None) -> Loaded:
-    """Every row of `table` in the store (of `run_ids` only, when given); empty with its columns if none."""
-    if table not in TABLES:
-        raise ValueError(f"unknown table {table!r}")
+def load_table(
+    store: str,
+    table: str,
+    *,
+    since: dt.datetime | None = None,
+    columns: tuple[str, ...] | None = None,
+    run_ids: tuple[str, ...] | None = None,
+) -> Loaded:
+    """The rows of `table` timed at or after `since` (of `run_ids` only, when given), only `columns` (all when None).
+
+    Empty with its columns if none. The store opens only the date partitions from `since` on and only the
+    columns asked for; an unknown table or column is its ValueError.
+    """
     with _WARNINGS_LOCK, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", StoreWarning)
-        frame = read_table(Path(store), table, run_ids=run_ids)
+        frame = read_table(Path(store), table, since=since, columns=columns, run_ids=run_ids)
     messages = tuple(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, StoreWarning)))
     return Loaded(frame, messages)
 
 
-def load_executions(store: str) -> Loaded:
-    """The `executions` table (one row per query execution, or per feed range of one)."""
-    return load_table(store, "executions")
+def load_view(
+    view: FrameState, table: str, *, columns: Sequence[str], run_ids: tuple[str, ...] | None = None
+) -> Loaded:
+    """The rows of `table` in the frame's view (its store, time range and scope), only `columns`."""
+    loaded = load_table(view.store, table, since=view.since, columns=tuple(columns), run_ids=run_ids)
+    return Loaded(scope.select_scope(loaded.frame, view.scope).reset_index(drop=True), loaded.warnings)
 
 
-def load_requests(store: str, run_id: str) -> Loaded:
-    """The `requests` rows of one run (the table is large: never read it whole for a page)."""
-    return load_table(store, "requests", (run_id,))
+def load_scope_choices(store: str, since: dt.datetime | None) -> pd.DataFrame:
+    """The (database, container) pairs with data in the time range, for the frame's scope picker.
+
+    The warnings of these reads are not returned: the page that reads the table shows them, once.
+    """
+    columns = tuple(scope.SCOPE_COLUMNS)
+    return scope.scope_choices(load_table(store, t, since=since, columns=columns).frame for t in SCOPE_TABLES)

@@ -11,6 +11,7 @@ import pytest
 
 from analysis import query_costs as qc
 from analysis.report import to_csv_bytes
+from analysis.scope import Scope, select_scope
 from collectors.schema import EXECUTIONS, REQUESTS
 from dashboard import figures
 
@@ -267,20 +268,33 @@ def test_failed_executions_lists_each_failed_part(two_runs: pd.DataFrame) -> Non
     assert failed[["query_name", "feed_range", "status"]].values.tolist() == [["scan", "range1", "error"]]
 
 
-def test_runs_newest_first_and_scope(two_runs: pd.DataFrame) -> None:
+def test_runs_newest_first(two_runs: pd.DataFrame) -> None:
     assert qc.runs_newest_first(two_runs) == ["r2", "r1"]
-    other = executions_frame(execution(database="crm", container="people"), execution(database="crm", container="x"))
-    both = pd.concat([two_runs, other], ignore_index=True)
-    assert qc.databases(both) == ["crm", "shop"]
-    assert qc.containers(both) == ["orders", "people", "x"]
-    assert qc.containers(both, "crm") == ["people", "x"]
-    assert len(qc.select_scope(both, database="crm")) == 2
-    assert len(qc.select_scope(both, database="crm", container="x")) == 1
-    assert len(qc.select_scope(both)) == len(both)
 
 
-def test_union_pkranges_orders_ids_numerically() -> None:
-    assert qc.union_pkranges(pd.Series(["10,2", "2,1", "", None])) == "1,2,10"
+def test_the_parts_pkranges_merge_in_numeric_order() -> None:
+    parts = per_feed_range("r1", "scan", minute=0, repeat=0, parts=[(pk, 1.0, "ok") for pk in ("10,2", "2,1", "")])
+    parts.append({**parts[0], "pkranges": None, "execution_id": "scan-0-3", "feed_range": "range3"})
+    [logical] = qc.logical_executions(executions_frame(*parts)).to_dict("records")
+    assert logical["pkranges"] == "1,2,10"
+
+
+def test_the_declared_columns_are_all_the_analysis_reads(two_runs: pd.DataFrame, wide_requests: pd.DataFrame) -> None:
+    """A view loads only EXECUTION_COLUMNS and REQUEST_COLUMNS: every answer must be the same on those."""
+    narrow = two_runs[qc.EXECUTION_COLUMNS]
+    pd.testing.assert_frame_equal(qc.summarize_query_costs(narrow), qc.summarize_query_costs(two_runs))
+    pd.testing.assert_frame_equal(qc.ru_per_execution(narrow), qc.ru_per_execution(two_runs))
+    pd.testing.assert_frame_equal(qc.failed_executions(narrow), qc.failed_executions(two_runs))
+    executions = executions_frame(
+        execution("r1", "wide", ru=9.0, pkranges="0,1", routing="fan-out", execution_id="w0"),
+        execution("r1", "point", ru=2.0, execution_id="p0"),
+    )
+    whole = qc.pkrange_breakdown(wide_requests, "r1", executions=executions)
+    assert len(whole) == 4
+    pd.testing.assert_frame_equal(
+        qc.pkrange_breakdown(wide_requests[qc.REQUEST_COLUMNS], "r1", executions=executions[qc.EXECUTION_COLUMNS]),
+        whole,
+    )
 
 
 # -- the pkrange breakdown -------------------------------------------------------------------------------
@@ -431,5 +445,5 @@ def test_frames_read_back_from_the_store(two_runs: pd.DataFrame, wide_requests: 
     assert qc.ru_per_execution(stored)["total_ru"].tolist() == qc.ru_per_execution(two_runs)["total_ru"].tolist()
     breakdown = qc.pkrange_breakdown(read_table(tmp_path, "requests"), "r1")
     assert breakdown["ru"].tolist() == [3.0, 4.5, 1.5, 6.0]
-    assert len(qc.select_scope(stored, database="shop", container="orders")) == len(stored)
+    assert len(select_scope(stored, Scope(database="shop", container="orders"))) == len(stored)
     assert qc.failed_executions(stored)["status"].tolist() == ["error"]

@@ -170,10 +170,10 @@ def test_the_scope_filter_narrows_the_table(two_runs: Path) -> None:
     write_frame(two_runs, "executions", executions_frame(*executions), run_id="r2", part="001")
     app = run_app()
     assert len(app.dataframe[0].value) == 4
-    assert app.selectbox(key="query_costs_database").options == ["(all)", "crm", "shop"]
-    app.selectbox(key="query_costs_database").select("crm").run()
+    assert app.selectbox(key="frame_database").options == ["(all)", "crm", "shop"]
+    app.selectbox(key="frame_database").select("crm").run()
     assert app.dataframe[0].value["query_name"].tolist() == ["people"]
-    assert app.selectbox(key="query_costs_container").options == ["(all)", "people"]
+    assert app.selectbox(key="frame_container").options == ["(all)", "people"]
 
 
 def test_a_corrupt_file_is_skipped_with_a_warning(two_runs: Path) -> None:

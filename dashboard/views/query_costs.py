@@ -1,8 +1,9 @@
 """Query costs: per query, RU per execution over time, where a run's RU went (per pkrange), the routing
 class, and the table as CSV.
 
-Layout only: the numbers come from `analysis.query_costs`, the figures from `dashboard.figures`, the data
-from `dashboard.loaders`. Every widget has a key (tests drive them by key).
+Layout only: the store, time range and scope come from the frame (`dashboard.state`), the data from
+`dashboard.loaders`, the numbers from `analysis.query_costs`, the figures from `dashboard.figures`, the
+shared widgets from `dashboard.widgets`. Every widget has a key (tests drive them by key).
 """
 
 from __future__ import annotations
@@ -11,18 +12,11 @@ import pandas as pd
 import streamlit as st
 
 from analysis import query_costs
-from analysis.report import to_csv_bytes
-from dashboard import figures, loaders
+from dashboard import figures, loaders, widgets
+from dashboard.state import FrameState, frame_state
 
-ALL = "(all)"
-
-HOW_TO_COLLECT = """No query executions in `{store}` yet. Replay the queries of a config into it, then open it here:
-
-```sh
-ruscope replay --config ruscope.toml --store {store}
-ruscope dashboard --store {store}
-```
-"""
+HOW_TO_COLLECT = "Replay the queries of a config into it, then open it here"
+COLLECT = ["ruscope replay --config ruscope.toml --store {store}"]
 
 ROUTING_HELP = """
 How a query reached the container's physical partitions (pkranges), observed from the partitions that
@@ -54,33 +48,11 @@ SUMMARY_COLUMNS = {
 }
 
 
-def render_warnings(messages: tuple[str, ...]) -> None:
-    for message in messages:
-        st.warning(message, icon=":material/warning:")
-
-
-def render_scope(executions: pd.DataFrame) -> tuple[str | None, str | None]:
-    left, right = st.columns(2)
-    database = left.selectbox("Database", [ALL, *query_costs.databases(executions)], key="query_costs_database")
-    database = None if database == ALL else database
-    container = right.selectbox(
-        "Container", [ALL, *query_costs.containers(executions, database)], key="query_costs_container"
-    )
-    return database, (None if container == ALL else container)
-
-
 def render_summary(executions: pd.DataFrame) -> None:
     summary = query_costs.summarize_query_costs(executions)
     st.subheader("Per query")
     st.dataframe(summary, hide_index=True, column_config=SUMMARY_COLUMNS)
-    st.download_button(
-        "Download CSV",
-        data=to_csv_bytes(summary),
-        file_name="query-costs.csv",
-        mime="text/csv",
-        key="query_costs_download",
-        icon=":material/download:",
-    )
+    widgets.render_csv_download(summary, file_name="query-costs.csv", key="query_costs_download")
 
 
 def render_errors(executions: pd.DataFrame, *, only_failures: bool) -> None:
@@ -95,17 +67,14 @@ def render_errors(executions: pd.DataFrame, *, only_failures: bool) -> None:
         st.dataframe(errors, hide_index=True)
 
 
-def render_charts(
-    store: str, executions: pd.DataFrame, series: pd.DataFrame, database: str | None, container: str | None
-) -> None:
+def render_charts(view: FrameState, executions: pd.DataFrame, series: pd.DataFrame) -> None:
     st.subheader("RU per execution over time")
     st.plotly_chart(figures.build_ru_over_time_figure(series), key="query_costs_over_time")
     st.subheader("Where a run's RU went")
     run_id = st.selectbox("Run", query_costs.runs_newest_first(executions), key="query_costs_run", help="newest first")
-    requests = loaders.load_requests(store, run_id)
-    render_warnings(requests.warnings)
-    scoped = query_costs.select_scope(requests.frame, database=database, container=container)
-    breakdown = query_costs.pkrange_breakdown(scoped, run_id, executions=executions)
+    requests = loaders.load_view(view, "requests", columns=query_costs.REQUEST_COLUMNS, run_ids=(run_id,))
+    widgets.render_store_warnings(requests.warnings)
+    breakdown = query_costs.pkrange_breakdown(requests.frame, run_id, executions=executions)
     st.plotly_chart(
         figures.build_pkrange_breakdown_figure(breakdown, title=f"run {run_id}"), key="query_costs_breakdown"
     )
@@ -116,18 +85,17 @@ def render_charts(
 
 
 st.title("Query costs")
-store = st.text_input("Store directory", value=loaders.default_store(), key="query_costs_store")
-loaded = loaders.load_executions(store)
-render_warnings(loaded.warnings)
+view = frame_state()
+loaded = loaders.load_view(view, "executions", columns=query_costs.EXECUTION_COLUMNS)
+widgets.render_store_warnings(loaded.warnings)
 if loaded.frame.empty:
-    st.info(HOW_TO_COLLECT.format(store=store), icon=":material/info:")
+    widgets.render_empty_state(view, what="query executions", how=HOW_TO_COLLECT, commands=COLLECT)
 else:
-    database, container = render_scope(loaded.frame)
-    executions = query_costs.select_scope(loaded.frame, database=database, container=container)
+    executions = loaded.frame
     series = query_costs.ru_per_execution(executions)
     render_summary(executions)
     render_errors(executions, only_failures=series.empty)
     if not series.empty:
-        render_charts(store, executions, series, database, container)
+        render_charts(view, executions, series)
     with st.expander("Routing classes: single, targeted, fan-out"):
         st.markdown(ROUTING_HELP)

@@ -1,0 +1,83 @@
+"""Scope and time range: which rows of a store frame a view covers.
+
+The dashboard's frame asks once for a time range and a scope (one database and/or container, or all) and
+every page applies them with these functions, so "database crm, last 7 days" means the same rows on every
+page. The time range becomes a `since` instant (`since_for`) that the store's reader cuts at, opening only
+the date partitions from that day on; the scope is cut here. Pure functions on any store frame with
+`database` and `container` columns (every store table has them); the clock is passed in, so tests choose
+"now".
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import pandas as pd
+
+SCOPE_COLUMNS = ["database", "container"]
+
+# The time ranges a view offers, widest last; None: no lower bound.
+TIME_RANGES: dict[str, dt.timedelta | None] = {
+    "Last 24 hours": dt.timedelta(hours=24),
+    "Last 7 days": dt.timedelta(days=7),
+    "Last 30 days": dt.timedelta(days=30),
+    "All time": None,
+}
+DEFAULT_TIME_RANGE = "All time"  # what the dashboard showed before it had a time range
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """One database and/or one container; None means all of them."""
+
+    database: str | None = None
+    container: str | None = None
+
+
+def since_for(time_range: str, now: dt.datetime) -> dt.datetime | None:
+    """The start (UTC) of `time_range` ending at `now`, or None for "All time".
+
+    `now` is floored to the minute first, so a cached read keyed on the result is reused for a minute
+    instead of missing on every rerun.
+    """
+    span = TIME_RANGES[time_range]
+    if span is None:
+        return None
+    minute = now.astimezone(dt.UTC).replace(second=0, microsecond=0)
+    return minute - span
+
+
+def select_scope(frame: pd.DataFrame, scope: Scope) -> pd.DataFrame:
+    """The rows of the scope's database and/or container; a None part keeps all."""
+    keep = pd.Series(True, index=frame.index)
+    if scope.database is not None:
+        keep &= _is(frame["database"], scope.database)
+    if scope.container is not None:
+        keep &= _is(frame["container"], scope.container)
+    return frame[keep]
+
+
+def scope_choices(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """The distinct (database, container) pairs of some frames, sorted: what a scope picker offers."""
+    pairs = [frame[SCOPE_COLUMNS] for frame in frames]
+    if not pairs:
+        return pd.DataFrame(columns=SCOPE_COLUMNS)
+    both = pd.concat(pairs, ignore_index=True).dropna().astype(str).drop_duplicates()
+    return both.sort_values(SCOPE_COLUMNS, ignore_index=True)
+
+
+def databases(frame: pd.DataFrame) -> list[str]:
+    """The databases in a frame, sorted."""
+    return sorted(frame["database"].dropna().unique().tolist())
+
+
+def containers(frame: pd.DataFrame, database: str | None = None) -> list[str]:
+    """The containers in a frame (of one database when given), sorted."""
+    return sorted(select_scope(frame, Scope(database=database))["container"].dropna().unique().tolist())
+
+
+def _is(values: pd.Series, value: str) -> pd.Series:
+    """values == value as plain bools: a missing value (the store's pd.NA) is not equal."""
+    return values.eq(value).fillna(False).astype(bool)

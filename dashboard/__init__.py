@@ -1,0 +1,1 @@
+"""ruscope dashboard (Streamlit + plotly): `app.py` is the frame, `views/` lay out; see README.md."""

@@ -1,0 +1,59 @@
+"""The session-state contract between the frame (`app.py`) and the pages.
+
+The frame asks for the store, the time range and the scope once, in the sidebar, and publishes what was
+chosen under three `st.session_state` keys before it runs the page:
+
+| key | type | meaning |
+|---|---|---|
+| `store` | `str` | the store directory (or URI) to read |
+| `since` | `datetime.datetime` (UTC) or `None` | start of the time range; None: all time |
+| `scope` | `analysis.scope.Scope` | the database and container shown; a None part: all |
+
+Pages read them with `frame_state()` rather than by key, so a page cannot misspell a key or a type. A page
+run without the frame (a test of the page file alone) gets the defaults: the default store, all time, all
+databases.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass, field
+
+import streamlit as st
+
+from analysis.scope import Scope
+
+STORE, SINCE, SCOPE = "store", "since", "scope"
+STORE_ENV = "RUSCOPE_STORE"  # set by `ruscope dashboard --store DIR`
+DEFAULT_STORE = "ruscope-data"
+
+
+@dataclass(frozen=True, slots=True)
+class FrameState:
+    """What the frame chose: where to read, from when, and which database and container."""
+
+    store: str
+    since: dt.datetime | None = None
+    scope: Scope = field(default_factory=Scope)
+
+
+def default_store() -> str:
+    """The store directory: $RUSCOPE_STORE, else `ruscope-data` (relative to the working directory)."""
+    return os.environ.get(STORE_ENV) or DEFAULT_STORE
+
+
+def publish(state: FrameState) -> None:
+    """Put the frame's choices under the contract's keys, for the page about to run."""
+    st.session_state[STORE] = state.store
+    st.session_state[SINCE] = state.since
+    st.session_state[SCOPE] = state.scope
+
+
+def frame_state() -> FrameState:
+    """The frame's choices, as published; the defaults for a key the frame has not set."""
+    return FrameState(
+        store=st.session_state.get(STORE) or default_store(),
+        since=st.session_state.get(SINCE),
+        scope=st.session_state.get(SCOPE) or Scope(),
+    )

@@ -1,0 +1,78 @@
+"""The widgets every page shares, in one place so that they look and behave the same on every page.
+
+The frame (`app.py`) renders the pickers in the sidebar once per run; pages render the empty state, the
+store's warnings and the CSV download. Every widget takes a fixed `key=` (tests drive them by key):
+`frame_store`, `frame_time_range`, `frame_database`, `frame_container` for the frame's pickers, and the
+key a page passes for its downloads.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+import streamlit as st
+
+from analysis import scope
+from analysis.report import to_csv_bytes
+from dashboard.state import FrameState, default_store
+
+ALL = "(all)"  # the picker's label for "no filter"
+
+EMPTY_STATE = """No {what} in `{store}`{when} yet. {how}:
+
+```sh
+{commands}
+ruscope dashboard --store {store}
+```
+"""
+
+
+def render_store_picker() -> str:
+    """The store directory (or URI): $RUSCOPE_STORE by default, as `ruscope dashboard --store` sets it."""
+    return st.sidebar.text_input("Store directory", value=default_store(), key="frame_store")
+
+
+def render_time_range_picker(*, now: dt.datetime | None = None) -> dt.datetime | None:
+    """The time range, as its start in UTC (None: all time); `now` defaults to the wall clock."""
+    names = list(scope.TIME_RANGES)
+    name = st.sidebar.selectbox(
+        "Time range (UTC)", names, index=names.index(scope.DEFAULT_TIME_RANGE), key="frame_time_range"
+    )
+    return scope.since_for(name, now or dt.datetime.now(dt.UTC))
+
+
+def render_scope_picker(choices: pd.DataFrame) -> scope.Scope:
+    """A database, then a container of it (or "(all)" for either), among the pairs with data."""
+    database = st.sidebar.selectbox("Database", [ALL, *scope.databases(choices)], key="frame_database")
+    database = None if database == ALL else database
+    container = st.sidebar.selectbox("Container", [ALL, *scope.containers(choices, database)], key="frame_container")
+    return scope.Scope(database=database, container=None if container == ALL else container)
+
+
+def render_empty_state(view: FrameState, *, what: str, how: str, commands: list[str]) -> None:
+    """Nothing to show: say what is missing in this view and which commands collect it (`{store}` filled in)."""
+    when = "" if view.since is None else f" since {view.since:%Y-%m-%d %H:%M} UTC"
+    if view.since is not None:
+        how = f"Choose a longer time range in the sidebar. {how}"
+    commands_text = "\n".join(command.format(store=view.store) for command in commands)
+    text = EMPTY_STATE.format(what=what, store=view.store, when=when, how=how, commands=commands_text)
+    st.info(text, icon=":material/info:")
+
+
+def render_store_warnings(messages: tuple[str, ...]) -> None:
+    """The store's warnings of a read (a skipped corrupt file, a stale temp file), one box each."""
+    for message in messages:
+        st.warning(message, icon=":material/warning:")
+
+
+def render_csv_download(frame: pd.DataFrame, *, file_name: str, key: str) -> None:
+    """The frame as CSV through `analysis.report.to_csv_bytes`, the same bytes `ruscope report` writes."""
+    st.download_button(
+        "Download CSV",
+        data=to_csv_bytes(frame),
+        file_name=file_name,
+        mime="text/csv",
+        key=key,
+        icon=":material/download:",
+    )

@@ -1,0 +1,79 @@
+"""analysis.scope on frames built here: the time range and the scope every dashboard page applies."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+import pytest
+
+from analysis import scope
+from analysis.scope import Scope
+from tests.analysis.test_query_costs import execution, executions_frame
+
+NOW = dt.datetime(2026, 5, 2, 10, 0, 42, 123, tzinfo=dt.UTC)
+
+
+@pytest.fixture
+def mixed() -> pd.DataFrame:
+    """shop/orders at 10:00 and 11:00; crm/people and crm/x at 10:00."""
+    return executions_frame(
+        execution("r1", "point", minute=0),
+        execution("r2", "point", minute=60),
+        execution(database="crm", container="people"),
+        execution(database="crm", container="x"),
+    )
+
+
+def test_databases_containers_and_select_scope(mixed: pd.DataFrame) -> None:
+    assert scope.databases(mixed) == ["crm", "shop"]
+    assert scope.containers(mixed) == ["orders", "people", "x"]
+    assert scope.containers(mixed, "crm") == ["people", "x"]
+    assert len(scope.select_scope(mixed, Scope(database="crm"))) == 2
+    assert len(scope.select_scope(mixed, Scope(database="crm", container="x"))) == 1
+    assert len(scope.select_scope(mixed, Scope())) == len(mixed)
+
+
+def test_a_container_alone_matches_in_every_database() -> None:
+    frame = executions_frame(execution(database="a", container="c"), execution(database="b", container="c"))
+    assert scope.select_scope(frame, Scope(container="c"))["database"].tolist() == ["a", "b"]
+
+
+def test_a_missing_database_is_in_no_scope_but_all(mixed: pd.DataFrame) -> None:
+    stored = mixed.astype({"database": "string"})
+    stored.loc[0, "database"] = pd.NA
+    assert len(scope.select_scope(stored, Scope(database="shop"))) == 1
+    assert len(scope.select_scope(stored, Scope())) == 4
+    assert scope.databases(stored) == ["crm", "shop"]
+
+
+def test_scope_choices_are_the_distinct_pairs_of_every_frame(mixed: pd.DataFrame) -> None:
+    other = executions_frame(execution(database="crm", container="x"), execution(database="hr", container="staff"))
+    choices = scope.scope_choices([mixed, other])
+    assert choices.values.tolist() == [["crm", "people"], ["crm", "x"], ["hr", "staff"], ["shop", "orders"]]
+    assert scope.containers(choices, "crm") == ["people", "x"]
+    assert scope.scope_choices([]).columns.tolist() == scope.SCOPE_COLUMNS
+    assert scope.scope_choices([mixed.iloc[:0]]).empty
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("Last 24 hours", dt.datetime(2026, 5, 1, 10, 0, tzinfo=dt.UTC)),
+        ("Last 7 days", dt.datetime(2026, 4, 25, 10, 0, tzinfo=dt.UTC)),
+        ("Last 30 days", dt.datetime(2026, 4, 2, 10, 0, tzinfo=dt.UTC)),
+        ("All time", None),
+    ],
+)
+def test_since_for_each_time_range_starts_on_a_whole_minute(name: str, expected: dt.datetime | None) -> None:
+    assert scope.since_for(name, NOW) == expected
+
+
+def test_since_for_is_in_utc_whatever_the_clock_zone() -> None:
+    paris = NOW.astimezone(dt.timezone(dt.timedelta(hours=2)))
+    since = scope.since_for("Last 24 hours", paris)
+    assert since == dt.datetime(2026, 5, 1, 10, 0, tzinfo=dt.UTC) and since.utcoffset() == dt.timedelta(0)
+
+
+def test_the_default_time_range_is_all_time() -> None:
+    assert scope.TIME_RANGES[scope.DEFAULT_TIME_RANGE] is None
