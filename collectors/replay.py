@@ -35,8 +35,7 @@ from tqdm import tqdm
 
 from collectors import routing
 from collectors.config import Config, CosmosSettings, QuerySpec
-from collectors.pending import Segment, recover
-from collectors.schema import EXECUTIONS, REQUESTS
+from collectors.store import ExecutionRecord, RequestRecord, Segment, recover
 from cosmoscore import routing as rules
 from cosmoscore.epk import EpkRange
 
@@ -82,7 +81,7 @@ def request_row(
     duration_ms: float,
     at: float,
 ) -> dict[str, Any]:
-    """One `requests` row from an HTTP exchange (no run or query context yet)."""
+    """A `requests` record's fields from an HTTP exchange (no run or query context yet)."""
     substatus = _number(response_headers.get("x-ms-substatus"), int) or 0
     path = unquote(urlparse(url).path).strip("/")
     metrics = parse_query_metrics(response_headers.get("x-ms-documentdb-query-metrics"))
@@ -124,10 +123,12 @@ class Capture:
     """The client-level request/response hooks. Rows go to the execution in progress (or to setup)."""
 
     clock: Callable[[], float] = time.time
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    common: dict[str, str] = field(default_factory=dict)  # run_id, account, database
+    rows: list[RequestRecord] = field(default_factory=list)
     total_ru: float = 0.0
     count: int = 0  # requests seen in the whole run: the `seq` of the next one
-    context: dict[str, Any] = field(default_factory=dict)
+    # the query and execution in progress; requests before the first one (the account read) have none
+    context: dict[str, Any] = field(default_factory=lambda: {"query_name": None, "execution_id": None, "container": ""})
     _started: dict[int, float] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -142,12 +143,12 @@ class Capture:
             request.method, request.url, request.headers, response.status_code, response.headers, duration, self.clock()
         )
         with self._lock:
-            row.update(self.context, seq=self.count)
+            record = RequestRecord(**row, **self.common, **self.context, seq=self.count)
             self.count += 1
-            self.rows.append(row)
-            self.total_ru += row["request_charge"]
+            self.rows.append(record)
+            self.total_ru += record.request_charge
 
-    def take(self) -> list[dict[str, Any]]:
+    def take(self) -> list[RequestRecord]:
         """The rows captured since the last call."""
         with self._lock:
             rows, self.rows = self.rows, []
@@ -296,20 +297,22 @@ def _sum_or_none(values: Iterable[Any]) -> int | None:
     return sum(present) if present else None
 
 
-def execution_row(
+def execution_record(
     spec: QuerySpec,
     target: Target,
-    requests: list[dict[str, Any]],
+    requests: list[RequestRecord],
     *,
+    ids: Mapping[str, Any],
     items: int,
     status: str,
     error: str,
     started: float,
     duration_ms: float,
 ) -> dict[str, Any]:
-    """One `executions` row from the requests an execution sent (pure)."""
-    pages = [r for r in requests if r["request_kind"] == "page" and r["status"] == 200]
-    hit = sorted({r["pkrange_id"] for r in pages if r["pkrange_id"]}, key=lambda p: (len(p), p))
+    """One `executions` record from the requests an execution sent (pure); `ids` names the run, the
+    account, database and container, the execution and its repeat."""
+    pages = [r for r in requests if r.request_kind == "page" and r.status == 200]
+    hit = sorted({r.pkrange_id for r in pages if r.pkrange_id}, key=lambda p: (len(p), p))
     total = len(target.ranges)
     if target.feed_range is not None:
         predicted = rules.SINGLE
@@ -322,30 +325,31 @@ def execution_row(
         )
     observed = rules.routing_class(len(hit), total) if status == OK else rules.UNKNOWN
     known = rules.UNKNOWN not in (predicted, observed)
-    return {
-        "time": datetime.fromtimestamp(started, UTC),
-        "query_name": spec.name,
-        "mode": spec.mode,
-        "feed_range": target.label,
-        "sql": spec.sql,
-        "partition_key": "" if spec.partition_key is None else json.dumps(spec.partition_key),
-        "status": status,
-        "error": error,
-        "total_ru": round(sum(r["request_charge"] for r in requests), 2),
-        "pages": len(pages),
-        "round_trips": len(requests),
-        "items": items,
-        "pkranges": ",".join(hit),
-        "pkrange_count": len(hit),
-        "routing_predicted": predicted,
-        "routing_observed": observed,
-        "routing_mismatch": known and predicted != observed,
-        "retrieved_documents": _sum_or_none(r["retrieved_document_count"] for r in pages),
-        "output_documents": _sum_or_none(r["output_document_count"] for r in pages),
-        "throttled": sum(1 for r in requests if r["status"] == 429),
-        "retry_after_ms_total": float(sum(r["retry_after_ms"] or 0 for r in requests if r["status"] == 429)),
-        "duration_ms": duration_ms,
-    }
+    return ExecutionRecord(
+        **ids,
+        time=datetime.fromtimestamp(started, UTC),
+        query_name=spec.name,
+        mode=spec.mode,
+        feed_range=target.label,
+        sql=spec.sql,
+        partition_key="" if spec.partition_key is None else json.dumps(spec.partition_key),
+        status=status,
+        error=error,
+        total_ru=round(sum(r.request_charge for r in requests), 2),
+        pages=len(pages),
+        round_trips=len(requests),
+        items=items,
+        pkranges=",".join(hit),
+        pkrange_count=len(hit),
+        routing_predicted=predicted,
+        routing_observed=observed,
+        routing_mismatch=known and predicted != observed,
+        retrieved_documents=_sum_or_none(r.retrieved_document_count for r in pages),
+        output_documents=_sum_or_none(r.output_document_count for r in pages),
+        throttled=sum(1 for r in requests if r.status == 429),
+        retry_after_ms_total=float(sum(r.retry_after_ms or 0 for r in requests if r.status == 429)),
+        duration_ms=duration_ms,
+    )
 
 
 # -- a run ------------------------------------------------------------------------------------------
@@ -386,19 +390,16 @@ class Replay:
     parts: int = 0
     sealed_at: float = field(default_factory=time.monotonic)
     last_ru: dict[str, float] = field(default_factory=dict)
-    done: list[dict[str, Any]] = field(default_factory=list)  # executions rows of the query in progress
+    done: list[ExecutionRecord] = field(default_factory=list)  # executions of the query in progress
 
     def __post_init__(self) -> None:
         self.summary = RunSummary(self.run_id)
         self.segment = Segment(self.store, self.run_id, "p000")
-
-    def record(self, table: str, row: dict[str, Any]) -> None:
-        common = {
+        self.capture.common = {
             "run_id": self.run_id,
             "account": urlparse(self.config.cosmos.endpoint).hostname or "",
             "database": self.config.cosmos.database,
         }
-        self.segment.append(table, {**row, **common, "container": row.get("container") or ""})
 
     def seal(self, *, every: float = 0.0) -> None:
         """Turn the captured rows into Parquet parts, at most every `every` seconds (0: now)."""
@@ -484,16 +485,15 @@ class Replay:
         """Record the requests captured since the last execution and this execution's row."""
         rows = self.capture.take()
         for request in rows:
-            self.record(REQUESTS.name, request)
-        mine = [r for r in rows if r.get("execution_id") == execution_id]
-        row = execution_row(spec, target, mine, **outcome)
-        self.record(
-            EXECUTIONS.name, {**row, "execution_id": execution_id, "repeat": repeat, "container": spec.container}
-        )
-        self.done.append(row)
-        self.last_ru[spec.name] = row["total_ru"]
+            self.segment.append(request)
+        mine = [r for r in rows if r.execution_id == execution_id]
+        ids = {**self.capture.common, "container": spec.container, "execution_id": execution_id, "repeat": repeat}
+        record = execution_record(spec, target, mine, ids=ids, **outcome)
+        self.segment.append(record)
+        self.done.append(record)
+        self.last_ru[spec.name] = record.total_ru
         self.summary.executions += 1
-        self.summary.failed += row["status"] == ERROR
+        self.summary.failed += record.status == ERROR
 
     def run_query(
         self,
@@ -522,7 +522,7 @@ class Replay:
                     break
                 self.execute(spec, target, f"{index:03d}-{repeat}-{n}", repeat)
                 advance(1 if n == len(targets) - 1 else 0)
-        self.report(spec, [row for row in self.done if row["query_name"] == spec.name])
+        self.report(spec, [e for e in self.done if e.query_name == spec.name])
         self.done.clear()
         self.seal(every=SEAL_SECONDS)
 
@@ -535,16 +535,16 @@ class Replay:
             self.summary.ended_by = BUDGET
         return self.summary.ended_by == BUDGET
 
-    def report(self, spec: QuerySpec, executions: list[dict[str, Any]]) -> None:
+    def report(self, spec: QuerySpec, executions: list[ExecutionRecord]) -> None:
         """One line per query: its cost and routing, or each distinct error once."""
-        for error in dict.fromkeys(e["error"] for e in executions if e["status"] == ERROR):
+        for error in dict.fromkeys(e.error for e in executions if e.status == ERROR):
             self.err(f"query {spec.name!r}: {error}")
-        done = [e for e in executions if e["status"] == OK]
+        done = [e for e in executions if e.status == OK]
         if done:
-            ru = sum(e["total_ru"] for e in done) / len(done)
-            ranges = sorted({p for e in done for p in e["pkranges"].split(",") if p})
-            routes = "/".join(dict.fromkeys(e["routing_observed"] for e in done))
-            flag = "  (routing differs from the prediction)" if any(e["routing_mismatch"] for e in done) else ""
+            ru = sum(e.total_ru for e in done) / len(done)
+            ranges = sorted({p for e in done for p in e.pkranges.split(",") if p})
+            routes = "/".join(dict.fromkeys(e.routing_observed for e in done))
+            flag = "  (routing differs from the prediction)" if any(e.routing_mismatch for e in done) else ""
             self.out(
                 f"{spec.name}: {len(done)} execution(s), {ru:.2f} RU each, {routes} over {len(ranges)} pkrange(s){flag}"
             )
@@ -582,7 +582,7 @@ def replay(
                 break
             run.run_query(index, spec, client, client_error, bar.update)
     for request in capture.take():
-        run.record(REQUESTS.name, request)
+        run.segment.append(request)
     run.seal()
     run.segment.close()  # the segment opened last holds nothing
     run.summary.total_ru = round(capture.total_ru, 2)

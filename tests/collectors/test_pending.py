@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from collectors.pending import PENDING, Segment, recover
-from collectors.store import read_table
+import orjson
+import pyarrow as pa
+import pytest
+
+from collectors.store import PENDING, ExecutionRecord, RequestRecord, Segment, read_table, recover
 
 
-def row(seq: int) -> dict:
-    return {
+def row(seq: int, **changes: Any) -> RequestRecord:
+    fields = {
         "run_id": "r1" if seq < 5 else "r2",
         "time": datetime(2026, 11, 30, 9, 0, seq, 0 if seq else 250, tzinfo=UTC),
         "account": "a",
@@ -20,28 +25,48 @@ def row(seq: int) -> dict:
         "execution_id": "000-0-0",
         "seq": seq,
         "request_kind": "page",
+        "method": "POST",
+        "resource": "dbs/d/colls/c/docs",
+        "pkrange_id": "0",
         "status": 200,
         "substatus": 0,
         "request_charge": 2.5 + seq,
+        "item_count": 1,
+        "duration_ms": 1.0,
+        "activity_id": f"a{seq}",
+        "correlated_activity_id": "",
+        "retry_after_ms": None,
         "retrieved_document_count": None,
+        "retrieved_document_size": None,
+        "output_document_count": None,
+        "output_document_size": None,
+        "index_hit_ratio": None,
+        "index_utilization": None,
     }
+    return RequestRecord(**{**fields, **changes})
+
+
+def execution(**changes: Any) -> ExecutionRecord:
+    fields = dict.fromkeys(f.name for f in dataclasses.fields(ExecutionRecord))
+    fields.update(run_id="r1", time=row(0).time, account="a", database="d", container="c", query_name="q")
+    fields.update(execution_id="000-0-0", repeat=0, mode="as-is", feed_range="", sql="SELECT 1", partition_key="")
+    fields.update(status="ok", error="", total_ru=1.5, pages=1, round_trips=1, items=1, pkranges="0")
+    fields.update(pkrange_count=1, routing_predicted="single", routing_observed="single", routing_mismatch=False)
+    fields.update(throttled=0, retry_after_ms_total=0.0, duration_ms=1.0)
+    return ExecutionRecord(**{**fields, **changes})
+
+
+def raw_line(path: Path, line: bytes) -> None:
+    """A line written behind the Segment's back: what a bug, a disk error or a torn write leaves."""
+    with open(path, "ab") as fh:
+        fh.write(line + b"\n")
 
 
 def test_seal_writes_parquet_and_removes_the_segment(tmp_path: Path) -> None:
     segment = Segment(tmp_path, "r1", "p000")
     for seq in range(3):  # times with and without a fraction of a second
-        segment.append("requests", row(seq))
-    segment.append(
-        "executions",
-        {
-            "time": row(0)["time"],
-            "query_name": "q",
-            "execution_id": "000-0-0",
-            "routing_mismatch": False,
-            "total_ru": 1.5,
-            "pages": 1,
-        },
-    )
+        segment.append(row(seq))
+    segment.append(execution())
     segment.seal()
     assert read_table(tmp_path, "executions")["routing_mismatch"].tolist() == [False]
     frame = read_table(tmp_path, "requests")
@@ -54,7 +79,7 @@ def test_seal_writes_parquet_and_removes_the_segment(tmp_path: Path) -> None:
 def test_recover_seals_a_killed_runs_segment_once_and_skips_a_torn_line(tmp_path: Path) -> None:
     segment = Segment(tmp_path, "r1", "p003")
     for seq in range(4):
-        segment.append("requests", row(seq))
+        segment.append(row(seq))
     with open(segment.dir / "requests.jsonl", "ab") as fh:
         fh.write(b'{"seq": 9, "status')  # the write a kill interrupted
     assert recover(tmp_path) == 1
@@ -66,10 +91,11 @@ def test_recover_seals_a_killed_runs_segment_once_and_skips_a_torn_line(tmp_path
 
 def test_a_damaged_segment_does_not_stop_recovery(tmp_path: Path) -> None:
     bad = Segment(tmp_path, "r1", "p000")
-    bad.append("requests", {**row(0), "status": "not a number"})
+    bad.append(row(1))
     bad.close()
+    raw_line(bad.dir / "requests.jsonl", orjson.dumps({**dataclasses.asdict(row(0)), "status": "not a number"}))
     good = Segment(tmp_path, "r2", "p000")
-    good.append("requests", row(6))
+    good.append(row(6))
     assert recover(tmp_path) == 1
     assert list(read_table(tmp_path, "requests")["run_id"]) == ["r2"]
     assert (tmp_path / PENDING / "r1-p000").exists()  # kept for a human to look at, not deleted
@@ -77,11 +103,43 @@ def test_a_damaged_segment_does_not_stop_recovery(tmp_path: Path) -> None:
 
 def test_rows_of_another_run_or_unknown_fields_are_refused(tmp_path: Path) -> None:
     stray = Segment(tmp_path, "r1", "p000")
-    stray.append("requests", {**row(7)})  # row(7) belongs to run r2
+    stray.append(row(7))  # row(7) belongs to run r2
     stray.close()
     extra = Segment(tmp_path, "r3", "p000")
-    extra.append("requests", {**row(1), "run_id": "r3", "surprise": 1})
+    extra.append(row(1, run_id="r3"))
     extra.close()
+    raw_line(extra.dir / "requests.jsonl", orjson.dumps({**dataclasses.asdict(row(1)), "run_id": "r3", "surprise": 1}))
     assert recover(tmp_path) == 0
     assert read_table(tmp_path, "requests").empty
     assert sorted(p.name for p in (tmp_path / PENDING).iterdir()) == ["r1-p000", "r3-p000"]
+
+
+def test_a_record_of_the_wrong_shape_fails_when_it_is_built() -> None:
+    with pytest.raises(TypeError, match="statsu"):
+        row(0, statsu=200)  # misspelt
+    fields = dataclasses.asdict(row(0))
+    del fields["status"]
+    with pytest.raises(TypeError, match="status"):
+        RequestRecord(**fields)  # missing
+    with pytest.raises(TypeError, match=r"RequestRecord.status: expected int, got str"):
+        row(0, status="200")
+    with pytest.raises(TypeError, match="request_charge: expected float or int, got NoneType"):
+        row(0, request_charge=None)
+    with pytest.raises(TypeError, match="expected int or None, got bool"):
+        row(0, item_count=True)
+    with pytest.raises(TypeError, match="naive time"):
+        row(0, time=datetime(2026, 1, 1))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        row(0).status = 500  # type: ignore[misc]
+    assert row(0, request_charge=3).request_charge == 3 and row(0, item_count=None).item_count is None
+
+
+def test_the_arrow_schema_is_derived_from_the_record() -> None:
+    from collectors.store import EXECUTIONS, REQUESTS
+
+    assert REQUESTS.columns == [f.name for f in dataclasses.fields(RequestRecord)]
+    assert REQUESTS.schema.field("status").type == pa.int32() and REQUESTS.schema.field("seq").type == pa.int64()
+    assert str(EXECUTIONS.schema.field("time").type) == "timestamp[us, tz=UTC]"
+    assert EXECUTIONS.schema.field("routing_mismatch").type == pa.bool_()
+    assert EXECUTIONS.key == ("run_id", "execution_id") and EXECUTIONS.record is ExecutionRecord
+    assert not hasattr(row(0), "__dict__")  # slotted: millions of them stay small

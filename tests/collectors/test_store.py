@@ -19,9 +19,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from collectors import store
 from collectors.schema import EXECUTIONS, REQUESTS
 from collectors.store import StoreWarning, list_runs, read_table, write_frame
+from collectors.store import parquet as store
 
 REPO = Path(__file__).resolve().parents[2]
 T0 = pd.Timestamp("2024-05-01 10:00:00", tz="UTC")
@@ -365,7 +365,7 @@ WRITER = r"""
 import os, sys, time
 from pathlib import Path
 import pandas as pd
-from collectors import store
+from collectors.store import parquet as store
 
 root, rows, pause_in = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 base = pd.Timestamp("2024-05-01 10:00", tz="UTC")

@@ -14,14 +14,14 @@ import io
 import logging
 import shutil
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import orjson
 import pyarrow as pa
 import pyarrow.json as pa_json
 
-from collectors.schema import TABLES
-from collectors.store import TOKEN, write_arrow
+from collectors.store.parquet import TOKEN, write_arrow
+from collectors.store.records import TABLES, Record
 
 log = logging.getLogger("ruscope.store")
 
@@ -37,11 +37,13 @@ class Segment:
         self.rows = 0
         self._files: dict[str, IO[bytes]] = {}
 
-    def append(self, table: str, row: dict[str, Any]) -> None:
+    def append(self, record: Record) -> None:
+        """One record, as one JSON line of its table's file (orjson writes slotted dataclasses natively)."""
+        table = record.TABLE
         if table not in self._files:
             self.dir.mkdir(parents=True, exist_ok=True)
             self._files[table] = open(self.dir / f"{table}.jsonl", "ab", buffering=0)  # noqa: SIM115
-        self._files[table].write(orjson.dumps(row) + b"\n")
+        self._files[table].write(orjson.dumps(record) + b"\n")
         self.rows += 1
 
     def close(self) -> None:

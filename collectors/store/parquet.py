@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from collectors.schema import TABLES, UTC_TIME, Table
+from collectors.store.records import TABLES, UTC_TIME, Table
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -1,0 +1,198 @@
+"""The store's tables, each declared once as a frozen, slotted record; the Arrow schema is derived from it.
+
+Why records and not dicts: a misspelt or missing field is a TypeError when the record is built, at the
+line that built it, and a value of the wrong type (a str where an int belongs, a naive time) fails there
+too, not minutes later when a segment is sealed. The writer (`pending`, `parquet`), the reader and the
+CSV column order all use the one `Table` derived here.
+
+Field types map to Arrow: `str` string, `int` int64 (`Int32` int32), `float` float64, `bool` bool,
+`datetime` timestamp[us, UTC]. `X | None` may be null; every Arrow field is nullable, so files written
+before a column existed read back with nulls. Names are stable once shipped (DESIGN.md "Store"): add
+fields freely, never rename one. Every table carries `run_id`, a UTC `time` and account/database/container.
+
+To add a table: a `@table("<name>", key=...)` record class here (the `Record` base checks it), then
+`write_frame(store, "<name>", ...)`, `read_table(store, "<name>")` and `Run.record(...)` work unchanged.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from datetime import datetime
+from typing import Annotated, Any, ClassVar, TypeVar
+
+import pyarrow as pa
+
+UTC_TIME = pa.timestamp("us", tz="UTC")
+Int32 = Annotated[int, pa.int32()]  # a narrower Arrow integer for the same Python int
+
+_ARROW: dict[type, pa.DataType] = {
+    str: pa.string(),
+    int: pa.int64(),
+    float: pa.float64(),
+    bool: pa.bool_(),
+    datetime: UTC_TIME,
+}
+_ACCEPTS: dict[type, tuple[type, ...]] = {float: (float, int)}  # an int is a fine float; nothing else widens
+
+
+@dataclass(frozen=True)
+class Check:
+    """What one field accepts, resolved once per class (construction checks are a loop of isinstance)."""
+
+    name: str
+    kinds: tuple[type, ...]
+    optional: bool
+
+
+class Record:
+    """Base of store records: checks each value against its declared type when the record is built."""
+
+    __slots__ = ()
+    TABLE: ClassVar[str]
+    KEY: ClassVar[tuple[str, ...]]
+    TIME: ClassVar[str] = "time"
+    CHECKS: ClassVar[tuple[Check, ...]] = ()
+
+    def __post_init__(self) -> None:
+        for check in self.CHECKS:
+            value = getattr(self, check.name)
+            if value is None:
+                if check.optional:
+                    continue
+            elif isinstance(value, check.kinds) and (type(value) is not bool or bool in check.kinds):
+                if not isinstance(value, datetime) or value.tzinfo is not None:
+                    continue
+                raise TypeError(f"{type(self).__name__}.{check.name}: a naive time; give it a timezone (UTC)")
+            wanted = " or ".join(k.__name__ for k in check.kinds) + (" or None" if check.optional else "")
+            raise TypeError(f"{type(self).__name__}.{check.name}: expected {wanted}, got {type(value).__name__}")
+
+
+@dataclass(frozen=True)
+class Table:
+    """A store table: its name, its Arrow schema (from the record), its key and its time column."""
+
+    name: str
+    schema: pa.Schema
+    key: tuple[str, ...]  # what makes a row unique: a reader drops repeats of it
+    record: type[Record]
+    time: str = "time"
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.schema.names)
+
+
+TABLES: dict[str, Table] = {}
+R = TypeVar("R", bound=type[Record])
+
+
+def _field_type(hint: Any) -> tuple[pa.DataType, tuple[type, ...], bool]:
+    """A field's Arrow type, the Python types it accepts and whether it may be None."""
+    optional = False
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        optional = len(args) < len(typing.get_args(hint))
+        if len(args) != 1:
+            raise TypeError(f"a store field is one type, optionally | None (got {hint})")
+        hint = args[0]
+    arrow = None
+    if typing.get_origin(hint) is Annotated:
+        hint, *extras = typing.get_args(hint)
+        arrow = next((e for e in extras if isinstance(e, pa.DataType)), None)
+    if hint not in _ARROW:
+        raise TypeError(f"a store field is str, int, float, bool or datetime (got {hint})")
+    return arrow or _ARROW[hint], _ACCEPTS.get(hint, (hint,)), optional
+
+
+def table(name: str, *, key: tuple[str, ...], time: str = "time") -> Callable[[R], R]:
+    """Declare a record class as a store table: derive its schema and checks, register it in TABLES."""
+
+    def declare(cls: R) -> R:
+        hints = typing.get_type_hints(cls, include_extras=True)
+        names = [f.name for f in fields(cls)]
+        missing = [n for n in (*key, time, "run_id") if n not in names]
+        if missing:
+            raise TypeError(f"{cls.__name__} lacks the field(s) {', '.join(missing)}")
+        resolved = {n: _field_type(hints[n]) for n in names}
+        cls.TABLE, cls.KEY, cls.TIME = name, key, time
+        cls.CHECKS = tuple(Check(n, kinds, optional) for n, (_, kinds, optional) in resolved.items())
+        schema = pa.schema([pa.field(n, arrow) for n, (arrow, _, _) in resolved.items()])
+        TABLES[cls.TABLE] = Table(cls.TABLE, schema, key, cls, time)
+        return cls
+
+    return declare
+
+
+@table("requests", key=("run_id", "seq"))
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestRecord(Record):
+    """One HTTP request the SDK sent while replaying (captured by a client-level raw_response_hook)."""
+
+    run_id: str
+    time: datetime
+    account: str  # the endpoint's host, never a key
+    database: str
+    container: str  # "" for requests outside any query (the account read when the client starts)
+    query_name: str | None
+    execution_id: str | None
+    seq: int  # order of the request within the run (unique per run)
+    request_kind: str  # see collectors.replay.REQUEST_KINDS
+    method: str
+    resource: str  # the path, e.g. dbs/shop/colls/orders/docs
+    pkrange_id: str  # "" when the response names none
+    status: Int32
+    substatus: Int32
+    request_charge: float
+    item_count: Int32 | None
+    duration_ms: float
+    activity_id: str
+    correlated_activity_id: str
+    retry_after_ms: float | None
+    retrieved_document_count: int | None  # from x-ms-documentdb-query-metrics, when asked for
+    retrieved_document_size: int | None
+    output_document_count: int | None
+    output_document_size: int | None
+    index_hit_ratio: float | None
+    index_utilization: str | None  # x-ms-cosmos-index-utilization, as JSON text
+
+
+@table("executions", key=("run_id", "execution_id"))
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutionRecord(Record):
+    """One query execution (a query as-is, or one feed range of it in per-feed-range mode)."""
+
+    run_id: str
+    time: datetime
+    account: str
+    database: str
+    container: str
+    query_name: str
+    execution_id: str
+    repeat: Int32  # 0-based repetition of the query within the run
+    mode: str  # "as-is" | "per-feed-range"
+    feed_range: str  # "min..max" of the feed range in per-feed-range mode, else ""
+    sql: str
+    partition_key: str  # JSON of the configured key or prefix, "" for none
+    status: str  # "ok" | "error" | "budget" | "stopped"
+    error: str  # one line: what went wrong, "" when ok
+    total_ru: float
+    pages: Int32  # data pages (200 responses to a query POST)
+    round_trips: Int32  # every HTTP request, plan and routing-map reads included
+    items: int  # rows the query returned
+    pkranges: str  # comma-separated ids of the partitions that served data pages
+    pkrange_count: Int32
+    routing_predicted: str  # "single" | "targeted" | "fan-out" | "unknown"
+    routing_observed: str
+    routing_mismatch: bool
+    retrieved_documents: int | None  # summed query metrics, null when not asked for
+    output_documents: int | None
+    throttled: Int32  # 429 responses
+    retry_after_ms_total: float
+    duration_ms: float
+
+
+REQUESTS = TABLES[RequestRecord.TABLE]
+EXECUTIONS = TABLES[ExecutionRecord.TABLE]
