@@ -29,10 +29,13 @@ emulator: install
 test: install
 	PYTHONDONTWRITEBYTECODE=1 $(PY) -m pytest -q
 
-# Lint and format check.
+# Lint, format check, type check. mypy's strictness per package is in pyproject.toml; with no TYPECHECK
+# it checks pyproject's `files` (cosmoscore and collectors), `make lint TYPECHECK=cosmoscore` narrows it.
+TYPECHECK ?=
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy $(TYPECHECK)
 
 bench: install
 	$(PY) benchmarks/bench_point_ops.py

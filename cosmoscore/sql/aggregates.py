@@ -3,12 +3,21 @@ a value of the wrong type poisons SUM/AVG/MIN/MAX into undefined."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from .ast import UNDEFINED
 from .values import RANK_ARRAY, hash_key, rank, sort_key
 
 U = UNDEFINED
+
+
+class Accumulator(Protocol):
+    """What every accumulator does: take one input value, give the aggregate."""
+
+    def add(self, v: Any) -> None: ...
+
+    def result(self) -> Any: ...
 
 
 class Count:
@@ -106,7 +115,7 @@ class MakeList:
     __slots__ = ("items",)
 
     def __init__(self) -> None:
-        self.items: list = []
+        self.items: list[Any] = []
 
     def add(self, v: Any) -> None:
         if v is not U:
@@ -121,7 +130,7 @@ class MakeSet(MakeList):
 
     def __init__(self) -> None:
         super().__init__()
-        self.seen: set = set()
+        self.seen: set[Any] = set()
 
     def add(self, v: Any) -> None:
         if v is not U:
@@ -131,7 +140,7 @@ class MakeSet(MakeList):
                 self.items.append(v)
 
 
-ACCUMULATORS = {
+ACCUMULATORS: dict[str, Callable[[], Accumulator]] = {
     "COUNT": Count,
     "SUM": Sum,
     "AVG": Avg,

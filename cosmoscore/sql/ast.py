@@ -7,6 +7,7 @@ written.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -279,7 +280,7 @@ def children(node: Any) -> tuple[Any, ...]:
     return ()
 
 
-def walk(node: Any):
+def walk(node: Any) -> Iterator[Any]:
     """Pre-order walk over an expression, not entering subqueries."""
     yield node
     for child in children(node):

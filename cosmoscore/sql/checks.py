@@ -6,7 +6,7 @@ restriction but not its text, the code is UNVERIFIED and the wording is ours (or
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from . import ast as a
 from .errors import SqlError, unresolved
@@ -20,7 +20,7 @@ def check_query(query: a.Query, text: str | None = None) -> None:
     _Checker(text if text is not None else query.text).query(query, (), subquery=False, container_ok=True)
 
 
-def is_aggregate(node: Any) -> bool:
+def is_aggregate(node: Any) -> TypeGuard[a.Call]:
     return isinstance(node, a.Call) and not node.udf and node.name in AGGREGATES
 
 

@@ -44,6 +44,15 @@ class Context:
     aggregate: Callable[[a.Call, Scope], Fn] | None = None
 
 
+def _no_subqueries(query: a.Query, scope: Scope) -> Fn:
+    raise AssertionError("a constants-only context compiles no subquery")
+
+
+def constants_context(params: Mapping[str, Any]) -> Context:
+    """A Context that only reads literals and parameters (`constant`, `param_value`, `path_of`)."""
+    return Context(params, _no_subqueries)
+
+
 def constant(node: Any, ctx: Context) -> tuple[bool, Any]:
     """(True, value) when the node is a literal or a supplied parameter."""
     if isinstance(node, a.Literal):
@@ -82,15 +91,15 @@ def step(v: Any, key: str | int) -> Any:
     """One property or array-index step; anything that does not apply is undefined."""
     if key.__class__ is str:
         return v.get(key, U) if v.__class__ is dict else U
-    if v.__class__ is list and 0 <= key < len(v):
-        return v[key]
+    if v.__class__ is list and 0 <= key < len(v):  # type: ignore[operator]  # an int: str returned above
+        return v[key]  # type: ignore[index]
     return U
 
 
 def direct_key(scope: Scope, steps: tuple[str | int, ...]) -> str | None:
     """The property name when a path is one step into a container document (a plain dict.get)."""
     if scope.documents and len(steps) == 1 and steps[0].__class__ is str:
-        return steps[0]  # type: ignore[return-value]
+        return steps[0]
     return None
 
 
@@ -225,7 +234,8 @@ def _comparison_factory(op: str, direct: bool, numeric: bool) -> Callable[..., F
     source = f"def factory(get, key, k, kind, U):\n    return lambda r: (v {_PY_OPS[op]} k) if {check} else U\n"
     namespace: dict[str, Any] = {}
     exec(compile(source, f"<sql {op}>", "exec"), namespace)  # noqa: S102 - fixed template, no user text
-    return namespace["factory"]
+    factory: Callable[..., Fn] = namespace["factory"]
+    return factory
 
 
 def _compare_constant(node: a.Binary, scope: Scope, ctx: Context) -> Fn | None:
@@ -332,7 +342,7 @@ def _array(node: a.ArrayCtor, scope: Scope, ctx: Context) -> Fn:
 def _object(node: a.ObjectCtor, scope: Scope, ctx: Context) -> Fn:
     props = [(name, _c(expr, scope, ctx)) for name, expr in node.props]
 
-    def build(r: Any) -> dict:
+    def build(r: Any) -> dict[str, Any]:
         out = {}
         for name, fn in props:
             v = fn(r)

@@ -11,7 +11,7 @@ import re
 import time
 from collections.abc import Callable
 from datetime import date
-from typing import Any
+from typing import Any, cast
 
 from .ast import UNDEFINED
 
@@ -166,7 +166,7 @@ def date_time_from_parts(*parts: Any) -> Any:
     values = [_whole(p) for p in parts]
     if any(v is None for v in values):
         return UNDEFINED
-    y, mo, d, h, mi, s, frac = (values + [0, 0, 0, 0])[:7]
+    y, mo, d, h, mi, s, frac = (cast("list[int]", values) + [0, 0, 0, 0])[:7]
     if not (0 <= h <= 23 and 0 <= mi <= 59 and 0 <= s <= 59 and 0 <= frac < SECOND):
         return UNDEFINED
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 
 class SqlError(Exception):
@@ -27,7 +28,7 @@ class SqlError(Exception):
         """The JSON error list the service embeds after `Message: ` in a 400 body."""
         if self.code is None:
             return json.dumps({"Errors": [self.message]}, separators=(",", ":"))
-        error: dict = {"severity": "Error"}
+        error: dict[str, Any] = {"severity": "Error"}
         if self.start is not None:
             error["location"] = {"start": self.start, "end": self.end}
         error["code"] = self.code

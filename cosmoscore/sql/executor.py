@@ -13,12 +13,12 @@ import heapq
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from . import ast as a
-from .aggregates import ACCUMULATORS
+from .aggregates import ACCUMULATORS, Accumulator, Count
 from .checks import has_aggregate, output_names, select_exprs
 from .compiler import Context, Fn, Scope, compile_expr, constant, getter, is_boolean, param_value, step
 from .errors import SqlError
@@ -26,6 +26,8 @@ from .values import hash_key, sort_key
 
 U = a.UNDEFINED
 Rows = Iterable[Any]
+# (aggregate function, compiled argument, the argument is a defined constant)
+_Spec = tuple[str, Fn, bool]
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ class QueryResult:
     """Rows in final order; `loaded` documents read by FROM; `output` rows returned; `matched` FROM rows
     that passed WHERE (what an index-served filter retrieves; counted only when asked, else -1)."""
 
-    rows: list
+    rows: list[Any]
     loaded: int
     output: int
     matched: int = -1
@@ -47,8 +49,8 @@ class Tail:
     where_is_bool: bool  # the filter returns only true/false/undefined: `filter()` may run it
     project: Fn | None  # row -> output value; None: SELECT * in single mode (the row itself)
     skip_undefined: bool  # SELECT VALUE drops undefined outputs
-    group: Callable[[Rows], list] | None  # aggregate/group stage producing output values
-    order: Callable[[list, int | None], list] | None  # (rows, keep at most) -> sorted rows
+    group: Callable[[Rows], list[Any]] | None  # aggregate/group stage producing output values
+    order: Callable[[list[Any], int | None], list[Any]] | None  # (rows, keep at most) -> sorted rows
     distinct: bool
     start: int
     stop: int | None
@@ -59,7 +61,7 @@ class Tail:
 # ---------------------------------------------------------------------------------------------
 
 
-def _bind_values(src: a.Source, value: Any) -> Iterator[Any] | tuple:
+def _bind_values(src: a.Source, value: Any) -> list[Any] | tuple[Any, ...]:
     """Values one source binds for one collection value: elements under IN, else the value itself."""
     if value is U:
         return ()
@@ -94,13 +96,13 @@ def _source_values(src: a.Source, scope: Scope, ctx: Context, container: bool) -
     return _path_values(src, getter(scope, coll.root or "", ()))
 
 
-def _walk(v: Any, steps: tuple) -> Any:
+def _walk(v: Any, steps: tuple[str | int, ...]) -> Any:
     for key in steps:
         v = step(v, key)
     return v
 
 
-def _join(rows: Rows, values: Callable[[Any], Any]) -> Iterator[tuple]:
+def _join(rows: Rows, values: Callable[[Any], Any]) -> Iterator[tuple[Any, ...]]:
     for r in rows:
         for v in values(r):
             yield r + (v,)
@@ -119,7 +121,7 @@ def _projector(q: a.Query, scope: Scope, ctx: Context) -> Fn | None:
         return compile_expr(sel.value, scope, ctx)
     pairs = list(zip(output_names(sel.items), (compile_expr(i.expr, scope, ctx) for i in sel.items)))
 
-    def project(r: Any) -> dict:
+    def project(r: Any) -> dict[str, Any]:
         out = {}
         for name, fn in pairs:
             v = fn(r)
@@ -135,7 +137,7 @@ def _last_alias(scope: Scope) -> Fn:
     return lambda r: r[i]
 
 
-def _as_tuple(scope: Scope) -> Callable[[Any], tuple]:
+def _as_tuple(scope: Scope) -> Callable[[Any], tuple[Any, ...]]:
     if not scope.single:
         return lambda r: r
     if scope.names:
@@ -143,9 +145,9 @@ def _as_tuple(scope: Scope) -> Callable[[Any], tuple]:
     return lambda r: ()
 
 
-def _grouping(q: a.Query, scope: Scope, ctx: Context) -> tuple[Callable[[Rows], list], bool]:
+def _grouping(q: a.Query, scope: Scope, ctx: Context) -> tuple[Callable[[Rows], list[Any]], bool]:
     """Aggregate/group stage: rows -> output values. Returns (stage, skip_undefined)."""
-    specs: list[tuple[str, Fn, bool]] = []  # (function, argument, argument is a defined constant)
+    specs: list[_Spec] = []
     slot = len(scope.names)
     proj_scope = Scope(scope.names, False, slot)
 
@@ -157,14 +159,15 @@ def _grouping(q: a.Query, scope: Scope, ctx: Context) -> tuple[Callable[[Rows], 
 
     agg_ctx = Context(ctx.params, ctx.subquery, register)
     project = _projector(q, proj_scope, agg_ctx)
+    assert project is not None  # proj_scope is never single: SELECT * projects the last alias
     keys = [compile_expr(g, scope, ctx) for g in q.group_by]
     to_tuple = _as_tuple(scope)
     grouped = bool(q.group_by)
     empty_row = (U if scope.names else None) if scope.single else (U,) * len(scope.names)
 
-    def stage(rows: Rows) -> list:
+    def stage(rows: Rows) -> list[Any]:
         if grouped:
-            entries: Iterable = _accumulate(rows, keys, specs).values()
+            entries: Iterable[tuple[Any, list[Accumulator]]] = _accumulate(rows, keys, specs).values()
         else:
             entries = [(empty_row, _accumulate_all(rows, specs))]
         return [project(to_tuple(rep) + (tuple(acc.result() for acc in accs),)) for rep, accs in entries]
@@ -172,9 +175,9 @@ def _grouping(q: a.Query, scope: Scope, ctx: Context) -> tuple[Callable[[Rows], 
     return stage, q.select.kind == "value"
 
 
-def _accumulate(rows: Rows, keys: list[Fn], specs: list) -> dict:
+def _accumulate(rows: Rows, keys: list[Fn], specs: list[_Spec]) -> dict[Any, tuple[Any, list[Accumulator]]]:
     """Group rows by their key values; each group keeps its first row and bound accumulator adders."""
-    groups: dict = {}
+    groups: dict[Any, tuple[Any, list[Accumulator], list[tuple[Callable[[Any], None], Fn]]]] = {}
     single = keys[0] if len(keys) == 1 else None
     for r in rows:
         key = hash_key(single(r)) if single is not None else tuple(hash_key(k(r)) for k in keys)
@@ -187,13 +190,13 @@ def _accumulate(rows: Rows, keys: list[Fn], specs: list) -> dict:
     return {key: (rep, accs) for key, (rep, accs, _) in groups.items()}
 
 
-def _accumulate_all(rows: Rows, specs: list) -> list:
+def _accumulate_all(rows: Rows, specs: list[_Spec]) -> list[Accumulator]:
     """One group over all rows; COUNT of a defined constant just counts rows."""
     accs = [ACCUMULATORS[name]() for name, _, _ in specs]
     if all(name == "COUNT" and const for name, _, const in specs):
         n = len(rows) if isinstance(rows, (list, tuple)) else len(list(rows))
         for acc in accs:
-            acc.n = n
+            cast(Count, acc).n = n
         return accs
     if len(specs) == 1:
         add, arg = accs[0].add, specs[0][1]
@@ -207,7 +210,7 @@ def _accumulate_all(rows: Rows, specs: list) -> list:
     return accs
 
 
-def _sort_single(rows: list, fn: Fn, desc: bool, limit: int | None) -> list:
+def _sort_single(rows: list[Any], fn: Fn, desc: bool, limit: int | None) -> list[Any]:
     """One sort key: raw values when they are all numbers or all strings, else type-ranked keys; a
     TOP/LIMIT bound uses a heap (heapq.nsmallest/nlargest order ties like a stable sort)."""
     values = [fn(r) for r in rows]
@@ -222,7 +225,7 @@ def _sort_single(rows: list, fn: Fn, desc: bool, limit: int | None) -> list:
     return [rows[i] for i in order]
 
 
-def _orderer(q: a.Query, scope: Scope, ctx: Context) -> Callable[[list, int | None], list] | None:
+def _orderer(q: a.Query, scope: Scope, ctx: Context) -> Callable[[list[Any], int | None], list[Any]] | None:
     if not q.order_by:
         return None
     keys = [(compile_expr(item.expr, scope, ctx), item.descending) for item in q.order_by]
@@ -230,7 +233,7 @@ def _orderer(q: a.Query, scope: Scope, ctx: Context) -> Callable[[list, int | No
         fn, desc = keys[0]
         return lambda rows, limit: _sort_single(rows, fn, desc, limit)
 
-    def order(rows: list, limit: int | None) -> list:
+    def order(rows: list[Any], limit: int | None) -> list[Any]:
         decorated = [([fn(r) for fn, _ in keys], r) for r in rows]
         for i in range(len(keys) - 1, -1, -1):
             decorated.sort(key=lambda d: sort_key(d[0][i]), reverse=keys[i][1])
@@ -239,11 +242,12 @@ def _orderer(q: a.Query, scope: Scope, ctx: Context) -> Callable[[list, int | No
     return order
 
 
-def _count(value: Any, ctx: Context, code: str, message: str) -> int:
+def _count(value: int | a.Param, ctx: Context, code: str, message: str) -> int:
     if isinstance(value, a.Param):
-        value = param_value(value, ctx)
-        if value.__class__ is not int or not 0 <= value <= 4294967295:
+        number: int = param_value(value, ctx)
+        if number.__class__ is not int or not 0 <= number <= 4294967295:
             raise SqlError(code, message)
+        return number
     return value
 
 
@@ -252,7 +256,9 @@ def _tail(q: a.Query, scope: Scope, ctx: Context) -> Tail:
     has_agg = any(has_aggregate(e) for e in select_exprs(q.select))
     group, skip = _grouping(q, scope, ctx) if (q.group_by or has_agg) else (None, q.select.kind == "value")
     project = None if group else _projector(q, scope, ctx)
-    start = _count(q.offset, ctx, "SC2062", "The OFFSET count value exceeds the maximum allowed value.") or 0
+    start = 0
+    if q.offset is not None:
+        start = _count(q.offset, ctx, "SC2062", "The OFFSET count value exceeds the maximum allowed value.")
     stop = None
     if q.limit is not None:
         stop = start + _count(q.limit, ctx, "SC2061", "The LIMIT count value exceeds the maximum allowed value.")
@@ -265,7 +271,7 @@ def _tail(q: a.Query, scope: Scope, ctx: Context) -> Tail:
 
 
 def _dedupe(values: Iterable[Any]) -> Iterator[Any]:
-    seen: set = set()
+    seen: set[Any] = set()
     for v in values:
         key = hash_key(v)
         if key not in seen:
@@ -273,7 +279,7 @@ def _dedupe(values: Iterable[Any]) -> Iterator[Any]:
             yield v
 
 
-def run_tail(tail: Tail, rows: Rows, counter: list | None = None) -> Iterator[Any] | list:
+def run_tail(tail: Tail, rows: Rows, counter: list[int] | None = None) -> Iterable[Any]:
     """Apply the tail stages lazily where possible (so TOP can stop reading early); `counter[0]` counts
     the rows that pass WHERE."""
     if tail.where is not None:
@@ -334,7 +340,7 @@ class TopPlan:
         return QueryResult(out, len(docs), len(out), _matched(matches, len(docs), count_matches))
 
 
-def _matched(counter: list | None, loaded: int, wanted: bool) -> int:
+def _matched(counter: list[int] | None, loaded: int, wanted: bool) -> int:
     if not wanted:
         return -1
     return loaded if counter is None else counter[0]
@@ -342,12 +348,13 @@ def _matched(counter: list | None, loaded: int, wanted: bool) -> int:
 
 def _filtered(tail: Tail, rows: Rows) -> Rows:
     where = tail.where
+    assert where is not None  # callers filter only when there is a WHERE
     if tail.where_is_bool:
         return filter(where, rows)
     return (r for r in rows if where(r) is True)
 
 
-def _fast_list(tail: Tail, rows: Rows) -> tuple[list, int]:
+def _fast_list(tail: Tail, rows: Rows) -> tuple[list[Any], int]:
     """The hot path: C-level filter() and list comprehensions, no generator layers. Returns the
     outputs and how many rows passed WHERE."""
     project = tail.project
@@ -360,7 +367,7 @@ def _fast_list(tail: Tail, rows: Rows) -> tuple[list, int]:
     return out, passed
 
 
-def _counted(documents: Iterable[Any], counter: list) -> Iterator[Any]:
+def _counted(documents: Iterable[Any], counter: list[int]) -> Iterator[Any]:
     for doc in documents:
         counter[0] += 1
         yield doc
@@ -397,7 +404,9 @@ def _head(first: a.Source, scope: Scope, ctx: Context) -> Callable[[Iterable[Any
     return lambda docs: (v for d in docs for v in values(d))
 
 
-def _row_builder(head: Callable | None, joins: list, single: bool) -> Callable[[Iterable], Rows]:
+def _row_builder(
+    head: Callable[[Iterable[Any]], Rows] | None, joins: list[Callable[[Any], Any]], single: bool
+) -> Callable[[Iterable[Any]], Rows]:
     def rows(docs: Iterable[Any]) -> Rows:
         out: Rows = docs if head is None else head(docs)
         if single:
@@ -455,7 +464,7 @@ def plan_for(query: a.Query, parameters: Mapping[str, Any] | None) -> TopPlan:
 
 def execute(
     query: a.Query,
-    documents: Iterable[dict],
+    documents: Iterable[dict[str, Any]],
     parameters: Mapping[str, Any] | None = None,
     *,
     count_matches: bool = False,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from . import ast as a
@@ -84,7 +85,7 @@ def expr(node: Any) -> str:
     return fmt(node)
 
 
-def _args(nodes: tuple) -> str:
+def _args(nodes: tuple[Any, ...]) -> str:
     return ", ".join(expr(n) for n in nodes)
 
 
@@ -111,7 +112,7 @@ def _call(node: a.Call) -> str:
     return f"{node.spelled or node.name}({_args(node.args)})"
 
 
-_FORMATS: dict[type, Any] = {
+_FORMATS: dict[type, Callable[[Any], str]] = {
     a.Literal: lambda n: literal(n.value),
     a.Param: lambda n: n.name,
     a.Ident: lambda n: n.name,

@@ -96,7 +96,7 @@ def _integer(v: Any) -> int | None:
     return None
 
 
-def _flag(args: tuple, index: int) -> bool | None:
+def _flag(args: tuple[Any, ...], index: int) -> bool | None:
     """An optional boolean flag argument; None when present but not a boolean."""
     if len(args) <= index:
         return False
@@ -211,7 +211,7 @@ def format_number(v: int | float) -> str:
         return "NaN"
     if math.isinf(v):
         return "Infinity" if v > 0 else "-Infinity"
-    if v.is_integer() and abs(v) < 1e21:
+    if v.is_integer() and abs(v) < 1e21:  # type: ignore[union-attr]  # a float: ints returned above
         return str(int(v))
     text = repr(v)
     return re.sub(r"e([+-])0*(\d)", r"e\1\2", text)
@@ -243,7 +243,7 @@ def _is_list(v: Any) -> bool:
     return v.__class__ is list
 
 
-def _contains_value(arr: list, value: Any, partial: bool) -> bool:
+def _contains_value(arr: list[Any], value: Any, partial: bool) -> bool:
     if partial and value.__class__ is dict:
         return any(
             item.__class__ is dict and all(k in item and deep_equal(item[k], v) for k, v in value.items())
@@ -294,8 +294,8 @@ def _object_to_array(obj: Any, key_name: Any = "k", value_name: Any = "v") -> An
     return [{key_name: k, value_name: v} for k, v in obj.items()]
 
 
-def _dedupe(items: list) -> list:
-    seen: set = set()
+def _dedupe(items: list[Any]) -> list[Any]:
+    seen: set[Any] = set()
     out = []
     for item in items:
         key = hash_key(item)
@@ -403,7 +403,7 @@ def _b(name: str, lo: int, hi: int | None, impl: Callable[..., Any], strict: boo
     return Builtin(name, lo, hi, impl, strict)
 
 
-_MATH1 = {
+_MATH1: dict[str, Callable[..., Any]] = {
     "ABS": abs,
     "SQRT": math.sqrt,
     "SQUARE": lambda x: x * x,

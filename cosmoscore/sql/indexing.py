@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from . import ast as a
 from .checks import has_aggregate, select_exprs
@@ -60,7 +60,7 @@ def _alias_paths(query: a.Query) -> dict[str, Path] | None:
         base = () if i == 0 else paths.get(coll.root or "")
         if base is None:
             return None
-        path = base + tuple(coll.path) + (("[]",) if src.iterate else ())
+        path = base + cast(Path, tuple(coll.path)) + (("[]",) if src.iterate else ())  # all str: checked above
         paths[src.alias] = path
     return paths
 

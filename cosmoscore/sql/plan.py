@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from . import ast as a
 from . import formatter as f
 from .checks import is_aggregate, output_names, select_exprs
-from .compiler import Context, param_value
+from .compiler import constants_context, param_value
 from .errors import SqlError
 from .functions import AGGREGATES
 
@@ -67,7 +67,8 @@ class QueryShape:
 def _resolve(value: int | a.Param | None, params: Mapping[str, Any] | None) -> int | None:
     if not isinstance(value, a.Param):
         return value
-    return param_value(value, Context(params or {}, lambda q, s: None))
+    resolved: int | None = param_value(value, constants_context(params or {}))
+    return resolved
 
 
 def _check_composition(q: a.Query) -> None:
@@ -154,7 +155,8 @@ def _rewrite_group_by(q: a.Query) -> str:
 def _rewrite_aggregates(q: a.Query) -> str:
     sel = q.select
     if sel.kind == "value":
-        head = f"SELECT VALUE [{_partial(sel.value)}]"
+        # the value is the aggregate itself: describe() refuses composed aggregates
+        head = f"SELECT VALUE [{_partial(cast(a.Call, sel.value))}]"
     else:
         head = f"SELECT {_list_payload(sel, with_aggregates=True)} AS payload"
     return "\n".join([head, *_tail_clauses(q)])

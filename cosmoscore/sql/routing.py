@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import ast as a
-from .compiler import Context, constant, path_of
+from .compiler import Context, constant, constants_context, path_of
 from .errors import SqlError
 from .values import deep_equal, hash_key, rank
 
@@ -107,7 +107,7 @@ def partition_key_filter(
     first = query.sources[0]
     if first.iterate or first.collection.path or first.collection.subquery is not None:
         return UNCONSTRAINED
-    ctx = Context(parameters or {}, lambda q, s: None)
+    ctx = constants_context(parameters or {})
     try:
         options = _constraints(query.where, first.alias, key_paths, ctx)
     except SqlError:  # an unresolved parameter: the query fails later; do not route on it

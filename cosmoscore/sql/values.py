@@ -56,7 +56,8 @@ def deep_equal(x: Any, y: Any) -> bool:
         return len(x) == len(y) and all(deep_equal(i, j) for i, j in zip(x, y))
     if rx == RANK_OBJECT:
         return len(x) == len(y) and all(k in y and deep_equal(v, y[k]) for k, v in x.items())
-    return x == y
+    same: bool = x == y
+    return same
 
 
 def compare(x: Any, y: Any) -> Any:
@@ -69,7 +70,7 @@ def compare(x: Any, y: Any) -> Any:
     return (x > y) - (x < y)
 
 
-def sort_key(value: Any) -> tuple:
+def sort_key(value: Any) -> tuple[Any, ...]:
     """A total order over all values for ORDER BY, MIN/MAX: type rank first, then value.
 
     Arrays and objects (ordered by an internal hash in the service) order by their canonical JSON.
