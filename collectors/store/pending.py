@@ -1,18 +1,27 @@
-"""Rows a collector has captured but not yet written as Parquet: an append-only segment per store part.
+"""Rows a run has captured but not yet written as Parquet: an append-only, locked segment per store part.
 
-Every captured row is appended, as one JSON line, to `STORE/_pending/<run_id>-<part>/<table>.jsonl` as
-soon as it exists, so a kill -9 loses nothing captured (a torn last line is the one write that never
+Every captured record is appended, as one JSON line, to `STORE/_pending/<run_id>-<part>/<table>.jsonl`
+as soon as it exists, so a kill -9 loses nothing captured (a torn last line is the one write that never
 finished). `Segment.seal()` reads the segment with Arrow's JSON reader against the table's declared
 schema (no Python objects, no pandas: the CLI stays quick), writes the Parquet part `<run_id>-<part>`,
-then deletes the segment; `recover()` seals what a killed run left behind. Parquet writes replace
-files, so a crash between the two steps only repeats an identical write: nothing is ever duplicated.
+then deletes the segment. Parquet writes replace files, so a crash between the two steps only repeats
+an identical write: nothing is ever duplicated.
+
+Locking: a segment holds an exclusive `fcntl.flock` on `STORE/_pending/<run_id>-<part>.lock` from its
+first row until it is sealed or closed; the lock is taken before the segment's directory exists and the
+lock file is removed only after the directory is. `recover()` (at the start of every run) seals only the
+segments whose lock it can take without waiting: those of killed runs (the kernel drops a dead process's
+locks), never one that a concurrent run, in this process or another, is still writing.
 """
 
 from __future__ import annotations
 
+import fcntl
 import io
 import logging
+import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -26,36 +35,81 @@ from collectors.store.records import TABLES, Record
 log = logging.getLogger("ruscope.store")
 
 PENDING = "_pending"
+LOCK_SUFFIX = ".lock"
+Warn = Callable[[str], None]
+
+
+def _lock(path: Path) -> int | None:
+    """An exclusive flock on `path` (created if need be) without waiting: its descriptor, or None if it is
+    held, or if the file was unlinked or replaced before the lock was taken (a lock on a file no longer at
+    `path` guards nothing)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.fstat(fd).st_ino == os.stat(path).st_ino:
+            return fd
+    except (BlockingIOError, FileNotFoundError):
+        pass
+    except BaseException:
+        os.close(fd)
+        raise
+    os.close(fd)
+    return None
 
 
 class Segment:
-    """The open segment of one run: each row reaches the OS as it is appended."""
+    """The open segment of one run: each row reaches the OS as it is appended, under the segment's lock."""
 
     def __init__(self, store: Path, run_id: str, part: str) -> None:
         self.store, self.run_id, self.part = Path(store), run_id, part
         self.dir = self.store / PENDING / f"{run_id}-{part}"
+        self.lock_path = self.dir.with_name(self.dir.name + LOCK_SUFFIX)
         self.rows = 0
         self._files: dict[str, IO[bytes]] = {}
+        self._lock: int | None = None
 
     def append(self, record: Record) -> None:
         """One record, as one JSON line of its table's file (orjson writes slotted dataclasses natively)."""
-        table = record.TABLE
-        if table not in self._files:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            self._files[table] = open(self.dir / f"{table}.jsonl", "ab", buffering=0)  # noqa: SIM115
-        self._files[table].write(orjson.dumps(record) + b"\n")
+        handle = self._files.get(record.TABLE) or self._open(record.TABLE)
+        handle.write(orjson.dumps(record) + b"\n")
         self.rows += 1
 
+    def _open(self, table: str) -> IO[bytes]:
+        if self._lock is None:  # the lock first: recover() must never see the directory unlocked
+            self.dir.parent.mkdir(parents=True, exist_ok=True)
+            for _ in range(3):  # a recovery may drop the new lock file as an orphan before it is locked
+                if (fd := _lock(self.lock_path)) is not None:
+                    break
+            else:
+                raise RuntimeError(f"cannot lock pending segment {self.dir.name}")
+            self._lock = fd
+            self.dir.mkdir(exist_ok=True)
+        handle = self._files[table] = open(self.dir / f"{table}.jsonl", "ab", buffering=0)  # noqa: SIM115
+        return handle
+
     def close(self) -> None:
+        """Stop writing; whatever the segment holds is left for a later `recover()`."""
         for handle in self._files.values():
             handle.close()
         self._files.clear()
+        self._unlock()
 
     def seal(self) -> None:
-        """Write the segment's rows as Parquet parts, then drop the segment."""
-        self.close()
-        if self.dir.exists():
+        """Write the segment's rows as Parquet parts, then drop the segment (still under its lock)."""
+        for handle in self._files.values():
+            handle.close()
+        self._files.clear()
+        if self._lock is not None and self.dir.exists():
             _seal(self.dir, self.store, self.run_id, self.part)
+        self._unlock()
+
+    def _unlock(self) -> None:
+        if self._lock is None:
+            return
+        if not self.dir.exists():  # sealed (or never written): the lock file has no segment left to guard
+            self.lock_path.unlink(missing_ok=True)
+        os.close(self._lock)
+        self._lock = None
 
 
 def _complete_lines(path: Path) -> bytes:
@@ -79,20 +133,48 @@ def _seal(segment_dir: Path, store: Path, run_id: str, part: str) -> None:
     shutil.rmtree(segment_dir, ignore_errors=True)
 
 
-def recover(store: Path) -> int:
-    """Seal the segments runs left behind when they were killed; returns how many."""
+def recover(store: Path, *, warn: Warn = log.warning) -> int:
+    """Seal the segments that killed runs left behind (never a locked one: its run is alive); returns how
+    many. A segment that cannot be sealed is reported with `warn` and left in place."""
     root = Path(store) / PENDING
     if not root.is_dir():
         return 0
     sealed = 0
-    for segment_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+    for segment_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("_")):
         run_id, _, part = segment_dir.name.rpartition("-")
-        if not (TOKEN.fullmatch(run_id or "") and TOKEN.fullmatch(part or "")):
-            continue
-        try:
-            _seal(segment_dir, Path(store), run_id, part)
-        except (OSError, ValueError, pa.ArrowException) as exc:  # a damaged segment must not stop today's run
-            log.warning("could not recover %s: %s", segment_dir, exc)
-            continue
-        sealed += 1
+        if TOKEN.fullmatch(run_id or "") and TOKEN.fullmatch(part or ""):
+            sealed += _recover_one(segment_dir, Path(store), run_id, part, warn)
+    _drop_orphan_locks(root)
     return sealed
+
+
+def _recover_one(segment_dir: Path, store: Path, run_id: str, part: str, warn: Warn) -> int:
+    """1 if this segment was sealed; 0 if a live run holds it, another recovery sealed it first, or it failed."""
+    lock_path = segment_dir.with_name(segment_dir.name + LOCK_SUFFIX)
+    fd = _lock(lock_path)
+    if fd is None:
+        return 0
+    try:
+        if not segment_dir.is_dir():  # sealed meanwhile by its run or by another recovery
+            lock_path.unlink(missing_ok=True)
+            return 0
+        try:
+            _seal(segment_dir, store, run_id, part)
+        except (OSError, ValueError, pa.ArrowException) as exc:  # a damaged segment must not stop today's run
+            warn(f"could not recover {segment_dir}: {exc}")
+            return 0
+        lock_path.unlink(missing_ok=True)
+        return 1
+    finally:
+        os.close(fd)
+
+
+def _drop_orphan_locks(root: Path) -> None:
+    """Lock files whose segment is gone (a run killed between its last two steps), unless one is held."""
+    for lock_path in root.glob(f"*{LOCK_SUFFIX}"):
+        if not lock_path.with_suffix("").is_dir() and (fd := _lock(lock_path)) is not None:
+            try:
+                if not lock_path.with_suffix("").is_dir():
+                    lock_path.unlink(missing_ok=True)
+            finally:
+                os.close(fd)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -11,7 +14,10 @@ import orjson
 import pyarrow as pa
 import pytest
 
-from collectors.store import PENDING, ExecutionRecord, RequestRecord, Segment, read_table, recover
+
+from collectors.store import PENDING, ExecutionRecord, RequestRecord, Segment, pending, read_table, recover
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def row(seq: int, **changes: Any) -> RequestRecord:
@@ -82,6 +88,7 @@ def test_recover_seals_a_killed_runs_segment_once_and_skips_a_torn_line(tmp_path
         segment.append(row(seq))
     with open(segment.dir / "requests.jsonl", "ab") as fh:
         fh.write(b'{"seq": 9, "status')  # the write a kill interrupted
+    segment.close()  # what the kill did to its lock
     assert recover(tmp_path) == 1
     assert recover(tmp_path) == 0
     frame = read_table(tmp_path, "requests")
@@ -96,6 +103,7 @@ def test_a_damaged_segment_does_not_stop_recovery(tmp_path: Path) -> None:
     raw_line(bad.dir / "requests.jsonl", orjson.dumps({**dataclasses.asdict(row(0)), "status": "not a number"}))
     good = Segment(tmp_path, "r2", "p000")
     good.append(row(6))
+    good.close()
     assert recover(tmp_path) == 1
     assert list(read_table(tmp_path, "requests")["run_id"]) == ["r2"]
     assert (tmp_path / PENDING / "r1-p000").exists()  # kept for a human to look at, not deleted
@@ -111,7 +119,7 @@ def test_rows_of_another_run_or_unknown_fields_are_refused(tmp_path: Path) -> No
     raw_line(extra.dir / "requests.jsonl", orjson.dumps({**dataclasses.asdict(row(1)), "run_id": "r3", "surprise": 1}))
     assert recover(tmp_path) == 0
     assert read_table(tmp_path, "requests").empty
-    assert sorted(p.name for p in (tmp_path / PENDING).iterdir()) == ["r1-p000", "r3-p000"]
+    assert sorted(p.name for p in (tmp_path / PENDING).iterdir() if p.is_dir()) == ["r1-p000", "r3-p000"]
 
 
 def test_a_record_of_the_wrong_shape_fails_when_it_is_built() -> None:
@@ -143,3 +151,90 @@ def test_the_arrow_schema_is_derived_from_the_record() -> None:
     assert EXECUTIONS.schema.field("routing_mismatch").type == pa.bool_()
     assert EXECUTIONS.key == ("run_id", "execution_id") and EXECUTIONS.record is ExecutionRecord
     assert not hasattr(row(0), "__dict__")  # slotted: millions of them stay small
+
+
+# --- two runs, one store: a live run's segment is locked and never recovered under it ----------------------
+
+WRITER = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from tests.collectors.test_pending import row
+from collectors.store import Segment
+segment = Segment(Path(sys.argv[1]), "ra", "p000")
+for seq in range(3):
+    segment.append(row(seq, run_id="ra"))
+print("appended", flush=True)
+if sys.stdin.readline().strip() == "go on":
+    for seq in range(3, 6):
+        segment.append(row(seq, run_id="ra"))
+    segment.seal()
+    print("sealed", flush=True)
+"""
+
+
+def writer(store: Path) -> subprocess.Popen:
+    process = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(store), str(REPO)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None and process.stdout.readline() == "appended\n"
+    return process
+
+
+def seqs(store: Path) -> list[int]:
+    return sorted(read_table(store, "requests")["seq"].tolist())
+
+
+def test_in_process_a_live_segment_is_not_recovered_under_its_run(tmp_path: Path) -> None:
+    run_a = Segment(tmp_path, "ra", "p000")
+    for seq in range(3):
+        run_a.append(row(seq, run_id="ra"))
+    assert recover(tmp_path) == 0  # run B starts beside A
+    for seq in range(3, 6):
+        run_a.append(row(seq, run_id="ra"))
+    run_a.seal()
+    assert recover(tmp_path) == 0 and seqs(tmp_path) == [0, 1, 2, 3, 4, 5]
+    assert list((tmp_path / PENDING).iterdir()) == []  # no segment, no lock file left
+
+
+def test_in_another_process_a_live_segment_is_not_recovered_under_its_run(tmp_path: Path) -> None:
+    run_a = writer(tmp_path)
+    assert recover(tmp_path) == 0 and seqs(tmp_path) == []
+    out, _ = run_a.communicate("go on\n", timeout=60)
+    assert out == "sealed\n" and run_a.returncode == 0
+    assert recover(tmp_path) == 0 and seqs(tmp_path) == [0, 1, 2, 3, 4, 5]
+
+
+def test_a_killed_runs_segment_is_recovered_exactly_once(tmp_path: Path) -> None:
+    run_a = writer(tmp_path)
+    run_a.kill()  # SIGKILL: the kernel releases its lock
+    run_a.wait(timeout=60)
+    assert recover(tmp_path) == 1 and recover(tmp_path) == 0
+    assert seqs(tmp_path) == [0, 1, 2]
+    assert list((tmp_path / PENDING).iterdir()) == []
+
+
+def test_two_recoveries_at_once_seal_a_segment_once(tmp_path: Path) -> None:
+    killed = Segment(tmp_path, "rk", "p000")
+    killed.append(row(0, run_id="rk"))
+    killed.close()
+    holder = pending._lock(killed.lock_path)  # recovery 1 is sealing it right now
+    assert holder is not None
+    assert recover(tmp_path) == 0  # recovery 2 leaves it alone
+    os.close(holder)
+    assert recover(tmp_path) == 1 and seqs(tmp_path) == [0]
+
+
+def test_an_orphan_lock_file_is_dropped_unless_held(tmp_path: Path) -> None:
+    (tmp_path / PENDING).mkdir()
+    orphan = tmp_path / PENDING / "rx-p000.lock"
+    orphan.touch()  # its run died after removing the segment, before removing the lock
+    held = Segment(tmp_path, "ry", "p000")
+    held.append(row(0, run_id="ry"))
+    assert recover(tmp_path) == 0
+    assert not orphan.exists() and held.lock_path.exists()
+    held.seal()
+    assert seqs(tmp_path) == [0]
