@@ -12,6 +12,10 @@ first row until it is sealed or closed; the lock is taken before the segment's d
 lock file is removed only after the directory is. `recover()` (at the start of every run) seals only the
 segments whose lock it can take without waiting: those of killed runs (the kernel drops a dead process's
 locks), never one that a concurrent run, in this process or another, is still writing.
+
+Damaged lines: a line that does not parse against the table's schema, or holds another run's rows, is set
+aside (the valid rows of the segment are still written) under `STORE/_pending/_damaged/<segment>-<table>.jsonl`
+and reported once, in one line naming that file; the segment is then gone, so no later run warns again.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ from collectors.store.records import TABLES, Record
 log = logging.getLogger("ruscope.store")
 
 PENDING = "_pending"
+DAMAGED = "_damaged"  # inside PENDING: lines no table could take, kept for a human to look at
+_BAD_LINE = (ValueError, pa.ArrowException)
 LOCK_SUFFIX = ".lock"
 Warn = Callable[[str], None]
 
@@ -94,13 +100,14 @@ class Segment:
         self._files.clear()
         self._unlock()
 
-    def seal(self) -> None:
-        """Write the segment's rows as Parquet parts, then drop the segment (still under its lock)."""
+    def seal(self, *, warn: Warn = log.warning) -> None:
+        """Write the segment's rows as Parquet parts, then drop the segment (still under its lock);
+        damaged lines are set aside and reported with `warn`."""
         for handle in self._files.values():
             handle.close()
         self._files.clear()
         if self._lock is not None and self.dir.exists():
-            _seal(self.dir, self.store, self.run_id, self.part)
+            _seal(self.dir, self.store, self.run_id, self.part, warn)
         self._unlock()
 
     def _unlock(self) -> None:
@@ -121,21 +128,74 @@ def _complete_lines(path: Path) -> bytes:
 def read_segment_table(path: Path, table: str) -> pa.Table:
     """One table's rows of a segment, parsed by Arrow against the declared schema (unknown fields and
     values of the wrong type are errors)."""
+    return _parse(_complete_lines(path), table)
+
+
+def _parse(lines: bytes, table: str) -> pa.Table:
     schema = TABLES[table].schema
     options = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="error")
-    return pa_json.read_json(io.BytesIO(_complete_lines(path)), parse_options=options)
+    return pa_json.read_json(io.BytesIO(lines), parse_options=options)
 
 
-def _seal(segment_dir: Path, store: Path, run_id: str, part: str) -> None:
+def _of_run(data: pa.Table, run_id: str) -> pa.Table:
+    """`data` if every run id in it is `run_id` (or null), else ValueError. (Arrow -> Python only: turning
+    a Python value into Arrow makes pyarrow import pandas.)"""
+    if set(data["run_id"].unique().to_pylist()) - {run_id, None}:
+        raise ValueError(f"rows of another run than {run_id!r}")
+    return data
+
+
+def _salvage(lines: bytes, table: str, run_id: str) -> tuple[pa.Table | None, list[bytes]]:
+    """The rows that parse, and the damaged lines. All at once first (the usual case); line by line only
+    when that fails, so one bad line costs its own row, not the segment's."""
+    try:
+        return _of_run(_parse(lines, table), run_id), []
+    except _BAD_LINE:
+        pass
+    good: list[bytes] = []
+    bad: list[bytes] = []
+    for line in lines.splitlines(keepends=True):
+        if not line.strip():
+            continue
+        try:
+            _of_run(_parse(line, table), run_id)
+            good.append(line)
+        except _BAD_LINE:
+            bad.append(line)
+    return (_parse(b"".join(good), table) if good else None), bad
+
+
+def _set_aside(store: Path, segment: str, table: str, lines: list[bytes]) -> Path:
+    """Damaged lines to `_pending/_damaged/<segment>-<table>.jsonl` (replaced whole: a repeat is identical)."""
+    path = store / PENDING / DAMAGED / f"{segment}-{table}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.tmp")
+    with open(temp, "wb") as fh:
+        fh.writelines(line if line.endswith(b"\n") else line + b"\n" for line in lines)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(temp, path)
+    return path
+
+
+def _seal(segment_dir: Path, store: Path, run_id: str, part: str, warn: Warn) -> None:
     for path in sorted(segment_dir.glob("*.jsonl")):
-        if path.stem in TABLES and _complete_lines(path):
-            write_arrow(store, path.stem, read_segment_table(path, path.stem), run_id=run_id, part=part)
+        lines = _complete_lines(path)
+        if path.stem not in TABLES or not lines:
+            continue
+        data, damaged = _salvage(lines, path.stem, run_id)
+        if damaged:
+            aside = _set_aside(store, segment_dir.name, path.stem, damaged)
+            warn(f"store: set aside {len(damaged)} damaged line(s) of pending segment {segment_dir.name} in {aside}")
+        if data is not None:
+            write_arrow(store, path.stem, data, run_id=run_id, part=part)
     shutil.rmtree(segment_dir, ignore_errors=True)
 
 
 def recover(store: Path, *, warn: Warn = log.warning) -> int:
     """Seal the segments that killed runs left behind (never a locked one: its run is alive); returns how
-    many. A segment that cannot be sealed is reported with `warn` and left in place."""
+    many. Damaged lines are set aside and reported once with `warn`; a segment that cannot be read at all
+    (an I/O error) is reported and left in place for the next run."""
     root = Path(store) / PENDING
     if not root.is_dir():
         return 0
@@ -159,8 +219,8 @@ def _recover_one(segment_dir: Path, store: Path, run_id: str, part: str, warn: W
             lock_path.unlink(missing_ok=True)
             return 0
         try:
-            _seal(segment_dir, store, run_id, part)
-        except (OSError, ValueError, pa.ArrowException) as exc:  # a damaged segment must not stop today's run
+            _seal(segment_dir, store, run_id, part, warn)
+        except (OSError, ValueError, pa.ArrowException) as exc:  # an unreadable segment must not stop today's run
             warn(f"could not recover {segment_dir}: {exc}")
             return 0
         lock_path.unlink(missing_ok=True)

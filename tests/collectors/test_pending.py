@@ -14,7 +14,6 @@ import orjson
 import pyarrow as pa
 import pytest
 
-
 from collectors.store import PENDING, ExecutionRecord, RequestRecord, Segment, pending, read_table, recover
 
 REPO = Path(__file__).resolve().parents[2]
@@ -96,30 +95,50 @@ def test_recover_seals_a_killed_runs_segment_once_and_skips_a_torn_line(tmp_path
     assert list((tmp_path / "requests").rglob("*.parquet"))[0].name == "r1-p003.parquet"
 
 
-def test_a_damaged_segment_does_not_stop_recovery(tmp_path: Path) -> None:
+def test_a_damaged_line_is_set_aside_once_and_the_valid_rows_are_stored(tmp_path: Path) -> None:
     bad = Segment(tmp_path, "r1", "p000")
-    bad.append(row(1))
+    bad.append(row(0))
+    damaged = orjson.dumps({**dataclasses.asdict(row(1)), "status": "not a number"})
+    raw_line(bad.dir / "requests.jsonl", damaged)  # row 2 of the segment
+    bad.append(row(2))
+    bad.append(execution())
     bad.close()
-    raw_line(bad.dir / "requests.jsonl", orjson.dumps({**dataclasses.asdict(row(0)), "status": "not a number"}))
     good = Segment(tmp_path, "r2", "p000")
     good.append(row(6))
     good.close()
-    assert recover(tmp_path) == 1
-    assert list(read_table(tmp_path, "requests")["run_id"]) == ["r2"]
-    assert (tmp_path / PENDING / "r1-p000").exists()  # kept for a human to look at, not deleted
+    warned: list[str] = []
+    assert recover(tmp_path, warn=warned.append) == 2
+    aside = tmp_path / PENDING / "_damaged" / "r1-p000-requests.jsonl"
+    assert warned == [f"store: set aside 1 damaged line(s) of pending segment r1-p000 in {aside}"]
+    assert aside.read_bytes() == damaged + b"\n"  # kept for a human to look at
+    assert seqs(tmp_path) == [0, 2, 6] and len(read_table(tmp_path, "executions")) == 1
+    assert recover(tmp_path, warn=warned.append) == 0 and len(warned) == 1  # reported once, never again
+    assert sorted(p.name for p in (tmp_path / PENDING).iterdir()) == ["_damaged"]
 
 
-def test_rows_of_another_run_or_unknown_fields_are_refused(tmp_path: Path) -> None:
+def test_rows_of_another_run_or_unknown_fields_are_set_aside(tmp_path: Path) -> None:
     stray = Segment(tmp_path, "r1", "p000")
     stray.append(row(7))  # row(7) belongs to run r2
     stray.close()
     extra = Segment(tmp_path, "r3", "p000")
     extra.append(row(1, run_id="r3"))
     extra.close()
-    raw_line(extra.dir / "requests.jsonl", orjson.dumps({**dataclasses.asdict(row(1)), "run_id": "r3", "surprise": 1}))
-    assert recover(tmp_path) == 0
-    assert read_table(tmp_path, "requests").empty
-    assert sorted(p.name for p in (tmp_path / PENDING).iterdir() if p.is_dir()) == ["r1-p000", "r3-p000"]
+    raw_line(extra.dir / "requests.jsonl", orjson.dumps({**dataclasses.asdict(row(2)), "run_id": "r3", "surprise": 1}))
+    warned: list[str] = []
+    assert recover(tmp_path, warn=warned.append) == 2
+    assert list(read_table(tmp_path, "requests")["run_id"]) == ["r3"] and seqs(tmp_path) == [1]
+    damaged = tmp_path / PENDING / "_damaged"
+    assert sorted(p.name for p in damaged.iterdir()) == ["r1-p000-requests.jsonl", "r3-p000-requests.jsonl"]
+    assert b"surprise" in (damaged / "r3-p000-requests.jsonl").read_bytes() and len(warned) == 2
+
+
+def test_a_live_run_sets_aside_its_own_damaged_lines_when_it_seals(tmp_path: Path) -> None:
+    segment = Segment(tmp_path, "r1", "p000")
+    segment.append(row(0))
+    raw_line(segment.dir / "requests.jsonl", b"{not json")
+    warned: list[str] = []
+    segment.seal(warn=warned.append)
+    assert seqs(tmp_path) == [0] and len(warned) == 1 and "r1-p000-requests.jsonl" in warned[0]
 
 
 def test_a_record_of_the_wrong_shape_fails_when_it_is_built() -> None:
