@@ -1,33 +1,15 @@
-"""AppTest runs of the dashboard (the router and its Query costs page) against a store in a temp directory."""
+"""AppTest runs of the Query costs page, through the frame (app.py), against a store in a temp directory."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-import streamlit as st
 from streamlit.runtime.memory_media_file_storage import _calculate_file_id  # cross-check of the download only
-from streamlit.testing.v1 import AppTest
 
 from collectors.store import write_frame
-from tests.analysis.test_query_costs import execution, executions_frame, request, requests_frame
-
-APP = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"
-
-# (run, minute, query, repeat, mode, routing, parts); a part: [(request kind, pkrange id, RU), ...]
-Part = list[tuple[str, str, float]]
-GATEWAY_THEN_PAGES = [("refused", "", 1.0), ("query_plan", "", 0.5)]
-PLAN: list[tuple[str, int, str, int, str, str, list[Part]]] = [
-    ("r1", 0, "point", 0, "as-is", "single", [[("page", "0", 2.5)]]),
-    ("r1", 1, "point", 1, "as-is", "single", [[("page", "0", 3.5)]]),
-    ("r1", 2, "scan", 0, "per-feed-range", "single", [[("page", "0", 2.0)], [("page", "1", 2.0)]]),
-    ("r1", 3, "wide", 0, "as-is", "fan-out", [[*GATEWAY_THEN_PAGES, ("page", "0", 3.0), ("page", "1", 4.5)]]),
-    ("r2", 60, "point", 0, "as-is", "single", [[("page", "0", 3.3)]]),
-    ("r2", 61, "scan", 0, "per-feed-range", "single", [[("page", "0", 2.0)], [("page", "1", 3.0)]]),
-    ("r2", 63, "wide", 0, "as-is", "fan-out", [[*GATEWAY_THEN_PAGES, ("page", "0", 3.0), ("page", "1", 6.0)]]),
-]
+from tests.analysis.test_query_costs import execution, executions_frame
+from tests.dashboard.apptest import bars, chart, run_app, store_rows
 
 EXPECTED_CSV = """\
 database,container,query_name,mode,executions,mean_ru,median_ru,max_ru,latest_run,latest_mean_ru,\
@@ -38,82 +20,6 @@ shop,orders,scan,per-feed-range,2,4.5,4.5,5.0,r2,5.0,4.0,25.0,2,"0,1",fan-out,fa
 2026-05-01T11:01:00.000Z
 shop,orders,point,as-is,3,3.1,3.3,3.5,r2,3.3,3.0,10.0,1,0,single,single,false,0,0,2026-05-01T11:00:00.000Z
 """
-
-
-def store_rows(plan: list[tuple[str, int, str, int, str, str, list[Part]]]) -> tuple[list[dict], list[dict]]:
-    """`executions` and `requests` rows for a plan, each execution's total_ru the sum of its requests."""
-    executions: list[dict[str, Any]] = []
-    requests: list[dict[str, Any]] = []
-    for run, minute, query, repeat, mode, routing, parts in plan:
-        for n, part in enumerate(parts):
-            execution_id = f"{query}-{repeat}-{n}"
-            pages = [pk for kind, pk, _ in part if kind == "page"]
-            executions.append(
-                execution(
-                    run,
-                    query,
-                    minute=minute,
-                    repeat=repeat,
-                    ru=round(sum(ru for *_, ru in part), 2),
-                    mode=mode,
-                    feed_range=f"range{n}" if mode == "per-feed-range" else "",
-                    pkranges=",".join(pages),
-                    routing=routing,
-                    execution_id=execution_id,
-                )
-            )
-            requests.extend(
-                request(run, query, execution_id, kind, pk, ru, seq=len(requests), minute=minute)
-                for kind, pk, ru in part
-            )
-    return executions, requests
-
-
-def write_store(store: Path, executions: list[dict], requests: list[dict]) -> None:
-    for run in sorted({row["run_id"] for row in executions}):
-        write_frame(
-            store,
-            "executions",
-            executions_frame(*[r for r in executions if r["run_id"] == run]),
-            run_id=run,
-            part="000",
-        )
-        write_frame(
-            store, "requests", requests_frame(*[r for r in requests if r["run_id"] == run]), run_id=run, part="000"
-        )
-
-
-@pytest.fixture(autouse=True)
-def clear_cache() -> None:
-    st.cache_data.clear()
-
-
-@pytest.fixture
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "store"
-    monkeypatch.setenv("RUSCOPE_STORE", str(path))
-    return path
-
-
-@pytest.fixture
-def two_runs(store: Path) -> Path:
-    write_store(store, *store_rows(PLAN))
-    return store
-
-
-def run_app() -> AppTest:
-    app = AppTest.from_file(str(APP), default_timeout=30).run()
-    assert not app.exception, [e.message for e in app.exception]
-    return app
-
-
-def chart(app: AppTest, key: str) -> dict[str, Any]:
-    [element] = [e for e in app.get("plotly_chart") if e.proto.id.endswith(f"-{key}")]
-    return json.loads(element.proto.spec)
-
-
-def bars(app: AppTest) -> dict[str, tuple[list[str], list[float]]]:
-    return {t["name"]: (t["x"], t["y"]) for t in chart(app, "query_costs_breakdown")["data"]}
 
 
 def test_an_empty_store_says_how_to_collect(store: Path) -> None:

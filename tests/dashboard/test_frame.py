@@ -1,0 +1,116 @@
+"""The frame (app.py): store, time range and scope picked once in the sidebar, published in st.session_state,
+and applied by every page; plus a smoke run of every page in `dashboard/views/`."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from analysis.scope import Scope
+from tests.dashboard.apptest import APP, PLAN, bars, minutes_ago, run_app, store_rows, write_plan, write_store
+
+VIEWS = sorted(p.relative_to(APP.parent).as_posix() for p in (APP.parent / "views").glob("*.py"))
+
+
+@pytest.fixture
+def old_and_fresh(two_runs: Path) -> Path:
+    """The two May runs in shop/orders, crm/people in May too, and run r3 an hour ago: "fresh" in shop/carts."""
+    write_plan(
+        two_runs,
+        [("r2", 70, "people", 0, "as-is", "single", [[("page", "0", 1.0)]])],
+        database="crm",
+        container="people",
+        part="1",
+    )
+    fresh = [("r3", minutes_ago(60), "fresh", 0, "as-is", "single", [[("page", "0", 7.0)]])]
+    write_plan(two_runs, fresh, container="carts", part="0")
+    return two_runs
+
+
+def queries(app: AppTest) -> list[str]:
+    return app.dataframe[0].value["query_name"].tolist()
+
+
+def test_the_frame_publishes_its_choices_in_session_state(two_runs: Path) -> None:
+    app = run_app()
+    assert app.session_state["store"] == str(two_runs)
+    assert app.session_state["since"] is None
+    assert app.session_state["scope"] == Scope()
+    assert app.selectbox(key="frame_time_range").value == "All time"
+    app.selectbox(key="frame_database").select("shop").run()
+    assert app.session_state["scope"] == Scope(database="shop")
+    app.selectbox(key="frame_time_range").select("Last 7 days").run()
+    since = app.session_state["since"]
+    assert since.tzinfo is not None and since.utcoffset() == dt.timedelta(0) and since.second == 0
+    assert dt.timedelta(days=7) <= dt.datetime.now(dt.UTC) - since < dt.timedelta(days=7, minutes=2)
+    assert app.session_state["scope"] == Scope()  # shop has no data in the last 7 days: back to all
+
+
+def test_the_time_range_filters_the_page(old_and_fresh: Path) -> None:
+    app = run_app()
+    assert sorted(queries(app)) == ["fresh", "people", "point", "scan", "wide"]
+    assert app.selectbox(key="query_costs_run").options == ["r3", "r2", "r1"]
+    app.selectbox(key="frame_time_range").select("Last 24 hours").run()
+    assert not app.exception
+    assert queries(app) == ["fresh"]
+    assert app.dataframe[0].value["executions"].tolist() == [1]
+    assert app.selectbox(key="query_costs_run").options == ["r3"]
+    assert app.selectbox(key="frame_database").options == ["(all)", "shop"]  # only what has data in the range
+    assert app.selectbox(key="frame_container").options == ["(all)", "carts"]
+    assert bars(app) == {"pkrange 0": (["fresh"], [7.0])}
+    app.selectbox(key="frame_time_range").select("All time").run()
+    assert len(queries(app)) == 5
+
+
+def test_the_scope_filters_the_table_runs_and_breakdown(old_and_fresh: Path) -> None:
+    app = run_app()
+    app.selectbox(key="frame_database").select("shop").run()
+    assert sorted(queries(app)) == ["fresh", "point", "scan", "wide"]
+    assert app.selectbox(key="frame_container").options == ["(all)", "carts", "orders"]
+    app.selectbox(key="frame_container").select("orders").run()
+    assert queries(app) == ["wide", "scan", "point"]
+    assert app.selectbox(key="query_costs_run").options == ["r2", "r1"]
+    assert set(bars(app)["pkrange 0"][0]) == {"wide", "scan", "point"}  # crm's "people" (also in r2) is out
+    app.selectbox(key="frame_database").select("crm").run()
+    assert queries(app) == ["people"]
+    assert app.selectbox(key="frame_container").value == "(all)"  # orders is not a crm container
+
+
+def test_a_range_with_nothing_in_it_says_so(two_runs: Path) -> None:
+    app = run_app()
+    app.selectbox(key="frame_time_range").select("Last 30 days").run()
+    [info] = app.info
+    assert "No query executions" in info.value and "since" in info.value
+    assert "Choose a longer time range" in info.value
+    assert f"ruscope replay --config ruscope.toml --store {two_runs}" in info.value
+    assert not app.dataframe and not app.get("plotly_chart")
+
+
+def test_the_store_picker_switches_every_read(two_runs: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    write_store(other, *store_rows([row for row in PLAN if row[2] == "point"]))
+    app = run_app()
+    assert app.text_input(key="frame_store").value == str(two_runs)
+    app.text_input(key="frame_store").input(str(other)).run()
+    assert app.session_state["store"] == str(other)
+    assert queries(app) == ["point"]
+
+
+@pytest.mark.parametrize("view", VIEWS)
+@pytest.mark.parametrize("filled", [False, True], ids=["empty", "two-runs"])
+def test_every_page_runs_through_the_frame(view: str, filled: bool, store: Path) -> None:
+    """Smoke: each file in views/ is routed by the frame (switch_page fails for an unrouted one) and runs."""
+    if filled:
+        write_store(store, *store_rows(PLAN))
+    app = run_app()
+    app.switch_page(view).run()
+    assert not app.exception, [e.message for e in app.exception]
+    assert app.title and app.text_input(key="frame_store").value == str(store)
+    assert bool(app.info) is not filled  # an empty store says how to collect; a full one shows data
+
+
+def test_there_is_a_page_to_smoke() -> None:
+    assert VIEWS == ["views/query_costs.py"]

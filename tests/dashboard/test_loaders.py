@@ -1,0 +1,65 @@
+"""dashboard.loaders on a temp store: a view reads only its columns, days and scope."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from analysis import query_costs
+from analysis.scope import Scope
+from dashboard import loaders
+from dashboard.state import FrameState
+from tests.dashboard.apptest import PLAN, store_rows, write_plan, write_store
+
+MAY_1_1030 = dt.datetime(2026, 5, 1, 10, 30, tzinfo=dt.UTC)  # between the fixtures' r1 (10:00) and r2 (11:00)
+
+
+@pytest.fixture
+def two_containers(two_runs: Path) -> Path:
+    write_plan(
+        two_runs,
+        [("r2", 70, "people", 0, "as-is", "single", [[("page", "0", 1.0)]])],
+        database="crm",
+        container="people",
+        part="1",
+    )
+    return two_runs
+
+
+def test_a_view_reads_only_its_columns_and_scope(two_containers: Path) -> None:
+    view = FrameState(store=str(two_containers), scope=Scope(database="crm"))
+    loaded = loaders.load_view(view, "executions", columns=query_costs.EXECUTION_COLUMNS)
+    assert loaded.frame.columns.tolist() == query_costs.EXECUTION_COLUMNS
+    assert loaded.frame["query_name"].tolist() == ["people"] and loaded.frame.index.tolist() == [0]
+    assert loaded.warnings == ()
+
+
+def test_a_view_reads_from_its_since_on(two_containers: Path) -> None:
+    view = FrameState(store=str(two_containers), since=MAY_1_1030)
+    loaded = loaders.load_view(view, "requests", columns=query_costs.REQUEST_COLUMNS, run_ids=("r1", "r2"))
+    assert set(loaded.frame["run_id"]) == {"r2"}
+    assert loaded.frame.columns.tolist() == query_costs.REQUEST_COLUMNS
+
+
+def test_scope_choices_follow_the_time_range(two_containers: Path, tmp_path: Path) -> None:
+    choices = loaders.load_scope_choices(str(two_containers), None)
+    assert choices.values.tolist() == [["crm", "people"], ["shop", "orders"]]
+    later = dt.datetime(2026, 5, 1, 11, 5, tzinfo=dt.UTC)  # only crm's run-r2 row (11:10) is after
+    assert loaders.load_scope_choices(str(two_containers), later).values.tolist() == [["crm", "people"]]
+    assert loaders.load_scope_choices(str(tmp_path / "nothing"), None).empty
+
+
+def test_the_store_warnings_come_with_the_frame(two_runs: Path) -> None:
+    day = next((two_runs / "executions").iterdir())
+    (day / "r3-000.parquet").write_bytes(b"not parquet")
+    loaded = loaders.load_view(FrameState(store=str(two_runs)), "executions", columns=["run_id", "time"])
+    assert any("r3-000.parquet" in message for message in loaded.warnings)
+    assert sorted(set(loaded.frame["run_id"])) == ["r1", "r2"]
+
+
+def test_an_unknown_column_is_an_error(store: Path) -> None:
+    write_store(store, *store_rows(PLAN[:1]))
+    with pytest.raises(ValueError, match="nope"):
+        loaders.load_view(FrameState(store=str(store)), "executions", columns=["nope"])
