@@ -104,10 +104,6 @@ class CostModel:
 
     # -- queries and feeds ------------------------------------------------------------------
 
-    def query_partition_ru(self, loaded_docs: int, loaded_bytes: int, output_docs: int, output_bytes: int) -> float:
-        """One physical partition probed by a query (§3.3, before the consistency multiplier)."""
-        return self.query_page_ru(True, output_docs > 0, loaded_docs, loaded_bytes, output_docs, output_bytes)
-
     def query_page_ru(
         self, first: bool, nonempty: bool, loaded_docs: int, loaded_bytes: int, output_docs: int, output_bytes: int
     ) -> float:

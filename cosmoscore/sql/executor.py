@@ -32,12 +32,11 @@ _Spec = tuple[str, Fn, bool]
 
 @dataclass(frozen=True)
 class QueryResult:
-    """Rows in final order; `loaded` documents read by FROM; `output` rows returned; `matched` FROM rows
-    that passed WHERE (what an index-served filter retrieves; counted only when asked, else -1)."""
+    """Rows in final order; `loaded` documents read by FROM; `matched` FROM rows that passed WHERE (what
+    an index-served filter retrieves; counted only when asked, else -1)."""
 
     rows: list[Any]
     loaded: int
-    output: int
     matched: int = -1
 
 
@@ -324,20 +323,20 @@ class TopPlan:
     def run(self, documents: Iterable[Any], count_matches: bool = False) -> QueryResult:
         if self.no_from:
             out = list(run_tail(self.tail, [None]))
-            return QueryResult(out, 0, len(out), 0)
+            return QueryResult(out, 0, 0)
         tail = self.tail
         # without WHERE over plain documents every document matches: no need to count
         matches = [0] if count_matches and (tail.where is not None or not self.documents) else None
         if self.counted:
             counter = [0]
             out = list(run_tail(tail, self.rows(_counted(documents, counter)), matches))
-            return QueryResult(out, counter[0], len(out), _matched(matches, counter[0], count_matches))
+            return QueryResult(out, counter[0], _matched(matches, counter[0], count_matches))
         docs = documents if isinstance(documents, (list, tuple)) else list(documents)
         if tail.group is None and tail.order is None and not tail.distinct and tail.stop is None and not tail.start:
             out, passed = _fast_list(tail, self.rows(docs))
-            return QueryResult(out, len(docs), len(out), passed if count_matches else -1)
+            return QueryResult(out, len(docs), passed if count_matches else -1)
         out = list(run_tail(tail, self.rows(docs), matches))
-        return QueryResult(out, len(docs), len(out), _matched(matches, len(docs), count_matches))
+        return QueryResult(out, len(docs), _matched(matches, len(docs), count_matches))
 
 
 def _matched(counter: list[int] | None, loaded: int, wanted: bool) -> int:

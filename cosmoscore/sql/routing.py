@@ -26,10 +26,6 @@ class KeyFilter:
 
     keys: tuple[tuple[Any, ...], ...] | None
 
-    @property
-    def unconstrained(self) -> bool:
-        return self.keys is None
-
 
 UNCONSTRAINED = KeyFilter(None)
 

@@ -26,7 +26,6 @@ _RANKS = {
     tuple: RANK_ARRAY,
     dict: RANK_OBJECT,
 }
-NUMBER_TYPES = (int, float)
 
 
 def rank(value: Any) -> int:

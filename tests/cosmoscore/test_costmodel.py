@@ -52,10 +52,11 @@ def test_write_cost_rises_with_size_and_leaves() -> None:  # T14
 
 
 def test_query_partition_charges() -> None:
-    one_doc = model.query_partition_ru(loaded_docs=1, loaded_bytes=KB, output_docs=1, output_bytes=KB)
+    # one partition's whole result on one page: the per-partition terms and every document term
+    one_doc = model.query_page_ru(True, True, loaded_docs=1, loaded_bytes=KB, output_docs=1, output_bytes=KB)
     assert one_doc == pytest.approx(2.884)  # §5 reference value; T15 band 2.3-3.2
     assert model.consistency_multiplier("Strong") * one_doc == pytest.approx(2 * 2.884)  # T16
-    empty_fanout = sum(model.query_partition_ru(0, 0, 0, 0) for _ in range(10))
+    empty_fanout = sum(model.query_page_ru(True, False, 0, 0, 0, 0) for _ in range(10))
     assert empty_fanout == pytest.approx(25.0)  # T17
 
 

@@ -153,13 +153,13 @@ def test_distinct_objects_ignore_property_order() -> None:  # §4.4
 def test_counters_loaded_and_output() -> None:
     docs = [{"id": str(i), "tags": ["a", "b"]} for i in range(10)]
     result = execute(parse_query("SELECT * FROM c WHERE c.id = '3'"), docs)
-    assert (result.loaded, result.output) == (10, 1)
+    assert (result.loaded, len(result.rows)) == (10, 1)
     result = execute(parse_query("SELECT c.id, t FROM c JOIN t IN c.tags"), docs)
-    assert (result.loaded, result.output) == (10, 20)
+    assert (result.loaded, len(result.rows)) == (10, 20)
     result = execute(parse_query("SELECT TOP 2 * FROM c"), iter(docs))
-    assert (result.loaded, result.output) == (2, 2)
+    assert (result.loaded, len(result.rows)) == (2, 2)
     result = execute(parse_query("SELECT VALUE 1"), docs)
-    assert (result.loaded, result.output) == (0, 1)
+    assert (result.loaded, len(result.rows)) == (0, 1)
 
 
 def test_select_star_returns_the_documents_themselves() -> None:
