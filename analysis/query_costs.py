@@ -238,7 +238,7 @@ def pkrange_breakdown(requests: pd.DataFrame, run_id: str, *, executions: pd.Dat
     ru = run.assign(pkrange_id=pkrange).groupby([*QUERY_KEY, "pkrange_id"], dropna=False)["request_charge"].sum()
     out = ru.rename("ru").reset_index()
     if counts is not None:
-        out["ru"] = out["ru"] / out.set_index(QUERY_KEY).index.map(counts).to_numpy(dtype=float)
+        out["ru"] = out["ru"] / out.set_index(QUERY_KEY).index.map(counts.to_dict()).to_numpy(dtype=float)
     total = out.groupby(QUERY_KEY, dropna=False)["ru"].transform("sum")
     order = out.assign(_total=-total, _pk=out["pkrange_id"].map(pkrange_sort_key))
     return order.sort_values(["_total", *QUERY_KEY, "_pk"], kind="stable", ignore_index=True)[BREAKDOWN_COLUMNS]

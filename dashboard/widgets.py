@@ -29,8 +29,11 @@ ruscope dashboard --store {store}
 
 
 def render_store_picker() -> str:
-    """The store directory (or URI): $RUSCOPE_STORE by default, as `ruscope dashboard --store` sets it."""
-    return st.sidebar.text_input("Store directory", value=default_store(), key="frame_store")
+    """The store directory (or URI): $RUSCOPE_STORE by default, as `ruscope dashboard --store` sets it.
+
+    A cleared box means the default again, not the working directory.
+    """
+    return st.sidebar.text_input("Store directory", value=default_store(), key="frame_store").strip() or default_store()
 
 
 def render_time_range_picker(*, now: dt.datetime | None = None) -> dt.datetime | None:
@@ -44,8 +47,8 @@ def render_time_range_picker(*, now: dt.datetime | None = None) -> dt.datetime |
 
 def render_scope_picker(choices: pd.DataFrame) -> scope.Scope:
     """A database, then a container of it (or "(all)" for either), among the pairs with data."""
-    database = st.sidebar.selectbox("Database", [ALL, *scope.databases(choices)], key="frame_database")
-    database = None if database == ALL else database
+    picked = st.sidebar.selectbox("Database", [ALL, *scope.databases(choices)], key="frame_database")
+    database = None if picked == ALL else picked
     container = st.sidebar.selectbox("Container", [ALL, *scope.containers(choices, database)], key="frame_container")
     return scope.Scope(database=database, container=None if container == ALL else container)
 
