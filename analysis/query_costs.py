@@ -63,6 +63,21 @@ SUMMARY_COLUMNS = [
     "errors",
     "last_seen",
 ]
+LOGICAL_COLUMNS = [
+    *LOGICAL_KEY,
+    "time",
+    "last_time",
+    "mode",
+    "parts",
+    "ok",
+    "total_ru",
+    "pkranges",
+    "pkrange_count",
+    "routing",
+    "routing_predicted",
+    "routing_mismatch",
+    "throttled",
+]
 SERIES_COLUMNS = ["time", "run_id", *QUERY_KEY, "repeat", "total_ru"]
 BREAKDOWN_COLUMNS = [*QUERY_KEY, "pkrange_id", "ru"]
 ERROR_COLUMNS = ["time", "run_id", *QUERY_KEY, "repeat", "mode", "feed_range", "status", "error"]
@@ -87,23 +102,8 @@ REQUEST_COLUMNS = ["run_id", "time", *QUERY_KEY, "execution_id", "request_kind",
 
 def logical_executions(executions: pd.DataFrame) -> pd.DataFrame:
     """One row per logical execution (see the module docstring), in time order."""
-    columns = [
-        *LOGICAL_KEY,
-        "time",
-        "last_time",
-        "mode",
-        "parts",
-        "ok",
-        "total_ru",
-        "pkranges",
-        "pkrange_count",
-        "routing",
-        "routing_predicted",
-        "routing_mismatch",
-        "throttled",
-    ]
     if executions.empty:
-        return pd.DataFrame(columns=columns)
+        return pd.DataFrame(columns=LOGICAL_COLUMNS)
     frame = executions.assign(
         ok=_is(executions["status"], "ok"),
         routing_rank=_ranks(executions["routing_observed"]),
@@ -132,7 +132,7 @@ def logical_executions(executions: pd.DataFrame) -> pd.DataFrame:
         routing_class(hit, total) for hit, total in zip(out.loc[split, "pkrange_count"], out.loc[split, "parts"])
     ]
     out.loc[split, "routing_predicted"] = [routing_class(n, n) for n in out.loc[split, "parts"]]
-    return out.sort_values(["time", *LOGICAL_KEY], kind="stable", ignore_index=True)[columns]
+    return out.sort_values(["time", *LOGICAL_KEY], kind="stable", ignore_index=True)[LOGICAL_COLUMNS]
 
 
 def summarize_query_costs(executions: pd.DataFrame) -> pd.DataFrame:
@@ -164,6 +164,11 @@ def summarize_query_costs(executions: pd.DataFrame) -> pd.DataFrame:
         executions="count", mean_ru="mean", median_ru="median", max_ru="max"
     )
     summary = seen.join(stats).join(_latest_runs(ok, run_starts(executions))).reset_index()
+    return _tidy_summary(summary)
+
+
+def _tidy_summary(summary: pd.DataFrame) -> pd.DataFrame:
+    """The change, the counts and the dtypes and rounding of the summary; most expensive latest run first."""
     ru = ["mean_ru", "median_ru", "max_ru", "latest_mean_ru", "previous_mean_ru"]
     summary[ru] = summary[ru].astype(float)  # the store's Float64 has pd.NA: plain NaN compares cleanly
     summary["executions"] = summary["executions"].fillna(0).astype(int)
