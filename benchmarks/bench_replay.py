@@ -335,7 +335,8 @@ class Bench:
 
 def check_same_work(bench: Bench) -> tuple[int, Counter[str], int]:
     """One replay and one hooked bare loop must send the same requests and see the same items."""
-    from collectors.replay import _query_kwargs, request_kind
+    from collectors.capture import request_kind
+    from collectors.replay import _query_kwargs
     from collectors.store import read_table
 
     for spec, raw in zip(bench.config.queries, bench.data["queries"]):

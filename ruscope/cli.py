@@ -68,23 +68,21 @@ def _stop_on_signals() -> threading.Event:
     return stop
 
 
-def _run_replay(config, store: Path, only: str | None, stop: threading.Event) -> int:  # noqa: ANN001
-    from collectors.replay import replay
+def _run(name: str, config, store: Path, stop: threading.Event, **options: object) -> int:  # noqa: ANN001
+    """One run of the registered collector `name`; its per-item lines, then the run's closing line."""
+    from collectors.registry import collector, run_collector
 
-    summary = replay(
+    summary = run_collector(
+        collector(name),
         config,
         store=store,
-        only=only,
         stop=stop,
         progress=sys.stderr.isatty(),
         out=typer.echo,
         err=lambda line: typer.echo(f"ruscope: {line}", err=True),
+        **options,
     )
-    ending = {"budget": " (stopped at the RU budget)", "signal": " (stopped by a signal)"}.get(summary.ended_by, "")
-    typer.echo(
-        f"run {summary.run_id}: {summary.executions} execution(s), {summary.failed} failed, "
-        f"{summary.total_ru:.2f} RU{ending}; stored in {store}"
-    )
+    typer.echo(summary.line(store))
     return summary.exit_code
 
 
@@ -100,7 +98,7 @@ def replay(
         _fail(f"{config}: no query named {only!r} (known: {', '.join(q.name for q in cfg.queries) or 'none'})")
     if not cfg.queries:
         _fail(f"{config}: no [[queries]] to replay")
-    raise typer.Exit(_run_replay(cfg, _store_dir(store, cfg), only, _stop_on_signals()))
+    raise typer.Exit(_run("replay", cfg, _store_dir(store, cfg), _stop_on_signals(), only=only))
 
 
 @app.command()
@@ -110,6 +108,7 @@ def collect(
     store: Annotated[Path | None, typer.Option(help="Store directory (default: [store] dir).")] = None,
 ) -> None:
     """Run every collector once, or on a schedule until SIGINT/SIGTERM (which finish cleanly, exit 0)."""
+    from collectors.registry import collectors
     from collectors.schedule import parse_interval
 
     cfg = _load(config)
@@ -120,7 +119,10 @@ def collect(
     stop = _stop_on_signals()
     worst = EXIT_OK
     while True:
-        worst = max(worst, _run_replay(cfg, _store_dir(store, cfg), None, stop))
+        for chosen in collectors():
+            if stop.is_set():
+                break
+            worst = max(worst, _run(chosen.name, cfg, _store_dir(store, cfg), stop))
         if interval is None or stop.wait(interval):
             break
     raise typer.Exit(EXIT_OK if stop.is_set() else worst)

@@ -1,0 +1,67 @@
+"""One line per failure, for users: what went wrong with a Cosmos DB or Azure call, never a stack trace
+and never a key. Collectors record the line in their error rows and print it; the CLI never shows more."""
+
+from __future__ import annotations
+
+import binascii
+import json
+from typing import Any
+
+from azure.core.exceptions import AzureError, ServiceRequestError
+from azure.cosmos.exceptions import CosmosHttpResponseError
+
+
+def _json_in(text: str, marker: str) -> Any:
+    """The JSON value that starts at `marker` in `text`, or None."""
+    start = text.find(marker)
+    if start < 0:
+        return None
+    try:
+        return json.JSONDecoder().raw_decode(text[start:])[0]
+    except ValueError:
+        return None
+
+
+def _first_error(found: dict[str, Any]) -> str | None:
+    """The first entry of a service `{"errors": [...]}` list: code, message and location of a SQL error."""
+    first = (found.get("errors") or found.get("Errors") or [""])[0]
+    if isinstance(first, str):
+        return first
+    if not isinstance(first, dict):
+        return None
+    where = first.get("location")
+    at = f" (at {where['start']}-{where['end']})" if isinstance(where, dict) else ""
+    return f"{first.get('code', '')} {first.get('message', '')}{at}".strip()
+
+
+def service_message(exc: CosmosHttpResponseError) -> str:
+    """The useful part of a service error body: the SQL error with its location, or the message's first line."""
+    text = str(exc.message or exc)
+    body = _json_in(text, '{"code"')
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        text = body["message"]
+    for marker in ('{"errors":', '{"Errors":'):
+        found = _json_in(text, marker)
+        if isinstance(found, dict) and (line := _first_error(found)) is not None:
+            return line
+    return text.removeprefix("Message: ").splitlines()[0].strip() if text else ""
+
+
+def describe_error(exc: BaseException, endpoint: str) -> str:
+    """One line naming the cause; never a stack trace, never a key."""
+    if isinstance(exc, CosmosHttpResponseError):
+        status = exc.status_code or 0
+        if status == 401:
+            return "401 unauthorized: the credential was rejected (check COSMOS_KEY or the identity's access)"
+        if status == 403:
+            return f"403 forbidden: {service_message(exc)}"
+        if status == 429:
+            return "429 throttled: still throttled after the SDK's retries (raise RU/s or slow the replay)"
+        return f"{status} {service_message(exc)}"
+    if isinstance(exc, binascii.Error):
+        return "COSMOS_KEY is not a valid account key (it must be the base64 key from the portal)"
+    if isinstance(exc, ServiceRequestError):
+        return f"cannot reach {endpoint}: {str(exc).splitlines()[0]}"
+    if isinstance(exc, AzureError):
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return f"{type(exc).__name__}: {exc}"

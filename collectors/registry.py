@@ -1,0 +1,72 @@
+"""The collectors `ruscope collect` runs, and how one is run.
+
+A collector is any object with a `name` (its `ruscope <name>` command and its label), `budget(config)`
+(the run's RU budget, or None) and `collect(config, run, **options)`, which fetches, builds store records
+and hands them to `run.record(...)`; it reports per-item lines with `run.out`/`run.err` and counts items
+with `run.count(...)`, and never raises for a failed item. `run_collector` does the rest: recovering what
+killed runs left behind, the run id, sealing, the summary and its exit code.
+
+To add a collector: a module `collectors/<name>.py` defining `COLLECTOR`, and its module name in
+`REGISTERED` (modules are imported only when a command needs them, so the CLI starts quickly).
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from collectors.config import Config
+from collectors.run import Line, Run, RunSummary
+from collectors.store import recover
+
+REGISTERED = ("collectors.replay",)  # in the order `ruscope collect` runs them
+
+
+class Collector(Protocol):
+    name: str
+
+    def budget(self, config: Config) -> float | None: ...
+
+    def collect(self, config: Config, run: Run, **options: Any) -> None: ...
+
+
+def collectors() -> list[Collector]:
+    """Every registered collector, in order."""
+    found: list[Collector] = [importlib.import_module(module).COLLECTOR for module in REGISTERED]
+    return found
+
+
+def collector(name: str) -> Collector:
+    """The registered collector called `name` (LookupError naming the known ones if none is)."""
+    for candidate in collectors():
+        if candidate.name == name:
+            return candidate
+    raise LookupError(f"no collector {name!r} (known: {', '.join(c.name for c in collectors())})")
+
+
+def run_collector(
+    chosen: Collector,
+    config: Config,
+    *,
+    store: Path,
+    stop: threading.Event | None = None,
+    clock: Callable[[], float] = time.time,
+    progress: bool = False,
+    out: Line = print,
+    err: Line = print,
+    **options: Any,
+) -> RunSummary:
+    """One run of `chosen`: recover killed runs' segments, collect, seal; the summary says how it went."""
+    recovered = recover(store, warn=err)
+    if recovered:
+        out(f"recovered {recovered} unwritten part(s) of an interrupted earlier run into {store}")
+    run = Run(store, clock=clock, stop=stop, budget=chosen.budget(config), progress=progress, out=out, err=err)
+    try:
+        chosen.collect(config, run, **options)
+    finally:
+        summary = run.finish()
+    return summary

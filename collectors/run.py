@@ -1,0 +1,139 @@
+"""One run of one collector: what every collector shares, so each collector module keeps only its own
+`fetch_*` and record building.
+
+A `Run` has a run id (sortable, unique, a safe file-name token), a clock, a stop event (set by SIGINT or
+SIGTERM), a budget, the output lines, and the pending segment its records are journaled to:
+`record(r)` appends a store record to the segment at once, so a kill -9 loses nothing recorded; `seal()`
+turns the segment into Parquet parts (the collector calls `seal(every=SEAL_SECONDS)` between items, so a
+long run shows up in the dashboard while it runs); `finish()` seals the rest and returns the summary.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from tqdm import tqdm
+
+from collectors.store import Record, Segment
+
+SEAL_SECONDS = 30.0  # how often a long run turns its recorded rows into Parquet (the dashboard sees them)
+BUDGET, SIGNAL = "budget", "signal"
+Line = Callable[[str], None]
+
+
+class BudgetReached(Exception):
+    """The run spent its budget: the item in progress ends early and no other starts."""
+
+
+class Stopped(Exception):
+    """A stop signal arrived: the item in progress ends after its current request."""
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    executions: int = 0
+    failed: int = 0
+    total_ru: float = 0.0
+    ended_by: str = ""  # "" (all done), "budget" or "signal"
+
+    @property
+    def exit_code(self) -> int:
+        """DESIGN.md: 0 all good, 1 ran but some items failed or were not run."""
+        return 1 if self.failed or self.ended_by == BUDGET else 0
+
+    def line(self, store: Path) -> str:
+        """The run's one closing line."""
+        ending = {BUDGET: " (stopped at the RU budget)", SIGNAL: " (stopped by a signal)"}.get(self.ended_by, "")
+        return (
+            f"run {self.run_id}: {self.executions} execution(s), {self.failed} failed, "
+            f"{self.total_ru:.2f} RU{ending}; stored in {store}"
+        )
+
+
+def new_run_id(now: float) -> str:
+    """Sortable and unique: UTC time plus a random suffix (also a safe file-name token)."""
+    return datetime.fromtimestamp(now, UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+class Run:
+    """The state one collector run shares with the framework (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: Path,
+        *,
+        clock: Callable[[], float] = time.time,
+        stop: threading.Event | None = None,
+        budget: float | None = None,
+        progress: bool = False,
+        out: Line = print,
+        err: Line = print,
+    ) -> None:
+        self.store, self.clock, self.budget = Path(store), clock, budget
+        self.stop = stop or threading.Event()
+        self.out, self.err, self.show_progress = out, err, progress
+        self.run_id = new_run_id(clock())
+        self.summary = RunSummary(self.run_id)
+        self.spent = 0.0  # RU charged so far (collectors call charge())
+        self._parts = 0
+        self._segment = Segment(self.store, self.run_id, "p000")
+        self._sealed_at = time.monotonic()
+
+    def record(self, record: Record) -> None:
+        """Journal one store record; it reaches the OS before this returns."""
+        self._segment.append(record)
+
+    def charge(self, ru: float) -> None:
+        self.spent += ru
+
+    def count(self, *, failed: bool) -> None:
+        """One item (an execution) done, failed or not: the summary and the exit code follow from these."""
+        self.summary.executions += 1
+        self.summary.failed += failed
+
+    def seal(self, *, every: float = 0.0) -> None:
+        """Turn the recorded rows into Parquet parts, at most every `every` seconds (0: now)."""
+        if self._segment.rows == 0 or time.monotonic() - self._sealed_at < every:
+            return
+        self._segment.seal(warn=self.err)
+        self._parts += 1
+        self._sealed_at = time.monotonic()
+        self._segment = Segment(self.store, self.run_id, f"p{self._parts:03d}")
+
+    def over_budget(self, expected: float = 0.0) -> bool:
+        """Whether the next item, expected to cost `expected` RU, would take the run past its budget;
+        once it would, the run ends by its budget."""
+        if self.budget is not None and self.spent + expected > self.budget:
+            self.summary.ended_by = BUDGET
+        return self.summary.ended_by == BUDGET
+
+    def check(self) -> None:
+        """Between requests: raise Stopped on a signal, BudgetReached once the run has spent its budget."""
+        if self.stop.is_set():
+            raise Stopped
+        if self.budget is not None and self.spent > self.budget:
+            raise BudgetReached
+
+    @contextmanager
+    def progress(self, total: int, unit: str = "exec") -> Iterator[Callable[[int], object]]:
+        """A progress bar on stderr (shown after 3 s, and only when asked); yields its advance function."""
+        with tqdm(total=total, unit=unit, delay=3, disable=not self.show_progress, file=sys.stderr, leave=False) as bar:
+            yield bar.update
+
+    def finish(self) -> RunSummary:
+        """Seal what is left and close the segment; the summary is final."""
+        self.seal()
+        self._segment.close()  # the segment opened last holds nothing
+        self.summary.total_ru = round(self.spent, 2)
+        if self.stop.is_set():
+            self.summary.ended_by = SIGNAL
+        return self.summary
