@@ -52,7 +52,7 @@ def populate(items: int) -> tuple[Any, int]:
     """An engine with `items` documents in DATABASE/CONTAINER; returns it and the stored bytes."""
     engine = open_engine(throttling=False)
     ctx = Context()
-    engine.create_database(ctx, {"id": DATABASE}, None)
+    engine.create_database(ctx, {"id": DATABASE})
     body = {"id": CONTAINER, "partitionKey": {"paths": ["/pk"], "kind": "Hash", "version": 2}}
     engine.create_container(ctx, DATABASE, body, ThroughputSpec(THROUGHPUT))
     started = time.perf_counter()

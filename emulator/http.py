@@ -1,78 +1,35 @@
-"""The thin HTTP layer: Cosmos DB REST requests in, engine calls out, REST responses back.
+"""The REST layer: Cosmos DB requests in, engine calls out, REST responses back.
 
 `CosmosApp.handle` maps one parsed request to (status, headers, body); `emulator.server` does the
-networking. Routing, header parsing and response shaping live here; behaviour lives in the engine.
+networking. Routing and authentication live here, request decoding in `emulator.request`, response
+shaping in `emulator.wire`; behaviour lives in the engine. A request whose partition key, query body or
+continuation the protocol refuses is still metered, as the operation it was meant for.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import logging
-import uuid
-from collections.abc import Callable
-from typing import Any
-from urllib.parse import unquote
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import orjson
 
-from emulator import auth, errors
-from emulator.engine import Context, Engine, Outcome, ThroughputSpec
-from emulator.queries import QueryRequest
+from emulator import auth, errors, wire
+from emulator.engine import Context, Engine
+from emulator.request import PK_HEADER, Request, check_size, query_spec, required_key, throughput
+from emulator.wire import Reply, feed_reply, item_reply, listing_reply, query_reply, resource_reply
 
 log = logging.getLogger("ruscope.emulator")
 
 _UNSUPPORTED = {"sprocs", "triggers", "udfs", "users", "permissions", "conflicts", "attachments"}
 
-
-class Request:
-    """The parts of an HTTP request the protocol cares about (header names lower-case bytes)."""
-
-    __slots__ = ("method", "path", "segments", "headers", "body", "scheme")
-
-    def __init__(
-        self, method: str, target: str, headers: dict[bytes, bytes], body: bytes, scheme: str = "http"
-    ) -> None:
-        self.method = method
-        self.path = target.split("?", 1)[0]
-        self.segments = [unquote(s) for s in self.path.split("/") if s]
-        self.headers = headers
-        self.body = body
-        self.scheme = scheme
-
-    def header(self, name: str) -> str | None:
-        value = self.headers.get(name.encode())
-        return None if value is None else value.decode("latin-1")
-
-    def flag(self, name: str) -> bool:
-        return (self.headers.get(name.encode()) or b"").lower() == b"true"
-
-    def json(self) -> Any:
-        try:
-            return orjson.loads(self.body) if self.body else None
-        except orjson.JSONDecodeError as exc:
-            raise errors.bad_request(f"The request body is not valid JSON: {exc}") from None
-
-    def json_header(self, name: str) -> Any:
-        raw = self.headers.get(name.encode())
-        if raw is None:
-            return None
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            raise errors.bad_request(f"The {name} header is not valid JSON: {raw.decode('latin-1')!r}") from None
-
-    def context(self) -> Context:
-        return Context(
-            activity_id=self.header("x-ms-activity-id") or str(uuid.uuid4()),
-            correlated_activity_id=self.header("x-ms-cosmos-correlated-activityid") or "",
-            consistency=self.header("x-ms-consistency-level"),
-            if_match=self.header("if-match"),
-            if_none_match=self.header("if-none-match"),
-        )
+Response = tuple[int, dict[str, str], bytes]
 
 
 class CosmosApp:
-    """ASGI application serving one engine with one master key."""
+    """The Cosmos DB REST API over one engine with one master key (an `emulator.server.App`)."""
 
     def __init__(self, engine: Engine, key: str = auth.WELL_KNOWN_KEY) -> None:
         self.engine = engine
@@ -81,20 +38,20 @@ class CosmosApp:
         except ValueError:
             raise ValueError("the emulator key must be base64 (like a Cosmos DB account key)") from None
 
-    def handle(self, request: Request) -> tuple[int, dict[str, str], bytes]:
+    def handle(self, request: Request) -> Response:
         """One request to (status, headers, body bytes): errors become the service's error responses."""
         ctx = request.context()
         try:
             self._authenticate(request, ctx)
-            outcome = self.dispatch(request, ctx)
+            reply = self.dispatch(request, ctx)
         except errors.CosmosError as exc:
-            return exc.status, _error_headers(exc, ctx), orjson.dumps(exc.body(ctx.activity_id))
+            return exc.status, wire.error_headers(exc, ctx.activity_id), orjson.dumps(exc.body(ctx.activity_id))
         except Exception:  # a bug must cost one request a 500, never the server or a stack trace
             log.exception("internal error on %s %s", request.method, request.path)
             exc = errors.CosmosError(500, "The ruscope emulator hit an internal error; see its log.")
-            return 500, _error_headers(exc, ctx), orjson.dumps(exc.body(ctx.activity_id))
-        body = b"" if outcome.body is None or outcome.status in (204, 304) else orjson.dumps(outcome.body)
-        return outcome.status, _success_headers(outcome, ctx, request), body
+            return 500, wire.error_headers(exc, ctx.activity_id), orjson.dumps(exc.body(ctx.activity_id))
+        body = b"" if reply.body is None or reply.status in (204, 304) else orjson.dumps(reply.body)
+        return reply.status, wire.success_headers(reply, ctx.activity_id, request.segments), body
 
     def _authenticate(self, request: Request, ctx: Context) -> None:
         resource_type, link = auth.resource_of(request.path)
@@ -107,36 +64,47 @@ class CosmosApp:
             self.engine.record_rejected(ctx, resource_type, 401)
             raise errors.unauthorized(payload.replace("\n", "\\n"))
 
-    def dispatch(self, request: Request, ctx: Context) -> Outcome:
+    @contextmanager
+    def _metered_refusals(self, ctx: Context, operation: str, db: str, coll: str) -> Iterator[None]:
+        """Record a docs request whose headers or body the protocol refuses, as the operation it was for."""
+        try:
+            yield
+        except errors.CosmosError as exc:
+            self.engine.record_refused(ctx, operation, "docs", db, coll, exc)
+            raise
+
+    def dispatch(self, request: Request, ctx: Context) -> Reply:
         """Route by path shape; every branch is one engine call."""
         seg, method, engine = request.segments, request.method, self.engine
         n = len(seg)
         if n == 0 and method == "GET":
-            return engine.read_account(ctx, f"{request.scheme}://{request.header('host') or 'localhost'}/")
+            account = engine.read_account(ctx)
+            endpoint = f"{request.scheme}://{request.header('host') or 'localhost'}/"
+            return Reply(200, wire.account_body(account.name, account.consistency, endpoint))
         if n >= 1 and seg[0] == "offers":
             return self._offers(request, ctx)
         if n == 0 or seg[0] != "dbs":
             raise errors.CosmosError(404, f"Unknown resource path {request.path!r}.")
         if n == 1:
             if method == "POST":
-                return engine.create_database(ctx, request.json(), _throughput(request))
-            return _only(method, "GET", lambda: engine.list_databases(ctx))
+                return resource_reply(engine.create_database(ctx, request.json(), throughput(request)))
+            return _only(method, "GET", lambda: listing_reply("Databases", engine.list_databases(ctx)))
         db = seg[1]
         if n == 2:
             if method == "DELETE":
-                return engine.delete_database(ctx, db)
-            return _only(method, "GET", lambda: engine.read_database(ctx, db))
+                return resource_reply(engine.delete_database(ctx, db))
+            return _only(method, "GET", lambda: resource_reply(engine.read_database(ctx, db)))
         if seg[2] != "colls":
             raise _unsupported(seg[2])
         if n == 3:
             if method == "POST":
-                return engine.create_container(ctx, db, request.json(), _throughput(request))
-            return _only(method, "GET", lambda: engine.list_containers(ctx, db))
+                return resource_reply(engine.create_container(ctx, db, request.json(), throughput(request)))
+            return _only(method, "GET", lambda: listing_reply("DocumentCollections", engine.list_containers(ctx, db)))
         coll = seg[3]
         if n == 4:
             return self._container(request, ctx, db, coll)
         if seg[4] == "pkranges" and n == 5:
-            return _only(method, "GET", lambda: engine.read_pkranges(ctx, db, coll, request.header("if-none-match")))
+            return _only(method, "GET", lambda: self._pkranges(request, ctx, db, coll))
         if seg[4] != "docs":
             raise _unsupported(seg[4])
         if n == 5:
@@ -145,21 +113,35 @@ class CosmosApp:
             return self._item(request, ctx, db, coll, seg[5])
         raise errors.CosmosError(404, f"Unknown resource path {request.path!r}.")
 
-    def _container(self, request: Request, ctx: Context, db: str, coll: str) -> Outcome:
+    def _container(self, request: Request, ctx: Context, db: str, coll: str) -> Reply:
         method = request.method
         if method == "GET":
-            return self.engine.read_container(
+            info = self.engine.read_container(
                 ctx,
                 db,
                 coll,
                 statistics=request.flag("x-ms-documentdb-populatepartitionstatistics"),
                 quota=request.flag("x-ms-documentdb-populatequotainfo"),
             )
+            body = info.props
+            if info.statistics is not None:
+                body["statistics"] = [wire.statistics_json(s) for s in info.statistics]
+            headers = wire.quota_headers(info.usage) if info.usage is not None else {}
+            return Reply(200, body, info.request_charge, headers=headers)
         if method == "PUT":
-            return self.engine.replace_container(ctx, db, coll, request.json())
-        return _only(method, "DELETE", lambda: self.engine.delete_container(ctx, db, coll))
+            return resource_reply(self.engine.replace_container(ctx, db, coll, request.json()))
+        return _only(method, "DELETE", lambda: resource_reply(self.engine.delete_container(ctx, db, coll)))
 
-    def _docs_feed(self, request: Request, ctx: Context, db: str, coll: str) -> Outcome:
+    def _pkranges(self, request: Request, ctx: Context, db: str, coll: str) -> Reply:
+        """The routing map as an incremental feed: etag = layout version, 304 when unchanged (§1.5)."""
+        result = self.engine.read_pkranges(ctx, db, coll, wire.layout_version(request.header("if-none-match")))
+        etag = f'"{result.version}"'
+        if not result.changed:
+            return Reply(304, None, headers={"etag": etag})
+        ranges = [wire.pkrange_json(r, 1 / result.partitions) for r in result.ranges]
+        return Reply(200, wire.feed_body("PartitionKeyRanges", ranges, result.container_rid), headers={"etag": etag})
+
+    def _docs_feed(self, request: Request, ctx: Context, db: str, coll: str) -> Reply:
         rid = request.header("x-ms-cosmos-intended-collection-rid")
         if request.method == "POST":
             if (
@@ -170,115 +152,95 @@ class CosmosApp:
                 return self.query(request, ctx, db, coll)
             if request.flag("x-ms-cosmos-is-batch-request"):
                 raise errors.bad_request("Transactional batch is not supported by the ruscope emulator.")
-            _check_size(request, self.engine.limits.max_item_bytes)
-            return self.engine.create_item(
-                ctx,
-                db,
-                coll,
-                request.json(),
-                request.json_header("x-ms-documentdb-partitionkey"),
-                upsert=request.flag("x-ms-documentdb-is-upsert"),
-                intended_rid=rid,
-            )
+            check_size(request, self.engine.limits.max_item_bytes)
+            upsert = request.flag("x-ms-documentdb-is-upsert")
+            doc, raw_key = request.json(), request.json_header(PK_HEADER)
+            with self._metered_refusals(ctx, "Upsert" if upsert else "Create", db, coll):
+                key = required_key(raw_key)
+            return item_reply(self.engine.create_item(ctx, db, coll, doc, key, upsert=upsert, intended_rid=rid))
         if request.method != "GET":
             raise _method_not_allowed(request.method)
         if (request.header("a-im") or "").lower() == "incremental feed":
             raise errors.bad_request("The change feed is not supported by the ruscope emulator yet.")
-        start, end = request.header("x-ms-start-epk"), request.header("x-ms-end-epk")
-        return self.engine.read_feed(
+        raw_key, max_items = request.json_header(PK_HEADER), request.int_header("x-ms-max-item-count", -1)
+        with self._metered_refusals(ctx, "ReadFeed", db, coll):
+            key, cursor = wire.partition_key(raw_key), wire.feed_cursor(request.header("x-ms-continuation"))
+        page = self.engine.read_feed(
             ctx,
             db,
             coll,
-            pk_header=request.json_header("x-ms-documentdb-partitionkey"),
+            key=key,
             pkrange_id=request.header("x-ms-documentdb-partitionkeyrangeid"),
-            epk_range=(start, end) if start is not None and end is not None else None,
-            max_items=_int_header(request, "x-ms-max-item-count", -1),
-            continuation=request.header("x-ms-continuation"),
+            epk_range=request.epk_range(),
+            max_items=max_items,
+            cursor=cursor,
             intended_rid=rid,
         )
+        return feed_reply(page)
 
-    def query(self, request: Request, ctx: Context, db: str, coll: str) -> Outcome:
+    def query(self, request: Request, ctx: Context, db: str, coll: str) -> Reply:
         """A SQL query page, or the query plan the SDK asks for after a 400/1004."""
         if request.flag("x-ms-cosmos-is-query-plan-request"):
-            return self.engine.query_plan(
-                ctx, db, coll, request.json(), request.header("x-ms-cosmos-supported-query-features")
-            )
-        start, end = request.header("x-ms-start-epk"), request.header("x-ms-end-epk")
-        max_items = request.header("x-ms-max-item-count")
-        return self.engine.query(
-            ctx,
-            db,
-            coll,
-            QueryRequest(
-                body=request.json(),
-                pk_header=request.json_header("x-ms-documentdb-partitionkey"),
-                pkrange_id=request.header("x-ms-documentdb-partitionkeyrangeid"),
-                epk_range=(start, end) if start is not None and end is not None else None,
-                max_items=None if max_items is None else _int_header(request, "x-ms-max-item-count", -1),
-                continuation=request.header("x-ms-continuation"),
-                cross_partition=request.flag("x-ms-documentdb-query-enablecrosspartition"),
-                query_metrics=request.flag("x-ms-documentdb-populatequerymetrics"),
-                index_metrics=request.flag("x-ms-cosmos-populateindexmetrics"),
-                intended_rid=request.header("x-ms-cosmos-intended-collection-rid"),
-            ),
+            body = request.json()
+            with self._metered_refusals(ctx, "QueryPlan", db, coll):
+                text, params = wire.query_text_and_parameters(body)
+            features = request.header("x-ms-cosmos-supported-query-features")
+            supported = None if features is None else frozenset(f.strip() for f in features.split(","))
+            plan = self.engine.query_plan(ctx, db, coll, text, params, supported)
+            return Reply(200, wire.plan_json(plan), self.engine.cost.query_plan_ru)
+        body, raw_key = request.json(), request.json_header(PK_HEADER)
+        with self._metered_refusals(ctx, "Query", db, coll):
+            spec = query_spec(request, body, raw_key)
+        gate = functools.partial(
+            wire.gateway_refusal,
+            cross_partition=request.flag("x-ms-documentdb-query-enablecrosspartition"),
+            refused_ru=self.engine.cost.refused_query_ru,
         )
+        return query_reply(self.engine.query_page(ctx, db, coll, spec, gate))
 
-    def _item(self, request: Request, ctx: Context, db: str, coll: str, item_id: str) -> Outcome:
+    def _item(self, request: Request, ctx: Context, db: str, coll: str, item_id: str) -> Reply:
         engine, method = self.engine, request.method
-        pk = request.json_header("x-ms-documentdb-partitionkey")
         rid = request.header("x-ms-cosmos-intended-collection-rid")
+        operation = {"GET": "Read", "PUT": "Replace", "PATCH": "Patch", "DELETE": "Delete"}.get(method)
+        if operation is None:
+            raise _method_not_allowed(method)
+        if method == "PUT":
+            check_size(request, engine.limits.max_item_bytes)
+        raw_key = request.json_header(PK_HEADER)
+        body = request.json() if method in ("PUT", "PATCH") else None
+        with self._metered_refusals(ctx, operation, db, coll):
+            key = required_key(raw_key)
         if method == "GET":
-            return engine.read_item(ctx, db, coll, item_id, pk, intended_rid=rid)
+            return item_reply(engine.read_item(ctx, db, coll, item_id, key, intended_rid=rid))
         if method == "PUT":
-            _check_size(request, engine.limits.max_item_bytes)
-            return engine.replace_item(ctx, db, coll, item_id, request.json(), pk, intended_rid=rid)
+            return item_reply(engine.replace_item(ctx, db, coll, item_id, body, key, intended_rid=rid))
         if method == "PATCH":
-            return engine.patch_item(ctx, db, coll, item_id, request.json(), pk, intended_rid=rid)
-        return _only(method, "DELETE", lambda: engine.delete_item(ctx, db, coll, item_id, pk, intended_rid=rid))
+            operations = body.get("operations") if isinstance(body, dict) else None
+            condition = body.get("condition") if isinstance(body, dict) else None
+            return item_reply(
+                engine.patch_item(ctx, db, coll, item_id, operations, key, condition=condition, intended_rid=rid)
+            )
+        return item_reply(engine.delete_item(ctx, db, coll, item_id, key, intended_rid=rid))
 
-    def _offers(self, request: Request, ctx: Context) -> Outcome:
-        seg, method = request.segments, request.method
+    def _offers(self, request: Request, ctx: Context) -> Reply:
+        seg, method, engine = request.segments, request.method, self.engine
         if len(seg) == 1 and method == "POST":
-            return self.engine.list_offers(ctx, request.json())
+            text, params = wire.query_text_and_parameters(request.json())
+            return listing_reply("Offers", engine.list_offers(ctx, text, params))
         if len(seg) == 1:
-            return _only(method, "GET", lambda: self.engine.list_offers(ctx))
+            return _only(method, "GET", lambda: listing_reply("Offers", engine.list_offers(ctx)))
         if method == "PUT":
-            return self.engine.replace_offer(ctx, seg[1], request.json())
-        return _only(method, "GET", lambda: self.engine.read_offer(ctx, seg[1]))
+            body = request.json()
+            content = (body.get("content") if isinstance(body, dict) else None) or {}
+            return resource_reply(
+                engine.replace_offer(ctx, seg[1], content.get("offerThroughput"), content.get("offerAutopilotSettings"))
+            )
+        reply = _only(method, "GET", lambda: resource_reply(engine.read_offer(ctx, seg[1])))
+        reply.headers["x-ms-cosmos-min-throughput"] = str(engine.limits.min_throughput)
+        return reply
 
 
-def _throughput(request: Request) -> ThroughputSpec | None:
-    manual = request.header("x-ms-offer-throughput")
-    if manual is not None:
-        try:
-            return ThroughputSpec(int(manual))
-        except ValueError:
-            raise errors.bad_request(f"x-ms-offer-throughput must be an integer, not {manual!r}.") from None
-    autopilot = request.json_header("x-ms-cosmos-offer-autopilot-settings")
-    if autopilot is not None:
-        maximum = autopilot.get("maxThroughput") if isinstance(autopilot, dict) else None
-        if not isinstance(maximum, int):
-            raise errors.bad_request("x-ms-cosmos-offer-autopilot-settings needs an integer maxThroughput.")
-        return ThroughputSpec(maximum, autoscale=True)
-    return None
-
-
-def _int_header(request: Request, name: str, default: int) -> int:
-    raw = request.header(name)
-    if raw is None:
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise errors.bad_request(f"{name} must be an integer, not {raw!r}.") from None
-
-
-def _check_size(request: Request, limit: int) -> None:
-    if len(request.body) > limit:
-        raise errors.too_large()
-
-
-def _only(method: str, allowed: str, call: Callable[[], Outcome]) -> Outcome:
+def _only(method: str, allowed: str, call: Callable[[], Reply]) -> Reply:
     if method != allowed:
         raise _method_not_allowed(method)
     return call()
@@ -292,34 +254,3 @@ def _unsupported(kind: str) -> errors.CosmosError:
     if kind in _UNSUPPORTED:
         return errors.bad_request(f"'{kind}' resources are not supported by the ruscope emulator.")
     return errors.CosmosError(404, f"Unknown resource type '{kind}'.")
-
-
-def _common_headers(ctx: Context, charge: float) -> dict[str, str]:
-    return {
-        "content-type": "application/json",
-        "x-ms-activity-id": ctx.activity_id,
-        "x-ms-request-charge": f"{charge:.2f}",
-        "x-ms-gatewayversion": "version=2.14.0",
-        "x-ms-schemaversion": "1.18",
-    }
-
-
-def _success_headers(outcome: Outcome, ctx: Context, request: Request) -> dict[str, str]:
-    headers = _common_headers(ctx, outcome.charge)
-    if outcome.pkrange_id:
-        headers["x-ms-documentdb-partitionkeyrangeid"] = outcome.pkrange_id
-        headers["x-ms-cosmos-physical-partition-id"] = outcome.pkrange_id
-    seg = request.segments
-    if len(seg) >= 4 and seg[0] == "dbs":
-        headers["x-ms-alt-content-path"] = f"dbs/{seg[1]}/colls/{seg[3]}"
-    headers.update(outcome.headers)
-    return headers
-
-
-def _error_headers(exc: errors.CosmosError, ctx: Context) -> dict[str, str]:
-    headers = _common_headers(ctx, 0.0)
-    if exc.substatus:
-        headers["x-ms-substatus"] = str(exc.substatus)
-    if exc.retry_after_ms is not None:
-        headers["x-ms-retry-after-ms"] = str(int(exc.retry_after_ms))
-    return headers

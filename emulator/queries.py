@@ -1,8 +1,8 @@
-"""How the emulator serves SQL queries the way the gateway does: request parsing, routing targets, the
-query plan, paging, per-page RU shares and the query/index metrics headers.
+"""Pure pieces of query serving: SQL errors as the service's 400s, routing intervals, the plan's
+client-side features, ORDER BY index checks, paging and per-page RU shares, and the result cache.
 
-Pure helpers; `Engine.query` / `Engine.query_plan` do the I/O-free orchestration under the engine lock.
-Wire behaviour follows cosmos-wire-protocol.md §1.6-1.9 and the routing rule of ru-cost-model.md §3.3:
+`emulator.querying.QueryService` orchestrates them under the engine lock; `emulator.wire` shapes
+plans, continuations and metrics for the protocol. Serving follows cosmos-wire-protocol.md §1.6-1.9 and the routing rule of ru-cost-model.md §3.3:
 - a full partition key runs the whole query in its logical partition;
 - a pkrange id (the SDK's own fan-out, feed ranges, hierarchical prefixes) runs it in that range,
   limited to `x-ms-start-epk`/`x-ms-end-epk` when given;
@@ -12,76 +12,58 @@ Wire behaviour follows cosmos-wire-protocol.md §1.6-1.9 and the routing rule of
 
 from __future__ import annotations
 
-import base64
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
 from cosmoscore.epk import EpkRange
 from cosmoscore.indexing import IndexPolicy
 from cosmoscore.routing import Target, filter_intervals
-from cosmoscore.sql import KeyFilter, Query, QueryShape, SqlError, ast
+from cosmoscore.sql import KeyFilter, Query, QueryShape, SqlError, ast, parse_query
 from emulator import errors
 from emulator.model import Container
 
-DEFAULT_PAGE_ITEMS = 100  # x-ms-max-item-count absent: the REST API's default page size
+DEFAULT_PAGE_ITEMS = 100  # no page size asked for: the REST API's default page size
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # a page never exceeds the service's 4 MB response size
 
-CROSS_PARTITION_DISABLED = (
-    "Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition "
-    "to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception."
-)
-NOT_SERVABLE = (  # cosmos-errors-and-stats.md §1.4, substatus 1004
-    "The provided cross partition query can not be directly served by the gateway. This is a first chance "
-    "(internal) exception that all newer clients will know how to handle gracefully. This exception is traced, "
-    "but unless you see it bubble up as an exception (which only happens on older SDK clients), then you can "
-    "safely ignore this message."
-)
 NO_COMPOSITE_INDEX = "The order by query does not have a corresponding composite index that it can be served from."
 ORDER_BY_EXCLUDED = "The index path corresponding to the specified order-by item is excluded."
 PLAN_PREFIX = "Gateway Failed to Retrieve Query Plan: "
 
 
-@dataclass(frozen=True)
-class QueryRequest:
-    """One query POST, as the HTTP layer decoded it."""
-
-    body: Any
-    pk_header: Any = None
-    pkrange_id: str | None = None
-    epk_range: tuple[str, str] | None = None
-    max_items: int | None = None
-    continuation: str | None = None
-    cross_partition: bool = False
-    query_metrics: bool = False
-    index_metrics: bool = False
-    intended_rid: str | None = None
-
-
-def query_text_and_parameters(body: Any) -> tuple[str, dict[str, Any]]:
-    """The body `{"query": ..., "parameters": [{"name", "value"}]}` as text and a name -> value map."""
-    if isinstance(body, str):
-        return body, {}
-    if not isinstance(body, dict) or not isinstance(body.get("query"), str):
-        raise errors.bad_request("The query body must be a JSON object with a 'query' string.")
-    params: dict[str, Any] = {}
-    for param in body.get("parameters") or []:
-        name = param.get("name") if isinstance(param, dict) else None
-        if not isinstance(name, str) or not name.startswith("@"):
-            raise errors.bad_request(f"Invalid query parameter {param!r}: each needs a 'name' starting with '@'.")
-        if name in params:
-            raise errors.bad_request(f"Invalid query. Specified duplicate parameter name '{name}'.")
-        if "value" in param:  # a parameter without a value stays unresolved (SC2001 where it is used)
-            params[name] = param["value"]
-    return body["query"], params
-
-
 def sql_error(exc: SqlError, prefix: str = "") -> errors.CosmosError:
     """A query compile/run error as the service's 400 body (`Message: {"errors":[...]}`)."""
     return errors.CosmosError(400, f"{prefix}Message: {exc.to_service_message()}")
+
+
+def parse(text: str) -> Query:
+    try:
+        return parse_query(text)
+    except SqlError as exc:
+        raise sql_error(exc) from None
+
+
+T = TypeVar("T")
+
+
+def guarded(call: Callable[[], T]) -> T:
+    """Run a step of the SQL engine; its errors become the service's 400."""
+    try:
+        return call()
+    except SqlError as exc:
+        raise sql_error(exc) from None
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    """What the SDK needs to fan a query out itself: its shape, the per-partition rewrite, the EPK intervals."""
+
+    shape: QueryShape
+    rewritten: str
+    intervals: list[EpkRange]
 
 
 # -- routing ------------------------------------------------------------------------------------
@@ -90,20 +72,6 @@ def sql_error(exc: SqlError, prefix: str = "") -> errors.CosmosError:
 def key_intervals(coll: Container, key_filter: KeyFilter) -> list[EpkRange]:
     """EPK intervals the filter pins (cosmoscore.routing): points for full keys, prefix ranges, or everything."""
     return filter_intervals(key_filter, coll.kind, len(coll.key_paths))
-
-
-def plan_ranges(intervals: list[EpkRange]) -> list[dict[str, Any]]:
-    """The plan's `queryRanges`: EPK points are inclusive on both ends (wire §1.7)."""
-    return [{"min": r.min, "max": r.max, "isMinInclusive": True, "isMaxInclusive": r.is_point} for r in intervals]
-
-
-def query_plan(shape: QueryShape, rewritten: str, intervals: list[EpkRange]) -> dict[str, Any]:
-    return {
-        "partitionedQueryExecutionInfoVersion": 2,
-        "queryInfo": shape.query_info(rewritten),
-        "queryRanges": plan_ranges(intervals),
-        "hybridSearchQueryInfo": None,
-    }
 
 
 def required_features(query: Query, shape: QueryShape) -> list[str]:
@@ -128,11 +96,10 @@ def required_features(query: Query, shape: QueryShape) -> list[str]:
     return needed
 
 
-def check_features(query: Query, shape: QueryShape, supported_header: str | None) -> None:
+def check_features(query: Query, shape: QueryShape, supported: frozenset[str] | None) -> None:
     """Refuse a plan whose operators the client did not declare (how cross-partition GROUP BY fails)."""
-    if supported_header is None:
+    if supported is None:
         return
-    supported = {f.strip() for f in supported_header.split(",")}
     missing = [f for f in required_features(query, shape) if f not in supported and f != "NonValueAggregate"]
     if missing:
         lines = " ".join(f"Query contained {f}, which the calling client does not support." for f in missing)
@@ -171,24 +138,6 @@ def check_order_by(query: Query, policy: IndexPolicy) -> None:
 # -- paging and charges ------------------------------------------------------------------------
 
 
-def decode_continuation(token: str | None) -> tuple[str | None, int]:
-    """(EPK where the current target starts, rows of it already returned)."""
-    if not token:
-        return None, 0
-    try:
-        state = orjson.loads(token)
-        start, offset = state.get("min"), int(state.get("offset", 0))
-    except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
-        raise errors.bad_request("The continuation token is malformed.") from None
-    if (start is not None and not isinstance(start, str)) or offset < 0:
-        raise errors.bad_request("The continuation token is malformed.")
-    return start, offset
-
-
-def encode_continuation(start: str, offset: int) -> str:
-    return orjson.dumps({"min": start, "offset": offset}).decode()
-
-
 def resume_index(targets: list[Target], start: str | None) -> tuple[int, bool]:
     """Which target a continuation resumes, and whether it is the very same one (else begin it afresh:
     the range split or vanished between pages)."""
@@ -223,65 +172,6 @@ def share(total: int, start: int, end: int, count: int) -> int:
     if count == 0:
         return total if start == 0 else 0
     return total * end // count - total * start // count
-
-
-# -- metrics headers ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PageMetrics:
-    retrieved_docs: int
-    retrieved_bytes: int
-    output_docs: int
-    output_bytes: int
-    execution_ms: float
-    index_hit_ratio: float
-
-
-def query_metrics_header(m: PageMetrics) -> str:
-    """`x-ms-documentdb-query-metrics`: the service's semicolon-separated name=value list."""
-    fields = {
-        "totalExecutionTimeInMs": f"{m.execution_ms:.2f}",
-        "queryCompileTimeInMs": "0.00",
-        "queryLogicalPlanBuildTimeInMs": "0.00",
-        "queryPhysicalPlanBuildTimeInMs": "0.00",
-        "queryOptimizationTimeInMs": "0.00",
-        "VMExecutionTimeInMs": f"{m.execution_ms:.2f}",
-        "indexLookupTimeInMs": "0.00",
-        "instructionCount": "0",
-        "documentLoadTimeInMs": "0.00",
-        "systemFunctionExecuteTimeInMs": "0.00",
-        "userFunctionExecuteTimeInMs": "0.00",
-        "retrievedDocumentCount": str(m.retrieved_docs),
-        "retrievedDocumentSize": str(m.retrieved_bytes),
-        "outputDocumentCount": str(m.output_docs),
-        "outputDocumentSize": str(m.output_bytes),
-        "writeOutputTimeInMs": "0.00",
-        "indexUtilizationRatio": f"{m.index_hit_ratio:.2f}",
-    }
-    return ";".join(f"{k}={v}" for k, v in fields.items())
-
-
-def index_utilization_header(indexed: tuple[tuple[str, ...], ...], unindexed: tuple[tuple[str, ...], ...]) -> str:
-    """`x-ms-cosmos-index-utilization`: base64 JSON naming the indexes used and the ones that would help."""
-
-    def entry(path: tuple[str, ...]) -> dict[str, Any]:
-        spec = "/" + "/".join(path) + "/?"
-        return {
-            "FilterExpression": "",
-            "IndexSpec": spec,
-            "FilterPreciseSet": True,
-            "IndexPreciseSet": True,
-            "IndexImpactScore": "High",
-        }
-
-    info = {
-        "UtilizedSingleIndexes": [entry(p) for p in indexed],
-        "PotentialSingleIndexes": [entry(p) for p in unindexed],
-        "UtilizedCompositeIndexes": [],
-        "PotentialCompositeIndexes": [],
-    }
-    return base64.b64encode(orjson.dumps(info)).decode()
 
 
 # -- per-range results ---------------------------------------------------------------------------

@@ -5,6 +5,8 @@ in one piece, the way the SDK's floor was measured (cosmos-wire-protocol.md, per
 ASGI server was tried first: its per-request task and split header/body writes cost more than the
 whole engine call and missed the 1.5x-of-null-server target, so this module keeps only the glue.
 The engine is synchronous; one event loop serialises requests, so no request waits on a lock.
+Any `App` (one `handle(request)` method) can be served: `CosmosApp` is the Cosmos DB REST API; the
+Azure Monitor stand-in is another.
 """
 
 from __future__ import annotations
@@ -18,18 +20,26 @@ import threading
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from pathlib import Path
+from typing import Protocol
 
 import httptools
 
 from emulator.auth import WELL_KNOWN_KEY
 from emulator.engine import Engine
-from emulator.http import CosmosApp, Request
+from emulator.http import CosmosApp
 from emulator.journal import Journal
+from emulator.request import Request
 
 log = logging.getLogger("ruscope.emulator")
 
 _MAX_BODY = 8 * 1024 * 1024  # bodies past this are refused before parsing; items stop at 2 MB anyway
 _REASONS = {s.value: s.phrase.encode() for s in HTTPStatus}
+
+
+class App(Protocol):
+    """What the server serves: one parsed request in, (status, headers, body bytes) out."""
+
+    def handle(self, request: Request) -> tuple[int, dict[str, str], bytes]: ...
 
 
 def open_engine(data_dir: str | Path | None = None, *, fsync: bool = False, **engine_kwargs: object) -> Engine:
@@ -54,7 +64,7 @@ def render(status: int, headers: dict[str, str], body: bytes, keep_alive: bool) 
 class _Connection(asyncio.Protocol):
     """One client connection: parse requests with httptools, answer each from the app."""
 
-    def __init__(self, app: CosmosApp, scheme: str) -> None:
+    def __init__(self, app: App, scheme: str) -> None:
         self.app = app
         self.scheme = scheme
         self.parser = httptools.HttpRequestParser(self)
@@ -145,7 +155,7 @@ class RunningEmulator:
         self._thread.join(timeout=10)
 
 
-async def _serve(app: CosmosApp, sock: socket.socket, stop: asyncio.Event, tls: ssl.SSLContext | None) -> None:
+async def _serve(app: App, sock: socket.socket, stop: asyncio.Event, tls: ssl.SSLContext | None) -> None:
     loop = asyncio.get_running_loop()
     scheme = "https" if tls else "http"
     server = await loop.create_server(lambda: _Connection(app, scheme), sock=sock, ssl=tls)
@@ -160,9 +170,11 @@ def serve(
     port: int = 8081,
     key: str = WELL_KNOWN_KEY,
     tls: ssl.SSLContext | None = None,
+    app: App | None = None,
 ) -> None:
-    """Serve until SIGINT/SIGTERM; the journal is compacted on the way out."""
-    app = CosmosApp(engine, key)
+    """Serve until SIGINT/SIGTERM (`app`: instead of the engine's Cosmos DB API); the journal is compacted
+    on the way out."""
+    app = app or CosmosApp(engine, key)
     sock = bind(host, port)
     loop = _new_loop()
     stop = asyncio.Event()
@@ -182,9 +194,11 @@ def start_in_thread(
     port: int = 0,
     key: str = WELL_KNOWN_KEY,
     tls: ssl.SSLContext | None = None,
+    app: App | None = None,
 ) -> RunningEmulator:
-    """Start serving on a background thread (port 0: a free port) and return once it accepts requests."""
-    app = CosmosApp(engine, key)
+    """Start serving on a background thread (port 0: a free port) and return once it accepts requests;
+    `app` serves instead of the engine's Cosmos DB API."""
+    app = app or CosmosApp(engine, key)
     sock = bind(host, port)
     loop = _new_loop()
     stop = asyncio.Event()

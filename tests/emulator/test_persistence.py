@@ -77,14 +77,14 @@ def test_snapshot_round_trip_keeps_layout_and_items(tmp_path: Path) -> None:
     from emulator.engine import Context, ThroughputSpec
 
     ctx = Context()
-    engine.create_database(ctx, {"id": "d"}, None)
+    engine.create_database(ctx, {"id": "d"})
     engine.create_container(
         ctx, "d", {"id": "c", "partitionKey": {"paths": ["/k"], "kind": "Hash", "version": 2}}, ThroughputSpec(18_000)
     )
     for i in range(30):
         engine.create_item(ctx, "d", "c", {"id": str(i), "k": f"k{i}"}, [f"k{i}"])
     offer = engine.offers[engine.container("d", "c").offer_rid]
-    engine.replace_offer(ctx, offer.rid, {"content": {"offerThroughput": 45_000}})
+    engine.replace_offer(ctx, offer.rid, 45_000)
     layout = [(r.id, r.min, r.max, r.docs) for r in engine.container("d", "c").ranges]
     engine.close()
     again = open_engine(tmp_path)

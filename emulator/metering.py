@@ -1,0 +1,129 @@
+"""Metering and throttling: every operation records one `RequestRecord`, also when it fails, and a
+physical partition that has spent its RU/s budget in the current second answers 429 (P4, P12).
+
+One re-entrant lock serialises operations: the engine is synchronous and its state is plain records.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from cosmoscore.costmodel import CostModel
+from emulator import errors
+from emulator.accounting import Accounting, RequestRecord
+from emulator.model import Container, PkRange
+from emulator.throttle import Throttle
+
+
+@dataclass(frozen=True)
+class Context:
+    """Per-request facts from the caller: who asked (activity ids), consistency and preconditions."""
+
+    activity_id: str = ""
+    correlated_activity_id: str = ""
+    consistency: str | None = None
+    if_match: str | None = None
+    if_none_match: str | None = None
+
+
+@dataclass
+class Meter:
+    """What one request is recorded with; operations fill it in as they learn it."""
+
+    operation: str
+    resource_type: str
+    database: str
+    container: str
+    charge: float = 0.0
+    pkrange_id: str = ""
+    partition_key: str = ""
+    status: int = 200
+
+
+class Metering:
+    """Opens metered operations, admits them to a partition's budget and charges them."""
+
+    def __init__(
+        self,
+        accounting: Accounting,
+        throttle: Throttle,
+        cost: CostModel,
+        clock: Callable[[], float],
+        budget: Callable[[Container], float],
+    ) -> None:
+        self.accounting = accounting
+        self.throttle = throttle
+        self.cost = cost
+        self.clock = clock
+        self.budget = budget
+        self.lock = threading.RLock()
+
+    @contextmanager
+    def metered(
+        self, ctx: Context, operation: str, resource_type: str, database: str = "", container: str = ""
+    ) -> Iterator[Meter]:
+        meter = Meter(operation, resource_type, database, container)
+        started = time.perf_counter()
+        substatus, retry_after = 0, 0
+        try:
+            with self.lock:
+                yield meter
+        except errors.CosmosError as exc:
+            meter.status, substatus, retry_after = exc.status, exc.substatus, exc.retry_after_ms or 0
+            raise
+        finally:
+            self.accounting.add(
+                RequestRecord(
+                    time=self.clock(),
+                    database=meter.database,
+                    container=meter.container,
+                    operation=meter.operation,
+                    resource_type=resource_type,
+                    status=meter.status,
+                    substatus=substatus,
+                    request_charge=round(meter.charge, 2),
+                    pkrange_id=meter.pkrange_id,
+                    partition_key=meter.partition_key,
+                    activity_id=ctx.activity_id,
+                    correlated_activity_id=ctx.correlated_activity_id,
+                    duration_ms=(time.perf_counter() - started) * 1000,
+                    retry_after_ms=retry_after,
+                )
+            )
+
+    def record_rejected(self, ctx: Context, resource_type: str, status: int, substatus: int = 0) -> None:
+        """Meter a request refused before it reached an operation (bad auth, unknown route)."""
+        self.accounting.add(
+            RequestRecord(
+                self.clock(),
+                "",
+                "",
+                "Rejected",
+                resource_type,
+                status,
+                substatus,
+                0.0,
+                "",
+                "",
+                ctx.activity_id,
+                ctx.correlated_activity_id,
+                0.0,
+            )
+        )
+
+    def admit(self, coll: Container, rng: PkRange, meter: Meter) -> None:
+        """Refuse with 429 when this partition has spent its RU/s budget in the current second."""
+        meter.pkrange_id = rng.id
+        wait = self.throttle.retry_after_ms((coll.rid, rng.id), self.budget(coll), self.clock())
+        if wait is not None:
+            meter.charge = self.cost.throttled_ru
+            raise errors.throttled(wait)
+
+    def consume(self, coll: Container, rng: PkRange, meter: Meter, ru: float) -> None:
+        meter.charge = ru
+        meter.pkrange_id = rng.id
+        self.throttle.consume((coll.rid, rng.id), ru, self.clock())

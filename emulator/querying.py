@@ -1,0 +1,321 @@
+"""The query service: SQL queries served page by page as the gateway routes them, the query plan the SDK
+asks for, and `run`, which fans a whole query out and merges it the way the SDK does, for in-process users.
+
+Routing (cosmos-wire-protocol.md §1.6-1.9, ru-cost-model.md §3.3): a full partition key runs the query in
+its logical partition; a pkrange id (the SDK's own fan-out, feed ranges) runs it in that range, limited
+to an EPK sub-range when given; otherwise the WHERE clause's keys (or a hierarchical prefix) pick the
+ranges, and the caller's `gate` may refuse what the gateway would not serve (the REST layer's 400/1004).
+A page is charged for the share of its range's work it carries, so paging does not change the total.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from cosmoscore.costmodel import CostModel
+from cosmoscore.epk import EpkRange, prefix_range
+from cosmoscore.indexing import IndexPolicy
+from cosmoscore.keys import key_json
+from cosmoscore.routing import Target
+from cosmoscore.sql import (
+    IndexUse,
+    Query,
+    QueryShape,
+    SqlError,
+    describe,
+    execute,
+    index_use,
+    parse_query,
+    partition_key_filter,
+    rewrite_for_cross_partition,
+)
+from emulator import errors, queries
+from emulator.items import Items
+from emulator.metering import Context, Meter, Metering
+from emulator.model import Container, PkRange, StoredItem
+from emulator.queries import QueryPlan, guarded, parse
+from emulator.results import IndexUtilization, PageMetrics, QueryCursor, QueryPage, QueryResult
+from emulator.state import State
+
+
+@dataclass(frozen=True)
+class QuerySpec:
+    """One page request: the SQL, where to run it, and where to resume."""
+
+    sql: str
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    partition_key: Sequence[Any] | None = None  # a full key or a hierarchical prefix
+    pkrange_id: str | None = None
+    epk_range: EpkRange | None = None  # within pkrange_id
+    max_items: int | None = None  # None: the service's default page size
+    cursor: QueryCursor | None = None
+    query_metrics: bool = False
+    index_metrics: bool = False
+    intended_rid: str | None = None
+
+
+class QueryRoute:
+    """A query the caller did not pin to one partition: the ranges it reaches, and what fanning it out needs."""
+
+    def __init__(self, query: Query, parameters: Mapping[str, Any], intervals: list[EpkRange], partitions: int) -> None:
+        self.query = query
+        self.parameters = parameters
+        self.intervals = intervals
+        self.partitions = partitions  # distinct physical partitions reached
+
+    @functools.cached_property
+    def shape(self) -> QueryShape:
+        return guarded(lambda: describe(self.query, dict(self.parameters)))
+
+    @property
+    def needs_plan(self) -> bool:
+        """Whether serving it page by page would be wrong (ORDER BY, aggregates, TOP...): the SDK must fan out."""
+        return not self.shape.is_streamable
+
+    def plan(self) -> QueryPlan:
+        rewritten = guarded(lambda: rewrite_for_cross_partition(self.query, self.shape))
+        return QueryPlan(self.shape, rewritten, self.intervals)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    error: errors.CosmosError
+    request_charge: float = 0.0
+
+
+Gate = Callable[[QueryRoute], Refusal | None]
+
+
+class QueryService:
+    def __init__(self, state: State, metering: Metering, cost: CostModel, items: Items, consistency: str) -> None:
+        self.state = state
+        self.metering = metering
+        self.cost = cost
+        self.items = items
+        self.consistency = consistency
+        self._results = queries.ResultCache()  # query results being paged, per range and LSN
+        self._range_docs: dict[tuple[str, str], tuple[int, list[dict[str, Any]]]] = {}
+
+    def page(self, ctx: Context, db_id: str, coll_id: str, spec: QuerySpec, gate: Gate | None = None) -> QueryPage:
+        """One page of a query, routed as the gateway routes it; `gate` may refuse an unpinned query."""
+        with self.metering.metered(ctx, "Query", "docs", db_id, coll_id) as meter:
+            coll = self.state.coll(db_id, coll_id, spec.intended_rid)
+            query = parse(spec.sql)
+            queries.check_order_by(query, coll.policy)
+            if spec.pkrange_id is not None:
+                rng = coll.range_by_id(spec.pkrange_id)
+                if rng is None:
+                    raise errors.range_gone()
+                return self._serve(ctx, coll, meter, query, spec, [Target(rng, spec.epk_range or _whole(rng))])
+            if spec.partition_key is not None:
+                key = self.items.checked_key(coll, spec.partition_key, full=False)
+                epk = coll.epk(key)
+                if len(key) == len(coll.key_paths):
+                    meter.partition_key = key_json(key)
+                    target = Target(coll.range_for(epk), EpkRange.point(epk))
+                    return self._serve(ctx, coll, meter, query, spec, [target])
+                intervals = [EpkRange(*prefix_range(epk))]
+            else:
+                key_filter = guarded(lambda: partition_key_filter(query, coll.key_paths, dict(spec.parameters)))
+                intervals = queries.key_intervals(coll, key_filter)
+            targets = coll.routing.targets(intervals)
+            refusal = (
+                gate(QueryRoute(query, spec.parameters, intervals, len({t.range.id for t in targets})))
+                if gate
+                else None
+            )
+            if refusal is not None:
+                meter.charge = refusal.request_charge
+                raise refusal.error
+            return self._serve(ctx, coll, meter, query, spec, targets)
+
+    def plan(
+        self,
+        ctx: Context,
+        db_id: str,
+        coll_id: str,
+        sql: str,
+        parameters: Mapping[str, Any],
+        supported_features: frozenset[str] | None = None,
+    ) -> QueryPlan:
+        """The plan the SDK asks for after a 400/1004 (wire §1.7-1.8): operators and target EPK intervals."""
+        with self.metering.metered(ctx, "QueryPlan", "docs", db_id, coll_id) as meter:
+            coll = self.state.coll(db_id, coll_id)
+            params = dict(parameters)
+            try:
+                query = parse_query(sql)
+                shape = describe(query, params)
+                rewritten = rewrite_for_cross_partition(query, shape)
+                key_filter = partition_key_filter(query, coll.key_paths, params)
+            except SqlError as exc:
+                raise queries.sql_error(exc, queries.PLAN_PREFIX) from None
+            queries.check_features(query, shape, supported_features)
+            meter.charge = self.cost.query_plan_ru
+            return QueryPlan(shape, rewritten, queries.key_intervals(coll, key_filter))
+
+    # -- serving a page ------------------------------------------------------------------------
+
+    def _serve(
+        self, ctx: Context, coll: Container, meter: Meter, query: Query, spec: QuerySpec, targets: list[Target[PkRange]]
+    ) -> QueryPage:
+        """Serve the next page: rows of one target, charged for the share of that target's work they carry."""
+        cursor = spec.cursor or QueryCursor()
+        index, same = queries.resume_index(targets, cursor.start)
+        offset = cursor.offset if same else 0
+        if index >= len(targets):
+            return QueryPage([], 0.0, "", None, None, coll.rid)
+        target = targets[index]
+        rng = target.range
+        self.metering.admit(coll, rng, meter)
+        result = self._range_result(coll, target, query, spec)
+        page, sizes = queries.page_rows(result.rows, offset, spec.max_items)
+        end, count = offset + len(page), len(result.rows)
+        retrieved = queries.share(result.retrieved_docs, offset, end, count)
+        retrieved_bytes = queries.share(result.retrieved_bytes, offset, end, count)
+        ru = self.cost.consistency_multiplier(ctx.consistency or self.consistency) * self.cost.query_page_ru(
+            offset == 0, count > 0, retrieved, retrieved_bytes, len(page), sum(sizes)
+        )
+        self.metering.consume(coll, rng, meter, ru)
+        following = None
+        if end < count:
+            following = QueryCursor(target.lo, end)
+        elif index + 1 < len(targets):
+            following = QueryCursor(targets[index + 1].lo, 0)
+        metrics = None
+        if spec.query_metrics:
+            elapsed = result.execution_ms if offset == 0 else 0.0
+            metrics = PageMetrics(retrieved, retrieved_bytes, len(page), sum(sizes), elapsed, result.index_hit_ratio)
+        use = IndexUtilization(result.indexed, result.unindexed) if spec.index_metrics else None
+        return QueryPage(page, meter.charge, rng.id, rng.lsn, following, coll.rid, metrics, use)
+
+    def _range_result(
+        self, coll: Container, target: Target[PkRange], query: Query, spec: QuerySpec
+    ) -> queries.RangeResult:
+        """The whole result of a query in one target, from the cache when the range has not changed."""
+        rng, params = target.range, dict(spec.parameters)
+        key = (coll.rid, rng.id, rng.lsn, target.lo, target.hi, spec.sql, queries.parameters_key(params))
+        cached = self._results.get(key)
+        if cached is not None:
+            return cached
+        use = _index_use(query, coll.policy)
+        docs, scope_bytes = self.scope_documents(coll, target)
+        started = time.perf_counter()
+        result = guarded(lambda: execute(query, docs, params, count_matches=True))
+        elapsed = (time.perf_counter() - started) * 1000
+        average = scope_bytes / len(docs) if docs else 0.0
+        # ru-cost-model.md §3.3: an index-served filter loads only its matches; anything else scans
+        retrieved = result.matched if use.served_by_index else result.loaded
+        served = queries.RangeResult(
+            rows=result.rows,
+            retrieved_docs=retrieved,
+            retrieved_bytes=round(retrieved * average),
+            execution_ms=elapsed,
+            indexed=use.indexed_paths,
+            unindexed=use.unindexed_paths,
+            index_hit_ratio=_hit_ratio(use.served_by_index, result.matched, retrieved),
+        )
+        self._results.put(key, served)
+        return served
+
+    def scope_documents(self, coll: Container, target: Target[PkRange]) -> tuple[list[dict[str, Any]], int]:
+        """The documents a target covers and their stored bytes (a range's list is kept until it changes)."""
+        rng, interval = target.range, target.interval
+        if interval.is_point:
+            lp = rng.logical.get(interval.min)
+            return ([item.doc for item in lp.items.values()], lp.size) if lp else ([], 0)
+        if interval.covers(_whole(rng)):
+            cached = self._range_docs.get((coll.rid, rng.id))
+            if cached is None or cached[0] != rng.lsn:
+                # in write order, not key order: documents written together sit together in memory, and
+                # scanning them in that order is several times faster than hopping between partitions
+                items = sorted((item for lp in rng.logical.values() for item in lp.items.values()), key=_write_order)
+                cached = self._range_docs[(coll.rid, rng.id)] = (rng.lsn, [item.doc for item in items])
+            return cached[1], rng.size
+        inside = [lp for epk, lp in rng.logical.items() if interval.contains(epk)]
+        return [item.doc for lp in inside for item in lp.items.values()], sum(lp.size for lp in inside)
+
+    # -- whole queries, for in-process users ---------------------------------------------------
+
+    def run(
+        self,
+        ctx: Context,
+        db_id: str,
+        coll_id: str,
+        sql: str,
+        parameters: Mapping[str, Any] | None = None,
+        partition_key: Sequence[Any] | None = None,
+    ) -> QueryResult:
+        """A whole query as the SDK runs it: the gateway serves what it can page by page; anything else is
+        refused once (400/1004), planned, run per range with the rewritten query and merged. Every one of
+        those requests is metered, throttled (a 429 is raised, not retried) and accounted."""
+        spec = QuerySpec(sql, dict(parameters or {}), partition_key)
+        with self.metering.lock:  # one consistent view across the pages
+            try:
+                first = self.page(ctx, db_id, coll_id, spec, self._first_chance)
+            except _FanOut:
+                return self._fan_out(ctx, db_id, coll_id, spec)
+            pages = [first]
+            while pages[-1].next is not None:
+                pages.append(self.page(ctx, db_id, coll_id, replace(spec, cursor=pages[-1].next)))
+            return _merged([row for p in pages for row in p.rows], pages)
+
+    def _first_chance(self, route: QueryRoute) -> Refusal | None:
+        return Refusal(_FanOut(), self.cost.refused_query_ru) if route.needs_plan else None
+
+    def _fan_out(self, ctx: Context, db_id: str, coll_id: str, spec: QuerySpec) -> QueryResult:
+        plan = self.plan(ctx, db_id, coll_id, spec.sql, spec.parameters)
+        coll = self.state.coll(db_id, coll_id)
+        reached = {r.id: r for interval in plan.intervals for r in coll.routing.overlapping(interval)}
+        ranges = sorted(reached.values(), key=lambda r: r.min)
+        pages: list[QueryPage] = []
+        docs: list[dict[str, Any]] = []
+        for rng in ranges:  # the SDK's document producers: the rewritten query, one range each
+            ranged = QuerySpec(plan.rewritten, spec.parameters, pkrange_id=rng.id)
+            pages.append(self.page(ctx, db_id, coll_id, ranged))
+            while pages[-1].next is not None:
+                pages.append(self.page(ctx, db_id, coll_id, replace(ranged, cursor=pages[-1].next)))
+            docs += self.scope_documents(coll, Target(rng, _whole(rng)))[0]
+        # the SDK's merge (ORDER BY, aggregates, DISTINCT, TOP, OFFSET) equals the query over the union
+        query = parse(spec.sql)
+        rows = guarded(lambda: execute(query, docs, dict(spec.parameters)).rows)
+        return _merged(rows, pages, self.cost.query_plan_ru)
+
+
+class _FanOut(errors.CosmosError):
+    """The first attempt of a query the gateway cannot serve page by page (the SDK sees 400/1004)."""
+
+    def __init__(self) -> None:
+        super().__init__(400, "The query needs the client's fan-out.", 1004)
+
+
+def _merged(rows: list[Any], pages: list[QueryPage], plan_ru: float = 0.0) -> QueryResult:
+    """Rows with the charges the SDK would see: each page's, as its header rounds it, plus the plan's."""
+    by_range: dict[str, float] = {}
+    for p in pages:
+        if p.pkrange_id:
+            by_range[p.pkrange_id] = by_range.get(p.pkrange_id, 0.0) + round(p.request_charge, 2)
+    return QueryResult(rows, round(sum(by_range.values()) + round(plan_ru, 2), 2), by_range)
+
+
+def _whole(rng: PkRange) -> EpkRange:
+    return EpkRange(rng.min, rng.max)
+
+
+def _write_order(item: StoredItem) -> int:
+    return item.seq
+
+
+@functools.lru_cache(maxsize=1024)
+def _index_use(query: Query, policy: IndexPolicy) -> IndexUse:
+    return index_use(query, policy.is_indexed)
+
+
+def _hit_ratio(served: bool, matched: int, retrieved: int) -> float:
+    """Index utilization: the share of retrieved documents the filter kept (1 when the index served it)."""
+    if served or retrieved == 0:
+        return 1.0
+    return max(0.0, min(1.0, matched / retrieved)) if matched >= 0 else 0.0
