@@ -7,7 +7,8 @@
     partition_key_filter(query, key_paths, parameters) -> KeyFilter   # routing
     index_use(query, is_indexed) -> IndexUse   # whether the filter is served from the index
 
-To add a built-in function, register it in `functions.py` (name, arity, implementation); the parser,
+To add a built-in function, add it to the table of its kind (`strings.py`, `arrays.py`, `numbers.py`,
+`datetimes.py`: name, arity, implementation); `functions.py` registers them all and the parser,
 checks and compiler pick it up from there. The grammar is `grammar.lark`.
 """
 

@@ -9,25 +9,17 @@ input dicts themselves and projections reference their values.
 from __future__ import annotations
 
 import functools
-import heapq
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from itertools import islice
-from typing import Any, cast
+from typing import Any
 
 import orjson
 
 from . import ast as a
-from .aggregates import ACCUMULATORS, Accumulator, Count
-from .checks import has_aggregate, output_names, select_exprs
-from .compiler import Context, Fn, Scope, compile_expr, constant, getter, is_boolean, param_value, step
-from .errors import SqlError
-from .values import hash_key, sort_key
+from .scope import Context, Fn, Scope, getter, step
+from .tail import Rows, Tail, as_tuple, compile_tail, counted, filtered, run_tail
 
 U = a.UNDEFINED
-Rows = Iterable[Any]
-# (aggregate function, compiled argument, the argument is a defined constant)
-_Spec = tuple[str, Fn, bool]
 
 
 @dataclass(frozen=True)
@@ -38,21 +30,6 @@ class QueryResult:
     rows: list[Any]
     loaded: int
     matched: int = -1
-
-
-@dataclass(frozen=True)
-class Tail:
-    """Everything after FROM: filter, aggregate/group, sort, project, dedupe, page."""
-
-    where: Fn | None
-    where_is_bool: bool  # the filter returns only true/false/undefined: `filter()` may run it
-    project: Fn | None  # row -> output value; None: SELECT * in single mode (the row itself)
-    skip_undefined: bool  # SELECT VALUE drops undefined outputs
-    group: Callable[[Rows], list[Any]] | None  # aggregate/group stage producing output values
-    order: Callable[[list[Any], int | None], list[Any]] | None  # (rows, keep at most) -> sorted rows
-    distinct: bool
-    start: int
-    stop: int | None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -108,200 +85,6 @@ def _join(rows: Rows, values: Callable[[Any], Any]) -> Iterator[tuple[Any, ...]]
 
 
 # ---------------------------------------------------------------------------------------------
-# projection, aggregation, ordering
-# ---------------------------------------------------------------------------------------------
-
-
-def _projector(q: a.Query, scope: Scope, ctx: Context) -> Fn | None:
-    sel = q.select
-    if sel.kind == "star":
-        return None if scope.single else _last_alias(scope)
-    if sel.kind == "value":
-        return compile_expr(sel.value, scope, ctx)
-    pairs = list(zip(output_names(sel.items), (compile_expr(i.expr, scope, ctx) for i in sel.items)))
-
-    def project(r: Any) -> dict[str, Any]:
-        out = {}
-        for name, fn in pairs:
-            v = fn(r)
-            if v is not U:
-                out[name] = v
-        return out
-
-    return project
-
-
-def _last_alias(scope: Scope) -> Fn:
-    i = len(scope.names) - 1
-    return lambda r: r[i]
-
-
-def _as_tuple(scope: Scope) -> Callable[[Any], tuple[Any, ...]]:
-    if not scope.single:
-        return lambda r: r
-    if scope.names:
-        return lambda r: (r,)
-    return lambda r: ()
-
-
-def _grouping(q: a.Query, scope: Scope, ctx: Context) -> tuple[Callable[[Rows], list[Any]], bool]:
-    """Aggregate/group stage: rows -> output values. Returns (stage, skip_undefined)."""
-    specs: list[_Spec] = []
-    slot = len(scope.names)
-    proj_scope = Scope(scope.names, False, slot)
-
-    def register(call: a.Call, _: Scope) -> Fn:
-        is_const, value = constant(call.args[0], ctx)
-        specs.append((call.name, compile_expr(call.args[0], scope, ctx), is_const and value is not U))
-        i = len(specs) - 1
-        return lambda r: r[slot][i]
-
-    agg_ctx = Context(ctx.params, ctx.subquery, register)
-    project = _projector(q, proj_scope, agg_ctx)
-    assert project is not None  # proj_scope is never single: SELECT * projects the last alias
-    keys = [compile_expr(g, scope, ctx) for g in q.group_by]
-    to_tuple = _as_tuple(scope)
-    grouped = bool(q.group_by)
-    empty_row = (U if scope.names else None) if scope.single else (U,) * len(scope.names)
-
-    def stage(rows: Rows) -> list[Any]:
-        if grouped:
-            entries: Iterable[tuple[Any, list[Accumulator]]] = _accumulate(rows, keys, specs).values()
-        else:
-            entries = [(empty_row, _accumulate_all(rows, specs))]
-        return [project(to_tuple(rep) + (tuple(acc.result() for acc in accs),)) for rep, accs in entries]
-
-    return stage, q.select.kind == "value"
-
-
-def _accumulate(rows: Rows, keys: list[Fn], specs: list[_Spec]) -> dict[Any, tuple[Any, list[Accumulator]]]:
-    """Group rows by their key values; each group keeps its first row and bound accumulator adders."""
-    groups: dict[Any, tuple[Any, list[Accumulator], list[tuple[Callable[[Any], None], Fn]]]] = {}
-    single = keys[0] if len(keys) == 1 else None
-    for r in rows:
-        key = hash_key(single(r)) if single is not None else tuple(hash_key(k(r)) for k in keys)
-        entry = groups.get(key)
-        if entry is None:
-            accs = [ACCUMULATORS[name]() for name, _, _ in specs]
-            entry = groups[key] = (r, accs, [(acc.add, arg) for acc, (_, arg, _) in zip(accs, specs)])
-        for add, arg in entry[2]:
-            add(arg(r))
-    return {key: (rep, accs) for key, (rep, accs, _) in groups.items()}
-
-
-def _accumulate_all(rows: Rows, specs: list[_Spec]) -> list[Accumulator]:
-    """One group over all rows; COUNT of a defined constant just counts rows."""
-    accs = [ACCUMULATORS[name]() for name, _, _ in specs]
-    if all(name == "COUNT" and const for name, _, const in specs):
-        n = len(rows) if isinstance(rows, (list, tuple)) else len(list(rows))
-        for acc in accs:
-            cast(Count, acc).n = n
-        return accs
-    if len(specs) == 1:
-        add, arg = accs[0].add, specs[0][1]
-        for r in rows:
-            add(arg(r))
-        return accs
-    pairs = [(acc.add, arg) for acc, (_, arg, _) in zip(accs, specs)]
-    for r in rows:
-        for add, arg in pairs:
-            add(arg(r))
-    return accs
-
-
-def _sort_single(rows: list[Any], fn: Fn, desc: bool, limit: int | None) -> list[Any]:
-    """One sort key: raw values when they are all numbers or all strings, else type-ranked keys; a
-    TOP/LIMIT bound uses a heap (heapq.nsmallest/nlargest order ties like a stable sort)."""
-    values = [fn(r) for r in rows]
-    kinds = set(map(type, values))
-    uniform = kinds <= {int, float} or kinds == {str}
-    key = (values if uniform else [sort_key(v) for v in values]).__getitem__
-    indexes = range(len(rows))
-    if limit is not None and limit < len(rows):
-        order = (heapq.nlargest if desc else heapq.nsmallest)(limit, indexes, key=key)
-    else:
-        order = sorted(indexes, key=key, reverse=desc)
-    return [rows[i] for i in order]
-
-
-def _orderer(q: a.Query, scope: Scope, ctx: Context) -> Callable[[list[Any], int | None], list[Any]] | None:
-    if not q.order_by:
-        return None
-    keys = [(compile_expr(item.expr, scope, ctx), item.descending) for item in q.order_by]
-    if len(keys) == 1:
-        fn, desc = keys[0]
-        return lambda rows, limit: _sort_single(rows, fn, desc, limit)
-
-    def order(rows: list[Any], limit: int | None) -> list[Any]:
-        decorated = [([fn(r) for fn, _ in keys], r) for r in rows]
-        for i in range(len(keys) - 1, -1, -1):
-            decorated.sort(key=lambda d: sort_key(d[0][i]), reverse=keys[i][1])
-        return [r for _, r in decorated]
-
-    return order
-
-
-def _count(value: int | a.Param, ctx: Context, code: str, message: str) -> int:
-    if isinstance(value, a.Param):
-        number: int = param_value(value, ctx)
-        if number.__class__ is not int or not 0 <= number <= 4294967295:
-            raise SqlError(code, message)
-        return number
-    return value
-
-
-def _tail(q: a.Query, scope: Scope, ctx: Context) -> Tail:
-    where = compile_expr(q.where, scope, ctx) if q.where is not None else None
-    has_agg = any(has_aggregate(e) for e in select_exprs(q.select))
-    group, skip = _grouping(q, scope, ctx) if (q.group_by or has_agg) else (None, q.select.kind == "value")
-    project = None if group else _projector(q, scope, ctx)
-    start = 0
-    if q.offset is not None:
-        start = _count(q.offset, ctx, "SC2062", "The OFFSET count value exceeds the maximum allowed value.")
-    stop = None
-    if q.limit is not None:
-        stop = start + _count(q.limit, ctx, "SC2061", "The LIMIT count value exceeds the maximum allowed value.")
-    if q.select.top is not None:
-        top = _count(q.select.top, ctx, "SC2060", "The count value provided for a TOP clause must be an integer.")
-        stop = start + top if stop is None else min(stop, start + top)
-    order = None if group else _orderer(q, scope, ctx)
-    where_bool = q.where is not None and is_boolean(q.where)
-    return Tail(where, where_bool, project, skip, group, order, q.select.distinct, start, stop)
-
-
-def _dedupe(values: Iterable[Any]) -> Iterator[Any]:
-    seen: set[Any] = set()
-    for v in values:
-        key = hash_key(v)
-        if key not in seen:
-            seen.add(key)
-            yield v
-
-
-def run_tail(tail: Tail, rows: Rows, counter: list[int] | None = None) -> Iterable[Any]:
-    """Apply the tail stages lazily where possible (so TOP can stop reading early); `counter[0]` counts
-    the rows that pass WHERE."""
-    if tail.where is not None:
-        rows = _filtered(tail, rows)
-    if counter is not None:
-        rows = _counted(rows, counter)
-    if tail.group is not None:
-        out: Iterable[Any] = tail.group(rows)
-    else:
-        if tail.order is not None:
-            rows = tail.order(list(rows), None if tail.distinct else tail.stop)
-        project = tail.project
-        out = rows if project is None else map(project, rows)
-    if tail.skip_undefined:
-        out = (v for v in out if v is not U)
-    if tail.distinct:
-        out = _dedupe(out)
-    if tail.start or tail.stop is not None:
-        out = islice(out, tail.start, tail.stop)
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
 # top-level and correlated plans
 # ---------------------------------------------------------------------------------------------
 
@@ -329,7 +112,7 @@ class TopPlan:
         matches = [0] if count_matches and (tail.where is not None or not self.documents) else None
         if self.counted:
             counter = [0]
-            out = list(run_tail(tail, self.rows(_counted(documents, counter)), matches))
+            out = list(run_tail(tail, self.rows(counted(documents, counter)), matches))
             return QueryResult(out, counter[0], _matched(matches, counter[0], count_matches))
         docs = documents if isinstance(documents, (list, tuple)) else list(documents)
         if tail.group is None and tail.order is None and not tail.distinct and tail.stop is None and not tail.start:
@@ -345,20 +128,12 @@ def _matched(counter: list[int] | None, loaded: int, wanted: bool) -> int:
     return loaded if counter is None else counter[0]
 
 
-def _filtered(tail: Tail, rows: Rows) -> Rows:
-    where = tail.where
-    assert where is not None  # callers filter only when there is a WHERE
-    if tail.where_is_bool:
-        return filter(where, rows)
-    return (r for r in rows if where(r) is True)
-
-
 def _fast_list(tail: Tail, rows: Rows) -> tuple[list[Any], int]:
     """The hot path: C-level filter() and list comprehensions, no generator layers. Returns the
     outputs and how many rows passed WHERE."""
     project = tail.project
     if tail.where is not None:
-        rows = _filtered(tail, rows)
+        rows = filtered(tail, rows)
     out = list(rows) if project is None else [project(r) for r in rows]
     passed = len(out)
     if tail.skip_undefined:
@@ -366,15 +141,9 @@ def _fast_list(tail: Tail, rows: Rows) -> tuple[list[Any], int]:
     return out, passed
 
 
-def _counted(documents: Iterable[Any], counter: list[int]) -> Iterator[Any]:
-    for doc in documents:
-        counter[0] += 1
-        yield doc
-
-
 def _compile_top(q: a.Query, ctx: Context) -> TopPlan:
     if not q.sources:
-        return TopPlan(lambda docs: [None], _tail(q, Scope((), True), ctx), True, False)
+        return TopPlan(lambda docs: [None], compile_tail(q, Scope((), True), ctx), True, False)
     names = tuple(s.alias for s in q.sources)
     single = len(names) == 1
     first = q.sources[0]
@@ -384,7 +153,7 @@ def _compile_top(q: a.Query, ctx: Context) -> TopPlan:
     joins = [
         _source_values(src, Scope(names[: i + 1], False), ctx, container=False) for i, src in enumerate(q.sources[1:])
     ]
-    tail = _tail(q, scope, ctx)
+    tail = compile_tail(q, scope, ctx)
     lazy = tail.stop is not None and tail.group is None and tail.order is None
     counted = lazy or first.collection.subquery is not None
     return TopPlan(_row_builder(head, joins, single), tail, False, counted, single and head is None)
@@ -421,15 +190,15 @@ def _row_builder(
 def _compile_sub(q: a.Query, outer: Scope, ctx: Context) -> Callable[[Any], Iterator[Any]]:
     """A correlated subquery: fn(outer row) -> its output values, lazily."""
     if not q.sources:
-        tail = _tail(q, outer, ctx)
+        tail = compile_tail(q, outer, ctx)
         return lambda r: iter(run_tail(tail, (r,)))
-    prefix = _as_tuple(outer) if outer.agg_slot is None else (lambda r: r[: outer.agg_slot])
+    prefix = as_tuple(outer) if outer.agg_slot is None else (lambda r: r[: outer.agg_slot])
     names = outer.names + tuple(s.alias for s in q.sources)
     n_outer = len(outer.names)
     sources = [
         _source_values(src, Scope(names[: n_outer + i], False), ctx, container=False) for i, src in enumerate(q.sources)
     ]
-    tail = _tail(q, Scope(names, False), ctx)
+    tail = compile_tail(q, Scope(names, False), ctx)
 
     def run(r: Any) -> Iterator[Any]:
         rows: Rows = (prefix(r),)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import ast as a
-from .functions import format_number
+from .strings import format_number
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 KEYWORDS = frozenset(

@@ -1,4 +1,4 @@
-"""Text -> AST: the lark LALR parser, syntax-error mapping, and literal decoding.
+"""Text -> AST: the lark LALR parser and syntax-error mapping (literals are decoded by `literals.py`).
 
 `parse_query` also runs the semantic checks in `checks.py`, so a returned Query is always valid.
 """
@@ -17,50 +17,9 @@ from lark.tree import Meta
 from . import ast as a
 from .checks import check_query
 from .errors import SqlError, syntax_error
+from .literals import decode_number, decode_string
 
 MAX_COUNT = 4294967295  # the service compiler's bound for TOP, OFFSET and LIMIT
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
-
-_ESCAPES = {"'": "'", '"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-
-
-def decode_string(raw: str) -> str:
-    """Decode a quoted string literal body per the docs' escape list (incl. surrogate pairs)."""
-    body = raw[1:-1]
-    if "\\" not in body:
-        return body
-    out: list[str] = []
-    i = 0
-    while i < len(body):
-        ch = body[i]
-        if ch != "\\":
-            out.append(ch)
-            i += 1
-            continue
-        nxt = body[i + 1]
-        if nxt == "u":
-            out.append(chr(int(body[i + 2 : i + 6], 16)))
-            i += 6
-        else:
-            out.append(_ESCAPES.get(nxt, nxt))
-            i += 2
-    text = "".join(out)
-    return (
-        text.encode("utf-16", "surrogatepass").decode("utf-16")
-        if any(0xD800 <= ord(c) <= 0xDFFF for c in text)
-        else text
-    )
-
-
-def decode_number(raw: str) -> int | float:
-    """int64 where the literal is an integer that fits, double otherwise (sample:is-integer)."""
-    if raw[:2] in ("0x", "0X"):
-        value = int(raw, 16)
-        return value if value <= INT64_MAX else float(value)
-    if any(ch in raw for ch in ".eE"):
-        return float(raw)
-    value = int(raw)
-    return value if value <= INT64_MAX else float(value)
 
 
 def _span(meta: Meta) -> a.Span:

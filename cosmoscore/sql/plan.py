@@ -17,9 +17,9 @@ from typing import Any, cast
 from . import ast as a
 from . import formatter as f
 from .checks import is_aggregate, output_names, select_exprs
-from .compiler import constants_context, param_value
 from .errors import SqlError
 from .functions import AGGREGATES
+from .scope import constants_context, param_value
 
 ORDERBY_FILTER = "{documentdb-formattableorderbyquery-filter}"
 COMPOSITION = "Compositions of aggregates and other expressions are not allowed."

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import ast as a
-from .compiler import Context, constant, constants_context, path_of
 from .errors import SqlError
+from .scope import Context, constant, constants_context, path_of
 from .values import deep_equal, hash_key, rank
 
 Assignment = dict[int, Any]  # key level -> pinned value

@@ -109,3 +109,26 @@ def is_finite_number(value: Any) -> bool:
 def to_json_text(value: Any) -> str:
     """Compact JSON as ToString renders arrays and objects."""
     return orjson.dumps(value).decode("utf-8")
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def is_str(v: Any) -> bool:
+    return v.__class__ is str
+
+
+def as_integer(v: Any) -> int | None:
+    """An integral number as int (floats with a zero fraction too), else None."""
+    if v.__class__ is int:
+        return v
+    if v.__class__ is float and v.is_integer():
+        return int(v)
+    return None
+
+
+def flag_arg(args: tuple[Any, ...], index: int) -> bool | None:
+    """An optional boolean flag argument; None when present but not a boolean."""
+    if len(args) <= index:
+        return False
+    return args[index] if args[index].__class__ is bool else None
