@@ -17,7 +17,7 @@ To add a query: a `[[queries]]` entry in the config, nothing else.
 
 To add a collector: a module `collectors/<name>.py` with its `fetch_*` functions (network) and pure record
 builders, a record class per new table in `store/records.py`, and an object `COLLECTOR` with `name`,
-`budget(config)` and `collect(config, run, **options)` (see `registry.Collector`); add the module to
+`budget(config)` and `collect(config, run, options)` (see `registry.Collector`); add the module to
 `registry.REGISTERED` and `ruscope collect` runs it after the others. `collect` builds records and hands
 them to `run.record(...)`, counts items with `run.count(failed=...)`, calls `run.check()` between
 requests (raises `Stopped` on a signal, `BudgetReached` past the budget) and `run.seal(every=SEAL_SECONDS)`

@@ -108,7 +108,7 @@ def _no_query() -> dict[str, Any]:
 class Capture:
     """The client-level hooks. Records wait here until the collector takes them (after each execution)."""
 
-    common: Mapping[str, str]  # run_id, account, database
+    common: Mapping[str, Any]  # run_id, account, database
     clock: Callable[[], float] = time.time
     charge: Callable[[float], None] = lambda ru: None  # the run's RU meter
     # the query and execution in progress; requests before the first one (the account read) have none

@@ -1,7 +1,7 @@
 """The collectors `ruscope collect` runs, and how one is run.
 
 A collector is any object with a `name` (its `ruscope <name>` command and its label), `budget(config)`
-(the run's RU budget, or None) and `collect(config, run, **options)`, which fetches, builds store records
+(the run's RU budget, or None) and `collect(config, run, options)`, which fetches, builds store records
 and hands them to `run.record(...)`; it reports per-item lines with `run.out`/`run.err` and counts items
 with `run.count(...)`, and never raises for a failed item. `run_collector` does the rest: recovering what
 killed runs left behind, the run id, sealing, the summary and its exit code.
@@ -16,6 +16,7 @@ import importlib
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -26,12 +27,21 @@ from collectors.store import recover
 REGISTERED = ("collectors.replay",)  # in the order `ruscope collect` runs them
 
 
+@dataclass(frozen=True)
+class Options:
+    """What a command line adds to the config for one run."""
+
+    only: str | None = None  # only the item of this name (a query, for the replay)
+    credential: Any = None  # a Cosmos DB key or token credential; None: from the environment
+
+
 class Collector(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def budget(self, config: Config) -> float | None: ...
 
-    def collect(self, config: Config, run: Run, **options: Any) -> None: ...
+    def collect(self, config: Config, run: Run, options: Options) -> None: ...
 
 
 def collectors() -> list[Collector]:
@@ -58,7 +68,7 @@ def run_collector(
     progress: bool = False,
     out: Line = print,
     err: Line = print,
-    **options: Any,
+    options: Options = Options(),
 ) -> RunSummary:
     """One run of `chosen`: recover killed runs' segments, collect, seal; the summary says how it went."""
     recovered = recover(store, warn=err)
@@ -66,7 +76,7 @@ def run_collector(
         out(f"recovered {recovered} unwritten part(s) of an interrupted earlier run into {store}")
     run = Run(store, clock=clock, stop=stop, budget=chosen.budget(config), progress=progress, out=out, err=err)
     try:
-        chosen.collect(config, run, **options)
+        chosen.collect(config, run, options)
     finally:
         summary = run.finish()
     return summary

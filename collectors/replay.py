@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from azure.cosmos import ContainerProxy, CosmosClient
-from azure.cosmos.documents import ConnectionPolicy, RetryOptions
+from azure.cosmos import ContainerProxy, CosmosClient, documents
 from azure.cosmos.exceptions import CosmosResourceNotFoundError
 
 from collectors import routing
@@ -31,7 +30,7 @@ from collectors.capture import Capture
 from collectors.config import Config, CosmosSettings, QuerySpec
 from collectors.credentials import cosmos_credential
 from collectors.errors import describe_error
-from collectors.registry import run_collector
+from collectors.registry import Options, run_collector
 from collectors.run import BUDGET, SEAL_SECONDS, BudgetReached, Run, RunSummary, Stopped
 from collectors.store import ExecutionRecord, RequestRecord
 from cosmoscore import routing as rules
@@ -43,8 +42,9 @@ Advance = Callable[[int], object]
 
 def fetch_client(settings: CosmosSettings, capture: Capture, credential: Any) -> CosmosClient:
     """A CosmosClient whose every HTTP exchange passes through `capture` (this reads the account)."""
-    policy = ConnectionPolicy()
-    policy.RetryOptions = RetryOptions(
+    policy = documents.ConnectionPolicy()
+    # documents.RetryOptions is the SDK's documented throttle-retry setting (re-exported without __all__)
+    policy.RetryOptions = documents.RetryOptions(  # type: ignore[attr-defined]
         max_retry_attempt_count=settings.max_retry_attempts, max_wait_time_in_seconds=settings.max_retry_wait_s
     )
     return CosmosClient(
@@ -269,9 +269,9 @@ class ReplayCollector:
     def budget(self, config: Config) -> float | None:
         return config.replay.budget_ru
 
-    def collect(self, config: Config, run: Run, *, only: str | None = None, credential: Any = None) -> None:
+    def collect(self, config: Config, run: Run, options: Options) -> None:
         """Replay the configured queries (or only the one named) once."""
-        specs = [q for q in config.queries if only is None or q.name == only]
+        specs = [q for q in config.queries if options.only is None or q.name == options.only]
         common = {
             "run_id": run.run_id,
             "account": urlparse(config.cosmos.endpoint).hostname or "",
@@ -280,7 +280,7 @@ class ReplayCollector:
         capture = Capture(common, clock=run.clock, charge=run.charge)
         client, client_error = None, ""
         try:
-            client = fetch_client(config.cosmos, capture, credential or cosmos_credential())
+            client = fetch_client(config.cosmos, capture, options.credential or cosmos_credential())
         except Exception as exc:  # no client: every query gets the same one-line error record
             client_error = describe_error(exc, config.cosmos.endpoint)
         replay = Replay(config, run, capture)
@@ -318,6 +318,5 @@ def replay(
         progress=progress,
         out=out,
         err=err,
-        only=only,
-        credential=credential,
+        options=Options(only=only, credential=credential),
     )

@@ -11,11 +11,14 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from emulator.cli import emulator as emulator_command
+
+if TYPE_CHECKING:
+    from collectors.config import Config
 
 app = typer.Typer(
     add_completion=False,
@@ -27,7 +30,7 @@ app = typer.Typer(
 EXIT_OK, EXIT_PARTIAL, EXIT_USAGE = 0, 1, 2
 
 
-def _fail(message: str, code: int = EXIT_USAGE) -> None:
+def _fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     typer.echo(f"ruscope: {message}", err=True)
     raise typer.Exit(code)
 
@@ -40,7 +43,8 @@ def _root() -> None:
 app.command()(emulator_command)
 
 
-def _load(config_path: Path):  # noqa: ANN202 - collectors.config.Config, imported lazily
+def _load(config_path: Path) -> Config:
+    """The validated config; a problem exits 2 with its location (collectors are imported lazily)."""
     from collectors.config import ConfigError, load_config
 
     try:
@@ -49,7 +53,7 @@ def _load(config_path: Path):  # noqa: ANN202 - collectors.config.Config, import
         _fail(str(exc))
 
 
-def _store_dir(store: Path | None, config) -> Path:  # noqa: ANN001
+def _store_dir(store: Path | None, config: Config) -> Path:
     return store if store is not None else Path(config.store.dir)
 
 
@@ -68,9 +72,9 @@ def _stop_on_signals() -> threading.Event:
     return stop
 
 
-def _run(name: str, config, store: Path, stop: threading.Event, **options: object) -> int:  # noqa: ANN001
+def _run(name: str, config: Config, store: Path, stop: threading.Event, only: str | None = None) -> int:
     """One run of the registered collector `name`; its per-item lines, then the run's closing line."""
-    from collectors.registry import collector, run_collector
+    from collectors.registry import Options, collector, run_collector
 
     summary = run_collector(
         collector(name),
@@ -80,7 +84,7 @@ def _run(name: str, config, store: Path, stop: threading.Event, **options: objec
         progress=sys.stderr.isatty(),
         out=typer.echo,
         err=lambda line: typer.echo(f"ruscope: {line}", err=True),
-        **options,
+        options=Options(only=only),
     )
     typer.echo(summary.line(store))
     return summary.exit_code

@@ -169,7 +169,7 @@ def read_table(
         data = data.filter(pc.is_in(data["run_id"], value_set=pa.array(sorted(wanted), pa.string())))
     if cutoff is not None:
         data = data.filter(pc.greater_equal(data["time"], pa.scalar(cutoff, UTC_TIME)))
-    frame = data.to_pandas(types_mapper=pandas_dtypes().get)
+    frame: pd.DataFrame = data.to_pandas(types_mapper=pandas_dtypes().get)
     frame = frame.drop_duplicates(subset=list(spec.key), keep="last")
     frame = frame.sort_values("time", kind="stable", na_position="last").reset_index(drop=True)
     return frame[names]
@@ -263,7 +263,8 @@ def _first_day(data: pa.Table) -> dt.date:
     times = data.column("time").drop_null()
     if len(times) == 0:
         return dt.datetime.now(dt.UTC).date()
-    return pc.cast(times.slice(0, 1), pa.date32())[0].as_py()
+    day: dt.date = pc.cast(times.slice(0, 1), pa.date32())[0].as_py()
+    return day
 
 
 def _partition(store: Path, spec: Table, day: dt.date) -> Path:

@@ -112,7 +112,7 @@ def table(name: str, *, key: tuple[str, ...], time: str = "time") -> Callable[[R
 
     def declare(cls: R) -> R:
         hints = typing.get_type_hints(cls, include_extras=True)
-        names = [f.name for f in fields(cls)]
+        names = [f.name for f in fields(typing.cast(Any, cls))]
         missing = [n for n in (*key, time, "run_id") if n not in names]
         if missing:
             raise TypeError(f"{cls.__name__} lacks the field(s) {', '.join(missing)}")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 from azure.identity import DefaultAzureCredential
@@ -24,11 +23,14 @@ class Counting:
 
     name = "counting"
 
+    def __init__(self, n: int = 2) -> None:
+        self.n = n
+
     def budget(self, config: Config) -> float | None:
         return config.replay.budget_ru
 
-    def collect(self, config: Config, run: Run, *, n: int = 2) -> None:
-        for seq in range(n):
+    def collect(self, config: Config, run: Run, options: registry.Options) -> None:
+        for seq in range(self.n):
             if run.over_budget(expected=4.0):
                 break
             run.record(row(seq, run_id=run.run_id))
@@ -49,7 +51,7 @@ def test_a_run_records_seals_and_summarizes(tmp_path: Path) -> None:
 
 
 def test_the_budget_ends_a_run_and_makes_it_partial(tmp_path: Path) -> None:
-    summary = registry.run_collector(Counting(), CONFIG, store=tmp_path, out=lambda _: None, n=5)
+    summary = registry.run_collector(Counting(5), CONFIG, store=tmp_path, out=lambda _: None)
     assert summary.ended_by == "budget" and summary.executions == 2 and summary.exit_code == 1
     assert "(stopped at the RU budget)" in summary.line(tmp_path)
 
@@ -68,7 +70,7 @@ def test_check_raises_on_a_signal_or_past_the_budget(tmp_path: Path) -> None:
 
 def test_a_failing_collector_still_seals_what_it_recorded(tmp_path: Path) -> None:
     class Broken(Counting):
-        def collect(self, config: Config, run: Run, **options: Any) -> None:
+        def collect(self, config: Config, run: Run, options: registry.Options) -> None:
             run.record(row(0, run_id=run.run_id))
             raise RuntimeError("bug")
 
