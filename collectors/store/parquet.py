@@ -10,12 +10,12 @@ Why it looks like this:
 - **A reader that survives crashes.** `read_table` skips (with a `StoreWarning` and a log line on the
   `ruscope.store` logger) any file it cannot use: zero bytes, truncated, not Parquet, the wrong schema.
   Temp files are ignored; one older than `STALE_TEMP_SECONDS` is reported, as it marks an interrupted write.
-- **Schemas from `collectors.schema`.** The writer conforms every frame to its declared `Table` (unknown
+- **Schemas from `records`.** The writer conforms every frame to its declared `Table` (unknown
   columns and uncastable values are errors, missing columns are nulls); the reader conforms every file to
   it too, so files written before a column was added read back with that column null.
 
-To add a table, declare it in `collectors/schema.py` (it needs `run_id`, `time` and a `key`) and add it to
-`TABLES`; `write_frame(store, "<name>", ...)` and `read_table(store, "<name>")` then work with no change here.
+To add a table, declare its record in `records.py` (it needs `run_id`, a time column and a `key`);
+`write_frame(store, "<name>", ...)` and `read_table(store, "<name>")` then work with no change here.
 """
 
 from __future__ import annotations
