@@ -249,40 +249,75 @@ class QueryService:
         parameters: Mapping[str, Any] | None = None,
         partition_key: Sequence[Any] | None = None,
     ) -> QueryResult:
-        """A whole query as the SDK runs it: the gateway serves what it can page by page; anything else is
-        refused once (400/1004), planned, run per range with the rewritten query and merged. Every one of
-        those requests is metered, throttled (a 429 is raised, not retried) and accounted."""
+        """A whole query as the SDK runs it. A hierarchical prefix: the query in each range the prefix
+        overlaps, limited to its EPKs. Otherwise the gateway serves what it can page by page, and refuses
+        the rest once (400/1004), which is then planned, run per range with the rewritten query and merged.
+        Every one of those requests is metered, throttled (a 429 is raised, not retried) and accounted."""
         spec = QuerySpec(sql, dict(parameters or {}), partition_key)
         with self.metering.lock:  # one consistent view across the pages
+            prefix = self._prefix_targets(db_id, coll_id, partition_key)
+            if prefix is not None:
+                return self._run_prefix(ctx, db_id, coll_id, spec, prefix)
             try:
                 first = self.page(ctx, db_id, coll_id, spec, self._first_chance)
             except _FanOut:
                 return self._fan_out(ctx, db_id, coll_id, spec)
-            pages = [first]
-            while pages[-1].next is not None:
-                pages.append(self.page(ctx, db_id, coll_id, replace(spec, cursor=pages[-1].next)))
+            pages = self._drain(ctx, db_id, coll_id, spec, [first])
             return _merged([row for p in pages for row in p.rows], pages)
+
+    def _drain(
+        self, ctx: Context, db_id: str, coll_id: str, spec: QuerySpec, pages: list[QueryPage] | None = None
+    ) -> list[QueryPage]:
+        """Every page of a query (after those given), following continuations as the SDK does."""
+        pages = pages or [self.page(ctx, db_id, coll_id, spec)]
+        while pages[-1].next is not None:
+            pages.append(self.page(ctx, db_id, coll_id, replace(spec, cursor=pages[-1].next)))
+        return pages
 
     def _first_chance(self, route: QueryRoute) -> Refusal | None:
         return Refusal(_FanOut(), self.cost.refused_query_ru) if route.needs_plan else None
+
+    def _prefix_targets(
+        self, db_id: str, coll_id: str, partition_key: Sequence[Any] | None
+    ) -> list[Target[PkRange]] | None:
+        db = self.state.databases.get(db_id)
+        coll = db.containers.get(coll_id) if db else None
+        if coll is None or partition_key is None or not 0 < len(partition_key) < len(coll.key_paths):
+            return None  # not a prefix (or no container: the first page reports it)
+        key = self.items.checked_key(coll, partition_key, full=False)
+        return coll.routing.targets([EpkRange(*prefix_range(coll.epk(key)))])
+
+    def _run_prefix(
+        self, ctx: Context, db_id: str, coll_id: str, spec: QuerySpec, targets: list[Target[PkRange]]
+    ) -> QueryResult:
+        coll = self.state.coll(db_id, coll_id)
+        pages: list[QueryPage] = []
+        docs: list[dict[str, Any]] = []
+        for target in targets:  # the SDK sends the query to each range with the prefix's EPK bounds
+            ranged = replace(spec, partition_key=None, pkrange_id=target.range.id, epk_range=target.interval)
+            pages += self._drain(ctx, db_id, coll_id, ranged)
+            docs += self.scope_documents(coll, target)[0]
+        if len(targets) == 1:
+            return _merged([row for p in pages for row in p.rows], pages)
+        return _merged(_execute(spec, docs), pages)
 
     def _fan_out(self, ctx: Context, db_id: str, coll_id: str, spec: QuerySpec) -> QueryResult:
         plan = self.plan(ctx, db_id, coll_id, spec.sql, spec.parameters)
         coll = self.state.coll(db_id, coll_id)
         reached = {r.id: r for interval in plan.intervals for r in coll.routing.overlapping(interval)}
-        ranges = sorted(reached.values(), key=lambda r: r.min)
         pages: list[QueryPage] = []
         docs: list[dict[str, Any]] = []
-        for rng in ranges:  # the SDK's document producers: the rewritten query, one range each
-            ranged = QuerySpec(plan.rewritten, spec.parameters, pkrange_id=rng.id)
-            pages.append(self.page(ctx, db_id, coll_id, ranged))
-            while pages[-1].next is not None:
-                pages.append(self.page(ctx, db_id, coll_id, replace(ranged, cursor=pages[-1].next)))
+        ranged = QuerySpec(plan.rewritten or spec.sql, spec.parameters)  # no rewrite: the SDK sends the query
+        for rng in sorted(reached.values(), key=lambda r: r.min):  # the SDK's producers: one range each
+            pages += self._drain(ctx, db_id, coll_id, replace(ranged, pkrange_id=rng.id))
             docs += self.scope_documents(coll, Target(rng, _whole(rng)))[0]
         # the SDK's merge (ORDER BY, aggregates, DISTINCT, TOP, OFFSET) equals the query over the union
-        query = parse(spec.sql)
-        rows = guarded(lambda: execute(query, docs, dict(spec.parameters)).rows)
-        return _merged(rows, pages, self.cost.query_plan_ru)
+        return _merged(_execute(spec, docs), pages, self.cost.query_plan_ru)
+
+
+def _execute(spec: QuerySpec, docs: list[dict[str, Any]]) -> list[Any]:
+    query = parse(spec.sql)
+    return guarded(lambda: execute(query, docs, dict(spec.parameters)).rows)
 
 
 class _FanOut(errors.CosmosError):
