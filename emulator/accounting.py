@@ -1,4 +1,4 @@
-"""What the emulator records: one row per request, and the storage of every partition.
+"""What the emulator records: one row per request, as the service would meter it.
 
 This is the emulator's own ground truth. The Azure Monitor stand-in, the demo history and the tests
 read it (in-process); the collectors never do, so they work the same against Azure.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -32,37 +32,16 @@ class RequestRecord:
     retry_after_ms: int = 0
 
 
-@dataclass(frozen=True)
-class PartitionStorage:
-    """Storage of one physical partition (for statistics, the monitor stand-in and headroom)."""
-
-    database: str
-    container: str
-    pkrange_id: str
-    min_epk: str
-    max_epk: str
-    size_bytes: int
-    document_count: int
-    logical_keys: Mapping[str, int]  # logical key as JSON -> bytes
-    throughput_budget: float  # RU/s available to this partition
-
-
 class Accounting:
-    """A bounded, thread-safe log of request records, with subscribers for live consumers."""
+    """A bounded, thread-safe log of request records."""
 
     def __init__(self, max_records: int = 2_000_000) -> None:
         self._records: deque[RequestRecord] = deque(maxlen=max_records)
         self._lock = threading.Lock()
-        self._listeners: list[Callable[[RequestRecord], None]] = []
 
     def add(self, record: RequestRecord) -> None:
         with self._lock:
             self._records.append(record)
-        for listener in self._listeners:
-            listener(record)
-
-    def subscribe(self, listener: Callable[[RequestRecord], None]) -> None:
-        self._listeners.append(listener)
 
     def records(self) -> list[RequestRecord]:
         with self._lock:
@@ -73,23 +52,6 @@ class Accounting:
             self._records.clear()
 
 
-def charge_by_pkrange(records: Iterable[RequestRecord]) -> dict[str, float]:
-    """Total RU per partition key range id."""
-    totals: dict[str, float] = {}
-    for r in records:
-        totals[r.pkrange_id] = totals.get(r.pkrange_id, 0.0) + r.request_charge
-    return totals
-
-
 def normalized_ru(consumed: Mapping[str, float], budgets: Mapping[str, float]) -> float:
     """Normalized RU consumption: the max over ranges of consumed / budget (ru-cost-model.md P11)."""
     return max((consumed.get(pk, 0.0) / budget for pk, budget in budgets.items() if budget > 0), default=0.0)
-
-
-def per_second_consumption(records: Iterable[RequestRecord]) -> dict[tuple[str, int], float]:
-    """RU consumed per (pkrange id, whole second): the window the service throttles on (P12)."""
-    out: dict[tuple[str, int], float] = {}
-    for r in records:
-        key = (r.pkrange_id, int(r.time))
-        out[key] = out.get(key, 0.0) + r.request_charge
-    return out

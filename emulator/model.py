@@ -1,7 +1,7 @@
 """The emulator's resources: databases, containers, partition key ranges, logical partitions, items.
 
-Plain mutable records owned by the engine (`emulator.engine`); they hold state and answer questions
-about it, while the engine decides what an operation does.
+Plain mutable records held by `emulator.state`; they hold state and answer questions about it, while
+the services (catalog, items, feeds, querying) decide what an operation does.
 """
 
 from __future__ import annotations
@@ -53,19 +53,6 @@ class PkRange:
     size: int = 0
     docs: int = 0
     lsn: int = 0
-
-    def to_json(self, throughput_fraction: float) -> dict[str, Any]:
-        return {
-            "_rid": "",
-            "id": self.id,
-            "minInclusive": self.min,
-            "maxExclusive": self.max,
-            "ridPrefix": int(self.id),
-            "throughputFraction": throughput_fraction,
-            "status": "online",
-            "parents": list(self.parents),
-            "_etag": f'"{self.id}-{self.lsn}"',
-        }
 
 
 @dataclass

@@ -31,7 +31,3 @@ class Throttle:
         second = math.floor(now)
         current, spent = self._windows.get(key, (second, 0.0))
         self._windows[key] = (second, spent + ru if current == second else ru)
-
-    def spent(self, key: tuple[str, str], now: float) -> float:
-        second, spent = self._windows.get(key, (-1, 0.0))
-        return spent if second == math.floor(now) else 0.0
