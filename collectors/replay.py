@@ -43,8 +43,8 @@ Advance = Callable[[int], object]
 def fetch_client(settings: CosmosSettings, capture: Capture, credential: Any) -> CosmosClient:
     """A CosmosClient whose every HTTP exchange passes through `capture` (this reads the account)."""
     policy = documents.ConnectionPolicy()
-    # documents.RetryOptions is the SDK's documented throttle-retry setting (re-exported without __all__)
-    policy.RetryOptions = documents.RetryOptions(  # type: ignore[attr-defined]
+    # documents.RetryOptions is the SDK's documented throttle-retry setting
+    policy.RetryOptions = documents.RetryOptions(
         max_retry_attempt_count=settings.max_retry_attempts, max_wait_time_in_seconds=settings.max_retry_wait_s
     )
     return CosmosClient(

@@ -12,7 +12,7 @@ import pytest
 from analysis import query_costs as qc
 from analysis.report import to_csv_bytes
 from analysis.scope import Scope, select_scope
-from collectors.schema import EXECUTIONS, REQUESTS
+from collectors.store import EXECUTIONS, REQUESTS
 from dashboard import figures
 
 T0 = pd.Timestamp("2026-05-01T10:00:00Z")
