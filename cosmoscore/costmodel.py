@@ -9,6 +9,7 @@ sizes and term counts in, RU out.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 # Table R3 (understand-request-unit-consumption.md, 2026): item size KB -> (read RU, write RU).
@@ -128,6 +129,15 @@ class CostModel:
 
     def _kappa(self, consistency: str | None) -> float:
         return self.strong_read_multiplier if consistency in STRONG_LEVELS else 1.0
+
+
+def normalized_ru(consumed: Mapping[str, float], budgets: Mapping[str, float]) -> float:
+    """Normalized RU consumption: the max over ranges of consumed / budget (ru-cost-model.md P11).
+
+    Azure Monitor's `NormalizedRUConsumption` is this per second: one hot range shows 100% while the
+    container's total is low, which is why the dashboard splits it by `PartitionKeyRangeId`.
+    """
+    return max((consumed.get(pk, 0.0) / budget for pk, budget in budgets.items() if budget > 0), default=0.0)
 
 
 def _interpolate(table: tuple[tuple[float, float, float], ...], kb: float, column: int) -> float:

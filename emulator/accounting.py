@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -50,8 +49,3 @@ class Accounting:
     def clear(self) -> None:
         with self._lock:
             self._records.clear()
-
-
-def normalized_ru(consumed: Mapping[str, float], budgets: Mapping[str, float]) -> float:
-    """Normalized RU consumption: the max over ranges of consumed / budget (ru-cost-model.md P11)."""
-    return max((consumed.get(pk, 0.0) / budget for pk, budget in budgets.items() if budget > 0), default=0.0)

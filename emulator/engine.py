@@ -272,15 +272,20 @@ class Engine:
 
     def run_query(
         self,
-        ctx: Context,
         db_id: str,
         coll_id: str,
         sql: str,
         parameters: Mapping[str, Any] | None = None,
         partition_key: Sequence[Any] | None = None,
+        *,
+        ctx: Context | None = None,
     ) -> QueryResult:
-        """A whole query, fanned out and merged as the SDK does: rows, total RU, RU per pkrange."""
-        return self._queries.run(ctx, db_id, coll_id, sql, parameters, partition_key)
+        """A whole query, fanned out and merged as the SDK does: rows, total RU, RU per pkrange.
+
+        For in-process users (the demo, the advisor): the requests it stands for are metered, throttled
+        and accounted like the SDK's own, so the store and the monitor stand-in see the same traffic.
+        """
+        return self._queries.run(ctx or Context(), db_id, coll_id, sql, parameters, partition_key)
 
     def query_page(
         self, ctx: Context, db_id: str, coll_id: str, spec: QuerySpec, gate: Gate | None = None

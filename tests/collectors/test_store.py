@@ -19,8 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from collectors.store import EXECUTIONS, REQUESTS
-from collectors.store import StoreWarning, list_runs, read_table, write_frame
+from collectors.store import EXECUTIONS, REQUESTS, StoreWarning, list_runs, read_table, write_frame
 from collectors.store import parquet as store
 
 REPO = Path(__file__).resolve().parents[2]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cosmoscore.costmodel import CostModel
+from cosmoscore.costmodel import CostModel, normalized_ru
 from cosmoscore.layout import (
     even_boundaries,
     initial_range_count,
@@ -15,7 +15,6 @@ from cosmoscore.layout import (
     storage_split_point,
 )
 from cosmoscore.limits import Limits
-from emulator.accounting import normalized_ru
 
 KB = 1024
 model = CostModel()

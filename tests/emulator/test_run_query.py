@@ -82,9 +82,7 @@ def test_run_query_equals_the_sdk(harness: Harness, case: Case, target_name: str
     sdk_ranges = harness.recorder.ranges_called(target.name)
     assert_rows(sdk_rows, expected_rows(case), case.ordered, "the SDK's own answer")
 
-    result = harness.emu.engine.run_query(
-        Context(), "conformance", target.name, case.sql, case.params, _as_tuple(target, key)
-    )
+    result = harness.emu.engine.run_query("conformance", target.name, case.sql, case.params, _as_tuple(target, key))
     assert_rows(result.rows, sdk_rows, case.ordered, "run_query vs the SDK")
     assert result.request_charge == pytest.approx(sdk_ru, abs=0.011)
     assert result.pkranges == sdk_ranges
@@ -97,7 +95,9 @@ def test_run_query_is_metered_like_the_sdk_requests(harness: Harness) -> None:
     engine = harness.emu.engine
     accounting = engine.accounting
     before = len(accounting.records())
-    result = engine.run_query(Context(activity_id="count"), "conformance", "main_pk", "SELECT VALUE COUNT(1) FROM c")
+    result = engine.run_query(
+        "conformance", "main_pk", "SELECT VALUE COUNT(1) FROM c", ctx=Context(activity_id="count")
+    )
     records = accounting.records()[before:]
     assert [(r.operation, r.status, r.substatus) for r in records[:2]] == [("Query", 400, 1004), ("QueryPlan", 200, 0)]
     pages = records[2:]
