@@ -125,12 +125,6 @@ def _complete_lines(path: Path) -> bytes:
     return data[: data.rfind(b"\n") + 1]
 
 
-def read_segment_table(path: Path, table: str) -> pa.Table:
-    """One table's rows of a segment, parsed by Arrow against the declared schema (unknown fields and
-    values of the wrong type are errors)."""
-    return _parse(_complete_lines(path), table)
-
-
 def _parse(lines: bytes, table: str) -> pa.Table:
     schema = TABLES[table].schema
     options = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="error")
