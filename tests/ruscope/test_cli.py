@@ -160,3 +160,39 @@ def test_collect_every_stops_cleanly_on_sigterm(shop, tmp_path: Path) -> None:
     assert "stopping after the current request" in err and "Traceback" not in err
     executions = read_table(store, "executions")
     assert executions["run_id"].nunique() >= 2 and set(executions["status"]) <= {"ok", "stopped"}
+
+
+def test_two_runs_sharing_a_store_lose_nothing(shop, tmp_path: Path) -> None:
+    """Data-loss bug 1, end to end: a second `ruscope replay` recovers pending segments at its start while
+    a long run is still writing its own; the long run's rows must all reach the store, each once."""
+    store = tmp_path / "store"
+    long_run = write_config(tmp_path / "long.toml", shop, query("all", repeat=800) + query("one", partition_key="t1"))
+    short_run = write_config(tmp_path / "short.toml", shop, query("t2", partition_key="t2", repeat=2))
+    first = ruscope("replay", "--config", str(long_run), "--store", str(store), key=shop.key, wait=False)
+    deadline = time.monotonic() + 60
+    while not list((store / "_pending").glob("*.lock")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    overlapping = seconds = 0
+    while first.poll() is None and overlapping < 3:
+        second = ruscope("replay", "--config", str(short_run), "--store", str(store), key=shop.key)
+        assert second.returncode == 0, second.stderr
+        seconds += 1
+        overlapping += 1 if first.poll() is None else 0
+    _, err = first.communicate(timeout=120)
+    assert first.returncode == 0, err
+    assert overlapping >= 1, "the second run never started while the first was writing"
+
+    executions = read_table(store, "executions")
+    requests = read_table(store, "requests")
+    per_run = executions.groupby("run_id")["query_name"].agg(lambda names: sorted(set(names)))
+    long_ids = [run for run, names in per_run.items() if names == ["all", "one"]]
+    assert len(long_ids) == 1
+    long_rows = executions[executions["run_id"] == long_ids[0]]
+    assert sorted(long_rows["query_name"].value_counts().items()) == [("all", 800), ("one", 1)]
+    assert sum(names == ["t2"] for names in per_run) == seconds  # every short run is there too
+    assert (executions[executions["query_name"] == "t2"].groupby("run_id").size() == 2).all()
+    served = requests[(requests["run_id"] == long_ids[0]) & (requests["request_kind"] == "page")]
+    assert set(served["execution_id"]) == set(long_rows["execution_id"])  # every execution kept its requests
+    assert not executions.duplicated(["run_id", "execution_id"]).any()
+    assert not requests.duplicated(["run_id", "seq"]).any()
+    assert not list((store / "_pending").glob("*-*/"))  # nothing left pending
