@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -136,22 +135,28 @@ def collect(
 def dashboard(
     store: Annotated[Path, typer.Option(help="Store directory to show.")] = Path("ruscope-data"),
     port: Annotated[int, typer.Option(help="Port for the dashboard.")] = 8501,
+    host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")] = "127.0.0.1",
 ) -> None:
     """Open the dashboard (Streamlit) on a store."""
     app_file = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"  # installed beside this package
     env = {**os.environ, "RUSCOPE_STORE": str(store.resolve())}
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(app_file),
-        "--server.port",
-        str(port),
-        "--server.headless",
-        "true",
-    ]
-    raise typer.Exit(subprocess.call(command, env=env))
+    command = [sys.executable, "-m", "streamlit", "run", str(app_file), *_streamlit_flags(host, port)]
+    # exec, not a child process: Ctrl+C, SIGTERM and a supervisor's stop reach Streamlit itself
+    os.execve(sys.executable, command, env)
+
+
+def _streamlit_flags(host: str, port: int) -> list[str]:
+    """Streamlit reads `.streamlit/config.toml` from the working directory only, so the settings that must
+    hold from any directory are flags: loopback, headless, no usage statistics, no deploy button."""
+    settings = {
+        "server.address": host,
+        "server.port": str(port),
+        "server.headless": "true",
+        "browser.gatherUsageStats": "false",
+        "client.toolbarMode": "minimal",
+        "theme.base": "light",
+    }
+    return [part for name, value in settings.items() for part in (f"--{name}", value)]
 
 
 def main() -> None:

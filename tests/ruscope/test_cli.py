@@ -196,3 +196,29 @@ def test_two_runs_sharing_a_store_lose_nothing(shop, tmp_path: Path) -> None:
     assert not executions.duplicated(["run_id", "execution_id"]).any()
     assert not requests.duplicated(["run_id", "seq"]).any()
     assert not list((store / "_pending").glob("*-*/"))  # nothing left pending
+
+
+def test_dashboard_serves_on_loopback_without_usage_statistics_from_any_directory(tmp_path: Path) -> None:
+    """`ruscope dashboard` run outside the repository (where `.streamlit/config.toml` is not read)."""
+    import socket
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "ruscope", "dashboard", "--store", str(tmp_path / "store"), "--port", str(port)]
+    proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline, health = time.monotonic() + 60, ""
+        while time.monotonic() < deadline and health != "ok":
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1) as answer:
+                    health = answer.read().decode()
+            except OSError:
+                time.sleep(0.2)
+        assert health == "ok"
+    finally:
+        proc.terminate()
+        output, _ = proc.communicate(timeout=30)
+    assert f"127.0.0.1:{port}" in output
+    assert "usage statistics" not in output.lower() and "Network URL" not in output
