@@ -35,12 +35,11 @@ from __future__ import annotations
 import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
-from cosmoscore.routing import routing_class
+from cosmoscore.routing import ROUTING_CLASSES, routing_class
 
 QUERY_KEY = ["database", "container", "query_name"]
 LOGICAL_KEY = ["run_id", *QUERY_KEY, "repeat"]
 GATEWAY = ""  # pkrange_id of RU not charged by a data page (refusal, query plan, metadata)
-ROUTING_CLASSES = ("unknown", "single", "targeted", "fan-out")  # narrowest to widest
 _RANK = {name: rank for rank, name in enumerate(ROUTING_CLASSES)}
 
 SUMMARY_COLUMNS = [

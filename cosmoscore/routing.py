@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # the SQL engine (and lark) load only when a query is analyse
     from cosmoscore.sql import KeyFilter, Query
 
 SINGLE, TARGETED, FAN_OUT, UNKNOWN = "single", "targeted", "fan-out", "unknown"
-ROUTING_CLASSES = (SINGLE, TARGETED, FAN_OUT, UNKNOWN)
+ROUTING_CLASSES = (UNKNOWN, SINGLE, TARGETED, FAN_OUT)  # narrowest to widest (unknown: nothing known)
 
 
 def routing_class(hit: int, total: int) -> str:
