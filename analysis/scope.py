@@ -2,9 +2,10 @@
 
 The dashboard's frame asks once for a time range and a scope (one database and/or container, or all) and
 every page applies them with these functions, so "database crm, last 7 days" means the same rows on every
-page. The time range becomes a `since` instant (`since_for`) that the store's reader cuts at, opening only
+page. A store fed by a fleet of collectors holds several accounts; the scope's `account` picks one (None:
+all), and the dashboard offers it only when the store has more than one. The time range becomes a `since` instant (`since_for`) that the store's reader cuts at, opening only
 the date partitions from that day on; the scope is cut here. Pure functions on any store frame with
-`database` and `container` columns (every store table has them); the clock is passed in, so tests choose
+`account`, `database` and `container` columns (every store table has them); the clock is passed in, so tests choose
 "now".
 """
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-SCOPE_COLUMNS = ["database", "container"]
+SCOPE_COLUMNS = ["account", "database", "container"]
 
 # The time ranges a view offers, widest last; None: no lower bound.
 TIME_RANGES: dict[str, dt.timedelta | None] = {
@@ -30,10 +31,11 @@ DEFAULT_TIME_RANGE = "All time"  # what the dashboard showed before it had a tim
 
 @dataclass(frozen=True, slots=True)
 class Scope:
-    """One database and/or one container; None means all of them."""
+    """One database and/or one container (of one account); None means all of them."""
 
     database: str | None = None
     container: str | None = None
+    account: str | None = None  # the account's name or endpoint host, as the store's rows carry it
 
 
 def since_for(time_range: str, now: dt.datetime) -> dt.datetime | None:
@@ -50,8 +52,10 @@ def since_for(time_range: str, now: dt.datetime) -> dt.datetime | None:
 
 
 def select_scope(frame: pd.DataFrame, scope: Scope) -> pd.DataFrame:
-    """The rows of the scope's database and/or container; a None part keeps all."""
+    """The rows of the scope's account, database and/or container; a None part keeps all."""
     keep = pd.Series(True, index=frame.index)
+    if scope.account is not None:
+        keep &= _is(frame["account"], scope.account)
     if scope.database is not None:
         keep &= _is(frame["database"], scope.database)
     if scope.container is not None:
@@ -60,12 +64,17 @@ def select_scope(frame: pd.DataFrame, scope: Scope) -> pd.DataFrame:
 
 
 def scope_choices(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
-    """The distinct (database, container) pairs of some frames, sorted: what a scope picker offers."""
+    """The distinct (account, database, container) triples of some frames, sorted: what a scope picker offers."""
     pairs = [frame[SCOPE_COLUMNS] for frame in frames]
     if not pairs:
         return pd.DataFrame(columns=SCOPE_COLUMNS)
     both = pd.concat(pairs, ignore_index=True).dropna().astype(str).drop_duplicates()
     return both.sort_values(SCOPE_COLUMNS, ignore_index=True)
+
+
+def accounts(frame: pd.DataFrame) -> list[str]:
+    """The accounts in a frame, sorted."""
+    return sorted(frame["account"].dropna().unique().tolist())
 
 
 def databases(frame: pd.DataFrame) -> list[str]:

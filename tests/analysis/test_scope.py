@@ -39,6 +39,16 @@ def test_a_container_alone_matches_in_every_database() -> None:
     assert scope.select_scope(frame, Scope(container="c"))["database"].tolist() == ["a", "b"]
 
 
+def test_an_account_narrows_the_scope(mixed: pd.DataFrame) -> None:
+    other = executions_frame(execution(database="crm", container="people")).assign(account="west")
+    both = pd.concat([mixed, other], ignore_index=True)
+    assert scope.accounts(both) == ["127.0.0.1", "west"]
+    assert len(scope.select_scope(both, Scope(account="west"))) == 1
+    assert len(scope.select_scope(both, Scope(database="crm", container="people"))) == 2
+    assert len(scope.select_scope(both, Scope(database="crm", container="people", account="127.0.0.1"))) == 1
+    assert scope.scope_choices([both])["account"].tolist().count("west") == 1
+
+
 def test_a_missing_database_is_in_no_scope_but_all(mixed: pd.DataFrame) -> None:
     stored = mixed.astype({"database": "string"})
     stored.loc[0, "database"] = pd.NA
@@ -50,7 +60,8 @@ def test_a_missing_database_is_in_no_scope_but_all(mixed: pd.DataFrame) -> None:
 def test_scope_choices_are_the_distinct_pairs_of_every_frame(mixed: pd.DataFrame) -> None:
     other = executions_frame(execution(database="crm", container="x"), execution(database="hr", container="staff"))
     choices = scope.scope_choices([mixed, other])
-    assert choices.values.tolist() == [["crm", "people"], ["crm", "x"], ["hr", "staff"], ["shop", "orders"]]
+    pairs = [["crm", "people"], ["crm", "x"], ["hr", "staff"], ["shop", "orders"]]
+    assert choices.values.tolist() == [["127.0.0.1", *pair] for pair in pairs]
     assert scope.containers(choices, "crm") == ["people", "x"]
     assert scope.scope_choices([]).columns.tolist() == scope.SCOPE_COLUMNS
     assert scope.scope_choices([mixed.iloc[:0]]).empty

@@ -45,9 +45,9 @@ def test_a_view_reads_from_its_since_on(two_containers: Path) -> None:
 
 def test_scope_choices_follow_the_time_range(two_containers: Path, tmp_path: Path) -> None:
     choices = loaders.load_scope_choices(str(two_containers), None)
-    assert choices.values.tolist() == [["crm", "people"], ["shop", "orders"]]
+    assert choices.values.tolist() == [["127.0.0.1", "crm", "people"], ["127.0.0.1", "shop", "orders"]]
     later = dt.datetime(2026, 5, 1, 11, 5, tzinfo=dt.UTC)  # only crm's run-r2 row (11:10) is after
-    assert loaders.load_scope_choices(str(two_containers), later).values.tolist() == [["crm", "people"]]
+    assert loaders.load_scope_choices(str(two_containers), later).values.tolist() == [["127.0.0.1", "crm", "people"]]
     assert loaders.load_scope_choices(str(tmp_path / "nothing"), None).empty
 
 

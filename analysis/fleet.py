@@ -1,0 +1,252 @@
+"""Fleet: every container of every account in a store frame, one row each, ranked by risk, then by waste.
+
+Pure functions over the store's frames (`collectors.store`), of which they read only the `*_COLUMNS` below.
+The time range and scope are cut before these run (`analysis.scope`). A container is identified by
+(account, database, container); rows outside any container (`container` empty: the client's account read,
+account- or database-level metrics) are left out.
+
+**Columns** (`FLEET_COLUMNS`); a column without data behind it is NaN, never a guess:
+- from `executions` (the replay): `executions` (logical executions, as in `analysis.query_costs`, every
+  status), `total_ru` (their RU, failed ones included: they were billed), `mean_ru` and `fan_out_share`
+  (of the successful ones: RU per execution; the share whose observed routing was "fan-out");
+- from `requests`: `requests`, `throttle_rate` (HTTP 429 responses / requests), and the replay's view of
+  skew from the data pages' RU by `pkrange_id`: `pkranges_seen`, `hot_pkrange` and `hot_pkrange_share`
+  (the hottest pkrange's share of the container's page RU). It shows where the *replayed queries* land,
+  not the production traffic;
+- from `metrics` (Azure Monitor, when the table exists): `provisioned_ru_s` (the latest
+  AutoscaleMaxThroughput, else the latest ProvisionedThroughput), `p95_ru_s` (95th percentile over the time
+  range of the consumed RU/s: each TotalRequestUnits interval's total, summed over its dimension rows,
+  divided by its grain in seconds, one minute when the grain is missing), `waste` = 1 - p95_ru_s /
+  provisioned_ru_s (negative: consumption above the provisioned rate), and `max_normalized_ru` (the
+  largest NormalizedRUConsumption, in percent, of the rows split by PartitionKeyRangeId: the service's
+  hot-partition signal);
+- from `partitions` (when the table exists): `largest_partition_gb` (the largest physical partition of the
+  latest snapshot) and `storage_headroom` = 1 - its bytes / `Limits.physical_partition_max_bytes` (50 GB).
+
+**Ranking** (`summarize_fleet`). Each risk signal is put on one 0..1 scale, where 1 means "at the limit":
+- throttling: `throttle_rate / THROTTLE_FULL_RATE`, capped at 1. Service guidance treats a few percent of
+  429s as a sign to act, so 5% of requests throttled counts as full risk;
+- hot partition: `max_normalized_ru / 100` (a partition spending its whole share of the RU/s in some
+  interval throttles next), capped at 1; without metrics, the replay's skew instead: with n pkranges
+  seen and hottest share s, (s * n - 1) / (n - 1): 0 when even, 1 when one pkrange takes everything
+  (0 for n = 1: one partition cannot be skewed). The service's measure wins because it sees real traffic;
+- storage: 1 - `storage_headroom` (the largest partition's fill of 50 GB), capped to 0..1.
+`risk` is the largest of the signals present (NaN when none is): one signal at its limit is enough to act
+on, and averaging would let calm signals hide it. `risk_driver` names it ("429s", "hot partition",
+"storage"; empty when the risk is 0 or unknown). Rows sort by risk, then waste, then total RU (each highest first, NaN last), then by name: what
+may throttle or stop comes before what only costs money, and among equals the most wasteful first.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis import query_costs
+from cosmoscore.limits import GB, Limits
+
+FLEET_KEY = ["account", "database", "container"]
+THROTTLE_FULL_RATE = 0.05  # a 429 rate at which the throttling signal is at its maximum (see the docstring)
+PROVISIONED_METRICS = ("AutoscaleMaxThroughput", "ProvisionedThroughput")  # preferred first
+RISK_SIGNALS = {"throttle_risk": "429s", "hot_risk": "hot partition", "storage_risk": "storage"}
+DEFAULT_GRAIN_SECONDS = 60.0
+
+# The store columns these functions read: a view loads only these.
+EXECUTION_COLUMNS = ["account", *query_costs.EXECUTION_COLUMNS]
+REQUEST_COLUMNS = [*FLEET_KEY, "time", "request_kind", "pkrange_id", "status", "request_charge"]
+METRIC_COLUMNS = [*FLEET_KEY, "time", "metric", "aggregation", "PartitionKeyRangeId", "value", "grain"]
+PARTITION_COLUMNS = [*FLEET_KEY, "time", "pkrange_id", "storage_bytes"]
+
+COUNT_COLUMNS = ["executions", "requests", "pkranges_seen"]
+TEXT_COLUMNS = ["risk_driver", "hot_pkrange", "last_seen"]
+FLEET_COLUMNS = [
+    *FLEET_KEY,
+    "risk",
+    "risk_driver",
+    "waste",
+    "executions",
+    "total_ru",
+    "mean_ru",
+    "fan_out_share",
+    "requests",
+    "throttle_rate",
+    "pkranges_seen",
+    "hot_pkrange",
+    "hot_pkrange_share",
+    "provisioned_ru_s",
+    "p95_ru_s",
+    "max_normalized_ru",
+    "largest_partition_gb",
+    "storage_headroom",
+    "last_seen",
+]
+
+
+def summarize_fleet(
+    executions: pd.DataFrame,
+    requests: pd.DataFrame,
+    metrics: pd.DataFrame | None = None,
+    partitions: pd.DataFrame | None = None,
+    *,
+    limits: Limits | None = None,
+) -> pd.DataFrame:
+    """One row per container with data in any frame, ranked as the module docstring says (`FLEET_COLUMNS`)."""
+    parts = [
+        execution_stats(executions),
+        request_stats(requests),
+        throughput_stats(metrics if metrics is not None else pd.DataFrame(columns=METRIC_COLUMNS)),
+        storage_stats(partitions if partitions is not None else pd.DataFrame(columns=PARTITION_COLUMNS), limits),
+    ]
+    keys = pd.concat([part[FLEET_KEY] for part in parts], ignore_index=True).drop_duplicates()
+    fleet = keys
+    for part in parts:
+        fleet = fleet.merge(part, on=FLEET_KEY, how="left")
+    fleet = fleet.assign(**_risks(fleet))
+    order = ["risk", "waste", "total_ru"]
+    fleet = fleet.sort_values(FLEET_KEY).sort_values(order, ascending=False, na_position="last", kind="stable")
+    return _typed(fleet.reset_index(drop=True).reindex(columns=FLEET_COLUMNS))
+
+
+def execution_stats(executions: pd.DataFrame) -> pd.DataFrame:
+    """Per container: logical executions, their RU, mean RU and fan-out share of the successful ones."""
+    columns = [*FLEET_KEY, "executions", "total_ru", "mean_ru", "fan_out_share", "last_seen"]
+    frame = _in_containers(executions)
+    if frame.empty:
+        return pd.DataFrame(columns=columns)
+    logical = pd.concat(
+        [query_costs.logical_executions(mine).assign(account=account) for account, mine in frame.groupby("account")],
+        ignore_index=True,
+    )
+    logical = logical.assign(
+        ok_ru=logical["total_ru"].where(logical["ok"]),
+        fan_out=(logical["routing"] == "fan-out").where(logical["ok"]).astype("float"),
+    )
+    stats = logical.groupby(FLEET_KEY).agg(
+        executions=("run_id", "size"),
+        total_ru=("total_ru", "sum"),
+        mean_ru=("ok_ru", "mean"),
+        fan_out_share=("fan_out", "mean"),
+        last_seen=("last_time", "max"),
+    )
+    return stats.round({"total_ru": 2, "mean_ru": 2, "fan_out_share": 4}).reset_index()[columns]
+
+
+def request_stats(requests: pd.DataFrame) -> pd.DataFrame:
+    """Per container: requests, the 429 rate, and the hottest pkrange of the data pages' RU."""
+    columns = [*FLEET_KEY, "requests", "throttle_rate", "pkranges_seen", "hot_pkrange", "hot_pkrange_share"]
+    frame = _in_containers(requests)
+    if frame.empty:
+        return pd.DataFrame(columns=columns)
+    counts = frame.assign(throttled=frame["status"].eq(429).fillna(False).astype(int)).groupby(FLEET_KEY)
+    stats = counts.agg(requests=("status", "size"), throttled=("throttled", "sum"))
+    stats["throttle_rate"] = (stats.pop("throttled") / stats["requests"]).round(4)
+    pages = frame[frame["request_kind"].eq("page").fillna(False) & frame["pkrange_id"].fillna("").ne("")]
+    by_pkrange = pages.groupby([*FLEET_KEY, "pkrange_id"])["request_charge"].sum().astype(float).reset_index()
+    by_pkrange = by_pkrange.sort_values("request_charge", ascending=False, kind="stable")
+    per_container = by_pkrange.groupby(FLEET_KEY)
+    hot = per_container.agg(
+        pkranges_seen=("pkrange_id", "size"), hot_pkrange=("pkrange_id", "first"), hot=("request_charge", "first")
+    )
+    total = per_container["request_charge"].sum()
+    hot["hot_pkrange_share"] = (hot.pop("hot") / total.where(total > 0)).round(4)
+    return stats.join(hot, how="left").reset_index()[columns]
+
+
+def throughput_stats(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Per container with Azure Monitor rows: provisioned and p95 consumed RU/s, waste, max normalized RU."""
+    frame = _in_containers(metrics)
+    stats = pd.DataFrame(columns=FLEET_KEY)
+    for part in (_latest_provisioned(frame), _p95_consumed(frame), _max_normalized(frame)):
+        stats = stats.merge(part, on=FLEET_KEY, how="outer")
+    provisioned = stats["provisioned_ru_s"].astype(float)
+    stats["waste"] = (1 - stats["p95_ru_s"].astype(float) / provisioned.where(provisioned > 0)).round(4)
+    return stats[[*FLEET_KEY, "provisioned_ru_s", "p95_ru_s", "waste", "max_normalized_ru"]]
+
+
+def storage_stats(partitions: pd.DataFrame, limits: Limits | None = None) -> pd.DataFrame:
+    """Per container with partition rows: its largest physical partition (latest snapshot) and the headroom."""
+    columns = [*FLEET_KEY, "largest_partition_gb", "storage_headroom"]
+    frame = _in_containers(partitions).dropna(subset=["time", "storage_bytes"])
+    if frame.empty:
+        return pd.DataFrame(columns=columns)
+    latest = frame[frame["time"].eq(frame.groupby(FLEET_KEY)["time"].transform("max"))]
+    largest = latest.groupby(FLEET_KEY)["storage_bytes"].max().astype(float)
+    limit = (limits or Limits()).physical_partition_max_bytes
+    stats = pd.DataFrame({"largest_partition_gb": (largest / GB).round(3), "storage_headroom": (1 - largest / limit)})
+    return stats.round({"storage_headroom": 4}).reset_index()[columns]
+
+
+def _latest_provisioned(metrics: pd.DataFrame) -> pd.DataFrame:
+    """The latest AutoscaleMaxThroughput per container, else its latest ProvisionedThroughput."""
+    found = []
+    for metric in PROVISIONED_METRICS:
+        rows = metrics[metrics["metric"].eq(metric).fillna(False)].dropna(subset=["time", "value"])
+        latest = rows[rows["time"].eq(rows.groupby(FLEET_KEY)["time"].transform("max"))]
+        found.append(latest.groupby(FLEET_KEY)["value"].max().astype(float).reset_index())
+    values = pd.concat(found, ignore_index=True).drop_duplicates(subset=FLEET_KEY, keep="first")
+    return values.rename(columns={"value": "provisioned_ru_s"})[[*FLEET_KEY, "provisioned_ru_s"]]
+
+
+def _p95_consumed(metrics: pd.DataFrame) -> pd.DataFrame:
+    """The 95th percentile of TotalRequestUnits per second (an interval's total over its grain)."""
+    rows = metrics[metrics["metric"].eq("TotalRequestUnits").fillna(False)].dropna(subset=["time", "value"])
+    rows = rows[rows["aggregation"].fillna("Total").eq("Total")]
+    per_second = rows.assign(ru_s=rows["value"].astype(float) / rows["grain"].map(_grain_seconds).astype(float))
+    intervals = per_second.groupby([*FLEET_KEY, "time"])["ru_s"].sum().reset_index()
+    p95 = intervals.groupby(FLEET_KEY)["ru_s"].quantile(0.95).round(2).reset_index()
+    return p95.rename(columns={"ru_s": "p95_ru_s"})[[*FLEET_KEY, "p95_ru_s"]]
+
+
+def _max_normalized(metrics: pd.DataFrame) -> pd.DataFrame:
+    """The largest NormalizedRUConsumption (percent) of the rows split by PartitionKeyRangeId."""
+    rows = metrics[metrics["metric"].eq("NormalizedRUConsumption").fillna(False)].dropna(subset=["value"])
+    by_pkrange = rows.dropna(subset=["PartitionKeyRangeId"])
+    rows = by_pkrange if not by_pkrange.empty else rows
+    peak = rows.groupby(FLEET_KEY)["value"].max().astype(float).reset_index()
+    return peak.rename(columns={"value": "max_normalized_ru"})[[*FLEET_KEY, "max_normalized_ru"]]
+
+
+def _grain_seconds(grain: object) -> float:
+    """An ISO 8601 duration ("PT1M", "PT5M") in seconds; a missing or unreadable grain is one minute."""
+    try:
+        seconds = pd.Timedelta(str(grain)).total_seconds() if isinstance(grain, str) and grain else 0.0
+    except ValueError:
+        seconds = 0.0
+    return seconds if seconds > 0 else DEFAULT_GRAIN_SECONDS
+
+
+def _risks(fleet: pd.DataFrame) -> dict[str, pd.Series]:
+    """The risk score and the signal that drives it (see the module docstring)."""
+    seen = fleet["pkranges_seen"].astype(float)
+    skew = ((fleet["hot_pkrange_share"].astype(float) * seen - 1) / (seen - 1)).where(seen > 1, 0.0)
+    skew = skew.where(fleet["hot_pkrange_share"].notna())
+    signals = pd.DataFrame(
+        {
+            "throttle_risk": fleet["throttle_rate"].astype(float) / THROTTLE_FULL_RATE,
+            "hot_risk": (fleet["max_normalized_ru"].astype(float) / 100).combine_first(skew),
+            "storage_risk": 1 - fleet["storage_headroom"].astype(float),
+        },
+        index=fleet.index,
+    ).clip(0, 1)
+    risk = signals.max(axis=1, skipna=True).round(4)
+    known = signals.notna().any(axis=1)
+    driver = signals.fillna(-1).idxmax(axis=1).map(RISK_SIGNALS).where(known & risk.gt(0), "")
+    return {"risk": risk.where(known), "risk_driver": driver}
+
+
+def _typed(fleet: pd.DataFrame) -> pd.DataFrame:
+    """Counts as nullable integers, numbers as floats (NaN where no data), whatever the merges left."""
+    counts = {name: "Int64" for name in COUNT_COLUMNS}
+    numbers = {name: "float64" for name in FLEET_COLUMNS if name not in {*FLEET_KEY, *TEXT_COLUMNS, *counts}}
+    return fleet.astype({**counts, **numbers, "last_seen": "datetime64[us, UTC]"})
+
+
+def _in_containers(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows that name a container (every key part present, the container not empty)."""
+    keyed = frame.dropna(subset=FLEET_KEY)
+    return keyed[keyed["container"].astype(str).ne("")]
+
+
+def container_label(key: tuple[str, str, str], *, with_account: bool) -> str:
+    """How a container is named on a page: `database / container`, after its account when several."""
+    account, database, container = key
+    return f"{account} / {database} / {container}" if with_account else f"{database} / {container}"
