@@ -246,6 +246,14 @@ def _in_containers(frame: pd.DataFrame) -> pd.DataFrame:
     return keyed[keyed["container"].astype(str).ne("")]
 
 
+def container_choices(fleet: pd.DataFrame) -> dict[tuple[str, str, str], str]:
+    """Each container's (account, database, container) and its label, in the fleet's order; the labels name
+    the account only when the fleet spans several."""
+    keys = [(str(a), str(d), str(c)) for a, d, c in fleet[FLEET_KEY].itertuples(index=False)]
+    with_account = len({key[0] for key in keys}) > 1
+    return {key: container_label(key, with_account=with_account) for key in keys}
+
+
 def container_label(key: tuple[str, str, str], *, with_account: bool) -> str:
     """How a container is named on a page: `database / container`, after its account when several."""
     account, database, container = key

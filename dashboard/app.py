@@ -16,6 +16,7 @@ st.set_page_config(page_title="ruscope", page_icon=":material/query_stats:", lay
 
 PAGES = [
     st.Page("views/query_costs.py", title="Query costs", icon=":material/payments:", default=True),
+    st.Page("views/fleet.py", title="Fleet", icon=":material/lan:"),
 ]
 
 page = st.navigation(PAGES)

@@ -13,6 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
+from analysis.fleet import container_choices
 from analysis.query_costs import GATEWAY, QUERY_KEY, pkrange_sort_key
 
 PKRANGE_PALETTE = qualitative.Alphabet  # 26 distinct colours; ids beyond wrap around
@@ -95,6 +96,31 @@ def build_pkrange_breakdown_figure(
                 name=name,
                 marker_color=pkrange_color(pkrange_id),
                 hovertemplate="%{x}<br>%{y:.2f} RU<extra>" + name + "</extra>",
+            )
+        )
+    return figure
+
+
+def build_fleet_figure(fleet: pd.DataFrame, *, top: int = 15, title: str | None = None) -> go.Figure:
+    """Risk and waste (both 0..1) of the `top` first containers of a ranked fleet (`analysis.fleet`), as
+    grouped horizontal bars, the first on top; a missing number draws no bar."""
+    figure = go.Figure()
+    figure.update_layout(title=title, barmode="group", xaxis_title="0 = none, 1 = at the limit", legend_title_text="")
+    shown = fleet.head(top)
+    if shown.empty:
+        return _empty(figure, "No containers in this view.")
+    labels = list(container_choices(shown).values())
+    figure.update_yaxes(categoryorder="array", categoryarray=labels[::-1])
+    for column, name, color in (("risk", "risk", "#d62728"), ("waste", "waste", "#1f77b4")):
+        values = shown[column].astype(float)
+        figure.add_trace(
+            go.Bar(
+                x=[None if pd.isna(v) else float(v) for v in values],
+                y=labels,
+                name=name,
+                orientation="h",
+                marker_color=color,
+                hovertemplate="%{y}<br>" + name + " %{x:.2f}<extra></extra>",
             )
         )
     return figure

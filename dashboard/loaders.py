@@ -25,7 +25,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis import scope
-from collectors.store import StoreWarning, read_table
+from collectors.store import TABLES, StoreWarning, read_table
 from dashboard.state import FrameState
 
 TTL_SECONDS = 30
@@ -70,8 +70,23 @@ def load_view(
     return Loaded(scope.select_scope(loaded.frame, view.scope).reset_index(drop=True), loaded.warnings)
 
 
+def load_optional_view(view: FrameState, table: str, *, columns: Sequence[str]) -> Loaded:
+    """Like `load_view`, for a table or columns the store may not have yet (Azure Monitor's `metrics` and
+    `partitions` before their collectors exist): the one place that decides what "not there" reads as.
+
+    A table the store does not declare reads as an empty frame with `columns`; a column its schema lacks
+    reads as missing values (NaN), so an analysis sees "no data", never an error or an invented number.
+    """
+    spec = TABLES.get(table)
+    if spec is None:
+        return Loaded(pd.DataFrame(columns=list(columns)))
+    present = [name for name in columns if name in spec.columns]
+    loaded = load_view(view, table, columns=present)
+    return Loaded(loaded.frame.reindex(columns=list(columns)), loaded.warnings)
+
+
 def load_scope_choices(store: str, since: dt.datetime | None) -> pd.DataFrame:
-    """The (database, container) pairs with data in the time range, for the frame's scope picker.
+    """The (account, database, container) triples with data in the time range, for the frame's scope picker.
 
     The warnings of these reads are not returned: the page that reads the table shows them, once.
     """

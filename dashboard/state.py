@@ -9,6 +9,10 @@ chosen under three `st.session_state` keys before it runs the page:
 | `since` | `datetime.datetime` (UTC) or `None` | start of the time range; None: all time |
 | `scope` | `analysis.scope.Scope` | the database and container shown; a None part: all |
 
+A page that links into another page's view (the Fleet page opening one container) asks for a scope with
+`request_scope`: the frame's pickers take it at the start of the next run, before they render (a widget's
+value cannot change once it has rendered in a run), so the sidebar shows what the page asked for.
+
 Pages read them with `frame_state()` rather than by key, so a page cannot misspell a key or a type. A page
 run without the frame (a test of the page file alone) gets the defaults: the default store, all time, all
 databases.
@@ -25,6 +29,7 @@ import streamlit as st
 from analysis.scope import Scope
 
 STORE, SINCE, SCOPE = "store", "since", "scope"
+REQUESTED_SCOPE = "frame_requested_scope"  # a scope a page asked the frame to show from the next run on
 STORE_ENV = "RUSCOPE_STORE"  # set by `ruscope dashboard --store DIR`
 DEFAULT_STORE = "ruscope-data"
 
@@ -57,3 +62,14 @@ def frame_state() -> FrameState:
         since=st.session_state.get(SINCE),
         scope=st.session_state.get(SCOPE) or Scope(),
     )
+
+
+def request_scope(scope: Scope) -> None:
+    """Ask the frame to show `scope` from the next run on (then switch page or rerun)."""
+    st.session_state[REQUESTED_SCOPE] = scope
+
+
+def take_requested_scope() -> Scope | None:
+    """The scope a page asked for, once: the frame takes it before its pickers render."""
+    requested = st.session_state.pop(REQUESTED_SCOPE, None)
+    return requested if isinstance(requested, Scope) else None

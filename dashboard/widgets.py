@@ -2,8 +2,8 @@
 
 The frame (`app.py`) renders the pickers in the sidebar once per run; pages render the empty state, the
 store's warnings and the CSV download. Every widget takes a fixed `key=` (tests drive them by key):
-`frame_store`, `frame_time_range`, `frame_database`, `frame_container` for the frame's pickers, and the
-key a page passes for its downloads.
+`frame_store`, `frame_time_range`, `frame_account` (shown only when the store holds several accounts),
+`frame_database`, `frame_container` for the frame's pickers, and the key a page passes for its downloads.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import streamlit as st
 
 from analysis import scope
 from analysis.report import to_csv_bytes
-from dashboard.state import FrameState, default_store
+from dashboard.state import FrameState, default_store, take_requested_scope
 
 ALL = "(all)"  # the picker's label for "no filter"
 
@@ -46,11 +46,39 @@ def render_time_range_picker(*, now: dt.datetime | None = None) -> dt.datetime |
 
 
 def render_scope_picker(choices: pd.DataFrame) -> scope.Scope:
-    """A database, then a container of it (or "(all)" for either), among the pairs with data."""
-    picked = st.sidebar.selectbox("Database", [ALL, *scope.databases(choices)], key="frame_database")
+    """An account (when there are several), a database, then a container of it ("(all)" for any), among
+    the choices with data; a scope a page requested (`state.request_scope`) is taken first."""
+    _apply_requested_scope(choices, take_requested_scope())
+    account = _render_account_picker(choices)
+    mine = scope.select_scope(choices, scope.Scope(account=account))
+    picked = st.sidebar.selectbox("Database", [ALL, *scope.databases(mine)], key="frame_database")
     database = None if picked == ALL else picked
-    container = st.sidebar.selectbox("Container", [ALL, *scope.containers(choices, database)], key="frame_container")
-    return scope.Scope(database=database, container=None if container == ALL else container)
+    container = st.sidebar.selectbox("Container", [ALL, *scope.containers(mine, database)], key="frame_container")
+    return scope.Scope(database=database, container=None if container == ALL else container, account=account)
+
+
+def _render_account_picker(choices: pd.DataFrame) -> str | None:
+    """The account picker, only when the choices span more than one account (else: all, unshown)."""
+    accounts = scope.accounts(choices)
+    if len(accounts) < 2:
+        return None
+    picked = st.sidebar.selectbox("Account", [ALL, *accounts], key="frame_account")
+    return None if picked == ALL else picked
+
+
+def _apply_requested_scope(choices: pd.DataFrame, requested: scope.Scope | None) -> None:
+    """Set the pickers' values to a requested scope, before they render; a part not among the choices: all."""
+    if requested is None:
+        return
+    accounts = scope.accounts(choices)
+    account = requested.account if len(accounts) > 1 and requested.account in accounts else None
+    if len(accounts) > 1:
+        st.session_state["frame_account"] = account or ALL
+    mine = scope.select_scope(choices, scope.Scope(account=account))
+    database = requested.database if requested.database in scope.databases(mine) else None
+    st.session_state["frame_database"] = database or ALL
+    container = requested.container if requested.container in scope.containers(mine, database) else None
+    st.session_state["frame_container"] = container or ALL
 
 
 def render_empty_state(view: FrameState, *, what: str, how: str, commands: list[str]) -> None:

@@ -1,0 +1,117 @@
+"""Fleet: every container of every account in the store, ranked by risk (429s, a hot partition, storage
+fill), then by waste (provisioned against p95 consumed RU/s); open one to see its query costs.
+
+Layout only: the store, time range and scope come from the frame (`dashboard.state`), the data from
+`dashboard.loaders` (`metrics` and `partitions` through `load_optional_view`, since the Azure Monitor
+collectors that write them come later), the numbers and the ranking rule from `analysis.fleet`, the figure
+from `dashboard.figures`. Every widget has a key (tests drive them by key).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from analysis import fleet
+from analysis.scope import Scope
+from dashboard import figures, loaders, state, widgets
+from dashboard.state import FrameState, frame_state
+
+QUERY_COSTS_PAGE = "views/query_costs.py"
+HOW_TO_COLLECT = "Replay the queries of a config (or of a fleet config, one account each) into it, then open it here"
+COLLECT = ["ruscope replay --config ruscope.toml --store {store}"]
+
+COLUMNS_HELP = """
+One row per container (account, database, container) with data in the time range. Empty cells: no data
+for that number yet, never a guess.
+
+- **risk** (0 to 1, 1 = at a limit): the largest of three signals. *429s*: the share of requests throttled,
+  5% or more counting as 1. *hot partition*: Azure Monitor's highest normalized RU consumption of one
+  partition key range (100% = 1); without Monitor data, the replay's skew: 0 when the pkranges seen share
+  the RU evenly, 1 when one takes it all. *storage*: the largest physical partition's fill of 50 GB.
+  **driver** names the signal that set it.
+- **waste**: 1 - p95 consumed RU/s / provisioned RU/s (autoscale: its maximum), from Azure Monitor; 0.8
+  means the container rarely uses more than a fifth of what it pays for; negative means it consumes more
+  than provisioned.
+- **executions**, **total RU**, **mean RU**, **fan-out share**: the replayed queries (a per-feed-range
+  query's parts count as one execution); the fan-out share is the share of executions that reached
+  every partition.
+- **requests**, **429 rate**: the replay's HTTP requests, and the share answered 429 (throttled).
+- **hot pkrange**, **hot share**, **pkranges**: the pkrange that charged the most data-page RU in the
+  replay, its share, and how many pkranges served data pages. The replay's view of skew: where the
+  replayed queries land, not the production traffic.
+- **provisioned RU/s**, **p95 RU/s**, **max normalized RU %**, **largest partition GB**, **storage
+  headroom**: from Azure Monitor and the partition collector, once they run.
+
+Rows sort by risk, then waste, then total RU, highest first. The rule is in `analysis/fleet.py`.
+"""
+
+TABLE_COLUMNS = {
+    "risk": st.column_config.ProgressColumn("risk", min_value=0.0, max_value=1.0, format="%.2f"),
+    "risk_driver": st.column_config.TextColumn("driver"),
+    "waste": st.column_config.NumberColumn("waste", format="%.2f"),
+    "executions": st.column_config.NumberColumn("executions"),
+    "total_ru": st.column_config.NumberColumn("total RU", format="%.2f"),
+    "mean_ru": st.column_config.NumberColumn("mean RU", format="%.2f"),
+    "fan_out_share": st.column_config.NumberColumn("fan-out share", format="%.2f"),
+    "throttle_rate": st.column_config.NumberColumn("429 rate", format="%.4f"),
+    "pkranges_seen": st.column_config.NumberColumn("pkranges"),
+    "hot_pkrange": st.column_config.TextColumn("hot pkrange"),
+    "hot_pkrange_share": st.column_config.NumberColumn("hot share", format="%.2f"),
+    "provisioned_ru_s": st.column_config.NumberColumn("provisioned RU/s", format="%.0f"),
+    "p95_ru_s": st.column_config.NumberColumn("p95 RU/s", format="%.1f"),
+    "max_normalized_ru": st.column_config.NumberColumn("max normalized RU %", format="%.0f"),
+    "largest_partition_gb": st.column_config.NumberColumn("largest partition GB", format="%.2f"),
+    "storage_headroom": st.column_config.NumberColumn("storage headroom", format="%.2f"),
+    "last_seen": st.column_config.DatetimeColumn("last seen (UTC)", timezone="UTC"),
+}
+
+
+def load_fleet(view: FrameState) -> pd.DataFrame:
+    executions = loaders.load_view(view, "executions", columns=fleet.EXECUTION_COLUMNS)
+    requests = loaders.load_view(view, "requests", columns=fleet.REQUEST_COLUMNS)
+    metrics = loaders.load_optional_view(view, "metrics", columns=fleet.METRIC_COLUMNS)
+    partitions = loaders.load_optional_view(view, "partitions", columns=fleet.PARTITION_COLUMNS)
+    widgets.render_store_warnings(tuple(dict.fromkeys(executions.warnings + requests.warnings)))
+    widgets.render_store_warnings(metrics.warnings + partitions.warnings)
+    return fleet.summarize_fleet(executions.frame, requests.frame, metrics.frame, partitions.frame)
+
+
+def render_scope_note(view: FrameState) -> None:
+    if view.scope == Scope():
+        return
+    st.caption("The sidebar's scope narrows this list; choose (all) there, or:")
+    if st.button("Show every container", key="fleet_show_all", icon=":material/select_all:"):
+        state.request_scope(Scope())
+        st.rerun()
+
+
+def render_open(ranked: pd.DataFrame) -> None:
+    choices = fleet.container_choices(ranked)
+    picked = st.selectbox(
+        "Open a container's query costs",
+        list(choices),
+        index=None,
+        format_func=choices.__getitem__,
+        placeholder="Choose a container",
+        key="fleet_open",
+    )
+    if picked is not None:
+        account, database, container = picked
+        state.request_scope(Scope(database=database, container=container, account=account))
+        st.switch_page(QUERY_COSTS_PAGE)
+
+
+st.title("Fleet")
+view = frame_state()
+ranked = load_fleet(view)
+if ranked.empty:
+    widgets.render_empty_state(view, what="containers with data", how=HOW_TO_COLLECT, commands=COLLECT)
+else:
+    render_scope_note(view)
+    render_open(ranked)
+    st.dataframe(ranked, hide_index=True, column_config=TABLE_COLUMNS, key="fleet_table")
+    widgets.render_csv_download(ranked, file_name="fleet.csv", key="fleet_download")
+    st.plotly_chart(figures.build_fleet_figure(ranked, title="Riskiest containers first"), key="fleet_chart")
+    with st.expander("What the columns mean and how the list is ranked"):
+        st.markdown(COLUMNS_HELP)
