@@ -65,9 +65,15 @@ def load_table(
 def load_view(
     view: FrameState, table: str, *, columns: Sequence[str], run_ids: tuple[str, ...] | None = None
 ) -> Loaded:
-    """The rows of `table` in the frame's view (its store, time range and scope), only `columns`."""
-    loaded = load_table(view.store, table, since=view.since, columns=tuple(columns), run_ids=run_ids)
-    return Loaded(scope.select_scope(loaded.frame, view.scope).reset_index(drop=True), loaded.warnings)
+    """The rows of `table` in the frame's view (its store, time range and scope), only `columns`.
+
+    The scope's columns are read too, to cut the scope, and dropped again unless asked for.
+    """
+    wanted = list(dict.fromkeys(columns))
+    read = tuple(dict.fromkeys([*wanted, *scope.SCOPE_COLUMNS]))
+    loaded = load_table(view.store, table, since=view.since, columns=read, run_ids=run_ids)
+    frame = scope.select_scope(loaded.frame, view.scope).reset_index(drop=True)
+    return Loaded(frame[wanted], loaded.warnings)
 
 
 def load_optional_view(view: FrameState, table: str, *, columns: Sequence[str]) -> Loaded:

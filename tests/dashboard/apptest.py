@@ -93,11 +93,24 @@ def minutes_ago(minutes: int) -> int:
     return int((now - T0) / pd.Timedelta(minutes=1)) - minutes
 
 
-def write_plan(store: Path, plan: list, *, database: str = "shop", container: str = "orders", part: str) -> None:
-    """Add a plan's executions and requests to the store, in one database and container."""
+def write_plan(
+    store: Path,
+    plan: list,
+    *,
+    database: str = "shop",
+    container: str = "orders",
+    part: str,
+    account: str = "127.0.0.1",
+) -> None:
+    """Add a plan's executions and requests to the store, in one account, database and container."""
     executions, requests = store_rows(plan)
     for row in executions + requests:
-        row.update(database=database, container=container)
+        row.update(database=database, container=container, account=account)
+    write_rows(store, executions, requests, part=part)
+
+
+def write_rows(store: Path, executions: list[dict], requests: list[dict], *, part: str) -> None:
+    """Add `executions` and `requests` rows to the store, one part per run."""
     for run in sorted({row["run_id"] for row in executions}):
         mine = [r for r in executions if r["run_id"] == run]
         write_frame(store, "executions", executions_frame(*mine), run_id=run, part=part)

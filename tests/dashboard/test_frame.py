@@ -113,4 +113,4 @@ def test_every_page_runs_through_the_frame(view: str, filled: bool, store: Path)
 
 
 def test_there_is_a_page_to_smoke() -> None:
-    assert VIEWS == ["views/query_costs.py"]
+    assert VIEWS == ["views/fleet.py", "views/query_costs.py"]
