@@ -4,8 +4,9 @@ Nothing here reads files, talks to the network or imports Streamlit: every funct
 (the store's tables, `collectors.store`) and returns a frame or a plain value, so it is tested on frames
 built in the test.
 
-- `scope`: the time range and the scope (database, container) a view covers, shared by every page.
+- `scope`: the time range and the scope (account, database, container) a view covers, shared by every page.
 - `query_costs`: RU per query execution, change between runs, per-pkrange breakdown, routing classes.
+- `fleet`: every container of every account ranked by risk (429s, hot partition, storage), then waste.
 - `report`: the one CSV path (`to_csv_bytes`), shared by every dashboard download and `ruscope report`.
 
 To add an analysis: a module named for what it answers, `summarize_*` functions for the stats, tests in

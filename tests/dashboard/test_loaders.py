@@ -63,3 +63,11 @@ def test_an_unknown_column_is_an_error(store: Path) -> None:
     write_store(store, *store_rows(PLAN[:1]))
     with pytest.raises(ValueError, match="nope"):
         loaders.load_view(FrameState(store=str(store)), "executions", columns=["nope"])
+
+
+def test_an_optional_table_or_column_the_store_lacks_reads_as_no_data(two_containers: Path) -> None:
+    view = FrameState(store=str(two_containers), scope=Scope(database="crm"))
+    absent = loaders.load_optional_view(view, "metrics", columns=["time", "metric", "value"])
+    assert absent.frame.empty and absent.frame.columns.tolist() == ["time", "metric", "value"]
+    partly = loaders.load_optional_view(view, "executions", columns=["query_name", "not_yet"])
+    assert partly.frame["query_name"].tolist() == ["people"] and partly.frame["not_yet"].isna().all()
