@@ -1,19 +1,29 @@
-"""The store: one Parquet dataset per table, `STORE/<table>/date=YYYY-MM-DD/<run_id>-<part>.parquet`.
+"""The store: one Delta Lake table per store table at `STORE/<table>/`, partitioned by `date` (YYYY-MM-DD, UTC).
 
-This package is the store's one interface; nothing outside it knows the file format (the next issue moves
-the tables to Delta Lake behind these same names):
-- `records`: each table declared once as a frozen, slotted record (`RequestRecord`, `ExecutionRecord`);
-  the Arrow schema, the key and the time column of each `Table` are derived from it.
-- `pending`: the rows a run has captured but not yet written, journaled to a locked segment under
-  `STORE/_pending/` (see its docstring: locking, recovery exactly once, damaged lines set aside).
-- `parquet`: atomic, idempotent part writes (`write_frame`, `write_arrow`) and a reader that survives
-  bad files (`read_table`, `list_runs`, `StoreWarning`).
+This package is the store's one interface; nothing outside it knows the format. STORE is a local directory
+(default `ruscope-data`) or `az://container/path` / `abfss://container@account.dfs.core.windows.net/path`;
+every function takes a `Path`, a `str` or a `StoreLocation` (`store_location(...)` resolves credentials from
+the environment). Spark, Fabric, Databricks, DuckDB and Polars read the tables as they are.
 
-Readers: `read_table(store_dir, table, *, since=None, columns=None, run_ids=None) -> pandas.DataFrame`.
+- `records`: each table declared once as a frozen, slotted record; the Arrow schema derives from it.
+- `pending`: rows a run captured but has not committed, journaled to a locked local segment (`Segment`,
+  `recover`); sealing commits them with the app transaction `ruscope-<run_id>-<part>`, exactly once.
+- `delta`: commits (`write_frame`, `write_arrow` for one run's part; concurrent writers retry conflicts).
+- `reader`: `read_table(store, table, *, since=None, columns=None, run_ids=None) -> pandas.DataFrame`,
+  `list_runs`, `StoreWarning`.
+- `maintenance`: `compact(store, *, retention_hours=168)`: optimize, checkpoint, vacuum (`ruscope compact`).
+- `migrate`: converts a store of the Parquet layout before Delta Lake, once, resumably (`ruscope store
+  migrate`); until then reads and writes raise `StoreLayoutError` naming that command (`layout`).
+- `location`: `StoreLocation`, `store_location`; `conform`: frames and files to a table's schema.
 """
 
-from collectors.store.parquet import StoreWarning, list_runs, read_table, write_arrow, write_frame
-from collectors.store.pending import PENDING, Segment, recover
+from collectors.store.delta import write_arrow, write_frame
+from collectors.store.layout import StoreLayoutError
+from collectors.store.location import PENDING, StoreLocation, store_location
+from collectors.store.maintenance import CompactReport, compact
+from collectors.store.migrate import MigrationReport, migrate
+from collectors.store.pending import Segment, recover
+from collectors.store.reader import StoreWarning, list_runs, read_table
 from collectors.store.records import (
     EXECUTIONS,
     REQUESTS,
@@ -32,16 +42,23 @@ __all__ = [
     "REQUESTS",
     "TABLES",
     "UTC_TIME",
+    "CompactReport",
     "ExecutionRecord",
     "Int32",
+    "MigrationReport",
     "Record",
     "RequestRecord",
     "Segment",
+    "StoreLayoutError",
+    "StoreLocation",
     "StoreWarning",
     "Table",
+    "compact",
     "list_runs",
+    "migrate",
     "read_table",
     "recover",
+    "store_location",
     "write_arrow",
     "write_frame",
 ]

@@ -1,11 +1,13 @@
-"""Rows a run has captured but not yet written as Parquet: an append-only, locked segment per store part.
+"""Rows a run has captured but not yet committed: an append-only, locked segment per store part.
 
-Every captured record is appended, as one JSON line, to `STORE/_pending/<run_id>-<part>/<table>.jsonl`
-as soon as it exists, so a kill -9 loses nothing captured (a torn last line is the one write that never
-finished). `Segment.seal()` reads the segment with Arrow's JSON reader against the table's declared
-schema (no Python objects, no pandas: the CLI stays quick), writes the Parquet part `<run_id>-<part>`,
-then deletes the segment. Parquet writes replace files, so a crash between the two steps only repeats
-an identical write: nothing is ever duplicated.
+Every captured record is appended, as one JSON line, to `PENDING/<run_id>-<part>/<table>.jsonl` as soon as
+it exists, so a kill -9 loses nothing captured (a torn last line is the one write that never finished).
+PENDING is `STORE/_pending` for a local store, a local state directory for a remote one (`location`: a lock
+needs a local disk). `Segment.seal()` reads the segment with Arrow's JSON reader against the table's declared
+schema (no Python objects, no pandas: the CLI stays quick), commits each table's rows to its Delta table with
+the app transaction `ruscope-<run_id>-<part>`, then deletes the segment. A crash between the two steps
+leaves a segment whose rows are already in: its recovery finds the app transaction committed and commits
+nothing (see `delta.commit`), so every row is stored exactly once.
 
 Locking: a segment holds an exclusive `fcntl.flock` on `STORE/_pending/<run_id>-<part>.lock` from its
 first row until it is sealed or closed; the lock is taken before the segment's directory exists and the
@@ -32,13 +34,16 @@ from typing import IO
 import orjson
 import pyarrow as pa
 import pyarrow.json as pa_json
+from deltalake.exceptions import DeltaError
 
-from collectors.store.parquet import TOKEN, write_arrow
+from collectors.store.conform import TOKEN, arrow_of_run
+from collectors.store.delta import app_id_of, commit, with_date
+from collectors.store.layout import refuse_old_layout
+from collectors.store.location import StoreLocation, store_location
 from collectors.store.records import TABLES, Record
 
 log = logging.getLogger("ruscope.store")
 
-PENDING = "_pending"
 DAMAGED = "_damaged"  # inside PENDING: lines no table could take, kept for a human to look at
 _BAD_LINE = (ValueError, pa.ArrowException)
 LOCK_SUFFIX = ".lock"
@@ -66,9 +71,9 @@ def _lock(path: Path) -> int | None:
 class Segment:
     """The open segment of one run: each row reaches the OS as it is appended, under the segment's lock."""
 
-    def __init__(self, store: Path, run_id: str, part: str) -> None:
-        self.store, self.run_id, self.part = Path(store), run_id, part
-        self.dir = self.store / PENDING / f"{run_id}-{part}"
+    def __init__(self, store: Path | str | StoreLocation, run_id: str, part: str) -> None:
+        self.location, self.run_id, self.part = store_location(store), run_id, part
+        self.dir = self.location.pending_dir / f"{run_id}-{part}"
         self.lock_path = self.dir.with_name(self.dir.name + LOCK_SUFFIX)
         self.rows = 0
         self._files: dict[str, IO[bytes]] = {}
@@ -101,13 +106,13 @@ class Segment:
         self._unlock()
 
     def seal(self, *, warn: Warn = log.warning) -> None:
-        """Write the segment's rows as Parquet parts, then drop the segment (still under its lock);
+        """Commit the segment's rows to the store's tables, then drop the segment (still under its lock);
         damaged lines are set aside and reported with `warn`."""
         for handle in self._files.values():
             handle.close()
         self._files.clear()
         if self._lock is not None and self.dir.exists():
-            _seal(self.dir, self.store, self.run_id, self.part, warn)
+            _seal(self.dir, self.location, self.run_id, self.part, warn)
         self._unlock()
 
     def _unlock(self) -> None:
@@ -159,9 +164,9 @@ def _salvage(lines: bytes, table: str, run_id: str) -> tuple[pa.Table | None, li
     return (_parse(b"".join(good), table) if good else None), bad
 
 
-def _set_aside(store: Path, segment: str, table: str, lines: list[bytes]) -> Path:
+def _set_aside(pending_dir: Path, segment: str, table: str, lines: list[bytes]) -> Path:
     """Damaged lines to `_pending/_damaged/<segment>-<table>.jsonl` (replaced whole: a repeat is identical)."""
-    path = store / PENDING / DAMAGED / f"{segment}-{table}.jsonl"
+    path = pending_dir / DAMAGED / f"{segment}-{table}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".{path.name}.tmp")
     with open(temp, "wb") as fh:
@@ -172,37 +177,43 @@ def _set_aside(store: Path, segment: str, table: str, lines: list[bytes]) -> Pat
     return path
 
 
-def _seal(segment_dir: Path, store: Path, run_id: str, part: str, warn: Warn) -> None:
+def _seal(segment_dir: Path, location: StoreLocation, run_id: str, part: str, warn: Warn) -> None:
+    refuse_old_layout(location)
     for path in sorted(segment_dir.glob("*.jsonl")):
         lines = _complete_lines(path)
         if path.stem not in TABLES or not lines:
             continue
         data, damaged = _salvage(lines, path.stem, run_id)
         if damaged:
-            aside = _set_aside(store, segment_dir.name, path.stem, damaged)
+            aside = _set_aside(segment_dir.parent, segment_dir.name, path.stem, damaged)
             warn(f"store: set aside {len(damaged)} damaged line(s) of pending segment {segment_dir.name} in {aside}")
-        if data is not None:
-            write_arrow(store, path.stem, data, run_id=run_id, part=part)
+        if data is not None and data.num_rows:
+            spec = TABLES[path.stem]
+            rows = with_date(spec, arrow_of_run(spec, data, run_id))
+            commit(location, spec, rows, app_id=app_id_of(run_id, part))
     shutil.rmtree(segment_dir, ignore_errors=True)
 
 
-def recover(store: Path, *, warn: Warn = log.warning) -> int:
+def recover(store: Path | str | StoreLocation, *, warn: Warn = log.warning) -> int:
     """Seal the segments that killed runs left behind (never a locked one: its run is alive); returns how
     many. Damaged lines are set aside and reported once with `warn`; a segment that cannot be read at all
-    (an I/O error) is reported and left in place for the next run."""
-    root = Path(store) / PENDING
+    (an I/O error) is reported and left in place for the next run. A store in the old layout raises
+    StoreLayoutError before anything is done (every run starts here)."""
+    location = store_location(store)
+    refuse_old_layout(location)
+    root = location.pending_dir
     if not root.is_dir():
         return 0
     sealed = 0
     for segment_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("_")):
         run_id, _, part = segment_dir.name.rpartition("-")
         if TOKEN.fullmatch(run_id or "") and TOKEN.fullmatch(part or ""):
-            sealed += _recover_one(segment_dir, Path(store), run_id, part, warn)
+            sealed += _recover_one(segment_dir, location, run_id, part, warn)
     _drop_orphan_locks(root)
     return sealed
 
 
-def _recover_one(segment_dir: Path, store: Path, run_id: str, part: str, warn: Warn) -> int:
+def _recover_one(segment_dir: Path, location: StoreLocation, run_id: str, part: str, warn: Warn) -> int:
     """1 if this segment was sealed; 0 if a live run holds it, another recovery sealed it first, or it failed."""
     lock_path = segment_dir.with_name(segment_dir.name + LOCK_SUFFIX)
     fd = _lock(lock_path)
@@ -213,8 +224,13 @@ def _recover_one(segment_dir: Path, store: Path, run_id: str, part: str, warn: W
             lock_path.unlink(missing_ok=True)
             return 0
         try:
-            _seal(segment_dir, store, run_id, part, warn)
-        except (OSError, ValueError, pa.ArrowException) as exc:  # an unreadable segment must not stop today's run
+            _seal(segment_dir, location, run_id, part, warn)
+        except (
+            OSError,
+            ValueError,
+            pa.ArrowException,
+            DeltaError,
+        ) as exc:  # an unreadable segment must not stop today's run
             warn(f"could not recover {segment_dir}: {exc}")
             return 0
         lock_path.unlink(missing_ok=True)

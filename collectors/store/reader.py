@@ -1,0 +1,188 @@
+"""Reading store tables into pandas: the files of a Delta snapshot, pruned by date partition and by column.
+
+Why this shape:
+- **Pruning first.** `since` becomes a partition filter on `date`, so older days are never listed or opened;
+  `columns` are the only ones read from disk; the row filter on the time column runs in Arrow.
+- **No read-time dedupe.** Commits are exactly once (app transactions, see `delta`), so a row is stored once.
+- **The files of the snapshot, read by pyarrow.** A local table's files are read through pyarrow's own
+  file system, with its threads; `DeltaTable.to_pyarrow_dataset()` routes reads through a Python file
+  system handler, and with pyarrow's thread pool that aborts about one process exit in two ("terminate called
+  without an active exception", exit 134: a CLI must not do that). A remote table is read through delta-rs'
+  dataset, single-threaded, for the same reason.
+- **Readers survive.** A vacuum may remove a file under a reader holding an older snapshot: the read starts
+  again from a fresh one. A file that cannot be read is skipped with a `StoreWarning` naming it; a table
+  that cannot be opened gives an empty frame and one warning line naming the table and why.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import warnings
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as pds
+import pyarrow.fs as pafs
+from deltalake import DeltaTable
+from deltalake.exceptions import DeltaError
+
+from collectors.store.conform import pandas_dtypes, selected, table_spec
+from collectors.store.delta import DATE, open_table
+from collectors.store.layout import MIGRATE_HINT, refuse_old_layout, stray_parts
+from collectors.store.location import StoreLocation, store_location
+from collectors.store.records import UTC_TIME, Table
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+log = logging.getLogger("ruscope.store")
+READ_ATTEMPTS = 5  # fresh snapshots tried when a vacuum removes files under a read
+_READ_ERRORS = (OSError, pa.ArrowException, ValueError, TypeError, DeltaError)
+
+
+class StoreWarning(UserWarning):
+    """Part of the store could not be read (the message names the table or file, and why)."""
+
+
+def read_table(
+    store: Path | str | StoreLocation,
+    table: Table | str,
+    *,
+    since: dt.datetime | dt.date | None = None,
+    columns: Sequence[str] | None = None,
+    run_ids: Collection[str] | None = None,
+) -> pd.DataFrame:
+    """The rows of `table`, sorted by its time column (rows without one last), with pandas' nullable dtypes
+    (Int32/Int64, Float64, boolean, string[pyarrow], datetime64[us, UTC]); empty with the same dtypes for a
+    missing table. A store in the old layout raises StoreLayoutError.
+
+    - `since`: a date keeps rows timed on or after its midnight UTC, a datetime (naive means UTC) rows at or
+      after it; earlier date partitions are never opened, and rows without a time are dropped.
+    - `columns`: only these, in this order (the schema's when None); an unknown name is a ValueError.
+    - `run_ids`: only these runs.
+    """
+    spec, location = table_spec(table), store_location(store)
+    names = selected(spec, columns)
+    needed = {*names, spec.time, *(["run_id"] if run_ids is not None else [])}
+    schema = pa.schema([f for f in spec.schema if f.name in needed])
+    first_day, cutoff = _since(since)
+    refuse_old_layout(location)
+    row_filter = None if cutoff is None else pc.field(spec.time) >= pa.scalar(cutoff, UTC_TIME)
+    data = _read(location, spec, schema, first_day, row_filter)
+    if run_ids is not None:
+        data = data.filter(pc.is_in(data["run_id"], value_set=pa.array(sorted(map(str, run_ids)), pa.string())))
+    frame: pd.DataFrame = data.to_pandas(types_mapper=pandas_dtypes().get)
+    frame = frame.sort_values(spec.time, kind="stable", na_position="last").reset_index(drop=True)
+    return frame[names]
+
+
+def _since(since: dt.datetime | dt.date | None) -> tuple[str | None, dt.datetime | None]:
+    """The first date partition to open and the first row time to keep."""
+    if since is None:
+        return None, None
+    if isinstance(since, dt.datetime):
+        moment = since.replace(tzinfo=dt.UTC) if since.tzinfo is None else since.astimezone(dt.UTC)
+        return moment.date().isoformat(), moment
+    if isinstance(since, dt.date):
+        return since.isoformat(), dt.datetime.combine(since, dt.time(), dt.UTC)
+    raise TypeError(f"since must be a date or a datetime, not {type(since).__name__}")
+
+
+def _read(
+    location: StoreLocation, spec: Table, schema: pa.Schema, first_day: str | None, row_filter: pc.Expression | None
+) -> pa.Table:
+    """The snapshot's rows; a fresh snapshot if a file vanished (vacuumed) meanwhile; empty if unreadable."""
+    _warn_strays(location, spec, first_day)
+    partitions = [(DATE, ">=", first_day)] if first_day else None
+    for _ in range(READ_ATTEMPTS):
+        try:
+            delta = open_table(location, spec.name)
+            if delta is None:
+                return schema.empty_table()
+            return _scan(location, delta, schema, partitions, row_filter)
+        except FileNotFoundError:
+            continue
+        except _READ_ERRORS as exc:
+            _warn(f"store: table {spec.name!r} in {location} cannot be read: {_one_line(exc)}")
+            return schema.empty_table()
+    _warn(f"store: table {spec.name!r} in {location} kept changing under the read (files vacuumed); try again")
+    return schema.empty_table()
+
+
+def _scan(
+    location: StoreLocation,
+    delta: DeltaTable,
+    schema: pa.Schema,
+    partitions: list[tuple[str, str, str]] | None,
+    row_filter: pc.Expression | None,
+) -> pa.Table:
+    if location.local is None:
+        dataset = delta.to_pyarrow_dataset(partitions=partitions)
+        raw = dataset.to_table(
+            columns=[n for n in schema.names if n in dataset.schema.names], filter=row_filter, use_threads=False
+        )
+        return _conformed(raw, schema)
+    paths = [uri.removeprefix("file://") for uri in delta.file_uris(file_pruning_predicate=partitions)]
+    try:
+        return _local_dataset(paths, schema).to_table(filter=row_filter)
+    except FileNotFoundError:
+        raise
+    except (OSError, pa.ArrowException) as exc:  # one bad file: read the others, name it
+        log.debug("whole-table read failed (%s); reading file by file", exc)
+        return _file_by_file(paths, schema, row_filter)
+
+
+def _local_dataset(paths: list[str], schema: pa.Schema) -> pds.Dataset:
+    """The files as one dataset of `schema`: a file written before a column existed reads it as nulls."""
+    return pds.dataset(paths, schema=schema, format="parquet", filesystem=pafs.LocalFileSystem())
+
+
+def _file_by_file(paths: list[str], schema: pa.Schema, row_filter: pc.Expression | None) -> pa.Table:
+    pieces = []
+    for path in paths:
+        try:
+            pieces.append(_local_dataset([path], schema).to_table(filter=row_filter))
+        except FileNotFoundError:
+            raise
+        except (OSError, pa.ArrowException) as exc:
+            _warn(f"store: skipped {path}: {_one_line(exc)}")
+    return pa.concat_tables(pieces) if pieces else schema.empty_table()
+
+
+def _conformed(raw: pa.Table, schema: pa.Schema) -> pa.Table:
+    arrays = [
+        raw[f.name].cast(f.type) if f.name in raw.column_names else pa.nulls(raw.num_rows, f.type) for f in schema
+    ]
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _warn_strays(location: StoreLocation, spec: Table, first_day: str | None) -> None:
+    strays = stray_parts(location, spec.name, first_day)
+    if strays:
+        named = ", ".join(str(p) for p in strays[:3]) + (", ..." if len(strays) > 3 else "")
+        _warn(
+            f"store: table {spec.name!r} in {location}: {len(strays)} file(s) not in the Delta table are not read "
+            f"({named}); if they are parts of the old layout, `{MIGRATE_HINT}` adds them"
+        )
+
+
+def list_runs(store: Path | str | StoreLocation, table: Table | str = "executions") -> list[str]:
+    """Distinct run ids in `table`, newest first by the run's first `time` (runs with no time last)."""
+    frame = read_table(store, table, columns=["run_id", "time"]).dropna(subset=["run_id"])
+    starts = frame.groupby("run_id", sort=False)["time"].min().reset_index()
+    starts = starts.sort_values(["time", "run_id"], ascending=False, na_position="last")
+    return [str(run_id) for run_id in starts["run_id"]]
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:300]}"
+
+
+def _warn(message: str) -> None:
+    log.warning(message)
+    warnings.warn(message, StoreWarning, stacklevel=3)
