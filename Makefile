@@ -16,7 +16,19 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt pyproj
 	$(PY) -m pip check
 	touch $@
 
-install: $(VENV)/.installed
+# Node tools for the tests (package.json, package-lock.json): Azurite, the Azure Storage emulator that the
+# store's az:// tests start (tests/azurite.py). `npm ci` runs again only when package*.json change; without
+# npm the Azurite tests are skipped with that reason (.ci/run makes them fail instead when npm is present).
+NPM ?= npm
+node_modules/.installed: package.json package-lock.json
+	@if command -v $(NPM) >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then \
+	  echo "$(NPM) ci (Azurite for the store tests)"; \
+	  $(NPM) ci --ignore-scripts --no-audit --no-fund --loglevel=error && touch $@; \
+	else \
+	  echo "npm not found: skipping Azurite; its store tests will be skipped (install Node.js and npm, then make install)"; \
+	fi
+
+install: $(VENV)/.installed node_modules/.installed
 
 # Until `ruscope demo` exists, the demo target starts the emulator on http://127.0.0.1:8081/.
 demo: install

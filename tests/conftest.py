@@ -9,6 +9,7 @@ from azure.cosmos import CosmosClient
 
 from emulator.engine import Engine
 from emulator.server import RunningEmulator, open_engine, start_in_thread
+from tests.azurite import MISSING, RunningAzurite, azurite_required, find_azurite, running_azurite
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -74,3 +75,17 @@ def sdk_client(emu: RunningEmulator, **kwargs: object) -> CosmosClient:
 @pytest.fixture
 def client(emulator: RunningEmulator) -> CosmosClient:
     return sdk_client(emulator)
+
+
+@pytest.fixture(scope="session")
+def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningAzurite]:
+    """Azurite (the Azure Storage emulator, from npm) on a free port for the whole session; see
+    tests/azurite.py for what it exposes and the delta-rs options. Skipped when Azurite is not installed
+    (no Node.js/npm), failed instead when RUSCOPE_REQUIRE_AZURITE is set (CI with npm)."""
+    executable = find_azurite()
+    if executable is None:
+        if azurite_required():
+            pytest.fail(f"RUSCOPE_REQUIRE_AZURITE is set but {MISSING}")
+        pytest.skip(MISSING)
+    with running_azurite(executable, tmp_path_factory.mktemp("azurite")) as running:
+        yield running
