@@ -8,8 +8,8 @@ short hash of the URI, so two stores on one host never share segments.
 
 Credentials come only from the environment, never from the config file (DESIGN.md), in this order:
 `AZURE_STORAGE_CONNECTION_STRING`; `AZURE_STORAGE_ACCOUNT_NAME` + `AZURE_STORAGE_ACCOUNT_KEY`;
-`AZURE_STORAGE_USE_EMULATOR=true` (Azurite: its well-known account; `AZURITE_BLOB_STORAGE_URL` or
-`AZURE_STORAGE_ENDPOINT` for a non-default address); else a bearer token from azure-identity's
+`AZURE_STORAGE_USE_EMULATOR=true` (Azurite: its well-known account; `AZURE_STORAGE_ENDPOINT`, the account's
+blob endpoint, for a non-default address); else a bearer token from azure-identity's
 `DefaultAzureCredential` (a managed identity, a workload identity, `az login`). A token lasts about an hour:
 build a new location per run. The options are kept out of `repr`, so a location never prints a key.
 """
@@ -26,7 +26,9 @@ from pathlib import Path
 DEFAULT_STORE = "ruscope-data"
 PENDING = "_pending"
 STORAGE_SCOPE = "https://storage.azure.com/.default"
-AZURITE_ACCOUNT = "devstoreaccount1"  # the emulator's well-known account (its key is public too)
+AZURITE_ACCOUNT = "devstoreaccount1"  # the emulator's well-known account and key (public, in every Azurite)
+AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+ABFSS_FORM = "abfss://container@account.dfs.core.windows.net/path"
 _ABFS = re.compile(r"abfss?://(?P<container>[^@/]+)@(?P<account>[^./]+)\.dfs\.core\.windows\.net(?P<path>/.*)?")
 _AZ = re.compile(r"(?:az|azure|abfss?)://(?P<container>[^@/]+)(?P<path>/.*)?")
 Token = Callable[[], str]
@@ -79,25 +81,35 @@ def store_location(
 
 def azure_options(uri: str, env: Mapping[str, str], token: Token) -> dict[str, str]:
     """delta-rs (object_store) options for an Azure URI; ValueError for a URI it cannot be."""
-    if not (_ABFS.fullmatch(uri) or _AZ.fullmatch(uri)):
-        raise ValueError(
-            f"store {uri!r}: expected a local path, az://container/path or abfss://container@account.dfs.core.windows.net/path"
-        )
-    account = (m.group("account") if (m := _ABFS.fullmatch(uri)) else None) or env.get("AZURE_STORAGE_ACCOUNT_NAME")
+    abfs = _ABFS.fullmatch(uri)
+    if not (abfs or _AZ.fullmatch(uri)):
+        raise ValueError(f"store {uri!r}: expected a local path, az://container/path or {ABFSS_FORM}")
     options = _connection_string(env.get("AZURE_STORAGE_CONNECTION_STRING", ""))
     if options:
         return options
+    account = (abfs.group("account") if abfs else None) or env.get("AZURE_STORAGE_ACCOUNT_NAME")
+    endpoint = _endpoint_options(env)
+    if account and env.get("AZURE_STORAGE_ACCOUNT_KEY"):
+        key = env["AZURE_STORAGE_ACCOUNT_KEY"]
+        return {"azure_storage_account_name": account, "azure_storage_account_key": key, **endpoint}
     if env.get("AZURE_STORAGE_USE_EMULATOR", "").lower() in {"1", "true", "yes"}:
-        options = {"azure_storage_use_emulator": "true", "allow_http": "true"}
-        options["azure_storage_account_name"] = account or AZURITE_ACCOUNT
-        if env.get("AZURE_STORAGE_ENDPOINT"):
-            options["azure_storage_endpoint"] = env["AZURE_STORAGE_ENDPOINT"]
-        return options
+        # object_store's emulator mode ignores an endpoint option (it reads AZURITE_BLOB_STORAGE_URL from the
+        # environment): with an endpoint given, name Azurite's public account and key instead
+        if endpoint:
+            return {"azure_storage_account_name": AZURITE_ACCOUNT, "azure_storage_account_key": AZURITE_KEY, **endpoint}
+        return {"azure_storage_use_emulator": "true", "allow_http": "true"}
     if not account:
         raise ValueError(f"store {uri!r}: set AZURE_STORAGE_ACCOUNT_NAME (the storage account of the container)")
-    if env.get("AZURE_STORAGE_ACCOUNT_KEY"):
-        return {"azure_storage_account_name": account, "azure_storage_account_key": env["AZURE_STORAGE_ACCOUNT_KEY"]}
-    return {"azure_storage_account_name": account, "bearer_token": token()}
+    return {"azure_storage_account_name": account, "bearer_token": token(), **endpoint}
+
+
+def _endpoint_options(env: Mapping[str, str]) -> dict[str, str]:
+    """A blob endpoint other than Azure's (an emulator, a sovereign cloud) and whether it may be http."""
+    endpoint = env.get("AZURE_STORAGE_ENDPOINT", "")
+    if not endpoint:
+        return {}
+    allow_http = endpoint.startswith("http://") or env.get("AZURE_ALLOW_HTTP", "").lower() == "true"
+    return {"azure_storage_endpoint": endpoint, "allow_http": str(allow_http).lower()}
 
 
 def _connection_string(text: str) -> dict[str, str]:
