@@ -159,12 +159,73 @@ def _streamlit_flags(host: str, port: int) -> list[str]:
     return [part for name, value in settings.items() for part in (f"--{name}", value)]
 
 
+def _store_target(store: str | None, config: Config) -> str:
+    """`--store`, else the config's store (`[store] uri`, or `dir` in configs of before), as given: a URI's
+    `//` must not be folded by Path."""
+    return store if store is not None else str(getattr(config.store, "uri", None) or config.store.dir)
+
+
+@app.command("compact")
+def compact_command(
+    config: Annotated[Path, typer.Option("--config", help="The ruscope.toml to use.")],
+    store: Annotated[str | None, typer.Option(help="Store: a directory or an az:// / abfss:// URI.")] = None,
+) -> None:
+    """Compact every store table (a few files per day, not one per run), checkpoint it and vacuum old files."""
+    from collectors.store import StoreLayoutError, compact
+
+    cfg = _load(config)
+    target = _store_target(store, cfg)
+    retention = float(getattr(cfg.store, "vacuum_retention_hours", 168.0))
+    try:
+        reports = compact(target, retention_hours=retention)
+    except (StoreLayoutError, ValueError) as exc:
+        _fail(str(exc))
+    for report in reports:
+        typer.echo(report.line())
+    if not reports:
+        typer.echo(f"{target}: no table to compact")
+
+
+store_app = typer.Typer(no_args_is_help=True, help="Store maintenance: converting a store of an older layout.")
+app.add_typer(store_app, name="store")
+
+
+@store_app.command("migrate")
+def migrate_command(
+    config: Annotated[Path, typer.Option("--config", help="The ruscope.toml to use.")],
+    store: Annotated[str | None, typer.Option(help="Store: a directory (the old layout was local only).")] = None,
+) -> None:
+    """Convert a store of Parquet parts (before Delta Lake) to Delta tables, in place; safe to re-run after a
+    kill. Exit 1 if some file could not be read (it is left in place and named)."""
+    from collectors.store import migrate
+
+    cfg = _load(config)
+    target = _store_target(store, cfg)
+    try:
+        report = migrate(target, warn=_error_line_of_store)
+    except ValueError as exc:
+        _fail(str(exc))
+    typer.echo(report.line(target))
+    raise typer.Exit(EXIT_PARTIAL if report.skipped else EXIT_OK)
+
+
+def _error_line_of_store(line: str) -> None:
+    typer.echo(f"ruscope: {line}", err=True)
+
+
 def main() -> None:
     """Console entry point."""
     try:
         app()
     except KeyboardInterrupt:
         sys.exit(EXIT_OK)
+    except RuntimeError as exc:  # a store of the layout before Delta Lake: one line naming the command
+        from collectors.store import StoreLayoutError
+
+        if not isinstance(exc, StoreLayoutError):
+            raise
+        typer.echo(f"ruscope: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
 
 
 if __name__ == "__main__":
