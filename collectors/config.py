@@ -1,35 +1,25 @@
 """`ruscope.toml`: validated configuration, no secrets.
 
 Pydantic models with `extra="forbid"`, so a typo is a located error (`queries.0.contianer: Extra inputs
-are not permitted`) and the run does not start. Credentials come from the environment only
-(`COSMOS_KEY`, else azure-identity's `DefaultAzureCredential`).
+are not permitted`) and the run does not start; rules across sections (an unknown query name in
+`accounts.0.queries`, a name used twice) are located the same way. Credentials come from the environment
+only: an account's `key_env` names the variable holding its key (`COSMOS_KEY` by default for one
+account), else azure-identity's `DefaultAzureCredential`.
+
+One account (`[cosmos]`, the shorthand, named after its endpoint's host) or a fleet (`[[accounts]]`, each
+with its name, endpoint, database(s), optional `key_env`, `monitor_resource`, a pick of the shared
+`[[queries]]` and its `[[accounts.own_queries]]`): README.md shows the first, docs/fleet.md the second. Whichever
+it is, the collectors see `Config.all_accounts()`: `Account` values with the queries each runs.
 
 To add a setting: add a typed field with a default to the model it belongs to, and document it in
-README.md's configuration example.
-
-    [cosmos]
-    endpoint = "http://127.0.0.1:8081/"
-    database = "shop"
-
-    [store]
-    dir = "ruscope-data"
-
-    [replay]
-    budget_ru = 5000
-
-    [[queries]]
-    name = "orders-of-a-tenant"
-    container = "orders"
-    sql = "SELECT * FROM c WHERE c.tenantId = @t"
-    parameters = { "@t" = "t1" }
-    partition_key = "t1"          # a value, a list for hierarchical keys, or a prefix of one
-    mode = "as-is"                # or "per-feed-range": once per physical partition
+README.md's configuration example (and docs/fleet.md for the fleet's).
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlparse
@@ -38,6 +28,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 KeyComponent = str | int | float | bool
 JSONValue = Any
+DEFAULT_KEY_ENV = "COSMOS_KEY"
+Token = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=100)]
+EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=200)]
+Name = Annotated[str, Field(min_length=1)]
+_MONITOR_RESOURCE = re.compile(
+    r"/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.DocumentDB/databaseAccounts/[^/]+",
+    re.IGNORECASE,
+)
 
 
 class ConfigError(Exception):
@@ -48,9 +46,10 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class CosmosSettings(_Model):
+class ConnectionSettings(_Model):
+    """How to reach one account; `[cosmos]` and every `[[accounts]]` entry have these."""
+
     endpoint: str = "http://127.0.0.1:8081/"
-    database: Annotated[str, Field(min_length=1)]
     connection_timeout_s: Annotated[int, Field(ge=1)] = 10
     # how hard the SDK retries throttled requests before a query is recorded as failed (SDK defaults)
     max_retry_attempts: Annotated[int, Field(ge=0)] = 9
@@ -63,22 +62,45 @@ class CosmosSettings(_Model):
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise ValueError("must be an http(s) URL such as https://myaccount.documents.azure.com:443/")
         if parsed.username or parsed.password or parsed.query:
-            raise ValueError("must not carry credentials or query parameters (keys belong in COSMOS_KEY)")
+            raise ValueError("must not carry credentials or query parameters (keys belong in the environment)")
         return value
 
 
+class CosmosSettings(ConnectionSettings):
+    """`[cosmos]`: the one-account shorthand, named after its endpoint's host."""
+
+    database: Name
+
+
 class StoreSettings(_Model):
-    dir: str = "ruscope-data"
+    uri: Name = "ruscope-data"  # a local directory, or az://container/path, abfss://container@host/path
+    vacuum_retention_hours: Annotated[float, Field(ge=0)] = 168  # what vacuum keeps for readers in flight
+    compact_after_collect: bool = False  # `ruscope collect` compacts the store after each pass
+
+    @model_validator(mode="before")
+    @classmethod
+    def _dir_is_uri(cls, data: Any) -> Any:
+        """`dir` is the older name of `uri` (configs written before the store could be remote)."""
+        if isinstance(data, dict) and "dir" in data:
+            if "uri" in data:
+                raise ValueError("give uri or its older name dir, not both")
+            data = {("uri" if name == "dir" else name): value for name, value in data.items()}
+        return data
 
 
 class ReplaySettings(_Model):
     budget_ru: Annotated[float | None, Field(gt=0)] = None  # stop before a run spends more than this
 
 
+class FleetSettings(_Model):
+    parallelism: Annotated[int, Field(ge=1, le=64)] = 4  # accounts collected at the same time
+
+
 class QuerySpec(_Model):
-    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=100)]
-    container: Annotated[str, Field(min_length=1)]
-    sql: Annotated[str, Field(min_length=1)]
+    name: Token
+    container: Name
+    sql: Name
+    database: Annotated[str | None, Field(min_length=1)] = None  # default: the account's first database
     parameters: dict[str, JSONValue] = {}
     partition_key: KeyComponent | list[KeyComponent] | None = None
     mode: Literal["as-is", "per-feed-range"] = "as-is"
@@ -122,20 +144,178 @@ class QuerySpec(_Model):
         return [{"name": name, "value": value} for name, value in self.parameters.items()]
 
 
-class Config(_Model):
-    cosmos: CosmosSettings
-    store: StoreSettings = StoreSettings()
-    replay: ReplaySettings = ReplaySettings()
-    queries: list[QuerySpec] = []
+class AccountSettings(ConnectionSettings):
+    """One `[[accounts]]` entry. Its own queries are `own_queries`: TOML cannot hold both a list of names
+    (`queries = [...]`) and tables (`[[accounts.queries]]`) under one key."""
+
+    name: Token
+    endpoint: str
+    database: Annotated[str | None, Field(min_length=1)] = None
+    databases: Annotated[list[Name] | None, Field(min_length=1)] = None
+    key_env: EnvName | None = None  # the NAME of the variable holding the key, never the key
+    monitor_resource: str | None = None  # the ARM id, for the Azure Monitor collectors
+    queries: list[Token] | None = None  # shared queries run here; None: all of them
+    own_queries: list[QuerySpec] = []
+
+    @field_validator("monitor_resource")
+    @classmethod
+    def _arm_id(cls, value: str | None) -> str | None:
+        if value is not None and not _MONITOR_RESOURCE.fullmatch(value):
+            raise ValueError(
+                "must be an ARM resource id: /subscriptions/<id>/resourceGroups/<group>"
+                "/providers/Microsoft.DocumentDB/databaseAccounts/<name>"
+            )
+        return value
 
     @model_validator(mode="after")
-    def _unique_names(self) -> Config:
-        seen: set[str] = set()
-        for query in self.queries:
-            if query.name in seen:
-                raise ValueError(f"query name {query.name!r} is used twice; names identify queries in the store")
-            seen.add(query.name)
+    def _one_database_field(self) -> AccountSettings:
+        if (self.database is None) == (self.databases is None):
+            raise ValueError("give database (one) or databases (a list), exactly one of them")
         return self
+
+    @property
+    def database_list(self) -> list[str]:
+        return [self.database] if self.database is not None else list(self.databases or [])
+
+
+@dataclass(frozen=True)
+class Account:
+    """One account as the collectors see it, whichever way the config declared it: its connection, its
+    databases (the first is the default), the queries it runs, and where its key comes from."""
+
+    name: str
+    connection: ConnectionSettings
+    databases: tuple[str, ...]
+    queries: tuple[QuerySpec, ...]
+    key_env: str | None  # None: DefaultAzureCredential
+    key_optional: bool  # an unset key_env means DefaultAzureCredential (the implicit COSMOS_KEY), not an error
+    monitor_resource: str | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return self.connection.endpoint
+
+    def database_of(self, query: QuerySpec) -> str:
+        return query.database or self.databases[0]
+
+
+class Config(_Model):
+    cosmos: CosmosSettings | None = None  # one account; or [[accounts]], not both
+    accounts: list[AccountSettings] | None = None
+    store: StoreSettings = StoreSettings()
+    replay: ReplaySettings = ReplaySettings()
+    fleet: FleetSettings = FleetSettings()
+    queries: list[QuerySpec] = []  # shared by every account (each [[accounts]] entry may pick some)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Config:
+        """Rules across sections, each message starting with its location (several: one per line)."""
+        problems = _account_problems(self) or [*_duplicates(self), *_selection_problems(self)]
+        if problems:
+            raise ValueError("\n".join(problems))
+        return self
+
+    def all_accounts(self) -> list[Account]:
+        """Every account to collect, `[cosmos]` or `[[accounts]]`, with the queries it runs."""
+        if self.cosmos is not None:
+            name = urlparse(self.cosmos.endpoint).hostname or "cosmos"
+            return [Account(name, self.cosmos, (self.cosmos.database,), tuple(self.queries), DEFAULT_KEY_ENV, True)]
+        entries = self.accounts or []
+        return [_account(entry, self.queries, alone=len(entries) == 1) for entry in entries]
+
+    def account(self, name: str | None = None) -> Account:
+        """The account called `name` (None: the first); LookupError naming the known ones."""
+        found = self.all_accounts()
+        for account in found:
+            if name is None or account.name == name:
+                return account
+        raise LookupError(f"no account named {name!r} (known: {', '.join(a.name for a in found)})")
+
+
+def _account(entry: AccountSettings, shared: list[QuerySpec], *, alone: bool) -> Account:
+    """An `[[accounts]]` entry resolved: its queries, and COSMOS_KEY by default only when it is alone."""
+    picked = [q for q in shared if entry.queries is None or q.name in entry.queries]
+    key_env = entry.key_env or (DEFAULT_KEY_ENV if alone else None)
+    return Account(
+        entry.name,
+        entry,
+        tuple(entry.database_list),
+        (*picked, *entry.own_queries),
+        key_env,
+        key_optional=entry.key_env is None,
+        monitor_resource=entry.monitor_resource,
+    )
+
+
+def _account_problems(config: Config) -> list[str]:
+    """One account section, the right way: `[cosmos]` or a non-empty `[[accounts]]`."""
+    if config.cosmos is not None and config.accounts is not None:
+        return ["accounts: [cosmos] is the one-account shorthand; with [[accounts]], make it one of the list"]
+    if config.cosmos is None and config.accounts is None:
+        return ["cosmos: no account: add [cosmos] for one account or [[accounts]] for several"]
+    if config.accounts == []:
+        return ["accounts: at least one account is needed"]
+    return []
+
+
+def _repeated(names: list[str]) -> list[tuple[int, str]]:
+    """(index, name) of every name seen before."""
+    return [(i, name) for i, name in enumerate(names) if name in names[:i]]
+
+
+def _duplicates(config: Config) -> list[str]:
+    """Names identify queries and label accounts in the store: each is used once."""
+    problems = [
+        f"queries.{i}.name: query name {name!r} is used twice; names identify queries in the store"
+        for i, name in _repeated([q.name for q in config.queries])
+    ]
+    problems += [
+        f"accounts.{i}.name: account name {name!r} is used twice; names label the rows in the store"
+        for i, name in _repeated([a.name for a in config.accounts or []])
+    ]
+    return problems
+
+
+def _selection_problems(config: Config) -> list[str]:
+    """Per account: the shared queries it names exist, its own do not reuse a name, every query's
+    database is one of the account's."""
+    if config.cosmos is not None:
+        return [
+            f"queries.{i}.database: {q.database!r} is not cosmos.database ({config.cosmos.database!r}); "
+            "for several databases use [[accounts]] with databases = [...]"
+            for i, q in enumerate(config.queries)
+            if q.database not in (None, config.cosmos.database)
+        ]
+    shared = {q.name: i for i, q in enumerate(config.queries)}
+    problems: list[str] = []
+    for n, entry in enumerate(config.accounts or []):
+        where = f"accounts.{n}"
+        problems += [
+            f"{where}.queries.{j}: no shared [[queries]] named {name!r} (known: {', '.join(shared) or 'none'})"
+            for j, name in enumerate(entry.queries or [])
+            if name not in shared
+        ]
+        picked = [name for name in shared if entry.queries is None or name in entry.queries]
+        problems += [
+            f"{where}.own_queries.{j - len(picked)}.name: query name {name!r} is used twice in account {entry.name!r}"
+            for j, name in _repeated([*picked, *(q.name for q in entry.own_queries)])
+        ]
+        problems += _database_problems(
+            entry, where, [(f"queries.{shared[p]}", config.queries[shared[p]]) for p in picked]
+        )
+    return problems
+
+
+def _database_problems(entry: AccountSettings, where: str, shared: list[tuple[str, QuerySpec]]) -> list[str]:
+    """Every query's database is one the account declares (a typo would fail every run)."""
+    known = entry.database_list
+    own = [(f"{where}.own_queries.{j}", q) for j, q in enumerate(entry.own_queries)]
+    return [
+        f"{at}.database: {q.database!r} is not a database of account {entry.name!r} ({', '.join(known)})"
+        + ("" if at.startswith(where) else f"; pick the shared queries it runs in {where}.queries")
+        for at, q in [*shared, *own]
+        if q.database is not None and q.database not in known
+    ]
 
 
 # -- read-only enforcement -------------------------------------------------------------------------
@@ -159,16 +339,14 @@ def read_only_problem(sql: str) -> str | None:
 # -- loading ---------------------------------------------------------------------------------------
 
 
-def _location(loc: tuple[Any, ...]) -> str:
-    return ".".join(str(part) for part in loc) or "(top level)"
-
-
 def format_validation_error(path: Path, exc: ValidationError) -> str:
-    """One line per problem: `file: queries.0.contianer: Extra inputs are not permitted`."""
+    """One line per problem: `file: queries.0.contianer: Extra inputs are not permitted`. Rules across
+    sections (`Config`'s validator) have no location of their own: their messages start with it."""
     lines = []
     for error in exc.errors(include_url=False):
         message = error["msg"].removeprefix("Value error, ")
-        lines.append(f"{path}: {_location(error['loc'])}: {message}")
+        where = ".".join(str(part) for part in error["loc"])
+        lines += [f"{path}: {where}: {line}" if where else f"{path}: {line}" for line in message.splitlines()]
     return "\n".join(lines)
 
 

@@ -10,6 +10,8 @@ from typing import Any
 from azure.core.exceptions import AzureError, ServiceRequestError
 from azure.cosmos.exceptions import CosmosHttpResponseError
 
+from collectors.credentials import MissingKey
+
 
 def _json_in(text: str, marker: str) -> Any:
     """The JSON value that starts at `marker` in `text`, or None."""
@@ -47,19 +49,23 @@ def service_message(exc: CosmosHttpResponseError) -> str:
     return text.removeprefix("Message: ").splitlines()[0].strip() if text else ""
 
 
-def describe_error(exc: BaseException, endpoint: str) -> str:
-    """One line naming the cause; never a stack trace, never a key."""
+def describe_error(exc: BaseException, endpoint: str, *, key_env: str | None = "COSMOS_KEY") -> str:
+    """One line naming the cause; never a stack trace, never a key. `key_env` names the variable the key
+    came from (None: a token credential), so the line says what to check."""
     if isinstance(exc, CosmosHttpResponseError):
         status = exc.status_code or 0
         if status == 401:
-            return "401 unauthorized: the credential was rejected (check COSMOS_KEY or the identity's access)"
+            check = f"{key_env} or the identity's access" if key_env else "the identity's access"
+            return f"401 unauthorized: the credential was rejected (check {check})"
         if status == 403:
             return f"403 forbidden: {service_message(exc)}"
         if status == 429:
             return "429 throttled: still throttled after the SDK's retries (raise RU/s or slow the replay)"
         return f"{status} {service_message(exc)}"
+    if isinstance(exc, MissingKey):
+        return str(exc)
     if isinstance(exc, binascii.Error):
-        return "COSMOS_KEY is not a valid account key (it must be the base64 key from the portal)"
+        return f"{key_env or 'the key'} is not a valid account key (it must be the base64 key from the portal)"
     if isinstance(exc, ServiceRequestError):
         return f"cannot reach {endpoint}: {str(exc).splitlines()[0]}"
     if isinstance(exc, AzureError):

@@ -32,6 +32,7 @@ class Options:
     """What a command line adds to the config for one run."""
 
     only: str | None = None  # only the item of this name (a query, for the replay)
+    account: str | None = None  # the account to collect (`Config.account`); None: the first (or only) one
     credential: Any = None  # a Cosmos DB key or token credential; None: from the environment
 
 
@@ -62,21 +63,30 @@ def run_collector(
     chosen: Collector,
     config: Config,
     *,
-    store: Path,
+    store: Path | str,
     stop: threading.Event | None = None,
     clock: Callable[[], float] = time.time,
     progress: bool = False,
     out: Line = print,
     err: Line = print,
     options: Options = Options(),
+    recovering: bool = True,
 ) -> RunSummary:
-    """One run of `chosen`: recover killed runs' segments, collect, seal; the summary says how it went."""
-    recovered = recover(store, warn=err)
-    if recovered:
-        out(f"recovered {recovered} unwritten part(s) of an interrupted earlier run into {store}")
+    """One run of `chosen`: recover killed runs' segments (unless the caller did, as a fleet does once for
+    all its runs), collect, seal; the summary says how it went."""
+    if recovering:
+        recover_store(store, out=out, err=err)
     run = Run(store, clock=clock, stop=stop, budget=chosen.budget(config), progress=progress, out=out, err=err)
     try:
         chosen.collect(config, run, options)
     finally:
         summary = run.finish()
     return summary
+
+
+def recover_store(store: Path | str, *, out: Line = print, err: Line = print) -> int:
+    """Commit what killed runs left pending, exactly once; one line when there was any."""
+    recovered = recover(store, warn=err)
+    if recovered:
+        out(f"recovered {recovered} unwritten part(s) of an interrupted earlier run into {store}")
+    return recovered

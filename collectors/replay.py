@@ -20,15 +20,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 from azure.cosmos import ContainerProxy, CosmosClient, documents
 from azure.cosmos.exceptions import CosmosResourceNotFoundError
 
 from collectors import routing
 from collectors.capture import Capture
-from collectors.config import Config, CosmosSettings, QuerySpec
-from collectors.credentials import cosmos_credential
+from collectors.config import Account, Config, ConnectionSettings, QuerySpec
+from collectors.credentials import account_credential
 from collectors.errors import describe_error
 from collectors.registry import Options, run_collector
 from collectors.run import BUDGET, SEAL_SECONDS, BudgetReached, Run, RunSummary, Stopped
@@ -40,7 +39,7 @@ OK, ERROR, STOPPED = "ok", "error", "stopped"
 Advance = Callable[[int], object]
 
 
-def fetch_client(settings: CosmosSettings, capture: Capture, credential: Any) -> CosmosClient:
+def fetch_client(settings: ConnectionSettings, capture: Capture, credential: Any) -> CosmosClient:
     """A CosmosClient whose every HTTP exchange passes through `capture` (this reads the account)."""
     policy = documents.ConnectionPolicy()
     # documents.RetryOptions is the SDK's documented throttle-retry setting
@@ -181,9 +180,9 @@ def execution_record(
 
 @dataclass
 class Replay:
-    """One replay over the selected queries, inside a `Run`."""
+    """One replay of one account's selected queries, inside a `Run`."""
 
-    config: Config
+    account: Account
     run: Run
     capture: Capture
     last_ru: dict[str, float] = field(default_factory=dict)  # per query: what the next execution may cost
@@ -202,7 +201,7 @@ class Replay:
         except Stopped:
             status, error = STOPPED, "stopped by a signal before the last page"
         except Exception as exc:  # every failure of one query is recorded, and the run goes on
-            status, error = ERROR, describe_error(exc, self.config.cosmos.endpoint)
+            status, error = ERROR, self.describe(exc)
         outcome = {"items": items, "status": status, "error": error, "started": started}
         self.conclude(spec, target, execution_id, repeat, duration_ms=(time.perf_counter() - t0) * 1000, **outcome)
 
@@ -219,20 +218,27 @@ class Replay:
         self.last_ru[spec.name] = record.total_ru
         self.run.count(failed=record.status == ERROR)
 
+    def describe(self, exc: BaseException) -> str:
+        return describe_error(exc, self.account.endpoint, key_env=self.account.key_env)
+
     def replay_query(
         self, index: int, spec: QuerySpec, client: CosmosClient | None, client_error: str, advance: Advance
     ) -> None:
-        """Every execution of one query (`advance` counts repeats); a failure is an error record and a line."""
+        """Every execution of one query (`advance` counts repeats); a failure is an error record and a line
+        (no line when the account itself failed: `collect` said so once)."""
+        database = self.account.database_of(spec)
+        self.capture.common = {**self.capture.common, "database": database}
         self.capture.context = {"query_name": spec.name, "execution_id": "", "container": spec.container}
         try:
             if client is None:
                 raise LookupError(client_error)
-            targets = fetch_targets(client, self.config.cosmos.database, spec)
+            targets = fetch_targets(client, database, spec)
         except Exception as exc:  # one line, an error record, and the run goes on
-            error = str(exc) if isinstance(exc, LookupError) else describe_error(exc, self.config.cosmos.endpoint)
+            error = str(exc) if isinstance(exc, LookupError) else self.describe(exc)
             outcome = {"items": 0, "status": ERROR, "error": error, "started": self.run.clock(), "duration_ms": 0.0}
             self.conclude(spec, Target(None, {}, []), f"{index:03d}-0-0", 0, **outcome)
-            self.run.err(f"query {spec.name!r}: {error}")
+            if client is not None:
+                self.run.err(f"query {spec.name!r}: {error}")
             self.done.clear()
             advance(spec.repeat)
             return
@@ -270,20 +276,19 @@ class ReplayCollector:
         return config.replay.budget_ru
 
     def collect(self, config: Config, run: Run, options: Options) -> None:
-        """Replay the configured queries (or only the one named) once."""
-        specs = [q for q in config.queries if options.only is None or q.name == options.only]
-        common = {
-            "run_id": run.run_id,
-            "account": urlparse(config.cosmos.endpoint).hostname or "",
-            "database": config.cosmos.database,
-        }
+        """Replay the account's queries (or only the one named) once. An account that cannot be reached
+        (or whose key is missing) is one line naming it; every query still gets its error record."""
+        account = config.account(options.account)
+        specs = [q for q in account.queries if options.only is None or q.name == options.only]
+        common = {"run_id": run.run_id, "account": account.name, "database": account.databases[0]}
         capture = Capture(common, clock=run.clock, charge=run.charge)
+        replay = Replay(account, run, capture)
         client, client_error = None, ""
         try:
-            client = fetch_client(config.cosmos, capture, options.credential or cosmos_credential())
-        except Exception as exc:  # no client: every query gets the same one-line error record
-            client_error = describe_error(exc, config.cosmos.endpoint)
-        replay = Replay(config, run, capture)
+            client = fetch_client(account.connection, capture, options.credential or account_credential(account))
+        except Exception as exc:  # no client: every query gets the same error record, and one line
+            client_error = replay.describe(exc)
+            run.err(f"account {account.name!r}: {client_error}")
         with run.progress(sum(q.repeat for q in specs)) as advance:
             for index, spec in enumerate(specs):
                 if run.stop.is_set() or run.over_budget(replay.last_ru.get(spec.name, 0.0)):
@@ -299,8 +304,9 @@ COLLECTOR = ReplayCollector()
 def replay(
     config: Config,
     *,
-    store: Path,
+    store: Path | str,
     only: str | None = None,
+    account: str | None = None,
     credential: Any = None,
     stop: threading.Event | None = None,
     clock: Callable[[], float] = time.time,
@@ -308,7 +314,8 @@ def replay(
     out: Callable[[str], None] = print,
     err: Callable[[str], None] = print,
 ) -> RunSummary:
-    """Replay the configured queries once; every request and execution lands in the store."""
+    """Replay one account's queries once (`account`: its name; None: the first or only one); every request
+    and execution lands in the store. `collectors.fleet` runs many accounts."""
     return run_collector(
         COLLECTOR,
         config,
@@ -318,5 +325,5 @@ def replay(
         progress=progress,
         out=out,
         err=err,
-        options=Options(only=only, credential=credential),
+        options=Options(only=only, account=account, credential=credential),
     )

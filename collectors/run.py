@@ -50,7 +50,7 @@ class RunSummary:
         """DESIGN.md: 0 all good, 1 ran but some items failed or were not run."""
         return 1 if self.failed or self.ended_by == BUDGET else 0
 
-    def line(self, store: Path) -> str:
+    def line(self, store: Path | str) -> str:
         """The run's one closing line."""
         ending = {BUDGET: " (stopped at the RU budget)", SIGNAL: " (stopped by a signal)"}.get(self.ended_by, "")
         return (
@@ -69,7 +69,7 @@ class Run:
 
     def __init__(
         self,
-        store: Path,
+        store: Path | str,
         *,
         clock: Callable[[], float] = time.time,
         stop: threading.Event | None = None,
@@ -78,7 +78,8 @@ class Run:
         out: Line = print,
         err: Line = print,
     ) -> None:
-        self.store, self.clock, self.budget = Path(store), clock, budget
+        # a local directory or an az:// / abfss:// URI, as the store takes it (Path() would mangle a URI)
+        self.store, self.clock, self.budget = store, clock, budget
         self.stop = stop or threading.Event()
         self.out, self.err, self.show_progress = out, err, progress
         self.run_id = new_run_id(clock())

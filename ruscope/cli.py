@@ -17,7 +17,7 @@ import typer
 from emulator.cli import emulator as emulator_command
 
 if TYPE_CHECKING:
-    from collectors.config import Config
+    from collectors.config import Account, Config
 
 app = typer.Typer(
     add_completion=False,
@@ -52,8 +52,23 @@ def _load(config_path: Path) -> Config:
         _fail(str(exc))
 
 
-def _store_dir(store: Path | None, config: Config) -> Path:
-    return store if store is not None else Path(config.store.dir)
+def _store_dir(store: str | None, config: Config) -> Path | str:
+    """`--store`, else `[store] uri`: a URI (az://, abfss://) stays a string, since Path would fold its
+    `//`; a local directory is a Path."""
+    uri = store if store is not None else config.store.uri
+    return uri if "://" in uri else Path(uri)
+
+
+def _error_line(line: str) -> None:
+    typer.echo(f"ruscope: {line}", err=True)
+
+
+def _accounts(config_path: Path, config: Config, account: str | None) -> list[Account]:
+    """Every account of the config, or only the one `--account` names (exit 2 if none is called so)."""
+    try:
+        return [config.account(account)] if account is not None else config.all_accounts()
+    except LookupError as exc:
+        _fail(f"{config_path}: --account: {exc.args[0]}")
 
 
 def _stop_on_signals() -> threading.Event:
@@ -71,61 +86,82 @@ def _stop_on_signals() -> threading.Event:
     return stop
 
 
-def _run(name: str, config: Config, store: Path, stop: threading.Event, only: str | None = None) -> int:
-    """One run of the registered collector `name`; its per-item lines, then the run's closing line."""
-    from collectors.registry import Options, collector, run_collector
+def _run(
+    names: list[str],
+    config: Config,
+    store: Path | str,
+    accounts: list[Account],
+    stop: threading.Event,
+    only: str | None = None,
+) -> int:
+    """One run of each registered collector named, per account (`[fleet] parallelism` accounts at a time):
+    per-item lines, then each run's closing line; the worst account's exit code."""
+    from collectors.fleet import collect_fleet
+    from collectors.registry import Options, collector
 
-    summary = run_collector(
-        collector(name),
+    outcome = collect_fleet(
+        [collector(name) for name in names],
         config,
         store=store,
+        accounts=accounts,
         stop=stop,
         progress=sys.stderr.isatty(),
         out=typer.echo,
-        err=lambda line: typer.echo(f"ruscope: {line}", err=True),
+        err=_error_line,
         options=Options(only=only),
     )
-    typer.echo(summary.line(store))
-    return summary.exit_code
+    return outcome.exit_code
+
+
+STORE_HELP = "Store: a directory or an az:// / abfss:// URI (default: [store] uri)."
+ACCOUNT_HELP = "Collect only the account with this name (default: every account)."
 
 
 @app.command()
 def replay(
     config: Annotated[Path, typer.Option("--config", help="The ruscope.toml to use.")],
     only: Annotated[str | None, typer.Option(help="Replay only the query with this name.")] = None,
-    store: Annotated[Path | None, typer.Option(help="Store directory (default: [store] dir).")] = None,
+    account: Annotated[str | None, typer.Option(help=ACCOUNT_HELP)] = None,
+    store: Annotated[str | None, typer.Option(help=STORE_HELP)] = None,
 ) -> None:
     """Replay the configured read-only queries and record the RU of every request and partition."""
     cfg = _load(config)
-    if only is not None and only not in {q.name for q in cfg.queries}:
-        _fail(f"{config}: no query named {only!r} (known: {', '.join(q.name for q in cfg.queries) or 'none'})")
-    if not cfg.queries:
+    accounts = _accounts(config, cfg, account)
+    known = list(dict.fromkeys(q.name for a in accounts for q in a.queries))
+    if only is not None and only not in known:
+        _fail(f"{config}: no query named {only!r} (known: {', '.join(known) or 'none'})")
+    if not known:
         _fail(f"{config}: no [[queries]] to replay")
-    raise typer.Exit(_run("replay", cfg, _store_dir(store, cfg), _stop_on_signals(), only=only))
+    # an account without the query (or any query) has nothing to replay: no empty run for it
+    accounts = [a for a in accounts if any(only in (None, q.name) for q in a.queries)]
+    raise typer.Exit(_run(["replay"], cfg, _store_dir(store, cfg), accounts, _stop_on_signals(), only=only))
 
 
 @app.command()
 def collect(
     config: Annotated[Path, typer.Option("--config", help="The ruscope.toml to use.")],
     every: Annotated[str | None, typer.Option(help="Repeat on this interval (e.g. 30s, 5m, 1h) until stopped.")] = None,
-    store: Annotated[Path | None, typer.Option(help="Store directory (default: [store] dir).")] = None,
+    account: Annotated[str | None, typer.Option(help=ACCOUNT_HELP)] = None,
+    store: Annotated[str | None, typer.Option(help=STORE_HELP)] = None,
 ) -> None:
-    """Run every collector once, or on a schedule until SIGINT/SIGTERM (which finish cleanly, exit 0)."""
+    """Run every collector over every account once, or on a schedule until SIGINT/SIGTERM (which finish
+    cleanly, exit 0); then compact the store if `[store] compact_after_collect` says so."""
+    from collectors.fleet import compact_after_collect
     from collectors.registry import collectors
     from collectors.schedule import parse_interval
 
     cfg = _load(config)
+    accounts = _accounts(config, cfg, account)
     try:
         interval = parse_interval(every) if every is not None else None
     except ValueError as exc:
         _fail(f"--every: {exc}")
-    stop = _stop_on_signals()
-    worst = EXIT_OK
-    while True:
-        for chosen in collectors():
-            if stop.is_set():
-                break
-            worst = max(worst, _run(chosen.name, cfg, _store_dir(store, cfg), stop))
+    stop, where = _stop_on_signals(), _store_dir(store, cfg)
+    names, worst = [chosen.name for chosen in collectors()], EXIT_OK
+    while not stop.is_set():
+        worst = max(worst, _run(names, cfg, where, accounts, stop))
+        if not stop.is_set():
+            worst = max(worst, compact_after_collect(cfg, where, out=typer.echo, err=_error_line))
         if interval is None or stop.wait(interval):
             break
     raise typer.Exit(EXIT_OK if stop.is_set() else worst)

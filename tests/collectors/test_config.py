@@ -47,7 +47,7 @@ def error_of(tmp_path: Path, text: str) -> str:
 
 def test_a_good_config_loads_with_defaults(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, GOOD))
-    assert config.cosmos.database == "shop" and config.store.dir == "ruscope-data"
+    assert config.cosmos.database == "shop" and config.store.uri == "ruscope-data"
     assert config.replay.budget_ru == 100
     first, second = config.queries
     assert first.parameter_list == [{"name": "@t", "value": "t1"}] and first.repeat == 1
@@ -110,3 +110,162 @@ def test_credentials_do_not_belong_in_the_file(tmp_path: Path) -> None:
     message = error_of(tmp_path, GOOD.replace('database = "shop"', 'database = "shop"\nkey = "c2VjcmV0"'))
     assert "cosmos.key: Extra inputs are not permitted" in message
     assert "c2VjcmV0" not in message
+
+
+# -- the fleet: [[accounts]] ------------------------------------------------------------------------
+
+FLEET = """
+[store]
+uri = "abfss://ruscope@lake.dfs.core.windows.net/prod"
+compact_after_collect = true
+
+[fleet]
+parallelism = 2
+
+[[accounts]]
+name = "eu-1"
+endpoint = "https://eu-1.documents.azure.com:443/"
+database = "shop"
+key_env = "EU1_KEY"
+monitor_resource = "/subscriptions/0000/resourceGroups/rg/providers/Microsoft.DocumentDB/databaseAccounts/eu-1"
+
+[[accounts]]
+name = "eu-2"
+endpoint = "https://eu-2.documents.azure.com:443/"
+databases = ["shop", "audit"]
+queries = ["by-tenant"]
+max_retry_attempts = 2
+
+[[accounts.own_queries]]
+name = "audit-tail"
+container = "events"
+database = "audit"
+sql = "SELECT TOP 10 * FROM c"
+
+[[queries]]
+name = "by-tenant"
+container = "orders"
+sql = "SELECT * FROM c WHERE c.tenantId = 't1'"
+
+[[queries]]
+name = "count"
+container = "orders"
+sql = "SELECT VALUE COUNT(1) FROM c"
+"""
+
+
+def test_a_fleet_resolves_to_accounts_with_their_queries_and_keys(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, FLEET))
+    assert config.store.uri.startswith("abfss://") and config.store.compact_after_collect
+    assert config.store.vacuum_retention_hours == 168 and config.fleet.parallelism == 2
+    eu1, eu2 = config.all_accounts()
+    assert (eu1.name, eu1.databases, [q.name for q in eu1.queries]) == ("eu-1", ("shop",), ["by-tenant", "count"])
+    assert (eu1.key_env, eu1.key_optional) == ("EU1_KEY", False)
+    assert eu1.monitor_resource is not None and eu1.monitor_resource.endswith("/databaseAccounts/eu-1")
+    assert [q.name for q in eu2.queries] == ["by-tenant", "audit-tail"] and eu2.databases == ("shop", "audit")
+    assert [eu2.database_of(q) for q in eu2.queries] == ["shop", "audit"]
+    assert eu2.key_env is None  # several accounts: DefaultAzureCredential unless key_env names a variable
+    assert (eu2.connection.max_retry_attempts, eu1.connection.max_retry_attempts) == (2, 9)
+    assert config.account("eu-2") == eu2 and config.account() == eu1
+    with pytest.raises(LookupError, match="known: eu-1, eu-2"):
+        config.account("eu-3")
+
+
+def test_the_cosmos_shorthand_is_one_account_named_after_its_host(tmp_path: Path) -> None:
+    (account,) = load_config(write(tmp_path, GOOD)).all_accounts()
+    assert account.name == "127.0.0.1" and account.databases == ("shop",) and len(account.queries) == 2
+    assert (account.key_env, account.key_optional) == ("COSMOS_KEY", True)  # COSMOS_KEY if set, as before
+
+
+def test_a_lone_account_reads_cosmos_key_by_default(tmp_path: Path) -> None:
+    alone = FLEET[: FLEET.index('[[accounts]]\nname = "eu-2"')].replace('key_env = "EU1_KEY"\n', "")
+    (account,) = load_config(
+        write(tmp_path, alone + "\n[[queries]]\nname = 'q'\ncontainer = 'c'\nsql = 'SELECT 1'")
+    ).all_accounts()
+    assert (account.key_env, account.key_optional) == ("COSMOS_KEY", True)
+
+
+def test_store_dir_is_the_older_name_of_uri(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, GOOD + '\n[store]\ndir = "old-data"\n'))
+    assert config.store.uri == "old-data"
+    message = error_of(tmp_path, GOOD + '\n[store]\ndir = "a"\nuri = "b"\n')
+    assert "store: give uri or its older name dir, not both" in message
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            ('[[queries]]\nname = "by-tenant"', '[cosmos]\ndatabase = "x"\n\n[[queries]]\nname = "by-tenant"'),
+            "accounts: [cosmos] is the one-account shorthand; with [[accounts]], make it one of the list",
+        ),
+        (
+            ('endpoint = "https://eu-2.documents.azure.com:443/"', 'endpoint = "eu-2"'),
+            "accounts.1.endpoint: must be an http(s) URL",
+        ),
+        (
+            ('queries = ["by-tenant"]', 'queries = ["by-tenant", "nope"]'),
+            "accounts.1.queries.1: no shared [[queries]] named 'nope' (known: by-tenant, count)",
+        ),
+        (('name = "eu-2"', 'name = "eu-1"'), "accounts.1.name: account name 'eu-1' is used twice"),
+        (('name = "eu-2"', 'name = "eu 2"'), "accounts.1.name: String should match pattern"),
+        (
+            ('databases = ["shop", "audit"]', 'databases = ["shop", "audit"]\ndatabase = "shop"'),
+            "accounts.1: give database (one) or databases (a list), exactly one of them",
+        ),
+        (('database = "shop"\nkey_env', "key_env"), "accounts.0: give database (one) or databases"),
+        (('databases = ["shop", "audit"]', "databases = []"), "accounts.1.databases: List should have at least 1 item"),
+        (('key_env = "EU1_KEY"', 'key_env = "EU1 KEY"'), "accounts.0.key_env: String should match pattern"),
+        (('key_env = "EU1_KEY"', 'key = "c2VjcmV0"'), "accounts.0.key: Extra inputs are not permitted"),
+        (("/databaseAccounts/eu-1", "/sites/eu-1"), "accounts.0.monitor_resource: must be an ARM resource id"),
+        (
+            ('name = "audit-tail"', 'name = "by-tenant"'),
+            "accounts.1.own_queries.0.name: query name 'by-tenant' is used twice in account 'eu-2'",
+        ),
+        (
+            ('database = "audit"', 'database = "audti"'),
+            "accounts.1.own_queries.0.database: 'audti' is not a database of account 'eu-2' (shop, audit)",
+        ),
+        (
+            ('name = "count"\ncontainer = "orders"', 'name = "count"\ndatabase = "audit"\ncontainer = "orders"'),
+            "queries.1.database: 'audit' is not a database of account 'eu-1' (shop); pick the shared queries it runs in accounts.0.queries",
+        ),
+        (("parallelism = 2", "parallelism = 0"), "fleet.parallelism: Input should be greater than or equal to 1"),
+        (
+            ("compact_after_collect = true", "vacuum_retention_hours = -1"),
+            "store.vacuum_retention_hours: Input should be greater than or equal to 0",
+        ),
+        (('name = "count"', 'name = "by-tenant"'), "queries.1.name: query name 'by-tenant' is used twice"),
+    ],
+)
+def test_each_fleet_mistake_is_reported_with_its_location(
+    tmp_path: Path, change: tuple[str, str], expected: str
+) -> None:
+    old, new = change
+    assert old in FLEET
+    message = error_of(tmp_path, FLEET.replace(old, new, 1))
+    assert f"{tmp_path / 'ruscope.toml'}: {expected}" in message, message
+
+
+def test_several_mistakes_are_each_one_located_line(tmp_path: Path) -> None:
+    text = FLEET.replace('queries = ["by-tenant"]', 'queries = ["x", "y"]').replace('name = "eu-2"', 'name = "eu-1"')
+    lines = error_of(tmp_path, text).splitlines()
+    assert [line.split(": ")[1] for line in lines] == [
+        "accounts.1.name",
+        "accounts.1.queries.0",
+        "accounts.1.queries.1",
+    ]
+
+
+def test_no_account_at_all_and_an_empty_list(tmp_path: Path) -> None:
+    assert "cosmos: no account: add [cosmos] for one account or [[accounts]] for several" in error_of(
+        tmp_path, "[[queries]]\nname = 'q'\ncontainer = 'c'\nsql = 'SELECT 1'\n"
+    )
+    assert "accounts: at least one account is needed" in error_of(tmp_path, "accounts = []\n")
+
+
+def test_a_query_naming_another_database_needs_the_accounts_form(tmp_path: Path) -> None:
+    message = error_of(tmp_path, GOOD.replace('name = "chats"', 'name = "chats"\ndatabase = "logs"'))
+    assert (
+        "queries.1.database: 'logs' is not cosmos.database ('shop'); for several databases use [[accounts]]" in message
+    )

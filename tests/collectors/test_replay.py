@@ -213,7 +213,11 @@ def test_wrong_key_and_unreachable_endpoint(loaded, tmp_path: Path) -> None:
     assert summary.exit_code == 1 and "401 unauthorized" in errors[0]
     down = config_for(loaded, queries, cosmos={"endpoint": "http://127.0.0.1:9/"})
     summary, _, err = run(loaded, down, tmp_path / "b")
-    assert summary.exit_code == 1 and err[0].startswith("query 'q': cannot reach http://127.0.0.1:9/")
+    assert (
+        summary.exit_code == 1
+        and err == [err[0]]
+        and err[0].startswith("account '127.0.0.1': cannot reach http://127.0.0.1:9/")
+    )
     assert read_table(tmp_path / "b", "executions")["error"].str.startswith("cannot reach").all()
     for path in (tmp_path / "a").rglob("*.parquet"):
         assert wrong.encode() not in path.read_bytes()

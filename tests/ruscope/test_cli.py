@@ -222,3 +222,65 @@ def test_dashboard_serves_on_loopback_without_usage_statistics_from_any_director
         output, _ = proc.communicate(timeout=30)
     assert f"127.0.0.1:{port}" in output
     assert "usage statistics" not in output.lower() and "Network URL" not in output
+
+
+def fleet_toml(path: Path, urls: dict[str, str], store: Path) -> Path:
+    """Three accounts sharing `COSMOS_KEY` (each names it), two shared queries, one store."""
+    accounts = "".join(
+        f'[[accounts]]\nname = "{name}"\nendpoint = "{url}"\ndatabase = "shop"\nkey_env = "COSMOS_KEY"\n\n'
+        for name, url in urls.items()
+    )
+    fleet = f'[store]\nuri = "{store}"\n\n[fleet]\nparallelism = 2\n\n{accounts}'
+    path.write_text(fleet + query("all") + query("one", partition_key="t1"), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def fleet(shop, make_emulator, tmp_path: Path) -> tuple[Path, dict[str, str], Path]:
+    """eu-1 is the `shop` emulator, eu-3 another with its own orders, eu-2 a stopped emulator's port."""
+    from emulator.server import open_engine, start_in_thread
+
+    other = make_emulator()
+    CosmosClient(other.url, credential=other.key).create_database("shop").create_container(
+        "orders", PartitionKey("/tenantId"), offer_throughput=6_000
+    )
+    other.engine.create_item(Context(), "shop", "orders", {"id": "x", "tenantId": "t1"}, ["t1"])
+    down = start_in_thread(open_engine())
+    down.stop()
+    urls = {"eu-1": shop.url, "eu-2": down.url, "eu-3": other.url}
+    store = tmp_path / "fleet-store"
+    return fleet_toml(tmp_path / "fleet.toml", urls, store), urls, store
+
+
+@pytest.mark.parametrize("command", ["replay", "collect"])
+def test_a_fleet_with_one_account_down_collects_the_others_and_exits_1(shop, fleet, command: str) -> None:
+    config, urls, store = fleet
+    done = ruscope(command, "--config", str(config), key=shop.key)
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"ruscope: account 'eu-2': cannot reach {urls['eu-2']}") and "Traceback" not in line
+    assert "[eu-1] all: 1 execution(s)" in done.stdout and "[eu-3] one: 1 execution(s)" in done.stdout
+    assert "[eu-2] run " in done.stdout and "2 failed" in done.stdout
+    executions = read_table(store, "executions")
+    ok = executions[executions["status"] == "ok"].groupby("account")["items"].sum().to_dict()
+    assert ok == {"eu-1": 60 + 10, "eu-3": 1 + 1}  # each account's rows carry its name
+    assert set(executions[executions["account"] == "eu-2"]["status"]) == {"error"}
+    no_key_anywhere(shop.key, done.stdout, done.stderr, store=store)
+
+
+def test_account_picks_one_account_of_the_fleet(shop, fleet) -> None:
+    config, _, store = fleet
+    done = ruscope("replay", "--config", str(config), "--account", "eu-3", "--only", "one", key=shop.key)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("one: 1 execution(s)") and "[eu-3]" not in done.stdout  # alone: no prefix
+    assert set(read_table(store, "executions")["account"]) == {"eu-3"}
+    done = ruscope("collect", "--config", str(config), "--account", "nope", key=shop.key)
+    assert done.returncode == 2 and "--account: no account named 'nope' (known: eu-1, eu-2, eu-3)" in done.stderr
+
+
+def test_the_cosmos_shorthand_labels_rows_with_the_host(shop, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    config = write_config(tmp_path / "c.toml", shop, query("all"), extra=f'[store]\ndir = "{store}"')
+    done = ruscope("collect", "--config", str(config), key=shop.key)
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    assert set(read_table(store, "executions")["account"]) == {"127.0.0.1"}

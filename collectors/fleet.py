@@ -1,0 +1,162 @@
+"""A fleet: every account of the config collected into one store, at most `[fleet] parallelism` at a time.
+
+Each account is its own run of each collector (its own run id and pending segment, its rows labelled with
+the account's name), so accounts share nothing but the store, which takes concurrent appends. Threads,
+not processes: a collector mostly waits on the network and the SDK's clients are thread-safe.
+
+What a fleet promises: one account's failure is its own (its lines name it, its exit code counts, the
+others go on); the shared stop event (SIGINT/SIGTERM) ends every run after its request in flight and
+starts no new one; the exit code is the worst account's. Killed runs' segments are recovered once, before
+any account starts, so the recovery line is not repeated per account.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from collectors.config import Account, Config
+from collectors.errors import describe_error
+from collectors.registry import Collector, Options, recover_store, run_collector
+from collectors.run import Line, RunSummary
+
+EXIT_PARTIAL = 1
+
+
+@dataclass(frozen=True)
+class AccountOutcome:
+    """How one account's runs went; `error` is set when its job broke outside a collector's own care."""
+
+    account: str
+    summaries: tuple[RunSummary, ...] = ()
+    error: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        return max([EXIT_PARTIAL if self.error else 0, *(s.exit_code for s in self.summaries)])
+
+
+@dataclass(frozen=True)
+class FleetOutcome:
+    accounts: tuple[AccountOutcome, ...]
+
+    @property
+    def exit_code(self) -> int:
+        """DESIGN.md's codes: the worst account's (0 all good, 1 some items failed)."""
+        return max((a.exit_code for a in self.accounts), default=0)
+
+
+class Lines:
+    """Whole lines from many threads; with several accounts each line names its account (`[eu-1] ...` on
+    out, `account 'eu-1': ...` on err, unless the line already starts so)."""
+
+    def __init__(self, out: Line, err: Line, *, labelled: bool) -> None:
+        self._out, self._err, self.labelled = out, err, labelled
+        self._lock = threading.Lock()
+
+    def of(self, account: str) -> tuple[Line, Line]:
+        """The out and err lines of one account."""
+        named = f"account {account!r}: "
+
+        def out(line: str) -> None:
+            with self._lock:
+                self._out(f"[{account}] {line}" if self.labelled else line)
+
+        def err(line: str) -> None:
+            with self._lock:
+                self._err(named + line if self.labelled and not line.startswith(named) else line)
+
+        return out, err
+
+
+@dataclass(frozen=True)
+class Job:
+    """What every account's job shares: the collectors, the config, the store, the stop event."""
+
+    chosen: Sequence[Collector]
+    config: Config
+    store: Path | str
+    stop: threading.Event
+    options: Options
+    progress: bool
+
+    def collect(self, account: Account, lines: Lines) -> AccountOutcome:
+        """Every collector over one account, one run each; a broken job is one line and exit 1."""
+        out, err = lines.of(account.name)
+        summaries: list[RunSummary] = []
+        try:
+            for chosen in self.chosen:
+                if self.stop.is_set():
+                    break
+                summary = run_collector(
+                    chosen,
+                    self.config,
+                    store=self.store,
+                    stop=self.stop,
+                    progress=self.progress,
+                    out=out,
+                    err=err,
+                    options=replace(self.options, account=account.name),
+                    recovering=False,
+                )
+                summaries.append(summary)
+                out(summary.line(self.store))
+        except Exception as exc:  # the store or a bug: this account's line, and the others go on
+            error = describe_error(exc, account.endpoint, key_env=account.key_env)
+            err(f"account {account.name!r}: {error}")
+            return AccountOutcome(account.name, tuple(summaries), error)
+        return AccountOutcome(account.name, tuple(summaries))
+
+
+def collect_fleet(
+    chosen: Sequence[Collector],
+    config: Config,
+    *,
+    store: Path | str,
+    accounts: Sequence[Account] | None = None,
+    stop: threading.Event | None = None,
+    progress: bool = False,
+    out: Line = print,
+    err: Line = print,
+    options: Options = Options(),
+) -> FleetOutcome:
+    """Run `chosen` over `accounts` (default: all of the config's), `config.fleet.parallelism` at a time."""
+    targets = list(accounts if accounts is not None else config.all_accounts())
+    workers = max(1, min(config.fleet.parallelism, len(targets)))
+    lines = Lines(out, err, labelled=len(targets) > 1)
+    recover_store(store, out=out, err=err)
+    # one progress bar at a time: bars of concurrent accounts would overwrite each other
+    job = Job(chosen, config, store, stop or threading.Event(), options, progress and workers == 1)
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ruscope-account")
+    try:
+        futures = [pool.submit(job.collect, account, lines) for account in targets]
+        outcomes = tuple(future.result() for future in futures)
+    except BaseException:  # a second Ctrl+C: start nothing more; runs in flight end on the stop event
+        job.stop.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    return FleetOutcome(outcomes)
+
+
+def compact_after_collect(config: Config, store: Path | str, *, out: Line = print, err: Line = print) -> int:
+    """The optional pass after `collect` (`[store] compact_after_collect`): the store's optimize and
+    vacuum, keeping `vacuum_retention_hours` for readers in flight. Returns an exit code (1: it failed)."""
+    if not config.store.compact_after_collect:
+        return 0
+    from collectors import store as tables
+
+    compact = getattr(tables, "compact", None)  # the Delta Lake store exports it; the Parquet one does not
+    if compact is None:
+        out("compaction skipped: this store cannot compact")
+        return 0
+    try:
+        compact(store, retention_hours=config.store.vacuum_retention_hours)
+    except Exception as exc:  # the rows are stored; only the maintenance failed
+        err(f"compaction of {store} failed: {describe_error(exc, str(store))}")
+        return EXIT_PARTIAL
+    out(f"compacted {store}")
+    return 0
