@@ -22,6 +22,7 @@ from collectors.config import Account, Config
 from collectors.errors import describe_error
 from collectors.registry import Collector, Options, recover_store, run_collector
 from collectors.run import Line, RunSummary
+from collectors.store import StoreLayoutError, compact
 
 EXIT_PARTIAL = 1
 
@@ -143,20 +144,17 @@ def collect_fleet(
 
 
 def compact_after_collect(config: Config, store: Path | str, *, out: Line = print, err: Line = print) -> int:
-    """The optional pass after `collect` (`[store] compact_after_collect`): the store's optimize and
-    vacuum, keeping `vacuum_retention_hours` for readers in flight. Returns an exit code (1: it failed)."""
+    """The optional pass after `collect` (`[store] compact_after_collect`): the store's optimize, checkpoint
+    and vacuum, keeping `vacuum_retention_hours` for readers in flight; a line per table. Returns an exit
+    code: 1 when it failed (the rows are stored either way; only the maintenance did not happen)."""
     if not config.store.compact_after_collect:
         return 0
-    from collectors import store as tables
-
-    compact = getattr(tables, "compact", None)  # the Delta Lake store exports it; the Parquet one does not
-    if compact is None:
-        out("compaction skipped: this store cannot compact")
-        return 0
     try:
-        compact(store, retention_hours=config.store.vacuum_retention_hours)
-    except Exception as exc:  # the rows are stored; only the maintenance failed
-        err(f"compaction of {store} failed: {describe_error(exc, str(store))}")
+        reports = compact(store, retention_hours=config.store.vacuum_retention_hours)
+    except Exception as exc:  # the store's own errors (a layout to migrate, storage access): one line
+        cause = str(exc) if isinstance(exc, StoreLayoutError) else describe_error(exc, str(store))
+        err(f"compaction of {store} failed: {cause}")
         return EXIT_PARTIAL
-    out(f"compacted {store}")
+    for report in reports:
+        out(f"compacted {report.line()}")
     return 0

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from azure.cosmos import CosmosClient, PartitionKey
 
-from collectors import store as store_package
 from collectors.config import Config, parse_config
 from collectors.fleet import Lines, collect_fleet, compact_after_collect
 from collectors.registry import Options, collector
@@ -179,27 +178,19 @@ def test_lines_name_their_account_once() -> None:
     assert err == ["account 'eu-1': query 'q': 400 bad", "account 'eu-1': cannot reach http://x/"]
 
 
-def test_compaction_after_collect_when_configured(tmp_path: Path, monkeypatch) -> None:
-    calls: list[tuple[Any, float]] = []
+def test_compaction_after_collect_when_configured(tmp_path: Path) -> None:
     lines: list[str] = []
+    for _ in range(3):  # three runs: three commits per table
+        collect_fleet([Gate(1, total=2)], many(2, 1), store=tmp_path, out=lambda _: None)
     assert compact_after_collect(many(1, 1), tmp_path, out=lines.append) == 0 and lines == []  # off by default
-    config = many(1, 1).model_copy(
-        update={"store": many(1, 1).store.model_copy(update={"compact_after_collect": True})}
-    )
-    monkeypatch.delattr(store_package, "compact", raising=False)
+    on = many(1, 1).store.model_copy(update={"compact_after_collect": True, "vacuum_retention_hours": 0})
+    config = many(1, 1).model_copy(update={"store": on})
     assert compact_after_collect(config, tmp_path, out=lines.append) == 0
-    assert lines == ["compaction skipped: this store cannot compact"]
-    monkeypatch.setattr(
-        store_package,
-        "compact",
-        lambda store, *, retention_hours: calls.append((store, retention_hours)),
-        raising=False,
-    )
-    assert compact_after_collect(config, tmp_path, out=lines.append) == 0 and calls == [(tmp_path, 168)]
-
-    def broken(store: Any, *, retention_hours: float) -> None:
-        raise OSError("no space left")
-
-    monkeypatch.setattr(store_package, "compact", broken, raising=False)
-    assert compact_after_collect(config, tmp_path, err=lines.append) == 1
-    assert lines[-1] == f"compaction of {tmp_path} failed: OSError: no space left"
+    assert any(line.startswith("compacted executions: 6 -> 1 file(s)") for line in lines), lines
+    assert len(read_table(tmp_path, "executions")) == 6
+    old = tmp_path / "old" / "executions" / "date=2026-01-01"  # a store of the layout before Delta Lake
+    old.mkdir(parents=True)
+    (old / "r1-p000.parquet").write_bytes(b"PAR1")
+    assert compact_after_collect(config, tmp_path / "old", err=lines.append) == 1
+    assert lines[-1].startswith(f"compaction of {tmp_path / 'old'} failed: store {tmp_path / 'old'}: table"), lines
+    assert "ruscope store migrate" in lines[-1]

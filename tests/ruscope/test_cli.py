@@ -278,9 +278,12 @@ def test_account_picks_one_account_of_the_fleet(shop, fleet) -> None:
     assert done.returncode == 2 and "--account: no account named 'nope' (known: eu-1, eu-2, eu-3)" in done.stderr
 
 
-def test_the_cosmos_shorthand_labels_rows_with_the_host(shop, tmp_path: Path) -> None:
+def test_the_cosmos_shorthand_labels_rows_with_the_host_and_collect_compacts(shop, tmp_path: Path) -> None:
     store = tmp_path / "store"
-    config = write_config(tmp_path / "c.toml", shop, query("all"), extra=f'[store]\ndir = "{store}"')
-    done = ruscope("collect", "--config", str(config), key=shop.key)
-    assert done.returncode == 0 and not done.stderr, done.stderr
+    extra = f'[store]\ndir = "{store}"\ncompact_after_collect = true'
+    config = write_config(tmp_path / "c.toml", shop, query("all"), extra=extra)
+    for _ in range(2):
+        done = ruscope("collect", "--config", str(config), key=shop.key)
+        assert done.returncode == 0 and not done.stderr, done.stderr
+    assert "compacted executions: 2 -> 1 file(s)" in done.stdout and "[" not in done.stdout  # one account: no labels
     assert set(read_table(store, "executions")["account"]) == {"127.0.0.1"}
