@@ -287,3 +287,22 @@ def test_the_cosmos_shorthand_labels_rows_with_the_host_and_collect_compacts(sho
         assert done.returncode == 0 and not done.stderr, done.stderr
     assert "compacted executions: 2 -> 1 file(s)" in done.stdout and "[" not in done.stdout  # one account: no labels
     assert set(read_table(store, "executions")["account"]) == {"127.0.0.1"}
+
+
+def test_sigterm_stops_every_account_of_a_fleet_cleanly(shop, fleet, tmp_path: Path) -> None:
+    _, urls, _ = fleet
+    store = tmp_path / "both"
+    config = fleet_toml(tmp_path / "both.toml", {"eu-1": urls["eu-1"], "eu-3": urls["eu-3"]}, store)
+    config.write_text(config.read_text().replace('name = "all"', 'name = "all"\nrepeat = 2000', 1))
+    proc = ruscope("replay", "--config", str(config), key=shop.key, wait=False)
+    deadline = time.monotonic() + 60
+    while len(list((store / "_pending").glob("*.lock"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)  # both accounts are running: each holds its segment's lock
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "stopping after the current request" in err and "Traceback" not in err
+    assert "[eu-1] run " in out and "[eu-3] run " in out and out.count("(stopped by a signal)") == 2
+    executions = read_table(store, "executions")
+    assert set(executions["account"]) == {"eu-1", "eu-3"} and set(executions["status"]) <= {"ok", "stopped"}
+    assert len(executions) < 2 * 2001 and not list((store / "_pending").glob("*-*/"))  # stopped early, all committed
