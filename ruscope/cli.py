@@ -113,7 +113,7 @@ def _run(
     return outcome.exit_code
 
 
-STORE_HELP = "Store: a directory or an az:// / abfss:// URI (default: [store] uri)."
+STORE_HELP = "Store: a directory or an az:// / abfss:// URI (default: the config's store uri)."
 ACCOUNT_HELP = "Collect only the account with this name (default: every account)."
 
 
