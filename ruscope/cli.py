@@ -145,7 +145,7 @@ def collect(
     store: Annotated[str | None, typer.Option(help=STORE_HELP)] = None,
 ) -> None:
     """Run every collector over every account once, or on a schedule until SIGINT/SIGTERM (which finish
-    cleanly, exit 0); then compact the store if `[store] compact_after_collect` says so."""
+    cleanly, exit 0); then compact the store when the config's store sets compact_after_collect."""
     from collectors.fleet import compact_after_collect
     from collectors.registry import collectors
     from collectors.schedule import parse_interval
