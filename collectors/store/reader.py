@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import threading
 import warnings
 from collections.abc import Collection, Sequence
 from pathlib import Path
@@ -71,7 +72,7 @@ def read_table(
     schema = pa.schema([f for f in spec.schema if f.name in needed])
     first_day, cutoff = _since(since)
     refuse_old_layout(location)
-    row_filter = None if cutoff is None else pc.field(spec.time) >= pa.scalar(cutoff, UTC_TIME)
+    row_filter = None if _whole_days(first_day, cutoff) else pc.field(spec.time) >= pa.scalar(cutoff, UTC_TIME)
     data = _read(location, spec, schema, first_day, row_filter)
     if run_ids is not None:
         data = data.filter(pc.is_in(data["run_id"], value_set=pa.array(sorted(map(str, run_ids)), pa.string())))
@@ -100,6 +101,46 @@ def _since(since: dt.datetime | dt.date | None) -> tuple[str | None, dt.datetime
     raise TypeError(f"since must be a date or a datetime, not {type(since).__name__}")
 
 
+def _whole_days(first_day: str | None, cutoff: dt.datetime | None) -> bool:
+    """True when the date partitions alone select the rows: a row's partition is its own UTC date, so from a
+    midnight on, every row of the partitions kept is at or after the cutoff (no row filter to evaluate)."""
+    return cutoff is None or (cutoff.time() == dt.time() and cutoff.date().isoformat() == first_day)
+
+
+class _Snapshots:
+    """The tables this process has opened, brought up to date on each read (`update_incremental` reads only the
+    commits since), instead of replaying the log from its last checkpoint every time: the dashboard reads the
+    same tables again and again. A table that cannot be brought up to date is opened afresh."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, DeltaTable] = {}
+        self._lock = threading.Lock()
+
+    def latest(self, location: StoreLocation, table: str) -> DeltaTable | None:
+        key = location.table_uri(table)
+        with self._lock:
+            cached = self._open.pop(key, None)
+        if cached is not None:
+            try:
+                cached.update_incremental()
+                fresh: DeltaTable | None = cached
+            except _READ_ERRORS:
+                fresh = open_table(location, table)
+        else:
+            fresh = open_table(location, table)
+        if fresh is not None:
+            with self._lock:
+                self._open[key] = fresh
+        return fresh
+
+    def forget(self, location: StoreLocation, table: str) -> None:
+        with self._lock:
+            self._open.pop(location.table_uri(table), None)
+
+
+_SNAPSHOTS = _Snapshots()
+
+
 def _read(
     location: StoreLocation, spec: Table, schema: pa.Schema, first_day: str | None, row_filter: pc.Expression | None
 ) -> pa.Table:
@@ -108,11 +149,12 @@ def _read(
     partitions = [(DATE, ">=", first_day)] if first_day else None
     for _ in range(READ_ATTEMPTS):
         try:
-            delta = open_table(location, spec.name)
+            delta = _SNAPSHOTS.latest(location, spec.name)
             if delta is None:
                 return schema.empty_table()
             return _scan(location, delta, schema, partitions, row_filter)
         except FileNotFoundError:
+            _SNAPSHOTS.forget(location, spec.name)
             continue
         except _READ_ERRORS as exc:
             _warn(f"store: table {spec.name!r} in {location} cannot be read: {_one_line(exc)}")

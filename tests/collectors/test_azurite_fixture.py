@@ -47,7 +47,7 @@ def test_concurrent_appends_from_two_processes_lose_and_duplicate_nothing(azurit
         assert writer.returncode == 0, err.decode(errors="replace")[-2000:]
 
     table = DeltaTable(uri, storage_options=azurite.storage_options)
-    rows = table.to_pyarrow_table().to_pylist()
+    rows = table.to_pyarrow_dataset().to_table(use_threads=False).to_pylist()
     got = sorted((r["writer"], r["n"]) for r in rows)
     expected = sorted([("seed", n) for n in range(3)] + [(w, n) for w in "ab" for n in range(COMMITS * ROWS)])
     assert got == expected
@@ -65,19 +65,22 @@ def test_app_transaction_version_reads_back(azurite: RunningAzurite) -> None:
 
     table = DeltaTable(uri, storage_options=options)
     assert table.transaction_version("run-1") == 7
-    assert table.to_pyarrow_table().num_rows == 4
+    assert table.to_pyarrow_dataset().to_table(use_threads=False).num_rows == 4
 
 
 def test_env_reaches_azurite_in_emulator_mode_too(azurite: RunningAzurite) -> None:
     """`azure_storage_use_emulator` takes its address from AZURITE_BLOB_STORAGE_URL in the process's own
-    environment (it ignores `azure_storage_endpoint`): with the fixture's env that works too."""
+    environment (it ignores `azure_storage_endpoint`): with the fixture's env that works too. The child reads the
+    log only: a threaded `to_pyarrow_table()` can abort a process at exit (delta-rs #2184), which the store's
+    reader avoids and this test is not about."""
     uri = azurite.uri_for("alerts")
     write_deltalake(uri, _rows("x", range(3)), storage_options=azurite.storage_options)
     code = (
         "import sys; from deltalake import DeltaTable; "
-        "print(DeltaTable(sys.argv[1], storage_options={'azure_storage_use_emulator': 'true'}).to_pyarrow_table().num_rows)"
+        "table = DeltaTable(sys.argv[1], storage_options={'azure_storage_use_emulator': 'true'}); "
+        "print(table.version(), len(table.file_uris()))"
     )
     env = os.environ | azurite.env
     out = subprocess.run([sys.executable, "-c", code, uri], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip() == "3"
+    assert out.stdout.split() == ["0", "1"]  # the first commit, one data file
