@@ -26,6 +26,7 @@ app = typer.Typer(
     help="RU-cost observability for Azure Cosmos DB.",
 )
 
+DEFAULT_STORE = "ruscope-data"
 EXIT_OK, EXIT_PARTIAL, EXIT_USAGE = 0, 1, 2
 
 
@@ -52,10 +53,10 @@ def _load(config_path: Path) -> Config:
         _fail(str(exc))
 
 
-def _store_dir(store: str | None, config: Config) -> Path | str:
+def _store_dir(store: str | None, config: Config | None) -> Path | str:
     """`--store`, else `[store] uri`: a URI (az://, abfss://) stays a string, since Path would fold its
     `//`; a local directory is a Path."""
-    uri = store if store is not None else config.store.uri
+    uri = store if store is not None else config.store.uri if config is not None else DEFAULT_STORE
     return uri if "://" in uri else Path(uri)
 
 
@@ -169,13 +170,16 @@ def collect(
 
 @app.command()
 def dashboard(
-    store: Annotated[Path, typer.Option(help="Store directory to show.")] = Path("ruscope-data"),
+    config: Annotated[Path | None, typer.Option("--config", help="Show the store of this ruscope.toml.")] = None,
+    store: Annotated[str | None, typer.Option(help="Store: a directory or an az:// / abfss:// URI.")] = None,
     port: Annotated[int, typer.Option(help="Port for the dashboard.")] = 8501,
     host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")] = "127.0.0.1",
 ) -> None:
-    """Open the dashboard (Streamlit) on a store."""
+    """Open the dashboard (Streamlit) on a store: --store, else the config's [store] uri, else ruscope-data."""
     app_file = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"  # installed beside this package
-    env = {**os.environ, "RUSCOPE_STORE": str(store.resolve())}
+    target = _store_dir(store, _load(config) if config is not None else None)
+    shown = str(target.resolve()) if isinstance(target, Path) else target  # Streamlit runs from another directory
+    env = {**os.environ, "RUSCOPE_STORE": shown}
     command = [sys.executable, "-m", "streamlit", "run", str(app_file), *_streamlit_flags(host, port)]
     # exec, not a child process: Ctrl+C, SIGTERM and a supervisor's stop reach Streamlit itself
     os.execve(sys.executable, command, env)
@@ -195,12 +199,6 @@ def _streamlit_flags(host: str, port: int) -> list[str]:
     return [part for name, value in settings.items() for part in (f"--{name}", value)]
 
 
-def _store_target(store: str | None, config: Config) -> str:
-    """`--store`, else the config's store (`[store] uri`, or `dir` in configs of before), as given: a URI's
-    `//` must not be folded by Path."""
-    return store if store is not None else str(getattr(config.store, "uri", None) or config.store.dir)
-
-
 @app.command("compact")
 def compact_command(
     config: Annotated[Path, typer.Option("--config", help="The ruscope.toml to use.")],
@@ -210,10 +208,9 @@ def compact_command(
     from collectors.store import StoreLayoutError, compact
 
     cfg = _load(config)
-    target = _store_target(store, cfg)
-    retention = float(getattr(cfg.store, "vacuum_retention_hours", 168.0))
+    target = _store_dir(store, cfg)
     try:
-        reports = compact(target, retention_hours=retention)
+        reports = compact(target, retention_hours=cfg.store.vacuum_retention_hours)
     except (StoreLayoutError, ValueError) as exc:
         _fail(str(exc))
     for report in reports:
@@ -236,17 +233,13 @@ def migrate_command(
     from collectors.store import migrate
 
     cfg = _load(config)
-    target = _store_target(store, cfg)
+    target = _store_dir(store, cfg)
     try:
-        report = migrate(target, warn=_error_line_of_store)
+        report = migrate(target, warn=_error_line)
     except ValueError as exc:
         _fail(str(exc))
     typer.echo(report.line(target))
     raise typer.Exit(EXIT_PARTIAL if report.skipped else EXIT_OK)
-
-
-def _error_line_of_store(line: str) -> None:
-    typer.echo(f"ruscope: {line}", err=True)
 
 
 def main() -> None:
