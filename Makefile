@@ -53,6 +53,7 @@ bench: install
 	$(PY) benchmarks/bench_point_ops.py
 	$(PY) benchmarks/bench_query.py
 	$(PY) benchmarks/bench_replay.py
+	$(PY) benchmarks/bench_store.py
 
 # Re-pin every transitive version from a fresh venv (run after editing requirements*.txt).
 constraints:
