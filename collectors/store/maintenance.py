@@ -1,8 +1,9 @@
 """Keeping the store quick to read: compaction, a checkpoint and vacuum per table (`ruscope compact`).
 
 Why: every sealed part is one commit and one small file per day it touches, so a month of hourly runs is
-hundreds of files per table and a read opens them all. `optimize.compact()` rewrites each date partition's
-small files into a few large ones (a commit that concurrent appends do not conflict with); a checkpoint
+hundreds of files per table and a read opens them all. A Z-order on the time column rewrites each date
+partition's small files into a few large ones sorted by time (a commit that concurrent appends do not
+conflict with); a checkpoint
 lets readers load the log without replaying every commit; `vacuum` then deletes the files no recent
 snapshot references. The retention (default 168 h, delta-rs' enforced minimum) is what keeps concurrent
 readers safe: a reader that loaded a snapshot before the compaction still finds its files for that long.
@@ -15,10 +16,12 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from deltalake import DeltaTable, WriterProperties
 from deltalake.exceptions import CommitFailedError
 
-from collectors.store.delta import open_table
+from collectors.store.delta import DATE, open_table
 from collectors.store.layout import refuse_old_layout
 from collectors.store.location import StoreLocation, store_location
 from collectors.store.records import TABLES
@@ -66,7 +69,7 @@ def compact_table(name: str, table: DeltaTable, retention_hours: float) -> Compa
     files_before, bytes_before = _size(table)
     for attempt in range(COMPACT_ATTEMPTS):
         try:
-            table.optimize.compact(writer_properties=COMPACTED)
+            _rewrite_crowded(table, TABLES[name].time)
             break
         except CommitFailedError:  # a rewrite that lost to another compaction: start again from its result
             if attempt + 1 == COMPACT_ATTEMPTS:
@@ -79,6 +82,23 @@ def compact_table(name: str, table: DeltaTable, retention_hours: float) -> Compa
     )
     files_after, bytes_after = _size(table)
     return CompactReport(name, files_before, files_after, bytes_before, bytes_after, len(vacuumed))
+
+
+def _rewrite_crowded(table: DeltaTable, time_column: str) -> None:
+    """Rewrite each date partition that has more than one file into few files sorted by time (a Z-order on the
+    time column alone is a sort): a reader then gets rows already in time order and skips sorting them, and a
+    partition already compacted is left alone, so a compaction costs what arrived since the last one."""
+    crowded = _crowded_partitions(table)
+    if crowded:
+        table.optimize.z_order([time_column], partition_filters=[(DATE, "in", crowded)], writer_properties=COMPACTED)
+
+
+def _crowded_partitions(table: DeltaTable) -> list[str]:
+    actions = pa.table(table.get_add_actions(flatten=True))
+    if not actions.num_rows:
+        return []
+    counts = pc.value_counts(actions.column(f"partition.{DATE}")).to_pylist()
+    return sorted(str(c["values"]) for c in counts if c["counts"] > 1)
 
 
 def _size(table: DeltaTable) -> tuple[int, int]:
