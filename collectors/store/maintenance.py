@@ -3,9 +3,8 @@
 Why: every sealed part is one commit and one small file per day it touches, so a month of hourly runs is
 hundreds of files per table and a read opens them all. A Z-order on the time column rewrites each date
 partition's small files into a few large ones sorted by time (a commit that concurrent appends do not
-conflict with); a checkpoint
-lets readers load the log without replaying every commit; `vacuum` then deletes the files no recent
-snapshot references. The retention (default 168 h, delta-rs' enforced minimum) is what keeps concurrent
+conflict with); a checkpoint lets readers load the log without replaying every commit; `vacuum` then
+deletes the files no recent snapshot references. The retention (default 168 h, delta-rs' enforced minimum) is what keeps concurrent
 readers safe: a reader that loaded a snapshot before the compaction still finds its files for that long.
 A shorter retention is honoured only when asked for explicitly (`[store] vacuum_retention_hours`).
 """
