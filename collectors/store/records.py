@@ -196,3 +196,43 @@ class ExecutionRecord(Record):
 
 REQUESTS = TABLES[RequestRecord.TABLE]
 EXECUTIONS = TABLES[ExecutionRecord.TABLE]
+
+
+@table("partitions", key=("run_id", "account", "database", "container", "pkrange_id"))
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartitionRecord(Record):
+    """One physical partition (pkrange) of a container in one storage snapshot (`ruscope storage`)."""
+
+    run_id: str
+    time: datetime
+    account: str
+    database: str
+    container: str
+    pkrange_id: str
+    parents: str  # comma-separated ancestor pkrange ids, oldest first ("" for an original range)
+    size_kb: int  # the statistics' sizeInKB of the range
+    document_count: int
+    sampled_distinct_keys: int | None  # sampledDistinctPartitionKeyCount, when the service sends it
+    quota_collection_kb: int | None  # x-ms-resource-quota collectionSize (the container's, on every row)
+    usage_collection_kb: int | None  # x-ms-resource-usage collectionSize
+    throughput_ru: float | None  # the container's provisioned RU/s (autoscale: its max); null when shared
+    throughput_share: float | None  # throughput_ru / the container's partition count
+
+
+@table("logical_keys", key=("run_id", "account", "database", "container", "pkrange_id", "partition_key"))
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogicalKeyRecord(Record):
+    """One of the largest logical keys of a pkrange, as the container statistics list them (sampled)."""
+
+    run_id: str
+    time: datetime
+    account: str
+    database: str
+    container: str
+    pkrange_id: str
+    partition_key: str  # JSON text of the key's components, e.g. ["t1"]
+    size_kb: int
+
+
+PARTITIONS = TABLES[PartitionRecord.TABLE]
+LOGICAL_KEYS = TABLES[LogicalKeyRecord.TABLE]

@@ -257,7 +257,7 @@ def test_a_fleet_with_one_account_down_collects_the_others_and_exits_1(shop, fle
     config, urls, store = fleet
     done = ruscope(command, "--config", str(config), key=shop.key)
     assert done.returncode == 1, done.stderr
-    (line,) = done.stderr.strip().splitlines()
+    (line,) = set(done.stderr.strip().splitlines())  # `collect`: the same line from each collector
     assert line.startswith(f"ruscope: account 'eu-2': cannot reach {urls['eu-2']}") and "Traceback" not in line
     assert "[eu-1] all: 1 execution(s)" in done.stdout and "[eu-3] one: 1 execution(s)" in done.stdout
     assert "[eu-2] run " in done.stdout and "2 failed" in done.stdout
@@ -306,3 +306,18 @@ def test_sigterm_stops_every_account_of_a_fleet_cleanly(shop, fleet, tmp_path: P
     executions = read_table(store, "executions")
     assert set(executions["account"]) == {"eu-1", "eu-3"} and set(executions["status"]) <= {"ok", "stopped"}
     assert len(executions) < 2 * 2001 and not list((store / "_pending").glob("*-*/"))  # stopped early, all committed
+
+
+def test_storage_snapshots_each_container_and_an_unknown_database_exits_1(shop, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    config = write_config(tmp_path / "c.toml", shop, query("all"))
+    done = ruscope("storage", "--config", str(config), "--store", str(store), key=shop.key)
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    assert (
+        done.stdout.startswith("orders: 2 partition(s), ") and "of 50 GB" in done.stdout and "of 20 GB" in done.stdout
+    )
+    assert read_table(store, "partitions")["document_count"].sum() == 60
+    config.write_text(config.read_text().replace('database = "shop"', 'database = "nope"'))
+    done = ruscope("storage", "--config", str(config), "--store", str(store), key=shop.key)
+    assert done.returncode == 1 and done.stderr == "ruscope: database 'nope' not found in account '127.0.0.1'\n"
+    no_key_anywhere(shop.key, done.stdout, done.stderr, store=store)
