@@ -52,11 +52,13 @@ class FleetOutcome:
 
 class Lines:
     """Whole lines from many threads; with several accounts each line names its account (`[eu-1] ...` on
-    out, `account 'eu-1': ...` on err, unless the line already starts so)."""
+    out, `account 'eu-1': ...` on err, unless the line already starts so). An error line is said once per
+    account: an account that is down fails every collector the same way, and one line says it."""
 
     def __init__(self, out: Line, err: Line, *, labelled: bool) -> None:
         self._out, self._err, self.labelled = out, err, labelled
         self._lock = threading.Lock()
+        self._said: set[tuple[str, str]] = set()
 
     def of(self, account: str) -> tuple[Line, Line]:
         """The out and err lines of one account."""
@@ -67,8 +69,11 @@ class Lines:
                 self._out(f"[{account}] {line}" if self.labelled else line)
 
         def err(line: str) -> None:
+            text = named + line if self.labelled and not line.startswith(named) else line
             with self._lock:
-                self._err(named + line if self.labelled and not line.startswith(named) else line)
+                if (account, text) not in self._said:
+                    self._said.add((account, text))
+                    self._err(text)
 
         return out, err
 

@@ -40,6 +40,11 @@ class Collector(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def item(self) -> str:
+        """What one counted item is (`execution`, `container`): the run's closing line says so."""
+        ...
+
     def budget(self, config: Config) -> float | None: ...
 
     def collect(self, config: Config, run: Run, options: Options) -> None: ...
@@ -76,7 +81,16 @@ def run_collector(
     all its runs), collect, seal; the summary says how it went."""
     if recovering:
         recover_store(store, out=out, err=err)
-    run = Run(store, clock=clock, stop=stop, budget=chosen.budget(config), progress=progress, out=out, err=err)
+    run = Run(
+        store,
+        clock=clock,
+        stop=stop,
+        budget=chosen.budget(config),
+        progress=progress,
+        out=out,
+        err=err,
+        item=chosen.item,
+    )
     try:
         chosen.collect(config, run, options)
     finally:

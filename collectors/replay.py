@@ -271,6 +271,7 @@ class ReplayCollector:
     """`ruscope replay` and the replay part of `ruscope collect`."""
 
     name = "replay"
+    item = "execution"
 
     def budget(self, config: Config) -> float | None:
         return config.replay.budget_ru

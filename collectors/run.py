@@ -40,7 +40,8 @@ class Stopped(Exception):
 @dataclass
 class RunSummary:
     run_id: str
-    executions: int = 0
+    item: str = "execution"  # what the collector counts: executions of queries, containers read, ...
+    items: int = 0
     failed: int = 0
     total_ru: float = 0.0
     ended_by: str = ""  # "" (all done), "budget" or "signal"
@@ -54,7 +55,7 @@ class RunSummary:
         """The run's one closing line."""
         ending = {BUDGET: " (stopped at the RU budget)", SIGNAL: " (stopped by a signal)"}.get(self.ended_by, "")
         return (
-            f"run {self.run_id}: {self.executions} execution(s), {self.failed} failed, "
+            f"run {self.run_id}: {self.items} {self.item}(s), {self.failed} failed, "
             f"{self.total_ru:.2f} RU{ending}; stored in {store}"
         )
 
@@ -77,13 +78,14 @@ class Run:
         progress: bool = False,
         out: Line = print,
         err: Line = print,
+        item: str = "execution",
     ) -> None:
         # a local directory or an az:// / abfss:// URI, as the store takes it (Path() would mangle a URI)
         self.store, self.clock, self.budget = store, clock, budget
         self.stop = stop or threading.Event()
         self.out, self.err, self.show_progress = out, err, progress
         self.run_id = new_run_id(clock())
-        self.summary = RunSummary(self.run_id)
+        self.summary = RunSummary(self.run_id, item)
         self.spent = 0.0  # RU charged so far (collectors call charge())
         self._parts = 0
         self._segment = Segment(self.store, self.run_id, "p000")
@@ -98,7 +100,7 @@ class Run:
 
     def count(self, *, failed: bool) -> None:
         """One item (an execution) done, failed or not: the summary and the exit code follow from these."""
-        self.summary.executions += 1
+        self.summary.items += 1
         self.summary.failed += failed
 
     def seal(self, *, every: float = 0.0) -> None:

@@ -255,6 +255,7 @@ class StorageCollector:
     """`ruscope storage` and the storage part of `ruscope collect`."""
 
     name = "storage"
+    item = "container"
 
     def budget(self, config: Config) -> float | None:
         return None

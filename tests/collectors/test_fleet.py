@@ -92,6 +92,7 @@ class Gate:
     (or no more will start), so the test sees how many the fleet lets run together, without timing."""
 
     name = "gate"
+    item = "account"
 
     def __init__(self, width: int, total: int) -> None:
         self.width, self.total = width, total

@@ -22,6 +22,7 @@ class Counting:
     """A collector that records `n` requests of 4 RU each and stops at its budget."""
 
     name = "counting"
+    item = "execution"
 
     def __init__(self, n: int = 2) -> None:
         self.n = n
@@ -44,7 +45,7 @@ def test_a_run_records_seals_and_summarizes(tmp_path: Path) -> None:
     lines: list[str] = []
     summary = registry.run_collector(Counting(), CONFIG, store=tmp_path, out=lines.append, clock=lambda: 1.8e9)
     assert summary.run_id.startswith("20270115T080000Z-") and lines == ["item 0", "item 1"]
-    assert (summary.executions, summary.failed, summary.total_ru, summary.exit_code) == (2, 1, 8.0, 1)
+    assert (summary.items, summary.failed, summary.total_ru, summary.exit_code) == (2, 1, 8.0, 1)
     assert read_table(tmp_path, "requests")["seq"].tolist() == [0, 1]
     assert summary.line(tmp_path) == f"run {summary.run_id}: 2 execution(s), 1 failed, 8.00 RU; stored in {tmp_path}"
     assert list((tmp_path / "_pending").iterdir()) == []
@@ -52,7 +53,7 @@ def test_a_run_records_seals_and_summarizes(tmp_path: Path) -> None:
 
 def test_the_budget_ends_a_run_and_makes_it_partial(tmp_path: Path) -> None:
     summary = registry.run_collector(Counting(5), CONFIG, store=tmp_path, out=lambda _: None)
-    assert summary.ended_by == "budget" and summary.executions == 2 and summary.exit_code == 1
+    assert summary.ended_by == "budget" and summary.items == 2 and summary.exit_code == 1
     assert "(stopped at the RU budget)" in summary.line(tmp_path)
 
 
