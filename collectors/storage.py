@@ -34,7 +34,7 @@ from collectors.credentials import account_credential
 from collectors.errors import describe_error
 from collectors.registry import Options
 from collectors.run import SEAL_SECONDS, Run
-from collectors.store.records import LogicalKeyRecord, PartitionRecord
+from collectors.store import LogicalKeyRecord, PartitionRecord
 from cosmoscore.limits import Limits
 
 GB_KB = 1024 * 1024

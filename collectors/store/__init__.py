@@ -26,11 +26,15 @@ from collectors.store.pending import Segment, recover
 from collectors.store.reader import StoreWarning, list_runs, read_table
 from collectors.store.records import (
     EXECUTIONS,
+    LOGICAL_KEYS,
+    PARTITIONS,
     REQUESTS,
     TABLES,
     UTC_TIME,
     ExecutionRecord,
     Int32,
+    LogicalKeyRecord,
+    PartitionRecord,
     Record,
     RequestRecord,
     Table,
@@ -38,6 +42,8 @@ from collectors.store.records import (
 
 __all__ = [
     "EXECUTIONS",
+    "LOGICAL_KEYS",
+    "PARTITIONS",
     "PENDING",
     "REQUESTS",
     "TABLES",
@@ -45,7 +51,9 @@ __all__ = [
     "CompactReport",
     "ExecutionRecord",
     "Int32",
+    "LogicalKeyRecord",
     "MigrationReport",
+    "PartitionRecord",
     "Record",
     "RequestRecord",
     "Segment",
