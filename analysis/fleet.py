@@ -54,7 +54,7 @@ DEFAULT_GRAIN_SECONDS = 60.0
 EXECUTION_COLUMNS = ["account", *query_costs.EXECUTION_COLUMNS]
 REQUEST_COLUMNS = [*FLEET_KEY, "time", "request_kind", "pkrange_id", "status", "request_charge"]
 METRIC_COLUMNS = [*FLEET_KEY, "time", "metric", "aggregation", "PartitionKeyRangeId", "value", "grain"]
-PARTITION_COLUMNS = [*FLEET_KEY, "time", "pkrange_id", "storage_bytes"]
+PARTITION_COLUMNS = [*FLEET_KEY, "time", "pkrange_id", "size_kb"]  # the storage collector's `partitions`
 
 COUNT_COLUMNS = ["executions", "requests", "pkranges_seen"]
 TEXT_COLUMNS = ["risk_driver", "hot_pkrange", "last_seen"]
@@ -165,11 +165,11 @@ def throughput_stats(metrics: pd.DataFrame) -> pd.DataFrame:
 def storage_stats(partitions: pd.DataFrame, limits: Limits | None = None) -> pd.DataFrame:
     """Per container with partition rows: its largest physical partition (latest snapshot) and the headroom."""
     columns = [*FLEET_KEY, "largest_partition_gb", "storage_headroom"]
-    frame = _in_containers(partitions).dropna(subset=["time", "storage_bytes"])
+    frame = _in_containers(partitions).dropna(subset=["time", "size_kb"])
     if frame.empty:
         return pd.DataFrame(columns=columns)
     latest = frame[frame["time"].eq(frame.groupby(FLEET_KEY)["time"].transform("max"))]
-    largest = latest.groupby(FLEET_KEY)["storage_bytes"].max().astype(float)
+    largest = latest.groupby(FLEET_KEY)["size_kb"].max().astype(float) * 1024
     limit = (limits or Limits()).physical_partition_max_bytes
     stats = pd.DataFrame({"largest_partition_gb": (largest / GB).round(3), "storage_headroom": (1 - largest / limit)})
     return stats.round({"storage_headroom": 4}).reset_index()[columns]

@@ -110,11 +110,11 @@ def test_partitions_give_the_storage_headroom() -> None:
     partitions = pd.DataFrame(
         [
             {"account": "127.0.0.1", "database": "shop", "container": "a", "time": T0, "pkrange_id": "0",
-             "storage_bytes": 40 * GB},
+             "size_kb": 40 * GB // 1024},
             {"account": "127.0.0.1", "database": "shop", "container": "a", "time": T0 + pd.Timedelta(hours=1),
-             "pkrange_id": "0", "storage_bytes": 10 * GB},
+             "pkrange_id": "0", "size_kb": 10 * GB // 1024},
             {"account": "127.0.0.1", "database": "shop", "container": "a", "time": T0 + pd.Timedelta(hours=1),
-             "pkrange_id": "1", "storage_bytes": 5 * GB},
+             "pkrange_id": "1", "size_kb": 5 * GB // 1024},
         ]
     )  # fmt: skip
     rows = by_container(fleet.summarize_fleet(executions_frame(), requests_frame(), None, partitions))
@@ -143,3 +143,12 @@ def test_an_empty_fleet_has_the_columns() -> None:
 def test_container_labels() -> None:
     assert fleet.container_label(("west", "shop", "a"), with_account=True) == "west / shop / a"
     assert fleet.container_label(("west", "shop", "a"), with_account=False) == "shop / a"
+
+
+def test_the_columns_read_from_the_store_are_the_store_tables_columns() -> None:
+    """The Fleet page reads `partitions` as the storage collector writes it (not a guessed schema)."""
+    from collectors.store import EXECUTIONS, PARTITIONS, REQUESTS
+
+    assert set(fleet.PARTITION_COLUMNS) <= set(PARTITIONS.schema.names)
+    assert set(fleet.EXECUTION_COLUMNS) <= set(EXECUTIONS.schema.names)
+    assert set(fleet.REQUEST_COLUMNS) <= set(REQUESTS.schema.names)
