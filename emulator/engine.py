@@ -21,6 +21,7 @@ from emulator import errors
 from emulator.accounting import Accounting
 from emulator.catalog import Catalog
 from emulator.feeds import Feeds
+from emulator.history import History
 from emulator.items import Items
 from emulator.journal import Journal
 from emulator.metering import Context, Metering
@@ -61,6 +62,7 @@ class Engine:
         journal: Journal | None = None,
         throttling: bool = True,
         accounting: Accounting | None = None,
+        history: History | None = None,
     ) -> None:
         if consistency not in CONSISTENCY_LEVELS:
             raise ValueError(f"consistency must be one of {', '.join(CONSISTENCY_LEVELS)}")
@@ -70,9 +72,12 @@ class Engine:
         self.consistency = consistency
         self.account_name = account_name
         self.accounting = accounting or Accounting()
+        self.history = history or History()  # per-minute aggregates for the Azure Monitor stand-in
         self.throttle = Throttle(enabled=throttling)
         self.state = State(self.limits, clock, journal)
-        self.metering = Metering(self.accounting, self.throttle, self.cost, clock, self.state.partition_budget)
+        self.metering = Metering(
+            self.accounting, self.throttle, self.cost, clock, self.state.partition_budget, self.history
+        )
         self._catalog = Catalog(self.state, self.metering, self.cost, self.limits)
         self._items = Items(self.state, self.metering, self.cost, self.limits, consistency)
         self._feeds = Feeds(self.state, self.metering, self.cost, self._items, consistency)
@@ -313,8 +318,9 @@ class Engine:
             yield from self.state.snapshot_entries()
 
     def close(self) -> None:
-        """Fold the journal into a snapshot and release it (clean shutdown)."""
+        """Fold the journal into a snapshot and release it, and save the metrics history (clean shutdown)."""
         with self.metering.lock:
+            self.history.save()
             if self.state.journal is not None:
                 self.state.journal.compact(self.state.snapshot_entries())
                 self.state.journal.close()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from cosmoscore.costmodel import CostModel
 from emulator import errors
 from emulator.accounting import Accounting, RequestRecord
+from emulator.history import History
 from emulator.model import Container, PkRange
 from emulator.throttle import Throttle
 
@@ -42,6 +43,7 @@ class Meter:
     pkrange_id: str = ""
     partition_key: str = ""
     status: int = 200
+    budget: float = 0.0  # the partition's RU/s when admitted: what `History` normalises by
 
 
 class Metering:
@@ -54,8 +56,10 @@ class Metering:
         cost: CostModel,
         clock: Callable[[], float],
         budget: Callable[[Container], float],
+        history: History | None = None,
     ) -> None:
         self.accounting = accounting
+        self.history = history or History()
         self.throttle = throttle
         self.cost = cost
         self.clock = clock
@@ -76,16 +80,17 @@ class Metering:
             meter.status, substatus, retry_after = exc.status, exc.substatus, exc.retry_after_ms or 0
             raise
         finally:
+            now, charge = self.clock(), round(meter.charge, 2)
             self.accounting.add(
                 RequestRecord(
-                    time=self.clock(),
+                    time=now,
                     database=meter.database,
                     container=meter.container,
                     operation=meter.operation,
                     resource_type=resource_type,
                     status=meter.status,
                     substatus=substatus,
-                    request_charge=round(meter.charge, 2),
+                    request_charge=charge,
                     pkrange_id=meter.pkrange_id,
                     partition_key=meter.partition_key,
                     activity_id=ctx.activity_id,
@@ -94,12 +99,25 @@ class Metering:
                     retry_after_ms=retry_after,
                 )
             )
+            self.history.record(
+                now,
+                meter.database,
+                meter.container,
+                meter.pkrange_id,
+                meter.operation,
+                meter.status,
+                charge,
+                meter.partition_key,
+                meter.budget,
+            )
 
     def record_rejected(self, ctx: Context, resource_type: str, status: int, substatus: int = 0) -> None:
         """Meter a request refused before it reached an operation (bad auth, unknown route)."""
+        now = self.clock()
+        self.history.record(now, "", "", "", "Rejected", status, 0.0)
         self.accounting.add(
             RequestRecord(
-                self.clock(),
+                now,
                 "",
                 "",
                 "Rejected",
@@ -118,7 +136,8 @@ class Metering:
     def admit(self, coll: Container, rng: PkRange, meter: Meter) -> None:
         """Refuse with 429 when this partition has spent its RU/s budget in the current second."""
         meter.pkrange_id = rng.id
-        wait = self.throttle.retry_after_ms((coll.rid, rng.id), self.budget(coll), self.clock())
+        meter.budget = self.budget(coll)
+        wait = self.throttle.retry_after_ms((coll.rid, rng.id), meter.budget, self.clock())
         if wait is not None:
             meter.charge = self.cost.throttled_ru
             raise errors.throttled(wait)
@@ -126,4 +145,6 @@ class Metering:
     def consume(self, coll: Container, rng: PkRange, meter: Meter, ru: float) -> None:
         meter.charge = ru
         meter.pkrange_id = rng.id
+        if not meter.budget:  # charged without `admit` (not expected, but never normalise by 0)
+            meter.budget = self.budget(coll)
         self.throttle.consume((coll.rid, rng.id), ru, self.clock())

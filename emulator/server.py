@@ -26,6 +26,7 @@ import httptools
 
 from emulator.auth import WELL_KNOWN_KEY
 from emulator.engine import Engine
+from emulator.history import History
 from emulator.http import CosmosApp
 from emulator.journal import Journal
 from emulator.request import Request
@@ -33,6 +34,7 @@ from emulator.request import Request
 log = logging.getLogger("ruscope.emulator")
 
 _MAX_BODY = 8 * 1024 * 1024  # bodies past this are refused before parsing; items stop at 2 MB anyway
+HISTORY_FILE = "history.jsonl.gz"  # the metrics history in the data directory (emulator.history_store)
 _REASONS = {s.value: s.phrase.encode() for s in HTTPStatus}
 
 
@@ -43,8 +45,11 @@ class App(Protocol):
 
 
 def open_engine(data_dir: str | Path | None = None, *, fsync: bool = False, **engine_kwargs: object) -> Engine:
-    """An engine, durable in `data_dir` when given (replayed, then compacted)."""
+    """An engine, durable in `data_dir` when given (replayed, then compacted; its metrics history loaded,
+    and saved again by `Engine.close`)."""
     journal = Journal(data_dir, fsync=fsync) if data_dir else None
+    if data_dir and "history" not in engine_kwargs:
+        engine_kwargs["history"] = History.open(Path(data_dir) / HISTORY_FILE)
     engine = Engine(journal=journal, **engine_kwargs)  # type: ignore[arg-type]
     if journal is not None:
         journal.compact(engine.snapshot_entries())
