@@ -6,7 +6,8 @@ Layout (Cosmos knowledge itself, SQL, EPK hashing, routing, layout, limits, the 
   call in-process), `state` (resources and the journal appliers and snapshot), `catalog` (databases,
   containers, offers, the routing map), `items` (point operations), `feeds` (read feeds), `querying`
   (query pages, plans and `run_query`'s SDK-like fan-out) with `queries` (its pure helpers), `splits`,
-  `metering` (request records, 429s) with `throttle` and `accounting`, `journal`, `model`, `patch`,
+  `metering` (request records, 429s) with `throttle`, `accounting` and `history` (per-minute
+  aggregates for the Azure Monitor stand-in, saved by `history_store`), `journal`, `model`, `patch`,
   `results` (what operations answer) and `errors`;
 - REST layer: `http` (`CosmosApp`: routing and auth), `request` (decoding headers and bodies), `wire`
   (bodies, headers, continuation and session tokens, plans, the gateway's 400/1004 refusal), `auth`;
