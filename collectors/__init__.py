@@ -9,7 +9,10 @@ azure.* clients) and the store.
   key in the variable its `key_env` names, else a token credential; `token_credential()`:
   DefaultAzureCredential, for Azure Monitor), `errors.py` (`describe_error`: one line for a Cosmos DB or
   azure-core error, never a trace or a key), `fleet.py` (`collect_fleet`: every account as its own run,
-  `[fleet] parallelism` at a time, one failure never stopping the others; docs/fleet.md has the recipes).
+  `[fleet] parallelism` at a time, one failure never stopping the others; docs/fleet.md has the recipes),
+  `client.py` (`fetch_client`: the one CosmosClient set-up, with hooks that see every HTTP exchange).
+- The storage collector: `storage.py` (per container: partition statistics, quota, split lineage, the
+  largest logical keys -> the `partitions` and `logical_keys` tables).
 - The replay collector: `replay.py` (its `fetch_*`, `execution_record`, the walk over the queries),
   `capture.py` (every HTTP request the SDK sends, as a `RequestRecord`), `routing.py` (the SDK's feed
   ranges as EPK ranges for `cosmoscore.routing`'s prediction).

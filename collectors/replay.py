@@ -21,12 +21,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from azure.cosmos import ContainerProxy, CosmosClient, documents
+from azure.cosmos import ContainerProxy, CosmosClient
 from azure.cosmos.exceptions import CosmosResourceNotFoundError
 
 from collectors import routing
 from collectors.capture import Capture
-from collectors.config import Account, Config, ConnectionSettings, QuerySpec
+from collectors.client import fetch_client
+from collectors.config import Account, Config, QuerySpec
 from collectors.credentials import account_credential
 from collectors.errors import describe_error
 from collectors.registry import Options, run_collector
@@ -37,25 +38,6 @@ from cosmoscore.epk import EpkRange
 
 OK, ERROR, STOPPED = "ok", "error", "stopped"
 Advance = Callable[[int], object]
-
-
-def fetch_client(settings: ConnectionSettings, capture: Capture, credential: Any) -> CosmosClient:
-    """A CosmosClient whose every HTTP exchange passes through `capture` (this reads the account)."""
-    policy = documents.ConnectionPolicy()
-    # documents.RetryOptions is the SDK's documented throttle-retry setting
-    policy.RetryOptions = documents.RetryOptions(
-        max_retry_attempt_count=settings.max_retry_attempts, max_wait_time_in_seconds=settings.max_retry_wait_s
-    )
-    return CosmosClient(
-        settings.endpoint,
-        credential=credential,
-        connection_policy=policy,
-        connection_timeout=settings.connection_timeout_s,
-        retry_connect=2,
-        retry_read=2,
-        raw_request_hook=capture.on_request,
-        raw_response_hook=capture.on_response,
-    )
 
 
 @dataclass(frozen=True)
@@ -286,7 +268,12 @@ class ReplayCollector:
         replay = Replay(account, run, capture)
         client, client_error = None, ""
         try:
-            client = fetch_client(account.connection, capture, options.credential or account_credential(account))
+            client = fetch_client(
+                account.connection,
+                options.credential or account_credential(account),
+                on_request=capture.on_request,
+                on_response=capture.on_response,
+            )
         except Exception as exc:  # no client: every query gets the same error record, and one line
             client_error = replay.describe(exc)
             run.err(f"account {account.name!r}: {client_error}")

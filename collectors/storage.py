@@ -26,10 +26,11 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from azure.cosmos import ContainerProxy, CosmosClient, documents
+from azure.cosmos import ContainerProxy, CosmosClient
 from azure.cosmos.exceptions import CosmosResourceNotFoundError
 
-from collectors.config import Account, Config, ConnectionSettings
+from collectors.client import fetch_client
+from collectors.config import Account, Config
 from collectors.credentials import account_credential
 from collectors.errors import describe_error
 from collectors.registry import Options
@@ -81,23 +82,6 @@ class PkrangeLog:
         with self._lock:
             seen, self.parents = self.parents, {}
         return seen
-
-
-def fetch_client(settings: ConnectionSettings, log: PkrangeLog, credential: Any) -> CosmosClient:
-    """A CosmosClient whose every response passes through `log` (this reads the account)."""
-    policy = documents.ConnectionPolicy()
-    policy.RetryOptions = documents.RetryOptions(
-        max_retry_attempt_count=settings.max_retry_attempts, max_wait_time_in_seconds=settings.max_retry_wait_s
-    )
-    return CosmosClient(
-        settings.endpoint,
-        credential=credential,
-        connection_policy=policy,
-        connection_timeout=settings.connection_timeout_s,
-        retry_connect=2,
-        retry_read=2,
-        raw_response_hook=log.on_response,
-    )
 
 
 @dataclass(frozen=True)
@@ -267,7 +251,9 @@ class StorageCollector:
         log = PkrangeLog(charge=run.charge)
         storage = Storage(account, run, log)
         try:
-            client = fetch_client(account.connection, log, options.credential or account_credential(account))
+            client = fetch_client(
+                account.connection, options.credential or account_credential(account), on_response=log.on_response
+            )
         except Exception as exc:  # no client: one line, one failed item
             run.err(f"account {account.name!r}: {storage.describe(exc)}")
             run.count(failed=True)

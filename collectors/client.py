@@ -1,0 +1,37 @@
+"""The Cosmos DB client every collector uses: one place for the connection settings of `ruscope.toml`.
+
+The SDK retries throttled requests itself (`RetryOptions`, the documented setting) as many times as the
+config says; connection errors are retried twice, so an endpoint that is down fails fast with one line.
+Hooks see every HTTP exchange, which is how the collectors read RU and routing without private SDK names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from azure.cosmos import CosmosClient, documents
+
+from collectors.config import ConnectionSettings
+
+Hook = Callable[[Any], None]
+
+
+def fetch_client(
+    settings: ConnectionSettings, credential: Any, *, on_request: Hook | None = None, on_response: Hook | None = None
+) -> CosmosClient:
+    """A CosmosClient for one account (creating it reads the account); hooks see every request/response."""
+    policy = documents.ConnectionPolicy()
+    policy.RetryOptions = documents.RetryOptions(
+        max_retry_attempt_count=settings.max_retry_attempts, max_wait_time_in_seconds=settings.max_retry_wait_s
+    )
+    return CosmosClient(
+        settings.endpoint,
+        credential=credential,
+        connection_policy=policy,
+        connection_timeout=settings.connection_timeout_s,
+        retry_connect=2,
+        retry_read=2,
+        raw_request_hook=on_request,  # None: no hook (azure-core's CustomHookPolicy skips it)
+        raw_response_hook=on_response,
+    )
