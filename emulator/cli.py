@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -34,10 +35,13 @@ def emulator(
     consistency: Annotated[str, typer.Option(help="Default consistency level of the account.")] = "Session",
     fsync: Annotated[bool, typer.Option(help="fsync every acknowledged write (slower; power-loss safe).")] = False,
     no_throttling: Annotated[bool, typer.Option("--no-throttling", help="Never answer 429.")] = False,
+    monitor_port: Annotated[
+        int, typer.Option(help="HTTPS port of the local Azure Monitor stand-in (metrics); 0 disables it.")
+    ] = 8443,
 ) -> None:
     """Run the local Cosmos DB emulator (http://HOST:PORT/, the azure-cosmos SDK talks to it unmodified)."""
     from emulator.auth import WELL_KNOWN_KEY
-    from emulator.server import open_engine, serve
+    from emulator.server import Listener, bind, open_engine, serve
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
@@ -45,12 +49,29 @@ def emulator(
     except (ValueError, OSError) as exc:
         _fail(str(exc))
     typer.echo(f"ruscope emulator on http://{host}:{port}/ (data: {data_dir or 'in memory'}); Ctrl+C stops it")
+    also: tuple[Listener, ...] = ()
     try:
-        serve(engine, host=host, port=port, key=key or WELL_KNOWN_KEY)
+        if monitor_port:
+            also = (_monitor(engine, host, monitor_port, data_dir, bind),)
+        serve(engine, host=host, port=port, key=key or WELL_KNOWN_KEY, also=also)
     except OSError as exc:
         _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     except ValueError as exc:
         _fail(str(exc))
+
+
+def _monitor(engine: object, host: str, port: int, data_dir: Path | None, bind: Any) -> Any:
+    """The Azure Monitor stand-in's listener; its CA is kept in the data directory (else a temp dir) and
+    printed, since clients must trust it (`connection_verify` or `REQUESTS_CA_BUNDLE`)."""
+    from emulator.monitor.metrics import MetricsApp
+    from emulator.monitor.tls import ensure_certificates
+    from emulator.server import Listener
+
+    folder = Path(data_dir) / "monitor-tls" if data_dir else Path(tempfile.mkdtemp(prefix="ruscope-monitor-"))
+    certs = ensure_certificates(folder)
+    listener = Listener(MetricsApp(engine), bind(host, port), certs.server_context())  # type: ignore[arg-type]
+    typer.echo(f"Azure Monitor stand-in (metrics) on https://{host}:{port}/; trust its CA: {certs.ca}")
+    return listener
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ Azure Monitor stand-in is another.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import signal
 import socket
@@ -72,6 +73,8 @@ class _Connection(asyncio.Protocol):
     def __init__(self, app: App, scheme: str) -> None:
         self.app = app
         self.scheme = scheme
+        # an app may decode requests its own way (the monitor stand-in keeps the query string)
+        self.make_request: type[Request] = getattr(app, "request_type", Request)
         self.parser = httptools.HttpRequestParser(self)
         self.transport: asyncio.Transport | None = None
         self._reset()
@@ -112,7 +115,7 @@ class _Connection(asyncio.Protocol):
             self._write_and_close(413, b'{"code":"RequestEntityTooLarge","message":"Request size is too large"}')
             return
         method = self.parser.get_method().decode()
-        request = Request(method, self.url.decode("latin-1"), self.headers, b"".join(self.body), self.scheme)
+        request = self.make_request(method, self.url.decode("latin-1"), self.headers, b"".join(self.body), self.scheme)
         status, headers, body = self.app.handle(request)
         keep_alive = self.parser.should_keep_alive()
         self.transport.write(render(status, headers, body, keep_alive))
@@ -160,12 +163,29 @@ class RunningEmulator:
         self._thread.join(timeout=10)
 
 
-async def _serve(app: App, sock: socket.socket, stop: asyncio.Event, tls: ssl.SSLContext | None) -> None:
+@dataclass(frozen=True)
+class Listener:
+    """Another app served by the same loop on its own socket (the Azure Monitor stand-in over TLS)."""
+
+    app: App
+    sock: socket.socket
+    tls: ssl.SSLContext | None = None
+
+
+async def _serve(
+    app: App, sock: socket.socket, stop: asyncio.Event, tls: ssl.SSLContext | None, *also: Listener
+) -> None:
     loop = asyncio.get_running_loop()
-    scheme = "https" if tls else "http"
-    server = await loop.create_server(lambda: _Connection(app, scheme), sock=sock, ssl=tls)
-    async with server:
+    servers = [
+        await loop.create_server(functools.partial(_Connection, a, "https" if t else "http"), sock=s, ssl=t)
+        for a, s, t in ((app, sock, tls), *((x.app, x.sock, x.tls) for x in also))
+    ]
+    try:
         await stop.wait()
+    finally:
+        for server in servers:
+            server.close()
+            await server.wait_closed()
 
 
 def serve(
@@ -176,9 +196,10 @@ def serve(
     key: str = WELL_KNOWN_KEY,
     tls: ssl.SSLContext | None = None,
     app: App | None = None,
+    also: tuple[Listener, ...] = (),
 ) -> None:
-    """Serve until SIGINT/SIGTERM (`app`: instead of the engine's Cosmos DB API); the journal is compacted
-    on the way out."""
+    """Serve until SIGINT/SIGTERM (`app`: instead of the engine's Cosmos DB API; `also`: more apps on
+    their own sockets, e.g. the monitor stand-in); the journal is compacted on the way out."""
     app = app or CosmosApp(engine, key)
     sock = bind(host, port)
     loop = _new_loop()
@@ -186,7 +207,7 @@ def serve(
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     try:
-        loop.run_until_complete(_serve(app, sock, stop, tls))
+        loop.run_until_complete(_serve(app, sock, stop, tls, *also))
     finally:
         loop.close()
         engine.close()
