@@ -126,16 +126,24 @@ def table(name: str, *, key: tuple[str, ...], time: str = "time") -> Callable[[R
     return declare
 
 
-@table("requests", key=("run_id", "seq"))
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RequestRecord(Record):
-    """One HTTP request the SDK sent while replaying (captured by a client-level raw_response_hook)."""
+class Scoped(Record):
+    """The columns every store row carries first (DESIGN.md): its run, its UTC time, and the account (its
+    name in the config, or the endpoint's host; never a key), database and container it is about."""
 
     run_id: str
     time: datetime
-    account: str  # the endpoint's host, never a key
+    account: str
     database: str
-    container: str  # "" for requests outside any query (the account read when the client starts)
+    container: str
+
+
+@table("requests", key=("run_id", "seq"))
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestRecord(Scoped):
+    """One HTTP request the SDK sent while replaying (captured by a client-level raw_response_hook; its
+    `container` is "" for requests outside any query, such as the account read when the client starts)."""
+
     query_name: str | None
     execution_id: str | None
     seq: int  # order of the request within the run (unique per run)
@@ -161,14 +169,9 @@ class RequestRecord(Record):
 
 @table("executions", key=("run_id", "execution_id"))
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ExecutionRecord(Record):
+class ExecutionRecord(Scoped):
     """One query execution (a query as-is, or one feed range of it in per-feed-range mode)."""
 
-    run_id: str
-    time: datetime
-    account: str
-    database: str
-    container: str
     query_name: str
     execution_id: str
     repeat: Int32  # 0-based repetition of the query within the run
@@ -200,14 +203,9 @@ EXECUTIONS = TABLES[ExecutionRecord.TABLE]
 
 @table("partitions", key=("run_id", "account", "database", "container", "pkrange_id"))
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PartitionRecord(Record):
+class PartitionRecord(Scoped):
     """One physical partition (pkrange) of a container in one storage snapshot (`ruscope storage`)."""
 
-    run_id: str
-    time: datetime
-    account: str
-    database: str
-    container: str
     pkrange_id: str
     parents: str  # comma-separated ancestor pkrange ids, oldest first ("" for an original range)
     size_kb: int  # the statistics' sizeInKB of the range
@@ -221,14 +219,9 @@ class PartitionRecord(Record):
 
 @table("logical_keys", key=("run_id", "account", "database", "container", "pkrange_id", "partition_key"))
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LogicalKeyRecord(Record):
+class LogicalKeyRecord(Scoped):
     """One of the largest logical keys of a pkrange, as the container statistics list them (sampled)."""
 
-    run_id: str
-    time: datetime
-    account: str
-    database: str
-    container: str
     pkrange_id: str
     partition_key: str  # JSON text of the key's components, e.g. ["t1"]
     size_kb: int
