@@ -75,7 +75,7 @@ def main() -> None:
     results = {}
     for name, command, setup in (
         ("null", [sys.executable, "benchmarks/null_server.py"], False),
-        ("emulator", [sys.executable, "-m", "emulator", "--no-throttling"], True),
+        ("emulator", [sys.executable, "-m", "emulator", "--no-throttling", "--monitor-port", "0"], True),
     ):
         port = free_port()
         cmd = command + ([str(port)] if name == "null" else ["--port", str(port)])

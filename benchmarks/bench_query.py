@@ -141,7 +141,7 @@ def single_partition(ops: int) -> None:
     results: dict[str, float | str] = {}
     for name, command in (
         ("null", [sys.executable, "benchmarks/null_server.py"]),
-        ("emulator", [sys.executable, "-m", "emulator", "--no-throttling", "--port"]),
+        ("emulator", [sys.executable, "-m", "emulator", "--no-throttling", "--monitor-port", "0", "--port"]),
     ):
         port = free_port()
         proc = start(command + [str(port)], port)

@@ -526,7 +526,9 @@ def main() -> None:
 
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[attr-defined]
     port = free_port()
-    emulator = start([sys.executable, "-m", "emulator", "--no-throttling", "--port", str(port)], port)
+    emulator = start(
+        [sys.executable, "-m", "emulator", "--no-throttling", "--monitor-port", "0", "--port", str(port)], port
+    )
     scratch = Path(tempfile.mkdtemp(prefix="bench_replay_"))
     try:
         url = f"http://127.0.0.1:{port}/"

@@ -26,7 +26,7 @@ def _free_port() -> int:
 
 def _start(data_dir: Path, port: int) -> subprocess.Popen:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "emulator", "--port", str(port), "--data-dir", str(data_dir)],
+        [sys.executable, "-m", "emulator", "--port", str(port), "--monitor-port", "0", "--data-dir", str(data_dir)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
