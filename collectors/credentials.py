@@ -12,10 +12,11 @@ when it is set, as before fleets existed.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+import time
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from azure.core.credentials import TokenCredential
+    from azure.core.credentials import AccessToken, TokenCredential
 
     from collectors.config import Account
 
@@ -47,3 +48,26 @@ def account_credential(account: Account) -> str | TokenCredential:
     if os.environ.get(account.key_env) or account.key_optional:
         return cosmos_credential(account.key_env)
     raise MissingKey(f"the environment variable {account.key_env} (its key_env) is not set")
+
+
+MONITOR_TOKEN_VARIABLE = "RUSCOPE_MONITOR_TOKEN"
+
+
+class StaticToken:
+    """A TokenCredential that sends one fixed bearer token: for local testing against the stand-in, which
+    accepts any token (and answers 401 to an empty one). Never a way to reach Azure."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    def get_token(self, *scopes: str, **kwargs: Any) -> AccessToken:
+        from azure.core.credentials import AccessToken
+
+        return AccessToken(self._token, int(time.time()) + 3600)
+
+
+def monitor_credential() -> TokenCredential:
+    """Azure Monitor's credential: `RUSCOPE_MONITOR_TOKEN`, when set (even empty), as a static bearer token
+    for local testing; else DefaultAzureCredential."""
+    token = os.environ.get(MONITOR_TOKEN_VARIABLE)
+    return StaticToken(token) if token is not None else token_credential()

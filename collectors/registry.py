@@ -24,7 +24,11 @@ from collectors.config import Config
 from collectors.run import Line, Run, RunSummary
 from collectors.store import recover
 
-REGISTERED = ("collectors.replay", "collectors.storage")  # in the order `ruscope collect` runs them
+REGISTERED = (
+    "collectors.replay",
+    "collectors.storage",
+    "collectors.metrics",
+)  # in the order `ruscope collect` runs them
 
 
 @dataclass(frozen=True)

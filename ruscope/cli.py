@@ -151,6 +151,18 @@ def storage(
 
 
 @app.command()
+def metrics(
+    config: Annotated[Path, typer.Option("--config", help="The ruscope.toml to use.")],
+    account: Annotated[str | None, typer.Option(help=ACCOUNT_HELP)] = None,
+    store: Annotated[str | None, typer.Option(help=STORE_HELP)] = None,
+) -> None:
+    """Collect Azure Monitor metrics (normalized RU per partition, RU and requests by status) incrementally."""
+    cfg = _load(config)
+    accounts = _accounts(config, cfg, account)
+    raise typer.Exit(_run(["metrics"], cfg, _store_dir(store, cfg), accounts, _stop_on_signals()))
+
+
+@app.command()
 def collect(
     config: Annotated[Path, typer.Option("--config", help="The ruscope.toml to use.")],
     every: Annotated[str | None, typer.Option(help="Repeat on this interval (e.g. 30s, 5m, 1h) until stopped.")] = None,

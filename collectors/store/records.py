@@ -229,3 +229,28 @@ class LogicalKeyRecord(Scoped):
 
 PARTITIONS = TABLES[PartitionRecord.TABLE]
 LOGICAL_KEYS = TABLES[LogicalKeyRecord.TABLE]
+
+METRIC_DIMENSIONS = ("pkrange_id", "physical_partition_id", "operation_type", "status_code")
+
+
+@table(
+    "metrics",
+    key=("account", "database", "container", "metric", "aggregation", "time", *METRIC_DIMENSIONS),
+)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetricRecord(Scoped):
+    """One Azure Monitor metric point (`ruscope metrics`): `time` is the interval's start (UTC). The key has
+    no run_id: a point collected again by a later run is the same row, and is stored once."""
+
+    metric: str  # e.g. NormalizedRUConsumption
+    aggregation: str  # Maximum, Total, Count...
+    pkrange_id: str | None  # the split dimensions the query asked for; null when not split by it
+    physical_partition_id: str | None
+    operation_type: str | None
+    status_code: str | None
+    value: float
+    unit: str
+    grain: str  # PT1M or PT5M
+
+
+METRICS = TABLES[MetricRecord.TABLE]
