@@ -138,28 +138,27 @@ def replay(
     raise typer.Exit(_run(["replay"], cfg, _store_dir(store, cfg), accounts, _stop_on_signals(), only=only))
 
 
-@app.command()
-def storage(
-    config: Annotated[Path, typer.Option("--config", help="The ruscope.toml to use.")],
-    account: Annotated[str | None, typer.Option(help=ACCOUNT_HELP)] = None,
-    store: Annotated[str | None, typer.Option(help=STORE_HELP)] = None,
-) -> None:
-    """Snapshot every container's storage per physical partition and its largest logical keys."""
-    cfg = _load(config)
-    accounts = _accounts(config, cfg, account)
-    raise typer.Exit(_run(["storage"], cfg, _store_dir(store, cfg), accounts, _stop_on_signals()))
+def _collector_command(name: str, summary: str) -> None:
+    """Register `ruscope <name>`: one registered collector over the config's accounts (or `--account`)."""
+
+    def command(
+        config: Annotated[Path, typer.Option("--config", help="The ruscope.toml to use.")],
+        account: Annotated[str | None, typer.Option(help=ACCOUNT_HELP)] = None,
+        store: Annotated[str | None, typer.Option(help=STORE_HELP)] = None,
+    ) -> None:
+        cfg = _load(config)
+        accounts = _accounts(config, cfg, account)
+        raise typer.Exit(_run([name], cfg, _store_dir(store, cfg), accounts, _stop_on_signals()))
+
+    command.__doc__ = summary
+    app.command(name)(command)
 
 
-@app.command()
-def metrics(
-    config: Annotated[Path, typer.Option("--config", help="The ruscope.toml to use.")],
-    account: Annotated[str | None, typer.Option(help=ACCOUNT_HELP)] = None,
-    store: Annotated[str | None, typer.Option(help=STORE_HELP)] = None,
-) -> None:
-    """Collect Azure Monitor metrics (normalized RU per partition, RU and requests by status) incrementally."""
-    cfg = _load(config)
-    accounts = _accounts(config, cfg, account)
-    raise typer.Exit(_run(["metrics"], cfg, _store_dir(store, cfg), accounts, _stop_on_signals()))
+_collector_command("storage", "Snapshot every container's storage per physical partition and its largest logical keys.")
+_collector_command(
+    "metrics",
+    "Collect Azure Monitor metrics (normalized RU per partition, RU and requests by status) incrementally.",
+)
 
 
 @app.command()
