@@ -18,7 +18,7 @@ account- or database-level metrics) are left out.
   range of the consumed RU/s: each TotalRequestUnits interval's total, summed over its dimension rows,
   divided by its grain in seconds, one minute when the grain is missing), `waste` = 1 - p95_ru_s /
   provisioned_ru_s (negative: consumption above the provisioned rate), and `max_normalized_ru` (the
-  largest NormalizedRUConsumption, in percent, of the rows split by PartitionKeyRangeId: the service's
+  largest NormalizedRUConsumption, in percent, of the rows split by PartitionKeyRangeId (`pkrange_id`): the service's
   hot-partition signal);
 - from `partitions` (when the table exists): `largest_partition_gb` (the largest physical partition of the
   latest snapshot) and `storage_headroom` = 1 - its bytes / `Limits.physical_partition_max_bytes` (50 GB).
@@ -53,7 +53,7 @@ DEFAULT_GRAIN_SECONDS = 60.0
 # The store columns these functions read: a view loads only these.
 EXECUTION_COLUMNS = ["account", *query_costs.EXECUTION_COLUMNS]
 REQUEST_COLUMNS = [*FLEET_KEY, "time", "request_kind", "pkrange_id", "status", "request_charge"]
-METRIC_COLUMNS = [*FLEET_KEY, "time", "metric", "aggregation", "PartitionKeyRangeId", "value", "grain"]
+METRIC_COLUMNS = [*FLEET_KEY, "time", "metric", "aggregation", "pkrange_id", "value", "grain"]
 PARTITION_COLUMNS = [*FLEET_KEY, "time", "pkrange_id", "size_kb"]  # the storage collector's `partitions`
 
 COUNT_COLUMNS = ["executions", "requests", "pkranges_seen"]
@@ -197,9 +197,9 @@ def _p95_consumed(metrics: pd.DataFrame) -> pd.DataFrame:
 
 
 def _max_normalized(metrics: pd.DataFrame) -> pd.DataFrame:
-    """The largest NormalizedRUConsumption (percent) of the rows split by PartitionKeyRangeId."""
+    """The largest NormalizedRUConsumption (percent) of the rows split by PartitionKeyRangeId (`pkrange_id`)."""
     rows = metrics[metrics["metric"].eq("NormalizedRUConsumption").fillna(False)].dropna(subset=["value"])
-    by_pkrange = rows.dropna(subset=["PartitionKeyRangeId"])
+    by_pkrange = rows.dropna(subset=["pkrange_id"])
     rows = by_pkrange if not by_pkrange.empty else rows
     peak = rows.groupby(FLEET_KEY)["value"].max().astype(float).reset_index()
     return peak.rename(columns={"value": "max_normalized_ru"})[[*FLEET_KEY, "max_normalized_ru"]]

@@ -75,9 +75,9 @@ def test_metrics_give_provisioned_p95_waste_and_the_hot_partition() -> None:
             metric("a", "ProvisionedThroughput", 1000.0, minute=50),
             metric("b", "ProvisionedThroughput", 400.0),
             metric("b", "AutoscaleMaxThroughput", 4000.0),
-            metric("b", "NormalizedRUConsumption", 30.0, PartitionKeyRangeId="0"),
+            metric("b", "NormalizedRUConsumption", 30.0, pkrange_id="0"),
             metric("b", "NormalizedRUConsumption", 100.0),  # not split by pkrange: not the hot-partition signal
-            metric("b", "NormalizedRUConsumption", 45.0, PartitionKeyRangeId="1"),
+            metric("b", "NormalizedRUConsumption", 45.0, pkrange_id="1"),
         ]
     )
     ranked = fleet.summarize_fleet(executions_frame(), requests_frame(), metrics)
