@@ -1,0 +1,33 @@
+"""The fleet summary on a store filled by the real collectors (`ruscope metrics` through the real
+`MetricsClient` against the Azure Monitor stand-in), not on hand-built frames: the column names the
+analysis reads are the ones the collectors write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from analysis import fleet
+from collectors.store import read_table
+from tests.collectors.test_metrics import StandIn, collect, stand_in, token  # noqa: F401 (fixtures)
+from tests.emulator.test_history import _hot_workload
+
+
+def test_a_hot_partition_collected_from_azure_monitor_drives_the_risk(
+    stand_in: StandIn,  # noqa: F811
+    tmp_path: Path,
+    token: None,  # noqa: F811
+) -> None:
+    _hot_workload(stand_in.engine, stand_in.clock, minutes=2)
+    code, _, err = collect(stand_in, tmp_path)
+    assert (code, err) == (0, [])
+    metrics = read_table(tmp_path, "metrics", columns=fleet.METRIC_COLUMNS)
+    empty = pd.DataFrame()
+    executions, requests = empty.reindex(columns=fleet.EXECUTION_COLUMNS), empty.reindex(columns=fleet.REQUEST_COLUMNS)
+    ranked = fleet.summarize_fleet(executions, requests, metrics)
+    [row] = ranked.to_dict("records")
+    assert (row["account"], row["database"], row["container"]) == ("local", "t", "c")
+    assert row["max_normalized_ru"] >= 99  # the hot key's range spent its whole share
+    assert row["risk"] >= 0.99 and row["risk_driver"] == "hot partition"
+    assert row["p95_ru_s"] > 0  # consumed RU/s, from TotalRequestUnits
