@@ -1,0 +1,99 @@
+"""The KQL of `ruscope logs`, pure: literals quoted the Kusto way, both diagnostic modes, one shape of result."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from collectors.logs_queries import (
+    AZURE_DIAGNOSTICS,
+    KEY_RU,
+    KEY_SIZE,
+    QUERIES,
+    RESOURCE_SPECIFIC,
+    THROTTLES,
+    Params,
+    all_queries,
+    build,
+    kql_string,
+    result_columns,
+)
+
+# a Kusto single-quoted literal: anything but a quote or a backslash, or a backslash and one character
+LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'")
+
+
+def unquote(body: str) -> str:
+    """Kusto's escapes read back, written independently of the module under test."""
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "r": "\r", "t": "\t"}.get(m.group(1), m.group(1)), body)
+
+
+@pytest.mark.parametrize("value", ["db", "it's", "back\\slash", "a\\'b", "x' or 1 == 1 or 'y", "tab\tnew\nline\r", ""])
+def test_a_literal_reads_back_as_the_value(value: str) -> None:
+    literal = kql_string(value)
+    match = LITERAL.fullmatch(literal)
+    assert match is not None and unquote(match.group(1)) == value
+
+
+def test_control_characters_are_refused() -> None:
+    with pytest.raises(ValueError, match="control character"):
+        kql_string("a\x00b")
+
+
+def test_an_injection_stays_inside_its_literal() -> None:
+    hostile = "shop' or DatabaseName != '"
+    kql = build(KEY_RU, Params(hostile, containers=("a'", "b")))
+    where = kql.splitlines()[1]
+    assert [unquote(s) for s in LITERAL.findall(where)] == [hostile, "a'", "b"]
+    assert LITERAL.sub("L", where) == "| where DatabaseName == L and CollectionName in (L, L)"
+
+
+def test_resource_specific_key_ru_is_the_documented_query() -> None:
+    assert build(KEY_RU, Params("shop", bin_minutes=5)) == (
+        "CDBPartitionKeyRUConsumption\n"
+        "| where DatabaseName == 'shop'\n"
+        "| summarize RequestCharge = sum(todouble(RequestCharge)), Requests = count() "
+        "by DatabaseName, CollectionName, PartitionKeyRangeId, PartitionKey, bin(TimeGenerated, 5m)"
+    )
+
+
+def test_key_size_takes_the_latest_snapshot_not_a_sum() -> None:
+    kql = build(KEY_SIZE, Params("shop", top=7))
+    assert "arg_max(TimeGenerated, SizeKb) by DatabaseName, CollectionName, PartitionKey" in kql
+    assert "sum(" not in kql and "bin(" not in kql and kql.endswith("| top 7 by SizeKb desc")
+
+
+def test_legacy_mode_reads_azure_diagnostics_by_category() -> None:
+    kql = build(THROTTLES, Params("shop", account="acct", bin_minutes=15, mode=AZURE_DIAGNOSTICS))
+    assert kql == (
+        "AzureDiagnostics\n"
+        "| where Category == 'DataPlaneRequests' and Resource == 'ACCT' and databaseName_s == 'shop' "
+        "and statusCode_s == '429'\n"
+        "| summarize Throttled = count() by databaseName_s, collectionName_s, partitionId_g, OperationName, "
+        "bin(TimeGenerated, 15m)"
+    )
+    renames = result_columns(AZURE_DIAGNOSTICS)
+    assert renames["partitionId_g"] == "PartitionId" and renames["sizeKb_d"] == "SizeKb"
+    assert result_columns(RESOURCE_SPECIFIC) == {}
+
+
+def test_resource_specific_throttles_compare_the_int_status() -> None:
+    assert "StatusCode == 429\n" in build(THROTTLES, Params("shop", account="acct"))
+    assert "AccountName == 'acct'" in build(THROTTLES, Params("shop", account="acct"))
+
+
+@pytest.mark.parametrize("bad", [Params("db", bin_minutes=0), Params("db", top=0), Params("db", mode="legacy")])
+def test_bad_parameters_are_refused(bad: Params) -> None:
+    with pytest.raises(ValueError):
+        build(KEY_RU, bad)
+
+
+def test_all_queries_covers_every_query_in_both_modes() -> None:
+    found = all_queries()
+    assert len({name for name, _ in found}) == len(found) == 2 * 2 * len(QUERIES)
+    legacy = [kql for _, kql in found if kql.startswith("AzureDiagnostics")]
+    assert len(legacy) == len(found) // 2
+    assert all(not re.search(r"\bCDB", kql) for kql in legacy)
+    # only the subset the stand-in understands: no join, extend, let, take, parse_json or now()
+    assert not any(re.search(r"\b(join|extend|let|take|parse_json|now)\b", kql) for _, kql in found)
