@@ -26,6 +26,8 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from collectors.config_monitor import MonitorSettings as MonitorSettings  # re-exported: its home before
+
 KeyComponent = str | int | float | bool
 JSONValue = Any
 DEFAULT_KEY_ENV = "COSMOS_KEY"
@@ -94,29 +96,6 @@ class ReplaySettings(_Model):
 
 class FleetSettings(_Model):
     parallelism: Annotated[int, Field(ge=1, le=64)] = 4  # accounts collected at the same time
-
-
-class MonitorSettings(_Model):
-    """`[monitor]`: where `ruscope metrics` reads Azure Monitor (accounts with a `monitor_resource`)."""
-
-    endpoint: str  # the regional metrics endpoint, https://<region>.metrics.monitor.azure.com (or the stand-in)
-    grain: Literal["PT1M", "PT5M"] = "PT1M"
-    backfill_hours: Annotated[float, Field(gt=0, le=93 * 24)] = 24  # a first run's window (Azure keeps 93 days)
-    overlap_minutes: Annotated[int, Field(ge=0, le=1440)] = 5  # asked again for late points
-    ca_bundle: Name | None = None  # a CA file to trust (the local stand-in's)
-    metrics: Annotated[list[Name], Field(min_length=1)] = [
-        "NormalizedRUConsumption",
-        "TotalRequestUnits",
-        "TotalRequests",
-    ]
-
-    @field_validator("endpoint")
-    @classmethod
-    def _https(cls, value: str) -> str:
-        parsed = urlparse(value)
-        if parsed.scheme != "https" or not parsed.hostname or parsed.query or parsed.username:
-            raise ValueError("must be an https URL such as https://westeurope.metrics.monitor.azure.com")
-        return value.rstrip("/")
 
 
 class QuerySpec(_Model):
@@ -228,7 +207,7 @@ class Config(_Model):
     store: StoreSettings = StoreSettings()
     replay: ReplaySettings = ReplaySettings()
     fleet: FleetSettings = FleetSettings()
-    monitor: MonitorSettings | None = None  # None: `ruscope metrics` has nothing to do
+    monitor: MonitorSettings | None = None  # None: `ruscope metrics` and `ruscope logs` have nothing to do
     queries: list[QuerySpec] = []  # shared by every account (each [[accounts]] entry may pick some)
 
     @model_validator(mode="after")

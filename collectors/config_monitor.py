@@ -1,0 +1,65 @@
+"""`[monitor]`: where `ruscope metrics` and `ruscope logs` read Azure Monitor and Log Analytics.
+
+Kept apart from config.py (which imports it back, so `collectors.config.MonitorSettings` is unchanged) to
+keep both modules short. Validated like the rest of the config: a mistake is a located line
+(`monitor.logs_mode: Input should be 'resource-specific' or 'azure-diagnostics'`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+from urllib.parse import urlparse
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+# azure-monitor.md §1.2: LogsQueryClient's default endpoint (and the production token audience)
+LOGS_ENDPOINT = "https://api.loganalytics.io"
+_WORKSPACE_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def _https_url(value: str, example: str) -> str:
+    parsed = urlparse(value)
+    if parsed.scheme != "https" or not parsed.hostname or parsed.query or parsed.username or parsed.password:
+        raise ValueError(f"must be an https URL such as {example}")
+    return value.rstrip("/")
+
+
+class MonitorSettings(BaseModel):
+    """`[monitor]`: the metrics endpoint (accounts with a `monitor_resource`), and the Log Analytics
+    workspace of the diagnostic logs (optional: without it `ruscope logs` has nothing to do)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    endpoint: str  # the regional metrics endpoint, https://<region>.metrics.monitor.azure.com (or the stand-in)
+    grain: Literal["PT1M", "PT5M"] = "PT1M"
+    backfill_hours: Annotated[float, Field(gt=0, le=93 * 24)] = 24  # a first run's window (Azure keeps 93 days)
+    overlap_minutes: Annotated[int, Field(ge=0, le=1440)] = 5  # asked again for late points
+    ca_bundle: Annotated[str, Field(min_length=1)] | None = None  # a CA file to trust (the local stand-in's)
+    metrics: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)] = [
+        "NormalizedRUConsumption",
+        "TotalRequestUnits",
+        "TotalRequests",
+    ]
+    workspace_id: str | None = None  # the Log Analytics workspace (a GUID) the diagnostic settings send to
+    logs_endpoint: str = LOGS_ENDPOINT  # or the local stand-in's https URL
+    logs_mode: Literal["resource-specific", "azure-diagnostics"] = "resource-specific"  # azure-monitor.md §6
+    logs_bin_minutes: Annotated[int, Field(ge=1, le=1440)] = 5  # the time bin of RU, 429 and query rows
+    logs_top_keys: Annotated[int, Field(ge=1, le=100_000)] = 1000  # largest logical keys kept per snapshot
+
+    @field_validator("endpoint")
+    @classmethod
+    def _https(cls, value: str) -> str:
+        return _https_url(value, "https://westeurope.metrics.monitor.azure.com")
+
+    @field_validator("logs_endpoint")
+    @classmethod
+    def _logs_https(cls, value: str) -> str:
+        return _https_url(value, LOGS_ENDPOINT)
+
+    @field_validator("workspace_id")
+    @classmethod
+    def _guid(cls, value: str | None) -> str | None:
+        if value is not None and not _WORKSPACE_ID.fullmatch(value):
+            raise ValueError("must be the workspace's id, a GUID such as 00000000-0000-0000-0000-000000000000")
+        return value
