@@ -69,10 +69,11 @@ class Catalog:
 
     def delete_database(self, ctx: Context, db_id: str) -> Resource:
         with self.metering.metered(ctx, "Delete", "dbs", db_id) as meter:
-            self.state.db(db_id)
+            db = self.state.db(db_id)
             meter.charge = self.cost.metadata_write_ru
             self.state.commit({"op": "delete_db", "id": db_id})
             self.state.apply_delete_db({"id": db_id})
+            meter.changed = tuple(db.containers.values())  # their storage series end
             meter.status = 204
             return Resource(204, None, meter.charge)
 
@@ -112,6 +113,7 @@ class Catalog:
             meter.charge = self.cost.metadata_write_ru
             self.state.commit(entry)
             coll = self.state.apply_create_coll(entry)
+            meter.changed = (coll,)
             meter.status = 201
             return Resource(201, coll.props, meter.charge)
 
@@ -157,10 +159,11 @@ class Catalog:
 
     def delete_container(self, ctx: Context, db_id: str, coll_id: str) -> Resource:
         with self.metering.metered(ctx, "Delete", "colls", db_id, coll_id) as meter:
-            self.state.coll(db_id, coll_id)
+            coll = self.state.coll(db_id, coll_id)
             meter.charge = self.cost.metadata_write_ru
             self.state.commit({"op": "delete_coll", "db": db_id, "id": coll_id})
             self.state.apply_delete_coll({"db": db_id, "id": coll_id})
+            meter.changed = (coll,)
             meter.status = 204
             return Resource(204, None, meter.charge)
 
@@ -213,6 +216,9 @@ class Catalog:
             entry = {"op": "replace_offer", "rid": offer_rid, "throughput": value, "ts": self.state.now()}
             self.state.commit(entry)
             self.state.apply_replace_offer(entry)
+            # throughput (and maybe the layout) changed: re-snapshot every container (unchanged ones
+            # add nothing to the history; offers are rare)
+            meter.changed = tuple(c for d in self.state.databases.values() for c in d.containers.values())
             return Resource(200, offer.to_json(), meter.charge)
 
 

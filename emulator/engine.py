@@ -22,6 +22,7 @@ from emulator.accounting import Accounting
 from emulator.catalog import Catalog
 from emulator.feeds import Feeds
 from emulator.history import History
+from emulator.history_sampler import StorageSampler
 from emulator.items import Items
 from emulator.journal import Journal
 from emulator.metering import Context, Metering
@@ -75,9 +76,13 @@ class Engine:
         self.history = history or History()  # per-minute aggregates for the Azure Monitor stand-in
         self.throttle = Throttle(enabled=throttling)
         self.state = State(self.limits, clock, journal)
+        if self.history.clock is None:  # forward-filled storage series run up to the engine's now
+            self.history.clock = clock
+        sampler = StorageSampler(self.state, self.history)  # storage snapshots after writes, never reads
         self.metering = Metering(
-            self.accounting, self.throttle, self.cost, clock, self.state.partition_budget, self.history
+            self.accounting, self.throttle, self.cost, clock, self.state.partition_budget, self.history, sampler
         )
+        sampler.sync_all(clock())  # a replayed journal's containers, as the history should know them
         self._catalog = Catalog(self.state, self.metering, self.cost, self.limits)
         self._items = Items(self.state, self.metering, self.cost, self.limits, consistency)
         self._feeds = Feeds(self.state, self.metering, self.cost, self._items, consistency)

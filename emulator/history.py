@@ -8,8 +8,26 @@ request updates a few dict entries keyed by its second and minute (O(1)), and th
 - per (database, container, pkrange): the highest per-second RU / budget ratio of the minute, the budget
   being the partition's RU/s in force at that second (throughput changes and splits included), which
   gives `NormalizedRUConsumption` = min(100, 100 x that ratio) (ru-cost-model.md P11);
-- per (database, container, pkrange): RU by logical partition key, cut to the top N when the minute
-  closes (`CDBPartitionKeyRUConsumption`'s view, azure-monitor.md).
+- per (database, container, pkrange): RU and request count by logical partition key, cut to the top N
+  (by RU) when the minute closes (`CDBPartitionKeyRUConsumption`'s view, azure-monitor.md §6.1);
+- per (database, container, pkrange): RU and request count by query text, top N (by RU) per minute
+  (`CDBQueryRuntimeStatistics`, §6.3);
+- per (database, container, pkrange): the size of the logical keys a write changed, top N (by size)
+  per minute (`CDBPartitionKeyStatistics`, §6.2);
+- storage and throughput change-points per container and physical partition (`history_storage`).
+
+Public query API (`History.series(db, coll, metric, since, until, grain_minutes)`; `History.containers()`):
+NORMALIZED_RU, TOTAL_REQUEST_UNITS, TOTAL_REQUESTS (azure-monitor.md §5); KEY_RU ("PartitionKeyRUConsumption")
+and KEY_COUNT ("PartitionKeyRequests"), dims (PartitionKeyRangeId, PartitionKey), summed per interval;
+KEY_SIZE ("PartitionKeySize", bytes), dims (PartitionKeyRangeId, PartitionKey), forward-filled;
+QUERY_RU ("QueryRequestUnits") and QUERY_COUNT ("QueryRequests"), dims (PartitionKeyRangeId, QueryText);
+storage, forward-filled (the value at each interval's last minute, or now if earlier): DATA_USAGE
+("DataUsage", bytes), INDEX_USAGE ("IndexUsage", always 0: the emulator does not model index storage,
+its quota headers report collectionSize = documentsSize), DOCUMENT_COUNT ("DocumentCount"), no dims;
+PARTITION_SIZE ("PhysicalPartitionSizeInfo", bytes) and PARTITION_THROUGHPUT
+("PhysicalPartitionThroughputInfo", RU/s budget), dim PartitionKeyRangeId (one physical partition per
+pkrange in the emulator); PROVISIONED ("ProvisionedThroughput", the container's or its database's offer)
+and AUTOSCALE_MAX ("AutoscaleMaxThroughput", only for an autoscale offer), no dims.
 
 Memory is bounded by the retention (93 days, Azure Monitor's) and a cap on minutes kept; within a
 minute, by the schema (containers x pkranges x operations x statuses) and the top-N key lists.
@@ -17,15 +35,19 @@ minute, by the schema (containers x pkranges x operations x statuses) and the to
 
 from __future__ import annotations
 
-import heapq
 import threading
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from operator import itemgetter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from emulator import history_cells as cells_
 from emulator import history_store
+from emulator.history_cells import Minute, OpKey, PartKey, Point
+from emulator.history_snapshots import SnapshotRecorder
+from emulator.history_storage import Coll, Snapshots, top_sizes
+
+__all__ = ["History", "HistoryConfig", "Point", "OpKey", "PartKey"]
 
 # azure-monitor.md, metric table notes: "Platform metrics are kept for 93 days."
 AZURE_MONITOR_RETENTION_DAYS = 93
@@ -33,14 +55,41 @@ AZURE_MONITOR_RETENTION_DAYS = 93
 # (PT5M, PT15M, PT30M, PT1H, PT6H, PT12H, P1D).
 GRAINS_MINUTES = (1, 5, 15, 30, 60, 360, 720, 1440)
 
-NORMALIZED_RU = "NormalizedRUConsumption"  # azure-monitor.md: Percent, Maximum, by PartitionKeyRangeId
-TOTAL_REQUEST_UNITS = "TotalRequestUnits"  # azure-monitor.md: Count, Total, by OperationType, StatusCode
-TOTAL_REQUESTS = "TotalRequests"  # azure-monitor.md: Count, Count, by OperationType, StatusCode
-KEY_RU = "PartitionKeyRUConsumption"  # azure-monitor.md: CDBPartitionKeyRUConsumption, RU per logical key
-METRICS = (NORMALIZED_RU, TOTAL_REQUEST_UNITS, TOTAL_REQUESTS, KEY_RU)
-
-OpKey = tuple[str, str, str, str, int]  # database, container, pkrange, operation, status
-PartKey = tuple[str, str, str]  # database, container, pkrange
+NORMALIZED_RU = "NormalizedRUConsumption"  # azure-monitor.md §5: Percent, Maximum, by PartitionKeyRangeId
+TOTAL_REQUEST_UNITS = "TotalRequestUnits"  # azure-monitor.md §5: Count, Total, by OperationType, StatusCode
+TOTAL_REQUESTS = "TotalRequests"  # azure-monitor.md §5: Count, Count, by OperationType, StatusCode
+KEY_RU = "PartitionKeyRUConsumption"  # azure-monitor.md §6.1: CDBPartitionKeyRUConsumption, RU per logical key
+KEY_COUNT = "PartitionKeyRequests"  # requests per logical key (count() over §6.1's rows)
+KEY_SIZE = "PartitionKeySize"  # azure-monitor.md §6.2: CDBPartitionKeyStatistics, bytes per logical key
+QUERY_RU = "QueryRequestUnits"  # azure-monitor.md §6.3: CDBQueryRuntimeStatistics, RU per query text
+QUERY_COUNT = "QueryRequests"  # query requests per query text
+DATA_USAGE = "DataUsage"  # azure-monitor.md §5: Bytes
+INDEX_USAGE = "IndexUsage"  # azure-monitor.md §5: Bytes (0 here: no index storage in the emulator)
+DOCUMENT_COUNT = "DocumentCount"  # azure-monitor.md §5: Count
+PARTITION_SIZE = "PhysicalPartitionSizeInfo"  # azure-monitor.md §5: Bytes, by physical partition
+PARTITION_THROUGHPUT = "PhysicalPartitionThroughputInfo"  # azure-monitor.md §5: RU/s, by physical partition
+PROVISIONED = "ProvisionedThroughput"  # azure-monitor.md §5: RU/s
+AUTOSCALE_MAX = "AutoscaleMaxThroughput"  # azure-monitor.md §5: RU/s, autoscale containers only
+STORAGE_METRICS = (
+    DATA_USAGE,
+    INDEX_USAGE,
+    DOCUMENT_COUNT,
+    PARTITION_SIZE,
+    PARTITION_THROUGHPUT,
+    PROVISIONED,
+    AUTOSCALE_MAX,
+)
+METRICS = (
+    NORMALIZED_RU,
+    TOTAL_REQUEST_UNITS,
+    TOTAL_REQUESTS,
+    KEY_RU,
+    KEY_COUNT,
+    KEY_SIZE,
+    QUERY_RU,
+    QUERY_COUNT,
+    *STORAGE_METRICS,
+)
 
 
 @dataclass(frozen=True)
@@ -49,38 +98,31 @@ class HistoryConfig:
 
     retention_days: float = AZURE_MONITOR_RETENTION_DAYS  # azure-monitor.md: metrics kept 93 days
     max_minutes: int = AZURE_MONITOR_RETENTION_DAYS * 1440  # a minute per minute of the retention
-    top_keys: int = 10  # logical keys kept per (container, pkrange, minute); the issue's default
+    top_keys: int = 10  # logical keys (and query texts) kept per (container, pkrange, minute)
     # Distinct keys tracked in the open minute before the smallest are evicted (bounds a minute that
     # touches millions of keys; past it the top-N becomes approximate). Not from Azure: a memory guard.
     open_keys_cap: int = 10_000
 
 
-@dataclass(frozen=True)
-class Point:
-    """One value of a metric for one interval (start time, epoch seconds) and one set of dimensions."""
-
-    time: float
-    dimensions: Mapping[str, str]
-    value: float
-
-
-@dataclass
-class _Minute:
-    ops: dict[OpKey, list[float]] = field(default_factory=dict)  # [count, RU]
-    peaks: dict[PartKey, list[float]] = field(default_factory=dict)  # [ratio, RU of that second, budget]
-    keys: dict[PartKey, dict[str, float]] = field(default_factory=dict)  # logical key -> RU
-    sealed: bool = False
-
-
-class History:
+class History(SnapshotRecorder):
     """Per-minute aggregates, recorded incrementally, queried with `series`; saved to `path` if given."""
 
-    def __init__(self, config: HistoryConfig | None = None, path: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        config: HistoryConfig | None = None,
+        path: str | Path | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
         self.config = config or HistoryConfig()
+        self.top_keys, self.open_keys_cap = self.config.top_keys, self.config.open_keys_cap
         self.path = Path(path) if path is not None else None
-        self._minutes: dict[int, _Minute] = {}
+        self.clock = clock  # "now" for forward-filled series; the engine sets its own when None
+        self._minutes: dict[int, Minute] = {}
         self._seconds: dict[PartKey, list[float]] = {}  # [second, RU spent in it so far]
         self._now_minute = -1  # newest minute seen
+        self._storage = Snapshots()
+        self._key_base: dict[PartKey, dict[str, float]] = {}  # key sizes from minutes past the retention
+        self._seen: set[Coll] = set()  # containers of the sealed minutes
         self._lock = threading.Lock()
 
     # -- recording -----------------------------------------------------------------------------
@@ -96,22 +138,17 @@ class History:
         ru: float,
         partition_key: str = "",
         budget: float = 0.0,
+        query_text: str = "",
     ) -> None:
         """Add one metered request (`budget`: its partition's RU/s at that moment, 0 when none)."""
         second = int(now // 1)
         minute = second // 60
         with self._lock:
-            if minute != self._now_minute:
-                if minute > self._now_minute:
-                    self._advance(minute)
-                elif self._too_old(minute):
-                    return  # past the retention or the cap: Azure would not have it either
-            cell = self._minutes.get(minute)
+            cell = self._minutes.get(minute) if minute == self._now_minute else None
             if cell is None:
-                cell = self._minutes[minute] = _Minute(sealed=minute < self._now_minute)
-                if cell.sealed:  # a late minute (the clock went back): keep time order and the cap
-                    self._minutes = dict(sorted(self._minutes.items()))
-                    self._expire()
+                cell = self._open(minute)
+                if cell is None:
+                    return  # past the retention or the cap: Azure would not have it either
             op_key = (database, container, pkrange_id, operation, status)
             op = cell.ops.get(op_key)
             if op is None:
@@ -135,18 +172,38 @@ class History:
                 elif ratio > peak[0]:
                     peak[0], peak[1], peak[2] = ratio, sec[1], budget
             if partition_key:
-                self._add_key(cell, part, partition_key, ru)
+                self._add(cell, cell.keys, part, partition_key, ru)
+            if query_text:
+                self._add(cell, cell.queries, part, query_text, ru)
 
-    def _add_key(self, cell: _Minute, part: PartKey, key: str, ru: float) -> None:
-        keys = cell.keys.get(part)
+    def _add(
+        self, cell: Minute, table: dict[PartKey, dict[str, list[float]]], part: PartKey, key: str, ru: float
+    ) -> None:
+        keys = table.get(part)
         if keys is None:
-            keys = cell.keys[part] = {}
-        if key in keys:
-            keys[key] += ru
+            keys = table[part] = {}
+        entry = keys.get(key)
+        if entry is not None:
+            entry[0] += ru
+            entry[1] += 1
         elif not cell.sealed or len(keys) < self.config.top_keys:
-            keys[key] = ru
+            keys[key] = [ru, 1]
             if len(keys) > self.config.open_keys_cap:  # amortised: prunes once per cap/2 new keys
-                cell.keys[part] = _top(keys, self.config.open_keys_cap // 2)
+                table[part] = cells_.top_ru(keys, self.config.open_keys_cap // 2)
+
+    def _open(self, minute: int) -> Minute | None:
+        """The cell of `minute`, opened (and the clock advanced) if need be; None when too old."""
+        if minute > self._now_minute:
+            self._advance(minute)
+        elif minute != self._now_minute and self._too_old(minute):
+            return None
+        cell = self._minutes.get(minute)
+        if cell is None:
+            cell = self._minutes[minute] = Minute(sealed=minute < self._now_minute)
+            if cell.sealed:  # a late minute (the clock went back): keep time order and the cap
+                self._minutes = dict(sorted(self._minutes.items()))
+                self._expire()
+        return cell
 
     def _too_old(self, minute: int) -> bool:
         if minute < self._oldest_kept(self._now_minute):
@@ -161,23 +218,27 @@ class History:
         """A new minute began: close the earlier ones (top-N keys) and drop what retention excludes."""
         cell = self._minutes.get(self._now_minute)  # the only open minute: late ones open sealed
         if cell is not None and not cell.sealed:
-            cell.sealed = True
-            cell.keys = {part: _top(keys, self.config.top_keys) for part, keys in cell.keys.items()}
+            cell.seal(self.config.top_keys)
+            self._seen |= cell.containers()
         self._now_minute = minute
         self._expire(room=0 if minute in self._minutes else 1)
         start = minute * 60
         self._seconds = {part: sec for part, sec in self._seconds.items() if sec[0] >= start}
+        self._storage.prune(self._oldest_kept(minute))
 
     def _expire(self, room: int = 0) -> None:
         """Drop minutes past the retention, then the oldest past the cap (leaving `room` for minutes
         about to open); `_minutes` is in time order, so this pops from the front and costs only what
-        it drops."""
+        it drops. Key sizes of a dropped minute fold into the base (sizes are states, not events)."""
         oldest = self._oldest_kept(self._now_minute)
         while self._minutes:
             first = next(iter(self._minutes))
             if first >= oldest and len(self._minutes) + room <= self.config.max_minutes:
                 break
-            del self._minutes[first]
+            for part, sizes in self._minutes.pop(first).sizes.items():
+                base = self._key_base.setdefault(part, {})
+                base.update(sizes)
+                self._key_base[part] = top_sizes(base, self.config.top_keys)
 
     # -- queries -------------------------------------------------------------------------------
 
@@ -185,6 +246,16 @@ class History:
         """The minutes kept (minute numbers: epoch seconds // 60), oldest first."""
         with self._lock:
             return sorted(self._minutes)
+
+    def containers(self) -> set[tuple[str, str]]:
+        """(database, container) of every container with any history, deleted ones included."""
+        with self._lock:
+            found = set(self._seen) | set(self._storage.parts) | set(self._storage.offers)
+            found |= {(d, c) for d, c, _ in self._key_base}
+            cell = self._minutes.get(self._now_minute)
+            if cell is not None:
+                found |= cell.containers()
+        return {(d, c) for d, c in found if d and c}
 
     def series(
         self,
@@ -196,6 +267,7 @@ class History:
         grain_minutes: int = 1,
         *,
         split_pkrange: bool = False,
+        now: float | None = None,
     ) -> list[Point]:
         """Values of `metric` for one container over [since, until) (epoch seconds), by interval.
 
@@ -204,12 +276,21 @@ class History:
 
         Intervals start at multiples of the grain, as Azure aligns them; PT5M and coarser are
         aggregated from PT1M as Azure does: the maximum for `NormalizedRUConsumption`, the sum for
-        the totals and for key RU (whose top N is then taken again per interval and pkrange).
+        the totals and for key and query RU and counts (whose top N is then taken again per interval
+        and pkrange). Storage metrics and KEY_SIZE are states, not events: each interval gets the
+        value in force at its last minute (or `now`, default the clock, if earlier), from the first
+        snapshot on.
         """
         if metric not in METRICS:
             raise ValueError(f"unknown metric {metric!r}; known: {', '.join(METRICS)}")
         if grain_minutes not in GRAINS_MINUTES:
             raise ValueError(f"grain_minutes must be one of {GRAINS_MINUTES}")
+        if metric in STORAGE_METRICS or metric == KEY_SIZE:
+            if now is None:
+                now = self.clock() if self.clock is not None else (self._now_minute + 1) * 60 - 1
+            picks = cells_.samples(since, until, grain_minutes, now)
+            with self._lock:
+                return self._states(database, container, metric, picks)
         acc: dict[tuple[int, tuple[str, ...]], float] = {}
         cells = self._cells(database, container, metric, since, until, grain_minutes, split_pkrange)
         for interval, dims, value in cells:
@@ -222,7 +303,7 @@ class History:
         if split_pkrange and metric in (TOTAL_REQUESTS, TOTAL_REQUEST_UNITS):
             names = (*names, "PartitionKeyRangeId")
         points = [Point(float(i * 60), dict(zip(names, d, strict=True)), v) for (i, d), v in sorted(acc.items())]
-        return _top_points(points, self.config.top_keys) if metric == KEY_RU else points
+        return cells_.top_points(points, self.config.top_keys) if metric in _TOP_N else points
 
     def _cells(
         self, database: str, container: str, metric: str, since: float, until: float, grain: int, by_pk: bool
@@ -236,11 +317,13 @@ class History:
                     for (db, coll, pk), peak in cell.peaks.items():
                         if db == database and coll == container:
                             yield interval, (pk,), min(100.0, 100.0 * peak[0])
-                elif metric == KEY_RU:
-                    for (db, coll, pk), keys in cell.keys.items():
+                elif metric in _TOP_N:
+                    table = cell.keys if metric in (KEY_RU, KEY_COUNT) else cell.queries
+                    index = 0 if metric in (KEY_RU, QUERY_RU) else 1
+                    for (db, coll, pk), keys in table.items():
                         if db == database and coll == container:
-                            for key, ru in _top(keys, self.config.top_keys).items():
-                                yield interval, (pk, key), ru
+                            for key, values in cells_.top_ru(keys, self.config.top_keys).items():
+                                yield interval, (pk, key), values[index]
                 else:
                     index = 0 if metric == TOTAL_REQUESTS else 1
                     for (db, coll, pk, op, status), values in cell.ops.items():
@@ -254,7 +337,12 @@ class History:
         if self.path is None:
             return
         with self._lock:
-            lines = [_to_line(m, cell, self.config.top_keys) for m, cell in self._minutes.items()]
+            lines = [
+                history_store.minute_line(m, c.ops, c.peaks, c.keys, c.queries, c.sizes)
+                for m, c in self._minutes.items()
+            ]
+            lines += self._storage.to_lines()
+            lines += [{"keybase": [*part, list(sizes.items())]} for part, sizes in self._key_base.items()]
         history_store.write_lines(self.path, lines)
 
     @classmethod
@@ -265,44 +353,40 @@ class History:
         return history
 
     def load(self, lines: Iterable[dict[str, Any]]) -> None:
-        """Add saved minutes; they count as closed. Retention applies from the newest one."""
+        """Add saved minutes (closed) and series. Retention applies from the newest minute."""
         with self._lock:
             for line in lines:
-                minute = int(line["m"])
-                cell = _Minute(sealed=True)
-                cell.ops = {(d, c, p, o, int(s)): [n, ru] for d, c, p, o, s, n, ru in line["ops"]}
-                cell.peaks = {(d, c, p): [r, ru, b] for d, c, p, r, ru, b in line["peaks"]}
-                cell.keys = {(d, c, p): dict(keys) for d, c, p, keys in line["keys"]}
+                if self._storage.load_line(line):
+                    continue
+                if "keybase" in line:
+                    d, c, p, sizes = line["keybase"]
+                    self._key_base[(d, c, p)] = dict(sizes)
+                    continue
+                minute, cell = int(line["m"]), Minute(sealed=True)
+                cell.ops, cell.peaks, cell.keys, cell.queries, cell.sizes = history_store.parse_minute(line)
                 self._minutes[minute] = cell
+                self._seen |= cell.containers()
                 self._now_minute = max(self._now_minute, minute)
             self._minutes = dict(sorted(self._minutes.items()))
             self._expire()
+            self._storage.prune(self._oldest_kept(self._now_minute))
 
 
-_DIMENSIONS = {
+_DIMENSIONS: dict[str, tuple[str, ...]] = {
     NORMALIZED_RU: ("PartitionKeyRangeId",),
     TOTAL_REQUEST_UNITS: ("OperationType", "StatusCode"),
     TOTAL_REQUESTS: ("OperationType", "StatusCode"),
     KEY_RU: ("PartitionKeyRangeId", "PartitionKey"),
+    KEY_COUNT: ("PartitionKeyRangeId", "PartitionKey"),
+    KEY_SIZE: ("PartitionKeyRangeId", "PartitionKey"),
+    QUERY_RU: ("PartitionKeyRangeId", "QueryText"),
+    QUERY_COUNT: ("PartitionKeyRangeId", "QueryText"),
+    DATA_USAGE: (),
+    INDEX_USAGE: (),
+    DOCUMENT_COUNT: (),
+    PARTITION_SIZE: ("PartitionKeyRangeId",),
+    PARTITION_THROUGHPUT: ("PartitionKeyRangeId",),
+    PROVISIONED: (),
+    AUTOSCALE_MAX: (),
 }
-
-
-def _top(keys: dict[str, float], n: int) -> dict[str, float]:
-    return keys if len(keys) <= n else dict(heapq.nlargest(n, keys.items(), key=itemgetter(1)))
-
-
-def _top_points(points: list[Point], n: int) -> list[Point]:
-    """The N largest key points per (interval, pkrange), largest first."""
-    groups: dict[tuple[float, str], list[Point]] = {}
-    for p in points:
-        groups.setdefault((p.time, p.dimensions["PartitionKeyRangeId"]), []).append(p)
-    return [p for _, group in sorted(groups.items()) for p in heapq.nlargest(n, group, key=lambda p: p.value)]
-
-
-def _to_line(minute: int, cell: _Minute, top_keys: int) -> dict[str, Any]:
-    return {
-        "m": minute,
-        "ops": [[*k, int(v[0]), v[1]] for k, v in cell.ops.items()],
-        "peaks": [[*k, *v] for k, v in cell.peaks.items()],
-        "keys": [[*k, list(_top(v, top_keys).items())] for k, v in cell.keys.items()],
-    }
+_TOP_N = (KEY_RU, KEY_COUNT, QUERY_RU, QUERY_COUNT)

@@ -1,6 +1,9 @@
 """The on-disk form of the metrics history: gzip-compressed JSON lines, written atomically.
 
-One header line, then one line per minute. Lines keep the file streamable (a 93-day history is read
+One header line, then one line per minute (`minute_line`), then the storage series (`{"part": ...}`,
+`{"offer": ...}`, `emulator.history_storage`) and the key sizes older than the kept minutes
+(`{"keybase": ...}`). Files written before those existed (minutes with no query or size fields, key
+entries without a count) still load. Lines keep the file streamable (a 93-day history is read
 and written one minute at a time) and gzip keeps it compact: the rows repeat database, container and
 operation names that compress well. The write goes to a temporary file that is fsynced, renamed over
 the old one and the directory fsynced, so a crash leaves either the old history or the new, never half.
@@ -17,6 +20,35 @@ from typing import Any
 
 FORMAT = "ruscope-history"
 VERSION = 1
+
+
+def minute_line(
+    minute: int,
+    ops: dict[Any, list[float]],
+    peaks: dict[Any, list[float]],
+    keys: dict[Any, dict[str, list[float]]],
+    queries: dict[Any, dict[str, list[float]]],
+    sizes: dict[Any, dict[str, float]],
+) -> dict[str, Any]:
+    """One minute's aggregates (already cut to their top N) as a JSON-able line."""
+    return {
+        "m": minute,
+        "ops": [[*k, int(v[0]), v[1]] for k, v in ops.items()],
+        "peaks": [[*k, *v] for k, v in peaks.items()],
+        "keys": [[*k, [[name, v[0], int(v[1])] for name, v in entries.items()]] for k, entries in keys.items()],
+        "queries": [[*k, [[text, v[0], int(v[1])] for text, v in entries.items()]] for k, entries in queries.items()],
+        "sizes": [[*k, list(entries.items())] for k, entries in sizes.items()],
+    }
+
+
+def parse_minute(line: dict[str, Any]) -> tuple[Any, Any, Any, Any, Any]:
+    """(ops, peaks, keys, queries, sizes) of a minute line; a key saved without a count has count 0."""
+    ops = {(d, c, p, o, int(s)): [n, ru] for d, c, p, o, s, n, ru in line["ops"]}
+    peaks = {(d, c, p): [r, ru, b] for d, c, p, r, ru, b in line["peaks"]}
+    keys = {(d, c, p): {e[0]: [e[1], e[2] if len(e) > 2 else 0] for e in entries} for d, c, p, entries in line["keys"]}
+    queries = {(d, c, p): {t: [ru, n] for t, ru, n in entries} for d, c, p, entries in line.get("queries", [])}
+    sizes = {(d, c, p): dict(entries) for d, c, p, entries in line.get("sizes", [])}
+    return ops, peaks, keys, queries, sizes
 
 
 def write_lines(path: Path, lines: Iterable[dict[str, Any]]) -> None:

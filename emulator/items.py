@@ -146,6 +146,7 @@ class Items:
             entry = {"op": "delete", "db": db_id, "coll": coll_id, "key": key_to_json(key), "id": item_id}
             self.state.commit(entry)
             self.state.apply_delete(entry)
+            meter.changed, meter.changed_key = (coll,), key
             return _answer(meter, rng, 204, None)
 
     # -- checks --------------------------------------------------------------------------------
@@ -271,6 +272,7 @@ class Items:
         }
         self.state.commit(entry)
         rng = self.state.apply_put(entry)
+        meter.changed, meter.changed_key = (coll,), key
         return _answer(meter, rng, status, stored.doc)
 
 

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from cosmoscore.costmodel import CostModel
 from emulator import errors
@@ -44,6 +45,11 @@ class Meter:
     partition_key: str = ""
     status: int = 200
     budget: float = 0.0  # the partition's RU/s when admitted: what `History` normalises by
+    query_text: str = ""  # a query's SQL (CDBQueryRuntimeStatistics)
+    # Set by operations that changed storage or throughput (writes, metadata): the containers, and for a
+    # document write its partition key; the sampler snapshots them after the request. Reads leave them.
+    changed: tuple[Container, ...] = ()
+    changed_key: tuple[Any, ...] | None = None
 
 
 class Metering:
@@ -57,6 +63,7 @@ class Metering:
         clock: Callable[[], float],
         budget: Callable[[Container], float],
         history: History | None = None,
+        sampler: Callable[[float, Meter], None] | None = None,
     ) -> None:
         self.accounting = accounting
         self.history = history or History()
@@ -64,6 +71,7 @@ class Metering:
         self.cost = cost
         self.clock = clock
         self.budget = budget
+        self.sampler = sampler  # storage snapshots after a request that set `Meter.changed`
         self.lock = threading.RLock()
 
     @contextmanager
@@ -109,7 +117,11 @@ class Metering:
                 charge,
                 meter.partition_key,
                 meter.budget,
+                meter.query_text,
             )
+            if meter.changed and self.sampler is not None:
+                with self.lock:
+                    self.sampler(now, meter)
 
     def record_rejected(self, ctx: Context, resource_type: str, status: int, substatus: int = 0) -> None:
         """Meter a request refused before it reached an operation (bad auth, unknown route)."""

@@ -103,6 +103,7 @@ class QueryService:
     def page(self, ctx: Context, db_id: str, coll_id: str, spec: QuerySpec, gate: Gate | None = None) -> QueryPage:
         """One page of a query, routed as the gateway routes it; `gate` may refuse an unpinned query."""
         with self.metering.metered(ctx, "Query", "docs", db_id, coll_id) as meter:
+            meter.query_text = spec.sql  # CDBQueryRuntimeStatistics' QueryText (not obfuscated here)
             coll = self.state.coll(db_id, coll_id, spec.intended_rid)
             query = parse(spec.sql)
             queries.check_order_by(query, coll.policy)
