@@ -5,8 +5,14 @@ split, filtered and aggregated the way Azure Monitor documents it (azure-monitor
 `NormalizedRUConsumption` combines ranges by maximum (a container's value is its hottest range's),
 the totals by sum; coarser intervals take the maximum/average/minimum of the minutes, or their sum.
 The response is the REST spec's batch shape (§3.2), which `MetricsClient.query_resources` parses.
-Metrics and aggregations the accounting cannot back (e.g. `DataUsage`, a per-request `Maximum` of
-RU) are refused with a 400 that says so, rather than answered with made-up numbers.
+Storage and throughput metrics (`DataUsage`, `IndexUsage`, `DocumentCount`, `PhysicalPartitionSizeInfo`,
+`PhysicalPartitionThroughputInfo`, `ProvisionedThroughput`, `AutoscaleMaxThroughput`) come from the
+history's forward-filled change-points, one sample per series at the metric's emitted grain (PT5M for
+most, §5), aggregated over the samples in each interval; a finer interval is refused as Azure does.
+`IndexUsage` is 0: the emulator does not model index storage (its quota headers report collectionSize =
+documentsSize), so that is its state, not an invented figure. Metrics and aggregations the accounting
+cannot back (e.g. `ServerSideLatencyDirect`, a per-request `Maximum` of RU) are refused with a 400 that
+says so, rather than answered with made-up numbers.
 """
 
 from __future__ import annotations
@@ -19,20 +25,36 @@ from dataclasses import dataclass
 import orjson
 
 from emulator.engine import Engine
-from emulator.history import NORMALIZED_RU, TOTAL_REQUEST_UNITS, TOTAL_REQUESTS
+from emulator.history import (
+    AUTOSCALE_MAX,
+    DATA_USAGE,
+    DOCUMENT_COUNT,
+    INDEX_USAGE,
+    NORMALIZED_RU,
+    PARTITION_SIZE,
+    PARTITION_THROUGHPUT,
+    PROVISIONED,
+    STORAGE_METRICS,
+    TOTAL_REQUEST_UNITS,
+    TOTAL_REQUESTS,
+)
 from emulator.monitor.query import (
-    AGGREGATIONS,
     DEFAULT_TOP,
+    INTERVALS,
     NAMESPACE,
     Filter,
     MonitorError,
     MonitorRequest,
+    aggregations,
     bad_request,
     iso,
+    order,
     parse_filter,
     parse_interval,
     parse_resource,
     parse_time,
+    positive_int,
+    rank,
 )
 from emulator.request import Request
 
@@ -51,9 +73,11 @@ class Definition:
     description: str
     aggregations: tuple[str, ...]  # the default first
     dimensions: tuple[str, ...]
+    grain: int = 1  # the finest time grain it is emitted at, in minutes (§5); finer intervals are refused
 
 
 _CONTAINER = ("DatabaseName", "CollectionName")
+_SIZES = ("Total", "Average", "Maximum", "Minimum")
 DEFINITIONS = {
     d.name.lower(): d
     for d in (
@@ -75,19 +99,34 @@ DEFINITIONS = {
         Definition(
             TOTAL_REQUESTS, "Count", "Number of requests made", ("Count",), (*_CONTAINER, "OperationType", "StatusCode")
         ),
+        # azure-monitor.md §5: units, aggregations (default first), dimensions (less Region, OfferOwnerRid)
+        # and the finest listed time grain.
+        Definition(DATA_USAGE, "Bytes", "Total data usage reported at 5 minutes granularity", _SIZES, _CONTAINER, 5),
+        Definition(INDEX_USAGE, "Bytes", "Total index usage reported at 5 minutes granularity", _SIZES, _CONTAINER, 5),
+        Definition(DOCUMENT_COUNT, "Count", "Total document count", ("Total", "Average"), _CONTAINER, 5),
+        Definition(
+            PARTITION_SIZE,
+            "Bytes",
+            "Physical Partition Size in bytes",
+            ("Maximum", "Average"),
+            (*_CONTAINER, "PhysicalPartitionId"),
+        ),
+        Definition(
+            PARTITION_THROUGHPUT,
+            "Count",
+            "Physical Partition Throughput",
+            ("Maximum",),
+            (*_CONTAINER, "PhysicalPartitionId"),
+            5,
+        ),
+        Definition(PROVISIONED, "Count", "Provisioned Throughput", ("Maximum",), _CONTAINER, 5),
+        Definition(AUTOSCALE_MAX, "Count", "Autoscale Max Throughput", ("Maximum",), _CONTAINER, 5),
     )
 }
 # In Azure's catalogue (azure-monitor.md §5) but not computed from the emulator's accounting yet.
 NOT_COMPUTED = (
-    "DataUsage",
-    "IndexUsage",
-    "DocumentCount",
-    "PhysicalPartitionSizeInfo",
-    "PhysicalPartitionThroughputInfo",
     "PhysicalPartitionCount",
     "AutoscaledRU",
-    "ProvisionedThroughput",
-    "AutoscaleMaxThroughput",
     "ServerSideLatencyDirect",
     "ServerSideLatencyGateway",
     "MetadataRequests",
@@ -152,7 +191,7 @@ class MetricsApp:
         if since >= until:
             raise bad_request("starttime must be before endtime.")
         filter_text = request.param("filter")
-        top = _int(request.param("top"), "top") if request.param("top") else DEFAULT_TOP
+        top = positive_int(request.param("top"), "top") if request.param("top") else DEFAULT_TOP
         query = _Query(since, until, grain, filter_text, top, request.param("orderby"), request.param("rollupby"))
         metrics = [self._metric(d, query, request.param("aggregation")) for d in definitions]
         return {
@@ -174,7 +213,13 @@ class MetricsApp:
         }
 
     def _metric(self, definition: Definition, query: _Query, aggregation: str | None) -> dict[str, object]:
-        aggregations = _aggregations(definition, aggregation)
+        aggs = aggregations(definition.name, definition.aggregations, aggregation)
+        if query.grain < definition.grain:
+            allowed = ", ".join(name for name, minutes in INTERVALS.items() if minutes >= definition.grain)
+            raise bad_request(
+                f"Invalid time grain {_interval_name(query.grain)} for metric {definition.name}: it is emitted "
+                f"every {_interval_name(definition.grain)}; supported intervals: {allowed}."
+            )
         filt = parse_filter(query.filter, definition.dimensions, definition.name)
         rolled = {d.lower() for d in (query.rollup or "").split(",") if d.strip()}
         split = [d for d in filt.values if d.lower() not in rolled]
@@ -183,13 +228,13 @@ class MetricsApp:
         first -= first % query.grain
         last = math.ceil(query.until / 60)
         starts = range(first, last, query.grain)
-        series = {g: _aggregate(definition, cells, starts, query.grain, aggregations) for g, cells in minutes.items()}
+        series = {g: _aggregate(definition, cells, starts, query.grain, aggs) for g, cells in minutes.items()}
         if not split and not series:
             series[()] = [{"timeStamp": iso(s * 60)} for s in starts]
         groups = sorted(series)
         if query.filter:
-            key, descending = _order(query.orderby, aggregations)
-            groups.sort(key=lambda g: _rank(series[g], key), reverse=descending)
+            key, descending = order(query.orderby, aggs)
+            groups.sort(key=lambda g: rank(series[g], key), reverse=descending)
             groups = groups[: query.top]
         timeseries = [
             {
@@ -218,6 +263,14 @@ class MetricsApp:
         history = self.engine.history
         for db, coll in self._containers(filt):
             base = {"DatabaseName": db, "CollectionName": coll}
+            if definition.name in STORAGE_METRICS:  # samples at the emitted grain, listed per minute
+                now = self.engine.clock()
+                for p in history.series(db, coll, definition.name, query.since, query.until, definition.grain, now=now):
+                    pk = p.dimensions.get("PartitionKeyRangeId")
+                    dims = {**base, "PhysicalPartitionId": pk} if pk is not None else base
+                    if filt.matches(dims):
+                        out[tuple(dims[d] for d in split)].setdefault(int(p.time // 60), []).append(p.value)
+                continue
             if definition.name == NORMALIZED_RU:
                 for p in history.series(db, coll, NORMALIZED_RU, query.since, query.until):
                     pk = p.dimensions["PartitionKeyRangeId"]
@@ -239,10 +292,11 @@ class MetricsApp:
         return out
 
     def _containers(self, filt: Filter) -> list[tuple[str, str]]:
-        """The containers to read: the live ones, plus any pinned by the filter (a deleted container's
-        history is still served when asked for by name)."""
+        """The containers to read: the live ones, those with history (deleted ones included), and any the
+        filter pins by name."""
         with self.engine.metering.lock:
             pairs = {(db, c) for db, d in self.engine.databases.items() for c in d.containers}
+        pairs |= self.engine.history.containers()
         dbs, colls = filt.exact("DatabaseName"), filt.exact("CollectionName")
         if dbs and colls:
             pairs |= {(d, c) for d in dbs for c in colls}
@@ -282,22 +336,6 @@ def _definition(name: str) -> Definition:
     )
 
 
-def _aggregations(definition: Definition, text: str | None) -> list[str]:
-    if not text:
-        return [definition.aggregations[0]]
-    canonical = {a.lower(): a for a in AGGREGATIONS}
-    out = []
-    for raw in (a.strip() for a in text.split(",") if a.strip()):
-        name = canonical.get(raw.lower())
-        if name is None or name not in definition.aggregations:
-            raise bad_request(
-                f"Aggregation {raw} is not supported for metric {definition.name}; "
-                f"supported: {', '.join(definition.aggregations)}"
-            )
-        out.append(name)
-    return out
-
-
 def _aggregate(
     definition: Definition, cells: dict[int, list[float]], starts: range, grain: int, aggregations: list[str]
 ) -> list[dict[str, object]]:
@@ -314,6 +352,13 @@ def _aggregate(
 
 
 def _value(definition: Definition, aggregation: str, values: list[list[float]]) -> float:
+    if definition.name in STORAGE_METRICS:  # each value: the samples of one minute
+        samples = [x for v in values for x in v]
+        if aggregation == "Maximum":
+            return max(samples)
+        if aggregation == "Minimum":
+            return min(samples)
+        return sum(samples) / len(samples) if aggregation == "Average" else sum(samples)
     if definition.name == NORMALIZED_RU:
         peaks = [v[0] for v in values]
         if aggregation == "Maximum":
@@ -327,31 +372,5 @@ def _value(definition: Definition, aggregation: str, values: list[list[float]]) 
     return ru
 
 
-def _order(orderby: str | None, aggregations: list[str]) -> tuple[str, bool]:
-    if not orderby:
-        return aggregations[0].lower(), True
-    name, _, direction = orderby.strip().partition(" ")
-    if name.lower() not in {a.lower() for a in aggregations} or direction.strip().lower() not in ("", "asc", "desc"):
-        raise bad_request(f"Invalid orderby {orderby!r}: '<one of the requested aggregations> asc|desc'.")
-    return name.lower(), direction.strip().lower() != "asc"
-
-
-def _rank(points: list[dict[str, object]], key: str) -> float:
-    values = [float(v) for p in points if isinstance(v := p.get(key), int | float)]
-    if not values:
-        return -math.inf
-    if key in ("total", "count"):
-        return sum(values)
-    if key == "minimum":
-        return min(values)
-    return max(values) if key == "maximum" else sum(values) / len(values)
-
-
-def _int(text: str | None, name: str) -> int:
-    try:
-        value = int(text or "")
-    except ValueError:
-        raise bad_request(f"Invalid {name} {text!r}: expected a positive integer.") from None
-    if value < 1:
-        raise bad_request(f"Invalid {name} {text!r}: expected a positive integer.")
-    return value
+def _interval_name(minutes: int) -> str:
+    return next(name for name, m in INTERVALS.items() if m == minutes)

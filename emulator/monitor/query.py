@@ -7,6 +7,7 @@ Kept apart from the computation so every refusal is the service's 400 shape
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs
@@ -183,3 +184,49 @@ def parse_resource(resource_id: object) -> tuple[str, str]:
 
 def iso(epoch: float) -> str:
     return dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def aggregations(metric: str, supported: tuple[str, ...], text: str | None) -> list[str]:
+    """The requested aggregations (the metric's default when none), each one the metric supports."""
+    if not text:
+        return [supported[0]]
+    canonical = {a.lower(): a for a in AGGREGATIONS}
+    out = []
+    for raw in (a.strip() for a in text.split(",") if a.strip()):
+        name = canonical.get(raw.lower())
+        if name is None or name not in supported:
+            raise bad_request(
+                f"Aggregation {raw} is not supported for metric {metric}; supported: {', '.join(supported)}"
+            )
+        out.append(name)
+    return out
+
+
+def order(orderby: str | None, aggregations: list[str]) -> tuple[str, bool]:
+    if not orderby:
+        return aggregations[0].lower(), True
+    name, _, direction = orderby.strip().partition(" ")
+    if name.lower() not in {a.lower() for a in aggregations} or direction.strip().lower() not in ("", "asc", "desc"):
+        raise bad_request(f"Invalid orderby {orderby!r}: '<one of the requested aggregations> asc|desc'.")
+    return name.lower(), direction.strip().lower() != "asc"
+
+
+def rank(points: list[dict[str, object]], key: str) -> float:
+    values = [float(v) for p in points if isinstance(v := p.get(key), int | float)]
+    if not values:
+        return -math.inf
+    if key in ("total", "count"):
+        return sum(values)
+    if key == "minimum":
+        return min(values)
+    return max(values) if key == "maximum" else sum(values) / len(values)
+
+
+def positive_int(text: str | None, name: str) -> int:
+    try:
+        value = int(text or "")
+    except ValueError:
+        raise bad_request(f"Invalid {name} {text!r}: expected a positive integer.") from None
+    if value < 1:
+        raise bad_request(f"Invalid {name} {text!r}: expected a positive integer.")
+    return value
