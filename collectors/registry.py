@@ -28,6 +28,7 @@ REGISTERED = (
     "collectors.replay",
     "collectors.storage",
     "collectors.metrics",
+    "collectors.logs",
 )  # in the order `ruscope collect` runs them
 
 

@@ -159,6 +159,10 @@ _collector_command(
     "metrics",
     "Collect Azure Monitor metrics (normalized RU per partition, RU and requests by status) incrementally.",
 )
+_collector_command(
+    "logs",
+    "Collect Log Analytics diagnostic logs (RU per logical key, key sizes, 429s, query statistics) incrementally.",
+)
 
 
 @app.command()

@@ -254,3 +254,64 @@ class MetricRecord(Scoped):
 
 
 METRICS = TABLES[MetricRecord.TABLE]
+
+
+# -- Log Analytics (`ruscope logs`): diagnostic-log rows, each flagged when its result was partial ----------
+LOG_BIN_KEY = ("account", "database", "container", "time")
+
+
+@table("log_key_ru", key=(*LOG_BIN_KEY, "pkrange_id", "partition_key"))
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogKeyRURecord(Scoped):
+    """RU of one logical key on one pkrange in one time bin (`CDBPartitionKeyRUConsumption`); `time` is the
+    bin's start. No run_id in the key: a bin collected again is the same row, stored once."""
+
+    pkrange_id: str
+    partition_key: str  # as the log writes it: JSON text of the key's components, e.g. ["t1"]
+    request_charge: float
+    requests: int
+    bin_minutes: Int32
+    partial: bool  # from a partial result (LogsQueryPartialResult): kept, but maybe incomplete
+
+
+@table("log_key_sizes", key=("run_id", "account", "database", "container", "partition_key"))
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogKeySizeRecord(Scoped):
+    """The latest reported size of one logical key (`CDBPartitionKeyStatistics`), in one snapshot: `time`
+    is when the run collected it, `generated` when the service last reported the key."""
+
+    partition_key: str
+    generated: datetime
+    size_kb: int
+    partial: bool
+
+
+@table("log_throttles", key=(*LOG_BIN_KEY, "partition_id", "operation_name"))
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogThrottleRecord(Scoped):
+    """429 responses of one physical partition and operation in one time bin (`CDBDataPlaneRequests`)."""
+
+    partition_id: str  # the physical partition's GUID (PartitionId), not a pkrange id (azure-monitor.md §6.4)
+    operation_name: str
+    throttled: int
+    bin_minutes: Int32
+    partial: bool
+
+
+@table("log_query_stats", key=(*LOG_BIN_KEY, "pkrange_id", "query_text"))
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogQueryStatsRecord(Scoped):
+    """Query executions per pkrange and query text in one time bin (`CDBQueryRuntimeStatistics`; the text
+    is obfuscated unless full-text query logging is on)."""
+
+    pkrange_id: str
+    query_text: str
+    queries: int
+    bin_minutes: Int32
+    partial: bool
+
+
+LOG_KEY_RU = TABLES[LogKeyRURecord.TABLE]
+LOG_KEY_SIZES = TABLES[LogKeySizeRecord.TABLE]
+LOG_THROTTLES = TABLES[LogThrottleRecord.TABLE]
+LOG_QUERY_STATS = TABLES[LogQueryStatsRecord.TABLE]

@@ -81,7 +81,7 @@ def test_a_failing_collector_still_seals_what_it_recorded(tmp_path: Path) -> Non
 
 
 def test_the_registry_runs_the_replay_first() -> None:
-    assert [c.name for c in registry.collectors()] == ["replay", "storage", "metrics"]
+    assert [c.name for c in registry.collectors()] == ["replay", "storage", "metrics", "logs"]
     assert registry.collector("replay").budget(CONFIG) == 10
     with pytest.raises(LookupError, match="known: replay"):
         registry.collector("nope")

@@ -1,0 +1,339 @@
+"""The logs collector: Cosmos DB diagnostic logs from a Log Analytics workspace into four store tables.
+
+Per account (with `[monitor] workspace_id`; without it there is nothing to do, said in one line), per
+database, each query of logs_queries.py through `LogsQueryClient.query_workspace`, the window in
+`timespan`: RU per logical key per pkrange per bin (`log_key_ru`), 429s per partition (`log_throttles`),
+query counts (`log_query_stats`), and a snapshot of the latest size of each of the largest keys
+(`log_key_sizes`, stored with the run's time).
+
+Incremental like metrics: the time-binned queries ask from the latest complete row the store holds for
+(account, database, query), less `overlap_minutes`, or `backfill_hours` back on a first run, up to the
+last complete bin, and record only rows whose key the store does not hold yet. Rows of a partial result
+(`LogsQueryPartialResult`) are stored and flagged `partial`, with one line naming the query; they do not
+move the watermark, so the next run asks that window again and adds the rows it lacked.
+
+Faults are one line each: 401/403 names the Log Analytics Reader role, an unknown workspace (404) and an
+endpoint that is down end the account's run; a query the service refuses (400) or throttles past the
+retries fails that query only. Layers: `fetch_tables` talks to the service; `table_frame`, `frame_records`
+and `window` are pure; `Logs` walks databases and queries.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+from azure.core.exceptions import ClientAuthenticationError, HttpResponseError, ServiceRequestError
+
+from collectors.config import Account, Config, MonitorSettings
+from collectors.config_monitor import LOGS_ENDPOINT
+from collectors.credentials import monitor_credential
+from collectors.logs_queries import KEY_RU, KEY_SIZE, QUERIES, QUERY_STATS, THROTTLES, TIME, Params, build
+from collectors.logs_queries import result_columns as legacy_renames
+from collectors.registry import Options
+from collectors.run import SEAL_SECONDS, Run
+from collectors.store import Record, Table, read_table
+from collectors.store.records import (
+    LOG_KEY_RU,
+    LOG_KEY_SIZES,
+    LOG_QUERY_STATS,
+    LOG_THROTTLES,
+    LogKeyRURecord,
+    LogKeySizeRecord,
+    LogQueryStatsRecord,
+    LogThrottleRecord,
+)
+
+CHUNK = dt.timedelta(days=1)  # one request per day of a long window keeps each answer small
+RETRIES = 3  # azure-core RetryPolicy: 429/5xx retried, honouring Retry-After (azure-monitor.md §1.5)
+TABLE_OF = {KEY_RU: LOG_KEY_RU, KEY_SIZE: LOG_KEY_SIZES, THROTTLES: LOG_THROTTLES, QUERY_STATS: LOG_QUERY_STATS}
+Key = tuple[Any, ...]
+
+
+class Fatal(Exception):
+    """A fault no other query of the account would escape: its one line."""
+
+
+def table_frame(columns: list[str], types: list[str], rows: list[Any], renames: dict[str, str]) -> pd.DataFrame:
+    """A `LogsTable`'s rows as a frame with pandas dtypes from the Kusto column types (azure-monitor.md §1.4):
+    datetime -> datetime64 UTC, long/int -> Int64, real/decimal -> float64, bool -> boolean, others ->
+    string; legacy column names renamed to the resource-specific ones (pure)."""
+    frame = pd.DataFrame([list(row) for row in rows], columns=columns)
+    for name, kind in zip(columns, types, strict=True):
+        if kind == "datetime":
+            frame[name] = pd.to_datetime(frame[name], utc=True)
+        elif kind in ("long", "int"):
+            frame[name] = frame[name].astype("Int64")
+        elif kind in ("real", "decimal"):
+            frame[name] = pd.to_numeric(frame[name]).astype("float64")
+        elif kind == "bool":
+            frame[name] = frame[name].astype("boolean")
+        else:
+            frame[name] = frame[name].astype("string")
+    return frame.rename(columns=renames)
+
+
+def _text(value: Any) -> str:
+    return "" if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)) else str(value)
+
+
+def _number(value: Any) -> float:
+    return 0.0 if value is None or value is pd.NA or pd.isna(value) else float(value)
+
+
+def _time(value: Any) -> dt.datetime:
+    moment: dt.datetime = pd.Timestamp(value).to_pydatetime()
+    return moment.astimezone(dt.UTC)
+
+
+def frame_records(name: str, frame: pd.DataFrame, ids: dict[str, Any], bin_minutes: int) -> list[Record]:
+    """Each row of query `name`'s result as its store record (`ids`: run_id, account, database, partial and,
+    for snapshots, the run's time) (pure)."""
+    build_row: Callable[[dict[str, Any]], Record]
+    if name == KEY_RU:
+
+        def build_row(row: dict[str, Any]) -> Record:
+            return LogKeyRURecord(
+                **_scope(row, ids),
+                pkrange_id=_text(row.get("PartitionKeyRangeId")),
+                partition_key=_text(row.get("PartitionKey")),
+                request_charge=_number(row.get("RequestCharge")),
+                requests=int(_number(row.get("Requests"))),
+                bin_minutes=bin_minutes,
+            )
+    elif name == KEY_SIZE:
+
+        def build_row(row: dict[str, Any]) -> Record:
+            return LogKeySizeRecord(
+                **{**_scope(row, ids), "time": ids["time"]},
+                partition_key=_text(row.get("PartitionKey")),
+                generated=_time(row[TIME]),
+                size_kb=round(_number(row.get("SizeKb"))),
+            )
+    elif name == THROTTLES:
+
+        def build_row(row: dict[str, Any]) -> Record:
+            return LogThrottleRecord(
+                **_scope(row, ids),
+                partition_id=_text(row.get("PartitionId")),
+                operation_name=_text(row.get("OperationName")),
+                throttled=int(_number(row.get("Throttled"))),
+                bin_minutes=bin_minutes,
+            )
+    else:
+
+        def build_row(row: dict[str, Any]) -> Record:
+            return LogQueryStatsRecord(
+                **_scope(row, ids),
+                pkrange_id=_text(row.get("PartitionKeyRangeId")),
+                query_text=_text(row.get("QueryText")),
+                queries=int(_number(row.get("Queries"))),
+                bin_minutes=bin_minutes,
+            )
+
+    return [build_row({str(k): v for k, v in row.items()}) for row in frame.to_dict("records")]
+
+
+def _scope(row: dict[str, Any], ids: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "run_id": ids["run_id"],
+        "time": _time(row[TIME]) if TIME in row else ids["time"],
+        "account": ids["account"],
+        "database": _text(row.get("DatabaseName")) or ids["database"],
+        "container": _text(row.get("CollectionName")),
+        "partial": ids["partial"],
+    }
+
+
+def window(now: dt.datetime, mark: dt.datetime | None, settings: MonitorSettings) -> tuple[dt.datetime, dt.datetime]:
+    """[start, end) to ask: from the watermark less the overlap (a first run: the backfill), never further
+    back than the backfill, up to the last complete bin; both on the bin (pure)."""
+    step = dt.timedelta(minutes=settings.logs_bin_minutes)
+    earliest = now - dt.timedelta(hours=settings.backfill_hours)
+    start = earliest if mark is None else max(earliest, mark - dt.timedelta(minutes=settings.overlap_minutes))
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    return epoch + (start - epoch) // step * step, epoch + (now - epoch) // step * step
+
+
+def chunks(start: dt.datetime, end: dt.datetime) -> Iterator[tuple[dt.datetime, dt.datetime]]:
+    while start < end:
+        yield start, min(end, start + CHUNK)
+        start += CHUNK
+
+
+def _status(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def describe_logs_error(exc: BaseException, settings: MonitorSettings) -> tuple[str, bool]:
+    """One line for a failed query, and whether the fault ends the account's run. The SDK re-raises every
+    HTTP error as a plain HttpResponseError (azure-monitor.md §1.5): switch on its status. Never a token."""
+    status, workspace = _status(exc), settings.workspace_id
+    if status in (401, 403) or isinstance(exc, ClientAuthenticationError):
+        cause = f"{status} {'unauthorized' if status == 401 else 'forbidden'}" if status else "no credential"
+        detail = "" if status else f" ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+        return (
+            f"Log Analytics: {cause}: the identity needs the Log Analytics Reader role on workspace {workspace}{detail}",
+            True,
+        )
+    if status == 404:
+        return (
+            f"Log Analytics: no workspace {workspace} at {settings.logs_endpoint} (404): check [monitor] workspace_id",
+            True,
+        )
+    if isinstance(exc, ServiceRequestError):
+        return f"Log Analytics: cannot reach {settings.logs_endpoint}: {str(exc).splitlines()[0]}", True
+    if status == 429:
+        return (
+            f"429 throttled by Log Analytics after {RETRIES} retries (each after its Retry-After); try again later",
+            False,
+        )
+    if isinstance(exc, HttpResponseError):
+        model = getattr(exc, "model", None)
+        inner = getattr(model, "message", None) if model is not None and not isinstance(model, type) else None
+        code = getattr(model, "code", None) if model is not None and not isinstance(model, type) else None
+        message = str(inner or getattr(exc, "message", None) or exc).splitlines()[0]
+        return f"{status} {code + ': ' if isinstance(code, str) else ''}{message}", False
+    return f"{type(exc).__name__}: {exc}", False
+
+
+@dataclass
+class Logs:
+    """One account's logs collection, inside a `Run`."""
+
+    account: Account
+    settings: MonitorSettings
+    run: Run
+    client: Any  # a LogsQueryClient
+
+    def params(self, database: str) -> Params:
+        resource = self.account.monitor_resource
+        return Params(
+            database,
+            account=resource.rstrip("/").rsplit("/", 1)[-1] if resource else None,
+            bin_minutes=self.settings.logs_bin_minutes,
+            top=self.settings.logs_top_keys,
+            mode=self.settings.logs_mode,
+        )
+
+    def stored(self, table: Table, since: dt.datetime) -> tuple[set[Key], dict[str, dt.datetime]]:
+        """The keys of the account's rows of `table` stored since `since`, and each database's watermark
+        (the latest row not from a partial result)."""
+        key = [c for c in table.key if c != "account"]
+        frame = read_table(self.run.store, table, since=since, columns=["account", "partial", *key])
+        frame = frame[frame["account"] == self.account.name]
+        keys: set[Key] = set()
+        for row in frame[key].astype(object).itertuples(index=False, name=None):
+            keys.add(tuple(v.to_pydatetime() if isinstance(v, pd.Timestamp) else v for v in row))
+        complete = frame[~frame["partial"].astype(bool)]
+        marks = {str(db): t.to_pydatetime() for db, t in complete.groupby("database")["time"].max().items()}
+        return keys, marks
+
+    def fetch_tables(self, kql: str, start: dt.datetime, end: dt.datetime) -> tuple[pd.DataFrame, str | None]:
+        """The query's rows over [start, end) as one frame, and the partial error's line (None: complete)."""
+        result = self.client.query_workspace(self.settings.workspace_id, kql, timespan=(start, end))
+        partial = getattr(result, "partial_error", None)
+        tables = (result.partial_data if partial is not None else result.tables) or []
+        renames = legacy_renames(self.settings.logs_mode)
+        frames = [table_frame(t.columns, t.columns_types, t.rows, renames) for t in tables[:1]]
+        line = None if partial is None else f"{partial.code}: {str(partial.message).splitlines()[0]}"
+        return (frames[0] if frames else pd.DataFrame()), line
+
+    def collect_query(self, database: str, name: str, seen: set[Key], mark: dt.datetime | None) -> None:
+        """One query of one database, chunk by chunk; rows not stored yet are recorded."""
+        now = dt.datetime.fromtimestamp(self.run.clock(), dt.UTC)
+        table = TABLE_OF[name]
+        if name == KEY_SIZE:  # a snapshot: the latest report of each key within the backfill window
+            spans = [(now - dt.timedelta(hours=self.settings.backfill_hours), now)]
+        else:
+            spans = list(chunks(*window(now, mark, self.settings)))
+        kql = build(name, self.params(database))
+        ids = {"run_id": self.run.run_id, "account": self.account.name, "database": database, "time": now}
+        new = old = 0
+        partial_lines: list[str] = []
+        try:
+            for first, last in spans:
+                frame, partial = self.fetch_tables(kql, first, last)
+                if partial is not None:
+                    partial_lines.append(partial)
+                for record in frame_records(
+                    name, frame, {**ids, "partial": partial is not None}, self.settings.logs_bin_minutes
+                ):
+                    key = tuple(getattr(record, c) for c in table.key if c != "account")
+                    if key in seen:
+                        old += 1
+                        continue
+                    seen.add(key)
+                    self.run.record(record)
+                    new += 1
+                self.run.seal(every=SEAL_SECONDS)
+        except Exception as exc:  # this query fails; the others go on
+            line, fatal = describe_logs_error(exc, self.settings)
+            if fatal:
+                raise Fatal(line) from None
+            self.run.err(f"database {database!r} logs query {name!r}: {line}")
+            self.run.count(failed=True)
+            return
+        if partial_lines:
+            self.run.err(
+                f"database {database!r} logs query {name!r}: partial result ({partial_lines[0]}); "
+                f"its rows are stored, flagged partial"
+            )
+        span = f"{spans[0][0]:%Y-%m-%d %H:%M}..{spans[-1][1]:%H:%M} UTC" if spans else "nothing to ask yet"
+        self.run.out(f"{database} logs {name}: {new} new row(s), {old} already stored ({span})")
+        self.run.count(failed=bool(partial_lines))
+
+    def collect(self) -> None:
+        now = dt.datetime.fromtimestamp(self.run.clock(), dt.UTC)
+        since = now - dt.timedelta(hours=self.settings.backfill_hours, minutes=self.settings.overlap_minutes)
+        since -= dt.timedelta(minutes=self.settings.logs_bin_minutes)
+        stored = {name: self.stored(TABLE_OF[name], since) for name in QUERIES if name != KEY_SIZE}
+        for database in self.account.databases:
+            for name in QUERIES:
+                if self.run.stop.is_set():
+                    return
+                seen, marks = stored.get(name, (set(), {}))
+                self.collect_query(database, name, seen, marks.get(database))
+
+
+class LogsCollector:
+    """`ruscope logs` and the logs part of `ruscope collect`."""
+
+    name = "logs"
+    item = "logs query"
+
+    def budget(self, config: Config) -> float | None:
+        return None
+
+    def collect(self, config: Config, run: Run, options: Options) -> None:
+        """Every logs query of the account's databases; one line and nothing else without a workspace."""
+        account = config.account(options.account)
+        settings = config.monitor
+        if settings is None or settings.workspace_id is None:
+            run.out(f"{account.name}: no Log Analytics workspace (monitor.workspace_id): no logs to collect")
+            return
+        from azure.monitor.query import LogsQueryClient
+
+        try:
+            client = LogsQueryClient(
+                monitor_credential(),
+                endpoint=settings.logs_endpoint,
+                audience=LOGS_ENDPOINT,  # the production token scope, whatever the endpoint (azure-monitor.md §1.2)
+                connection_verify=settings.ca_bundle or True,
+                retry_total=RETRIES,
+            )
+            Logs(account, settings, run, client).collect()
+        except Fatal as exc:
+            run.err(str(exc))
+            run.count(failed=True)
+        except Exception as exc:  # no client: one line, one failed item
+            run.err(describe_logs_error(exc, settings)[0])
+            run.count(failed=True)
+
+
+COLLECTOR = LogsCollector()
