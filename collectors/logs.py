@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +34,7 @@ from collectors.config_monitor import LOGS_ENDPOINT
 from collectors.credentials import monitor_credential
 from collectors.logs_queries import KEY_RU, KEY_SIZE, QUERIES, QUERY_STATS, THROTTLES, TIME, Params, build
 from collectors.logs_queries import result_columns as legacy_renames
+from collectors.metrics import chunks  # a long window asked a day at a time, as for metrics
 from collectors.registry import Options
 from collectors.run import SEAL_SECONDS, Run
 from collectors.store import Record, Table, read_table
@@ -48,7 +49,6 @@ from collectors.store.records import (
     LogThrottleRecord,
 )
 
-CHUNK = dt.timedelta(days=1)  # one request per day of a long window keeps each answer small
 RETRIES = 3  # azure-core RetryPolicy: 429/5xx retried, honouring Retry-After (azure-monitor.md §1.5)
 TABLE_OF = {KEY_RU: LOG_KEY_RU, KEY_SIZE: LOG_KEY_SIZES, THROTTLES: LOG_THROTTLES, QUERY_STATS: LOG_QUERY_STATS}
 Key = tuple[Any, ...]
@@ -157,12 +157,6 @@ def window(now: dt.datetime, mark: dt.datetime | None, settings: MonitorSettings
     start = earliest if mark is None else max(earliest, mark - dt.timedelta(minutes=settings.overlap_minutes))
     epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
     return epoch + (start - epoch) // step * step, epoch + (now - epoch) // step * step
-
-
-def chunks(start: dt.datetime, end: dt.datetime) -> Iterator[tuple[dt.datetime, dt.datetime]]:
-    while start < end:
-        yield start, min(end, start + CHUNK)
-        start += CHUNK
 
 
 def _status(exc: BaseException) -> int | None:
