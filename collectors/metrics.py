@@ -2,44 +2,82 @@
 
 Per account with a `monitor_resource` (and a config with `[monitor]`; otherwise there is nothing to do),
 per database and metric: `MetricsClient.query_resources` split by container and by the metric's dimensions
-(`NormalizedRUConsumption` by `PartitionKeyRangeId`, the totals by `OperationType` and `StatusCode`), with
-`max_results` set (the service returns 10 series by default when splitting) and long ranges cut into
-chunks of at most a day. Every point becomes one `MetricRecord`.
+(`NormalizedRUConsumption` by `PartitionKeyRangeId` and `PhysicalPartitionId`, the totals by `OperationType`
+and `StatusCode`), with `max_results` set (the service returns 10 series by default when splitting), long
+ranges cut into chunks of at most a day, and each metric asked at the configured grain or its own finest
+one when that is coarser (`FINEST_GRAIN`, azure-monitor.md §5: asking PT1M of a PT5M metric is refused).
 
 Incremental: the watermark of (account, database, metric) is the latest point the store holds; a run asks
 from it less `overlap_minutes` (late points), or `backfill_hours` back on a first run, up to the last
-complete interval, and writes only points whose key the store does not hold yet: each point once.
+complete interval, and writes only points whose key the store does not hold yet: each point once. Only a
+point at or before its watermark can be stored already, so only the overlap's keys are read back.
+
+Scale (benchmarks/bench_monitor.py: 30 days x 1 minute x 100 pkranges, 4.3 million points): points are
+flattened into Arrow columns per chunk, never one object per point, and committed in batches with
+`write_arrow` (app transaction `ruscope-<run_id>-m<NNNN>`: each batch exactly once). They are not journaled
+point by point: a run killed before a commit loses only points Azure still holds, and the next run asks
+for them again, since its watermark never moved past them.
 
 Faults are one line each: a 401/403 names the Monitoring Reader role, an endpoint that is down says so
-(both end the account's run: nothing else would work), a metric the service does not know (400) fails
-that metric only. Layers: `fetch_points` talks to the service; `metric_filter`, `points_to_records` and
-`window` are pure; `Metrics` walks databases and metrics.
+(both end the account's run: nothing else would work), a metric the service does not know (400) or a
+throttled request (429, after the retries azure-core makes with the service's Retry-After) fails that
+metric only, keeping what it had collected. Layers: `fetch` talks to the service; `metric_filter`,
+`points_table`, `grain_of` and `window` are pure; `Metrics` walks databases and metrics.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from azure.core.exceptions import ClientAuthenticationError, HttpResponseError, ServiceRequestError
 
 from collectors.config import Account, Config, MonitorSettings
 from collectors.credentials import monitor_credential
 from collectors.registry import Options
-from collectors.run import SEAL_SECONDS, Run
-from collectors.store import read_table
-from collectors.store.records import METRIC_DIMENSIONS, METRICS, MetricRecord
+from collectors.run import Run
+from collectors.store import UTC_TIME, read_table, write_arrow
+from collectors.store.records import METRIC_DIMENSIONS, METRICS
 
 NAMESPACE = "Microsoft.DocumentDB/databaseAccounts"
 MAX_RESULTS = 1000
 CHUNK = dt.timedelta(days=1)
+RETRIES = 3  # azure-core's RetryPolicy retries 429/5xx, waiting what Retry-After advises
+BATCH_ROWS = 500_000  # points per commit: a few tens of MB of Arrow, and few Delta commits
 GRAINS = {"PT1M": dt.timedelta(minutes=1), "PT5M": dt.timedelta(minutes=5)}
-# metric -> (aggregation, split dimensions); others: their aggregation, split by container only
+# The metrics issue 10 names (azure-monitor.md §5), the default `[monitor] metrics`.
+DEFAULT_METRICS = (
+    "NormalizedRUConsumption",
+    "TotalRequestUnits",
+    "TotalRequests",
+    "DataUsage",
+    "IndexUsage",
+    "DocumentCount",
+    "PhysicalPartitionSizeInfo",
+    "PhysicalPartitionThroughputInfo",
+    "ProvisionedThroughput",
+    "AutoscaleMaxThroughput",
+)
+# azure-monitor.md §5, column "Time grains": the finest grain a metric is emitted at, where it is coarser
+# than PT1M (the others, e.g. NormalizedRUConsumption, TotalRequestUnits, PhysicalPartitionSizeInfo: PT1M).
+FINEST_GRAIN = {
+    "DataUsage": "PT5M",
+    "IndexUsage": "PT5M",
+    "DocumentCount": "PT5M",
+    "PhysicalPartitionThroughputInfo": "PT5M",  # the 2023 revision also listed PT1M; 2024 does not
+    "PhysicalPartitionCount": "PT5M",
+    "ProvisionedThroughput": "PT5M",
+    "AutoscaleMaxThroughput": "PT5M",
+}
+# metric -> (aggregation, split dimensions); others: Total, split by container only (azure-monitor.md §5)
 SPECS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "NormalizedRUConsumption": ("Maximum", ("PartitionKeyRangeId",)),
+    "NormalizedRUConsumption": ("Maximum", ("PartitionKeyRangeId", "PhysicalPartitionId")),
     "TotalRequestUnits": ("Total", ("OperationType", "StatusCode")),
     "TotalRequests": ("Count", ("OperationType", "StatusCode")),
     "PhysicalPartitionSizeInfo": ("Maximum", ("PhysicalPartitionId",)),
@@ -55,6 +93,7 @@ COLUMNS = {  # metadata_values names (lower-cased by the service) -> store colum
 }
 KEY_COLUMNS = ["database", "container", "metric", "aggregation", "time", *METRIC_DIMENSIONS]
 Key = tuple[Any, ...]
+_TIMESTAMP = attrgetter("timestamp")
 
 
 class Fatal(Exception):
@@ -63,6 +102,12 @@ class Fatal(Exception):
 
 def spec(metric: str) -> tuple[str, tuple[str, ...]]:
     return SPECS.get(metric, ("Total", ()))
+
+
+def grain_of(metric: str, configured: str) -> str:
+    """The grain to ask `metric` at: the configured one, or the metric's finest when that is coarser (pure)."""
+    finest = FINEST_GRAIN.get(metric, "PT1M")
+    return finest if GRAINS[finest] > GRAINS[configured] else configured
 
 
 def _quoted(value: str) -> str:
@@ -76,15 +121,15 @@ def metric_filter(database: str, metric: str) -> str:
 
 
 def window(
-    now: dt.datetime, watermark: dt.datetime | None, settings: MonitorSettings
+    now: dt.datetime, watermark: dt.datetime | None, settings: MonitorSettings, grain: str | None = None
 ) -> tuple[dt.datetime, dt.datetime]:
     """[start, end) to ask: from the watermark less the overlap (a first run: the backfill), never further
     back than the backfill, up to the last complete interval; both on the grain (pure)."""
-    grain = GRAINS[settings.grain]
+    step = GRAINS[grain or settings.grain]
     earliest = now - dt.timedelta(hours=settings.backfill_hours)
     start = earliest if watermark is None else max(earliest, watermark - dt.timedelta(minutes=settings.overlap_minutes))
     epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-    return epoch + (start - epoch) // grain * grain, epoch + (now - epoch) // grain * grain
+    return epoch + (start - epoch) // step * step, epoch + (now - epoch) // step * step
 
 
 def chunks(start: dt.datetime, end: dt.datetime) -> Iterator[tuple[dt.datetime, dt.datetime]]:
@@ -93,32 +138,47 @@ def chunks(start: dt.datetime, end: dt.datetime) -> Iterator[tuple[dt.datetime, 
         start += CHUNK
 
 
-def points_to_records(results: list[Any], ids: dict[str, Any], grain: str) -> list[MetricRecord]:
-    """Every point of every time series (`MetricsQueryResult`s) as a record; empty intervals skipped (pure)."""
-    records = []
+def points_table(
+    results: list[Any], ids: dict[str, str], grain: str, first: dt.datetime, last: dt.datetime
+) -> pa.Table:
+    """Every point of every time series (`MetricsQueryResult`s) in [first, last) as Arrow columns of the
+    metrics table; empty intervals skipped (pure). Columnar: a list per column, no object per point."""
+    value_of = attrgetter(ids["aggregation"].lower())
+    times: list[dt.datetime] = []
+    values: list[float | None] = []
+    repeated: dict[str, list[Any]] = {c: [] for c in ("container", "metric", "unit", *COLUMNS.values())}
     for result in results:
         for metric in result.metrics:
-            aggregation = ids["aggregation"].lower()
             unit = str(getattr(metric.unit, "value", metric.unit))
             for series in metric.timeseries:
+                n = len(series.data)
                 dims = {k.lower(): v for k, v in (series.metadata_values or {}).items()}
-                container = dims.get("collectionname", "")
-                columns: dict[str, Any] = {column: dims.get(name) for name, column in COLUMNS.items()}
-                for point in series.data:
-                    value = getattr(point, aggregation, None)
-                    if value is None:
-                        continue
-                    records.append(
-                        MetricRecord(
-                            **{**ids, "time": point.timestamp.astimezone(dt.UTC), "container": container},
-                            metric=metric.name,
-                            **columns,
-                            value=float(value),
-                            unit=unit,
-                            grain=grain,
-                        )
-                    )
-    return records
+                times += map(_TIMESTAMP, series.data)
+                values += map(value_of, series.data)
+                repeated["container"] += [dims.get("collectionname", "")] * n
+                repeated["metric"] += [metric.name] * n
+                repeated["unit"] += [unit] * n
+                for name, column in COLUMNS.items():
+                    repeated[column] += [dims.get(name)] * n
+    columns: dict[str, pa.Array] = {
+        "time": pa.array(times, UTC_TIME),
+        "value": pa.array(values, pa.float64()),
+        **{c: pa.array(v, pa.string()) for c, v in repeated.items()},
+    }
+    data = pa.table(columns)
+    keep = pc.and_(
+        pc.is_valid(data["value"]),
+        pc.and_(
+            pc.greater_equal(data["time"], pa.scalar(first, UTC_TIME)),
+            pc.less(data["time"], pa.scalar(last, UTC_TIME)),
+        ),
+    )
+    data = data.filter(keep)
+    constant = {"run_id": None, "account": ids["account"], "database": ids["database"]}
+    constant |= {"aggregation": ids["aggregation"], "grain": grain}
+    for name, value in constant.items():
+        data = data.append_column(name, pa.array([value] * data.num_rows, pa.string()))
+    return data.select(METRICS.schema.names)
 
 
 def describe_monitor_error(exc: BaseException, settings: MonitorSettings, resource: str) -> tuple[str, bool]:
@@ -131,10 +191,28 @@ def describe_monitor_error(exc: BaseException, settings: MonitorSettings, resour
         return f"Azure Monitor: {cause}: the identity needs the Monitoring Reader role on {resource}{detail}", True
     if isinstance(exc, ServiceRequestError):
         return f"Azure Monitor: cannot reach {settings.endpoint}: {str(exc).splitlines()[0]}", True
+    if status == 429:
+        return (
+            f"Azure Monitor throttled the request (429) after {RETRIES} retries at its advised delay; "
+            "what was collected is kept: retry later"
+        ), False
     if isinstance(exc, HttpResponseError):
         message = getattr(exc, "message", None) or str(exc)
         return f"{status} {str(message).splitlines()[0]}", False
     return f"{type(exc).__name__}: {exc}", False
+
+
+def _key(row: tuple[Any, ...]) -> Key:
+    """A stored or fetched key with times as UTC epoch microseconds and missing dimensions as None."""
+    out: list[Any] = []
+    for v in row:
+        if v is None or (not isinstance(v, str) and pd.isna(v)):
+            out.append(None)
+        elif isinstance(v, dt.datetime):
+            out.append(round(v.timestamp() * 1_000_000))
+        else:
+            out.append(v)
+    return tuple(out)
 
 
 @dataclass
@@ -146,81 +224,110 @@ class Metrics:
     settings: MonitorSettings
     run: Run
     client: Any  # a MetricsClient
+    batch: list[pa.Table] = field(default_factory=list)
+    parts: int = 0
 
-    def stored(self, since: dt.datetime) -> tuple[set[Key], dict[tuple[str, str], dt.datetime]]:
-        """The keys of the account's points stored since `since`, and each (database, metric)'s watermark."""
+    def watermarks(self, since: dt.datetime) -> dict[tuple[str, str], dt.datetime]:
+        """Each (database, metric)'s latest stored point since `since` (a vectorised read of four columns)."""
+        frame = read_table(self.run.store, METRICS, since=since, columns=["account", "database", "metric", "time"])
+        frame = frame[frame["account"] == self.account.name]
+        latest = frame.groupby(["database", "metric"], observed=True)["time"].max()
+        return {(str(k[0]), str(k[1])): t.to_pydatetime() for k, t in latest.items() if isinstance(k, tuple)}
+
+    def stored(self, since: dt.datetime) -> set[Key]:
+        """The keys of the account's points stored since `since`: only the overlap's (see the module doc)."""
         frame = read_table(self.run.store, METRICS, since=since, columns=["account", *KEY_COLUMNS])
         frame = frame[frame["account"] == self.account.name]
-        keys: set[Key] = set()
-        marks: dict[tuple[str, str], dt.datetime] = {}
-        for row in frame[KEY_COLUMNS].astype(object).itertuples(index=False, name=None):
-            key: list[Any] = [None if pd.isna(v) else v for v in row]
-            time: dt.datetime = key[4].to_pydatetime()
-            keys.add((*key[:4], time, *key[5:]))
-            mark = (str(key[0]), str(key[2]))
-            marks[mark] = max(marks.get(mark, time), time)
-        return keys, marks
+        return {_key(row) for row in frame[KEY_COLUMNS].astype(object).itertuples(index=False, name=None)}
 
-    def fetch(self, metric: str, database: str, start: dt.datetime, end: dt.datetime) -> list[Any]:
-        aggregation = spec(metric)[0]
+    def fetch(self, metric: str, database: str, grain: str, start: dt.datetime, end: dt.datetime) -> list[Any]:
         return list(
             self.client.query_resources(
                 resource_ids=[self.resource],
                 metric_namespace=NAMESPACE,
                 metric_names=[metric],
                 timespan=(start, end),
-                granularity=GRAINS[self.settings.grain],
-                aggregations=[aggregation],
+                granularity=GRAINS[grain],
+                aggregations=[spec(metric)[0]],
                 filter=metric_filter(database, metric),
                 max_results=MAX_RESULTS,
             )
         )
 
+    def new_points(self, data: pa.Table, seen: set[Key], mark: dt.datetime | None) -> pa.Table:
+        """`data` less the points already stored: only those at or before the watermark can be."""
+        if mark is None or data.num_rows == 0:
+            return data
+        maybe = pc.less_equal(data["time"], pa.scalar(mark, UTC_TIME))
+        if not pc.any(maybe).as_py():
+            return data
+        rows = data.select(KEY_COLUMNS).to_pylist()
+        flags = maybe.to_pylist()
+        fresh = [not (old and _key(tuple(r.values())) in seen) for r, old in zip(rows, flags, strict=True)]
+        return data.filter(pa.array(fresh, pa.bool_()))
+
+    def write(self, data: pa.Table | None = None, *, flush: bool = False) -> None:
+        """Batch points; commit once a batch is large (or on `flush`), each batch exactly once."""
+        if data is not None and data.num_rows:
+            self.batch.append(data)
+        rows = sum(t.num_rows for t in self.batch)
+        if rows and (flush or rows >= BATCH_ROWS):
+            write_arrow(
+                self.run.store, METRICS, pa.concat_tables(self.batch), run_id=self.run.run_id, part=f"m{self.parts:04d}"
+            )
+            self.parts += 1
+            self.batch.clear()
+
     def collect_metric(self, database: str, metric: str, seen: set[Key], mark: dt.datetime | None) -> None:
-        """One metric of one database, chunk by chunk; only points not stored yet are recorded."""
+        """One metric of one database, chunk by chunk; only points not stored yet are written. A failure
+        keeps what the earlier chunks brought."""
         now = dt.datetime.fromtimestamp(self.run.clock(), dt.UTC)
-        start, end = window(now, mark, self.settings)
-        ids = {"run_id": self.run.run_id, "account": self.account.name, "database": database}
-        ids["aggregation"] = spec(metric)[0]
+        grain = grain_of(metric, self.settings.grain)
+        start, end = window(now, mark, self.settings, grain)
+        ids = {"account": self.account.name, "database": database, "aggregation": spec(metric)[0]}
         new = old = 0
         try:
             for first, last in chunks(start, end):
-                for record in points_to_records(self.fetch(metric, database, first, last), ids, self.settings.grain):
-                    key = tuple(getattr(record, c) for c in KEY_COLUMNS)
-                    if key in seen:
-                        old += 1
-                        continue
-                    seen.add(key)
-                    self.run.record(record)
-                    new += 1
-                self.run.seal(every=SEAL_SECONDS)
+                if self.run.stop.is_set():
+                    break
+                data = points_table(self.fetch(metric, database, grain, first, last), ids, grain, first, last)
+                fresh = self.new_points(data, seen, mark)
+                new, old = new + fresh.num_rows, old + data.num_rows - fresh.num_rows
+                self.write(fresh)
         except Exception as exc:  # this metric fails; the others go on
+            self.write(flush=True)
             line, fatal = describe_monitor_error(exc, self.settings, self.resource)
             if fatal:
                 raise Fatal(line) from None
-            self.run.err(f"database {database!r} metric {metric!r}: {line}")
+            self.run.err(f"database {database!r} metric {metric!r}: {line} ({new} new point(s) kept)")
             self.run.count(failed=True)
             return
+        self.write(flush=True)
         span = f"{start:%Y-%m-%d %H:%M}..{end:%H:%M} UTC"
-        self.run.out(f"{database} {metric}: {new} new point(s), {old} already stored ({span})")
+        self.run.out(f"{database} {metric}: {new} new point(s), {old} already stored ({span}, {grain})")
         self.run.count(failed=False)
 
     def collect(self) -> None:
         now = dt.datetime.fromtimestamp(self.run.clock(), dt.UTC)
-        since = now - dt.timedelta(hours=self.settings.backfill_hours, minutes=self.settings.overlap_minutes)
-        seen, marks = self.stored(since - GRAINS[self.settings.grain])
+        overlap = dt.timedelta(minutes=self.settings.overlap_minutes) + max(GRAINS.values())
+        marks = self.watermarks(now - dt.timedelta(hours=self.settings.backfill_hours) - overlap)
+        seen = self.stored(min(marks.values()) - overlap) if marks else set()
         for database in self.account.databases:
-            for metric in self.settings.metrics:
+            for metric in dict.fromkeys(self.settings.metrics):
                 if self.run.stop.is_set():
                     return
                 self.collect_metric(database, metric, seen, marks.get((database, metric)))
 
 
 class MetricsCollector:
-    """`ruscope metrics` and the metrics part of `ruscope collect`."""
+    """`ruscope metrics` and the metrics part of `ruscope collect`; `client_options` go to the `MetricsClient`
+    (azure-core keywords, e.g. a `transport`: the benchmark replays recorded bodies through one)."""
 
     name = "metrics"
     item = "metric"
+
+    def __init__(self, client_options: dict[str, Any] | None = None) -> None:
+        self.client_options = client_options or {}
 
     def budget(self, config: Config) -> float | None:
         return None
@@ -239,7 +346,8 @@ class MetricsCollector:
                 settings.endpoint,
                 monitor_credential(),
                 connection_verify=settings.ca_bundle or True,
-                retry_total=3,
+                retry_total=RETRIES,
+                **self.client_options,
             )
             Metrics(account, account.monitor_resource, settings, run, client).collect()
         except Fatal as exc:
