@@ -34,20 +34,17 @@ class StorageSampler:
                 self._versions.pop(name, None)
                 continue
             seen = self._versions.get(name)
-            if meter.changed_key is not None and seen is not None and seen[0] is coll and seen[1] == coll.range_version:
-                self._write(now, coll, meter)
+            if meter.changed_epk is not None and seen is not None and seen[0] is coll and seen[1] == coll.range_version:
+                self._write(now, coll, meter.changed_epk, meter.partition_key)
             else:
                 self.sync(now, coll)
 
-    def _write(self, now: float, coll: Container, meter: Meter) -> None:
-        epk = coll.epk(meter.changed_key or ())
+    def _write(self, now: float, coll: Container, epk: str, key: str) -> None:
         rng = coll.range_for(epk)
         lp = rng.logical.get(epk)
         budget = self.state.partition_budget(coll)
         key_size = lp.size if lp is not None else 0
-        self.history.snapshot(
-            now, coll.db_id, coll.id, rng.id, rng.size, rng.docs, budget, meter.partition_key, key_size
-        )
+        self.history.snapshot(now, coll.db_id, coll.id, rng.id, rng.size, rng.docs, budget, key, key_size)
 
     def sync(self, now: float, coll: Container) -> None:
         """Snapshot the whole container (its ranges' storage and budget, its throughput)."""

@@ -48,19 +48,19 @@ class Items:
         with self.metering.metered(ctx, "Upsert" if upsert else "Create", "docs", db_id, coll_id) as meter:
             coll = self.state.coll(db_id, coll_id, intended_rid)
             doc, key = self._checked_document(coll, doc, key)
-            lp, rng = self._locate(coll, key, meter)
+            lp, rng, epk = self._locate(coll, key, meter)
             self.metering.admit(coll, rng, meter)
             existing = lp.items.get(doc["id"]) if lp else None
             if existing is not None and not upsert:
                 raise errors.conflict()
             if existing is not None:
                 _check_if_match(ctx, existing)
-                return self._write_replace(coll, rng, key, existing, doc, meter)
+                return self._write_replace(coll, rng, key, epk, existing, doc, meter)
             stored = self._stamp(coll, doc)
             self._check_limits(lp, stored.size, 0)
             leaves = len(indexed_leaves(stored.doc, coll.policy))
             self.metering.consume(coll, rng, meter, self.cost.create_ru(stored.size, leaves))
-            return self._store(coll, key, stored, 201, meter)
+            return self._store(coll, key, epk, stored, 201, meter)
 
     def replace(
         self,
@@ -78,8 +78,8 @@ class Items:
             doc, key = self._checked_document(coll, doc, key)
             if doc["id"] != item_id:
                 raise errors.bad_request("The id in the document does not match the id in the request URI.")
-            rng, existing = self._existing(ctx, coll, key, item_id, meter)
-            return self._write_replace(coll, rng, key, existing, doc, meter)
+            rng, epk, existing = self._existing(ctx, coll, key, item_id, meter)
+            return self._write_replace(coll, rng, key, epk, existing, doc, meter)
 
     def patch(
         self,
@@ -96,11 +96,11 @@ class Items:
         with self.metering.metered(ctx, "Patch", "docs", db_id, coll_id) as meter:
             coll = self.state.coll(db_id, coll_id, intended_rid)
             key = self.checked_key(coll, key, full=True)
-            rng, existing = self._existing(ctx, coll, key, item_id, meter)
+            rng, epk, existing = self._existing(ctx, coll, key, item_id, meter)
             if condition:
                 raise errors.bad_request("Conditional patch (filter predicate) is not supported by this emulator yet.")
             new_doc = apply_patch(existing.doc, operations, list(coll.key_paths))
-            return self._write_replace(coll, rng, key, existing, new_doc, meter, patch_ops=len(operations or []))
+            return self._write_replace(coll, rng, key, epk, existing, new_doc, meter, patch_ops=len(operations or []))
 
     def read(
         self,
@@ -115,7 +115,7 @@ class Items:
         with self.metering.metered(ctx, "Read", "docs", db_id, coll_id) as meter:
             coll = self.state.coll(db_id, coll_id, intended_rid)
             key = self.checked_key(coll, key, full=True)
-            lp, rng = self._locate(coll, key, meter)
+            lp, rng, _ = self._locate(coll, key, meter)
             self.metering.admit(coll, rng, meter)
             item = lp.items.get(item_id) if lp else None
             consistency = ctx.consistency or self.consistency
@@ -140,13 +140,13 @@ class Items:
         with self.metering.metered(ctx, "Delete", "docs", db_id, coll_id) as meter:
             coll = self.state.coll(db_id, coll_id, intended_rid)
             key = self.checked_key(coll, key, full=True)
-            rng, item = self._existing(ctx, coll, key, item_id, meter)
+            rng, epk, item = self._existing(ctx, coll, key, item_id, meter)
             leaves = len(indexed_leaves(item.doc, coll.policy))
             self.metering.consume(coll, rng, meter, self.cost.delete_ru(item.size, leaves))
             entry = {"op": "delete", "db": db_id, "coll": coll_id, "key": key_to_json(key), "id": item_id}
             self.state.commit(entry)
             self.state.apply_delete(entry)
-            meter.changed, meter.changed_key = (coll,), key
+            meter.changed, meter.changed_epk = (coll,), epk
             return _answer(meter, rng, 204, None)
 
     # -- checks --------------------------------------------------------------------------------
@@ -197,22 +197,22 @@ class Items:
 
     def _existing(
         self, ctx: Context, coll: Container, key: Key, item_id: str, meter: Meter
-    ) -> tuple[PkRange, StoredItem]:
+    ) -> tuple[PkRange, str, StoredItem]:
         """The stored item a write targets, after throttling and its If-Match precondition (404/412)."""
-        lp, rng = self._locate(coll, key, meter)
+        lp, rng, epk = self._locate(coll, key, meter)
         self.metering.admit(coll, rng, meter)
         item = lp.items.get(item_id) if lp else None
         if item is None:
             raise errors.not_found("Entity")
         _check_if_match(ctx, item)
-        return rng, item
+        return rng, epk, item
 
-    def _locate(self, coll: Container, key: Key, meter: Meter) -> tuple[LogicalPartition | None, PkRange]:
+    def _locate(self, coll: Container, key: Key, meter: Meter) -> tuple[LogicalPartition | None, PkRange, str]:
         epk = coll.epk(key)
         rng = coll.range_for(epk)
         meter.pkrange_id = rng.id
         meter.partition_key = key_json(key)
-        return rng.logical.get(epk), rng
+        return rng.logical.get(epk), rng, epk
 
     def _check_limits(self, lp: LogicalPartition | None, new: int, old: int) -> None:
         """Refuse a write that takes a logical partition past 20 GB (403/1014, P1)."""
@@ -245,6 +245,7 @@ class Items:
         coll: Container,
         rng: PkRange,
         key: Key,
+        epk: str,
         existing: StoredItem,
         doc: dict[str, Any],
         meter: Meter,
@@ -252,16 +253,16 @@ class Items:
         patch_ops: int | None = None,
     ) -> ItemResult:
         stored = self._stamp(coll, doc)
-        self._check_limits(rng.logical.get(coll.epk(key)), stored.size, existing.size)
+        self._check_limits(rng.logical.get(epk), stored.size, existing.size)
         old_leaves = indexed_leaves(existing.doc, coll.policy)
         new_leaves = indexed_leaves(stored.doc, coll.policy)
         changed = changed_leaf_count(old_leaves, new_leaves)
         args = (existing.size, stored.size, changed, len(old_leaves), len(new_leaves))
         ru = self.cost.patch_ru(*args, patch_ops) if patch_ops is not None else self.cost.replace_ru(*args)
         self.metering.consume(coll, rng, meter, ru)
-        return self._store(coll, key, stored, 200, meter)
+        return self._store(coll, key, epk, stored, 200, meter)
 
-    def _store(self, coll: Container, key: Key, stored: StoredItem, status: int, meter: Meter) -> ItemResult:
+    def _store(self, coll: Container, key: Key, epk: str, stored: StoredItem, status: int, meter: Meter) -> ItemResult:
         entry = {
             "op": "put",
             "db": coll.db_id,
@@ -272,7 +273,7 @@ class Items:
         }
         self.state.commit(entry)
         rng = self.state.apply_put(entry)
-        meter.changed, meter.changed_key = (coll,), key
+        meter.changed, meter.changed_epk = (coll,), epk
         return _answer(meter, rng, status, stored.doc)
 
 

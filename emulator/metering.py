@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
 
 from cosmoscore.costmodel import CostModel
 from emulator import errors
@@ -47,9 +46,10 @@ class Meter:
     budget: float = 0.0  # the partition's RU/s when admitted: what `History` normalises by
     query_text: str = ""  # a query's SQL (CDBQueryRuntimeStatistics)
     # Set by operations that changed storage or throughput (writes, metadata): the containers, and for a
-    # document write its partition key; the sampler snapshots them after the request. Reads leave them.
+    # document write its logical partition's EPK; the sampler snapshots them after the request. Reads
+    # leave them.
     changed: tuple[Container, ...] = ()
-    changed_key: tuple[Any, ...] | None = None
+    changed_epk: str | None = None
 
 
 class Metering:
