@@ -63,14 +63,15 @@ def emulator(
 def _monitor(engine: object, host: str, port: int, data_dir: Path | None, bind: Any) -> Any:
     """The Azure Monitor stand-in's listener; its CA is kept in the data directory (else a temp dir) and
     printed, since clients must trust it (`connection_verify` or `REQUESTS_CA_BUNDLE`)."""
-    from emulator.monitor.metrics import MetricsApp
+    from emulator.monitor.app import MonitorApp
     from emulator.monitor.tls import ensure_certificates
     from emulator.server import Listener
 
     folder = Path(data_dir) / "monitor-tls" if data_dir else Path(tempfile.mkdtemp(prefix="ruscope-monitor-"))
     certs = ensure_certificates(folder)
-    listener = Listener(MetricsApp(engine), bind(host, port), certs.server_context())  # type: ignore[arg-type]
-    typer.echo(f"Azure Monitor stand-in (metrics) on https://{host}:{port}/; trust its CA: {certs.ca}")
+    listener = Listener(MonitorApp(engine), bind(host, port), certs.server_context())  # type: ignore[arg-type]
+    url = f"https://{host}:{port}"
+    typer.echo(f"Azure Monitor stand-in: metrics on {url}/, Log Analytics on {url}/v1/; trust its CA: {certs.ca}")
     return listener
 
 

@@ -1,0 +1,200 @@
+"""The Log Analytics query API served from the engine's per-minute `History` (an `emulator.server.App`).
+
+Paths, as `azure.monitor.query.LogsQueryClient` sends them (azure-monitor.md §3.1), under `/v1`:
+- `POST /v1/workspaces/{workspaceId}/query` (any workspace id: resource-specific and AzureDiagnostics
+  tables are both present in every workspace);
+- `POST /v1/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.DocumentDB/databaseAccounts/{acct}/query`
+  (resource-centric);
+- `POST /v1/$batch` (each item answered in the same shape with its own status; always 200).
+A bearer token is required (401 without, as the metrics API). `Prefer: include-statistics=true` adds a
+small statistics dict. Refused queries get the service's 400 (`BadArgumentError` over a Syntax/Semantic
+error); the KQL subset is in `kql`, its evaluation rules in `kql_eval`, the tables in `tables`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+import time
+from typing import Any
+
+import orjson
+
+from emulator.engine import Engine
+from emulator.monitor.kql import KqlError, parse
+from emulator.monitor.kql_eval import plan, run
+from emulator.monitor.kql_expr import Row, to_text
+from emulator.monitor.kql_scan import scan_of
+from emulator.monitor.metrics import _authenticate
+from emulator.monitor.query import MonitorError, MonitorRequest, parse_resource
+from emulator.monitor.tables import EVERYTHING, Source, rows, shape_of
+from emulator.request import Request
+
+log = logging.getLogger("ruscope.emulator.monitor")
+
+Response = tuple[int, dict[str, str], bytes]
+_JSON = {"content-type": "application/json; charset=utf-8"}
+DEFAULT_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
+_DURATION = re.compile(r"^P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
+
+
+def _bad(message: str, code: str = "BadArgumentError") -> MonitorError:
+    return MonitorError(400, code, message)
+
+
+def _error_body(exc: MonitorError) -> dict[str, Any]:
+    return {"error": {"code": exc.code, "message": exc.message}}
+
+
+class LogsApp:
+    """Log Analytics' query API for the emulator's one account."""
+
+    request_type = MonitorRequest
+
+    def __init__(self, engine: Engine, region: str = "local", resource_group: str = "ruscope") -> None:
+        self.engine = engine
+        self.region = region
+        self.resource_id = (
+            f"/subscriptions/{DEFAULT_SUBSCRIPTION}/resourceGroups/{resource_group}"
+            f"/providers/Microsoft.DocumentDB/databaseAccounts/{engine.account_name}"
+        )
+
+    def handle(self, request: Request) -> Response:
+        """One request to (status, headers, body); errors in the service's shapes, never a traceback."""
+        try:
+            _authenticate(request)
+            if request.method != "POST":
+                raise MonitorError(405, "MethodNotAllowed", f"{request.method} is not allowed; use POST.")
+            status, body = self._route(request)
+        except MonitorError as exc:
+            return exc.status, dict(_JSON), orjson.dumps(_error_body(exc))
+        except Exception:  # a bug costs one request a 500, never the server
+            log.exception("internal error on %s %s", request.method, request.path)
+            error = {"error": {"code": "InternalServerError", "message": "The stand-in failed; see its log."}}
+            return 500, dict(_JSON), orjson.dumps(error)
+        return status, dict(_JSON), orjson.dumps(body)
+
+    def _route(self, request: Request) -> tuple[int, dict[str, Any]]:
+        seg = request.segments
+        payload = _json(request.body)
+        prefer = request.header("prefer") or ""
+        if seg == ["v1", "$batch"]:
+            return 200, self.batch(payload)
+        if len(seg) == 4 and seg[:2] == ["v1", "workspaces"] and seg[3] == "query":
+            return self.query(seg[2], self.resource_id, payload, prefer)
+        if len(seg) > 2 and seg[0] == "v1" and seg[1].lower() == "subscriptions" and seg[-1] == "query":
+            resource = "/" + "/".join(seg[1:-1])
+            parse_resource(resource)  # the service's 400 for anything but a Cosmos DB account id
+            return self.query(DEFAULT_SUBSCRIPTION, resource, payload, prefer)
+        raise MonitorError(404, "PathNotFoundError", f"The requested path does not exist: {request.path}")
+
+    def batch(self, payload: Any) -> dict[str, Any]:
+        """`$batch`: each request answered as if alone, in request order, ids echoed."""
+        requests = payload.get("requests") if isinstance(payload, dict) else None
+        if not isinstance(requests, list):
+            raise _bad('The body must be {"requests": [...]}.')
+        responses = []
+        for item in requests:
+            if not isinstance(item, dict):
+                raise _bad("Each batch request must be an object.")
+            prefer = str((item.get("headers") or {}).get("Prefer") or "")
+            try:
+                status, body = self.query(str(item.get("workspace") or ""), self.resource_id, item.get("body"), prefer)
+            except MonitorError as exc:
+                status, body = exc.status, _error_body(exc)
+            responses.append({"id": item.get("id"), "status": status, "body": body})
+        return {"responses": responses}
+
+    def query(self, workspace: str, resource_id: str, payload: Any, prefer: str) -> tuple[int, dict[str, Any]]:
+        """One query's (status, body): 200 with the table, or 400 with the service's error shape."""
+        if not isinstance(payload, dict) or not isinstance(payload.get("query"), str):
+            raise _bad('The body must be {"query": "<KQL>", "timespan": ...}.')
+        started = time.perf_counter()
+        now = self.engine.clock()
+        try:
+            since, until = parse_timespan(payload.get("timespan"), now)
+            table = self._evaluate(payload["query"], since, until, now, workspace, resource_id)
+        except KqlError as exc:
+            return 400, exc.body()
+        body: dict[str, Any] = {"tables": [table]}
+        if "include-statistics=true" in prefer.replace(" ", "").lower():
+            elapsed = time.perf_counter() - started
+            body["statistics"] = {"query": {"executionTime": elapsed, "resourceUsage": {"rows": len(table["rows"])}}}
+        return 200, body
+
+    def _evaluate(
+        self, text: str, since: float, until: float, now: float, workspace: str, resource_id: str
+    ) -> dict[str, Any]:
+        query = parse(text)
+        now_dt = dt.datetime.fromtimestamp(now, dt.UTC)
+        scan = scan_of(query, since, until, now_dt)
+        shape = plan(query.operators, shape_of(query.table, scan), now_dt)
+        with self.engine.metering.lock:
+            live = frozenset((db, c) for db, d in self.engine.databases.items() for c in d.containers)
+        source = Source(self.engine.history, live, self.engine.account_name, resource_id, self.region, workspace)
+        start, end = dt.datetime.fromtimestamp(since, dt.UTC), dt.datetime.fromtimestamp(until, dt.UTC)
+        table_rows = (r for r in rows(query.table, scan, source) if start <= r["TimeGenerated"] < end)
+        names = list(shape.columns)
+        types = [c.type for c in shape.columns.values()]
+        out = [[_wire(r.get(n), t) for n, t in zip(names, types, strict=True)] for r in run(shape, table_rows)]
+        columns = [{"name": n, "type": t} for n, t in zip(names, types, strict=True)]
+        return {"name": "PrimaryResult", "columns": columns, "rows": out}
+
+
+def _json(body: bytes) -> Any:
+    try:
+        return orjson.loads(body) if body else None
+    except orjson.JSONDecodeError:
+        raise _bad("The request body is not valid JSON.") from None
+
+
+def _wire(value: Any, kind: str) -> Any:
+    """A value as Kusto writes it in a table row (datetimes ISO with Z, timespans as text)."""
+    if value is None:
+        return None
+    if kind in ("datetime", "timespan"):
+        return to_text(value)
+    if kind == "real":
+        return float(value)
+    if kind in ("int", "long"):
+        return int(value)
+    return value
+
+
+def parse_timespan(value: Any, now: float) -> tuple[float, float]:
+    """The body's `timespan` (azure-monitor.md §1.6): null, an ISO 8601 duration ending now, `start/end`
+    or `start/duration`; as [since, until) epoch seconds."""
+    if value is None:
+        return EVERYTHING
+    if not isinstance(value, str):
+        raise _bad(f"Invalid timespan {value!r}.")
+    parts = value.split("/")
+    if len(parts) == 1:
+        return now - _duration(parts[0]), now
+    if len(parts) != 2:
+        raise _bad(f"Invalid timespan {value!r}.")
+    start = _instant(parts[0])
+    end = start + _duration(parts[1]) if parts[1].upper().startswith("P") else _instant(parts[1])
+    if end < start:
+        raise _bad(f"Invalid timespan {value!r}: it ends before it starts.")
+    return start, end
+
+
+def _duration(text: str) -> float:
+    match = _DURATION.match(text.strip().upper())
+    if match is None or not any(match.groups()):
+        raise _bad(f"Invalid timespan duration {text!r}: expected ISO 8601 such as PT3600S or P1D.")
+    days, hours, minutes, seconds = (float(g) if g else 0.0 for g in match.groups())
+    return days * 86400 + hours * 3600 + minutes * 60 + seconds
+
+
+def _instant(text: str) -> float:
+    try:
+        parsed = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise _bad(f"Invalid timespan start or end {text!r}: expected an ISO 8601 time.") from None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)).timestamp()
+
+
+Rows = list[Row]
