@@ -139,7 +139,7 @@ class Replay(BaseAdapter):
         self.names = sorted(self.index.values())
         self.served = 0
 
-    def send(self, request: Any, **kwargs: Any) -> requests.Response:
+    def send(self, request: Any, *args: Any, **kwargs: Any) -> requests.Response:  # type: ignore[override]
         name = self.names[self.served] if self.in_order else self.index.get(request_key(request.url))
         if name is None:
             status, body = 404, b'{"error": {"code": "NotRecorded", "message": "no body recorded for this request"}}'

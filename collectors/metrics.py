@@ -48,7 +48,10 @@ from collectors.store.records import METRIC_DIMENSIONS, METRICS
 NAMESPACE = "Microsoft.DocumentDB/databaseAccounts"
 MAX_RESULTS = 1000
 CHUNK = dt.timedelta(days=1)
-RETRIES = 3  # azure-core's RetryPolicy retries 429/5xx, waiting what Retry-After advises
+RETRIES = 3  # azure-core's RetryPolicy retries 429/5xx, waiting what the service advises (Retry-After, retry-after-ms)
+# getBatch is a POST, which azure-core retries on a 429 only when it carries Retry-After; it only reads, so
+# it is as safe to repeat as a GET: a 429 without that header is retried too (with azure-core's backoff).
+RETRY_METHODS = frozenset({"GET", "POST"})
 BATCH_ROWS = 500_000  # points per commit: a few tens of MB of Arrow, and few Delta commits
 GRAINS = {"PT1M": dt.timedelta(minutes=1), "PT5M": dt.timedelta(minutes=5)}
 # The metrics issue 10 names (azure-monitor.md §5), the default `[monitor] metrics`.
@@ -251,6 +254,7 @@ class Metrics:
                 aggregations=[spec(metric)[0]],
                 filter=metric_filter(database, metric),
                 max_results=MAX_RESULTS,
+                retry_on_methods=RETRY_METHODS,
             )
         )
 
