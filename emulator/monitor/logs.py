@@ -128,7 +128,9 @@ class LogsApp:
     ) -> dict[str, Any]:
         query = parse(text)
         now_dt = dt.datetime.fromtimestamp(now, dt.UTC)
-        scan = scan_of(query, since, until, now_dt)
+        # nothing before the retention or after the current minute: bounds a query with no time limit
+        kept = now - self.engine.history.config.retention_days * 86400
+        scan = scan_of(query, max(since, kept), min(until, (now // 60 + 1) * 60), now_dt)
         shape = plan(query.operators, shape_of(query.table, scan), now_dt)
         with self.engine.metering.lock:
             live = frozenset((db, c) for db, d in self.engine.databases.items() for c in d.containers)
