@@ -12,7 +12,7 @@ import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
-from emulator.monitor.kql import BinOp, Col, InList, KqlError, Lit, Query
+from emulator.monitor.kql_ast import BinOp, Col, InList, KqlError, Lit, Query
 from emulator.monitor.kql_expr import constant, uses_columns
 from emulator.monitor.tables import LEGACY_NAMES, Scan
 

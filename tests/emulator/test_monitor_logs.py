@@ -102,7 +102,7 @@ def test_429s_on_the_hot_range_only_and_counts_by_status(stand_in: Fixture) -> N
         (r["StatusCode"], r["OperationName"]): (r["n"], r["ru"])
         for r in _rows(_table(client.query_workspace(WORKSPACE, kql, timespan=None)))
     }
-    expected: dict[tuple[int, str], list[float]] = defaultdict(lambda: [0, 0.0])
+    expected: dict[tuple[object, ...], list[float]] = defaultdict(lambda: [0, 0.0])
     for r in records:
         expected[(r.status, r.operation)][0] += 1
         expected[(r.status, r.operation)][1] += r.request_charge
