@@ -71,7 +71,7 @@ def _monitor(engine: object, host: str, port: int, data_dir: Path | None, bind: 
     certs = ensure_certificates(folder)
     listener = Listener(MonitorApp(engine), bind(host, port), certs.server_context())  # type: ignore[arg-type]
     url = f"https://{host}:{port}"
-    typer.echo(f"Azure Monitor stand-in: metrics on {url}/, Log Analytics on {url}/v1/; trust its CA: {certs.ca}")
+    typer.echo(f"Azure Monitor stand-in on {url} (metrics, and Log Analytics under /v1); trust its CA: {certs.ca}")
     return listener
 
 
