@@ -1,0 +1,159 @@
+"""`ruscope logs` end to end: the real `LogsQueryClient` over real HTTPS against the emulator's Log Analytics
+stand-in (which computes its rows from the engine's accounting). Expected values come from the engine's raw
+records, summed here independently of both the stand-in and the collector."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from collectors.config import Config, parse_config
+from collectors.registry import collector, run_collector
+from collectors.store import read_table
+from emulator.engine import Engine
+from emulator.monitor.app import MonitorApp
+from emulator.monitor.tls import Certificates, ensure_certificates
+from emulator.server import RunningEmulator, start_in_thread
+from tests.conftest import ManualClock
+from tests.emulator.test_history import CTX, LIMITS, START, _hot_workload, _key_on, _reads, _setup
+from tests.emulator.test_monitor_metrics import RESOURCE
+
+WORKSPACE = "11111111-2222-3333-4444-555555555555"
+QUERY = "SELECT * FROM c WHERE c.k = @k"
+
+
+class StandIn:
+    def __init__(self, running: RunningEmulator, engine: Engine, clock: ManualClock, certs: Certificates, hot: str):
+        self.running, self.engine, self.clock, self.certs, self.hot = running, engine, clock, certs, hot
+        self.url = running.url.rstrip("/")
+
+
+@pytest.fixture
+def stand_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn]:
+    certs = ensure_certificates(tmp_path_factory.mktemp("logs-standin-tls"))
+    clock = ManualClock(START)
+    engine = Engine(limits=LIMITS, clock=clock)
+    _setup(engine)
+    hot, _, _ = _hot_workload(engine, clock, minutes=2)
+    for _ in range(3):
+        engine.run_query("t", "c", QUERY, {"@k": "k1"}, ["k1"], ctx=CTX)
+    clock.advance(120)  # the workload's last minute is complete
+    running = start_in_thread(engine, app=MonitorApp(engine), tls=certs.server_context())
+    yield StandIn(running, engine, clock, certs, hot)
+    running.stop()
+
+
+@pytest.fixture(autouse=True)
+def token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RUSCOPE_MONITOR_TOKEN", "local-token")
+
+
+def config(stand_in: StandIn, **monitor: Any) -> Config:
+    account = {"name": "local", "endpoint": "http://127.0.0.1:1/", "database": "t", "monitor_resource": RESOURCE}
+    section = {
+        "endpoint": stand_in.url,
+        "logs_endpoint": stand_in.url,
+        "workspace_id": WORKSPACE,
+        "ca_bundle": str(stand_in.certs.ca),
+        "logs_bin_minutes": 1,
+        **monitor,
+    }
+    return parse_config({"accounts": [account], "monitor": section}, Path("logs.toml"))
+
+
+def collect(stand_in: StandIn, store: Path, cfg: Config) -> tuple[int, list[str], list[str]]:
+    out: list[str] = []
+    err: list[str] = []
+    summary = run_collector(collector("logs"), cfg, store=store, clock=stand_in.clock, out=out.append, err=err.append)
+    return summary.exit_code, out, err
+
+
+def _records(engine: Engine) -> list[Any]:
+    return [r for r in engine.accounting.records() if r.container == "c"]
+
+
+def _ru_by_key(engine: Engine) -> dict[str, float]:
+    ru: dict[str, float] = defaultdict(float)
+    for r in _records(engine):
+        if r.partition_key:
+            ru[r.partition_key] += r.request_charge
+    return dict(ru)
+
+
+@pytest.mark.parametrize("mode", ["resource-specific", "azure-diagnostics"])
+def test_hot_key_first_by_ru_and_429s_on_the_hot_range(stand_in: StandIn, tmp_path: Path, mode: str) -> None:
+    engine = stand_in.engine
+    code, out, err = collect(stand_in, tmp_path, config(stand_in, logs_mode=mode))
+    assert (code, err) == (0, []), err
+
+    frame = read_table(tmp_path, "log_key_ru")
+    assert set(frame["account"]) == {"local"} and set(frame["container"]) == {"c"} and not frame["partial"].any()
+    totals = frame.groupby("partition_key")["request_charge"].sum().sort_values(ascending=False)
+    hottest = frame[frame["partition_key"] == totals.index[0]]
+    assert set(hottest["pkrange_id"]) == {stand_in.hot}
+    assert totals.to_dict() == pytest.approx(_ru_by_key(engine))
+    assert frame.groupby("partition_key")["requests"].sum().to_dict() == dict(
+        Counter(r.partition_key for r in _records(engine) if r.partition_key)
+    )
+
+    throttles = read_table(tmp_path, "log_throttles")
+    assert set(throttles["partition_id"]) == {stand_in.hot}
+    assert int(throttles["throttled"].sum()) == sum(1 for r in _records(engine) if r.status == 429) > 0
+
+    stats = read_table(tmp_path, "log_query_stats")
+    assert set(stats["query_text"]) == {QUERY}
+    assert int(stats["queries"].sum()) == sum(1 for r in _records(engine) if r.operation == "Query") > 0
+
+    sizes = read_table(tmp_path, "log_key_sizes")
+    assert not sizes.empty and set(sizes["container"]) == {"c"}
+    assert (sizes["time"] == pd.Timestamp(stand_in.clock.now, unit="s", tz="UTC")).all()
+
+
+def test_incremental_twice_stores_no_duplicate_and_leaves_no_gap(stand_in: StandIn, tmp_path: Path) -> None:
+    engine, clock = stand_in.engine, stand_in.clock
+    cfg = config(stand_in)
+    assert collect(stand_in, tmp_path, cfg)[0] == 0
+    rows = len(read_table(tmp_path, "log_key_ru"))
+
+    code, out, err = collect(stand_in, tmp_path, cfg)  # nothing new: nothing written
+    assert (code, err) == (0, [])
+    assert any("logs key_ru: 0 new row(s)" in line for line in out), out
+    assert len(read_table(tmp_path, "log_key_ru")) == rows
+
+    key = _key_on(engine, stand_in.hot)
+    for _ in range(120):  # two more minutes of the hot key
+        _reads(engine, key, 230)
+        clock.advance(1.0)
+    clock.advance(60)
+    code, out, err = collect(stand_in, tmp_path, cfg)
+    assert (code, err) == (0, [])
+    frame = read_table(tmp_path, "log_key_ru")
+    assert len(frame) > rows
+    assert not frame.duplicated(["time", "pkrange_id", "partition_key"]).any()
+    totals = frame.groupby("partition_key")["request_charge"].sum()
+    assert totals.to_dict() == pytest.approx(_ru_by_key(engine))  # every minute once: no gap, no repeat
+    assert len(frame.drop_duplicates(["run_id"])) == 2  # the second run wrote nothing
+
+
+def test_without_a_token_one_line_and_nothing_stored(
+    stand_in: StandIn, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RUSCOPE_MONITOR_TOKEN", "")
+    code, _, err = collect(stand_in, tmp_path, config(stand_in))
+    assert code == 1 and len(err) == 1 and "401" in err[0] and "Log Analytics Reader" in err[0], err
+    assert read_table(tmp_path, "log_key_ru").empty
+
+
+def test_rows_of_another_account_in_the_workspace_are_not_collected(stand_in: StandIn, tmp_path: Path) -> None:
+    cfg = config(stand_in)
+    other = cfg.model_copy(
+        update={"accounts": [cfg.accounts[0].model_copy(update={"monitor_resource": RESOURCE + "-other"})]}
+    )
+    code, _, err = collect(stand_in, tmp_path, other)
+    assert (code, err) == (0, [])
+    assert read_table(tmp_path, "log_key_ru").empty and read_table(tmp_path, "log_throttles").empty
