@@ -8,7 +8,9 @@ in either diagnostic-settings mode finds its data.
 History keeps per-minute aggregates, so a row is one minute (TimeGenerated = the minute's start, UTC)
 of one combination of dimensions, with its request count as a hidden weight (`kql_eval.WEIGHT`):
 RequestCharge / requestCharge_s hold the minute's RU *sum* (a measure). CDBPartitionKeyStatistics rows
-are per-minute snapshots of each key's size (forward-filled by History). Deviations, by necessity:
+are per-minute snapshots of each key's size (forward-filled by History), SizeKb = bytes / 1024 rounded.
+Time filters (`where TimeGenerated ...`, the body's timespan) act on those minute starts, so a bound
+inside a minute keeps or drops that whole minute. Deviations, by necessity:
 - CDBDataPlaneRequests.PartitionId (AzureDiagnostics partitionId_g) is the pkrange id: the emulator
   has one physical partition per range and no partition GUIDs;
 - only the top-N logical keys per (minute, pkrange) are kept (History's top_keys), as Azure's own

@@ -221,3 +221,25 @@ def test_http_errors(app: tuple[LogsApp, Engine, str]) -> None:
     assert _ask(app[0], "CDBDataPlaneRequests | count", path="/v1/nowhere")[0] == 404
     status, body = _ask(app[0], "CDBDataPlaneRequests | count", timespan="yesterday")
     assert status == 400 and "timespan" in body["error"]["message"]
+
+
+def test_string_and_time_functions(app: tuple[LogsApp, Engine, str]) -> None:
+    _, engine, hot = app
+    records = _records(engine)
+    rows = _result(
+        app,
+        "CDBDataPlaneRequests | where OperationName =~ 'READ' and PartitionId !in ('nope') and TimeGenerated < now()"
+        " and isnotempty(PartitionId) | summarize n = count(), ranges = dcount(PartitionId),"
+        " throttled = countif(StatusCode == 429) | extend hot = iff(throttled > 0, 'yes', 'no')",
+    )
+    reads = [r for r in records if r.operation == "Read"]
+    assert rows == [
+        {
+            "n": len(reads),
+            "ranges": len({r.pkrange_id for r in reads}),
+            "throttled": sum(1 for r in reads if r.status == 429),
+            "hot": "yes",
+        }
+    ]
+    (day,) = _result(app, "CDBDataPlaneRequests | summarize count() by bin(TimeGenerated, 1d)")
+    assert day["TimeGenerated"] == T0.strftime("%Y-%m-%dT00:00:00Z") and day["count_"] == len(records)
