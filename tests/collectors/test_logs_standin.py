@@ -4,6 +4,9 @@ records, summed here independently of both the stand-in and the collector."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +28,7 @@ from tests.emulator.test_monitor_metrics import RESOURCE
 
 WORKSPACE = "11111111-2222-3333-4444-555555555555"
 QUERY = "SELECT * FROM c WHERE c.k = @k"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class StandIn:
@@ -157,3 +161,20 @@ def test_rows_of_another_account_in_the_workspace_are_not_collected(stand_in: St
     code, _, err = collect(stand_in, tmp_path, other)
     assert (code, err) == (0, [])
     assert read_table(tmp_path, "log_key_ru").empty and read_table(tmp_path, "log_throttles").empty
+
+
+def test_cli_logs_exits_0_with_its_lines(stand_in: StandIn, tmp_path: Path) -> None:
+    path = tmp_path / "ruscope.toml"
+    path.write_text(
+        f'[[accounts]]\nname = "local"\nendpoint = "http://127.0.0.1:1/"\ndatabase = "t"\n\n'
+        f'[monitor]\nendpoint = "{stand_in.url}"\nlogs_endpoint = "{stand_in.url}"\n'
+        f'workspace_id = "{WORKSPACE}"\nca_bundle = "{stand_in.certs.ca}"\n',
+        encoding="utf-8",
+    )
+    env = {**os.environ, "RUSCOPE_MONITOR_TOKEN": "local-token"}
+    command = [sys.executable, "-m", "ruscope", "logs", "--config", str(path), "--store", str(tmp_path / "s")]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "t logs key_ru: " in done.stdout and "4 logs query(s), 0 failed" in done.stdout, done.stdout
+    # the subprocess runs on the wall clock, before the stand-in's simulated history: nothing to store yet
+    assert "local-token" not in done.stdout + done.stderr
