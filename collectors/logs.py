@@ -90,58 +90,63 @@ def _time(value: Any) -> dt.datetime:
     return moment.astimezone(dt.UTC)
 
 
+def _count(value: Any) -> int:
+    return round(_number(value))
+
+
+Convert = Callable[[Any], Any]
+# query -> its record and, per record field, the result column (resource-specific name) it comes from
+FIELDS: dict[str, tuple[type[Record], dict[str, tuple[str, Convert]]]] = {
+    KEY_RU: (
+        LogKeyRURecord,
+        {
+            "pkrange_id": ("PartitionKeyRangeId", _text),
+            "partition_key": ("PartitionKey", _text),
+            "request_charge": ("RequestCharge", _number),
+            "requests": ("Requests", _count),
+        },
+    ),
+    KEY_SIZE: (
+        LogKeySizeRecord,
+        {"partition_key": ("PartitionKey", _text), "generated": (TIME, _time), "size_kb": ("SizeKb", _count)},
+    ),
+    THROTTLES: (
+        LogThrottleRecord,
+        {
+            "partition_id": ("PartitionId", _text),
+            "operation_name": ("OperationName", _text),
+            "throttled": ("Throttled", _count),
+        },
+    ),
+    QUERY_STATS: (
+        LogQueryStatsRecord,
+        {
+            "pkrange_id": ("PartitionKeyRangeId", _text),
+            "query_text": ("QueryText", _text),
+            "queries": ("Queries", _count),
+        },
+    ),
+}
+
+
 def frame_records(name: str, frame: pd.DataFrame, ids: dict[str, Any], bin_minutes: int) -> list[Record]:
-    """Each row of query `name`'s result as its store record (`ids`: run_id, account, database, partial and,
-    for snapshots, the run's time) (pure)."""
-    build_row: Callable[[dict[str, Any]], Record]
-    if name == KEY_RU:
-
-        def build_row(row: dict[str, Any]) -> Record:
-            return LogKeyRURecord(
-                **_scope(row, ids),
-                pkrange_id=_text(row.get("PartitionKeyRangeId")),
-                partition_key=_text(row.get("PartitionKey")),
-                request_charge=_number(row.get("RequestCharge")),
-                requests=int(_number(row.get("Requests"))),
-                bin_minutes=bin_minutes,
-            )
-    elif name == KEY_SIZE:
-
-        def build_row(row: dict[str, Any]) -> Record:
-            return LogKeySizeRecord(
-                **{**_scope(row, ids), "time": ids["time"]},
-                partition_key=_text(row.get("PartitionKey")),
-                generated=_time(row[TIME]),
-                size_kb=round(_number(row.get("SizeKb"))),
-            )
-    elif name == THROTTLES:
-
-        def build_row(row: dict[str, Any]) -> Record:
-            return LogThrottleRecord(
-                **_scope(row, ids),
-                partition_id=_text(row.get("PartitionId")),
-                operation_name=_text(row.get("OperationName")),
-                throttled=int(_number(row.get("Throttled"))),
-                bin_minutes=bin_minutes,
-            )
-    else:
-
-        def build_row(row: dict[str, Any]) -> Record:
-            return LogQueryStatsRecord(
-                **_scope(row, ids),
-                pkrange_id=_text(row.get("PartitionKeyRangeId")),
-                query_text=_text(row.get("QueryText")),
-                queries=int(_number(row.get("Queries"))),
-                bin_minutes=bin_minutes,
-            )
-
-    return [build_row({str(k): v for k, v in row.items()}) for row in frame.to_dict("records")]
+    """Each row of query `name`'s result as its store record (`ids`: run_id, account, database, partial and
+    the run's time). A binned row's `time` is its bin; a snapshot's is the run's (pure)."""
+    record, fields = FIELDS[name]
+    binned = name != KEY_SIZE
+    extra = {"bin_minutes": bin_minutes} if binned else {}
+    records = []
+    for raw in frame.to_dict("records"):
+        row = {str(k): v for k, v in raw.items()}
+        values = {field: convert(row.get(column)) for field, (column, convert) in fields.items()}
+        records.append(record(**_scope(row, ids, binned), **values, **extra))
+    return records
 
 
-def _scope(row: dict[str, Any], ids: dict[str, Any]) -> dict[str, Any]:
+def _scope(row: dict[str, Any], ids: dict[str, Any], binned: bool) -> dict[str, Any]:
     return {
         "run_id": ids["run_id"],
-        "time": _time(row[TIME]) if TIME in row else ids["time"],
+        "time": _time(row[TIME]) if binned else ids["time"],
         "account": ids["account"],
         "database": _text(row.get("DatabaseName")) or ids["database"],
         "container": _text(row.get("CollectionName")),
