@@ -46,6 +46,10 @@ class MonitorSettings(BaseModel):
     logs_mode: Literal["resource-specific", "azure-diagnostics"] = "resource-specific"  # azure-monitor.md §6
     logs_bin_minutes: Annotated[int, Field(ge=1, le=1440)] = 5  # the time bin of RU, 429 and query rows
     logs_top_keys: Annotated[int, Field(ge=1, le=100_000)] = 1000  # largest logical keys kept per snapshot
+    # bins closer to now than this are left to a later run: a row of a bin is stored once, so the bin must be
+    # whole when read (Log Analytics ingestion takes 20 s to 3 min typically: learn.microsoft.com/azure/
+    # azure-monitor/logs/data-ingestion-time; 0 for the local stand-in, which has no ingestion delay)
+    logs_lag_minutes: Annotated[int, Field(ge=0, le=1440)] = 5
 
     @field_validator("endpoint")
     @classmethod

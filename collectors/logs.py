@@ -8,7 +8,8 @@ query counts (`log_query_stats`), and a snapshot of the latest size of each of t
 
 Incremental like metrics: the time-binned queries ask from the latest complete row the store holds for
 (account, database, query), less `overlap_minutes`, or `backfill_hours` back on a first run, up to the
-last complete bin, and record only rows whose key the store does not hold yet. Rows of a partial result
+last bin complete `logs_lag_minutes` ago (its late rows ingested by then: a stored row is never updated),
+and record only rows whose key the store does not hold yet. Rows of a partial result
 (`LogsQueryPartialResult`) are stored and flagged `partial`, with one line naming the query; they do not
 move the watermark, so the next run asks that window again and adds the rows it lacked.
 
@@ -156,12 +157,13 @@ def _scope(row: dict[str, Any], ids: dict[str, Any], binned: bool) -> dict[str, 
 
 def window(now: dt.datetime, mark: dt.datetime | None, settings: MonitorSettings) -> tuple[dt.datetime, dt.datetime]:
     """[start, end) to ask: from the watermark less the overlap (a first run: the backfill), never further
-    back than the backfill, up to the last complete bin; both on the bin (pure)."""
+    back than the backfill, up to the last bin complete `logs_lag_minutes` ago; both on the bin (pure)."""
     step = dt.timedelta(minutes=settings.logs_bin_minutes)
     earliest = now - dt.timedelta(hours=settings.backfill_hours)
     start = earliest if mark is None else max(earliest, mark - dt.timedelta(minutes=settings.overlap_minutes))
     epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-    return epoch + (start - epoch) // step * step, epoch + (now - epoch) // step * step
+    end = now - dt.timedelta(minutes=settings.logs_lag_minutes)
+    return epoch + (start - epoch) // step * step, epoch + (end - epoch) // step * step
 
 
 def _status(exc: BaseException) -> int | None:

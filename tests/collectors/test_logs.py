@@ -22,7 +22,7 @@ from azure.monitor.query import LogsQueryClient
 from collectors.config import Config, ConfigError, parse_config
 from collectors.config_monitor import LOGS_ENDPOINT
 from collectors.fleet import collect_fleet
-from collectors.logs import table_frame
+from collectors.logs import table_frame, window
 from collectors.registry import collector, run_collector
 from collectors.store import read_table
 from emulator.monitor.tls import Certificates, ensure_certificates
@@ -183,6 +183,7 @@ def config(server: Server, certs: Certificates, **monitor: Any) -> Config:
         "ca_bundle": str(certs.ca),
         "backfill_hours": 1,
         "overlap_minutes": 10,
+        "logs_lag_minutes": 0,
         **monitor,
     }
     return parse_config({"accounts": [account], "monitor": section}, Path("logs.toml"))
@@ -388,3 +389,14 @@ def test_logs_settings_errors_are_located() -> None:
     defaults = parse_config({"accounts": [account], "monitor": {"endpoint": "https://m.example"}}, Path("m.toml"))
     assert defaults.monitor is not None and defaults.monitor.logs_endpoint == "https://api.loganalytics.io"
     assert (defaults.monitor.logs_mode, defaults.monitor.logs_bin_minutes) == ("resource-specific", 5)
+
+
+def test_the_window_ends_on_the_last_bin_complete_a_lag_ago() -> None:
+    account = {"name": "a", "endpoint": "http://127.0.0.1:1/", "database": "t"}
+    monitor = {"endpoint": "https://m.example", "backfill_hours": 1, "overlap_minutes": 10, "logs_bin_minutes": 5}
+    settings = parse_config({"accounts": [account], "monitor": monitor}, Path("m.toml")).monitor
+    assert settings is not None and settings.logs_lag_minutes == 5
+    now = START + dt.timedelta(minutes=23, seconds=30)
+    assert window(now, None, settings) == (START - dt.timedelta(minutes=40), START + dt.timedelta(minutes=15))
+    mark = START + dt.timedelta(minutes=10)
+    assert window(now, mark, settings)[0] == START  # the watermark less the overlap, on the bin

@@ -65,6 +65,7 @@ def config(stand_in: StandIn, **monitor: Any) -> Config:
         "workspace_id": WORKSPACE,
         "ca_bundle": str(stand_in.certs.ca),
         "logs_bin_minutes": 1,
+        "logs_lag_minutes": 0,  # the stand-in has no ingestion delay
         **monitor,
     }
     return parse_config({"accounts": [account], "monitor": section}, Path("logs.toml"))
