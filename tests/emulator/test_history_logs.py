@@ -9,6 +9,7 @@ from pathlib import Path
 import orjson
 
 from cosmoscore.keys import key_json
+from emulator import history_store
 from emulator.engine import Context, Engine, ThroughputSpec
 from emulator.history import (
     DATA_USAGE,
@@ -148,3 +149,19 @@ def test_saved_history_round_trips(tmp_path: Path) -> None:
         assert want, metric
         assert reopened.series("t", "c", metric, START, START + 600, now=clock.now) == want, metric
     assert reopened.containers() == {("t", "c")}
+
+
+def test_a_history_file_from_before_these_fields_still_loads(tmp_path: Path) -> None:
+    minute = int(START // 60)
+    old = {
+        "m": minute,
+        "ops": [["t", "c", "0", "Read", 200, 3, 3.0]],
+        "peaks": [],
+        "keys": [["t", "c", "0", [['["a"]', 3.0]]]],
+    }
+    history_store.write_lines(tmp_path / "old.jsonl.gz", [old])
+    history = History.open(tmp_path / "old.jsonl.gz")
+    assert [p.value for p in history.series("t", "c", KEY_RU, START, START + 60)] == [3.0]
+    assert [p.value for p in history.series("t", "c", KEY_COUNT, START, START + 60)] == [0.0]  # not recorded then
+    assert history.series("t", "c", DATA_USAGE, START, START + 60, now=START + 30) == []
+    assert history.containers() == {("t", "c")}
