@@ -13,7 +13,8 @@ request updates a few dict entries keyed by its second and minute (O(1)), and th
 - per (database, container, pkrange): RU and request count by query text, top N (by RU) per minute
   (`CDBQueryRuntimeStatistics`, §6.3);
 - per (database, container, pkrange): the size of the logical keys a write changed, top N (by size)
-  per minute (`CDBPartitionKeyStatistics`, §6.2);
+  per minute (`CDBPartitionKeyStatistics`, §6.2; approximate like Azure's sampled statistics: a key a
+  write shrank outside that minute's top N keeps its earlier size);
 - storage and throughput change-points per container and physical partition (`history_storage`).
 
 Public query API (`History.series(db, coll, metric, since, until, grain_minutes)`; `History.containers()`):
