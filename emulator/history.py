@@ -289,6 +289,7 @@ class History(SnapshotRecorder):
         if metric in STORAGE_METRICS or metric == KEY_SIZE:
             if now is None:
                 now = self.clock() if self.clock is not None else (self._now_minute + 1) * 60 - 1
+            since = max(since, self._oldest_kept(int(now // 60)) * 60.0)  # nothing before the retention
             picks = cells_.samples(since, until, grain_minutes, now)
             with self._lock:
                 return self._states(database, container, metric, picks)

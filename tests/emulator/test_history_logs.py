@@ -165,3 +165,10 @@ def test_a_history_file_from_before_these_fields_still_loads(tmp_path: Path) -> 
     assert [p.value for p in history.series("t", "c", KEY_COUNT, START, START + 60)] == [0.0]  # not recorded then
     assert history.series("t", "c", DATA_USAGE, START, START + 60, now=START + 30) == []
     assert history.containers() == {("t", "c")}
+
+
+def test_a_series_from_epoch_zero_starts_at_the_retention() -> None:
+    engine, clock = _engine()
+    engine.create_item(CTX, "t", "c", {"id": "a", "k": "x"})
+    points = engine.history.series("t", "c", DATA_USAGE, 0.0, START + 120, 1)
+    assert [p.time for p in points] == [START]  # no walk over 56 years of empty minutes
