@@ -189,9 +189,10 @@ def _summarize(op: Operator, shape: Shape, scope: Scope) -> None:
         column = _unique(name or _name_of(expr, f"Column{i + 1}"), out)
         out[column] = Column(compiled.type)
         by.append((column, compiled.fn))
-    aggs = [_aggregate(name, expr, shape, scope, out) for name, expr in op.items]
-    for agg in aggs:
-        out.update(agg.columns)
+    aggs = []
+    for name, expr in op.items:  # one at a time, so a repeated name gets a suffix as in Kusto
+        aggs.append(_aggregate(name, expr, shape, scope, out))
+        out.update(aggs[-1].columns)
     groups_fns = [fn for _, fn in by]
     by_names = [n for n, _ in by]
     grand_total = not by

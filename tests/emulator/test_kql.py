@@ -243,3 +243,11 @@ def test_string_and_time_functions(app: tuple[LogsApp, Engine, str]) -> None:
     ]
     (day,) = _result(app, "CDBDataPlaneRequests | summarize count() by bin(TimeGenerated, 1d)")
     assert day["TimeGenerated"] == T0.strftime("%Y-%m-%dT00:00:00Z") and day["count_"] == len(records)
+
+
+def test_repeated_names_get_a_suffix(app: tuple[LogsApp, Engine, str]) -> None:
+    assert [name for name, _ in _types(app, "CDBDataPlaneRequests | summarize count(), count() by OperationName")] == [
+        "OperationName",
+        "count_",
+        "count_1",
+    ]
