@@ -57,12 +57,13 @@ GB = 1024**3
 # -- (a) the history -------------------------------------------------------------------------------------------
 
 
-def make_engine(pkranges: int, clock: Any, history: Any = None) -> tuple[Any, list[str]]:
-    """An engine with database t, container c of `pkranges` partitions and one document per partition."""
+def make_engine(pkranges: int, clock: Any, history: Any = None, throttling: bool = True) -> tuple[Any, list[str]]:
+    """An engine with database t, container c of `pkranges` partitions and one document per partition
+    (`throttling` off for the point-read rates, as bench_point_ops runs the emulator)."""
     from emulator.engine import Context, Engine, ThroughputSpec
 
     ctx = Context()
-    engine = Engine(clock=clock, history=history) if history is not None else Engine(clock=clock)
+    engine = Engine(clock=clock, throttling=throttling, **({"history": history} if history is not None else {}))
     engine.create_database(ctx, {"id": "t"})
     body = {"id": "c", "partitionKey": {"paths": ["/k"], "kind": "Hash", "version": 2}}
     engine.create_container(ctx, "t", body, ThroughputSpec(6_000 * pkranges))  # P6: ceil(RU / 6,000) ranges
@@ -169,6 +170,10 @@ def replay_transport(folder: Path, in_order: bool = False) -> Any:
 
 
 def peak_rss() -> int:
+    """This process's peak RSS since its exec (VmHWM): ru_maxrss would count the parent it was forked from."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
@@ -268,7 +273,7 @@ def engine_reads(history: Any, reads: int) -> float:
     from emulator.engine import Context
 
     ctx = Context()
-    engine, keys = make_engine(1, time.time, history)
+    engine, keys = make_engine(1, time.time, history, throttling=False)
     key = keys[0]
     for _ in range(500):
         engine.read_item(ctx, "t", "c", "doc", [key])
@@ -283,7 +288,7 @@ def child_serve(args: argparse.Namespace) -> dict[str, Any]:
     from emulator.history import History
     from emulator.server import start_in_thread
 
-    engine, _ = make_engine(1, time.time, noop_history() if args.noop else History())
+    engine, _ = make_engine(1, time.time, noop_history() if args.noop else History(), throttling=False)
     running = start_in_thread(engine, port=args.port)
     sys.stdin.read()
     running.stop()
