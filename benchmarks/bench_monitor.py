@@ -90,10 +90,11 @@ def produce(days: int, pkranges: int) -> tuple[Any, Any, float]:
     engine, keys = make_engine(pkranges, clock)
     step = 60.0 / len(keys)
     t0 = time.perf_counter()
-    for _ in range(days * 1440):
-        for key in keys:
-            engine.read_item(ctx, "t", "c", "doc", [key])
-            clock.advance(step)
+    for minute in range(days * 1440):
+        for i, key in enumerate(keys):
+            clock.set(START + minute * 60 + i * step)  # set, not advanced: float steps would drift a read
+            engine.read_item(ctx, "t", "c", "doc", [key])  # into the minute before
+    clock.set(START + days * 86400)
     return engine, clock, time.perf_counter() - t0
 
 
@@ -358,7 +359,7 @@ def collection(args: argparse.Namespace, tmp: Path) -> None:
     certs = ensure_certificates(tmp / "tls")
     recording = Recording(MetricsApp(engine), bodies)
     running = start_in_thread(engine, app=recording, tls=certs.server_context())
-    now = float(round(clock.now))  # the float steps drift a little below the last minute
+    now = clock.now
     try:
         https = run_child(
             "collect", endpoint=running.url.rstrip("/"), ca=certs.ca, store=tmp / "store-https", days=args.days, now=now

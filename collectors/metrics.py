@@ -307,7 +307,7 @@ class Metrics:
             self.run.count(failed=True)
             return
         self.write(flush=True)
-        span = f"{start:%Y-%m-%d %H:%M}..{end:%H:%M} UTC"
+        span = f"{start:%Y-%m-%d %H:%M}..{end:%Y-%m-%d %H:%M} UTC"
         self.run.out(f"{database} {metric}: {new} new point(s), {old} already stored ({span}, {grain})")
         self.run.count(failed=False)
 
