@@ -25,6 +25,22 @@ def _https_url(value: str, example: str) -> str:
     return value.rstrip("/")
 
 
+# The metrics issue 10 names (azure-monitor.md §5): the hot-partition signal, RU and requests by operation and
+# status (429s), storage and documents per container and physical partition, and the throughput in force.
+DEFAULT_METRICS = (
+    "NormalizedRUConsumption",
+    "TotalRequestUnits",
+    "TotalRequests",
+    "DataUsage",
+    "IndexUsage",
+    "DocumentCount",
+    "PhysicalPartitionSizeInfo",
+    "PhysicalPartitionThroughputInfo",
+    "ProvisionedThroughput",
+    "AutoscaleMaxThroughput",
+)
+
+
 class MonitorSettings(BaseModel):
     """`[monitor]`: the metrics endpoint (accounts with a `monitor_resource`), and the Log Analytics
     workspace of the diagnostic logs (optional: without it `ruscope logs` has nothing to do)."""
@@ -36,11 +52,7 @@ class MonitorSettings(BaseModel):
     backfill_hours: Annotated[float, Field(gt=0, le=93 * 24)] = 24  # a first run's window (Azure keeps 93 days)
     overlap_minutes: Annotated[int, Field(ge=0, le=1440)] = 5  # asked again for late points
     ca_bundle: Annotated[str, Field(min_length=1)] | None = None  # a CA file to trust (the local stand-in's)
-    metrics: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)] = [
-        "NormalizedRUConsumption",
-        "TotalRequestUnits",
-        "TotalRequests",
-    ]
+    metrics: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)] = list(DEFAULT_METRICS)
     workspace_id: str | None = None  # the Log Analytics workspace (a GUID) the diagnostic settings send to
     logs_endpoint: str = LOGS_ENDPOINT  # or the local stand-in's https URL
     logs_mode: Literal["resource-specific", "azure-diagnostics"] = "resource-specific"  # azure-monitor.md §6

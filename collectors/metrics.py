@@ -54,19 +54,6 @@ RETRIES = 3  # azure-core's RetryPolicy retries 429/5xx, waiting what the servic
 RETRY_METHODS = frozenset({"GET", "POST"})
 BATCH_ROWS = 500_000  # points per commit: a few tens of MB of Arrow, and few Delta commits
 GRAINS = {"PT1M": dt.timedelta(minutes=1), "PT5M": dt.timedelta(minutes=5)}
-# The metrics issue 10 names (azure-monitor.md §5), the default `[monitor] metrics`.
-DEFAULT_METRICS = (
-    "NormalizedRUConsumption",
-    "TotalRequestUnits",
-    "TotalRequests",
-    "DataUsage",
-    "IndexUsage",
-    "DocumentCount",
-    "PhysicalPartitionSizeInfo",
-    "PhysicalPartitionThroughputInfo",
-    "ProvisionedThroughput",
-    "AutoscaleMaxThroughput",
-)
 # azure-monitor.md §5, column "Time grains": the finest grain a metric is emitted at, where it is coarser
 # than PT1M (the others, e.g. NormalizedRUConsumption, TotalRequestUnits, PhysicalPartitionSizeInfo: PT1M).
 FINEST_GRAIN = {

@@ -108,7 +108,7 @@ def test_incremental_collection_stores_each_point_once(stand_in: StandIn, tmp_pa
     assert stored(tmp_path, NORMALIZED_RU) == pytest.approx(expected)  # no gap, no repeat
     assert any(f"{NORMALIZED_RU}: {len(expected) - before} new point(s)" in line for line in out), out
     frame = read_table(tmp_path, "metrics")
-    columns = ["metric", "aggregation", "time", "pkrange_id", "operation_type", "status_code"]
+    columns = ["metric", "aggregation", "time", "pkrange_id", "physical_partition_id", "operation_type", "status_code"]
     assert not frame.duplicated(columns).any()
     assert len(frame.drop_duplicates(["run_id"])) == 2  # the second run wrote nothing
 

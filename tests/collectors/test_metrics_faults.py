@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from collectors.metrics import DEFAULT_METRICS, FINEST_GRAIN, grain_of
+from collectors.config import parse_config
+from collectors.config_monitor import DEFAULT_METRICS
+from collectors.metrics import FINEST_GRAIN, grain_of
 from collectors.store import read_table
 from emulator.engine import Engine
 from emulator.history import NORMALIZED_RU, TOTAL_REQUEST_UNITS
@@ -106,6 +108,14 @@ def test_grain_of_follows_the_catalogue() -> None:
     assert grain_of(NORMALIZED_RU, "PT1M") == "PT1M" and grain_of(NORMALIZED_RU, "PT5M") == "PT5M"
     assert set(FINEST_GRAIN) >= {"IndexUsage", "DocumentCount", "ProvisionedThroughput", "AutoscaleMaxThroughput"}
     assert {NORMALIZED_RU, TOTAL_REQUEST_UNITS, "PhysicalPartitionSizeInfo"} <= set(DEFAULT_METRICS)
+    monitor = parse_config(
+        {
+            "accounts": [{"name": "a", "endpoint": "http://127.0.0.1:1/", "database": "t"}],
+            "monitor": {"endpoint": "https://m.example"},
+        },
+        Path("m.toml"),
+    ).monitor
+    assert monitor is not None and monitor.metrics == list(DEFAULT_METRICS)  # the config's default
 
 
 @pytest.fixture
