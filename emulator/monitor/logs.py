@@ -26,8 +26,7 @@ from emulator.monitor.kql import KqlError, parse
 from emulator.monitor.kql_eval import plan, run
 from emulator.monitor.kql_expr import Row, to_text
 from emulator.monitor.kql_scan import scan_of
-from emulator.monitor.metrics import _authenticate
-from emulator.monitor.query import MonitorError, MonitorRequest, parse_resource
+from emulator.monitor.query import MonitorError, MonitorRequest, authenticate, parse_resource
 from emulator.monitor.tables import EVERYTHING, Source, rows, shape_of
 from emulator.request import Request
 
@@ -63,7 +62,7 @@ class LogsApp:
     def handle(self, request: Request) -> Response:
         """One request to (status, headers, body); errors in the service's shapes, never a traceback."""
         try:
-            _authenticate(request)
+            authenticate(request)
             if request.method != "POST":
                 raise MonitorError(405, "MethodNotAllowed", f"{request.method} is not allowed; use POST.")
             status, body = self._route(request)

@@ -46,6 +46,7 @@ from emulator.monitor.query import (
     MonitorError,
     MonitorRequest,
     aggregations,
+    authenticate,
     bad_request,
     iso,
     order,
@@ -148,7 +149,7 @@ class MetricsApp:
     def handle(self, request: Request) -> Response:
         """One request to (status, headers, body); errors in the service's ARM shape, never a traceback."""
         try:
-            _authenticate(request)
+            authenticate(request)
             seg = request.segments
             if len(seg) != 3 or seg[0].lower() != "subscriptions" or seg[2].lower() != "metrics:getbatch":
                 raise MonitorError(404, "NotFound", f"No such API: {request.method} {request.path}.")
@@ -312,15 +313,6 @@ class _Query:
     top: int
     orderby: str | None
     rollup: str | None
-
-
-def _authenticate(request: Request) -> None:
-    """Any bearer token passes (azure-monitor.md §3.3); none is a 401 without `WWW-Authenticate`, so the
-    SDK's bearer policy raises instead of attempting a claims challenge."""
-    header = request.header("authorization") or ""
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise MonitorError(401, "AuthenticationFailed", "Authentication failed. The 'Authorization' header is missing.")
 
 
 def _definition(name: str) -> Definition:

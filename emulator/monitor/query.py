@@ -38,6 +38,15 @@ def bad_request(message: str) -> MonitorError:
     return MonitorError(400, "BadRequest", message)
 
 
+def authenticate(request: Request) -> None:
+    """Any bearer token passes (azure-monitor.md §3.3); none is a 401 without `WWW-Authenticate`, so the
+    SDK's bearer policy raises instead of attempting a claims challenge. Shared by the metrics and logs APIs."""
+    header = request.header("authorization") or ""
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise MonitorError(401, "AuthenticationFailed", "Authentication failed. The 'Authorization' header is missing.")
+
+
 class MonitorRequest(Request):
     """A `Request` that keeps its query string (the Cosmos API never reads one; this API is all in it)."""
 
