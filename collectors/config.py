@@ -56,6 +56,7 @@ class ConnectionSettings(_Model):
     # how hard the SDK retries throttled requests before a query is recorded as failed (SDK defaults)
     max_retry_attempts: Annotated[int, Field(ge=0)] = 9
     max_retry_wait_s: Annotated[int, Field(ge=0)] = 30
+    monitor_resource: str | None = None  # the account's ARM id, for the Azure Monitor collectors
 
     @field_validator("endpoint")
     @classmethod
@@ -65,6 +66,16 @@ class ConnectionSettings(_Model):
             raise ValueError("must be an http(s) URL such as https://myaccount.documents.azure.com:443/")
         if parsed.username or parsed.password or parsed.query:
             raise ValueError("must not carry credentials or query parameters (keys belong in the environment)")
+        return value
+
+    @field_validator("monitor_resource")
+    @classmethod
+    def _arm_id(cls, value: str | None) -> str | None:
+        if value is not None and not _MONITOR_RESOURCE.fullmatch(value):
+            raise ValueError(
+                "must be an ARM resource id: /subscriptions/<id>/resourceGroups/<group>"
+                "/providers/Microsoft.DocumentDB/databaseAccounts/<name>"
+            )
         return value
 
 
@@ -155,19 +166,8 @@ class AccountSettings(ConnectionSettings):
     database: Annotated[str | None, Field(min_length=1)] = None
     databases: Annotated[list[Name] | None, Field(min_length=1)] = None
     key_env: EnvName | None = None  # the NAME of the variable holding the key, never the key
-    monitor_resource: str | None = None  # the ARM id, for the Azure Monitor collectors
     queries: list[Token] | None = None  # shared queries run here; None: all of them
     own_queries: list[QuerySpec] = []
-
-    @field_validator("monitor_resource")
-    @classmethod
-    def _arm_id(cls, value: str | None) -> str | None:
-        if value is not None and not _MONITOR_RESOURCE.fullmatch(value):
-            raise ValueError(
-                "must be an ARM resource id: /subscriptions/<id>/resourceGroups/<group>"
-                "/providers/Microsoft.DocumentDB/databaseAccounts/<name>"
-            )
-        return value
 
     @model_validator(mode="after")
     def _one_database_field(self) -> AccountSettings:
@@ -222,7 +222,9 @@ class Config(_Model):
         """Every account to collect, `[cosmos]` or `[[accounts]]`, with the queries it runs."""
         if self.cosmos is not None:
             name = urlparse(self.cosmos.endpoint).hostname or "cosmos"
-            return [Account(name, self.cosmos, (self.cosmos.database,), tuple(self.queries), DEFAULT_KEY_ENV, True)]
+            cosmos = self.cosmos
+            resource = cosmos.monitor_resource
+            return [Account(name, cosmos, (cosmos.database,), tuple(self.queries), DEFAULT_KEY_ENV, True, resource)]
         entries = self.accounts or []
         return [_account(entry, self.queries, alone=len(entries) == 1) for entry in entries]
 

@@ -54,6 +54,16 @@ def test_a_good_config_loads_with_defaults(tmp_path: Path) -> None:
     assert second.partition_key == ["t1", "u1"] and second.query_metrics and not second.index_metrics
 
 
+RESOURCE = "/subscriptions/0/resourceGroups/rg/providers/Microsoft.DocumentDB/databaseAccounts/shop"
+
+
+def test_the_one_account_shorthand_takes_its_monitor_resource(tmp_path: Path) -> None:
+    text = GOOD.replace('database = "shop"', f'database = "shop"\nmonitor_resource = "{RESOURCE}"', 1)
+    assert load_config(write(tmp_path, text)).account().monitor_resource == RESOURCE
+    message = error_of(tmp_path, text.replace(RESOURCE, "shop"))
+    assert "cosmos.monitor_resource: must be an ARM resource id" in message, message
+
+
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
