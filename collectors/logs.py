@@ -285,7 +285,7 @@ class Logs:
                 f"database {database!r} logs query {name!r}: partial result ({partial_lines[0]}); "
                 f"its rows are stored, flagged partial"
             )
-        span = f"{spans[0][0]:%Y-%m-%d %H:%M}..{spans[-1][1]:%H:%M} UTC" if spans else "nothing to ask yet"
+        span = f"{spans[0][0]:%Y-%m-%d %H:%M}..{spans[-1][1]:%Y-%m-%d %H:%M} UTC" if spans else "nothing to ask yet"
         self.run.out(f"{database} logs {name}: {new} new row(s), {old} already stored ({span})")
         self.run.count(failed=bool(partial_lines))
 
