@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import sys
 import threading
 from pathlib import Path
@@ -207,9 +208,27 @@ def dashboard(
     target = _store_dir(store, _load(config) if config is not None else None)
     shown = str(target.resolve()) if isinstance(target, Path) else target  # Streamlit runs from another directory
     env = {**os.environ, "RUSCOPE_STORE": shown}
+    problem = _listen_problem(host, port)
+    if problem:
+        _fail(problem)
     command = [sys.executable, "-m", "streamlit", "run", str(app_file), *_streamlit_flags(host, port)]
     # exec, not a child process: Ctrl+C, SIGTERM and a supervisor's stop reach Streamlit itself
     os.execve(sys.executable, command, env)
+
+
+def _listen_problem(host: str, port: int) -> str | None:
+    """Why the dashboard could not listen on host:port, said before Streamlit starts (its own message is
+    just "Port N is not available"); None when a bind succeeds. SO_REUSEADDR, as the server sets it, so a
+    port in TIME_WAIT is not reported as taken."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        with socket.socket(infos[0][0], socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(infos[0][4])
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        return f"cannot listen on {host}:{port}: {reason}; pick another port with --port (e.g. --port {port + 1})"
+    return None
 
 
 def _streamlit_flags(host: str, port: int) -> list[str]:

@@ -224,6 +224,20 @@ def test_dashboard_serves_on_loopback_without_usage_statistics_from_any_director
     assert "usage statistics" not in output.lower() and "Network URL" not in output
 
 
+def test_dashboard_on_a_port_in_use_says_so_and_how_to_pick_another(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        command = [sys.executable, "-m", "ruscope", "dashboard", "--store", str(tmp_path), "--port", str(port)]
+        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and not done.stdout
+    assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in done.stderr, done.stderr
+    assert "--port" in done.stderr and "Traceback" not in done.stderr
+
+
 def fleet_toml(path: Path, urls: dict[str, str], store: Path) -> Path:
     """Three accounts sharing `COSMOS_KEY` (each names it), two shared queries, one store."""
     accounts = "".join(
