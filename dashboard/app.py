@@ -8,11 +8,15 @@ The store, the time range and the scope (database, container) are chosen here an
 Run: `ruscope dashboard --store DIR`, or `RUSCOPE_STORE=DIR streamlit run dashboard/app.py`.
 """
 
+from pathlib import Path
+
 import streamlit as st
 
 from dashboard import loaders, state, widgets
 
-st.set_page_config(page_title="ruscope", page_icon=":material/query_stats:", layout="wide")
+# a local image: a `:material/...:` page icon makes the browser fetch the favicon from fonts.gstatic.com
+FAVICON = str(Path(__file__).with_name("favicon.png"))
+st.set_page_config(page_title="ruscope", page_icon=FAVICON, layout="wide")
 
 PAGES = [
     st.Page("views/query_costs.py", title="Query costs", icon=":material/payments:", default=True),
