@@ -6,7 +6,12 @@ Format (stable, so reports diff cleanly and golden files stay small):
 - datetimes as ISO 8601 UTC with millisecond precision and a "Z" suffix (`2026-05-01T10:00:00.000Z`);
   naive datetimes are taken to be UTC already;
 - booleans as `true` / `false`; missing values (None, NaN, NaT, pd.NA) as empty fields;
-- floats with Python's shortest round-trip repr (round in the analysis, not here).
+- floats with Python's shortest round-trip repr (round in the analysis, not here);
+- line breaks inside a text cell written as "\\n" (the cell quoted): a bare "\\r" is not quoted by the csv
+  module when lines end in "\\n", and a spreadsheet would start a new row there;
+- text a spreadsheet would run as a formula (a cell starting with `=`, `+`, `-`, `@`, a tab or a carriage
+  return: OWASP "CSV Injection") gets a leading `'`, so it shows as text. Only text cells: numbers (a negative
+  RU delta) stay numbers. A query text or partition key comes from users' data and must never execute.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # OWASP, "CSV Injection": what spreadsheets evaluate
 
 
 def to_csv_bytes(frame: pd.DataFrame, *, columns: Sequence[str] | None = None) -> bytes:
@@ -31,7 +37,20 @@ def _csv_column(column: pd.Series) -> pd.Series:
         return format_utc(column)
     if pd.api.types.is_bool_dtype(column.dtype):
         return column.map(lambda value: "" if pd.isna(value) else str(bool(value)).lower())
+    if pd.api.types.is_object_dtype(column.dtype) or pd.api.types.is_string_dtype(column.dtype):
+        return column.map(_text_cell, na_action="ignore")
     return column
+
+
+def _text_cell(value: object) -> object:
+    if not isinstance(value, str):
+        return value
+    return neutralise_formula(value).replace("\r\n", "\n").replace("\r", "\n")
+
+
+def neutralise_formula(text: str) -> str:
+    """Text a spreadsheet would evaluate, prefixed with `'` so it stays text; other text as is."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def format_utc(times: pd.Series) -> pd.Series:

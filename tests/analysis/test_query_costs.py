@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 from typing import Any
@@ -371,6 +372,18 @@ def test_csv_bytes_format() -> None:
     expected = 'name,when,ru,count,flag,ids\ncrème,2026-05-01T10:00:00.123Z,1.5,3,true,"0,1"\n,,,,,\n'
     assert to_csv_bytes(frame) == expected.encode("utf-8")
     assert to_csv_bytes(frame, columns=["ru", "name", "missing"]) == "ru,name,missing\n1.5,crème,\n,,\n".encode()
+
+
+def test_csv_cells_a_spreadsheet_would_run_stay_text() -> None:
+    cells = ["=1+1", "+SUM(A1)", "-2+3", "@cmd", "\tx", "\ry", "SELECT * FROM c", "a=b", None]
+    frame = pd.DataFrame({"text": cells, "delta": [-1.5, 2.0, -3.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0]})
+    frame["key"] = pd.array(["-k", "k", "=k", "k", "k", "k", "k", "k", None], dtype="string")
+    rows = pd.read_csv(io.BytesIO(to_csv_bytes(frame)), keep_default_na=False).to_dict("list")
+    assert rows["text"] == ["'=1+1", "'+SUM(A1)", "'-2+3", "'@cmd", "'\tx", "'\ny", "SELECT * FROM c", "a=b", ""]
+    assert rows["delta"][:3] == [-1.5, 2.0, -3.0]  # numbers are not text: a negative stays a number
+    assert rows["key"][:3] == ["'-k", "k", "'=k"]
+    sql = pd.DataFrame({"sql": ["SELECT *\r\nFROM c\rWHERE c.a = 1"], "n": [1]})
+    assert to_csv_bytes(sql) == b'sql,n\n"SELECT *\nFROM c\nWHERE c.a = 1",1\n'  # one row, line breaks quoted
 
 
 def test_summary_csv(two_runs: pd.DataFrame) -> None:
