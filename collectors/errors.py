@@ -7,10 +7,27 @@ import binascii
 import json
 from typing import Any
 
-from azure.core.exceptions import AzureError, ServiceRequestError
+from azure.core.exceptions import AzureError, ClientAuthenticationError, ServiceRequestError
 from azure.cosmos.exceptions import CosmosHttpResponseError
 
 from collectors.credentials import MissingKey
+
+
+class Fatal(Exception):
+    """A fault no other query of the account would escape (the credential, the role, the endpoint): its
+    one line ends the account's run."""
+
+
+def auth_failure(exc: BaseException) -> tuple[str, str] | None:
+    """("401 unauthorized" | "403 forbidden" | "no credential", detail) when an Azure Monitor call failed
+    on its identity, the detail (" (why)") only for a credential that gave no token; None otherwise. The
+    callers name the role that is missing."""
+    status = getattr(exc, "status_code", None)
+    if status in (401, 403):
+        return f"{status} {'unauthorized' if status == 401 else 'forbidden'}", ""
+    if isinstance(exc, ClientAuthenticationError):
+        return "no credential", f" ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+    return None
 
 
 def _json_in(text: str, marker: str) -> Any:

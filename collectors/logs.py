@@ -28,11 +28,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from azure.core.exceptions import ClientAuthenticationError, HttpResponseError, ServiceRequestError
+from azure.core.exceptions import HttpResponseError, ServiceRequestError
 
 from collectors.config import Account, Config, MonitorSettings
 from collectors.config_monitor import LOGS_ENDPOINT
 from collectors.credentials import monitor_credential
+from collectors.errors import Fatal, auth_failure
 from collectors.logs_queries import KEY_RU, KEY_SIZE, QUERIES, QUERY_STATS, THROTTLES, TIME, Params, build
 from collectors.logs_queries import result_columns as legacy_renames
 from collectors.metrics import chunks  # a long window asked a day at a time, as for metrics
@@ -53,10 +54,6 @@ from collectors.store.records import (
 RETRIES = 3  # azure-core RetryPolicy: 429/5xx retried, honouring Retry-After (azure-monitor.md §1.5)
 TABLE_OF = {KEY_RU: LOG_KEY_RU, KEY_SIZE: LOG_KEY_SIZES, THROTTLES: LOG_THROTTLES, QUERY_STATS: LOG_QUERY_STATS}
 Key = tuple[Any, ...]
-
-
-class Fatal(Exception):
-    """A fault no other query of the account would escape: its one line."""
 
 
 def table_frame(columns: list[str], types: list[str], rows: list[Any], renames: dict[str, str]) -> pd.DataFrame:
@@ -175,13 +172,11 @@ def describe_logs_error(exc: BaseException, settings: MonitorSettings) -> tuple[
     """One line for a failed query, and whether the fault ends the account's run. The SDK re-raises every
     HTTP error as a plain HttpResponseError (azure-monitor.md §1.5): switch on its status. Never a token."""
     status, workspace = _status(exc), settings.workspace_id
-    if status in (401, 403) or isinstance(exc, ClientAuthenticationError):
-        cause = f"{status} {'unauthorized' if status == 401 else 'forbidden'}" if status else "no credential"
-        detail = "" if status else f" ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
-        return (
-            f"Log Analytics: {cause}: the identity needs the Log Analytics Reader role on workspace {workspace}{detail}",
-            True,
-        )
+    failure = auth_failure(exc)
+    if failure:
+        cause, detail = failure
+        role = f"the identity needs the Log Analytics Reader role on workspace {workspace}"
+        return f"Log Analytics: {cause}: {role}{detail}", True
     if status == 404:
         return (
             f"Log Analytics: no workspace {workspace} at {settings.logs_endpoint} (404): check [monitor] workspace_id",

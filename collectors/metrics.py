@@ -36,10 +36,11 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from azure.core.exceptions import ClientAuthenticationError, HttpResponseError, ServiceRequestError
+from azure.core.exceptions import HttpResponseError, ServiceRequestError
 
 from collectors.config import Account, Config, MonitorSettings
 from collectors.credentials import monitor_credential
+from collectors.errors import Fatal, auth_failure
 from collectors.registry import Options
 from collectors.run import Run
 from collectors.store import UTC_TIME, read_table, write_arrow
@@ -84,10 +85,6 @@ COLUMNS = {  # metadata_values names (lower-cased by the service) -> store colum
 KEY_COLUMNS = ["database", "container", "metric", "aggregation", "time", *METRIC_DIMENSIONS]
 Key = tuple[Any, ...]
 _TIMESTAMP = attrgetter("timestamp")
-
-
-class Fatal(Exception):
-    """A fault no other query of the account would escape: its one line."""
 
 
 def spec(metric: str) -> tuple[str, tuple[str, ...]]:
@@ -175,9 +172,9 @@ def describe_monitor_error(exc: BaseException, settings: MonitorSettings, resour
     """One line for a failed query, and whether the fault ends the account's run (the credential, the role,
     the endpoint: no other query would escape it). Never a token."""
     status = getattr(exc, "status_code", None)
-    if status in (401, 403) or isinstance(exc, ClientAuthenticationError):
-        cause = f"{status} {'unauthorized' if status == 401 else 'forbidden'}" if status else "no credential"
-        detail = "" if status else f" ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+    failure = auth_failure(exc)
+    if failure:
+        cause, detail = failure
         return f"Azure Monitor: {cause}: the identity needs the Monitoring Reader role on {resource}{detail}", True
     if isinstance(exc, ServiceRequestError):
         return f"Azure Monitor: cannot reach {settings.endpoint}: {str(exc).splitlines()[0]}", True
