@@ -94,6 +94,13 @@ class Engine:
     def databases(self) -> dict[str, Database]:
         return self.state.databases
 
+    def monitored_containers(self) -> set[tuple[str, str]]:
+        """(database, container) the Azure Monitor stand-in answers for: the live ones (the history may not
+        have them yet) and every one with history, deleted ones included."""
+        with self.metering.lock:
+            live = {(db, c) for db, d in self.state.databases.items() for c in d.containers}
+        return live | self.history.containers()
+
     @property
     def offers(self) -> dict[str, Offer]:
         return self.state.offers

@@ -131,9 +131,8 @@ class LogsApp:
         kept = now - self.engine.history.config.retention_days * 86400
         scan = scan_of(query, max(since, kept), min(until, (now // 60 + 1) * 60), now_dt)
         shape = plan(query.operators, shape_of(query.table, scan), now_dt)
-        with self.engine.metering.lock:
-            live = frozenset((db, c) for db, d in self.engine.databases.items() for c in d.containers)
-        source = Source(self.engine.history, live, self.engine.account_name, resource_id, self.region, workspace)
+        containers = frozenset(self.engine.monitored_containers())
+        source = Source(self.engine.history, containers, self.engine.account_name, resource_id, self.region, workspace)
         start, end = dt.datetime.fromtimestamp(since, dt.UTC), dt.datetime.fromtimestamp(until, dt.UTC)
         table_rows = (r for r in rows(query.table, scan, source) if start <= r["TimeGenerated"] < end)
         names = list(shape.columns)

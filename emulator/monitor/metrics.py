@@ -295,9 +295,7 @@ class MetricsApp:
     def _containers(self, filt: Filter) -> list[tuple[str, str]]:
         """The containers to read: the live ones, those with history (deleted ones included), and any the
         filter pins by name."""
-        with self.engine.metering.lock:
-            pairs = {(db, c) for db, d in self.engine.databases.items() for c in d.containers}
-        pairs |= self.engine.history.containers()
+        pairs = self.engine.monitored_containers()
         dbs, colls = filt.exact("DatabaseName"), filt.exact("CollectionName")
         if dbs and colls:
             pairs |= {(d, c) for d in dbs for c in colls}

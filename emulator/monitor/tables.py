@@ -104,7 +104,7 @@ class Source:
     """The account the rows describe and the workspace they are said to sit in."""
 
     history: History
-    live: frozenset[tuple[str, str]]  # the engine's current containers (history may not have them yet)
+    containers: frozenset[tuple[str, str]]  # `Engine.monitored_containers()`: live ones and those with history
     account: str
     resource_id: str
     region: str
@@ -166,8 +166,7 @@ def _wanted(pinned: frozenset[str] | None, value: str) -> bool:
 
 
 def _containers(scan: Scan, source: Source) -> list[tuple[str, str]]:
-    pairs = source.history.containers() | source.live
-    return sorted(p for p in pairs if _wanted(scan.databases, p[0]) and _wanted(scan.containers, p[1]))
+    return sorted(p for p in source.containers if _wanted(scan.databases, p[0]) and _wanted(scan.containers, p[1]))
 
 
 def _legacy_value(name: str, value: object) -> object:
