@@ -36,7 +36,7 @@ from collectors.credentials import monitor_credential
 from collectors.errors import Fatal, auth_failure
 from collectors.logs_queries import KEY_RU, KEY_SIZE, QUERIES, QUERY_STATS, THROTTLES, TIME, Params, build
 from collectors.logs_queries import result_columns as legacy_renames
-from collectors.metrics import chunks  # a long window asked a day at a time, as for metrics
+from collectors.metrics import aligned_window, chunks  # windows and day-long chunks, as for metrics
 from collectors.registry import Options
 from collectors.run import SEAL_SECONDS, Run
 from collectors.store import Record, Table, read_table
@@ -153,14 +153,9 @@ def _scope(row: dict[str, Any], ids: dict[str, Any], binned: bool) -> dict[str, 
 
 
 def window(now: dt.datetime, mark: dt.datetime | None, settings: MonitorSettings) -> tuple[dt.datetime, dt.datetime]:
-    """[start, end) to ask: from the watermark less the overlap (a first run: the backfill), never further
-    back than the backfill, up to the last bin complete `logs_lag_minutes` ago; both on the bin (pure)."""
+    """[start, end) to ask, on the bin, up to the last bin complete `logs_lag_minutes` ago (pure)."""
     step = dt.timedelta(minutes=settings.logs_bin_minutes)
-    earliest = now - dt.timedelta(hours=settings.backfill_hours)
-    start = earliest if mark is None else max(earliest, mark - dt.timedelta(minutes=settings.overlap_minutes))
-    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-    end = now - dt.timedelta(minutes=settings.logs_lag_minutes)
-    return epoch + (start - epoch) // step * step, epoch + (end - epoch) // step * step
+    return aligned_window(now, mark, settings, step, end=now - dt.timedelta(minutes=settings.logs_lag_minutes))
 
 
 def _status(exc: BaseException) -> int | None:

@@ -110,13 +110,24 @@ def metric_filter(database: str, metric: str) -> str:
 def window(
     now: dt.datetime, watermark: dt.datetime | None, settings: MonitorSettings, grain: str | None = None
 ) -> tuple[dt.datetime, dt.datetime]:
+    """[start, end) to ask, on the grain, up to the last complete interval (pure; see `aligned_window`)."""
+    return aligned_window(now, watermark, settings, GRAINS[grain or settings.grain])
+
+
+def aligned_window(
+    now: dt.datetime,
+    watermark: dt.datetime | None,
+    settings: MonitorSettings,
+    step: dt.timedelta,
+    end: dt.datetime | None = None,
+) -> tuple[dt.datetime, dt.datetime]:
     """[start, end) to ask: from the watermark less the overlap (a first run: the backfill), never further
-    back than the backfill, up to the last complete interval; both on the grain (pure)."""
-    step = GRAINS[grain or settings.grain]
+    back than the backfill, up to `end` (default: now); both floored to `step` (pure). Metrics and logs
+    share it; logs end earlier, by their ingestion lag."""
     earliest = now - dt.timedelta(hours=settings.backfill_hours)
     start = earliest if watermark is None else max(earliest, watermark - dt.timedelta(minutes=settings.overlap_minutes))
     epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-    return epoch + (start - epoch) // step * step, epoch + (now - epoch) // step * step
+    return epoch + (start - epoch) // step * step, epoch + ((end or now) - epoch) // step * step
 
 
 def chunks(start: dt.datetime, end: dt.datetime) -> Iterator[tuple[dt.datetime, dt.datetime]]:
