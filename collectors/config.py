@@ -121,6 +121,8 @@ class QuerySpec(_Model):
     max_item_count: Annotated[int | None, Field(ge=-1)] = None
     query_metrics: bool = True
     index_metrics: bool = False
+    # how often production runs this query (executions/s): weights the replay's RU per partition into RU/s
+    rate_per_s: Annotated[float | None, Field(ge=0)] = None
 
     @field_validator("sql")
     @classmethod

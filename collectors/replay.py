@@ -157,6 +157,7 @@ def execution_record(
         throttled=len(throttled),
         retry_after_ms_total=float(sum(r.retry_after_ms or 0 for r in throttled)),
         duration_ms=duration_ms,
+        rate_per_s=spec.rate_per_s,
     )
 
 

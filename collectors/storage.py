@@ -60,6 +60,7 @@ class PkrangeLog:
 
     charge: Callable[[float], None] = lambda ru: None
     parents: dict[str, list[str]] = field(default_factory=dict)
+    bounds: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (minInclusive, maxExclusive) EPK
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def on_response(self, pipeline_response: Any) -> None:
@@ -76,12 +77,14 @@ class PkrangeLog:
         with self._lock:
             for rng in ranges:
                 self.parents[str(rng.get("id"))] = [str(p) for p in rng.get("parents") or []]
+                self.bounds[str(rng.get("id"))] = (str(rng.get("minInclusive", "")), str(rng.get("maxExclusive", "")))
 
-    def take(self) -> dict[str, list[str]]:
-        """The lineage seen since the last call (one container's routing map read)."""
+    def take(self) -> tuple[dict[str, list[str]], dict[str, tuple[str, str]]]:
+        """The lineage and the EPK bounds seen since the last call (one container's routing map read)."""
         with self._lock:
             seen, self.parents = self.parents, {}
-        return seen
+            bounds, self.bounds = self.bounds, {}
+        return seen, bounds
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,7 @@ class Snapshot:
     usage: dict[str, float]
     lineage: dict[str, list[str]]
     throughput: float | None
+    bounds: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> EPK (minInclusive, maxExclusive)
 
 
 def fetch_throughput(container: ContainerProxy) -> float | None:
@@ -112,12 +116,14 @@ def fetch_snapshot(container: ContainerProxy, log: PkrangeLog) -> Snapshot:
     properties = container.read(populate_partition_key_range_statistics=True, populate_quota_info=True)
     headers = properties.get_response_headers()
     list(container.read_feed_ranges(force_refresh=True))  # the SDK reads /pkranges: `log` sees the parents
+    lineage, bounds = log.take()
     return Snapshot(
         statistics=list(properties.get("statistics") or []),
         quota=parse_quota(headers.get("x-ms-resource-quota")),
         usage=parse_quota(headers.get("x-ms-resource-usage")),
-        lineage=log.take(),
+        lineage=lineage,
         throughput=fetch_throughput(container),
+        bounds=bounds,
     )
 
 
@@ -139,6 +145,9 @@ def partition_records(snapshot: Snapshot, ids: Mapping[str, Any]) -> list[Partit
             sampled_distinct_keys=_int(stats.get("sampledDistinctPartitionKeyCount")),
             quota_collection_kb=_int(snapshot.quota.get("collectionSize")),
             usage_collection_kb=_int(snapshot.usage.get("collectionSize")),
+            usage_documents_kb=_int(snapshot.usage.get("documentsSize")),
+            min_epk=snapshot.bounds.get(str(stats["id"]), (None, None))[0],
+            max_epk=snapshot.bounds.get(str(stats["id"]), (None, None))[1],
             throughput_ru=snapshot.throughput,
             throughput_share=share,
         )

@@ -195,6 +195,7 @@ class ExecutionRecord(Scoped):
     throttled: Int32  # 429 responses
     retry_after_ms_total: float
     duration_ms: float
+    rate_per_s: float | None = None  # the config's executions per second of this query in production
 
 
 REQUESTS = TABLES[RequestRecord.TABLE]
@@ -215,6 +216,9 @@ class PartitionRecord(Scoped):
     usage_collection_kb: int | None  # x-ms-resource-usage collectionSize
     throughput_ru: float | None  # the container's provisioned RU/s (autoscale: its max); null when shared
     throughput_share: float | None  # throughput_ru / the container's partition count
+    usage_documents_kb: int | None = None  # x-ms-resource-usage documentsSize (data without the index)
+    min_epk: str | None = None  # the range's effective partition keys [min_epk, max_epk), from /pkranges
+    max_epk: str | None = None
 
 
 @table("logical_keys", key=("run_id", "account", "database", "container", "pkrange_id", "partition_key"))
@@ -315,3 +319,20 @@ LOG_KEY_RU = TABLES[LogKeyRURecord.TABLE]
 LOG_KEY_SIZES = TABLES[LogKeySizeRecord.TABLE]
 LOG_THROTTLES = TABLES[LogThrottleRecord.TABLE]
 LOG_QUERY_STATS = TABLES[LogQueryStatsRecord.TABLE]
+
+
+@table("alerts", key=("run_id", "account", "database", "container", "rule", "subject"))
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlertRecord(Scoped):
+    """One alert that fired when `ruscope collect` evaluated the config's `[alerts]` thresholds after a run:
+    `time` is the evaluation's time; one row per rule and subject (a pkrange, a logical key, a query)."""
+
+    rule: str  # see analysis.alerts.RULES: hot_partition, throttle_rate, logical_key_storage, ...
+    subject: str  # what it is about: a pkrange id, a partition key (JSON text), a query name; "" for the container
+    value: float  # the observed number, in `unit`
+    threshold: float  # the configured threshold, in `unit`
+    unit: str  # "%" (a share of a limit or a rate) or "%-change"
+    message: str  # one plain sentence: what crossed what, since when
+
+
+ALERTS = TABLES[AlertRecord.TABLE]

@@ -95,6 +95,8 @@ def test_a_split_container_shows_children_with_their_parents(emulator: RunningEm
     partitions = read_table(tmp_path, "partitions").set_index("pkrange_id")
     engine = {r.id: ",".join(r.parents) for r in emulator.engine.container("shop", "orders").ranges}
     assert partitions["parents"].to_dict() == engine
+    bounds = {r.id: (r.min, r.max) for r in emulator.engine.container("shop", "orders").ranges}
+    assert dict(zip(partitions.index, zip(partitions["min_epk"], partitions["max_epk"]))) == bounds
     assert sum(1 for parents in engine.values() if parents) == 4
     assert partitions["document_count"].sum() == 60 and set(partitions["throughput_share"]) == {9_000.0}
 
