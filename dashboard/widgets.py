@@ -107,3 +107,37 @@ def render_csv_download(frame: pd.DataFrame, *, file_name: str, key: str) -> Non
         key=key,
         icon=":material/download:",
     )
+
+
+def render_table(
+    frame: pd.DataFrame,
+    *,
+    key: str,
+    file_name: str,
+    column_config: dict | None = None,
+    csv: pd.DataFrame | None = None,
+) -> None:
+    """A table with its CSV download under it: every table of every page goes through here, so none lacks
+    one. The download holds `csv` when given (e.g. raw numbers behind a formatted view), else the frame."""
+    st.dataframe(frame, hide_index=True, column_config=column_config, key=key)
+    render_csv_download(frame if csv is None else csv, file_name=file_name, key=f"{key}_download")
+
+
+MONITOR_MISSING = """This store has no Azure Monitor {what} yet, so this page shows {shown}. {adds} Collect them with:
+
+```sh
+{commands}
+```
+"""
+MONITOR_COMMANDS = [
+    "ruscope metrics --config ruscope.toml   # [monitor] and the account's monitor_resource",
+    "ruscope logs --config ruscope.toml      # [monitor] workspace_id: diagnostic logs",
+    "ruscope storage --config ruscope.toml   # partition sizes and the largest logical keys",
+]
+
+
+def render_monitor_missing(*, what: str, shown: str, adds: str, commands: list[str] | None = None) -> None:
+    """A store with replay data but not the Azure Monitor (or storage) data a section needs: say what the
+    page shows instead and what that data would add, with the commands that collect it."""
+    text = MONITOR_MISSING.format(what=what, shown=shown, adds=adds, commands="\n".join(commands or MONITOR_COMMANDS))
+    st.info(text, icon=":material/info:")
