@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from azure.cosmos import CosmosClient
@@ -10,6 +11,7 @@ from azure.cosmos import CosmosClient
 from emulator.engine import Engine
 from emulator.server import RunningEmulator, open_engine, start_in_thread
 from tests.azurite import MISSING, RunningAzurite, azurite_required, find_azurite, running_azurite
+from tests.collected import CollectedStore, build_collected_store
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -89,3 +91,18 @@ def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningAzurite
         pytest.skip(MISSING)
     with running_azurite(executable, tmp_path_factory.mktemp("azurite")) as running:
         yield running
+
+
+@pytest.fixture(scope="session")
+def collected(tmp_path_factory: pytest.TempPathFactory) -> CollectedStore:
+    """A store filled once per session by the real collectors against the emulator (tests/collected.py):
+    two hours of a shop with a hot tenant, a split, replay, storage, metrics and logs. Read it only; a test
+    that writes copies it first (`shutil.copytree`)."""
+    workdir = tmp_path_factory.mktemp("collected")
+    return build_collected_store(workdir / "store", workdir)
+
+
+@pytest.fixture(scope="session")
+def collected_store(collected: CollectedStore) -> Path:
+    """The path of the `collected` store."""
+    return collected.store
