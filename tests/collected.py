@@ -94,9 +94,11 @@ def collected_config(cosmos_url: str, monitor_url: str, ca: Path) -> Config:
     return parse_config({"accounts": [account], "monitor": monitor, "queries": QUERIES}, Path("collected.toml"))
 
 
-def build_collected_store(store: Path, workdir: Path) -> CollectedStore:
-    """Run the two hours and every collector into `store` (see the module docstring)."""
-    start = (time.time() // 3600) * 3600 - 2 * 3600  # on an hour, two hours before the current one
+def build_collected_store(store: Path, workdir: Path, *, start: float | None = None) -> CollectedStore:
+    """Run the two hours and every collector into `store` (see the module docstring); minute 0 at `start`
+    (epoch seconds on an hour), by default two hours before the current hour."""
+    if start is None:
+        start = (time.time() // 3600) * 3600 - 2 * 3600
     clock = SimulatedClock(start)
     engine = Engine(limits=LIMITS, clock=clock)
     certs = ensure_certificates(workdir / "tls")
