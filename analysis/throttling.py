@@ -1,0 +1,218 @@
+"""Throttling: where and when requests were answered 429 (request rate too large), how much retry-after
+time that cost, and which replayed queries were throttled.
+
+Pure functions over the store's frames, of which they read only the `*_COLUMNS` below; the time range and
+scope are cut before these run (`analysis.scope`). Three sources, each kept apart because each sees
+different traffic:
+- `metrics` (Azure Monitor, `ruscope metrics`): `TotalRequests` (aggregation Count) split by
+  `operation_type` and `status_code` (collectors/metrics.py): all of the account's traffic, per container
+  and operation, but not per partition;
+- `log_throttles` (Log Analytics, `ruscope logs`): 429s per physical partition (`partition_id`, a GUID, not
+  a pkrange id) and operation in each time bin;
+- `requests` and `executions` (the replay): the replayed queries' own requests, per pkrange, with the
+  retry-after the service asked for; the only source when no Monitor data exists.
+
+**The healthy band**: the service documents 1-5% of requests answered 429 as healthy (the SDK retries them;
+../shared/reference/ru-cost-model.md P12, learn.microsoft.com troubleshoot-request-rate-too-large), so a
+rate above `HEALTHY_429_RATE[1]` is flagged and one inside the band is not.
+
+**Bins**: series over time are summed into bins of `pick_bin` (a round size such that the time range holds
+at most `MAX_BINS` bins), and a series figure keeps the `top` series by 429s (the rest summed as "other"),
+so a figure draws at most a few thousand points whatever the time range.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.storage import KEY, container_labels, labels
+
+HEALTHY_429_RATE = (0.01, 0.05)  # ru-cost-model.md P12: 1-5% of requests throttled is considered healthy
+MAX_BINS = 500
+NICE_BINS = tuple(
+    pd.Timedelta(s) for s in ("1min", "5min", "15min", "30min", "1h", "3h", "6h", "12h", "1D", "7D", "30D")
+)
+OTHER = "other"
+MONITOR, REPLAY = "Azure Monitor", "replay"
+
+# The store columns these functions read: a view loads only these.
+METRIC_COLUMNS = [*KEY, "time", "metric", "aggregation", "operation_type", "status_code", "value"]
+LOG_THROTTLE_COLUMNS = [*KEY, "time", "partition_id", "operation_name", "throttled"]
+REQUEST_COLUMNS = [*KEY, "time", "pkrange_id", "status", "retry_after_ms"]
+EXECUTION_COLUMNS = [
+    *KEY,
+    "run_id",
+    "time",
+    "query_name",
+    "status",
+    "total_ru",
+    "throttled",
+    "retry_after_ms_total",
+]
+
+RATE_COLUMNS = [*KEY, "label", "source", "time", "requests", "throttled", "rate"]
+SUMMARY_COLUMNS = [*KEY, "label", "source", "requests", "throttled", "rate", "verdict"]
+SERIES_COLUMNS = ["time", "series", "throttled"]
+RETRY_COLUMNS = [*KEY, "label", "pkrange_id", "requests", "throttled", "rate", "retry_after_s"]
+QUERY_COLUMNS = [*KEY, "query_name", "run_id", "time", "executions", "throttled", "retry_after_s", "total_ru"]
+
+
+def pick_bin(times: pd.Series, *, max_bins: int = MAX_BINS) -> pd.Timedelta:
+    """The smallest round bin (`NICE_BINS`) that cuts the span of `times` into at most `max_bins` bins."""
+    known = times.dropna()
+    span = (known.max() - known.min()) if len(known) else pd.Timedelta(0)
+    return next((b for b in NICE_BINS if span / b <= max_bins), NICE_BINS[-1])
+
+
+def request_counts(metrics: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFrame:
+    """Requests and 429s per container and time from both sources: Azure Monitor's TotalRequests (each
+    interval's rows summed over operations and status codes) and the replay's requests (one each)."""
+    columns = [*KEY, "source", "time", "requests", "throttled"]
+    rows = _in_containers(metrics)
+    rows = rows[rows["metric"].eq("TotalRequests").fillna(False) & rows["status_code"].notna()].dropna(
+        subset=["time", "value"]
+    )
+    if rows["aggregation"].eq("Count").any():
+        rows = rows[rows["aggregation"].eq("Count").fillna(False)]
+    values = rows["value"].astype(float)
+    monitor = rows[[*KEY, "time"]].assign(
+        source=MONITOR, requests=values, throttled=values.where(_is_429(rows["status_code"]), 0.0)
+    )
+    replay = _in_containers(requests).dropna(subset=["time"])
+    replay = replay[[*KEY, "time"]].assign(
+        source=REPLAY, requests=1.0, throttled=_is_429(replay["status"]).astype(float)
+    )
+    return pd.concat([monitor[columns], replay[columns]], ignore_index=True)
+
+
+def throttle_rate(metrics: pd.DataFrame, requests: pd.DataFrame, *, bin: pd.Timedelta | None = None) -> pd.DataFrame:
+    """The 429 rate (429s / all requests) per container, source and time bin (`RATE_COLUMNS`); the bin is
+    `pick_bin` of the times when not given."""
+    counts = request_counts(metrics, requests)
+    if counts.empty:
+        return pd.DataFrame(columns=RATE_COLUMNS)
+    width = bin or pick_bin(counts["time"])
+    binned = counts.assign(time=counts["time"].dt.floor(width))
+    rate = binned.groupby([*KEY, "source", "time"], as_index=False)[["requests", "throttled"]].sum()
+    rate = rate.assign(label=container_labels(rate), rate=_rate(rate))
+    return rate.sort_values([*KEY, "source", "time"], ignore_index=True)[RATE_COLUMNS]
+
+
+def throttle_summary(metrics: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFrame:
+    """Per container and source over the whole frame: requests, 429s, the rate and a verdict against the
+    healthy band (`SUMMARY_COLUMNS`), highest rate first."""
+    counts = request_counts(metrics, requests)
+    if counts.empty:
+        return pd.DataFrame(columns=SUMMARY_COLUMNS)
+    summary = counts.groupby([*KEY, "source"], as_index=False)[["requests", "throttled"]].sum()
+    summary = summary.assign(label=container_labels(summary), rate=_rate(summary))
+    summary["verdict"] = summary["rate"].map(verdict)
+    summary = summary.sort_values([*KEY, "source"]).sort_values("rate", ascending=False, kind="stable")
+    return summary.reset_index(drop=True)[SUMMARY_COLUMNS]
+
+
+def verdict(rate: float) -> str:
+    """A 429 rate against the healthy band, in words ("" when unknown)."""
+    low, high = HEALTHY_429_RATE
+    if pd.isna(rate):
+        return ""
+    if rate > high:
+        return f"above the healthy {low:.0%}-{high:.0%}"
+    return "no 429s" if rate == 0 else f"within the healthy {low:.0%}-{high:.0%}"
+
+
+def monitor_throttles(metrics: pd.DataFrame, *, bin: pd.Timedelta | None = None, top: int = 10) -> pd.DataFrame:
+    """Azure Monitor's 429s per operation over time (`SERIES_COLUMNS`; series `container/operation` when
+    several containers)."""
+    rows = _in_containers(metrics)
+    rows = rows[rows["metric"].eq("TotalRequests").fillna(False) & _is_429(rows["status_code"])]
+    rows = rows.dropna(subset=["time", "value"])
+    names = labels(rows, rows["operation_type"].fillna("(all operations)"))
+    return _series(rows["time"], names, rows["value"].astype(float), bin=bin, top=top)
+
+
+def log_throttles(log_throttles: pd.DataFrame, *, bin: pd.Timedelta | None = None, top: int = 10) -> pd.DataFrame:
+    """Log Analytics' 429s per physical partition and operation over time (`SERIES_COLUMNS`; series
+    `partition operation`, prefixed `container/` when several containers)."""
+    rows = _in_containers(log_throttles).dropna(subset=["time", "throttled"])
+    names = labels(rows, rows["partition_id"].astype(str) + " " + rows["operation_name"].astype(str))
+    return _series(rows["time"], names, rows["throttled"].astype(float), bin=bin, top=top)
+
+
+def replay_throttles(requests: pd.DataFrame, *, bin: pd.Timedelta | None = None, top: int = 10) -> pd.DataFrame:
+    """The replay's 429 responses per pkrange over time (`SERIES_COLUMNS`; series the pkrange id, or
+    `container/pkrange` when several containers; "gateway" for a 429 that names no pkrange)."""
+    rows = _in_containers(requests).dropna(subset=["time"])
+    rows = rows[_is_429(rows["status"])]
+    pkranges = rows["pkrange_id"].fillna("").astype(str).replace("", "gateway")
+    return _series(rows["time"], labels(rows, pkranges), pd.Series(1.0, index=rows.index), bin=bin, top=top)
+
+
+def retry_after_totals(requests: pd.DataFrame) -> pd.DataFrame:
+    """Per container and pkrange of the replay: requests, 429s, their rate and the retry-after the service
+    asked for in seconds (`RETRY_COLUMNS`), most throttled first."""
+    rows = _in_containers(requests)
+    if rows.empty:
+        return pd.DataFrame(columns=RETRY_COLUMNS)
+    rows = rows.assign(
+        pkrange_id=rows["pkrange_id"].fillna("").astype(str).replace("", "gateway"),
+        throttled=_is_429(rows["status"]).astype(int),
+        retry_after_s=rows["retry_after_ms"].astype(float).fillna(0.0) / 1000,
+    )
+    totals = rows.groupby([*KEY, "pkrange_id"], as_index=False).agg(
+        requests=("throttled", "size"), throttled=("throttled", "sum"), retry_after_s=("retry_after_s", "sum")
+    )
+    totals = totals.assign(label=labels(totals, totals["pkrange_id"]), rate=_rate(totals))
+    totals = totals.sort_values([*KEY, "pkrange_id"]).sort_values("throttled", ascending=False, kind="stable")
+    return totals.reset_index(drop=True).round({"retry_after_s": 3})[RETRY_COLUMNS]
+
+
+def throttled_queries(executions: pd.DataFrame) -> pd.DataFrame:
+    """The replayed queries that got 429s, per query and run (`QUERY_COLUMNS`): executions (a per-feed-range
+    query's parts each count), 429 responses, retry-after seconds and RU; most throttled first."""
+    rows = _in_containers(executions)
+    rows = rows[rows["throttled"].fillna(0).astype(int).gt(0)]
+    if rows.empty:
+        return pd.DataFrame(columns=QUERY_COLUMNS)
+    per_run = rows.groupby([*KEY, "query_name", "run_id"], as_index=False).agg(
+        time=("time", "min"),
+        executions=("throttled", "size"),
+        throttled=("throttled", "sum"),
+        retry_after_s=("retry_after_ms_total", "sum"),
+        total_ru=("total_ru", "sum"),
+    )
+    per_run = per_run.assign(retry_after_s=(per_run["retry_after_s"].astype(float) / 1000).round(3))
+    per_run = per_run.sort_values([*KEY, "query_name", "time"]).sort_values("throttled", ascending=False, kind="stable")
+    return per_run.reset_index(drop=True).astype({"throttled": "int64"})[QUERY_COLUMNS]
+
+
+def _series(
+    times: pd.Series, names: pd.Series, values: pd.Series, *, bin: pd.Timedelta | None, top: int
+) -> pd.DataFrame:
+    """Values summed per series and time bin, the `top` series by total kept and the rest summed as "other"."""
+    if times.empty:
+        return pd.DataFrame(columns=SERIES_COLUMNS)
+    width = bin or pick_bin(times)
+    frame = pd.DataFrame({"time": times.dt.floor(width), "series": names.astype(str), "throttled": values})
+    ranked = frame.groupby("series")["throttled"].sum().sort_index().sort_values(ascending=False, kind="stable")
+    kept = set(ranked.index[:top])
+    frame["series"] = frame["series"].where(frame["series"].isin(kept), OTHER)
+    series = frame.groupby(["series", "time"], as_index=False)["throttled"].sum()
+    return series.sort_values(["series", "time"], ignore_index=True)[SERIES_COLUMNS]
+
+
+def _is_429(values: pd.Series) -> pd.Series:
+    """Status codes (ints, or the metric's text "429") equal to 429, as plain bools."""
+    text = values.astype("string").str.strip().str.removesuffix(".0")
+    return text.eq("429").fillna(False).astype(bool)
+
+
+def _rate(frame: pd.DataFrame) -> pd.Series:
+    requests = frame["requests"].astype(float)
+    return (frame["throttled"].astype(float) / requests.where(requests > 0)).round(6)
+
+
+def _in_containers(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows that name a container (the account's own reads and account-level metrics have none)."""
+    keyed = frame.dropna(subset=KEY)
+    return keyed[keyed["container"].astype(str).ne("")]

@@ -1,0 +1,143 @@
+"""analysis.throttling on small hand-built frames: the 429 rate per bin, the series, retry-after, throttled queries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from analysis import throttling as th
+from collectors.store import REQUESTS, TABLES
+from tests.analysis.test_query_costs import execution, executions_frame
+
+T0 = pd.Timestamp("2026-05-01T10:00:00Z")
+METRICS, LOG_THROTTLES = TABLES["metrics"], TABLES["log_throttles"]
+
+
+def metric(minute: int, operation: str, status: str, value: float, *, container: str = "orders") -> dict[str, Any]:
+    row = dict.fromkeys(METRICS.columns)
+    row.update(run_id="m1", time=T0 + pd.Timedelta(minutes=minute), account="a", database="shop", container=container,
+               metric="TotalRequests", aggregation="Count", operation_type=operation, status_code=status,
+               value=value, unit="Count", grain="PT1M")  # fmt: skip
+    return row
+
+
+def replayed(minute: int, pkrange: str, status: int, *, retry_ms: float | None = None) -> dict[str, Any]:
+    row = dict.fromkeys(REQUESTS.columns)
+    row.update(run_id="r1", time=T0 + pd.Timedelta(minutes=minute), account="a", database="shop", container="orders",
+               pkrange_id=pkrange, status=status, retry_after_ms=retry_ms)  # fmt: skip
+    return row
+
+
+# minute 0: 90 reads ok, 10 reads throttled; minute 7: 50 writes ok, 50 throttled; minute 20: 100 reads ok
+METRIC_ROWS = pd.DataFrame(
+    [
+        metric(0, "Query", "200", 90), metric(0, "Query", "429", 10),
+        metric(7, "Create", "201", 50), metric(7, "Create", "429", 50),
+        metric(20, "Query", "200", 100),
+    ],
+    columns=METRICS.columns,
+)  # fmt: skip
+REQUEST_ROWS = pd.DataFrame(
+    [replayed(0, "0", 200), replayed(0, "1", 429, retry_ms=120.0), replayed(1, "1", 429, retry_ms=80.0),
+     replayed(1, "", 200)],
+    columns=REQUESTS.columns,
+)  # fmt: skip
+NO_REQUESTS = pd.DataFrame(columns=REQUESTS.columns)
+
+
+def test_pick_bin_keeps_the_bins_under_the_cap() -> None:
+    minutes = pd.Series([T0, T0 + pd.Timedelta(hours=1)])
+    assert th.pick_bin(minutes) == pd.Timedelta(minutes=1)
+    assert th.pick_bin(minutes, max_bins=10) == pd.Timedelta(minutes=15)
+    month = pd.Series([T0, T0 + pd.Timedelta(days=30)])
+    assert th.pick_bin(month) == pd.Timedelta(hours=3)  # 240 bins
+    assert th.pick_bin(pd.Series([], dtype="datetime64[ns, UTC]")) == pd.Timedelta(minutes=1)
+
+
+def test_throttle_rate_per_bin_from_both_sources() -> None:
+    rate = th.throttle_rate(METRIC_ROWS, REQUEST_ROWS, bin=pd.Timedelta(minutes=15))
+    assert rate.columns.tolist() == th.RATE_COLUMNS
+    assert rate[["source", "time", "requests", "throttled", "rate"]].values.tolist() == [
+        [th.MONITOR, T0, 200.0, 60.0, 0.3],
+        [th.MONITOR, T0 + pd.Timedelta(minutes=15), 100.0, 0.0, 0.0],
+        [th.REPLAY, T0, 4.0, 2.0, 0.5],
+    ]
+    assert rate["label"].unique().tolist() == ["orders"]
+
+
+def test_throttle_summary_names_the_healthy_band() -> None:
+    rows = pd.concat([METRIC_ROWS, pd.DataFrame([metric(0, "Query", "200", 980, container="carts"),
+                                                  metric(0, "Query", "429", 20, container="carts")])])  # fmt: skip
+    summary = th.throttle_summary(rows, NO_REQUESTS)
+    assert summary[["container", "requests", "throttled", "rate", "verdict"]].values.tolist() == [
+        ["orders", 300.0, 60.0, 0.2, "above the healthy 1%-5%"],
+        ["carts", 1000.0, 20.0, 0.02, "within the healthy 1%-5%"],
+    ]
+    assert th.verdict(0.0) == "no 429s" and th.verdict(float("nan")) == ""
+    assert th.HEALTHY_429_RATE == (0.01, 0.05)
+
+
+def test_monitor_throttles_by_operation() -> None:
+    series = th.monitor_throttles(METRIC_ROWS, bin=pd.Timedelta(minutes=5))
+    assert series.values.tolist() == [
+        [T0 + pd.Timedelta(minutes=5), "Create", 50.0],
+        [T0, "Query", 10.0],
+    ]
+    assert th.monitor_throttles(METRIC_ROWS, bin=pd.Timedelta(minutes=5), top=1)["series"].tolist() == [
+        "Create",
+        th.OTHER,
+    ]
+
+
+def test_log_throttles_by_partition_and_operation_in_several_containers() -> None:
+    rows = []
+    for minute, container, partition, throttled in [(0, "orders", "p-1", 3), (5, "orders", "p-1", 4),
+                                                    (5, "carts", "p-2", 1)]:  # fmt: skip
+        row = dict.fromkeys(LOG_THROTTLES.columns)
+        row.update(time=T0 + pd.Timedelta(minutes=minute), account="a", database="shop", container=container,
+                   partition_id=partition, operation_name="Query", throttled=throttled, bin_minutes=5)  # fmt: skip
+        rows.append(row)
+    series = th.log_throttles(pd.DataFrame(rows, columns=LOG_THROTTLES.columns), bin=pd.Timedelta(minutes=15))
+    assert series.values.tolist() == [[T0, "carts/p-2 Query", 1.0], [T0, "orders/p-1 Query", 7.0]]
+
+
+def test_replay_throttles_and_retry_after_per_pkrange() -> None:
+    series = th.replay_throttles(REQUEST_ROWS, bin=pd.Timedelta(minutes=1))
+    assert series.values.tolist() == [[T0, "1", 1.0], [T0 + pd.Timedelta(minutes=1), "1", 1.0]]
+    totals = th.retry_after_totals(REQUEST_ROWS)
+    assert totals[["pkrange_id", "requests", "throttled", "rate", "retry_after_s"]].values.tolist() == [
+        ["1", 2, 2, 1.0, 0.2],
+        ["0", 1, 0, 0.0, 0.0],
+        ["gateway", 1, 0, 0.0, 0.0],
+    ]
+
+
+def test_throttled_queries_by_query_and_run() -> None:
+    rows = [
+        execution("r1", "hot", minute=0, ru=5.0, throttled=2, execution_id="h0"),
+        execution("r1", "hot", minute=1, ru=7.0, throttled=1, execution_id="h1"),
+        execution("r2", "hot", minute=60, ru=5.0, throttled=0, execution_id="h2"),
+        execution("r2", "cold", minute=61, ru=1.0, throttled=4, execution_id="c0"),
+        execution("r2", "calm", minute=62, ru=1.0, execution_id="k0"),
+    ]
+    frame = executions_frame(*rows)
+    frame.loc[frame["query_name"].eq("hot"), "retry_after_ms_total"] = 250.0
+    queries = th.throttled_queries(frame)
+    assert queries.columns.tolist() == th.QUERY_COLUMNS
+    assert queries[
+        ["query_name", "run_id", "executions", "throttled", "retry_after_s", "total_ru"]
+    ].values.tolist() == [
+        ["cold", "r2", 1, 4, 0.0, 1.0],
+        ["hot", "r1", 2, 3, 0.5, 12.0],
+    ]
+    assert queries["time"].tolist() == [T0 + pd.Timedelta(minutes=61), T0]
+    assert th.throttled_queries(frame.iloc[:0]).columns.tolist() == th.QUERY_COLUMNS
+
+
+def test_nothing_to_show_is_empty_with_columns() -> None:
+    no_metrics = pd.DataFrame(columns=METRICS.columns)
+    assert th.throttle_rate(no_metrics, NO_REQUESTS).columns.tolist() == th.RATE_COLUMNS
+    assert th.throttle_summary(no_metrics, NO_REQUESTS).empty
+    assert th.monitor_throttles(no_metrics).columns.tolist() == th.SERIES_COLUMNS
+    assert th.retry_after_totals(NO_REQUESTS).columns.tolist() == th.RETRY_COLUMNS
