@@ -26,6 +26,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from collectors.config_alerts import AlertSettings as AlertSettings
 from collectors.config_monitor import MonitorSettings as MonitorSettings  # re-exported: its home before
 
 KeyComponent = str | int | float | bool
@@ -210,6 +211,7 @@ class Config(_Model):
     replay: ReplaySettings = ReplaySettings()
     fleet: FleetSettings = FleetSettings()
     monitor: MonitorSettings | None = None  # None: `ruscope metrics` and `ruscope logs` have nothing to do
+    alerts: AlertSettings | None = None  # None: `ruscope collect` evaluates no alerts
     queries: list[QuerySpec] = []  # shared by every account (each [[accounts]] entry may pick some)
 
     @model_validator(mode="after")

@@ -1,0 +1,323 @@
+"""Alerts: the config's `[alerts]` thresholds evaluated on store frames, one row per (rule, subject) that fired.
+
+Pure functions; `collectors.alerts` reads the frames (only the `*_COLUMNS` below, only the window) and
+writes the rows to the store's `alerts` table. A rule fires when its number is **at or above** its
+threshold (to 1e-9, so a value computed to exactly the threshold fires). Each returns `ALERT_COLUMNS`, one
+row per (container, rule, subject), in a stable order:
+
+- `hot_partition`: a pkrange whose NormalizedRUConsumption (aggregation Maximum, split by pkrange) stayed at
+  or above `percent` for `minutes` consecutive minutes of the window. A point covers its grain (PT1M: one
+  minute, PT5M: five) from its time; a missing point or one below `percent` ends a stretch. `value` is the
+  stretch's peak (%), the message names its length.
+- `throttle_rate`: 429s over all requests of the window, per container, from Azure Monitor's TotalRequests
+  (split by status code); a container without those rows falls back to the replay's `requests` (status 429
+  over all). The message names the source.
+- `logical_key_storage`: a logical key's size in the latest snapshot against `Limits.logical_partition_max_bytes`
+  (20 GB): from `log_key_sizes` (Log Analytics) when that table has the key, else from `logical_keys` (the
+  storage collector's sample of the largest keys).
+- `partition_storage`: a physical partition's size in the latest `partitions` snapshot against
+  `Limits.physical_partition_max_bytes` (50 GB).
+- `query_ru_increase`: a query's latest run's mean RU per successful logical execution (as in
+  `analysis.query_costs`) against its baseline, the median of the means of up to `baseline_runs` runs before
+  it; a query without a previous successful run has no baseline and cannot fire.
+
+An evaluation also records one `evaluated` row per account it covered (`evaluated_rows`), so a clean
+evaluation after a noisy one is visible: `latest_alerts` is what is open now (the banner and the Overview).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from analysis import query_costs
+from cosmoscore.limits import GB
+
+HOT, THROTTLE, KEY_STORAGE, PARTITION_STORAGE, QUERY_RU = (
+    "hot_partition",
+    "throttle_rate",
+    "logical_key_storage",
+    "partition_storage",
+    "query_ru_increase",
+)
+RULES = (HOT, THROTTLE, KEY_STORAGE, PARTITION_STORAGE, QUERY_RU)
+EVALUATED = "evaluated"  # the rule of the one row per account each evaluation writes, alerts or not
+TOLERANCE = 1e-9
+CONTAINER = ["account", "database", "container"]
+ALERT_COLUMNS = [*CONTAINER, "rule", "subject", "value", "threshold", "unit", "message"]
+STORED_COLUMNS = ["run_id", "time", *ALERT_COLUMNS]  # the `alerts` table's columns `latest_alerts` reads
+
+# The store columns each rule reads: the collector loads only these.
+METRIC_COLUMNS = [*CONTAINER, "time", "metric", "aggregation", "pkrange_id", "status_code", "value", "grain"]
+REQUEST_COLUMNS = [*CONTAINER, "time", "status"]
+PARTITION_COLUMNS = [*CONTAINER, "run_id", "time", "pkrange_id", "size_kb"]
+KEY_COLUMNS = [*CONTAINER, "run_id", "time", "partition_key", "size_kb"]
+EXECUTION_COLUMNS = ["account", *query_costs.EXECUTION_COLUMNS]
+
+
+def hot_partition_alerts(metrics: pd.DataFrame, *, percent: float, minutes: int) -> pd.DataFrame:
+    """Pkranges at or above `percent` normalized RU for `minutes` consecutive minutes (module docstring)."""
+    rows = _in_containers(metrics)
+    rows = rows[_is(rows["metric"], "NormalizedRUConsumption") & rows["aggregation"].fillna("Maximum").eq("Maximum")]
+    rows = rows.dropna(subset=["time", "value", "pkrange_id"])
+    rows = rows[rows["value"].astype(float) >= percent - TOLERANCE]
+    if rows.empty:
+        return _empty()
+    group = [*CONTAINER, "pkrange_id"]
+    points = rows.groupby([*group, "time"]).agg(value=("value", "max"), grain=("grain", "first")).reset_index()
+    points["end"] = points["time"] + pd.to_timedelta(points["grain"].map(_grain_minutes).astype(float), unit="min")
+    points = points.sort_values([*group, "time"], kind="stable")
+    reach = points.groupby(group)["end"].transform(lambda ends: ends.cummax().shift())
+    points["stretch"] = (reach.isna() | (points["time"] > reach)).cumsum()
+    stretches = points.groupby([*group, "stretch"]).agg(
+        start=("time", "min"), end=("end", "max"), peak=("value", "max")
+    )
+    stretches["minutes"] = (stretches["end"] - stretches["start"]) / pd.Timedelta(minutes=1)
+    longest = stretches.reset_index().sort_values(["minutes", "end"], kind="stable").groupby(group).tail(1)
+    fired = longest[longest["minutes"] >= minutes - TOLERANCE].sort_values(group, kind="stable")
+    return _alerts(
+        fired,
+        HOT,
+        subject=fired["pkrange_id"].astype(str),
+        value=fired["peak"].astype(float),
+        threshold=float(percent),
+        unit="%",
+        message=[
+            f"pkrange {row.pkrange_id} of {row.database}/{row.container} at >= {percent:g}% normalized RU for "
+            f"{row.minutes:g} min, peak {row.peak:g}% (threshold {percent:g}% for {minutes} min)"
+            for row in fired.itertuples()
+        ],
+    )
+
+
+def throttle_rate_alerts(
+    metrics: pd.DataFrame, requests: pd.DataFrame, *, percent: float, window_minutes: int
+) -> pd.DataFrame:
+    """Containers whose 429s were at or above `percent` of their requests (module docstring)."""
+    rows = _in_containers(metrics)
+    rows = rows[_is(rows["metric"], "TotalRequests")].dropna(subset=["value"])
+    monitor = _rates(rows, rows["status_code"].astype("string").eq("429").fillna(False), rows["value"].astype(float))
+    replay = _in_containers(requests)
+    replay = _rates(replay, replay["status"].eq(429).fillna(False).astype(bool), pd.Series(1.0, index=replay.index))
+    replay = replay[~replay.set_index(CONTAINER).index.isin(monitor.set_index(CONTAINER).index)]
+    rates = pd.concat(
+        [monitor.assign(source="Azure Monitor TotalRequests"), replay.assign(source="the replay's requests")],
+        ignore_index=True,
+    )
+    rates = rates[rates["total"] > 0].assign(rate=lambda r: r["throttled"] / r["total"] * 100)
+    fired = rates[rates["rate"] >= percent - TOLERANCE].sort_values(CONTAINER, kind="stable")
+    return _alerts(
+        fired,
+        THROTTLE,
+        subject="",
+        value=fired["rate"].round(4),
+        threshold=float(percent),
+        unit="%",
+        message=[
+            f"429s were {row.rate:.3g}% of requests to {row.database}/{row.container} in the last {window_minutes} "
+            f"min ({row.throttled:g} of {row.total:g}, from {row.source}; threshold {percent:g}%)"
+            for row in fired.itertuples()
+        ],
+    )
+
+
+def logical_key_alerts(
+    logical_keys: pd.DataFrame, log_key_sizes: pd.DataFrame, *, percent: float, limit_bytes: int
+) -> pd.DataFrame:
+    """Logical keys at or above `percent` of `limit_bytes` in the latest snapshot (module docstring)."""
+    logs = _latest_snapshot(log_key_sizes).assign(source="the diagnostic logs", rank=0)
+    stats = _latest_snapshot(logical_keys).assign(source="the storage statistics", rank=1)
+    keys = pd.concat([logs, stats], ignore_index=True)
+    if keys.empty:
+        return _empty()
+    keys = keys.sort_values("rank", kind="stable").drop_duplicates([*CONTAINER, "partition_key"], keep="first")
+    fired = _over_limit(keys, percent, limit_bytes, [*CONTAINER, "partition_key"])
+    return _alerts(
+        fired,
+        KEY_STORAGE,
+        subject=fired["partition_key"].astype(str),
+        value=fired["share"].round(4),
+        threshold=float(percent),
+        unit="%",
+        message=[
+            f"logical key {_key_text(row.partition_key)} of {row.database}/{row.container} holds "
+            f"{_size(row.bytes)}, {row.share:.3g}% of the {_size(limit_bytes)} limit (threshold {percent:g}%; "
+            f"from {row.source})"
+            for row in fired.itertuples()
+        ],
+    )
+
+
+def partition_storage_alerts(partitions: pd.DataFrame, *, percent: float, limit_bytes: int) -> pd.DataFrame:
+    """Physical partitions at or above `percent` of `limit_bytes` in the latest snapshot (module docstring)."""
+    latest = _latest_snapshot(partitions)
+    if latest.empty:
+        return _empty()
+    fired = _over_limit(latest.assign(source=""), percent, limit_bytes, [*CONTAINER, "pkrange_id"])
+    return _alerts(
+        fired,
+        PARTITION_STORAGE,
+        subject=fired["pkrange_id"].astype(str),
+        value=fired["share"].round(4),
+        threshold=float(percent),
+        unit="%",
+        message=[
+            f"pkrange {row.pkrange_id} of {row.database}/{row.container} holds {_size(row.bytes)}, "
+            f"{row.share:.3g}% of the {_size(limit_bytes)} limit (threshold {percent:g}%)"
+            for row in fired.itertuples()
+        ],
+    )
+
+
+def query_ru_alerts(executions: pd.DataFrame, *, percent: float, baseline_runs: int) -> pd.DataFrame:
+    """Queries whose latest run's mean RU is up `percent` or more on their baseline (module docstring)."""
+    means = run_means(executions)
+    if means.empty:
+        return _empty()
+    key = ["account", *query_costs.QUERY_KEY]
+    back = means.groupby(key).cumcount(ascending=False)  # 0: the latest run, 1: the one before...
+    latest = means[back == 0].set_index(key)["mean_ru"].rename("latest")
+    earlier = means[(back >= 1) & (back <= baseline_runs)].groupby(key)["mean_ru"]
+    found = pd.concat([latest, earlier.median().rename("baseline"), earlier.size().rename("runs")], axis=1)
+    found = found.dropna(subset=["latest", "baseline"]).astype({"runs": int}).reset_index()
+    found = found[found["baseline"] > 0].assign(change=lambda f: (f["latest"] / f["baseline"] - 1) * 100)
+    fired = found[found["change"] >= percent - TOLERANCE].sort_values(key, kind="stable")
+    return _alerts(
+        fired,
+        QUERY_RU,
+        subject=fired["query_name"].astype(str),
+        value=fired["change"].round(4),
+        threshold=float(percent),
+        unit="%-change",
+        message=[
+            f"query {row.query_name} on {row.database}/{row.container} took {row.latest:.2f} RU per execution in "
+            f"its latest run, up {row.change:.3g}% on its baseline of {row.baseline:.2f} RU (median of "
+            f"{row.runs} previous run(s); threshold +{percent:g}%)"
+            for row in fired.itertuples()
+        ],
+    )
+
+
+def run_means(executions: pd.DataFrame) -> pd.DataFrame:
+    """Per account, query and run: the mean RU of its successful logical executions, oldest run first."""
+    columns = ["account", *query_costs.QUERY_KEY, "run_id", "start", "mean_ru"]
+    frame = executions.dropna(subset=["account"])
+    parts = [query_costs.logical_executions(mine).assign(account=account) for account, mine in frame.groupby("account")]
+    logical = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=query_costs.LOGICAL_COLUMNS)
+    ok = logical[logical["ok"].astype(bool)] if not logical.empty else logical
+    if ok.empty:
+        return pd.DataFrame(columns=columns)
+    key = ["account", *query_costs.QUERY_KEY, "run_id"]
+    means = ok.groupby(key).agg(mean_ru=("total_ru", "mean")).reset_index()
+    starts = logical.groupby(["account", "run_id"])["time"].min().rename("start")
+    means = means.join(starts, on=["account", "run_id"]).astype({"mean_ru": float})
+    return means.sort_values(["start", "run_id"], kind="stable", ignore_index=True)[columns]
+
+
+def evaluated_rows(accounts: list[str], alerts: pd.DataFrame) -> pd.DataFrame:
+    """One `evaluated` row per account covered: `value` is how many alerts fired there."""
+    counts = alerts["account"].value_counts() if not alerts.empty else pd.Series(dtype=int)
+    fired = [int(counts.get(account, 0)) for account in accounts]
+    return pd.DataFrame(
+        {
+            "account": accounts,
+            "database": "",
+            "container": "",
+            "rule": EVALUATED,
+            "subject": "",
+            "value": [float(n) for n in fired],
+            "threshold": 0.0,
+            "unit": "alerts",
+            "message": [f"{n} alert(s) fired" for n in fired],
+        },
+        columns=ALERT_COLUMNS,
+    )
+
+
+def latest_alerts(alerts: pd.DataFrame) -> pd.DataFrame:
+    """The alerts of each account's latest evaluation (`STORED_COLUMNS`): what is open now. An account whose
+    latest evaluation fired nothing has none, however many an earlier one had."""
+    evaluations = alerts[_is(alerts["rule"], EVALUATED)].dropna(subset=["time", "run_id"])
+    if evaluations.empty:
+        return pd.DataFrame(columns=STORED_COLUMNS)
+    latest = evaluations.sort_values(["time", "run_id"], kind="stable").groupby("account").tail(1)
+    keys = pd.MultiIndex.from_frame(latest[["account", "run_id"]].astype(str))
+    mine = alerts[pd.MultiIndex.from_frame(alerts[["account", "run_id"]].astype(str)).isin(keys)]
+    mine = mine[~_is(mine["rule"], EVALUATED)]
+    return mine.sort_values([*CONTAINER, "rule", "subject"], kind="stable", ignore_index=True)[STORED_COLUMNS]
+
+
+def _rates(frame: pd.DataFrame, throttled: pd.Series, weight: pd.Series) -> pd.DataFrame:
+    """Per container: the requests (`weight` summed) and the throttled ones among them."""
+    counted = frame[CONTAINER].assign(total=weight.astype(float), throttled=weight.astype(float).where(throttled, 0.0))
+    return counted.groupby(CONTAINER)[["total", "throttled"]].sum().reset_index()
+
+
+def _latest_snapshot(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each container's rows of its latest run (the run with its latest time)."""
+    rows = _in_containers(frame).dropna(subset=["time", "run_id", "size_kb"])
+    if rows.empty:
+        return rows
+    runs = rows.groupby([*CONTAINER, "run_id"])["time"].max().reset_index()
+    latest = runs.sort_values(["time", "run_id"], kind="stable").groupby(CONTAINER).tail(1)
+    return rows.merge(latest[[*CONTAINER, "run_id"]], on=[*CONTAINER, "run_id"])
+
+
+def _over_limit(rows: pd.DataFrame, percent: float, limit_bytes: int, key: list[str]) -> pd.DataFrame:
+    """The rows (largest per `key`) at or above `percent` of `limit_bytes`, with their bytes and share."""
+    sized = rows.assign(bytes=rows["size_kb"].astype(float) * 1024)
+    sized = sized.groupby(key, as_index=False).agg(bytes=("bytes", "max"), source=("source", "first"))
+    sized["share"] = sized["bytes"] / limit_bytes * 100
+    return sized[sized["share"] >= percent - TOLERANCE].sort_values(key, kind="stable")
+
+
+def _alerts(fired: pd.DataFrame, rule: str, **columns: object) -> pd.DataFrame:
+    """`ALERT_COLUMNS` for the fired rows; the named columns given, the container's from the rows."""
+    if fired.empty:
+        return _empty()
+    out = fired[CONTAINER].astype(str).reset_index(drop=True).assign(rule=rule)
+    for name, value in columns.items():
+        out[name] = value.to_numpy() if isinstance(value, pd.Series) else value
+    return out[ALERT_COLUMNS].astype({"value": float, "threshold": float})
+
+
+def _empty() -> pd.DataFrame:
+    return pd.DataFrame(columns=ALERT_COLUMNS).astype({"value": float, "threshold": float})
+
+
+def _grain_minutes(grain: object) -> float:
+    """An ISO 8601 grain ("PT1M", "PT5M") in minutes; a missing or unreadable one is a minute."""
+    try:
+        minutes = pd.Timedelta(str(grain)).total_seconds() / 60 if isinstance(grain, str) and grain else 0.0
+    except ValueError:
+        minutes = 0.0
+    return minutes if minutes > 0 else 1.0
+
+
+def _size(size_bytes: float) -> str:
+    """Bytes in the largest unit that keeps a digit before the point (GB, MB, KB)."""
+    for unit, scale in (("GB", GB), ("MB", 1024**2), ("KB", 1024)):
+        if size_bytes >= scale:
+            return f"{size_bytes / scale:.3g} {unit}"
+    return f"{size_bytes:g} bytes"
+
+
+def _key_text(partition_key: str) -> str:
+    """A key's JSON text as people write it: ["t1"] -> t1, ["t1","u1"] -> t1/u1."""
+    try:
+        parts = json.loads(partition_key)
+    except ValueError:
+        return partition_key
+    values = parts if isinstance(parts, list) else [parts]
+    return "/".join(str(part) for part in values)
+
+
+def _in_containers(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows that name a container (every key part present, the container not empty)."""
+    keyed = frame.dropna(subset=CONTAINER)
+    return keyed[keyed["container"].astype(str).ne("")]
+
+
+def _is(values: pd.Series, value: str) -> pd.Series:
+    return values.eq(value).fillna(False).astype(bool)
