@@ -1,0 +1,340 @@
+"""Overview: each container's numbers for a time range, and their change against the period before.
+
+Pure functions over the store's frames; `analysis.fleet` computes the per-container numbers it already
+knows (provisioned and p95 RU/s, the largest normalized RU, the largest physical partition, the replay's
+RU, 429 rate and skew) and this module adds what an overview needs on top, preferring Azure Monitor's view
+(the production traffic) over the replay's (only the configured queries) wherever both exist:
+
+**Columns** (`CONTAINER_COLUMNS`), NaN (or "") where no data is behind a number:
+- `ru_consumed` (RU): the sum of Azure Monitor's TotalRequestUnits; without metrics, the replay's RU;
+  `ru_source` says which ("monitor" or "replay");
+- `provisioned_ru_s`, `p95_ru_s` (from `analysis.fleet`), `peak_ru_s` (the largest interval's RU/s, each
+  interval's TotalRequestUnits over its grain, as fleet computes p95), `p95_utilization` = p95 / provisioned;
+  `autoscale` (True when the container reports AutoscaleMaxThroughput);
+- `hot_pkrange`, `hot_normalized_ru` (%): the pkrange with the largest NormalizedRUConsumption and that value
+  (100% means that range's requests are throttled); `hot_range_share`: that range's share of the summed mean
+  normalized RU of all ranges (each range has an equal share of the RU/s, so this is its share of the RU),
+  against an even share of 1 / `pkranges`; without metrics, the replay's hottest pkrange and share;
+  `skew_source` says which;
+- `throttle_rate`: 429s / requests from TotalRequests by StatusCode, else the replay's; `throttle_source`;
+  `throttle_flag`: above `THROTTLE_HEALTHY_MAX`;
+- `largest_partition_gb`, `storage_headroom` (of 50 GB, from fleet), `largest_key_gb`, `key_headroom` (the
+  largest logical key of the latest `logical_keys` snapshot, of 20 GB: `cosmoscore.limits`).
+
+**Periods** (`periods`). A bounded time range [since, now) is compared with the same length just before it.
+"All time" has no length to repeat: its numbers cover all the data, and its change compares the
+`ALL_TIME_SPAN` (7 days) up to the newest row with the 7 days before, which `Periods.note` says on the page.
+`compare_periods` adds `<measure>_change` = recent - before (in the measure's unit: percentage points for a
+rate), NaN when either side has no number.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import pandas as pd
+
+from analysis import fleet, query_costs
+from cosmoscore.limits import GB, Limits
+
+KEY = fleet.FLEET_KEY
+# P12 in /work/shared/reference/ru-cost-model.md (learn "troubleshoot-request-rate-too-large"): 1-5% of
+# requests answered 429 is considered healthy; above 5% the throttling costs latency and needs action.
+THROTTLE_HEALTHY_MAX = 0.05
+ALL_TIME_SPAN = dt.timedelta(days=7)  # what "All time" compares (see the module docstring)
+TOP_QUERIES = 10
+
+METRIC_COLUMNS = [*fleet.METRIC_COLUMNS, "status_code"]
+LOGICAL_KEY_COLUMNS = [*KEY, "time", "pkrange_id", "partition_key", "size_kb"]
+EXECUTION_COLUMNS = [*fleet.EXECUTION_COLUMNS, "sql"]
+ALERT_COLUMNS = [*KEY, "run_id", "time", "rule", "subject", "value", "threshold", "unit", "message"]
+
+CONTAINER_COLUMNS = [
+    *KEY,
+    "ru_consumed",
+    "ru_source",
+    "provisioned_ru_s",
+    "autoscale",
+    "peak_ru_s",
+    "p95_ru_s",
+    "p95_utilization",
+    "hot_pkrange",
+    "hot_normalized_ru",
+    "hot_range_share",
+    "pkranges",
+    "skew_source",
+    "throttle_rate",
+    "throttle_source",
+    "throttle_flag",
+    "executions",
+    "largest_partition_gb",
+    "storage_headroom",
+    "largest_key_gb",
+    "key_headroom",
+]
+CHANGE_MEASURES = [
+    "ru_consumed",
+    "peak_ru_s",
+    "p95_ru_s",
+    "hot_normalized_ru",
+    "throttle_rate",
+    "largest_partition_gb",
+    "largest_key_gb",
+]
+QUERY_COLUMNS = [
+    *KEY,
+    "query_name",
+    "executions",
+    "total_ru",
+    "mean_ru",
+    "max_ru",
+    "routing",
+    "pkrange_count",
+    "sql",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Periods:
+    """The rows an overview shows ([shown_start, ∞)) and the two it compares ([before_start, recent_start)
+    against [recent_start, ∞)); a None start: from the first row."""
+
+    shown_start: pd.Timestamp | None
+    recent_start: pd.Timestamp | None
+    before_start: pd.Timestamp | None
+    note: str
+
+
+def periods(since: dt.datetime | None, now: dt.datetime, latest: pd.Timestamp | None) -> Periods:
+    """The periods for a time range from `since` to `now` (None: all time, ending at the `latest` row)."""
+    if since is not None:
+        start, span = pd.Timestamp(since), pd.Timestamp(now) - pd.Timestamp(since)
+        note = f"Changes compare this range with the {_span_text(span)} before it."
+        return Periods(start, start, start - span, note)
+    if latest is None or pd.isna(latest):
+        return Periods(None, None, None, "")
+    recent = pd.Timestamp(latest) - ALL_TIME_SPAN
+    note = (
+        f"All time has no period before it: changes compare the {_span_text(ALL_TIME_SPAN)} up to the newest "
+        f"data ({latest:%Y-%m-%d %H:%M} UTC) with the {_span_text(ALL_TIME_SPAN)} before."
+    )
+    return Periods(None, recent, recent - ALL_TIME_SPAN, note)
+
+
+def _span_text(span: pd.Timedelta | dt.timedelta) -> str:
+    hours = pd.Timedelta(span).total_seconds() / 3600
+    return f"{hours / 24:g} days" if hours >= 48 else f"{hours:g} hours"
+
+
+def between(frame: pd.DataFrame, start: pd.Timestamp | None, end: pd.Timestamp | None = None) -> pd.DataFrame:
+    """The rows timed at or after `start` and before `end` (a None bound: open)."""
+    keep = pd.Series(True, index=frame.index)
+    if start is not None:
+        keep &= frame["time"].ge(start).fillna(False)
+    if end is not None:
+        keep &= frame["time"].lt(end).fillna(False)
+    return frame[keep.astype(bool)]
+
+
+def latest_time(*frames: pd.DataFrame) -> pd.Timestamp | None:
+    """The newest `time` of any frame (None when all are empty)."""
+    times = [frame["time"].max() for frame in frames if not frame.empty]
+    times = [time for time in times if not pd.isna(time)]
+    return max(times) if times else None
+
+
+def summarize_containers(
+    executions: pd.DataFrame,
+    requests: pd.DataFrame,
+    metrics: pd.DataFrame,
+    partitions: pd.DataFrame,
+    logical_keys: pd.DataFrame,
+    *,
+    limits: Limits | None = None,
+) -> pd.DataFrame:
+    """One row per container with data, in `analysis.fleet`'s risk order (`CONTAINER_COLUMNS`)."""
+    base = fleet.summarize_fleet(executions, requests, metrics, partitions, limits=limits)
+    extra = [peak_consumed(metrics), hottest_range(metrics), monitor_throttle_rate(metrics), monitor_ru(metrics)]
+    extra += [largest_keys(logical_keys, limits), autoscaled(metrics)]
+    if base.empty and all(part.empty for part in extra):
+        return pd.DataFrame(columns=CONTAINER_COLUMNS)
+    rows = base
+    for part in extra:
+        rows = rows.merge(part, on=KEY, how="outer" if base.empty else "left")
+    return _choose_sources(rows).reindex(columns=CONTAINER_COLUMNS)
+
+
+def _choose_sources(rows: pd.DataFrame) -> pd.DataFrame:
+    """Azure Monitor's number where it has one, else the replay's, with the source named."""
+    out = rows.copy()
+    monitor_ru = out["monitor_ru"].astype(float)
+    out["ru_source"] = _source(monitor_ru, out["total_ru"])
+    out["ru_consumed"] = monitor_ru.combine_first(out["total_ru"].astype(float))
+    provisioned = out["provisioned_ru_s"].astype(float)
+    out["p95_utilization"] = (out["p95_ru_s"].astype(float) / provisioned.where(provisioned > 0)).round(4)
+    has_share = out["monitor_share"].notna()
+    out["skew_source"] = _source(out["monitor_share"], out["hot_pkrange_share"])
+    out["hot_pkrange"] = out["monitor_hot"].where(has_share, out["hot_pkrange"]).fillna("")
+    out["hot_range_share"] = out["monitor_share"].astype(float).combine_first(out["hot_pkrange_share"].astype(float))
+    out["pkranges"] = out["monitor_pkranges"].where(has_share, out["pkranges_seen"]).astype("Int64")
+    rate = out["monitor_throttle_rate"].astype(float)
+    out["throttle_source"] = _source(rate, out["throttle_rate"])
+    out["throttle_rate"] = rate.combine_first(out["throttle_rate"].astype(float))
+    out["throttle_flag"] = out["throttle_rate"].gt(THROTTLE_HEALTHY_MAX)
+    out["autoscale"] = out["autoscale"].fillna(False).astype(bool)
+    return out
+
+
+def _source(monitor: pd.Series, replay: pd.Series) -> pd.Series:
+    names = ["monitor" if m else "replay" if r else "" for m, r in zip(monitor.notna(), replay.notna())]
+    return pd.Series(names, index=monitor.index, dtype=object)
+
+
+def consumed_per_second(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Per container and interval: TotalRequestUnits (Total) summed over its dimension rows, over the grain."""
+    rows = metric_rows(metrics, "TotalRequestUnits")
+    rows = rows[rows["aggregation"].fillna("Total").eq("Total")]
+    seconds = rows["grain"].map(_grain_seconds).astype(float)
+    per_second = rows.assign(ru_s=rows["value"].astype(float) / seconds)
+    return per_second.groupby([*KEY, "time"])["ru_s"].sum().reset_index()
+
+
+def peak_consumed(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Per container: the largest interval's consumed RU/s."""
+    peak = consumed_per_second(metrics).groupby(KEY)["ru_s"].max().round(2)
+    return peak.rename("peak_ru_s").reset_index()
+
+
+def monitor_ru(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Per container: the RU Azure Monitor counted (TotalRequestUnits, Total) in the frame's time range."""
+    rows = metric_rows(metrics, "TotalRequestUnits")
+    total = rows[rows["aggregation"].fillna("Total").eq("Total")].groupby(KEY)["value"].sum().astype(float)
+    return total.round(2).rename("monitor_ru").reset_index()
+
+
+def hottest_range(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Per container: the pkrange with the largest NormalizedRUConsumption, that value, its share of the
+    summed mean normalized RU of the ranges, and how many ranges report."""
+    columns = [*KEY, "monitor_hot", "hot_normalized_ru", "monitor_share", "monitor_pkranges"]
+    rows = metric_rows(metrics, "NormalizedRUConsumption").dropna(subset=["pkrange_id"])
+    if rows.empty:
+        return pd.DataFrame(columns=columns)
+    per_range = rows.groupby([*KEY, "pkrange_id"])["value"].agg(["max", "mean"]).astype(float).reset_index()
+    per_range = per_range.sort_values(["max", "pkrange_id"], ascending=[False, True], kind="stable")
+    grouped = per_range.groupby(KEY)
+    hot = grouped.agg(monitor_hot=("pkrange_id", "first"), hot_normalized_ru=("max", "first"))
+    hot["monitor_pkranges"] = grouped.size()
+    hot_mean, total_mean = grouped["mean"].first(), grouped["mean"].sum()
+    hot["monitor_share"] = (hot_mean / total_mean.where(total_mean > 0)).round(4)
+    return hot.reset_index()[columns]
+
+
+def monitor_throttle_rate(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Per container: the share of TotalRequests (rows split by StatusCode) answered 429."""
+    rows = metric_rows(metrics, "TotalRequests").dropna(subset=["status_code"])
+    rows = rows.assign(throttled=rows["value"].astype(float).where(rows["status_code"].astype(str).eq("429"), 0.0))
+    sums = rows.groupby(KEY)[["throttled", "value"]].sum().astype(float)
+    rate = (sums["throttled"] / sums["value"].where(sums["value"] > 0)).round(4)
+    return rate.rename("monitor_throttle_rate").reset_index()
+
+
+def autoscaled(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Per container that reports AutoscaleMaxThroughput: True (its provisioned RU/s is the autoscale max)."""
+    rows = metric_rows(metrics, "AutoscaleMaxThroughput")
+    return rows[KEY].drop_duplicates().assign(autoscale=True)
+
+
+def largest_keys(logical_keys: pd.DataFrame, limits: Limits | None = None) -> pd.DataFrame:
+    """Per container: its largest logical key of the latest snapshot, in GB and as headroom of 20 GB."""
+    latest = latest_snapshot(logical_keys)
+    size = latest.groupby(KEY)["size_kb"].max().astype(float) * 1024
+    limit = (limits or Limits()).logical_partition_max_bytes
+    out = pd.DataFrame({"largest_key_gb": (size / GB).round(3), "key_headroom": (1 - size / limit).round(4)})
+    return out.reset_index()
+
+
+def latest_snapshot(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of each container's newest `time` (a storage snapshot)."""
+    rows = fleet_rows(frame).dropna(subset=["time"])
+    return rows[rows["time"].eq(rows.groupby(KEY)["time"].transform("max"))]
+
+
+def fleet_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows that name a container (as `analysis.fleet` counts them)."""
+    keyed = frame.dropna(subset=KEY)
+    return keyed[keyed["container"].astype(str).ne("")]
+
+
+def metric_rows(metrics: pd.DataFrame, name: str) -> pd.DataFrame:
+    rows = fleet_rows(metrics)
+    return rows[rows["metric"].eq(name).fillna(False).astype(bool)].dropna(subset=["value"])
+
+
+def _grain_seconds(grain: object) -> float:
+    """As `analysis.fleet` reads a grain: an ISO 8601 duration in seconds, one minute when missing."""
+    try:
+        seconds = pd.Timedelta(str(grain)).total_seconds() if isinstance(grain, str) and grain else 0.0
+    except ValueError:
+        seconds = 0.0
+    return seconds if seconds > 0 else fleet.DEFAULT_GRAIN_SECONDS
+
+
+def compare_periods(shown: pd.DataFrame, recent: pd.DataFrame, before: pd.DataFrame) -> pd.DataFrame:
+    """`shown` with `<measure>_change` after each measure of `CHANGE_MEASURES`: recent - before."""
+    then = before[[*KEY, *CHANGE_MEASURES]]
+    mine = recent[[*KEY, *CHANGE_MEASURES]].merge(then, on=KEY, how="left", suffixes=("", "_before"))
+    for name in CHANGE_MEASURES:
+        mine[f"{name}_change"] = (mine[name].astype(float) - mine[f"{name}_before"].astype(float)).round(4)
+    change_columns = [f"{name}_change" for name in CHANGE_MEASURES]
+    out = shown.merge(mine[[*KEY, *change_columns]], on=KEY, how="left")
+    order = [c for name in shown.columns for c in ([name, f"{name}_change"] if name in CHANGE_MEASURES else [name])]
+    return out[order]
+
+
+def query_stats(executions: pd.DataFrame) -> pd.DataFrame:
+    """Per query and container: logical executions, total RU (failed ones too: billed), mean and max RU of
+    the successful ones, the latest routing and the most pkranges reached; costliest (total RU) first."""
+    frame = fleet_rows(executions)
+    if frame.empty:
+        return pd.DataFrame(columns=QUERY_COLUMNS)
+    logical = pd.concat(
+        [query_costs.logical_executions(mine).assign(account=acc) for acc, mine in frame.groupby("account")],
+        ignore_index=True,
+    )
+    logical = logical.assign(ok_ru=logical["total_ru"].where(logical["ok"]))
+    names = [*KEY, "query_name"]
+    stats = logical.groupby(names).agg(
+        executions=("run_id", "size"),
+        total_ru=("total_ru", "sum"),
+        mean_ru=("ok_ru", "mean"),
+        max_ru=("ok_ru", "max"),
+        routing=("routing", "last"),
+        pkrange_count=("pkrange_count", "max"),
+    )
+    sql = frame.sort_values("time").groupby(names)["sql"].last() if "sql" in frame else None
+    stats["sql"] = sql if sql is not None else ""
+    stats = stats.round({"total_ru": 2, "mean_ru": 2, "max_ru": 2}).reset_index()
+    stats = stats.sort_values(["total_ru", *names], ascending=[False, True, True, True, True], kind="stable")
+    return stats.reset_index(drop=True)[QUERY_COLUMNS]
+
+
+def costliest_queries(recent: pd.DataFrame, before: pd.DataFrame, *, top: int = TOP_QUERIES) -> pd.DataFrame:
+    """The `top` queries of `recent` by total RU, with `mean_ru_change_pct` against `before` (NaN when the
+    query did not succeed in both)."""
+    names = [*KEY, "query_name"]
+    now = query_stats(recent).head(top)
+    then = query_stats(before)[[*names, "mean_ru"]].rename(columns={"mean_ru": "before"})
+    out = now.merge(then, on=names, how="left")
+    before_ru = out.pop("before").astype(float)
+    out["mean_ru_change_pct"] = ((out["mean_ru"].astype(float) / before_ru.where(before_ru > 0) - 1) * 100).round(1)
+    return out
+
+
+def open_alerts(alerts: pd.DataFrame) -> pd.DataFrame:
+    """The alerts of each account's latest evaluation (the `alerts` table keeps every evaluation's rows;
+    an evaluation that fired nothing writes none, so this is the latest one that fired: see its time)."""
+    rows = alerts.dropna(subset=["time"])
+    latest = rows[rows["time"].eq(rows.groupby("account")["time"].transform("max"))]
+    order = ["time", "account", "database", "container", "rule", "subject"]
+    return latest.sort_values(order, kind="stable").reset_index(drop=True).reindex(columns=ALERT_COLUMNS)
