@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 # transitive version (and pip and setuptools); `make constraints` regenerates it.
 PIP_INSTALL := $(PY) -m pip install -q -c constraints.txt
 
-.PHONY: install demo emulator test lint bench constraints
+.PHONY: install browser demo emulator test lint bench constraints
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,16 @@ node_modules/.installed: package.json package-lock.json
 	fi
 
 install: $(VENV)/.installed node_modules/.installed
+
+# The browser of the end-to-end dashboard test (tests/e2e/): Debian's chromium, which Playwright (from
+# requirements-dev.txt) drives by its path; a browser is never downloaded (no `playwright install`). Not
+# part of `install`, since it needs apt-get and root (sudo when not root); `.ci/run` runs it. Without
+# chromium that test is skipped with a message (.ci/run makes it fail instead).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; \
+	  else echo "make browser: not root and no sudo: install Debian's chromium package yourself" >&2; exit 1; fi; \
+	  $$SUDO apt-get update && $$SUDO apt-get install -y --no-install-recommends chromium; }
 
 # Until `ruscope demo` exists, the demo target starts the emulator on http://127.0.0.1:8081/.
 demo: install

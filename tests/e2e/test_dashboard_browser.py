@@ -1,0 +1,155 @@
+"""End to end: `ruscope dashboard`, started outside the repository, shows every page in real headless
+Chromium with nothing fetched from any host but 127.0.0.1, each page's main figure drawn, and stops on SIGTERM.
+
+Screenshots of every page go to the artifacts folder (RUSCOPE_ARTIFACTS, else `artifacts/`, git-ignored):
+`dashboard-<page>.png`. See tests/e2e/browser.py for where Chromium and Playwright come from.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.dashboard.apptest import minutes_ago, write_plan
+from tests.e2e.browser import (
+    DRAWN_FIGURES_JS,
+    HOST,
+    MISSING_CHROMIUM,
+    MISSING_PLAYWRIGHT,
+    Page,
+    RunningDashboard,
+    alive,
+    artifacts_dir,
+    chromium_required,
+    dashboard_pages,
+    descendants,
+    find_chromium,
+    running_dashboard,
+)
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page as Tab
+    from playwright.sync_api import Route
+
+# Pages that draw no figure on the test's store, each with the reason. Keep it short: a page listed here is
+# still opened, screenshotted and checked for exceptions and external requests.
+NO_FIGURE: dict[str, str] = {}
+
+LOADED = '[data-testid="stApp"][data-test-script-state="notRunning"][data-test-connection-state="CONNECTED"]'
+VIEWPORT = {"width": 1400, "height": 900}
+
+
+@pytest.fixture
+def browser_store(tmp_path: Path) -> Path:
+    """Two runs of three queries over two pkranges in the last hours, in shop/orders."""
+    store = tmp_path / "store"
+    plan = [
+        ("r1", minutes_ago(120), "point", 0, "as-is", "single", [[("page", "0", 2.5)]]),
+        ("r1", minutes_ago(119), "scan", 0, "per-feed-range", "single", [[("page", "0", 2.0)], [("page", "1", 2.0)]]),
+        ("r1", minutes_ago(118), "wide", 0, "as-is", "fan-out", [[("page", "0", 3.0), ("page", "1", 4.5)]]),
+        ("r2", minutes_ago(60), "point", 0, "as-is", "single", [[("page", "0", 3.3)]]),
+        ("r2", minutes_ago(59), "wide", 0, "as-is", "fan-out", [[("page", "0", 3.0), ("page", "1", 6.0)]]),
+    ]
+    write_plan(store, plan, part="0")
+    return store
+
+
+def _need(missing: str) -> None:
+    if chromium_required():
+        pytest.fail(f"RUSCOPE_REQUIRE_CHROMIUM is set but {missing}")
+    pytest.skip(missing)
+
+
+@pytest.mark.timeout(180)
+def test_every_page_draws_in_chromium_with_no_external_request(browser_store: Path, tmp_path: Path) -> None:
+    chromium = find_chromium()
+    if chromium is None:
+        _need(MISSING_CHROMIUM)
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _need(MISSING_PLAYWRIGHT)
+    pages = dashboard_pages()
+    assert len(pages) >= 2, pages
+    assert set(NO_FIGURE) <= {page.name for page in pages}, "NO_FIGURE names a page that is gone"
+    shots = artifacts_dir()
+    shots.mkdir(parents=True, exist_ok=True)
+    workdir = tmp_path / "elsewhere"  # outside the repository: .streamlit/config.toml is not found from here
+    workdir.mkdir()
+    external: list[str] = []
+
+    with running_dashboard(browser_store, workdir) as dashboard, sync_playwright() as playwright:
+        args = ["--no-sandbox"] if os.geteuid() == 0 else []
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=args)
+        try:
+            context = browser.new_context(viewport=VIEWPORT)
+            context.route("**/*", lambda route: _local_only(route, external))
+            context.on("request", lambda request: _record_external(request.url, external))
+            tab = context.new_page()
+            tab.on("websocket", lambda socket: _record_external(socket.url, external))
+            for page in pages:
+                _check_page(tab, dashboard, page, shots)
+        finally:
+            browser.close()
+        assert external == [], f"requests to hosts other than {HOST}: {external}"
+        _stop(dashboard)
+
+
+def _check_page(tab: Tab, dashboard: RunningDashboard, page: Page, shots: Path) -> None:
+    """Open the page by its url path, wait for its script run to finish, check it, screenshot it."""
+    tab.goto(f"{dashboard.url}/{page.url_path}")
+    tab.wait_for_selector(LOADED, timeout=30_000)
+    current = tab.locator('[data-testid="stSidebarNavLink"][aria-current="page"] [data-testid="stMarkdownContainer"]')
+    assert current.inner_text().strip() == page.title, f"{page.url_path!r} showed another page"
+    errors = tab.locator('[data-testid="stException"]')
+    assert errors.count() == 0, f"{page.name}: {errors.all_inner_texts()}\n{dashboard.output()}"
+    if page.name not in NO_FIGURE:
+        try:
+            tab.wait_for_function(f"({DRAWN_FIGURES_JS})() > 0", timeout=15_000)
+        except Exception as exc:  # Playwright's TimeoutError: say which page, not just "timeout"
+            pytest.fail(f"{page.name}: no plotly figure with data was drawn ({type(exc).__name__})")
+    _screenshot(tab, shots / f"dashboard-{page.name}.png")
+
+
+def _screenshot(tab: Tab, path: Path) -> None:
+    """The whole page: Streamlit scrolls inside its main container, so the window is made as tall as it."""
+    height = tab.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+    tab.set_viewport_size({"width": VIEWPORT["width"], "height": max(VIEWPORT["height"], int(height))})
+    tab.wait_for_timeout(300)  # plotly re-lays out to the new size
+    tab.screenshot(path=str(path), full_page=True)
+    tab.set_viewport_size(VIEWPORT)
+
+
+def _local_only(route: Route, external: list[str]) -> None:
+    """Let requests to 127.0.0.1 through; abort the rest, so nothing leaves the machine (recorded apart)."""
+    if _is_external(route.request.url):
+        route.abort()
+    else:
+        route.continue_()
+
+
+def _record_external(url: str, external: list[str]) -> None:
+    if _is_external(url):
+        external.append(url)
+
+
+def _is_external(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme not in {"data", "blob", "about"} and parts.hostname != HOST
+
+
+def _stop(dashboard: RunningDashboard) -> None:
+    """SIGTERM reaches Streamlit itself (`ruscope dashboard` execs it): it and every child must exit."""
+    children = descendants(dashboard.process.pid)
+    dashboard.process.send_signal(signal.SIGTERM)
+    try:
+        dashboard.process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"ruscope dashboard still runs 20 s after SIGTERM\n{dashboard.output()}")
+    assert [pid for pid in children if alive(pid)] == [], "a child of the dashboard outlived SIGTERM"
