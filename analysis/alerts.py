@@ -63,7 +63,7 @@ def hot_partition_alerts(metrics: pd.DataFrame, *, percent: float, minutes: int)
     rows = rows.dropna(subset=["time", "value", "pkrange_id"])
     rows = rows[rows["value"].astype(float) >= percent - TOLERANCE]
     if rows.empty:
-        return _empty()
+        return no_alerts()
     group = [*CONTAINER, "pkrange_id"]
     points = rows.groupby([*group, "time"]).agg(value=("value", "max"), grain=("grain", "first")).reset_index()
     points["end"] = points["time"] + pd.to_timedelta(points["grain"].map(_grain_minutes).astype(float), unit="min")
@@ -73,7 +73,7 @@ def hot_partition_alerts(metrics: pd.DataFrame, *, percent: float, minutes: int)
     stretches = points.groupby([*group, "stretch"]).agg(
         start=("time", "min"), end=("end", "max"), peak=("value", "max")
     )
-    stretches["minutes"] = (stretches["end"] - stretches["start"]) / pd.Timedelta(minutes=1)
+    stretches["minutes"] = (stretches["end"] - stretches["start"]).dt.total_seconds() / 60
     longest = stretches.reset_index().sort_values(["minutes", "end"], kind="stable").groupby(group).tail(1)
     fired = longest[longest["minutes"] >= minutes - TOLERANCE].sort_values(group, kind="stable")
     return _alerts(
@@ -130,7 +130,7 @@ def logical_key_alerts(
     stats = _latest_snapshot(logical_keys).assign(source="the storage statistics", rank=1)
     keys = pd.concat([logs, stats], ignore_index=True)
     if keys.empty:
-        return _empty()
+        return no_alerts()
     keys = keys.sort_values("rank", kind="stable").drop_duplicates([*CONTAINER, "partition_key"], keep="first")
     fired = _over_limit(keys, percent, limit_bytes, [*CONTAINER, "partition_key"])
     return _alerts(
@@ -141,8 +141,8 @@ def logical_key_alerts(
         threshold=float(percent),
         unit="%",
         message=[
-            f"logical key {_key_text(row.partition_key)} of {row.database}/{row.container} holds "
-            f"{_size(row.bytes)}, {row.share:.3g}% of the {_size(limit_bytes)} limit (threshold {percent:g}%; "
+            f"logical key {_key_text(str(row.partition_key))} of {row.database}/{row.container} holds "
+            f"{row.size}, {row.share:.3g}% of the {_size(limit_bytes)} limit (threshold {percent:g}%; "
             f"from {row.source})"
             for row in fired.itertuples()
         ],
@@ -153,7 +153,7 @@ def partition_storage_alerts(partitions: pd.DataFrame, *, percent: float, limit_
     """Physical partitions at or above `percent` of `limit_bytes` in the latest snapshot (module docstring)."""
     latest = _latest_snapshot(partitions)
     if latest.empty:
-        return _empty()
+        return no_alerts()
     fired = _over_limit(latest.assign(source=""), percent, limit_bytes, [*CONTAINER, "pkrange_id"])
     return _alerts(
         fired,
@@ -163,7 +163,7 @@ def partition_storage_alerts(partitions: pd.DataFrame, *, percent: float, limit_
         threshold=float(percent),
         unit="%",
         message=[
-            f"pkrange {row.pkrange_id} of {row.database}/{row.container} holds {_size(row.bytes)}, "
+            f"pkrange {row.pkrange_id} of {row.database}/{row.container} holds {row.size}, "
             f"{row.share:.3g}% of the {_size(limit_bytes)} limit (threshold {percent:g}%)"
             for row in fired.itertuples()
         ],
@@ -174,7 +174,7 @@ def query_ru_alerts(executions: pd.DataFrame, *, percent: float, baseline_runs: 
     """Queries whose latest run's mean RU is up `percent` or more on their baseline (module docstring)."""
     means = run_means(executions)
     if means.empty:
-        return _empty()
+        return no_alerts()
     key = ["account", *query_costs.QUERY_KEY]
     back = means.groupby(key).cumcount(ascending=False)  # 0: the latest run, 1: the one before...
     latest = means[back == 0].set_index(key)["mean_ru"].rename("latest")
@@ -269,20 +269,22 @@ def _over_limit(rows: pd.DataFrame, percent: float, limit_bytes: int, key: list[
     sized = rows.assign(bytes=rows["size_kb"].astype(float) * 1024)
     sized = sized.groupby(key, as_index=False).agg(bytes=("bytes", "max"), source=("source", "first"))
     sized["share"] = sized["bytes"] / limit_bytes * 100
+    sized["size"] = [_size(size) for size in sized["bytes"].astype(float).tolist()]
     return sized[sized["share"] >= percent - TOLERANCE].sort_values(key, kind="stable")
 
 
-def _alerts(fired: pd.DataFrame, rule: str, **columns: object) -> pd.DataFrame:
+def _alerts(fired: pd.DataFrame, rule: str, **columns: pd.Series | str | float | list[str]) -> pd.DataFrame:
     """`ALERT_COLUMNS` for the fired rows; the named columns given, the container's from the rows."""
     if fired.empty:
-        return _empty()
+        return no_alerts()
     out = fired[CONTAINER].astype(str).reset_index(drop=True).assign(rule=rule)
     for name, value in columns.items():
-        out[name] = value.to_numpy() if isinstance(value, pd.Series) else value
+        out[name] = value.to_numpy() if isinstance(value, pd.Series) else value  # by position, not index
     return out[ALERT_COLUMNS].astype({"value": float, "threshold": float})
 
 
-def _empty() -> pd.DataFrame:
+def no_alerts() -> pd.DataFrame:
+    """No alert: `ALERT_COLUMNS`, no rows."""
     return pd.DataFrame(columns=ALERT_COLUMNS).astype({"value": float, "threshold": float})
 
 

@@ -1,0 +1,189 @@
+"""collectors.alerts end to end: the replay and storage collectors against the emulator fill a store, the
+config's [alerts] are evaluated on it, and the `alerts` table, the lines and the exit code say what fired.
+Also the [alerts] section's validation: a mistake names its key."""
+
+from __future__ import annotations
+
+import statistics
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from analysis.alerts import latest_alerts
+from collectors.alerts import EXIT_ALERTS, after_collect
+from collectors.config import Config, ConfigError, load_config, parse_config
+from collectors.registry import Options, collector, run_collector
+from collectors.store import read_table
+from cosmoscore.limits import Limits
+from emulator.engine import Context
+from tests.collectors.test_config import GOOD, error_of, write
+from tests.collectors.test_replay import load_orders, run
+
+QUERIES = [
+    {"name": "everything", "container": "orders", "sql": "SELECT * FROM c WHERE c.n >= 0"},
+    {
+        "name": "one-tenant",
+        "container": "orders",
+        "sql": "SELECT * FROM c WHERE c.tenantId = @t",
+        "parameters": {"@t": "t3"},
+        "partition_key": "t3",
+    },
+]
+
+
+def config(emu: Any, alerts: dict[str, Any] | None) -> Config:
+    data: dict[str, Any] = {"cosmos": {"endpoint": emu.url, "database": "shop"}, "queries": QUERIES}
+    if alerts is not None:
+        data["alerts"] = alerts
+    return parse_config(data, Path("alerts.toml"))
+
+
+def evaluate(cfg: Config, store: Path, **kwargs: Any) -> tuple[int, list[str], list[str]]:
+    out: list[str] = []
+    err: list[str] = []
+    code = after_collect(cfg, store, now=datetime.now(UTC), out=out.append, err=err.append, **kwargs)
+    return code, out, err
+
+
+def add_orders(emu: Any, count: int) -> None:
+    """More orders, none of them tenant t3's: `everything` reads more, `one-tenant` the same."""
+    emu.engine.throttle.enabled = False
+    for i in range(count):
+        emu.engine.create_item(
+            Context(), "shop", "orders", {"id": f"x{i}", "tenantId": f"new{i % 7}", "n": i}, [f"new{i % 7}"]
+        )
+    emu.engine.throttle.enabled = True
+
+
+def mean_ru(executions: Any, query: str) -> list[float]:
+    """Each run's mean RU of a query, oldest run first."""
+    mine = executions[executions["query_name"] == query]
+    per_run = mine.groupby("run_id").agg(time=("time", "min"), ru=("total_ru", "mean")).sort_values("time")
+    return per_run["ru"].astype(float).tolist()
+
+
+def test_a_query_costing_more_than_its_baseline_and_full_partitions_fire(emulator: Any, tmp_path: Path) -> None:
+    load_orders(emulator, docs=60)
+    alerts = {"query_ru_increase_percent": 50, "partition_storage_percent": 1e-6, "throttle_rate_percent": 1}
+    cfg = config(emulator, alerts)
+    for _ in range(2):
+        assert run(emulator, cfg, tmp_path)[0].exit_code == 0
+    add_orders(emulator, 240)
+    assert run(emulator, cfg, tmp_path)[0].exit_code == 0
+    storage = run_collector(collector("storage"), cfg, store=tmp_path, options=Options(credential=emulator.key))
+    assert storage.exit_code == 0
+
+    code, out, err = evaluate(cfg, tmp_path)
+
+    assert (code, err) == (EXIT_ALERTS, [])
+    executions = read_table(tmp_path, "executions")
+    *before, latest = mean_ru(executions, "everything")
+    change = (latest / statistics.median(before) - 1) * 100
+    assert change >= 50, "the workload should cost more than 1.5x after the new orders"
+    partitions = read_table(tmp_path, "partitions")
+    full = sorted(partitions.loc[partitions["size_kb"] > 0, "pkrange_id"])
+    assert full, "the orders should fill some partitions"
+    stored = read_table(tmp_path, "alerts")
+    assert stored["run_id"].nunique() == 1 and stored["time"].nunique() == 1
+    fired = stored[stored["rule"] != "evaluated"].sort_values(["rule", "subject"])
+    assert [tuple(r) for r in fired[["rule", "subject", "database", "container"]].itertuples(index=False)] == [
+        *(("partition_storage", pk, "shop", "orders") for pk in full),
+        ("query_ru_increase", "everything", "shop", "orders"),
+    ]
+    query = fired[fired["rule"] == "query_ru_increase"].iloc[0]
+    assert query["value"] == pytest.approx(change, abs=1e-3) and query["threshold"] == 50
+    assert query["unit"] == "%-change" and query["message"].startswith("query everything on shop/orders took ")
+    assert "median of 2 previous run(s); threshold +50%" in query["message"]
+    limit_gb = Limits().physical_partition_max_bytes / 1024**3
+    assert all(f"of the {limit_gb:g} GB limit" in m for m in fired.loc[fired["rule"] == "partition_storage", "message"])
+    evaluated = stored[stored["rule"] == "evaluated"]
+    assert evaluated[["account", "value"]].values.tolist() == [["127.0.0.1", float(len(fired))]]
+    assert sorted(out) == sorted(f"alert: {message}" for message in fired["message"])
+
+
+def test_an_evaluation_that_fires_nothing_closes_the_earlier_alerts(emulator: Any, tmp_path: Path) -> None:
+    load_orders(emulator, docs=30)
+    noisy = config(emulator, {"partition_storage_percent": 1e-6})
+    run_collector(collector("storage"), noisy, store=tmp_path, options=Options(credential=emulator.key))
+    assert evaluate(noisy, tmp_path, run_id="e1")[0] == EXIT_ALERTS
+    assert set(latest_alerts(read_table(tmp_path, "alerts"))["run_id"]) == {"e1"}
+
+    calm = config(emulator, {"partition_storage_percent": 100})
+    assert evaluate(calm, tmp_path, run_id="e2") == (0, [], [])
+    stored = read_table(tmp_path, "alerts")
+    assert latest_alerts(stored).empty
+    assert stored.loc[stored["run_id"] == "e2", ["rule", "value"]].values.tolist() == [["evaluated", 0.0]]
+
+
+def test_without_alerts_or_rules_nothing_is_read_or_written(tmp_path: Path) -> None:
+    bare = parse_config({"cosmos": {"database": "shop"}}, Path("a.toml"))
+    defaults_only = parse_config({"cosmos": {"database": "shop"}, "alerts": {"window_minutes": 30}}, Path("a.toml"))
+    (tmp_path / "_migrating").touch()  # any read or write would refuse this store
+    for cfg in (bare, defaults_only):
+        out: list[str] = []
+        assert after_collect(cfg, tmp_path, now=datetime.now(UTC), out=out.append, err=out.append) == 0
+        assert out == []
+
+
+def test_a_store_that_cannot_be_read_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    cfg = parse_config({"cosmos": {"database": "shop"}, "alerts": {"logical_key_percent": 80}}, Path("a.toml"))
+    (tmp_path / "_migrating").touch()
+    code, out, err = evaluate(cfg, tmp_path)
+    assert (code, out) == (1, [])
+    assert len(err) == 1 and err[0].startswith("alerts: not evaluated: store ") and "ruscope store migrate" in err[0]
+
+
+def test_an_empty_store_evaluates_to_no_alerts(tmp_path: Path) -> None:
+    every_rule = {
+        "hot_partition_percent": 90,
+        "throttle_rate_percent": 5,
+        "logical_key_percent": 80,
+        "partition_storage_percent": 80,
+        "query_ru_increase_percent": 50,
+    }
+    cfg = parse_config({"cosmos": {"database": "shop"}, "alerts": every_rule}, Path("a.toml"))
+    assert evaluate(cfg, tmp_path / "store") == (0, [], [])
+    assert read_table(tmp_path / "store", "alerts")["rule"].tolist() == ["evaluated"]
+
+
+ALERTS = """
+[alerts]
+window_minutes = 60
+hot_partition_percent = 90
+hot_partition_minutes = 10
+throttle_rate_percent = 5
+logical_key_percent = 80
+partition_storage_percent = 80
+query_ru_increase_percent = 50
+baseline_runs = 10
+"""
+
+
+def test_a_good_alerts_section_loads(tmp_path: Path) -> None:
+    settings = load_config(write(tmp_path, GOOD + ALERTS)).alerts
+    assert settings is not None and settings.any_rule
+    assert (settings.hot_partition_percent, settings.hot_partition_minutes, settings.lookback_days) == (90, 10, 7)
+    assert load_config(write(tmp_path, GOOD)).alerts is None
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (("throttle_rate_percent = 5", "throttle_rate_percent = 150"), "alerts.throttle_rate_percent: Input should be less than or equal to 100"),
+        (("hot_partition_percent = 90", 'hot_partition_percent = "hot"'), "alerts.hot_partition_percent: Input should be a valid number"),
+        (("hot_partition_percent = 90", "hot_partiton_percent = 90"), "alerts.hot_partiton_percent: Extra inputs are not permitted"),
+        (("query_ru_increase_percent = 50", "query_ru_increase_percent = 0"), "alerts.query_ru_increase_percent: Input should be greater than 0"),
+        (("logical_key_percent = 80", "logical_key_percent = -1"), "alerts.logical_key_percent: Input should be greater than 0"),
+        (("baseline_runs = 10", "baseline_runs = 0"), "alerts.baseline_runs: Input should be greater than or equal to 1"),
+        (("hot_partition_minutes = 10", "hot_partition_minutes = 90"), "alerts: hot_partition_minutes (90) is longer than window_minutes (60)"),
+    ],
+)  # fmt: skip
+def test_a_malformed_alerts_section_names_the_key(tmp_path: Path, change: tuple[str, str], expected: str) -> None:
+    text = GOOD + ALERTS.replace(*change)
+    assert change[1] in text
+    message = error_of(tmp_path, text)
+    assert message.startswith(f"{tmp_path / 'ruscope.toml'}: ") and expected in message, message
+    with pytest.raises(ConfigError):
+        load_config(write(tmp_path, text))
