@@ -93,28 +93,34 @@ def test_every_page_draws_in_chromium_with_no_external_request(browser_store: Pa
             context.on("request", lambda request: _record_external(request.url, external))
             tab = context.new_page()
             tab.on("websocket", lambda socket: _record_external(socket.url, external))
-            for page in pages:
-                _check_page(tab, dashboard, page, shots)
+            problems = [problem for page in pages for problem in _check_page(tab, dashboard, page, shots)]
         finally:
             browser.close()
         assert external == [], f"requests to hosts other than {HOST}: {external}"
+        assert not problems, "\n".join([*problems, f"(screenshots in {shots}) the dashboard said:", dashboard.output()])
         _stop(dashboard)
 
 
-def _check_page(tab: Tab, dashboard: RunningDashboard, page: Page, shots: Path) -> None:
-    """Open the page by its url path, wait for its script run to finish, check it, screenshot it."""
+def _check_page(tab: Tab, dashboard: RunningDashboard, page: Page, shots: Path) -> list[str]:
+    """Open the page by its url path, wait for its script run to finish, screenshot it; what is wrong with it
+    (every page is opened and screenshotted even when an earlier one failed)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     tab.goto(f"{dashboard.url}/{page.url_path}")
     tab.wait_for_selector(LOADED, timeout=30_000)
+    problems = []
     current = tab.locator('[data-testid="stSidebarNavLink"][aria-current="page"] [data-testid="stMarkdownContainer"]')
-    assert current.inner_text().strip() == page.title, f"{page.url_path!r} showed another page"
-    errors = tab.locator('[data-testid="stException"]')
-    assert errors.count() == 0, f"{page.name}: {errors.all_inner_texts()}\n{dashboard.output()}"
+    if current.inner_text().strip() != page.title:
+        problems.append(f"{page.name}: /{page.url_path} showed {current.inner_text().strip()!r}")
+    errors = tab.locator('[data-testid="stException"]').all_inner_texts()
+    problems += [f"{page.name}: an exception is shown: {error}" for error in errors]
     if page.name not in NO_FIGURE:
         try:
             tab.wait_for_function(f"({DRAWN_FIGURES_JS})() > 0", timeout=15_000)
-        except Exception as exc:  # Playwright's TimeoutError: say which page, not just "timeout"
-            pytest.fail(f"{page.name}: no plotly figure with data was drawn ({type(exc).__name__})")
+        except PlaywrightTimeout:
+            problems.append(f"{page.name}: no plotly figure with data was drawn")
     _screenshot(tab, shots / f"dashboard-{page.name}.png")
+    return problems
 
 
 def _screenshot(tab: Tab, path: Path) -> None:
