@@ -1,0 +1,326 @@
+"""Hot partitions: which physical partition (pkrange) is hot over time, and which logical keys make it hot.
+
+Pure functions over the store's `metrics`, `partitions`, `log_key_ru` and `logical_keys` frames (only the
+`*_COLUMNS` below are read; scope and time range are cut before these run). The logical keys are in
+`analysis.hot_keys`; the replay-only view (RU/s demand per partition from the configured queries) and the skew
+measures in `analysis.hot_replay`.
+
+**Rows: one per pkrange, in key-space order.** A pkrange covers the effective partition keys
+[min_epk, max_epk) (the `partitions` table, from `/pkranges`). Rows sort by min_epk, then the wider range
+first: after a split the parent [a, c) is followed by its children [a, b) and [b, c), so the children sit
+where their parent was and the parent's row ends where theirs begin. A pkrange the snapshots no longer list
+(a parent gone since its split) takes the span of the ranges that name it in `parents`. Without EPK bounds
+(a store written before they were collected) rows follow the lineage: each pkrange after its ancestors
+(`parents`, oldest first), ids in numeric order otherwise. Containers follow each other, and rows are
+labelled `container/pkrange` when the view spans several, so two containers never share a row.
+
+**Splits** are marked where a parent's children first have a point: one mark per parent with children.
+
+**Downsampling.** A heatmap column is a time bin chosen so that rows x columns stays within `MAX_CELLS`
+(and columns within `MAX_COLUMNS`), from a list of round bins; a cell is the *maximum* of the points in its
+bin, since a minute at 100% is what throttles, and an average would hide it. Aggregation is vectorised
+(integer codes and one grouped max), never a Python loop over points.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from analysis.query_costs import pkrange_sort_key
+
+CONTAINER_KEY = ["account", "database", "container"]
+ROW_KEY = [*CONTAINER_KEY, "pkrange_id"]
+NORMALIZED = "NormalizedRUConsumption"  # percent of a pkrange's share of the RU/s, max per interval
+MAX_CELLS = 50_000  # a heatmap a browser draws at once (the issue's 43,000 cells are fine)
+MAX_COLUMNS = 300
+NICE_BINS = [
+    pd.Timedelta(s)
+    for s in ("1min", "2min", "5min", "10min", "15min", "30min", "1h", "2h", "3h", "6h", "12h", "1D", "2D", "7D")
+]
+
+# The store columns these functions read: a view loads only these.
+METRIC_COLUMNS = [*CONTAINER_KEY, "time", "metric", "aggregation", "pkrange_id", "value"]
+PARTITION_COLUMNS = [*ROW_KEY, "time", "parents", "min_epk", "max_epk", "size_kb", "document_count", "throughput_share"]
+ROW_COLUMNS = [*ROW_KEY, "label", "min_epk", "max_epk", "parent", "first_time", "last_time"]
+SPLIT_COLUMNS = [*CONTAINER_KEY, "parent", "children", "time", "first_row", "last_row"]
+
+
+@dataclass(frozen=True)
+class Heatmap:
+    """A downsampled rows x time matrix: `z[i, j]` is row i's value in the bin starting at `times[j]` (NaN: no
+    point). `rows` describes each row (at least `label`), `splits` the split marks (`SPLIT_COLUMNS`)."""
+
+    z: np.ndarray
+    times: np.ndarray  # datetime64[ns], naive UTC, one per column
+    rows: pd.DataFrame
+    bin: pd.Timedelta
+    splits: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=SPLIT_COLUMNS))
+
+    @property
+    def labels(self) -> list[str]:
+        return self.rows["label"].astype(str).tolist()
+
+    @property
+    def empty(self) -> bool:
+        return self.z.size == 0
+
+
+def normalized_points(metrics: pd.DataFrame) -> pd.DataFrame:
+    """The NormalizedRUConsumption points split by pkrange (aggregation Maximum, or none recorded)."""
+    keep = metrics["metric"].eq(NORMALIZED).fillna(False) & metrics["pkrange_id"].notna()
+    keep &= metrics["aggregation"].fillna("Maximum").eq("Maximum").fillna(False)
+    points = metrics.loc[keep.to_numpy(dtype=bool), [*ROW_KEY, "time", "value"]]
+    return points.dropna(subset=["time", "value"])
+
+
+def summarize_normalized_heatmap(
+    metrics: pd.DataFrame,
+    partitions: pd.DataFrame,
+    *,
+    max_cells: int = MAX_CELLS,
+    max_columns: int = MAX_COLUMNS,
+) -> Heatmap:
+    """The pkrange x time heatmap of normalized RU (percent, max per bin), rows in key-space order, splits
+    marked. `rows` also carries each pkrange's `peak` and `mean` (of its points)."""
+    points = normalized_points(metrics)
+    if points.empty:
+        return empty_heatmap()
+    codes, keys = _row_codes(points)
+    values = points["value"].to_numpy(dtype=float)
+    ns = naive_ns(points["time"])
+    by_row = pd.Series(ns).groupby(codes)
+    keys["first_time"] = pd.to_datetime(by_row.min().reindex(range(len(keys))).to_numpy(), utc=True)
+    keys["last_time"] = pd.to_datetime(by_row.max().reindex(range(len(keys))).to_numpy(), utc=True)
+    counts = np.bincount(codes, minlength=len(keys))
+    keys["peak"] = pd.Series(values).groupby(codes).max().reindex(range(len(keys))).to_numpy()
+    keys["mean"] = np.bincount(codes, weights=values, minlength=len(keys)) / np.maximum(counts, 1)
+    rows = order_pkranges(keys, partitions)
+    position = np.empty(len(keys), dtype=np.int64)
+    position[rows.pop("code").to_numpy(dtype=np.int64)] = np.arange(len(rows))
+    z, starts, step = binned_max(position[codes], ns, values, len(rows), max_cells=max_cells, max_columns=max_columns)
+    return Heatmap(z=z, times=starts, rows=rows, bin=step, splits=split_marks(rows))
+
+
+def binned_max(
+    row: np.ndarray, times: np.ndarray, values: np.ndarray, n_rows: int, *, max_cells: int, max_columns: int
+) -> tuple[np.ndarray, np.ndarray, pd.Timedelta]:
+    """A rows x bins matrix of the largest value per (row, bin), NaN where a bin has no point (`times`: int64
+    nanoseconds since the epoch, as `naive_ns` gives)."""
+    return binned(row, times, values, n_rows, max_cells=max_cells, max_columns=max_columns, how="max")
+
+
+def heatmap_bin(
+    span: pd.Timedelta,
+    n_rows: int,
+    *,
+    max_cells: int = MAX_CELLS,
+    max_columns: int = MAX_COLUMNS,
+    smallest: pd.Timedelta = NICE_BINS[0],
+) -> pd.Timedelta:
+    """The smallest round bin (at least `smallest`) giving at most min(max_columns, max_cells / rows) columns
+    over `span`; the largest round bin when none does."""
+    columns = max(1, min(max_columns, max_cells // max(n_rows, 1)))
+    for step in NICE_BINS:
+        if step >= smallest and span / step < columns:
+            return step
+    return NICE_BINS[-1]
+
+
+def order_pkranges(keys: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:
+    """The rows of `keys` (one per container and pkrange_id, other columns kept) in key-space order, with
+    their `label`, EPK bounds and `parent` (see the module docstring)."""
+    known = _partition_facts(partitions)
+    rows = keys.merge(known, on=ROW_KEY, how="left")
+    rows = _inherit_bounds(rows, known)
+    rows["path"] = [_lineage_path(pk, parents) for pk, parents in zip(rows["pkrange_id"], rows["ancestors"])]
+    rows["bounded"] = rows["min_epk"].notna() & rows["max_epk"].notna()
+    rows["_min"] = rows["min_epk"].fillna("")
+    rows["_max"] = rows["max_epk"].fillna("")
+    rows = rows.sort_values("path", key=lambda s: s.map(_path_key), kind="stable")
+    rows = rows.sort_values("_max", ascending=False, kind="stable")
+    rows = rows.sort_values(
+        [*CONTAINER_KEY, "bounded", "_min"], ascending=[True, True, True, False, True], kind="stable"
+    )
+    rows["label"] = row_labels(rows)
+    rows = rows.drop(columns=["path", "bounded", "_min", "_max", "ancestors"]).reset_index(drop=True)
+    return rows[[*ROW_COLUMNS, *[c for c in rows.columns if c not in ROW_COLUMNS]]]
+
+
+def row_labels(rows: pd.DataFrame, *, name: str = "pkrange_id") -> pd.Series:
+    """`name` alone in one container; `container/name` across containers (with the database, and the account,
+    when container names alone would repeat)."""
+    containers = rows[CONTAINER_KEY].drop_duplicates()
+    value = rows[name].astype(str)
+    if len(containers) <= 1:
+        return value
+    parts = ["container"]
+    if containers["container"].duplicated().any():
+        parts = ["database", "container"]
+        if containers[["database", "container"]].duplicated().any():
+            parts = CONTAINER_KEY
+    prefix = rows[parts].astype(str).agg("/".join, axis=1)
+    return prefix + "/" + value
+
+
+def split_marks(rows: pd.DataFrame) -> pd.DataFrame:
+    """One mark per parent row whose children are rows too: at the children's first point, spanning the
+    parent's row through its last child's (`SPLIT_COLUMNS`; `parent` and `children` are labels)."""
+    frame = rows.reset_index(drop=True).assign(row=lambda f: np.arange(len(f)))
+    children = frame.dropna(subset=["parent"])
+    parents = frame[ROW_KEY + ["row", "label"]].rename(
+        columns={"pkrange_id": "parent", "row": "first_row", "label": "parent_label"}
+    )
+    joined = children.merge(parents, on=[*CONTAINER_KEY, "parent"], how="inner")
+    if joined.empty:
+        return pd.DataFrame(columns=SPLIT_COLUMNS)
+    marks = joined.groupby([*CONTAINER_KEY, "parent_label"], sort=False).agg(
+        children=("label", ", ".join),
+        time=("first_time", "min"),
+        first_row=("first_row", "min"),
+        last_row=("row", "max"),
+    )
+    marks = marks.reset_index().rename(columns={"parent_label": "parent"})
+    return marks.sort_values("first_row", ignore_index=True)[SPLIT_COLUMNS]
+
+
+def known_pkranges(frames: list[pd.DataFrame], partitions: pd.DataFrame) -> pd.DataFrame:
+    """Every (container, pkrange) in the frames or the latest snapshots, with its label, in key-space order."""
+    snapshot = partitions.dropna(subset=["time", "pkrange_id"])
+    snapshot = snapshot[snapshot["time"].eq(snapshot.groupby(CONTAINER_KEY)["time"].transform("max"))]
+    keys = pd.concat([frame[ROW_KEY] for frame in [*frames, snapshot]], ignore_index=True).dropna()
+    keys = keys.astype(str).drop_duplicates(ignore_index=True)
+    if keys.empty:
+        return pd.DataFrame(columns=[*ROW_KEY, "label"])
+    return order_pkranges(keys, partitions)[[*ROW_KEY, "label"]]
+
+
+def binned(
+    row: np.ndarray,
+    ns: np.ndarray,
+    values: np.ndarray,
+    n_rows: int,
+    *,
+    max_cells: int,
+    max_columns: int,
+    how: str,
+    smallest: pd.Timedelta = NICE_BINS[0],
+) -> tuple[np.ndarray, np.ndarray, pd.Timedelta]:
+    """Aggregate points (`ns`: `naive_ns` times) into a rows x bins matrix (`how`: "max" or "sum"), bins aligned
+    to the epoch; NaN where a bin has no point."""
+    first, last = int(ns.min()), int(ns.max())
+    step = heatmap_bin(
+        pd.Timedelta(last - first, "ns") + smallest,
+        n_rows,
+        max_cells=max_cells,
+        max_columns=max_columns,
+        smallest=smallest,
+    )
+    width = step.value
+    origin = first // width * width
+    column = (ns - origin) // width
+    n_columns = int((last - origin) // width) + 1
+    flat = row.astype(np.int64) * n_columns + column
+    grouped = pd.Series(values).groupby(flat, sort=False)
+    cells = grouped.max() if how == "max" else grouped.sum()
+    z = np.full(n_rows * n_columns, np.nan)
+    z[cells.index.to_numpy(dtype=np.int64)] = cells.to_numpy(dtype=float)
+    starts = (origin + np.arange(n_columns, dtype=np.int64) * width).astype("datetime64[ns]")
+    return z.reshape(n_rows, n_columns), starts, step
+
+
+def naive_ns(times: pd.Series) -> np.ndarray:
+    """Times as int64 nanoseconds since the epoch (UTC)."""
+    values = pd.DatetimeIndex(times)
+    if values.tz is not None:
+        values = values.tz_convert("UTC").tz_localize(None)
+    return values.as_unit("ns").asi8
+
+
+def smallest_step(ns: np.ndarray) -> pd.Timedelta:
+    """The smallest round bin at least as wide as the gap between the closest distinct times (one minute when
+    there is one time): a 5-minute log bin is not drawn as four empty minutes and a full one."""
+    distinct = np.unique(ns)
+    gap = pd.Timedelta(int(np.diff(distinct).min()), "ns") if len(distinct) > 1 else NICE_BINS[0]
+    return next((step for step in NICE_BINS if step >= gap), NICE_BINS[-1])
+
+
+def _row_codes(points: pd.DataFrame) -> tuple[np.ndarray, pd.DataFrame]:
+    """Each point's row code (0..n-1) and the rows' keys (ROW_KEY and `code`), by factorizing each column."""
+    combined = np.zeros(len(points), dtype=np.int64)
+    uniques = []
+    for name in ROW_KEY:
+        codes, values = pd.factorize(points[name].astype(str), use_na_sentinel=False)
+        combined = combined * len(values) + codes
+        uniques.append(values)
+    codes, distinct = pd.factorize(combined)
+    keys = {}
+    for name, values in zip(reversed(ROW_KEY), reversed(uniques)):
+        keys[name] = np.asarray(values)[distinct % len(values)]
+        distinct = distinct // len(values)
+    frame = pd.DataFrame({name: keys[name] for name in ROW_KEY})
+    frame["code"] = np.arange(len(frame))
+    return codes.astype(np.int64), frame
+
+
+def _partition_facts(partitions: pd.DataFrame) -> pd.DataFrame:
+    """Per container and pkrange: the EPK bounds and ancestors of its latest snapshot row that has them."""
+    columns = [*ROW_KEY, "min_epk", "max_epk", "ancestors"]
+    frame = partitions.dropna(subset=["time", "pkrange_id"])
+    if frame.empty:
+        return pd.DataFrame(columns=columns)
+    frame = frame.sort_values("time", kind="stable").assign(
+        ancestors=frame["parents"].fillna("").astype(str).str.replace(" ", "")
+    )
+    latest = (
+        frame.groupby(ROW_KEY, sort=False)
+        .agg(min_epk=("min_epk", "last"), max_epk=("max_epk", "last"), ancestors=("ancestors", "last"))
+        .reset_index()
+    )
+    return latest.astype({"pkrange_id": str})[columns]
+
+
+def _inherit_bounds(rows: pd.DataFrame, known: pd.DataFrame) -> pd.DataFrame:
+    """A row without bounds (a parent gone since its split) takes the span of the ranges naming it an
+    ancestor; it gets the lineage of those that do, minus itself."""
+    rows = rows.astype({"min_epk": object, "max_epk": object, "ancestors": object})
+    descendants = known.assign(ancestor=known["ancestors"].fillna("").str.split(",")).explode("ancestor")
+    descendants = descendants[descendants["ancestor"].fillna("").ne("")].dropna(subset=["min_epk", "max_epk"])
+    span = descendants.groupby([*CONTAINER_KEY, "ancestor"]).agg(
+        lo=("min_epk", "min"), hi=("max_epk", "max"), lineage=("ancestors", "first")
+    )
+    span = span.reset_index().rename(columns={"ancestor": "pkrange_id"})
+    rows = rows.merge(span, on=ROW_KEY, how="left")
+    missing = rows["min_epk"].isna()
+    rows.loc[missing, "min_epk"] = rows.loc[missing, "lo"]
+    rows.loc[missing, "max_epk"] = rows.loc[missing, "hi"]
+    before = [_before(str(lineage or ""), str(pk)) for lineage, pk in zip(rows["lineage"], rows["pkrange_id"])]
+    rows["ancestors"] = rows["ancestors"].where(rows["ancestors"].notna(), pd.Series(before, index=rows.index))
+    rows["ancestors"] = rows["ancestors"].fillna("")
+    rows["parent"] = [a.split(",")[-1] if a else None for a in rows["ancestors"]]
+    return rows.drop(columns=["lo", "hi", "lineage"])
+
+
+def _before(ancestors: str, pkrange_id: str) -> str | None:
+    """The ancestors listed before `pkrange_id` in a descendant's lineage (None when it is not in it)."""
+    lineage = ancestors.split(",")
+    return ",".join(lineage[: lineage.index(pkrange_id)]) if pkrange_id in lineage else None
+
+
+def _lineage_path(pkrange_id: str, ancestors: str) -> tuple[str, ...]:
+    return (*[a for a in str(ancestors or "").split(",") if a], str(pkrange_id))
+
+
+def _path_key(path: tuple[str, ...]) -> tuple:
+    return tuple(pkrange_sort_key(pk) for pk in path)
+
+
+def empty_heatmap() -> Heatmap:
+    return Heatmap(
+        z=np.empty((0, 0)),
+        times=np.array([], dtype="datetime64[ns]"),
+        rows=pd.DataFrame(columns=ROW_COLUMNS),
+        bin=NICE_BINS[0],
+    )

@@ -1,0 +1,191 @@
+"""Pure plotly builders of the Hot partitions page: `analysis.hot_partitions` / `analysis.hot_replay` results in,
+a `go.Figure` out. No Streamlit, no I/O; arrays, not Python lists, go to plotly.
+
+The normalized-RU heatmap has a fixed 0-100% scale, so a colour means the same percentage in every view, and
+its top (`SATURATED_FROM` and above: the partition spent its whole share of the RU/s in that minute, and
+throttles) is a saturated red no lower value shares.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from analysis.hot_partitions import Heatmap
+
+SATURATED_FROM = 99.5  # percent: cells at or above are drawn in the saturated top colour
+TOP_COLOR = "#e00000"
+NORMALIZED_COLORSCALE = [
+    [0.0, "#f7fbff"],
+    [0.3, "#9ecae1"],
+    [0.6, "#4292c6"],
+    [0.8, "#fed976"],
+    [SATURATED_FROM / 100, "#fd8d3c"],
+    [SATURATED_FROM / 100, TOP_COLOR],
+    [1.0, TOP_COLOR],
+]
+KEY_COLORSCALE = "YlOrRd"
+DEMAND_COLOR, OVER_BUDGET_COLOR, BUDGET_COLOR = "#4292c6", TOP_COLOR, "#9e9e9e"
+
+
+def build_normalized_heatmap_figure(heatmap: Heatmap, *, title: str | None = None) -> go.Figure:
+    """Pkranges (rows, in key-space order, first on top) x time of normalized RU, 0-100%, with a vertical mark
+    and a note at each split spanning the parent's row through its children's."""
+    figure = _heatmap_layout(title, heatmap, y_title="pkrange (key-space order)")
+    if heatmap.empty:
+        return _empty(figure, "No NormalizedRUConsumption points by pkrange in this view.")
+    figure.add_trace(
+        go.Heatmap(
+            z=heatmap.z,
+            x=heatmap.times,
+            y=np.asarray(heatmap.labels, dtype=object),
+            zmin=0,
+            zmax=100,
+            colorscale=NORMALIZED_COLORSCALE,
+            colorbar={
+                "title": {"text": "normalized RU %"},
+                "tickvals": np.array([0, 25, 50, 75, 100]),
+                "ticktext": np.array(["0", "25", "50", "75", "100: throttles"]),
+            },
+            hoverongaps=False,
+            hovertemplate="%{y}<br>%{x}<br>%{z:.0f}% (max in bin)<extra></extra>",
+        )
+    )
+    for mark in heatmap.splits.itertuples(index=False):
+        time = _naive(mark.time)
+        figure.add_shape(
+            type="line",
+            x0=time,
+            x1=time,
+            y0=mark.first_row - 0.5,
+            y1=mark.last_row + 0.5,
+            line={"color": "#000000", "width": 2, "dash": "dot"},
+        )
+        figure.add_annotation(
+            x=time,
+            y=mark.first_row,
+            text=f"split: {mark.parent} → {mark.children}",
+            showarrow=True,
+            arrowhead=2,
+            ax=40,
+            ay=-20,
+            bgcolor="#ffffff",
+        )
+    return figure
+
+
+def build_key_heatmap_figure(heatmap: Heatmap, *, title: str | None = None) -> go.Figure:
+    """The top logical keys (rows, hottest on top) x time of RU/s (mean over each bin), from zero."""
+    figure = _heatmap_layout(title, heatmap, y_title="logical key")
+    if heatmap.empty:
+        return _empty(figure, "No RU per logical key in this view.")
+    pkranges = heatmap.rows["pkranges"].astype(str).to_numpy(dtype=object)
+    figure.add_trace(
+        go.Heatmap(
+            z=heatmap.z,
+            x=heatmap.times,
+            y=np.asarray(heatmap.labels, dtype=object),
+            zmin=0,
+            colorscale=KEY_COLORSCALE,
+            colorbar={"title": {"text": "RU/s"}},
+            customdata=np.repeat(pkranges[:, None], heatmap.z.shape[1], axis=1),
+            hoverongaps=False,
+            hovertemplate="%{y} (pkrange %{customdata})<br>%{x}<br>%{z:.2f} RU/s<extra></extra>",
+        )
+    )
+    return figure
+
+
+def build_skew_figure(shares: pd.DataFrame, *, title: str | None = None) -> go.Figure:
+    """Each pkrange's share of its container's load (`analysis.hot_replay.load_shares`) against the even share."""
+    figure = go.Figure()
+    figure.update_layout(title=title, yaxis_title="share of the load", xaxis_title="pkrange", legend_title_text="")
+    figure.update_yaxes(rangemode="tozero", tickformat=".0%")
+    if shares.empty:
+        return _empty(figure, "No load per pkrange in this view.")
+    labels = shares["label"].astype(str).to_numpy(dtype=object)
+    figure.update_xaxes(type="category", categoryorder="array", categoryarray=labels)
+    figure.add_trace(
+        go.Bar(
+            x=labels,
+            y=shares["share"].to_numpy(dtype=float),
+            name="share",
+            marker_color=DEMAND_COLOR,
+            hovertemplate="%{x}: %{y:.1%}<extra></extra>",
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=labels,
+            y=shares["even_share"].to_numpy(dtype=float),
+            name="even share (1/n)",
+            mode="lines+markers",
+            line={"dash": "dash", "color": BUDGET_COLOR},
+        )
+    )
+    return figure
+
+
+def build_demand_figure(demand: pd.DataFrame, *, title: str | None = None) -> go.Figure:
+    """RU/s demand per pkrange from the replayed queries (red where it exceeds the budget) next to its budget."""
+    figure = go.Figure()
+    figure.update_layout(title=title, barmode="group", yaxis_title="RU/s", xaxis_title="pkrange", legend_title_text="")
+    figure.update_yaxes(rangemode="tozero")
+    if demand.empty:
+        return _empty(figure, "No replayed data pages in this view.")
+    labels = demand["label"].astype(str).to_numpy(dtype=object)
+    figure.update_xaxes(type="category", categoryorder="array", categoryarray=labels)
+    over = demand["utilization"].astype(float).to_numpy() >= 1
+    colors = np.where(over, OVER_BUDGET_COLOR, DEMAND_COLOR).astype(object)
+    figure.add_trace(
+        go.Bar(
+            x=labels,
+            y=demand["ru_s"].to_numpy(dtype=float),
+            name="demand RU/s",
+            marker_color=colors,
+            hovertemplate="%{x}: %{y:.2f} RU/s demand<extra></extra>",
+        )
+    )
+    budget = demand["budget_ru_s"].astype(float).to_numpy()
+    if not np.isnan(budget).all():
+        figure.add_trace(
+            go.Bar(
+                x=labels,
+                y=budget,
+                name="budget RU/s",
+                marker_color=BUDGET_COLOR,
+                hovertemplate="%{x}: %{y:.2f} RU/s budget<extra></extra>",
+            )
+        )
+    return figure
+
+
+def _heatmap_layout(title: str | None, heatmap: Heatmap, *, y_title: str) -> go.Figure:
+    figure = go.Figure()
+    rows = max(len(heatmap.rows), 1)
+    figure.update_layout(
+        title=title,
+        xaxis_title=f"time (UTC), {_bin_text(heatmap.bin)} bins",
+        yaxis_title=y_title,
+        height=min(900, 160 + 22 * rows),
+    )
+    figure.update_yaxes(type="category", autorange="reversed")
+    return figure
+
+
+def _bin_text(step: pd.Timedelta) -> str:
+    minutes = int(step.total_seconds() // 60)
+    if minutes % 1440 == 0:
+        return f"{minutes // 1440}-day"
+    return f"{minutes // 60}-hour" if minutes % 60 == 0 else f"{minutes}-minute"
+
+
+def _naive(time: object) -> pd.Timestamp:
+    stamp = pd.Timestamp(time)
+    return stamp.tz_convert("UTC").tz_localize(None) if stamp.tzinfo is not None else stamp
+
+
+def _empty(figure: go.Figure, message: str) -> go.Figure:
+    figure.add_annotation(text=message, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
+    return figure
