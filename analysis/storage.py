@@ -33,6 +33,8 @@ INDEX_NOT_REPORTED = "index size not reported"
 NOT_GROWING = "not growing"
 ONE_SNAPSHOT = "fewer than 2 snapshots"
 AT_LIMIT = "at the limit"
+HORIZON_DAYS = 100 * 365  # a projection further out is noise (and past what a timestamp can hold)
+BEYOND_HORIZON = "not within 100 years"
 
 # The store columns these functions read: a view loads only these.
 PARTITION_COLUMNS = [
@@ -107,7 +109,7 @@ def key_fill(
 def growth_rates(frame: pd.DataFrame, *, by: list[str], limit_kb: float) -> pd.DataFrame:
     """Per group of `by`: the snapshots seen, the least-squares growth in KB/day of `size_kb` over `time`,
     and the projected UTC time the line reaches `limit_kb` (NaT, with `projection_note` saying why, when
-    fewer than two snapshot times, not growing, or already at the limit)."""
+    fewer than two snapshot times, not growing, already at the limit, or more than 100 years away)."""
     rows = []
     for group, mine in frame.dropna(subset=["time", "size_kb"]).groupby(by, sort=True):
         days = (mine["time"] - mine["time"].min()) / pd.Timedelta(days=1)
@@ -118,6 +120,8 @@ def growth_rates(frame: pd.DataFrame, *, by: list[str], limit_kb: float) -> pd.D
         if snapshots >= 2:
             slope = round(float(np.polyfit(days.to_numpy(float), sizes.to_numpy(float), 1)[0]), 3)
             note = NOT_GROWING if slope <= 0 else (AT_LIMIT if latest >= limit_kb else "")
+            if note == "" and (limit_kb - latest) / slope > HORIZON_DAYS:
+                note = BEYOND_HORIZON
             if note == "":
                 projected = (mine["time"].max() + pd.Timedelta(days=(limit_kb - latest) / slope)).round("s")
         rows.append((*group, snapshots, slope, projected, note))

@@ -80,6 +80,13 @@ def test_at_the_limit_is_not_projected() -> None:
     assert fill["projection_note"].tolist() == [storage.AT_LIMIT] and fill["projected_full"].isna().all()
 
 
+def test_a_crawl_towards_50_gb_is_not_projected() -> None:
+    rows = [partition("r1", 0, "0", 1000), partition("r2", 1, "0", 1001)]  # 1 KB a day: 143,000 years
+    fill = storage.partition_fill(frame(rows, PARTITIONS.columns))
+    assert fill["projection_note"].tolist() == [storage.BEYOND_HORIZON] and fill["projected_full"].isna().all()
+    assert fill["growth_kb_per_day"].tolist() == [1.0]
+
+
 def test_key_fill_from_statistics_and_logs() -> None:
     stats = frame(
         [key("r1", 0, '["t1"]', 1000), key("r1", 0, '["t2"]', 50),

@@ -1,0 +1,86 @@
+"""Pure plotly builders of the Throttling page: frames from `analysis.throttling` in, a `go.Figure` out.
+
+No Streamlit, no I/O: tests assert on the traces. Values go to plotly as numpy arrays; y axes start at zero.
+The frames are already binned (`analysis.throttling.pick_bin`) and cut to their top series, so a figure
+draws at most a few thousand points.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from analysis.throttling import HEALTHY_429_RATE
+from dashboard.figures_storage import empty_note, utc_naive
+
+BAND_COLOR = "rgba(44, 160, 44, 0.15)"
+BAND_NAME = "healthy 1-5% of requests (ru-cost-model.md P12)"
+
+
+def build_throttle_rate_figure(rate: pd.DataFrame, *, title: str | None = None) -> go.Figure:
+    """One line per container and source: the 429 rate (%) per time bin (`analysis.throttling.throttle_rate`),
+    over the band the service documents as healthy, drawn as a shaded strip named in the legend."""
+    figure = go.Figure()
+    figure.update_layout(
+        title=title, xaxis_title="time (UTC)", yaxis_title="429 rate (% of requests)", legend_title_text=""
+    )
+    figure.update_yaxes(rangemode="tozero")
+    if rate.empty:
+        return empty_note(figure, "No requests in this view.")
+    low, high = (100 * bound for bound in HEALTHY_429_RATE)
+    times = utc_naive(rate["time"])
+    start, end = times.min(), times.max()
+    figure.add_trace(
+        go.Scatter(
+            x=[start, end, end, start],
+            y=[low, low, high, high],
+            fill="toself",
+            fillcolor=BAND_COLOR,
+            line={"width": 0},
+            mode="lines",
+            name=BAND_NAME,
+            hoverinfo="skip",
+        )
+    )
+    names = rate["label"].astype(str) + " (" + rate["source"].astype(str) + ")"
+    for name in sorted(names.unique()):
+        mine = names.eq(name)
+        figure.add_trace(
+            go.Scatter(
+                x=times[mine].to_numpy(),
+                y=(rate.loc[mine, "rate"].astype(float) * 100).to_numpy(),
+                customdata=rate.loc[mine, ["throttled", "requests"]].astype(float).to_numpy(),
+                name=name,
+                mode="lines+markers",
+                hovertemplate="%{x}<br>%{y:.2f}% (%{customdata[0]:.0f} of %{customdata[1]:.0f})<extra>"
+                + name
+                + "</extra>",
+            )
+        )
+    return figure
+
+
+def build_throttle_series_figure(
+    series: pd.DataFrame, *, title: str | None = None, legend: str = "", empty: str = "No 429s in this view."
+) -> go.Figure:
+    """Stacked bars of 429s per time bin, one trace per series (`analysis.throttling.monitor_throttles`,
+    `log_throttles`, `replay_throttles`): an operation, a physical partition, or a pkrange."""
+    figure = go.Figure()
+    figure.update_layout(
+        title=title, barmode="stack", xaxis_title="time (UTC)", yaxis_title="429 responses", legend_title_text=legend
+    )
+    figure.update_yaxes(rangemode="tozero")
+    if series.empty:
+        return empty_note(figure, empty)
+    times = utc_naive(series["time"])
+    for name in series["series"].astype(str).unique():
+        mine = series["series"].astype(str).eq(name)
+        figure.add_trace(
+            go.Bar(
+                x=times[mine].to_numpy(),
+                y=series.loc[mine, "throttled"].astype(float).to_numpy(),
+                name=name,
+                hovertemplate="%{x}<br>%{y:.0f} 429s<extra>" + name + "</extra>",
+            )
+        )
+    return figure

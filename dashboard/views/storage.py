@@ -1,0 +1,151 @@
+"""Storage: how full each physical partition is against 50 GB, the largest logical keys against 20 GB,
+how fast they grow and when they would reach the limit, each container's size over time, and its index
+size against its data.
+
+Layout only: the store, time range and scope come from the frame (`dashboard.state`), the data from
+`dashboard.loaders` (`partitions` and `logical_keys` from `ruscope storage`, `log_key_sizes` from
+`ruscope logs`), the numbers from `analysis.storage`, the figures from `dashboard.figures_storage`, the
+limits from `cosmoscore.limits`. Every widget has a key (tests drive them by key).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from analysis import storage
+from cosmoscore.limits import Limits
+from dashboard import figures_storage, loaders, widgets
+from dashboard.state import frame_state
+
+LIMITS = Limits()
+HOW_TO_COLLECT = "Take storage snapshots of the containers (partition sizes and the largest logical keys)"
+COLLECT = ["ruscope storage --config ruscope.toml", "ruscope replay --config ruscope.toml --store {store}"]
+STORAGE_COMMANDS = ["ruscope storage --config ruscope.toml   # partition sizes and the largest logical keys"]
+
+GROWTH_HELP = """
+**growth KB/day** is a least-squares line through the size at each snapshot in the time range;
+**projected full** is when that line reaches the limit. Both are blank with a reason when there are fewer
+than two snapshots, or the size is not growing. A physical partition splits past 50 GB (its children get
+new pkrange ids, so their history starts at the split); a logical partition cannot grow past 20 GB at all:
+writes to that key fail. Logical key sizes are sampled by the service (statistics) or reported per key by
+diagnostic logs (logs). The rules are in `analysis/storage.py`.
+"""
+
+_GROWTH = {
+    "snapshots": st.column_config.NumberColumn("snapshots"),
+    "growth_kb_per_day": st.column_config.NumberColumn("growth KB/day", format="%.1f"),
+    "projected_full": st.column_config.DatetimeColumn("projected full (UTC)", timezone="UTC", format="YYYY-MM-DD"),
+    "projection_note": st.column_config.TextColumn("why no projection"),
+}
+FILL_COLUMNS = {
+    "label": st.column_config.TextColumn("pkrange"),
+    "size_kb": st.column_config.NumberColumn("size KB", format="%.0f"),
+    "size_gb": st.column_config.NumberColumn("size GB", format="%.4f"),
+    "fill": st.column_config.ProgressColumn("fill of 50 GB", min_value=0.0, max_value=1.0, format="%.4f"),
+    "document_count": st.column_config.NumberColumn("documents"),
+    **_GROWTH,
+}
+KEY_COLUMNS = {
+    "label": st.column_config.TextColumn("partition key"),
+    "source": st.column_config.TextColumn("source"),
+    "size_kb": st.column_config.NumberColumn("size KB", format="%.0f"),
+    "size_gb": st.column_config.NumberColumn("size GB", format="%.4f"),
+    "fill": st.column_config.ProgressColumn("fill of 20 GB", min_value=0.0, max_value=1.0, format="%.4f"),
+    **_GROWTH,
+}
+SIZE_COLUMNS = {
+    "label": st.column_config.TextColumn("container"),
+    "time": st.column_config.DatetimeColumn("snapshot (UTC)", timezone="UTC"),
+    "size_kb": st.column_config.NumberColumn("size KB", format="%.0f"),
+    "document_count": st.column_config.NumberColumn("documents"),
+    "pkranges": st.column_config.NumberColumn("pkranges"),
+}
+INDEX_COLUMNS = {
+    "label": st.column_config.TextColumn("container"),
+    "time": st.column_config.DatetimeColumn("snapshot (UTC)", timezone="UTC"),
+    "data_kb": st.column_config.NumberColumn("data KB", format="%.0f"),
+    "index_kb": st.column_config.NumberColumn("index KB", format="%.0f"),
+    "index_to_data": st.column_config.NumberColumn("index / data", format="%.2f"),
+    "note": st.column_config.TextColumn("note"),
+}
+HIDDEN = ["account", "database", "container"]
+
+
+def render_partitions(partitions: pd.DataFrame) -> None:
+    fill = storage.partition_fill(partitions, limits=LIMITS)
+    st.subheader("Physical partitions against 50 GB")
+    limit = LIMITS.physical_partition_max_bytes
+    st.plotly_chart(
+        figures_storage.build_partition_fill_figure(fill, limit_bytes=limit), key="storage_partitions_chart"
+    )
+    shown = fill.drop(columns=[*HIDDEN, "pkrange_id"])
+    widgets.render_table(
+        shown, key="storage_partitions", file_name="storage-partitions.csv", column_config=FILL_COLUMNS, csv=fill
+    )
+
+
+def render_keys(logical_keys: pd.DataFrame, log_key_sizes: pd.DataFrame) -> None:
+    keys = storage.key_fill(logical_keys, log_key_sizes, limits=LIMITS)
+    st.subheader("Largest logical keys against 20 GB")
+    if keys.empty:
+        st.caption("No logical key sizes in this view: `ruscope storage` lists the largest keys it samples.")
+        return
+    limit = LIMITS.logical_partition_max_bytes
+    st.plotly_chart(figures_storage.build_key_fill_figure(keys, limit_bytes=limit), key="storage_keys_chart")
+    shown = keys.drop(columns=[*HIDDEN, "partition_key"])
+    widgets.render_table(shown, key="storage_keys", file_name="storage-keys.csv", column_config=KEY_COLUMNS, csv=keys)
+
+
+def render_growth(partitions: pd.DataFrame) -> None:
+    sizes = storage.container_sizes(partitions)
+    st.subheader("Size over time")
+    st.plotly_chart(figures_storage.build_container_growth_figure(sizes), key="storage_growth_chart")
+    shown = sizes.drop(columns=[*HIDDEN, "run_id"])
+    widgets.render_table(
+        shown, key="storage_sizes", file_name="storage-sizes.csv", column_config=SIZE_COLUMNS, csv=sizes
+    )
+
+
+def render_index(partitions: pd.DataFrame) -> None:
+    index = storage.index_sizes(partitions)
+    st.subheader("Index against data")
+    st.caption(
+        "Index = the container's collectionSize - documentsSize. Where they are equal or missing the index "
+        f"is blank and marked '{storage.INDEX_NOT_REPORTED}' (the local emulator reports no index size)."
+    )
+    widgets.render_table(
+        index.drop(columns=HIDDEN),
+        key="storage_index",
+        file_name="storage-index.csv",
+        column_config=INDEX_COLUMNS,
+        csv=index,
+    )
+
+
+st.title("Storage")
+view = frame_state()
+partitions = loaders.load_optional_view(view, "partitions", columns=storage.PARTITION_COLUMNS)
+logical_keys = loaders.load_optional_view(view, "logical_keys", columns=storage.LOGICAL_KEY_COLUMNS)
+log_key_sizes = loaders.load_optional_view(view, "log_key_sizes", columns=storage.LOG_KEY_SIZE_COLUMNS)
+executions = loaders.load_view(view, "executions", columns=["run_id"])
+widgets.render_store_warnings(partitions.warnings + logical_keys.warnings + log_key_sizes.warnings)
+if partitions.frame.empty and logical_keys.frame.empty and log_key_sizes.frame.empty:
+    if executions.frame.empty:
+        widgets.render_empty_state(view, what="storage snapshots", how=HOW_TO_COLLECT, commands=COLLECT)
+    else:
+        widgets.render_monitor_missing(
+            what="storage snapshots",
+            shown="nothing: the replay measures RU, not bytes",
+            adds="`ruscope storage` records each physical partition's size and documents, the largest logical "
+            "keys and the index size; two or more snapshots give growth rates and the date each reaches "
+            "50 GB / 20 GB.",
+            commands=STORAGE_COMMANDS,
+        )
+else:
+    render_partitions(partitions.frame)
+    render_keys(logical_keys.frame, log_key_sizes.frame)
+    render_growth(partitions.frame)
+    render_index(partitions.frame)
+    with st.expander("How growth and the projected date are computed"):
+        st.markdown(GROWTH_HELP)

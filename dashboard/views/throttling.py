@@ -1,0 +1,118 @@
+"""Throttling: the 429 rate per container against the band the service documents as healthy, 429s by
+operation (Azure Monitor), by physical partition (Log Analytics) and by pkrange (the replay) over time,
+the retry-after they cost, and which replayed queries were throttled.
+
+Layout only: the store, time range and scope come from the frame (`dashboard.state`), the data from
+`dashboard.loaders` (`metrics` and `log_throttles` through `load_optional_view`: a replay-only store has
+neither), the numbers from `analysis.throttling`, the figures from `dashboard.figures_throttling`. Every
+widget has a key (tests drive them by key).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from analysis import throttling
+from dashboard import figures_throttling, loaders, widgets
+from dashboard.state import frame_state
+
+HOW_TO_COLLECT = (
+    "Replay the queries of a config into it (and collect Azure Monitor metrics and logs), then open it here"
+)
+COLLECT = ["ruscope replay --config ruscope.toml --store {store}", "ruscope metrics --config ruscope.toml"]
+BAND = "The service documents 1-5% of requests answered 429 as healthy: the SDK retries them (ru-cost-model.md P12)."
+HIDDEN = ["account", "database", "container"]
+
+SUMMARY_COLUMNS = {
+    "label": st.column_config.TextColumn("container"),
+    "source": st.column_config.TextColumn("source"),
+    "requests": st.column_config.NumberColumn("requests", format="%.0f"),
+    "throttled": st.column_config.NumberColumn("429s", format="%.0f"),
+    "rate": st.column_config.NumberColumn("429 rate", format="%.4f"),
+    "verdict": st.column_config.TextColumn("against the 1-5% band"),
+}
+RETRY_COLUMNS = {
+    "label": st.column_config.TextColumn("pkrange"),
+    "requests": st.column_config.NumberColumn("requests"),
+    "throttled": st.column_config.NumberColumn("429s"),
+    "rate": st.column_config.NumberColumn("429 rate", format="%.4f"),
+    "retry_after_s": st.column_config.NumberColumn("retry-after s", format="%.3f"),
+}
+QUERY_COLUMNS = {
+    "container": st.column_config.TextColumn("container"),
+    "query_name": st.column_config.TextColumn("query"),
+    "time": st.column_config.DatetimeColumn("run started (UTC)", timezone="UTC"),
+    "executions": st.column_config.NumberColumn("throttled executions"),
+    "throttled": st.column_config.NumberColumn("429s"),
+    "retry_after_s": st.column_config.NumberColumn("retry-after s", format="%.3f"),
+    "total_ru": st.column_config.NumberColumn("RU", format="%.2f"),
+}
+
+
+def render_rate(metrics: pd.DataFrame, requests: pd.DataFrame) -> None:
+    st.subheader("429 rate")
+    st.caption(BAND)
+    summary = throttling.throttle_summary(metrics, requests)
+    widgets.render_table(
+        summary.drop(columns=HIDDEN), key="throttling_summary", file_name="throttling-summary.csv",
+        column_config=SUMMARY_COLUMNS, csv=summary,
+    )  # fmt: skip
+    rate = throttling.throttle_rate(metrics, requests)
+    st.plotly_chart(figures_throttling.build_throttle_rate_figure(rate), key="throttling_rate_chart")
+
+
+def render_monitor(metrics: pd.DataFrame, log_throttles: pd.DataFrame) -> None:
+    st.subheader("429s by operation (Azure Monitor) and by physical partition (logs)")
+    by_operation = throttling.monitor_throttles(metrics)
+    figure = figures_throttling.build_throttle_series_figure(by_operation, legend="operation")
+    st.plotly_chart(figure, key="throttling_operations_chart")
+    by_partition = throttling.log_throttles(log_throttles)
+    empty = "No 429s in the diagnostic logs of this view (or no logs collected: `ruscope logs`)."
+    figure = figures_throttling.build_throttle_series_figure(by_partition, legend="partition operation", empty=empty)
+    st.plotly_chart(figure, key="throttling_partitions_chart")
+
+
+def render_replay(requests: pd.DataFrame, executions: pd.DataFrame) -> None:
+    st.subheader("429s of the replay by pkrange")
+    figure = figures_throttling.build_throttle_series_figure(throttling.replay_throttles(requests), legend="pkrange")
+    st.plotly_chart(figure, key="throttling_pkranges_chart")
+    totals = throttling.retry_after_totals(requests)
+    widgets.render_table(
+        totals.drop(columns=[*HIDDEN, "pkrange_id"]), key="throttling_retry_after",
+        file_name="throttling-retry-after.csv", column_config=RETRY_COLUMNS, csv=totals,
+    )  # fmt: skip
+    st.subheader("Throttled queries of the replay")
+    queries = throttling.throttled_queries(executions)
+    if queries.empty:
+        st.caption("No replayed query was answered 429 in this view.")
+        return
+    widgets.render_table(
+        queries.drop(columns=["account", "database"]), key="throttling_queries",
+        file_name="throttled-queries.csv", column_config=QUERY_COLUMNS, csv=queries,
+    )  # fmt: skip
+
+
+st.title("Throttling")
+view = frame_state()
+metrics = loaders.load_optional_view(view, "metrics", columns=throttling.METRIC_COLUMNS)
+log_throttles = loaders.load_optional_view(view, "log_throttles", columns=throttling.LOG_THROTTLE_COLUMNS)
+requests = loaders.load_view(view, "requests", columns=throttling.REQUEST_COLUMNS)
+executions = loaders.load_view(view, "executions", columns=throttling.EXECUTION_COLUMNS)
+widgets.render_store_warnings(metrics.warnings + log_throttles.warnings)
+widgets.render_store_warnings(tuple(dict.fromkeys(requests.warnings + executions.warnings)))
+has_monitor = not (metrics.frame.empty and log_throttles.frame.empty)
+if not has_monitor and requests.frame.empty and executions.frame.empty:
+    widgets.render_empty_state(view, what="requests or metrics", how=HOW_TO_COLLECT, commands=COLLECT)
+else:
+    if not has_monitor:
+        widgets.render_monitor_missing(
+            what="metrics or diagnostic logs",
+            shown="the replay's own 429s: its rate, its pkranges, the retry-after and the throttled queries",
+            adds="Metrics add the 429s of all the container's traffic by operation, and the 429 rate of "
+            "production traffic; diagnostic logs add the 429s of each physical partition.",
+        )
+    render_rate(metrics.frame, requests.frame)
+    if has_monitor:
+        render_monitor(metrics.frame, log_throttles.frame)
+    render_replay(requests.frame, executions.frame)

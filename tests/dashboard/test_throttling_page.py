@@ -1,0 +1,100 @@
+"""The Throttling page through the frame (AppTest on a temp store) and its figure builders on frames."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from analysis import throttling
+from collectors.store import write_frame
+from dashboard import figures_throttling
+from tests.analysis.test_throttling import METRIC_ROWS, T0
+from tests.dashboard.apptest import APP, chart, store_rows, write_rows
+from tests.dashboard.test_storage_page import table, values
+
+THROTTLING = "views/throttling.py"
+
+
+def open_throttling() -> AppTest:
+    app = AppTest.from_file(str(APP), default_timeout=30)
+    app.switch_page(THROTTLING).run()  # straight to the page: the default page's run is not this test's
+    assert not app.exception, [e.message for e in app.exception]
+    assert app.title[0].value == "Throttling"
+    return app
+
+
+def write_throttled_replay(store: Path) -> None:
+    """Run r1: "hot" gets two 429s on pkrange 1 (retry-after 100 ms each) between two pages; "calm" none."""
+    plan = [
+        ("r1", 0, "hot", 0, "as-is", "single", [[("page", "1", 2.0), ("page", "1", 0.0), ("page", "1", 0.0)]]),
+        ("r1", 1, "calm", 0, "as-is", "single", [[("page", "0", 1.0)]]),
+    ]
+    executions, requests = store_rows(plan)
+    for row in requests:
+        if row["request_charge"] == 0.0:
+            row.update(status=429, retry_after_ms=100.0)
+    for row in executions:
+        if row["query_name"] == "hot":
+            row.update(throttled=2, retry_after_ms_total=200.0)
+    write_rows(store, executions, requests, part="0")
+
+
+def test_an_empty_store_says_how_to_collect(store: Path) -> None:
+    app = open_throttling()
+    [info] = app.info
+    assert "No requests or metrics in" in info.value and f"--store {store}" in info.value
+    assert not app.dataframe and not app.get("plotly_chart")
+
+
+def test_a_replay_only_store_shows_the_replays_429s(store: Path) -> None:
+    write_throttled_replay(store)
+    app = open_throttling()
+    [info] = app.info
+    assert "no Azure Monitor metrics or diagnostic logs" in info.value and "ruscope metrics" in info.value
+    summary = table(app, "throttling_summary")
+    assert summary[["source", "requests", "throttled", "rate", "verdict"]].values.tolist() == [
+        ["replay", 4.0, 2.0, 0.5, "above the healthy 1%-5%"]
+    ]
+    retry = table(app, "throttling_retry_after")
+    assert retry[["label", "requests", "throttled", "retry_after_s"]].values.tolist() == [
+        ["1", 3, 2, 0.2],
+        ["0", 1, 0, 0.0],
+    ]
+    queries = table(app, "throttling_queries")
+    assert queries[["query_name", "run_id", "throttled", "retry_after_s"]].values.tolist() == [["hot", "r1", 2, 0.2]]
+    [pkrange] = chart(app, "throttling_pkranges_chart")["data"]
+    assert pkrange["name"] == "1" and values(pkrange["y"]) == [2.0]
+    band, line = chart(app, "throttling_rate_chart")["data"]
+    assert band["name"] == figures_throttling.BAND_NAME and values(line["y"]) == pytest.approx(
+        [200 / 3, 0.0], abs=1e-4
+    )  # per minute
+    assert not [c for c in app.get("plotly_chart") if c.proto.id.endswith("-throttling_operations_chart")]
+
+
+def test_metrics_show_the_rate_and_the_429s_by_operation(store: Path) -> None:
+    write_frame(store, "metrics", METRIC_ROWS, run_id="m1", part="0")
+    app = open_throttling()
+    assert not app.info
+    summary = table(app, "throttling_summary")
+    assert summary[["source", "requests", "throttled", "rate"]].values.tolist() == [["Azure Monitor", 300.0, 60.0, 0.2]]
+    operations = {t["name"]: values(t["y"]) for t in chart(app, "throttling_operations_chart")["data"]}
+    assert operations == {"Create": [50.0], "Query": [10.0]}
+    [partitions] = [c for c in app.get("plotly_chart") if c.proto.id.endswith("-throttling_partitions_chart")]
+    assert "diagnostic logs" in partitions.proto.spec  # no logs: the figure says so
+    assert not [d for d in app.get("download_button") if d.proto.id.endswith("-throttling_queries_download")]
+
+
+def test_the_figure_builders() -> None:
+    rate = pd.DataFrame({"label": ["orders", "orders"], "source": ["replay", "replay"], "time": [T0, T0 + pd.Timedelta(minutes=1)],
+                         "requests": [10.0, 4.0], "throttled": [1.0, 0.0], "rate": [0.1, 0.0]})  # fmt: skip
+    band, line = figures_throttling.build_throttle_rate_figure(rate).data
+    assert list(band.y) == [1.0, 1.0, 5.0, 5.0] and line.name == "orders (replay)" and list(line.y) == [10.0, 0.0]
+    series = throttling.monitor_throttles(METRIC_ROWS, bin=pd.Timedelta(minutes=5))
+    figure = figures_throttling.build_throttle_series_figure(series, legend="operation")
+    assert [(t.name, list(t.y)) for t in figure.data] == [("Create", [50.0]), ("Query", [10.0])]
+    assert figure.layout.barmode == "stack" and figure.layout.yaxis.rangemode == "tozero"
+    empty = figures_throttling.build_throttle_series_figure(series.iloc[:0], empty="none here")
+    assert not empty.data and empty.layout.annotations[0].text == "none here"
