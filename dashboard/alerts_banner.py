@@ -1,0 +1,55 @@
+"""The alerts banner: what the latest evaluation of the config's `[alerts]` found open, above a page.
+
+`ruscope collect` evaluates the thresholds after each pass into the store's `alerts` table
+(`collectors.alerts`); `analysis.alerts.latest_alerts` keeps each account's latest evaluation, so an alert
+a later, clean evaluation no longer finds is gone from the banner. The frame (`app.py`) calls
+`render_alert_banner(view)` before the page runs; it shows nothing when nothing is open in the view's scope.
+A hot partition or a 429 rate (load that throttles now) is an error banner; storage and query cost are a warning.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import streamlit as st
+
+from analysis import alerts, scope
+from dashboard.loaders import load_table
+from dashboard.state import FrameState
+
+MAX_LINES = 8  # alerts listed in the banner; the rest are counted
+URGENT = (alerts.HOT, alerts.THROTTLE)  # throttling now, or about to: an error, not a warning
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!<>|~$])")
+
+
+def render_alert_banner(view: FrameState) -> None:
+    """The open alerts of the view's time range and scope as one banner; nothing when none is open."""
+    stored = load_table(view.store, "alerts", since=view.since, columns=tuple(alerts.STORED_COLUMNS)).frame
+    open_now = scope.select_scope(alerts.latest_alerts(stored), view.scope)
+    if open_now.empty:
+        return
+    body = alert_banner_text(open_now)
+    if open_now["rule"].isin(URGENT).any():
+        st.error(body, icon=":material/error:")
+    else:
+        st.warning(body, icon=":material/warning:")
+
+
+def alert_banner_text(open_now: pd.DataFrame) -> str:
+    """The banner's markdown: how many alerts, when evaluated, one line per alert (at most `MAX_LINES`)."""
+    count = len(open_now)
+    when = pd.Timestamp(open_now["time"].max()).strftime("%Y-%m-%d %H:%M")
+    several = open_now["account"].nunique() > 1
+    lines = [
+        (f"[{_escaped(str(row.account))}] " if several else "") + _escaped(str(row.message))
+        for row in open_now.head(MAX_LINES).itertuples()
+    ]
+    more = [f"and {count - MAX_LINES} more"] if count > MAX_LINES else []
+    heading = f"**{count} alert{'s' if count != 1 else ''} open** (evaluated {when} UTC by `ruscope collect`):"
+    return "\n".join([heading, "", *(f"- {line}" for line in [*lines, *more])])
+
+
+def _escaped(text: str) -> str:
+    """Plain text in markdown: a key such as `["a_b"]` or a name with `*` shows as written."""
+    return _MARKDOWN.sub(r"\\\1", text)
