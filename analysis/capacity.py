@@ -68,8 +68,9 @@ AUTOSCALE_MIN_FRACTION = 0.1
 AUTOSCALE_SAVES_BELOW = 0.9  # advise autoscale when it would cost under 90% of manual: a clear saving
 AUTOSCALE_MIN_HOURS = 24  # at least a day of metrics: a daily cycle decides whether hours are quiet
 # Each physical partition gets an equal share of the RU/s (ru-cost-model.md P4; azure-monitor.md §5): a range
-# with twice its even share throttles when the container runs at half its provisioned rate.
-SKEW_FACTOR = 2.0
+# at 1.5x its even share throttles when the container runs at 2/3 of its provisioned rate (a third paid for
+# and unusable); 2x would never fire with two ranges.
+SKEW_FACTOR = 1.5
 KEY_STORAGE_WARN = 0.8  # a logical key at 80% of 20 GB (P1): changing the key takes a migration; start now
 TOP = re.compile(r"\bTOP\b", re.IGNORECASE)
 
@@ -137,7 +138,7 @@ def autoscale_action(cost_ratio: float, hours: int, autoscale: bool) -> Action |
 
 
 def skew_action(hot_share: float, pkranges: int, hot_pkrange: str, source: str) -> Action | None:
-    """The hottest range takes at least twice its even share: the partition key is skewed."""
+    """The hottest range takes at least `SKEW_FACTOR` times its even share: the partition key is skewed."""
     if not (pkranges >= 2 and hot_share >= SKEW_FACTOR / pkranges):
         return None
     seen = "in Azure Monitor" if source == "monitor" else "in the replayed queries"
@@ -256,7 +257,7 @@ def container_rows(containers: pd.DataFrame) -> pd.DataFrame:
         skew_source=containers["skew_source"].map(SOURCES),
         throttle_source=containers["throttle_source"].map(SOURCES),
         throughput_kind=containers["autoscale"].map({True: "autoscale max", False: "manual"}),
-        autoscale_hours=containers["autoscale_hours"].map(lambda h: f"{h:.0f} hours" if pd.notna(h) else ""),
+        autoscale_hours=containers["autoscale_hours"].map(lambda h: _count(h, "hour") if pd.notna(h) else ""),
     )
     parts = [
         _long(named, "container", column, unit, subject=subject, detail=detail)
@@ -271,7 +272,7 @@ def partition_rows(partitions: pd.DataFrame, metrics: pd.DataFrame, limits: Limi
     size = latest["size_kb"].astype(float) * 1024
     limit = (limits or Limits()).physical_partition_max_bytes
     latest = latest.assign(
-        size_gb=(size / GB).round(3), headroom=(1 - size / limit).round(4), documents=latest["document_count"]
+        size_gb=(size / GB).round(6), headroom=(1 - size / limit).round(4), documents=latest["document_count"]
     )
     normalized = overview.metric_rows(metrics, "NormalizedRUConsumption").dropna(subset=["pkrange_id"])
     peaks = normalized.groupby([*KEY, "pkrange_id"])["value"].max().rename("max_normalized_ru").reset_index()
@@ -286,7 +287,7 @@ def partition_rows(partitions: pd.DataFrame, metrics: pd.DataFrame, limits: Limi
 def key_rows(keys: pd.DataFrame, log_key_ru: pd.DataFrame | None, limits: Limits | None) -> pd.DataFrame:
     """The `key` section: the largest logical keys (latest snapshot) and the costliest in the logs."""
     limit_gb = (limits or Limits()).logical_partition_max_bytes / GB
-    largest = _top(keys.assign(size_gb=(keys["size_kb"].astype(float) * 1024 / GB).round(3)), "size_gb")
+    largest = _top(keys.assign(size_gb=(keys["size_kb"].astype(float) * 1024 / GB).round(6)), "size_gb")
     largest = largest.assign(
         detail=[
             f"{gb / limit_gb:.1%} of {limit_gb:g} GB, pkrange {pk}"
@@ -311,7 +312,9 @@ def _top(frame: pd.DataFrame, column: str) -> pd.DataFrame:
 def query_rows(queries: pd.DataFrame) -> pd.DataFrame:
     """The `query` section: each replayed query's total and mean RU and executions, with its routing."""
     named = queries.assign(
-        detail=[f"{routing}, {n} partitions" for routing, n in zip(queries["routing"], queries["pkrange_count"])]
+        detail=[
+            f"{routing}, {_count(n, 'partition')}" for routing, n in zip(queries["routing"], queries["pkrange_count"])
+        ]
     )
     parts = [
         _long(named, "query", c, u, subject="query_name", detail="detail")
@@ -366,11 +369,15 @@ def _num(value: object, default: float = math.nan) -> float:
     return default if value is None or pd.isna(value) else float(value)
 
 
+def _count(n: float, noun: str) -> str:
+    return f"{n:.0f} {noun}{'s' * (n != 1)}"
+
+
 def report_summary(report: pd.DataFrame) -> str:
     """One line for the command: how many containers and recommended actions."""
     containers = len(report[KEY].drop_duplicates())
     actions = int(report["section"].eq("action").sum())
-    return f"{containers} container{'s' * (containers != 1)}, {actions} recommended action{'s' * (actions != 1)}"
+    return f"{_count(containers, 'container')}, {_count(actions, 'recommended action')}"
 
 
 def section(report: pd.DataFrame, name: str) -> pd.DataFrame:

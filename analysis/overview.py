@@ -11,12 +11,13 @@ RU, 429 rate and skew) and this module adds what an overview needs on top, prefe
 - `provisioned_ru_s`, `p95_ru_s` (from `analysis.fleet`), `peak_ru_s` (the largest interval's RU/s, each
   interval's TotalRequestUnits over its grain, as fleet computes p95), `p95_utilization` = p95 / provisioned;
   `autoscale` (True when the container reports AutoscaleMaxThroughput);
-- `hot_pkrange`, `hot_normalized_ru` (%): the pkrange with the largest NormalizedRUConsumption and that value
+- `hot_pkrange`, `hot_normalized_ru` (%): of the pkranges reporting in the latest interval (the layout now,
+  after any split), the one with the largest NormalizedRUConsumption and that value
   (100% means that range's requests are throttled); `hot_range_share`: that range's share of the summed mean
   normalized RU of all ranges (each range has an equal share of the RU/s, so this is its share of the RU),
   against an even share of 1 / `pkranges`; without metrics, the replay's hottest pkrange and share;
   `skew_source` says which;
-- `throttle_rate`: 429s / requests from TotalRequests by StatusCode, else the replay's; `throttle_source`;
+- `throttle_rate`: 429s / requests from TotalRequests by StatusCode (`analysis.throttling`), else the replay's; `throttle_source`;
   `throttle_flag`: above `THROTTLE_HEALTHY_MAX`;
 - `largest_partition_gb`, `storage_headroom` (of 50 GB, from fleet), `largest_key_gb`, `key_headroom` (the
   largest logical key of the latest `logical_keys` snapshot, of 20 GB: `cosmoscore.limits`).
@@ -35,20 +36,19 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis import fleet, query_costs
+from analysis import fleet, query_costs, throttling
 from cosmoscore.limits import GB, Limits
 
 KEY = fleet.FLEET_KEY
-# P12 in /work/shared/reference/ru-cost-model.md (learn "troubleshoot-request-rate-too-large"): 1-5% of
-# requests answered 429 is considered healthy; above 5% the throttling costs latency and needs action.
-THROTTLE_HEALTHY_MAX = 0.05
+# ru-cost-model.md P12 (learn "troubleshoot-request-rate-too-large"): 1-5% of requests answered 429 is
+# considered healthy; above 5% the throttling costs latency and needs action.
+THROTTLE_HEALTHY_MAX = throttling.HEALTHY_429_RATE[1]
 ALL_TIME_SPAN = dt.timedelta(days=7)  # what "All time" compares (see the module docstring)
 TOP_QUERIES = 10
 
 METRIC_COLUMNS = [*fleet.METRIC_COLUMNS, "status_code"]
 LOGICAL_KEY_COLUMNS = [*KEY, "time", "pkrange_id", "partition_key", "size_kb"]
 EXECUTION_COLUMNS = [*fleet.EXECUTION_COLUMNS, "sql"]
-ALERT_COLUMNS = [*KEY, "run_id", "time", "rule", "subject", "value", "threshold", "unit", "message"]
 
 CONTAINER_COLUMNS = [
     *KEY,
@@ -214,14 +214,18 @@ def monitor_ru(metrics: pd.DataFrame) -> pd.DataFrame:
 
 
 def hottest_range(metrics: pd.DataFrame) -> pd.DataFrame:
-    """Per container: the pkrange with the largest NormalizedRUConsumption, that value, its share of the
-    summed mean normalized RU of the ranges, and how many ranges report."""
+    """Per container, among the pkranges of its latest interval (a range retired by a split is gone): the one
+    with the largest NormalizedRUConsumption (ties: the larger mean), that value, its share of the summed mean
+    normalized RU of those ranges, and how many there are."""
     columns = [*KEY, "monitor_hot", "hot_normalized_ru", "monitor_share", "monitor_pkranges"]
-    rows = metric_rows(metrics, "NormalizedRUConsumption").dropna(subset=["pkrange_id"])
+    rows = metric_rows(metrics, "NormalizedRUConsumption").dropna(subset=["pkrange_id", "time"])
     if rows.empty:
         return pd.DataFrame(columns=columns)
+    latest = rows[rows["time"].eq(rows.groupby(KEY)["time"].transform("max"))][[*KEY, "pkrange_id"]]
+    rows = rows.merge(latest.drop_duplicates(), on=[*KEY, "pkrange_id"])
     per_range = rows.groupby([*KEY, "pkrange_id"])["value"].agg(["max", "mean"]).astype(float).reset_index()
-    per_range = per_range.sort_values(["max", "pkrange_id"], ascending=[False, True], kind="stable")
+    order = ["max", "mean", "pkrange_id"]
+    per_range = per_range.sort_values(order, ascending=[False, False, True], kind="stable")
     grouped = per_range.groupby(KEY)
     hot = grouped.agg(monitor_hot=("pkrange_id", "first"), hot_normalized_ru=("max", "first"))
     hot["monitor_pkranges"] = grouped.size()
@@ -231,12 +235,11 @@ def hottest_range(metrics: pd.DataFrame) -> pd.DataFrame:
 
 
 def monitor_throttle_rate(metrics: pd.DataFrame) -> pd.DataFrame:
-    """Per container: the share of TotalRequests (rows split by StatusCode) answered 429."""
-    rows = metric_rows(metrics, "TotalRequests").dropna(subset=["status_code"])
-    rows = rows.assign(throttled=rows["value"].astype(float).where(rows["status_code"].astype(str).eq("429"), 0.0))
-    sums = rows.groupby(KEY)[["throttled", "value"]].sum().astype(float)
-    rate = (sums["throttled"] / sums["value"].where(sums["value"] > 0)).round(4)
-    return rate.rename("monitor_throttle_rate").reset_index()
+    """Per container: the share of TotalRequests answered 429 (`analysis.throttling`'s Monitor summary)."""
+    no_requests = pd.DataFrame(columns=[*KEY, "time", "status"])
+    summary = throttling.throttle_summary(metrics, no_requests)
+    rate = summary[summary["source"].eq(throttling.MONITOR)][[*KEY, "rate"]].astype({"rate": float})
+    return rate.rename(columns={"rate": "monitor_throttle_rate"})
 
 
 def autoscaled(metrics: pd.DataFrame) -> pd.DataFrame:
@@ -250,7 +253,7 @@ def largest_keys(logical_keys: pd.DataFrame, limits: Limits | None = None) -> pd
     latest = latest_snapshot(logical_keys)
     size = latest.groupby(KEY)["size_kb"].max().astype(float) * 1024
     limit = (limits or Limits()).logical_partition_max_bytes
-    out = pd.DataFrame({"largest_key_gb": (size / GB).round(3), "key_headroom": (1 - size / limit).round(4)})
+    out = pd.DataFrame({"largest_key_gb": (size / GB).round(6), "key_headroom": (1 - size / limit).round(4)})
     return out.reset_index()
 
 
@@ -329,12 +332,3 @@ def costliest_queries(recent: pd.DataFrame, before: pd.DataFrame, *, top: int = 
     before_ru = out.pop("before").astype(float)
     out["mean_ru_change_pct"] = ((out["mean_ru"].astype(float) / before_ru.where(before_ru > 0) - 1) * 100).round(1)
     return out
-
-
-def open_alerts(alerts: pd.DataFrame) -> pd.DataFrame:
-    """The alerts of each account's latest evaluation (the `alerts` table keeps every evaluation's rows;
-    an evaluation that fired nothing writes none, so this is the latest one that fired: see its time)."""
-    rows = alerts.dropna(subset=["time"])
-    latest = rows[rows["time"].eq(rows.groupby("account")["time"].transform("max"))]
-    order = ["time", "account", "database", "container", "rule", "subject"]
-    return latest.sort_values(order, kind="stable").reset_index(drop=True).reindex(columns=ALERT_COLUMNS)

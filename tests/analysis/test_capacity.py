@@ -1,0 +1,136 @@
+"""analysis.capacity: each action rule at and around its threshold, the autoscale cost, the whole report as a
+golden CSV, and formula injection through the CSV and xlsx writers."""
+
+from __future__ import annotations
+
+import io
+import math
+import zipfile
+
+import pandas as pd
+import pytest
+
+from analysis import capacity
+from analysis.report import to_csv_bytes, to_xlsx_bytes
+from tests.analysis.test_overview import assert_golden, frame, metric, shop_frames
+
+
+def test_raise_above_the_healthy_band_only() -> None:
+    assert capacity.raise_action(0.05, skewed=False) is None  # the band's top is still healthy
+    action = capacity.raise_action(0.0725, skewed=False)
+    assert action == capacity.Action(
+        "raise_throughput",
+        7.25,
+        "%",
+        "Raise the RU/s: 7.2% of requests were throttled (429), above the 1-5% the service documents as healthy.",
+    )
+    assert "fixing the key" in capacity.raise_action(0.2, skewed=True).detail
+    assert capacity.raise_action(math.nan, skewed=False) is None
+
+
+def test_lower_when_even_the_peak_uses_under_half() -> None:
+    action = capacity.lower_action(300.0, 1000.0, 0.0, autoscale=False)
+    assert action is not None and (action.measure, action.value) == ("lower_throughput", 30.0)
+    assert "from 1,000 to about 400" in action.detail  # 300 / 0.8 = 375, in steps of 100
+    assert capacity.lower_action(500.0, 1000.0, 0.0, autoscale=False) is None  # half: not under half
+    assert capacity.lower_action(300.0, 1000.0, 0.02, autoscale=False) is None  # throttled: do not lower
+    assert capacity.lower_action(100.0, 400.0, 0.0, autoscale=False) is None  # already at the 400 minimum
+    auto = capacity.lower_action(1000.0, 10000.0, 0.0, autoscale=True)
+    assert "autoscale max RU/s from 10,000 to about 2,000" in auto.detail  # 1250 in steps of 1,000
+    assert capacity.lower_action(math.nan, 1000.0, 0.0, autoscale=False) is None
+
+
+def test_autoscale_cost_ratio_of_a_spiky_and_a_flat_day() -> None:
+    hours = pd.date_range("2026-05-01", periods=24, freq="h", tz="UTC")
+    spiky = pd.Series([1000.0] + [50.0] * 23, index=hours)  # one busy hour, quiet (under 10%) otherwise
+    assert capacity.autoscale_cost_ratio(spiky) == (round(1.5 * (1 + 23 * 0.1) / 24, 4), 24)
+    flat = pd.Series(500.0, index=hours)
+    assert capacity.autoscale_cost_ratio(flat) == (1.5, 24)
+    minutes = pd.Series([10.0, 30.0], index=pd.to_datetime(["2026-05-01T10:05Z", "2026-05-01T10:50Z"]))
+    assert capacity.autoscale_cost_ratio(minutes) == (1.5, 1)  # an hour bills its busiest minute
+    assert math.isnan(capacity.autoscale_cost_ratio(pd.Series(0.0, index=hours))[0])
+
+
+def test_autoscale_for_a_manual_spiky_container_with_a_day_of_data() -> None:
+    action = capacity.autoscale_action(0.2, 24, autoscale=False)
+    assert action is not None and action.measure == "move_to_autoscale" and "about 20% of manual" in action.detail
+    assert capacity.autoscale_action(0.9, 24, autoscale=False) is None  # a saving under 10%: not worth it
+    assert capacity.autoscale_action(0.2, 23, autoscale=False) is None  # less than a day
+    assert capacity.autoscale_action(0.2, 24, autoscale=True) is None  # already autoscale
+    assert capacity.autoscale_action(math.nan, 24, autoscale=False) is None
+
+
+def test_skewed_key_against_an_even_share() -> None:
+    action = capacity.skew_action(0.75, 2, "1", "monitor")
+    assert action is not None and action.value == 0.75
+    assert "pkrange 1 takes 75% of the RU in Azure Monitor, against an even 50% of 2 ranges" in action.detail
+    assert capacity.skew_action(0.74, 2, "1", "monitor") is None
+    assert capacity.skew_action(0.15, 10, "3", "replay").detail.count("replayed queries") == 1
+    assert capacity.skew_action(1.0, 1, "0", "replay") is None  # one range cannot be skewed
+    assert capacity.skew_action(math.nan, 4, "", "") is None
+
+
+def test_a_fan_out_query_needs_the_key_or_top() -> None:
+    action = capacity.fan_out_action("wide", "fan-out", 4, "SELECT * FROM c")
+    assert action == capacity.Action(
+        "query_fans_out", 4.0, "count", "Query wide fans out to all 4 partitions: add the partition key filter or TOP."
+    )
+    with_top = capacity.fan_out_action("wide", "fan-out", 4, "SELECT top 10 * FROM c")
+    assert with_top.detail.endswith("add the partition key filter.")
+    assert capacity.fan_out_action("one", "fan-out", 1, "SELECT * FROM c") is None  # one partition: nothing to fix
+    assert capacity.fan_out_action("some", "targeted", 3, "SELECT * FROM c") is None
+
+
+def test_a_key_near_20_gb() -> None:
+    action = capacity.key_storage_action('["t1"]', 16.0)
+    assert action is not None and action.value == 80.0 and 'key ["t1"] holds 16.0 GB of the 20 GB' in action.detail
+    assert capacity.key_storage_action('["t1"]', 15.9) is None
+
+
+def test_report_golden() -> None:
+    report = capacity.build_capacity_report(**shop_frames())
+    assert report.columns.tolist() == capacity.REPORT_COLUMNS
+    assert_golden(to_csv_bytes(report), "capacity_report.csv")
+    actions = capacity.section(report, "action")
+    assert actions[["container", "subject", "measure"]].values.tolist() == [
+        ["orders", "1", "skewed_key"],
+        ["orders", "wide", "query_fans_out"],
+        ["orders", '["t1"]', "key_near_limit"],
+    ]
+
+
+def test_the_container_summary_is_one_row_per_container() -> None:
+    summary = capacity.container_summary(capacity.build_capacity_report(**shop_frames()))
+    assert summary["container"].tolist() == ["orders", "people"]
+    assert summary.columns.tolist()[:5] == ["account", "database", "container", "ru_consumed", "provisioned_ru_s"]
+    assert summary.loc[0, "peak_ru_s"] == 20.0 and pd.isna(summary.loc[1, "peak_ru_s"])
+
+
+def test_formula_cells_are_neutralised_in_csv_and_xlsx() -> None:
+    report = capacity.build_capacity_report(**shop_frames())
+    csv = to_csv_bytes(report).decode()
+    assert "query,127.0.0.1,shop,people,'=cmd,total_ru,1.0,RU," in csv
+    assert '"[""=cmd""]"' in csv  # a key in JSON text starts with [: nothing to neutralise
+    assert ",=cmd" not in csv
+    book = zipfile.ZipFile(io.BytesIO(to_xlsx_bytes(report)))
+    assert [n for n in book.namelist() if n.startswith("xl/worksheets/sheet")] == [
+        f"xl/worksheets/sheet{n}.xml" for n in range(1, 6)
+    ]
+    strings = book.read("xl/sharedStrings.xml").decode()
+    assert "&apos;=cmd" in strings or "'=cmd" in strings
+    assert not any(b"<f>" in book.read(name) for name in book.namelist() if name.startswith("xl/worksheets/"))
+
+
+def test_an_empty_store_gives_an_empty_report() -> None:
+    empty = {name: f.iloc[0:0] for name, f in shop_frames().items()}
+    report = capacity.build_capacity_report(**empty)
+    assert report.empty and report.columns.tolist() == capacity.REPORT_COLUMNS
+
+
+def test_autoscale_in_the_report_from_a_day_of_metrics() -> None:
+    hours = [metric("TotalRequestUnits", 60_000.0 if h == 0 else 600.0, minute=60 * h) for h in range(24)]
+    frames = {**{k: f.iloc[0:0] for k, f in shop_frames().items()}, "metrics": frame("metrics", *hours)}
+    frames["metrics"] = pd.concat([frames["metrics"], frame("metrics", metric("ProvisionedThroughput", 1000.0))])
+    actions = capacity.section(capacity.build_capacity_report(**frames), "action")
+    assert actions["measure"].tolist() == ["move_to_autoscale"]
+    assert actions["value"].tolist() == [pytest.approx(1.5 * (1 + 23 * 0.1) / 24, abs=1e-4)]
