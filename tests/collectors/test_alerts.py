@@ -4,6 +4,7 @@ Also the [alerts] section's validation: a mistake names its key."""
 
 from __future__ import annotations
 
+import shutil
 import statistics
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 
 from analysis.alerts import latest_alerts
 from collectors.alerts import EXIT_ALERTS, after_collect
-from collectors.config import Config, ConfigError, load_config, parse_config
+from collectors.config import AlertSettings, Config, ConfigError, load_config, parse_config
 from collectors.registry import Options, collector, run_collector
 from collectors.store import read_table
 from cosmoscore.limits import Limits
@@ -40,10 +41,13 @@ def config(emu: Any, alerts: dict[str, Any] | None) -> Config:
     return parse_config(data, Path("alerts.toml"))
 
 
-def evaluate(cfg: Config, store: Path, **kwargs: Any) -> tuple[int, list[str], list[str]]:
+def evaluate(
+    cfg: Config, store: Path, *, now: datetime | None = None, **kwargs: Any
+) -> tuple[int, list[str], list[str]]:
     out: list[str] = []
     err: list[str] = []
-    code = after_collect(cfg, store, now=datetime.now(UTC), out=out.append, err=err.append, **kwargs)
+    now = now or datetime.now(UTC)
+    code = after_collect(cfg, store, now=now, out=out.append, err=err.append, **kwargs)
     return code, out, err
 
 
@@ -187,3 +191,35 @@ def test_a_malformed_alerts_section_names_the_key(tmp_path: Path, change: tuple[
     assert message.startswith(f"{tmp_path / 'ruscope.toml'}: ") and expected in message, message
     with pytest.raises(ConfigError):
         load_config(write(tmp_path, text))
+
+
+def test_the_collected_shops_hot_range_and_429s_fire_from_azure_monitor(collected: Any, tmp_path: Path) -> None:
+    """The store the real collectors filled (tests/collected.py): the hot tenant's pkrange, before and after
+    the split, at 100% normalized RU every minute, and its 429s, as Azure Monitor's stand-in reported them."""
+    store = Path(shutil.copytree(collected.store, tmp_path / "store"))
+    rules = {"window_minutes": 180, "hot_partition_percent": 100, "hot_partition_minutes": 60}
+    cfg = collected.config.model_copy(update={"alerts": AlertSettings(**rules, throttle_rate_percent=5)})
+    now = datetime.fromtimestamp(collected.end, UTC)
+
+    code, out, err = evaluate(cfg, store, now=now)
+
+    assert (code, err) == (EXIT_ALERTS, [])
+    fired = read_table(store, "alerts").query("rule != 'evaluated'").sort_values(["rule", "subject"])
+    assert fired[["account", "rule", "subject"]].values.tolist() == [
+        *(["local", "hot_partition", pk] for pk in collected.hot_pkranges),
+        ["local", "throttle_rate", ""],
+    ]
+    metrics = read_table(store, "metrics", columns=["metric", "status_code", "value"]).query(
+        "metric == 'TotalRequests'"
+    )
+    rate = metrics.loc[metrics["status_code"] == "429", "value"].sum() / metrics["value"].sum() * 100
+    throttle = fired[fired["rule"] == "throttle_rate"].iloc[0]
+    assert throttle["value"] == pytest.approx(rate, abs=1e-3) and rate >= 5
+    assert "from Azure Monitor TotalRequests" in throttle["message"]
+    hot = fired.loc[fired["rule"] == "hot_partition", "message"].tolist()
+    assert all("at >= 100% normalized RU for 60 min" in message for message in hot), hot
+    # an hour later than the window of the first hour: the retired parent range is no longer hot
+    last_hour = cfg.model_copy(update={"alerts": AlertSettings(**{**rules, "window_minutes": 61})})
+    code, out, err = evaluate(last_hour, store, now=now)
+    assert (code, err) == (EXIT_ALERTS, [])
+    assert [line.split(" of ")[0] for line in out] == [f"alert: pkrange {collected.hot_pkranges[-1]}"]
