@@ -28,6 +28,7 @@ evaluation after a noisy one is visible: `latest_alerts` is what is open now (th
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pandas as pd
 
@@ -126,46 +127,46 @@ def logical_key_alerts(
     logical_keys: pd.DataFrame, log_key_sizes: pd.DataFrame, *, percent: float, limit_bytes: int
 ) -> pd.DataFrame:
     """Logical keys at or above `percent` of `limit_bytes` in the latest snapshot (module docstring)."""
-    logs = _latest_snapshot(log_key_sizes).assign(source="the diagnostic logs", rank=0)
-    stats = _latest_snapshot(logical_keys).assign(source="the storage statistics", rank=1)
+    logs = _latest_snapshot(log_key_sizes).assign(source="; from the diagnostic logs", rank=0)
+    stats = _latest_snapshot(logical_keys).assign(source="; from the storage statistics", rank=1)
     keys = pd.concat([logs, stats], ignore_index=True)
     if keys.empty:
         return no_alerts()
     keys = keys.sort_values("rank", kind="stable").drop_duplicates([*CONTAINER, "partition_key"], keep="first")
-    fired = _over_limit(keys, percent, limit_bytes, [*CONTAINER, "partition_key"])
-    return _alerts(
-        fired,
-        KEY_STORAGE,
-        subject=fired["partition_key"].astype(str),
-        value=fired["share"].round(4),
-        threshold=float(percent),
-        unit="%",
-        message=[
-            f"logical key {_key_text(str(row.partition_key))} of {row.database}/{row.container} holds "
-            f"{row.size}, {row.share:.3g}% of the {_size(limit_bytes)} limit (threshold {percent:g}%; "
-            f"from {row.source})"
-            for row in fired.itertuples()
-        ],
+    return _fill_alerts(
+        keys, "partition_key", KEY_STORAGE, percent, limit_bytes, lambda key: f"logical key {_key_text(key)}"
     )
 
 
 def partition_storage_alerts(partitions: pd.DataFrame, *, percent: float, limit_bytes: int) -> pd.DataFrame:
     """Physical partitions at or above `percent` of `limit_bytes` in the latest snapshot (module docstring)."""
-    latest = _latest_snapshot(partitions)
+    latest = _latest_snapshot(partitions).assign(source="")
     if latest.empty:
         return no_alerts()
-    fired = _over_limit(latest.assign(source=""), percent, limit_bytes, [*CONTAINER, "pkrange_id"])
+    return _fill_alerts(latest, "pkrange_id", PARTITION_STORAGE, percent, limit_bytes, lambda pk: f"pkrange {pk}")
+
+
+def _fill_alerts(
+    rows: pd.DataFrame, subject: str, rule: str, percent: float, limit_bytes: int, name: Callable[[str], str]
+) -> pd.DataFrame:
+    """The storage rules: the subjects (largest size each) at or above `percent` of `limit_bytes`."""
+    sized = rows.assign(bytes=rows["size_kb"].astype(float) * 1024)
+    key = [*CONTAINER, subject]
+    sized = sized.groupby(key, as_index=False).agg(bytes=("bytes", "max"), source=("source", "first"))
+    sized["share"] = sized["bytes"] / limit_bytes * 100
+    fired = sized[sized["share"] >= percent - TOLERANCE].sort_values(key, kind="stable")
+    sizes = [_size(size) for size in fired["bytes"].astype(float).tolist()]
     return _alerts(
         fired,
-        PARTITION_STORAGE,
-        subject=fired["pkrange_id"].astype(str),
+        rule,
+        subject=fired[subject].astype(str),
         value=fired["share"].round(4),
         threshold=float(percent),
         unit="%",
         message=[
-            f"pkrange {row.pkrange_id} of {row.database}/{row.container} holds {row.size}, "
-            f"{row.share:.3g}% of the {_size(limit_bytes)} limit (threshold {percent:g}%)"
-            for row in fired.itertuples()
+            f"{name(str(row.subject))} of {row.database}/{row.container} holds {size}, {row.share:.3g}% of the "
+            f"{_size(limit_bytes)} limit (threshold {percent:g}%{row.source})"
+            for row, size in zip(fired.rename(columns={subject: "subject"}).itertuples(), sizes)
         ],
     )
 
@@ -262,15 +263,6 @@ def _latest_snapshot(frame: pd.DataFrame) -> pd.DataFrame:
     runs = rows.groupby([*CONTAINER, "run_id"])["time"].max().reset_index()
     latest = runs.sort_values(["time", "run_id"], kind="stable").groupby(CONTAINER).tail(1)
     return rows.merge(latest[[*CONTAINER, "run_id"]], on=[*CONTAINER, "run_id"])
-
-
-def _over_limit(rows: pd.DataFrame, percent: float, limit_bytes: int, key: list[str]) -> pd.DataFrame:
-    """The rows (largest per `key`) at or above `percent` of `limit_bytes`, with their bytes and share."""
-    sized = rows.assign(bytes=rows["size_kb"].astype(float) * 1024)
-    sized = sized.groupby(key, as_index=False).agg(bytes=("bytes", "max"), source=("source", "first"))
-    sized["share"] = sized["bytes"] / limit_bytes * 100
-    sized["size"] = [_size(size) for size in sized["bytes"].astype(float).tolist()]
-    return sized[sized["share"] >= percent - TOLERANCE].sort_values(key, kind="stable")
 
 
 def _alerts(fired: pd.DataFrame, rule: str, **columns: pd.Series | str | float | list[str]) -> pd.DataFrame:
