@@ -15,6 +15,7 @@ import streamlit as st
 
 from analysis import scope
 from analysis.report import to_csv_bytes
+from dashboard.display import display_table
 from dashboard.state import FrameState, default_store, take_requested_scope
 
 ALL = "(all)"  # the picker's label for "no filter"
@@ -118,8 +119,9 @@ def render_table(
     csv: pd.DataFrame | None = None,
 ) -> None:
     """A table with its CSV download under it: every table of every page goes through here, so none lacks
-    one. The download holds `csv` when given (e.g. raw numbers behind a formatted view), else the frame."""
-    st.dataframe(frame, hide_index=True, column_config=column_config, key=key)
+    one, and none shows "None" for a missing value (`dashboard.display`). The download holds `csv` when given (e.g. raw numbers behind a formatted view), else the frame."""
+    styled, config = display_table(frame, column_config)
+    st.dataframe(styled, hide_index=True, column_config=config, key=key)
     render_csv_download(frame if csv is None else csv, file_name=file_name, key=f"{key}_download")
 
 

@@ -110,8 +110,7 @@ if ranked.empty:
 else:
     render_scope_note(view)
     render_open(ranked)
-    st.dataframe(ranked, hide_index=True, column_config=TABLE_COLUMNS, key="fleet_table")
-    widgets.render_csv_download(ranked, file_name="fleet.csv", key="fleet_download")
+    widgets.render_table(ranked, key="fleet_table", file_name="fleet.csv", column_config=TABLE_COLUMNS)
     st.plotly_chart(figures.build_fleet_figure(ranked, title="Riskiest containers first"), key="fleet_chart")
     with st.expander("What the columns mean and how the list is ranked"):
         st.markdown(COLUMNS_HELP)

@@ -7,10 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from collectors.store import write_frame
+from dashboard.display import MISSING_NUMBER, MISSING_TIME
 from tests.analysis.test_query_costs import T0, execution, executions_frame, request, requests_frame
 
 APP = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"
@@ -116,3 +118,16 @@ def write_rows(store: Path, executions: list[dict], requests: list[dict], *, par
         write_frame(store, "executions", executions_frame(*mine), run_id=run, part=part)
         asked = [r for r in requests if r["run_id"] == run]
         write_frame(store, "requests", requests_frame(*asked), run_id=run, part=part)
+
+
+def table(app: AppTest, index: int = 0) -> pd.DataFrame:
+    """A page's table as the user reads it: the display's blank-cell sentinels (dashboard.display) back to
+    missing values, so a test compares numbers and NaN, not -inf."""
+    frame = app.dataframe[index].value.copy()
+    for name in frame.columns:
+        column = frame[name]
+        if pd.api.types.is_float_dtype(column.dtype):
+            frame[name] = column.replace(MISSING_NUMBER, np.nan)
+        elif isinstance(column.dtype, pd.DatetimeTZDtype):
+            frame[name] = column.where(column != MISSING_TIME.as_unit(column.dt.unit))
+    return frame

@@ -1,0 +1,97 @@
+"""How a table looks on a page: a missing value is a blank cell, never Streamlit's grey "None".
+
+Streamlit's data grid draws every null (None, NaN, NaT, pd.NA) as "None", in any column, and ignores a
+pandas Styler's `na_rep`; it does show a Styler's display text for a non-null cell while sorting by the
+value underneath. So `display_table` swaps each missing value for a sentinel that sorts first (-inf for
+numbers, the earliest timestamp for times), formats the sentinel as "" and every other value with the
+column's own format, and leaves text as text with "" for missing. The numbers the table sorts by stay
+numbers; the CSV download is made from the original frame (`widgets.render_table`), so it never sees a
+sentinel.
+
+The column formats come from the page's `st.column_config` (a NumberColumn's printf-style `format`, a
+DatetimeColumn's); they are moved from the config into the Styler, because a format left in the config
+would be applied by the grid instead of the display text. Progress and checkbox columns are left to the grid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pandas.io.formats.style import Styler
+
+MISSING_NUMBER = -np.inf  # sorts before every number
+MISSING_TIME = pd.Timestamp("1900-01-01T00:00:00Z")  # sorts before every time the store holds
+DEFAULT_TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+GRID_DRAWN = {"progress", "checkbox"}  # column types the grid draws itself (a bar, a box)
+
+
+def display_table(frame: pd.DataFrame, column_config: Mapping[str, Any] | None = None) -> tuple[Styler, dict]:
+    """The frame as a Styler whose missing cells read "", and the column config without the formats it
+    took over (see the module docstring)."""
+    config = {name: dict(spec) if isinstance(spec, Mapping) else spec for name, spec in (column_config or {}).items()}
+    shown = frame.copy()
+    formatters: dict[Any, str | Callable[[object], str] | None] = {}
+    for name in frame.columns:
+        spec = config.get(name)
+        column = frame[name]
+        if pd.api.types.is_bool_dtype(column.dtype) and column.isna().any():  # a box cannot be blank: text
+            shown[name] = column.map(lambda v: "" if pd.isna(v) else ("yes" if v else "no")).astype(object)
+            if isinstance(spec, dict):
+                spec["type_config"] = {"type": "text"}
+            continue
+        if _type_of(spec) in GRID_DRAWN or pd.api.types.is_bool_dtype(column.dtype):
+            continue
+        if isinstance(column.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(column.dtype):
+            times = column.dt.tz_localize("UTC") if column.dt.tz is None else column.dt.tz_convert("UTC")
+            shown[name] = times.fillna(MISSING_TIME.as_unit(times.dt.unit))
+            formatters[name] = _time_formatter(_pop_format(spec) or DEFAULT_TIME_FORMAT)
+        elif pd.api.types.is_numeric_dtype(column.dtype):
+            shown[name] = column.astype(float).fillna(MISSING_NUMBER)
+            formatters[name] = _number_formatter(_pop_format(spec), integer=pd.api.types.is_integer_dtype(column.dtype))
+        else:
+            shown[name] = column.astype(object).where(column.notna(), "")
+    return shown.style.format(formatters), config
+
+
+def _type_of(spec: Any) -> str | None:
+    if not isinstance(spec, Mapping):
+        return None
+    type_config = spec.get("type_config") or {}
+    return type_config.get("type")
+
+
+def _pop_format(spec: Any) -> str | None:
+    """The printf-style format of a Number/Datetime column config, removed from it (None when there is none)."""
+    if not isinstance(spec, dict):
+        return None
+    type_config = dict(spec.get("type_config") or {})
+    found = type_config.pop("format", None)
+    spec["type_config"] = type_config
+    return found if isinstance(found, str) else None
+
+
+def _number_formatter(fmt: str | None, *, integer: bool) -> Callable[[object], str]:
+    """printf-style (`%.2f`, `%+.1f%%`) as Streamlit's NumberColumn takes it; other names: plain numbers."""
+
+    def show(value: Any) -> str:
+        if value == MISSING_NUMBER or pd.isna(value):
+            return ""
+        if fmt is not None and "%" in fmt:
+            return fmt % value
+        if integer or float(value).is_integer():
+            return f"{value:,.0f}"
+        return f"{value:,.4f}".rstrip("0").rstrip(".")
+
+    return show
+
+
+def _time_formatter(fmt: str) -> Callable[[object], str]:
+    strftime = fmt if "%" in fmt else DEFAULT_TIME_FORMAT  # Streamlit's moment.js formats: ours instead
+
+    def show(value: Any) -> str:
+        return "" if pd.isna(value) or value == MISSING_TIME else value.strftime(strftime)
+
+    return show
