@@ -30,7 +30,7 @@ KEY_RU_COLUMNS = [*ROW_KEY, "time", "partition_key", "request_charge"]
 LOGICAL_KEY_COLUMNS = [*ROW_KEY, "time", "partition_key", "size_kb"]
 KEY_TOTAL_COLUMNS = [*ROW_KEY, "partition_key", "ru"]
 KEY_SIZE_COLUMNS = [*ROW_KEY, "partition_key", "size_kb"]
-KEYS_IN_RANGE_COLUMNS = [*ROW_KEY, "label", "partition_key", "ru", "ru_share", "size_kb"]
+KEYS_IN_RANGE_COLUMNS = [*ROW_KEY, "label", "partition_key", "ru", "ru_share_pct", "size_kb"]
 
 
 def summarize_key_heatmap(
@@ -93,7 +93,7 @@ def latest_key_sizes(logical_keys: pd.DataFrame) -> pd.DataFrame:
 def keys_in_pkranges(totals: pd.DataFrame, sizes: pd.DataFrame, pkranges: pd.DataFrame) -> pd.DataFrame:
     """The logical keys on the chosen pkranges (`pkranges`: ROW_KEY and `label`): their RU from the logs
     (`key_totals`) and their size in the latest snapshot (`latest_key_sizes`), the most RU first, then the
-    largest (`KEYS_IN_RANGE_COLUMNS`; NaN: not known). `ru_share` is of the chosen pkranges' RU."""
+    largest (`KEYS_IN_RANGE_COLUMNS`; NaN: not known). `ru_share_pct` is the percent of the chosen pkranges' RU."""
     chosen = pkranges[[*ROW_KEY, "label"]].drop_duplicates(subset=ROW_KEY)
     key = [*ROW_KEY, "partition_key"]
     ru = totals.merge(chosen[ROW_KEY], on=ROW_KEY)[[*key, "ru"]]
@@ -103,7 +103,7 @@ def keys_in_pkranges(totals: pd.DataFrame, sizes: pd.DataFrame, pkranges: pd.Dat
         return pd.DataFrame(columns=KEYS_IN_RANGE_COLUMNS)
     both = both.merge(chosen, on=ROW_KEY, how="left").astype({"ru": float, "size_kb": float})
     total = both["ru"].sum()
-    both["ru_share"] = (both["ru"] / total).round(4) if total > 0 else np.nan
+    both["ru_share_pct"] = (100 * both["ru"] / total).round(2) if total > 0 else np.nan
     order = ["ru", "size_kb", "partition_key"]
     both = both.sort_values(order, ascending=[False, False, True], na_position="last", kind="stable")
     return both.reset_index(drop=True)[KEYS_IN_RANGE_COLUMNS]

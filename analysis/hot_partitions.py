@@ -146,7 +146,7 @@ def order_pkranges(keys: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame
     )
     rows["label"] = row_labels(rows)
     rows = rows.drop(columns=["path", "bounded", "_min", "_max", "ancestors"]).reset_index(drop=True)
-    return rows[[*ROW_COLUMNS, *[c for c in rows.columns if c not in ROW_COLUMNS]]]
+    return rows.reindex(columns=[*ROW_COLUMNS, *[c for c in rows.columns if c not in ROW_COLUMNS]])
 
 
 def row_labels(rows: pd.DataFrame, *, name: str = "pkrange_id") -> pd.Series:

@@ -6,7 +6,8 @@ frames; only the `*_COLUMNS` below are read.
 
 **Demand.** A query's RU per execution on a pkrange is the RU of its data pages (`request_kind` "page")
 served by that pkrange, over its logical executions (a per-feed-range query's parts are one execution, as
-in `analysis.query_costs`). Times its rate (`rate_per_s` of the config, the latest one recorded; a query
+in `analysis.query_costs`), in the query's latest run: a split changes which pkranges serve a key, and the
+latest run is the one made on the partitions as they are now. Times its rate (`rate_per_s` of the config, the latest one recorded; a query
 without one counts as 1 execution/s, and `rate_assumed` says so) that is RU/s; summed over the queries, a
 pkrange's demand. The gateway's RU (query plans, refusals) is charged to no partition and left out.
 
@@ -29,20 +30,29 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis import fleet
-from analysis.hot_partitions import CONTAINER_KEY, ROW_KEY, row_labels
+from analysis import fleet, hot_partitions
+from analysis.hot_partitions import CONTAINER_KEY, ROW_KEY
 from analysis.query_costs import pkrange_sort_key
 
 ASSUMED_RATE = 1.0  # executions per second of a query without a configured rate_per_s
 QUERY = [*CONTAINER_KEY, "query_name"]
 
 # The store columns these functions read: a view loads only these.
-REQUEST_COLUMNS = [*CONTAINER_KEY, "query_name", "request_kind", "pkrange_id", "request_charge"]
+REQUEST_COLUMNS = [*CONTAINER_KEY, "run_id", "query_name", "request_kind", "pkrange_id", "request_charge"]
 EXECUTION_COLUMNS = [*CONTAINER_KEY, "run_id", "time", "query_name", "repeat", "rate_per_s"]
 BUDGET_METRIC_COLUMNS = [*CONTAINER_KEY, "time", "metric", "aggregation", "pkrange_id", "value", "grain"]
-PARTITION_COLUMNS = [*ROW_KEY, "time", "throughput_share"]
+PARTITION_COLUMNS = hot_partitions.PARTITION_COLUMNS  # the budget, and the EPK bounds that order the rows
 QUERY_DEMAND_COLUMNS = [*QUERY, "pkrange_id", "executions", "ru_per_execution", "rate_per_s", "rate_assumed", "ru_s"]
-DEMAND_COLUMNS = [*ROW_KEY, "label", "ru_s", "share", "budget_ru_s", "budget_source", "utilization", "multiplier"]
+DEMAND_COLUMNS = [
+    *ROW_KEY,
+    "label",
+    "ru_s",
+    "share_pct",
+    "budget_ru_s",
+    "budget_source",
+    "utilization_pct",
+    "multiplier",
+]
 HEADROOM_COLUMNS = [
     *CONTAINER_KEY,
     "queries",
@@ -52,14 +62,16 @@ HEADROOM_COLUMNS = [
     "first_to_throttle",
     "multiplier",
 ]
-SKEW_COLUMNS = [*CONTAINER_KEY, "pkranges", "hottest_pkrange", "hottest_share", "even_share", "hot_vs_even", "gini"]
+SKEW_COLUMNS = [*CONTAINER_KEY, "pkranges", "hottest_pkrange", "hottest_pct", "even_pct", "hot_vs_even", "gini"]
 
 
 def query_demand(requests: pd.DataFrame, executions: pd.DataFrame) -> pd.DataFrame:
-    """RU per execution and RU/s of each query on each pkrange its data pages reached (`QUERY_DEMAND_COLUMNS`)."""
+    """RU per execution and RU/s of each query on each pkrange its data pages reached in the query's latest run
+    (`QUERY_DEMAND_COLUMNS`)."""
+    logical = latest_runs(executions).drop_duplicates(subset=["run_id", *QUERY, "repeat"])
     pages = requests[requests["request_kind"].eq("page").fillna(False).to_numpy(dtype=bool)]
     pages = pages[pages["pkrange_id"].fillna("").astype(str).ne("").to_numpy(dtype=bool)]
-    logical = executions.dropna(subset=["query_name"]).drop_duplicates(subset=["run_id", *QUERY, "repeat"])
+    pages = pages.merge(logical[[*QUERY, "run_id"]].drop_duplicates(), on=[*QUERY, "run_id"])
     counts = logical.groupby(QUERY).size().rename("executions")
     if pages.empty or counts.empty:
         return pd.DataFrame(columns=QUERY_DEMAND_COLUMNS)
@@ -71,6 +83,14 @@ def query_demand(requests: pd.DataFrame, executions: pd.DataFrame) -> pd.DataFra
     out["ru_s"] = (out["ru_per_execution"] * out["rate_per_s"]).round(4)
     out = out.assign(_pk=out["pkrange_id"].astype(str).map(pkrange_sort_key))
     return out.sort_values([*QUERY, "_pk"], ignore_index=True)[QUERY_DEMAND_COLUMNS]
+
+
+def latest_runs(executions: pd.DataFrame) -> pd.DataFrame:
+    """The executions of each query's latest run (the run whose first execution of the query is latest)."""
+    rows = executions.dropna(subset=["query_name", "run_id", "time"])
+    starts = rows.groupby([*QUERY, "run_id"])["time"].min().rename("start").reset_index()
+    latest = starts.sort_values(["start", "run_id"], kind="stable").drop_duplicates(subset=QUERY, keep="last")
+    return rows.merge(latest[[*QUERY, "run_id"]], on=[*QUERY, "run_id"])
 
 
 def query_rates(executions: pd.DataFrame) -> pd.DataFrame:
@@ -108,18 +128,16 @@ def partition_budgets(partitions: pd.DataFrame, metrics: pd.DataFrame, pkranges:
 def summarize_demand(
     requests: pd.DataFrame, executions: pd.DataFrame, partitions: pd.DataFrame, metrics: pd.DataFrame
 ) -> pd.DataFrame:
-    """RU/s demand per pkrange from the replay, against its budget (`DEMAND_COLUMNS`), in pkrange order."""
+    """RU/s demand per pkrange from the replay, against its budget (`DEMAND_COLUMNS`), in key-space order."""
     by_query = query_demand(requests, executions)
     if by_query.empty:
         return pd.DataFrame(columns=DEMAND_COLUMNS)
     demand = by_query.groupby(ROW_KEY)["ru_s"].sum().round(4).reset_index()
-    demand["share"] = (demand["ru_s"] / demand.groupby(CONTAINER_KEY)["ru_s"].transform("sum")).round(4)
+    demand["share_pct"] = (100 * demand["ru_s"] / demand.groupby(CONTAINER_KEY)["ru_s"].transform("sum")).round(2)
     demand = demand.merge(partition_budgets(partitions, metrics, demand), on=ROW_KEY, how="left")
-    demand["utilization"] = (demand["ru_s"] / demand["budget_ru_s"]).round(4)
+    demand["utilization_pct"] = (100 * demand["ru_s"] / demand["budget_ru_s"]).round(2)
     demand["multiplier"] = (demand["budget_ru_s"] / demand["ru_s"].where(demand["ru_s"] > 0)).round(2)
-    demand = demand.assign(_pk=demand["pkrange_id"].map(pkrange_sort_key)).sort_values([*CONTAINER_KEY, "_pk"])
-    demand["label"] = row_labels(demand)
-    return demand.reset_index(drop=True)[DEMAND_COLUMNS]
+    return hot_partitions.order_pkranges(demand, partitions)[DEMAND_COLUMNS]
 
 
 def summarize_headroom(demand: pd.DataFrame, by_query: pd.DataFrame) -> pd.DataFrame:
@@ -160,13 +178,14 @@ def hottest_share(values: np.ndarray) -> float:
 
 def summarize_skew(load: pd.DataFrame, *, column: str) -> pd.DataFrame:
     """Per container: the hottest pkrange of `load[column]`, its share against an even share (1/n), that
-    ratio, and the Gini coefficient (`SKEW_COLUMNS`). A loop over containers, not over rows."""
+    ratio, and the Gini coefficient (`SKEW_COLUMNS`; shares in percent). A loop over containers, not over rows."""
     rows = []
     for key, mine in load.dropna(subset=[column]).groupby(CONTAINER_KEY, sort=True):
         values = mine[column].to_numpy(dtype=float)
         share, n = hottest_share(values), len(values)
         hottest = str(mine["pkrange_id"].iloc[int(np.argmax(values))]) if share == share else None
-        rows.append((*key, n, hottest, round(share, 4), round(1 / n, 4), round(share * n, 2), round(gini(values), 4)))
+        shares = (round(100 * share, 2), round(100 / n, 2), round(share * n, 2), round(gini(values), 4))
+        rows.append((*key, n, hottest, *shares))
     return pd.DataFrame(rows, columns=SKEW_COLUMNS).astype({"pkranges": "Int64"})
 
 

@@ -136,7 +136,7 @@ def build_demand_figure(demand: pd.DataFrame, *, title: str | None = None) -> go
         return _empty(figure, "No replayed data pages in this view.")
     labels = demand["label"].astype(str).to_numpy(dtype=object)
     figure.update_xaxes(type="category", categoryorder="array", categoryarray=labels)
-    over = demand["utilization"].astype(float).to_numpy() >= 1
+    over = demand["utilization_pct"].astype(float).to_numpy() >= 100
     colors = np.where(over, OVER_BUDGET_COLOR, DEMAND_COLOR).astype(object)
     figure.add_trace(
         go.Bar(

@@ -1,0 +1,116 @@
+"""The Hot partitions page's cached loader: the store's frames (through `dashboard.loaders`) reduced once to what
+the page draws, and that small result cached.
+
+Why a second cache: a month of one-minute NormalizedRUConsumption for 100 pkranges is 4.3 million points. The
+page draws a few hundred columns of them; copying the points out of `load_table`'s cache and reducing them again
+on every widget change would cost seconds, while the reduced heatmap is a few hundred KB. So this loader reads
+through `loaders.load_view` (one store read, shared with other pages) and caches only the reductions, for the
+same time as the store reads (`loaders.TTL_SECONDS`). The numbers all come from `analysis`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from analysis import hot_keys as hk
+from analysis import hot_partitions as hp
+from analysis import hot_replay as hr
+from analysis.scope import Scope
+from dashboard import loaders
+from dashboard.state import FrameState
+
+LOAD_SOURCES = {  # the skew's per-pkrange load: name -> (column, unit), the service's own measures first
+    "Diagnostic logs: RU per pkrange": ("ru", "RU"),
+    "Azure Monitor: mean normalized RU %": ("mean", "%"),
+    "Replay: RU/s demand of the configured queries": ("ru_s", "RU/s"),
+}
+
+
+@dataclass(frozen=True)
+class HotData:
+    """What the Hot partitions page shows, reduced from the store's frames in one view."""
+
+    heatmap: hp.Heatmap  # normalized RU, pkrange x time
+    key_totals: pd.DataFrame  # RU per (container, pkrange, logical key) from the logs
+    key_sizes: pd.DataFrame  # the latest storage snapshot's largest logical keys
+    loads: dict[str, pd.DataFrame]  # LOAD_SOURCES name -> ROW_KEY, label, load column (key-space order)
+    pkranges: pd.DataFrame  # every pkrange any source knows: ROW_KEY and label, in key-space order
+    by_query: pd.DataFrame  # hot_replay.query_demand
+    demand: pd.DataFrame  # hot_replay.summarize_demand
+    headroom: pd.DataFrame  # hot_replay.summarize_headroom
+    has_replay: bool
+    warnings: tuple[str, ...]
+
+    @property
+    def empty(self) -> bool:
+        return self.heatmap.empty and self.key_totals.empty and self.key_sizes.empty and not self.has_replay
+
+
+def load_hot(view: FrameState) -> HotData:
+    """The page's data in the frame's view (cached: see the module docstring)."""
+    scope = view.scope
+    return _load_hot(view.store, view.since, scope.account, scope.database, scope.container)
+
+
+def load_key_heatmap(view: FrameState, *, top: int) -> hp.Heatmap:
+    """The top logical keys x time by RU, from the logs (cached like `load_hot`)."""
+    scope = view.scope
+    return _load_key_heatmap(view.store, view.since, scope.account, scope.database, scope.container, top)
+
+
+@st.cache_data(ttl=loaders.TTL_SECONDS, show_spinner="Reducing the partitions' metrics...", max_entries=16)
+def _load_hot(
+    store: str, since: dt.datetime | None, account: str | None, database: str | None, container: str | None
+) -> HotData:
+    view = FrameState(store=store, since=since, scope=Scope(database=database, container=container, account=account))
+    metrics = loaders.load_optional_view(view, "metrics", columns=hp.METRIC_COLUMNS)
+    partitions = loaders.load_optional_view(view, "partitions", columns=hp.PARTITION_COLUMNS)
+    key_ru = loaders.load_optional_view(view, "log_key_ru", columns=hk.KEY_RU_COLUMNS)
+    logical = loaders.load_optional_view(view, "logical_keys", columns=hk.LOGICAL_KEY_COLUMNS)
+    requests = loaders.load_view(view, "requests", columns=hr.REQUEST_COLUMNS)
+    executions = loaders.load_view(view, "executions", columns=hr.EXECUTION_COLUMNS)
+    loaded = (metrics, partitions, key_ru, logical, requests, executions)
+    heatmap = hp.summarize_normalized_heatmap(metrics.frame, partitions.frame)
+    key_totals = hk.key_totals(key_ru.frame)
+    by_query = hr.query_demand(requests.frame, executions.frame)
+    demand = hr.summarize_demand(requests.frame, executions.frame, partitions.frame, metrics.frame)
+    loads = {
+        name: frame
+        for name, frame in zip(
+            LOAD_SOURCES,
+            (hk.pkrange_totals(key_totals), heatmap.rows, demand),
+        )
+        if not frame.empty
+    }
+    loads = {name: _ordered(frame, LOAD_SOURCES[name][0], partitions.frame) for name, frame in loads.items()}
+    return HotData(
+        heatmap=heatmap,
+        key_totals=key_totals,
+        key_sizes=hk.latest_key_sizes(logical.frame),
+        loads=loads,
+        pkranges=hp.known_pkranges([heatmap.rows, key_totals, demand], partitions.frame),
+        by_query=by_query,
+        demand=demand,
+        headroom=hr.summarize_headroom(demand, by_query),
+        has_replay=not executions.frame.empty,
+        warnings=tuple(dict.fromkeys(w for part in loaded for w in part.warnings)),
+    )
+
+
+@st.cache_data(ttl=loaders.TTL_SECONDS, show_spinner="Reducing the logical keys' RU...", max_entries=16)
+def _load_key_heatmap(
+    store: str, since: dt.datetime | None, account: str | None, database: str | None, container: str | None, top: int
+) -> hp.Heatmap:
+    view = FrameState(store=store, since=since, scope=Scope(database=database, container=container, account=account))
+    key_ru = loaders.load_optional_view(view, "log_key_ru", columns=hk.KEY_RU_COLUMNS)
+    return hk.summarize_key_heatmap(key_ru.frame, top=top)
+
+
+def _ordered(frame: pd.DataFrame, column: str, partitions: pd.DataFrame) -> pd.DataFrame:
+    """A per-pkrange load in key-space order, with its labels."""
+    rows = hp.order_pkranges(frame[[*hp.ROW_KEY, column]].drop_duplicates(subset=hp.ROW_KEY), partitions)
+    return rows[[*hp.ROW_KEY, "label", column]]

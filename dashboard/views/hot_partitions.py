@@ -1,0 +1,220 @@
+"""Hot partitions: which physical partition (pkrange) is hot over time, which logical keys make it hot, how
+skewed the load is, and, from the replay alone, the RU/s each partition would have to serve.
+
+Layout only: the store, time range and scope come from the frame (`dashboard.state`), the reduced data from
+`dashboard.loaders_hot` (numbers from `analysis.hot_partitions`, `hot_keys`, `hot_replay`), the figures from
+`dashboard.figures_hot`, the tables through `widgets.render_table`. Every widget has a key.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from analysis import hot_keys, hot_partitions, hot_replay
+from dashboard import figures_hot, widgets
+from dashboard.loaders_hot import LOAD_SOURCES, HotData, load_hot, load_key_heatmap
+from dashboard.state import FrameState, frame_state
+
+HOW_TO_COLLECT = "Replay the queries of a config, or collect Azure Monitor metrics and logs, then open it here"
+COLLECT = [
+    "ruscope replay --config ruscope.toml --store {store}",
+    "ruscope metrics --config ruscope.toml",
+    "ruscope logs --config ruscope.toml",
+]
+TOP_KEYS = [10, 20, 50, 100]
+
+HEATMAP_HELP = """Each row is a physical partition (pkrange), in the order of the key space it owns, so after a
+split the children sit where their parent was; the dotted line marks the split. A cell is Azure Monitor's
+NormalizedRUConsumption: the share of the partition's RU/s budget it spent in its busiest minute of the cell,
+the maximum over the cell so that a hot minute is never averaged away. **100% (red) means the partition spent
+its whole share and requests to it were throttled (429), even when the container as a whole was not busy.**"""
+DEMAND_HELP = """How the replay turns into RU/s: each configured query's RU per execution on each partition (its
+data pages' charges, over its executions) times its rate, `rate_per_s` in the config (1 execution/s when a
+query has none), summed per partition. The budget is the partition's equal share of the container's RU/s. The
+**multiplier** is how many times the configured workload the tightest partition can take before it throttles:
+below 1 it throttles already; a large one means room to grow, or to lower the RU/s."""
+MONITOR_ADDS = """Azure Monitor's NormalizedRUConsumption per pkrange shows which partition is hot minute by
+minute on the real traffic, and the diagnostic logs (CDBPartitionKeyRUConsumption) which logical keys make it
+hot; the replay only shows where the configured queries land."""
+
+PKRANGE_COLUMNS = {
+    "label": st.column_config.TextColumn("pkrange"),
+    "min_epk": st.column_config.TextColumn("EPK from"),
+    "max_epk": st.column_config.TextColumn("EPK to"),
+    "parent": st.column_config.TextColumn("split from"),
+    "first_time": st.column_config.DatetimeColumn("first point (UTC)", timezone="UTC"),
+    "last_time": st.column_config.DatetimeColumn("last point (UTC)", timezone="UTC"),
+    "peak": st.column_config.NumberColumn("peak %", format="%.0f"),
+    "mean": st.column_config.NumberColumn("mean %", format="%.1f"),
+}
+SPLIT_COLUMNS = {
+    "parent": st.column_config.TextColumn("pkrange split"),
+    "children": st.column_config.TextColumn("into"),
+    "time": st.column_config.DatetimeColumn("children's first point (UTC)", timezone="UTC"),
+}
+KEY_COLUMNS = {
+    "label": st.column_config.TextColumn("pkrange"),
+    "partition_key": st.column_config.TextColumn("logical key"),
+    "ru": st.column_config.NumberColumn("RU", format="%.1f"),
+    "ru_share_pct": st.column_config.NumberColumn("share of RU", format="%.1f%%"),
+    "size_kb": st.column_config.NumberColumn("size KB", format="%.0f"),
+}
+SKEW_COLUMNS = {
+    "pkranges": st.column_config.NumberColumn("pkranges"),
+    "hottest_pkrange": st.column_config.TextColumn("hottest pkrange"),
+    "hottest_pct": st.column_config.NumberColumn("hottest share", format="%.1f%%"),
+    "even_pct": st.column_config.NumberColumn("even share (1/n)", format="%.1f%%"),
+    "hot_vs_even": st.column_config.NumberColumn("hottest / even", format="%.2fx"),
+    "gini": st.column_config.NumberColumn("Gini", format="%.2f", help="0: even; (n-1)/n: one pkrange takes all"),
+}
+DEMAND_COLUMNS = {
+    "label": st.column_config.TextColumn("pkrange"),
+    "ru_s": st.column_config.NumberColumn("demand RU/s", format="%.2f"),
+    "share_pct": st.column_config.NumberColumn("share", format="%.1f%%"),
+    "budget_ru_s": st.column_config.NumberColumn("budget RU/s", format="%.0f"),
+    "budget_source": st.column_config.TextColumn("budget from"),
+    "utilization_pct": st.column_config.NumberColumn("demand / budget", format="%.0f%%"),
+    "multiplier": st.column_config.NumberColumn("workload multiplier", format="%.2fx"),
+}
+HEADROOM_COLUMNS = {
+    "queries_without_rate": st.column_config.NumberColumn("queries without a rate"),
+    "ru_s": st.column_config.NumberColumn("demand RU/s", format="%.2f"),
+    "first_to_throttle": st.column_config.TextColumn("first pkrange to throttle"),
+    "multiplier": st.column_config.NumberColumn("workload multiplier", format="%.2fx"),
+}
+
+
+def render_heatmap(data: HotData) -> None:
+    st.subheader("Normalized RU per partition")
+    heatmap = data.heatmap
+    if heatmap.empty:
+        widgets.render_monitor_missing(
+            what="metrics (NormalizedRUConsumption by pkrange)",
+            shown="the replay's RU/s demand per partition and the logical keys it has",
+            adds=MONITOR_ADDS,
+        )
+        return
+    st.markdown(HEATMAP_HELP)
+    st.plotly_chart(figures_hot.build_normalized_heatmap_figure(heatmap), key="hot_heatmap")
+    widgets.render_table(
+        heatmap.rows, key="hot_pkranges_table", file_name="hot-partitions.csv", column_config=PKRANGE_COLUMNS
+    )
+    if not heatmap.splits.empty:
+        st.caption("Splits in this view")
+        splits = heatmap.splits[[*hot_partitions.CONTAINER_KEY, "parent", "children", "time"]]
+        widgets.render_table(
+            splits, key="hot_splits", file_name="hot-partition-splits.csv", column_config=SPLIT_COLUMNS
+        )
+
+
+def render_keys(view: FrameState, data: HotData) -> None:
+    st.subheader("Logical keys")
+    if data.key_totals.empty:
+        widgets.render_monitor_missing(
+            what="diagnostic logs (RU per logical key)",
+            shown="the largest logical keys from the storage snapshots, when collected",
+            adds="CDBPartitionKeyRUConsumption gives the RU of each logical key on each partition over time.",
+        )
+    else:
+        top = st.selectbox("Top keys by RU", TOP_KEYS, index=1, key="hot_top_keys")
+        heatmap = load_key_heatmap(view, top=int(top))
+        st.plotly_chart(figures_hot.build_key_heatmap_figure(heatmap), key="hot_keys_heatmap")
+    render_keys_in_range(data)
+
+
+def render_keys_in_range(data: HotData) -> None:
+    if data.pkranges.empty or (data.key_totals.empty and data.key_sizes.empty):
+        return
+    labels = data.pkranges["label"].astype(str).tolist()
+    chosen = st.multiselect(
+        "Pkranges (key-space order): the logical keys inside them",
+        labels,
+        default=_hottest(data, labels),
+        key="hot_pkranges",
+    )
+    picked = data.pkranges[data.pkranges["label"].isin(chosen)]
+    keys = hot_keys.keys_in_pkranges(data.key_totals, data.key_sizes, picked)
+    widgets.render_table(keys, key="hot_keys_table", file_name="hot-partition-keys.csv", column_config=KEY_COLUMNS)
+
+
+def render_skew(data: HotData) -> None:
+    st.subheader("Skew")
+    if not data.loads:
+        return
+    source = st.radio("Load per pkrange from", list(data.loads), key="hot_skew_source", horizontal=True)
+    column, unit = LOAD_SOURCES[source]
+    load = data.loads[source]
+    st.caption(
+        f"An even spread gives each of n pkranges 1/n of the load ({unit}). The Gini coefficient is 0 "
+        "when even and (n-1)/n when one pkrange takes it all."
+    )
+    skew = hot_replay.summarize_skew(load, column=column)
+    widgets.render_table(skew, key="hot_skew", file_name="hot-partition-skew.csv", column_config=SKEW_COLUMNS)
+    st.plotly_chart(figures_hot.build_skew_figure(hot_replay.load_shares(load, column=column)), key="hot_skew_chart")
+
+
+def render_replay(data: HotData) -> None:
+    st.subheader("From the replay: RU/s demand per partition")
+    if data.demand.empty:
+        st.info(
+            "No replayed data pages in this view: `ruscope replay --config ruscope.toml` measures where the "
+            "configured queries land.",
+            icon=":material/info:",
+        )
+        return
+    st.markdown(DEMAND_HELP)
+    for row in data.headroom.itertuples(index=False):
+        st.markdown(_headroom_sentence(row))
+    st.plotly_chart(figures_hot.build_demand_figure(data.demand), key="hot_demand_chart")
+    widgets.render_table(
+        data.demand, key="hot_demand_table", file_name="hot-partition-demand.csv", column_config=DEMAND_COLUMNS
+    )
+    widgets.render_table(
+        data.headroom, key="hot_headroom", file_name="hot-partition-headroom.csv", column_config=HEADROOM_COLUMNS
+    )
+    with st.expander("Per query and pkrange"):
+        widgets.render_table(data.by_query, key="hot_query_demand", file_name="hot-partition-query-demand.csv")
+
+
+def _headroom_sentence(row: object) -> str:
+    """One plain sentence per container: the first partition to throttle and at what multiple of the workload."""
+    name = f"**{row.database}/{row.container}**"
+    unrated = int(row.queries_without_rate or 0)
+    note = f" {unrated} of {row.queries} queries have no `rate_per_s` and count as 1 execution/s." if unrated else ""
+    if pd.isna(row.multiplier):
+        return (
+            f"{name}: demand {row.ru_s:.2f} RU/s; the partitions' budget is unknown (no storage snapshot or "
+            f"provisioned RU/s metric), so the throttling point cannot be said.{note}"
+        )
+    verdict = "throttles already at the configured rates" if row.multiplier < 1 else "would throttle first"
+    return (
+        f"{name}: demand {row.ru_s:.2f} RU/s. Pkrange {row.first_to_throttle} {verdict}: at "
+        f"{row.multiplier:.2f}x the configured workload.{note}"
+    )
+
+
+def _hottest(data: HotData, labels: list[str]) -> list[str]:
+    """The default choice: the hottest pkrange of the first load source (the heatmap's peak when there is one)."""
+    if not data.heatmap.empty:
+        rows = data.heatmap.rows
+        return [str(rows.loc[rows["peak"].astype(float).idxmax(), "label"])]
+    for name, load in data.loads.items():
+        column = LOAD_SOURCES[name][0]
+        return [str(load.loc[load[column].astype(float).idxmax(), "label"])]
+    return labels[:1]
+
+
+st.title("Hot partitions")
+view = frame_state()
+data = load_hot(view)
+widgets.render_store_warnings(data.warnings)
+if data.empty:
+    widgets.render_empty_state(
+        view, what="partition metrics, logs or replay data", how=HOW_TO_COLLECT, commands=COLLECT
+    )
+else:
+    render_heatmap(data)
+    render_keys(view, data)
+    render_skew(data)
+    render_replay(data)
