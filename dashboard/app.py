@@ -20,6 +20,7 @@ st.set_page_config(page_title="ruscope", page_icon=FAVICON, layout="wide")
 
 PAGES = [
     st.Page("views/query_costs.py", title="Query costs", icon=":material/payments:", default=True),
+    st.Page("views/hot_partitions.py", title="Hot partitions", icon=":material/local_fire_department:"),
     st.Page("views/fleet.py", title="Fleet", icon=":material/lan:"),
     st.Page("views/storage.py", title="Storage", icon=":material/database:"),
     st.Page("views/throttling.py", title="Throttling", icon=":material/speed:"),
