@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import base64
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from analysis import storage
@@ -14,6 +16,7 @@ from collectors.store import write_frame
 from cosmoscore.limits import GB, Limits
 from dashboard import figures_storage
 from tests.analysis.test_storage_analysis import LOGICAL_KEYS, PARTITIONS, key, partition
+from tests.collected import CollectedStore
 from tests.dashboard.apptest import APP, chart
 
 STORAGE = "views/storage.py"
@@ -124,3 +127,27 @@ def test_the_figure_builders() -> None:
     carts, orders = figures_storage.build_container_growth_figure(sizes).data
     assert (carts.name, list(carts.y)) == ("carts", [0.5]) and list(orders.y) == [1.0, 2.0]
     assert str(orders.x[0]).startswith("2026-05-01")
+
+
+def test_the_page_on_the_collected_store(
+    collected: CollectedStore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The store the real collectors wrote (tests/collected.py): five storage snapshots of shop/orders, the
+    hot tenant's orders the largest, a split at minute 60, the emulator's usage headers (no index size)."""
+    copy = tmp_path / "collected"
+    shutil.copytree(collected.store, copy)
+    monkeypatch.setenv("RUSCOPE_STORE", str(copy))
+    app = open_storage()
+    assert not app.info and not app.warning
+    partitions = table(app, "storage_partitions")
+    assert partitions["label"][0] in collected.hot_pkranges  # the hot tenant's partition is the fullest
+    assert (partitions["growth_kb_per_day"] > 0).all()  # orders keep arriving everywhere
+    assert partitions["document_count"].sum() > 0 and not blank(partitions["projected_full"][0])
+    keys = table(app, "storage_keys")
+    assert keys["label"][0] == f'["{collected.hot_tenant}"]'
+    assert set(keys["source"]) == {"statistics", "logs"}
+    sizes = table(app, "storage_sizes")["size_kb"].tolist()
+    assert len(sizes) == 5 and sizes == sorted(sizes) and sizes[0] > 0  # a snapshot after each replay, growing
+    assert table(app, "storage_index")["note"].tolist() == [storage.INDEX_NOT_REPORTED]
+    [line] = chart(app, "storage_growth_chart")["data"]
+    assert line["name"] == "orders" and len(values(line["y"])) == 5

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -12,6 +13,7 @@ from analysis import throttling
 from collectors.store import write_frame
 from dashboard import figures_throttling
 from tests.analysis.test_throttling import METRIC_ROWS, T0
+from tests.collected import CollectedStore
 from tests.dashboard.apptest import APP, chart, store_rows, write_rows
 from tests.dashboard.test_storage_page import table, values
 
@@ -98,3 +100,29 @@ def test_the_figure_builders() -> None:
     assert figure.layout.barmode == "stack" and figure.layout.yaxis.rangemode == "tozero"
     empty = figures_throttling.build_throttle_series_figure(series.iloc[:0], empty="none here")
     assert not empty.data and empty.layout.annotations[0].text == "none here"
+
+
+def test_the_page_on_the_collected_store(
+    collected: CollectedStore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The store the real collectors wrote (tests/collected.py): the hot tenant reads past its partition's
+    budget every minute, so Azure Monitor counts 429s on reads and the logs name the hot pkranges; the
+    replay's own queries ran unthrottled."""
+    copy = tmp_path / "collected"
+    shutil.copytree(collected.store, copy)
+    monkeypatch.setenv("RUSCOPE_STORE", str(copy))
+    app = open_throttling()
+    assert not app.info and not app.warning
+    summary = table(app, "throttling_summary").set_index("source")
+    assert summary.loc["Azure Monitor", "rate"] > throttling.HEALTHY_429_RATE[1]
+    assert summary.loc["Azure Monitor", "verdict"] == "above the healthy 1%-5%"
+    assert summary.loc["replay", "verdict"] == "no 429s"
+    operations = {t["name"]: sum(values(t["y"])) for t in chart(app, "throttling_operations_chart")["data"]}
+    assert list(operations) == ["Read"] and operations["Read"] == summary.loc["Azure Monitor", "throttled"]
+    partitions = {t["name"].split()[0] for t in chart(app, "throttling_partitions_chart")["data"]}
+    assert partitions == set(collected.hot_pkranges)  # before and after the split
+    rate = chart(app, "throttling_rate_chart")["data"]
+    assert [t["name"] for t in rate] == [figures_throttling.BAND_NAME, "orders (Azure Monitor)", "orders (replay)"]
+    assert len(values(rate[1]["y"])) <= throttling.MAX_BINS
+    assert table(app, "throttling_retry_after")["throttled"].sum() == 0
+    assert any("No replayed query was answered 429" in c.value for c in app.caption)
