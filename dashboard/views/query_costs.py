@@ -1,9 +1,10 @@
-"""Query costs: per query, RU per execution over time, where a run's RU went (per pkrange), the routing
-class, and the table as CSV.
+"""Query costs: per query what it costs now and how that changed, how it was routed and what that routing
+multiplies its cost by, its SQL; RU per run over time; two runs side by side, split by partition.
 
-Layout only: the store, time range and scope come from the frame (`dashboard.state`), the data from
-`dashboard.loaders`, the numbers from `analysis.query_costs`, the figures from `dashboard.figures`, the
-shared widgets from `dashboard.widgets`. Every widget has a key (tests drive them by key).
+Layout only: the store, time range and scope come from the frame (`dashboard.state`), the derived frames
+from `dashboard.derived` (cached: computed once per view), the numbers from `analysis.query_costs` and
+`analysis.query_runs`, the figures from `dashboard.figures`, the shared widgets from `dashboard.widgets`.
+Every widget has a key (tests drive them by key): `query_costs_sql`, `query_costs_run`, `query_costs_run_b`.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis import query_costs
-from dashboard import figures, loaders, widgets
+from analysis import query_runs
+from dashboard import derived, figures, widgets
 from dashboard.state import FrameState, frame_state
 
 HOW_TO_COLLECT = "Replay the queries of a config into it, then open it here"
@@ -24,78 +25,145 @@ served its data pages:
 
 - **single**: one partition. The filter pins the full partition key (or the query passes it); the cheapest.
 - **targeted**: some partitions. `IN` over key values, or a prefix of a hierarchical key.
-- **fan-out**: every partition. No usable key filter; each partition charges its own minimum, so the cost
-  grows with the partition count, even when few items match.
+- **fan-out**: every partition. No usable key filter; each partition charges its own minimum (about 2.5 RU),
+  so the cost grows with the partition count, even when few items match.
 
-**mismatch** marks a query whose observed class differs from the one predicted from its SQL and partition
-key: usually a filter the gateway cannot route on (a function of the key, an `OR`), or a split partition.
-A per-feed-range query runs once per partition; its parts count as one execution (their RU summed).
+**× one partition** (the routing multiplier) is the query's RU per execution divided by what its costliest
+partition charged: about 1 for a single-partition query, and for a fan-out roughly what adding the
+partition key to the filter would save. **mismatch** marks a query whose observed class differs from the one
+predicted from its SQL and partition key: usually a filter the gateway cannot route on (a function of the
+key, an `OR`), or a split partition. A per-feed-range query runs once per partition; its parts count as one
+execution (their RU summed).
 """
 
+Num = st.column_config.NumberColumn
+Text = st.column_config.TextColumn
+# shown first: what it costs now and whether it is in trouble; then how; then where from; run ids last
 SUMMARY_COLUMNS = {
-    "query_name": st.column_config.TextColumn("query"),
-    "executions": st.column_config.NumberColumn("executions", help="successful executions, all runs"),
-    "mean_ru": st.column_config.NumberColumn("mean RU", format="%.2f"),
-    "median_ru": st.column_config.NumberColumn("median RU", format="%.2f"),
-    "max_ru": st.column_config.NumberColumn("max RU", format="%.2f"),
-    "latest_mean_ru": st.column_config.NumberColumn("latest run RU", format="%.2f"),
-    "previous_mean_ru": st.column_config.NumberColumn("previous run RU", format="%.2f"),
-    "change_pct": st.column_config.NumberColumn("change %", format="%+.1f%%"),
-    "latest_pkrange_count": st.column_config.NumberColumn("pkranges", help="reached in the latest run"),
-    "latest_pkranges": st.column_config.TextColumn("pkrange ids"),
+    "query_name": Text("query"),
+    "routing": Text("routing", help="observed in the latest run: single, targeted or fan-out"),
+    "latest_mean_ru": Num("latest RU", format="%.2f", help="mean RU per execution in the query's latest run"),
+    "change_pct": Num("change %", format="%+.1f%%", help="latest run against the one before"),
+    "throttled": Num("throttled", help="429 responses, all runs"),
+    "errors": Num("errors", help="failed executions, all runs"),
+    "latest_run_start": st.column_config.DatetimeColumn("latest run (UTC)", format="%Y-%m-%d %H:%M"),
+    "routing_multiplier": Num(
+        "× one partition", format="%.1f×", help="RU per execution / RU of its costliest partition"
+    ),
+    "latest_pkrange_count": Num("partitions", help="reached in the latest run"),
+    "latest_retrieved_documents": Num("retrieved docs", format="%.1f", help="per execution, latest run"),
+    "latest_output_documents": Num("output docs", format="%.1f", help="per execution, latest run"),
+    "ru_per_item": Num("RU per item", format="%.3f", help="latest RU / items returned per execution"),
+    "latest_items": Num("items", format="%.1f", help="returned per execution, latest run"),
+    "latest_pages": Num("pages", format="%.1f", help="data pages per execution, latest run"),
+    "latest_round_trips": Num("round trips", format="%.1f", help="HTTP requests per execution, latest run"),
+    "executions": Num("executions", help="successful executions, all runs"),
+    "mean_ru": Num("mean RU", format="%.2f"),
+    "median_ru": Num("median RU", format="%.2f"),
+    "max_ru": Num("max RU", format="%.2f"),
+    "previous_mean_ru": Num("previous run RU", format="%.2f"),
+    "routing_predicted": Text("predicted routing"),
     "routing_mismatch": st.column_config.CheckboxColumn("mismatch", help="observed routing differs from predicted"),
-    "last_seen": st.column_config.DatetimeColumn("last seen (UTC)", timezone="UTC"),
+    "latest_pkranges": Text("pkrange ids"),
+    "mode": Text("mode"),
+    "container": Text("container"),
+    "database": Text("database"),
+    "last_seen": st.column_config.DatetimeColumn("last seen (UTC)", format="%Y-%m-%d %H:%M"),
+    "latest_run": Text("latest run id"),
+}
+COMPARE_COLUMNS = {
+    "query_name": Text("query"),
+    "ru_a": Num("RU, run A", format="%.2f", help="per execution"),
+    "ru_b": Num("RU, run B", format="%.2f", help="per execution"),
+    "change_pct": Num("change %", format="%+.1f%%", help="A against B"),
+    "pkranges_a": Num("partitions, A"),
+    "pkranges_b": Num("partitions, B"),
+    "routing_multiplier_a": Num("× one partition, A", format="%.1f×"),
+    "index_hit_ratio": Num("index hit ratio, A", format="%.2f"),
+    "indexes_used": Text("indexes used, A"),
+    "indexes_missing": Text("indexes that would help, A"),
+    "container": Text("container"),
+    "database": Text("database"),
+}
+ERROR_COLUMNS = {
+    "time": st.column_config.DatetimeColumn("time (UTC)", format="%Y-%m-%d %H:%M:%S"),
+    "query_name": Text("query"),
+    "status": Text("status"),
+    "error": Text("error"),
+    "repeat": Num("repeat"),
+    "mode": Text("mode"),
+    "feed_range": Text("feed range"),
+    "container": Text("container"),
+    "database": Text("database"),
+    "run_id": Text("run id"),
 }
 
 
-def render_summary(executions: pd.DataFrame) -> None:
-    summary = query_costs.summarize_query_costs(executions)
+def shown(frame: pd.DataFrame, columns: dict) -> pd.DataFrame:
+    """The frame's columns a table shows, in its config's order (what matters first, run ids last)."""
+    return frame[[c for c in columns if c in frame.columns]]
+
+
+def render_summary(costs: derived.QueryCosts) -> None:
     st.subheader("Per query")
-    st.dataframe(summary, hide_index=True, column_config=SUMMARY_COLUMNS)
-    widgets.render_csv_download(summary, file_name="query-costs.csv", key="query_costs_download")
+    widgets.render_table(shown(costs.summary, SUMMARY_COLUMNS), key="query_costs_table", file_name="query-costs.csv", column_config=SUMMARY_COLUMNS, csv=costs.summary)  # fmt: skip
+    labels = figures.query_labels(costs.summary).tolist()
+    picked = st.selectbox("SQL of", range(len(labels)), format_func=labels.__getitem__, key="query_costs_sql")
+    sql = costs.summary["sql"].iloc[picked] if picked is not None else None
+    st.code(sql if isinstance(sql, str) and sql else "-- not recorded", language="sql")
 
 
-def render_errors(executions: pd.DataFrame, *, only_failures: bool) -> None:
-    errors = query_costs.failed_executions(executions)
-    if errors.empty:
+def render_errors(failed: pd.DataFrame, *, only_failures: bool) -> None:
+    if failed.empty:
         return
+    table = shown(failed, ERROR_COLUMNS)
     if only_failures:
         st.warning("No execution succeeded yet. The failed executions:", icon=":material/error:")
-        st.dataframe(errors, hide_index=True)
+        widgets.render_table(table, key="query_costs_errors", file_name="failed-executions.csv", column_config=ERROR_COLUMNS, csv=failed)  # fmt: skip
         return
-    with st.expander(f"Failed executions ({len(errors)})"):
-        st.dataframe(errors, hide_index=True)
+    with st.expander(f"Failed executions ({len(failed)})"):
+        widgets.render_table(table, key="query_costs_errors", file_name="failed-executions.csv", column_config=ERROR_COLUMNS, csv=failed)  # fmt: skip
 
 
-def render_charts(view: FrameState, executions: pd.DataFrame, series: pd.DataFrame) -> None:
-    st.subheader("RU per execution over time")
-    st.plotly_chart(figures.build_ru_over_time_figure(series), key="query_costs_over_time")
-    st.subheader("Where a run's RU went")
-    run_id = st.selectbox("Run", query_costs.runs_newest_first(executions), key="query_costs_run", help="newest first")
-    requests = loaders.load_view(view, "requests", columns=query_costs.REQUEST_COLUMNS, run_ids=(run_id,))
-    widgets.render_store_warnings(requests.warnings)
-    breakdown = query_costs.pkrange_breakdown(requests.frame, run_id, executions=executions)
-    st.plotly_chart(
-        figures.build_pkrange_breakdown_figure(breakdown, title=f"run {run_id}"), key="query_costs_breakdown"
-    )
+def render_runs(view: FrameState, costs: derived.QueryCosts) -> None:
+    st.subheader("Two runs side by side")
+    starts = dict(zip(costs.runs["run_id"], costs.runs["start"]))
+    names = {run: f"{start:%Y-%m-%d %H:%M} UTC" for run, start in starts.items()}
+    runs = list(starts)
+    left, right = st.columns(2)
+    run_a = left.selectbox("Run A", runs, format_func=names.get, key="query_costs_run", help="newest first")
+    run_b = right.selectbox("Run B", runs, index=min(1, len(runs) - 1), format_func=names.get, key="query_costs_run_b")
+    a = derived.load_run_detail(view, run_a, starts[run_a])
+    b = derived.load_run_detail(view, run_b, starts[run_b])
+    widgets.render_store_warnings(tuple(dict.fromkeys((*a.warnings, *b.warnings))))
+    colors = figures.partition_colors([*figures.partition_labels(a.breakdown), *figures.partition_labels(b.breakdown)])
+    for column, run, detail, key in (
+        (left, run_a, a, "query_costs_breakdown"),
+        (right, run_b, b, "query_costs_breakdown_b"),
+    ):
+        figure = figures.build_pkrange_breakdown_figure(detail.breakdown, title=f"run {names[run]}", colors=colors)
+        column.plotly_chart(figure, key=key)
     st.caption(
-        "RU per execution of each query in the run, by the pkrange that charged it; "
-        "gateway: the refused first attempt, the query plan and metadata reads."
-    )
+        f"Run A: {run_a}, run B: {run_b}. RU per execution of each query in the run, by the partition "
+        "(container/pkrange) that charged it; gateway: the refused first attempt, the query plan and metadata reads."
+    )  # fmt: skip
+    compared = query_runs.compare_runs(a.multipliers, b.multipliers, index=a.index)
+    widgets.render_table(shown(compared, COMPARE_COLUMNS), key="query_costs_compare", file_name="query-costs-runs.csv", column_config=COMPARE_COLUMNS, csv=compared)  # fmt: skip
 
 
 st.title("Query costs")
 view = frame_state()
-loaded = loaders.load_view(view, "executions", columns=query_costs.EXECUTION_COLUMNS)
-widgets.render_store_warnings(loaded.warnings)
-if loaded.frame.empty:
+costs = derived.load_query_costs(view)
+widgets.render_store_warnings(costs.warnings)
+if costs.empty:
     widgets.render_empty_state(view, what="query executions", how=HOW_TO_COLLECT, commands=COLLECT)
 else:
-    executions = loaded.frame
-    series = query_costs.ru_per_execution(executions)
-    render_summary(executions)
-    render_errors(executions, only_failures=series.empty)
-    if not series.empty:
-        render_charts(view, executions, series)
-    with st.expander("Routing classes: single, targeted, fan-out"):
+    render_summary(costs)
+    render_errors(costs.failed, only_failures=costs.series.empty)
+    if not costs.series.empty:
+        st.subheader("RU per execution over time")
+        st.plotly_chart(figures.build_ru_over_time_figure(costs.series), key="query_costs_over_time")
+        st.caption("Each point: a query's mean RU per successful execution in one run (or window of runs).")
+        render_runs(view, costs)
+    with st.expander("Routing classes, × one partition, mismatch"):
         st.markdown(ROUTING_HELP)

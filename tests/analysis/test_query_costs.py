@@ -7,10 +7,12 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from analysis import query_costs as qc
+from analysis import query_runs
 from analysis.report import to_csv_bytes
 from analysis.scope import Scope, select_scope
 from collectors.store import EXECUTIONS, REQUESTS
@@ -390,53 +392,94 @@ def test_summary_csv(two_runs: pd.DataFrame) -> None:
     text = to_csv_bytes(qc.summarize_query_costs(two_runs)).decode()
     assert text.splitlines()[0] == ",".join(qc.SUMMARY_COLUMNS)
     assert text.splitlines()[3] == (
-        "shop,orders,point,as-is,3,3.1,3.3,3.5,r2,3.3,3.0,10.0,1,0,single,single,false,0,0,2026-05-01T11:00:00.000Z"
+        "shop,orders,point,as-is,3,3.1,3.3,3.5,r2,2026-05-01T11:00:00.000Z,3.3,3.0,10.0,1,0,single,single,false,0,0,"
+        "2026-05-01T11:00:00.000Z,1.0,1.0,1.0,,,3.3,SELECT * FROM c"
     )
 
 
 # -- figures ---------------------------------------------------------------------------------------------
 
 
+def over_time(executions: pd.DataFrame) -> pd.DataFrame:
+    return query_runs.ru_over_time(qc.logical_executions(executions), qc.run_starts(executions))
+
+
 def test_ru_over_time_figure(two_runs: pd.DataFrame) -> None:
-    figure = figures.build_ru_over_time_figure(qc.ru_per_execution(two_runs))
+    figure = figures.build_ru_over_time_figure(over_time(two_runs))
     assert [trace.name for trace in figure.data] == ["point", "scan", "wide"]
-    scan = figure.data[1]
+    point, scan = figure.data[0], figure.data[1]
+    assert list(point.y) == [3.0, 3.3]  # per run: r1's two executions' mean, then r2's one
     assert list(scan.y) == [4.0, 5.0]
-    assert [pd.Timestamp(x) for x in scan.x] == [pd.Timestamp("2026-05-01T10:02"), pd.Timestamp("2026-05-01T11:01")]
-    assert list(scan.customdata) == ["r1", "r2"]
-    assert figure.layout.yaxis.title.text == "RU per execution"
+    assert [pd.Timestamp(x) for x in scan.x] == [pd.Timestamp("2026-05-01T10:00"), pd.Timestamp("2026-05-01T11:00")]
+    assert list(scan.customdata) == ["run r1, executions: 1", "run r2, executions: 1"]
+    assert isinstance(scan.y, np.ndarray) and isinstance(scan.x, np.ndarray)  # arrays, not Python lists
+    assert figure.layout.yaxis.title.text == "mean RU per execution"
+    assert figure.layout.yaxis.rangemode == "tozero"
 
 
 def test_ru_over_time_figure_names_containers_when_there_are_several() -> None:
     frame = executions_frame(execution(query="q", container="a"), execution(query="q", container="b"))
-    figure = figures.build_ru_over_time_figure(qc.ru_per_execution(frame))
+    figure = figures.build_ru_over_time_figure(over_time(frame))
     assert [trace.name for trace in figure.data] == ["shop/a/q", "shop/b/q"]
+
+
+def test_query_labels_are_names_or_whole_paths() -> None:
+    one = pd.DataFrame({"database": ["d", "d"], "container": ["c", "c"], "query_name": ["x", "y"]}, dtype="string")
+    assert figures.query_labels(one).tolist() == ["x", "y"]
+    two = one.assign(container=pd.array(["c", "k"], dtype="string[pyarrow]"))
+    assert figures.query_labels(two).tolist() == ["d/c/x", "d/k/y"]
 
 
 def test_pkrange_breakdown_figure(wide_requests: pd.DataFrame) -> None:
     figure = figures.build_pkrange_breakdown_figure(qc.pkrange_breakdown(wide_requests, "r1"), title="run r1")
     assert figure.layout.barmode == "stack"
+    assert figure.layout.yaxis.rangemode == "tozero"
     assert list(figure.layout.xaxis.categoryarray) == ["wide", "point"]
     bars = {trace.name: trace for trace in figure.data}
-    assert list(bars) == ["pkrange 0", "pkrange 1", "gateway"]
-    assert (list(bars["pkrange 0"].x), list(bars["pkrange 0"].y)) == (["wide", "point"], [3.0, 6.0])
-    assert (list(bars["pkrange 1"].x), list(bars["pkrange 1"].y)) == (["wide"], [4.5])
+    assert list(bars) == ["orders/0", "orders/1", "gateway"]  # container/pkrange, the gateway on top
+    assert (list(bars["orders/0"].x), list(bars["orders/0"].y)) == (["wide", "point"], [3.0, 6.0])
+    assert (list(bars["orders/1"].x), list(bars["orders/1"].y)) == (["wide"], [4.5])
     assert (list(bars["gateway"].x), list(bars["gateway"].y)) == (["wide"], [1.5])
     assert bars["gateway"].marker.color == figures.GATEWAY_COLOR
-    assert bars["pkrange 0"].marker.color != bars["pkrange 1"].marker.color
+    assert bars["orders/0"].marker.color != bars["orders/1"].marker.color
 
 
-def test_a_pkrange_keeps_its_colour_across_figures() -> None:
-    only_one = qc.pkrange_breakdown(requests_frame(request("r1", "q", "e", "page", "1", 1.0)), "r1")
-    figure = figures.build_pkrange_breakdown_figure(only_one)
-    assert figure.data[0].marker.color == figures.pkrange_color("1") != figures.pkrange_color("0")
-    assert figures.pkrange_color("abc") == figures.pkrange_color("abc")
+def test_two_containers_ranges_never_share_a_colour() -> None:
+    requests = requests_frame(
+        *(request("r1", "q", "e", "page", str(pk), 1.0, seq=pk) for pk in range(3)),
+        *(request("r1", "p", "f", "page", str(pk), 1.0, seq=10 + pk, container="people") for pk in range(3)),
+    )
+    figure = figures.build_pkrange_breakdown_figure(qc.pkrange_breakdown(requests, "r1"))
+    colours = {trace.name: trace.marker.color for trace in figure.data}
+    assert sorted(colours) == ["orders/0", "orders/1", "orders/2", "people/0", "people/1", "people/2"]
+    assert len(set(colours.values())) == 6
+
+
+def test_a_partition_keeps_its_colour_across_figures() -> None:
+    """Two runs' figures given the colours of the union of their partitions draw each partition alike."""
+    one = qc.pkrange_breakdown(requests_frame(request("r1", "q", "e", "page", "1", 1.0)), "r1")
+    both = qc.pkrange_breakdown(
+        requests_frame(request("r2", "q", "e", "page", "0", 1.0), request("r2", "q", "e", "page", "1", 1.0, seq=1)),
+        "r2",
+    )
+    colors = figures.partition_colors([*figures.partition_labels(one), *figures.partition_labels(both)])
+    first = {t.name: t.marker.color for t in figures.build_pkrange_breakdown_figure(one, colors=colors).data}
+    second = {t.name: t.marker.color for t in figures.build_pkrange_breakdown_figure(both, colors=colors).data}
+    assert first["orders/1"] == second["orders/1"] != second["orders/0"]
+    assert figures.partition_colors(["b/0", "a/10", "a/2"]) == figures.partition_colors(["a/2", "b/0", "a/10"])
+    assert figures.pkrange_color("abc") == figures.pkrange_color("abc")  # kept for the other pages
+
+
+def test_partition_labels_name_the_database_only_when_there_are_several() -> None:
+    frame = pd.DataFrame({"database": ["d", "d"], "container": ["c", "c"], "pkrange_id": ["3", ""]})
+    assert figures.partition_labels(frame).tolist() == ["c/3", "gateway"]
+    assert figures.partition_labels(frame.assign(database=["d", "e"])).tolist() == ["d/c/3", "gateway"]
 
 
 def test_empty_figures_say_so() -> None:
-    over_time = figures.build_ru_over_time_figure(qc.ru_per_execution(executions_frame()))
+    empty = figures.build_ru_over_time_figure(over_time(executions_frame()))
     breakdown = figures.build_pkrange_breakdown_figure(qc.pkrange_breakdown(requests_frame(), "r1"))
-    assert not over_time.data and over_time.layout.annotations[0].text.startswith("No successful")
+    assert not empty.data and empty.layout.annotations[0].text.startswith("No successful")
     assert not breakdown.data and breakdown.layout.annotations[0].text.startswith("No requests")
 
 

@@ -1,0 +1,349 @@
+"""The dashboard at issue 11's scale: time to the first rendered page, cold and warm, and peak memory.
+
+Run by hand: `.venv/bin/python benchmarks/bench_dashboard.py [--small] [--root DIR] [--store DIR] [--keep]`
+(`--small` is a quick check: 3 days, 20 pkranges, 72 runs). In a temporary directory it removes afterwards
+(unless `--store` names one to reuse or `--keep`), it builds a store of:
+
+- `metrics`: 30 days x 1 minute x 100 pkranges of NormalizedRUConsumption (4.3 million points, one commit
+  per day) and a daily `partitions` snapshot of the 100 pkranges with their EPK bounds;
+- `executions` and `requests`: 730 hourly runs of 50 queries over two containers (single, targeted,
+  fan-out, one per feed range), about 100,000 executions and 1 million requests, each execution's RU the
+  sum of its requests'; compacted (`ruscope compact`) as a store that has lived 30 days would be.
+
+Then, each in a child process of its own (a fresh Streamlit cache, and its peak RSS is that measurement's):
+
+- the baseline: `collectors.store.read_table` of the columns the pages read (executions, the latest run's
+  requests; metrics and partitions), nothing else;
+- each page (Query costs, Hot partitions) through Streamlit's AppTest: the first run (cold: an empty
+  cache) and a second run (warm: what a widget change costs), with the libraries already imported.
+
+Targets (issue 11): warm <= 2 s, cold <= 3x the baseline read, peak memory <= 2 GB. `--root DIR` runs the
+pages of another checkout (e.g. `git worktree add /tmp/base <commit>`) against the same store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT)]
+
+from collectors.store import EXECUTIONS, PARTITIONS, REQUESTS, TABLES, compact, read_table, write_arrow  # noqa: E402
+
+METRICS = TABLES["metrics"]
+GB = 1024**3
+PAGES = {"Query costs": "views/query_costs.py", "Hot partitions": "views/hot_partitions.py"}
+SCOPE = ["account", "database", "container"]
+BASELINE = {  # the columns the pages read: the same columns, read by the store alone
+    "Query costs": [
+        ("executions", ["run_id", "time", "database", "container", "query_name", "repeat", "execution_id", "mode",
+                        "feed_range", "sql", "status", "error", "total_ru", "pages", "round_trips", "items",
+                        "pkranges", "routing_observed", "routing_predicted", "routing_mismatch", "throttled",
+                        "retrieved_documents", "output_documents", *SCOPE], None),
+        ("requests", ["run_id", "time", "database", "container", "query_name", "execution_id", "request_kind",
+                      "pkrange_id", "request_charge", "index_hit_ratio", "index_utilization", *SCOPE], "latest"),
+    ],
+    "Hot partitions": [
+        ("metrics", ["time", "metric", "aggregation", "pkrange_id", "value", *SCOPE], None),
+        ("partitions", ["time", "run_id", "pkrange_id", "parents", "min_epk", "max_epk", "size_kb", *SCOPE], None),
+    ],
+}  # fmt: skip
+
+
+# -- the store -------------------------------------------------------------------------------------------------
+
+
+def catalogue(big: int, small: int) -> list[dict]:
+    """50 queries: on `orders` (`big` pkranges) single, targeted and fan-out ones; on `customers` (`small`)."""
+    queries = []
+    for i in range(30):
+        queries.append(dict(container="orders", reach=[i * 7 % big], pages=5, repeats=3 if i < 21 else 2, mode="as-is"))
+    for i in range(10):
+        queries.append(dict(container="orders", reach=[i % big, (i + 33) % big, (i + 66) % big], pages=3, repeats=2,
+                            mode="as-is"))  # fmt: skip
+    queries.append(dict(container="orders", reach=list(range(big)), pages=1, repeats=3, mode="as-is"))
+    queries.append(dict(container="orders", reach=list(range(big)), pages=1, repeats=3, mode="as-is"))
+    for i in range(6):
+        queries.append(dict(container="customers", reach=[i % small], pages=3, repeats=2, mode="as-is"))
+    queries.append(dict(container="customers", reach=list(range(small)), pages=2, repeats=2, mode="as-is"))
+    queries.append(dict(container="customers", reach=list(range(small)), pages=2, repeats=2, mode="per-feed-range"))
+    for n, query in enumerate(queries):
+        query["name"] = f"q{n:02d}-{query['container']}"
+        query["base_ru"] = 2.5 + (n % 7) * 1.3
+    return queries
+
+
+def run_template(big: int, small: int) -> tuple[dict, dict]:
+    """One run's executions and requests as columns; a run is this template with its own ids, times and RU."""
+    ex: dict[str, list] = {k: [] for k in ("query", "container", "repeat", "mode", "feed_range", "eid", "offset",
+                                           "pkranges", "routing", "pages", "round_trips", "n_req")}  # fmt: skip
+    rq: dict[str, list] = {k: [] for k in ("query", "container", "eid", "kind", "pkrange", "ru", "exec_index")}
+    offset = 0.0
+    for q in catalogue(big, small):
+        total = big if q["container"] == "orders" else small
+        routing = "single" if len(q["reach"]) == 1 else "fan-out" if len(q["reach"]) == total else "targeted"
+        for repeat in range(q["repeats"]):
+            parts = [[pk] for pk in q["reach"]] if q["mode"] == "per-feed-range" else [q["reach"]]
+            for n, reach in enumerate(parts):
+                eid = f"{q['name']}-{repeat}-{n}"
+                kinds = [] if routing == "single" or len(parts) > 1 else [("refused", ""), ("query_plan", "")]
+                kinds += [("page", str(pk)) for pk in reach for _ in range(q["pages"])]
+                for kind, pk in kinds:
+                    rq["query"].append(q["name"])
+                    rq["container"].append(q["container"])
+                    rq["eid"].append(eid)
+                    rq["kind"].append(kind)
+                    rq["pkrange"].append(pk)
+                    rq["ru"].append(q["base_ru"] / q["pages"] if kind == "page" else 1.0)
+                    rq["exec_index"].append(len(ex["eid"]))
+                ex["query"].append(q["name"])
+                ex["container"].append(q["container"])
+                ex["repeat"].append(repeat)
+                ex["mode"].append(q["mode"])
+                ex["feed_range"].append(f"range{n}" if q["mode"] == "per-feed-range" else "")
+                ex["eid"].append(eid)
+                ex["offset"].append(offset)
+                ex["pkranges"].append(",".join(str(pk) for pk in sorted(reach)))
+                ex["routing"].append("single" if len(parts) > 1 else routing)
+                ex["pages"].append(q["pages"] * len(reach))
+                ex["round_trips"].append(len(kinds))
+                ex["n_req"].append(len(kinds))
+                offset += 0.5
+    return ex, rq
+
+
+def run_tables(ex: dict, rq: dict, run: int, start: dt.datetime, rng: np.random.Generator) -> tuple[pa.Table, pa.Table]:
+    """One run's executions and requests: the template with this run's ids, times, RU (drifting) and failures."""
+    run_id = f"r{run:04d}"
+    n_ex, n_rq = len(ex["eid"]), len(rq["eid"])
+    exec_index = np.asarray(rq["exec_index"])
+    drift = 1.0 + 0.3 * (np.asarray([int(q[1:3]) % 5 for q in ex["query"]]) == 0) * run / 730  # some queries grow
+    charge = np.round(np.asarray(rq["ru"]) * drift[exec_index] * rng.lognormal(0, 0.05, n_rq), 2)
+    total = np.round(np.bincount(exec_index, weights=charge, minlength=n_ex), 2)
+    failed = rng.random(n_ex) < 0.005
+    throttled = np.where(rng.random(n_ex) < 0.01, rng.integers(1, 4, n_ex), 0)
+    ex_times = np.datetime64(start.replace(tzinfo=None), "us") + (np.asarray(ex["offset"]) * 1e6).astype(
+        "timedelta64[us]"
+    )
+    eids = [f"{run_id}-{e}" for e in ex["eid"]]
+    items = np.asarray(ex["pages"]) * 10
+    common = {"account": "bench", "database": "shop"}
+    executions = {
+        "run_id": [run_id] * n_ex, "time": ex_times, **{k: [v] * n_ex for k, v in common.items()},
+        "container": ex["container"], "query_name": ex["query"], "execution_id": eids, "repeat": ex["repeat"],
+        "mode": ex["mode"], "feed_range": ex["feed_range"],
+        "sql": [f"SELECT * FROM c WHERE c.q = '{q}'" for q in ex["query"]], "partition_key": [""] * n_ex,
+        "status": np.where(failed, "error", "ok"), "error": np.where(failed, "error: 503 ServiceUnavailable", ""),
+        "total_ru": total, "pages": ex["pages"], "round_trips": ex["round_trips"], "items": items,
+        "pkranges": ex["pkranges"], "pkrange_count": [len(p.split(",")) for p in ex["pkranges"]],
+        "routing_predicted": ex["routing"], "routing_observed": ex["routing"], "routing_mismatch": [False] * n_ex,
+        "retrieved_documents": items * 3, "output_documents": items, "throttled": throttled,
+        "retry_after_ms_total": throttled * 100.0, "duration_ms": total * 2.0, "rate_per_s": [1.0] * n_ex,
+    }  # fmt: skip
+    rq_times = ex_times[exec_index]
+    requests = {
+        "run_id": [run_id] * n_rq, "time": rq_times, **{k: [v] * n_rq for k, v in common.items()},
+        "container": rq["container"], "query_name": rq["query"], "execution_id": [eids[i] for i in exec_index],
+        "seq": np.arange(n_rq), "request_kind": rq["kind"], "method": ["POST"] * n_rq,
+        "resource": ["dbs/shop/colls/c/docs"] * n_rq, "pkrange_id": rq["pkrange"],
+        "status": np.where(np.asarray(rq["kind"]) == "refused", 400, 200), "substatus": [0] * n_rq,
+        "request_charge": charge, "item_count": [10] * n_rq, "duration_ms": charge * 2.0, "activity_id": ["a"] * n_rq,
+        "correlated_activity_id": [""] * n_rq, "retry_after_ms": [None] * n_rq,
+        "retrieved_document_count": [30] * n_rq, "retrieved_document_size": [30_000] * n_rq,
+        "output_document_count": [10] * n_rq, "output_document_size": [10_000] * n_rq,
+        "index_hit_ratio": [0.33] * n_rq, "index_utilization": [None] * n_rq,
+    }  # fmt: skip
+    return _table(EXECUTIONS.schema, executions), _table(REQUESTS.schema, requests)
+
+
+def _table(schema: pa.Schema, columns: dict) -> pa.Table:
+    return pa.table({f.name: pa.array(columns[f.name]).cast(f.type) for f in schema}, schema=schema)
+
+
+def metric_day(day: dt.datetime, pkranges: int, rng: np.random.Generator) -> pa.Table:
+    """A day of per-minute NormalizedRUConsumption (Maximum) per pkrange: a daily wave, two hot ranges."""
+    minutes = np.arange(1440)
+    base = 20 + 15 * np.sin(minutes / 1440 * 2 * np.pi)
+    hot = np.zeros(pkranges)
+    hot[[3 % pkranges, 17 % pkranges]] = 55
+    values = np.clip(base[None, :] + hot[:, None] + rng.normal(0, 5, (pkranges, 1440)), 0, 100).ravel()
+    n = values.size
+    times = np.datetime64(day.replace(tzinfo=None), "us") + np.tile(minutes, pkranges).astype("timedelta64[m]")
+    columns = {
+        "run_id": [f"m{day:%Y%m%d}"] * n, "time": times, "account": ["bench"] * n, "database": ["shop"] * n,
+        "container": ["orders"] * n, "metric": ["NormalizedRUConsumption"] * n, "aggregation": ["Maximum"] * n,
+        "pkrange_id": np.repeat(np.arange(pkranges).astype(str), 1440), "physical_partition_id": [None] * n,
+        "operation_type": [None] * n, "status_code": [None] * n, "value": np.round(values, 1),
+        "unit": ["Percent"] * n, "grain": ["PT1M"] * n,
+    }  # fmt: skip
+    return _table(METRICS.schema, columns)
+
+
+def partitions_day(day: dt.datetime, pkranges: int) -> pa.Table:
+    """One storage snapshot: each pkrange's size and EPK bounds (the occupied space 00..3F split evenly)."""
+    bounds = [f"{round(i * 0x40 / pkranges * 2**24):08X}" for i in range(pkranges + 1)]
+    columns = {
+        "run_id": [f"s{day:%Y%m%d}"] * pkranges, "time": [day] * pkranges, "account": ["bench"] * pkranges,
+        "database": ["shop"] * pkranges, "container": ["orders"] * pkranges,
+        "pkrange_id": [str(i) for i in range(pkranges)], "parents": [""] * pkranges,
+        "size_kb": [1_000_000 + 10_000 * i for i in range(pkranges)], "document_count": [100_000] * pkranges,
+        "sampled_distinct_keys": [None] * pkranges, "quota_collection_kb": [None] * pkranges,
+        "usage_collection_kb": [None] * pkranges, "throughput_ru": [6_000.0 * pkranges] * pkranges,
+        "throughput_share": [6_000.0] * pkranges, "usage_documents_kb": [None] * pkranges,
+        "min_epk": ["" if i == 0 else bounds[i] for i in range(pkranges)],
+        "max_epk": ["FF" if i == pkranges - 1 else bounds[i + 1] for i in range(pkranges)],
+    }  # fmt: skip
+    return _table(PARTITIONS.schema, columns)
+
+
+def build(store: Path, *, days: int, pkranges: int, runs: int) -> None:
+    rng = np.random.default_rng(11)
+    end = dt.datetime.now(dt.UTC).replace(minute=0, second=0, microsecond=0)
+    first_day = (end - dt.timedelta(days=days)).replace(hour=0)
+    for d in range(days):
+        day = first_day + dt.timedelta(days=d)
+        write_arrow(store, METRICS, metric_day(day, pkranges, rng), run_id=f"m{day:%Y%m%d}", part="p000")
+        write_arrow(store, PARTITIONS, partitions_day(day, pkranges), run_id=f"s{day:%Y%m%d}", part="p000")
+    ex, rq = run_template(pkranges, 8)
+    for run in range(runs):
+        executions, requests = run_tables(ex, rq, run, end - dt.timedelta(hours=runs - run), rng)
+        write_arrow(store, EXECUTIONS, executions, run_id=f"r{run:04d}", part="p000")
+        write_arrow(store, REQUESTS, requests, run_id=f"r{run:04d}", part="p000")
+    for _ in compact(store, retention_hours=0):
+        pass
+
+
+# -- measurements (each in a child process) --------------------------------------------------------------------
+
+
+def peak_rss() -> int:
+    """This process's peak RSS since its exec (VmHWM): ru_maxrss would count the parent it was forked from."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def child_baseline(store: Path, page: str) -> dict:
+    import pandas  # noqa: F401  (imported before timing, as in a running server)
+
+    t0 = time.perf_counter()
+    rows = 0
+    for table, columns, runs in BASELINE[page]:
+        run_ids = None
+        if runs == "latest":
+            latest = read_table(store, "executions", columns=["run_id"])["run_id"].max()
+            run_ids = (latest,)
+        rows += len(read_table(store, table, columns=columns, run_ids=run_ids))
+    return {"seconds": time.perf_counter() - t0, "rows": rows, "peak": peak_rss()}
+
+
+def child_page(store: Path, root: Path, page: str) -> dict:
+    view = root / "dashboard" / PAGES[page]
+    if not view.exists():
+        return {"absent": True}
+    sys.path[:0] = [str(root)]
+    os.chdir(root)
+    os.environ["RUSCOPE_STORE"] = str(store)
+    import pandas  # noqa: F401  (the libraries a running server has imported: the cache is what is cold)
+    import plotly.graph_objects  # noqa: F401
+    from streamlit.testing.v1 import AppTest
+
+    app = AppTest.from_file(str(root / "dashboard" / "app.py"), default_timeout=900)
+    app.switch_page(PAGES[page])
+    seconds = []
+    for _ in range(2):
+        t0 = time.perf_counter()
+        app.run()
+        seconds.append(time.perf_counter() - t0)
+        if app.exception:
+            return {"error": app.exception[0].message}
+    charts = sum(len(e.proto.spec) for e in app.get("plotly_chart"))
+    return {"cold": seconds[0], "warm": seconds[1], "peak": peak_rss(), "chart_bytes": charts}
+
+
+def measure(what: str, store: Path, root: Path, page: str) -> dict:
+    command = [sys.executable, __file__, "--child", what, "--store", str(store), "--root", str(root), "--page", page]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode:
+        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def verdict(ok: bool) -> str:
+    return "pass" if ok else "MISS"
+
+
+def report(store: Path, root: Path) -> None:
+    print(f"pages of {root}")
+    for page in PAGES:
+        base = measure("baseline", store, root, page)
+        got = measure("page", store, root, page)
+        print(f"{page}:")
+        print(
+            f"  baseline read_table of its columns: {base['seconds']:.2f} s ({base['rows']:,} rows), peak {base['peak'] / GB:.2f} GB"
+        )
+        if got.get("absent"):
+            print(f"  {PAGES[page]}: not present")
+            continue
+        if "error" in got:
+            print(f"  the page failed: {got['error']}")
+            continue
+        ratio = got["cold"] / base["seconds"]
+        print(f"  cold {got['cold']:.2f} s = {ratio:.1f}x the baseline (target <= 3x: {verdict(ratio <= 3)})")
+        print(f"  warm {got['warm']:.2f} s (target <= 2 s: {verdict(got['warm'] <= 2)})")
+        print(f"  peak memory {got['peak'] / GB:.2f} GB (target <= 2 GB: {verdict(got['peak'] <= 2 * GB)})")
+        print(f"  figures sent per run: {got['chart_bytes'] / 1e6:.2f} MB")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", action="store_true", help="3 days, 20 pkranges, 72 runs: a quick check")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose dashboard to measure")
+    parser.add_argument("--store", type=Path, help="build the store here (or reuse the one already there)")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary store")
+    parser.add_argument("--child", choices=["baseline", "page"], help=argparse.SUPPRESS)
+    parser.add_argument("--page", choices=list(PAGES), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        run = (
+            child_baseline(args.store, args.page)
+            if args.child == "baseline"
+            else child_page(args.store, args.root.resolve(), args.page)
+        )
+        print(json.dumps(run))
+        return
+    tmp = None if args.store else Path(tempfile.mkdtemp(prefix="bench_dashboard_"))
+    store = args.store or tmp / "store"
+    try:
+        if not (store / "executions").exists():
+            days, pkranges, runs = (3, 20, 72) if args.small else (30, 100, 730)
+            t0 = time.perf_counter()
+            build(store, days=days, pkranges=pkranges, runs=runs)
+            counts = {t: len(read_table(store, t, columns=["time"])) for t in ("metrics", "executions", "requests")}
+            print(f"built {days} days, {pkranges} pkranges, {runs} runs in {time.perf_counter() - t0:.0f} s: "
+                  + ", ".join(f"{n:,} {t}" for t, n in counts.items()))  # fmt: skip
+        report(store, args.root.resolve())
+    finally:
+        if tmp is not None and not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+        elif tmp is not None:
+            print(f"kept {store}")
+
+
+if __name__ == "__main__":
+    main()
