@@ -124,7 +124,7 @@ def heatmap_bin(
     over `span`; the largest round bin when none does."""
     columns = max(1, min(max_columns, max_cells // max(n_rows, 1)))
     for step in NICE_BINS:
-        if step >= smallest and span / step < columns:
+        if step >= smallest and span / step <= columns:
             return step
     return NICE_BINS[-1]
 

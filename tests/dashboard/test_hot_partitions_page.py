@@ -1,0 +1,167 @@
+"""The Hot partitions page through the frame (AppTest): an empty store, a replay-only store, a store with
+Azure Monitor metrics, storage snapshots and logs written with `write_frame`, and the collected store."""
+
+from __future__ import annotations
+
+import base64
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from collectors.store import write_frame
+from tests.analysis.test_query_costs import T0
+from tests.collected import CollectedStore
+from tests.dashboard.apptest import PLAN, chart, run_app, store_rows, write_rows
+
+PAGE = "views/hot_partitions.py"
+WHERE = {"account": "127.0.0.1", "database": "shop", "container": "orders"}
+
+
+def open_page() -> AppTest:
+    app = run_app()
+    app.switch_page(PAGE).run()
+    assert not app.exception, [e.message for e in app.exception]
+    assert app.title[0].value == "Hot partitions"
+    return app
+
+
+def values(data: object) -> np.ndarray:
+    """A trace's array as plotly writes it: a list, or base64 typed bytes for a numpy array."""
+    if isinstance(data, dict) and "bdata" in data:
+        array = np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"]))
+        shape = [int(n) for n in str(data.get("shape", len(array))).split(",")]
+        return array.reshape(shape)
+    return np.array(data, dtype=float)
+
+
+def keys(app: AppTest, kind: str) -> set[str]:
+    return {e.proto.id.rsplit("-", 1)[-1] for e in app.get(kind)}
+
+
+def replay_only(store: Path, *, rate: float | None = 10.0) -> None:
+    """PLAN's runs r1 and r2 in shop/orders, "wide" at `rate` executions per second, the others without one."""
+    executions, requests = store_rows(PLAN)
+    for row in executions:
+        row["rate_per_s"] = rate if row["query_name"] == "wide" else None
+    write_rows(store, executions, requests, part="0")
+
+
+def with_monitor(store: Path) -> None:
+    """Replay, plus an hour of normalized RU (pkrange 1 at 100% in minute 30, split at minute 40 into 2 and 3),
+    the storage snapshot after the split, and the logs' RU per key."""
+    minutes = np.arange(60)
+    rows = []
+    for pk, values in {"0": np.full(60, 20.0), "1": np.where(minutes == 30, 100.0, 40.0)}.items():
+        for minute, value in zip(minutes, values):
+            if pk == "1" and minute >= 40:
+                continue
+            rows.append({"pkrange_id": pk, "minute": minute, "value": value})
+    rows += [{"pkrange_id": pk, "minute": m, "value": 30.0} for pk in ("2", "3") for m in range(40, 60)]
+    metrics = pd.DataFrame(rows).assign(
+        **WHERE,
+        time=lambda f: T0 + pd.to_timedelta(f.pop("minute"), unit="min"),
+        metric="NormalizedRUConsumption",
+        aggregation="Maximum",
+        unit="Percent",
+        grain="PT1M",
+    )
+    write_frame(store, "metrics", metrics, run_id="m1", part="0")
+    snapshot = pd.DataFrame(
+        {
+            "pkrange_id": ["0", "2", "3"],
+            "parents": ["", "1", "1"],
+            "min_epk": ["", "20", "30"],
+            "max_epk": ["20", "30", "FF"],
+            "size_kb": 10,
+            "document_count": 5,
+            "throughput_share": 100.0,
+        }
+    ).assign(**WHERE, time=T0 + pd.Timedelta(minutes=50))
+    write_frame(store, "partitions", snapshot, run_id="s1", part="0")
+    key_ru = pd.DataFrame(
+        {
+            "pkrange_id": ["1", "1", "0"],
+            "partition_key": ['["hot"]', '["warm"]', '["cold"]'],
+            "request_charge": [900.0, 100.0, 50.0],
+            "requests": 10,
+            "bin_minutes": 5,
+            "partial": False,
+        }
+    ).assign(**WHERE, time=T0 + pd.Timedelta(minutes=30))
+    write_frame(store, "log_key_ru", key_ru, run_id="l1", part="0")
+    replay_only(store)
+
+
+def test_an_empty_store_says_how_to_collect(store: Path) -> None:
+    app = open_page()
+    [info] = app.info
+    assert f"ruscope replay --config ruscope.toml --store {store}" in info.value and "ruscope metrics" in info.value
+    assert not app.get("plotly_chart") and not app.dataframe
+
+
+def test_a_replay_only_store_shows_the_demand_and_what_monitor_data_would_add(store: Path) -> None:
+    replay_only(store)
+    app = open_page()
+    missing = " ".join(i.value for i in app.info)
+    assert "no Azure Monitor metrics (NormalizedRUConsumption by pkrange)" in missing
+    assert "ruscope metrics --config ruscope.toml" in missing and "diagnostic logs" in missing
+    assert keys(app, "plotly_chart") == {"hot_skew_chart", "hot_demand_chart"}
+    bars = chart(app, "hot_demand_chart")["data"]
+    assert [t["name"] for t in bars] == ["demand RU/s"]  # no budget known: no budget bars
+    # the latest run (r2): point 3.3 and scan 2.0 at 1/s, wide 3.0 at 10/s on pkrange 0; scan 3.0, wide 6.0 on 1
+    assert bars[0]["x"] == ["0", "1"] and values(bars[0]["y"]).tolist() == pytest.approx([3.3 + 2.0 + 30.0, 63.0])
+    sentence = next(m.value for m in app.markdown if "**shop/orders**" in m.value)
+    assert "budget is unknown" in sentence and "2 of 3 queries have no `rate_per_s`" in sentence
+    assert app.radio(key="hot_skew_source").options == ["Replay: RU/s demand of the configured queries"]
+    assert {"hot_demand_table_download", "hot_headroom_download", "hot_skew_download"} <= keys(app, "download_button")
+    assert not [m for m in app.multiselect if m.key == "hot_pkranges"]  # no logical keys to list
+
+
+def test_monitor_data_draws_the_heatmap_in_key_space_order_and_lists_the_keys_of_a_chosen_range(
+    store: Path,
+) -> None:
+    with_monitor(store)
+    app = open_page()
+    [heatmap] = chart(app, "hot_heatmap")["data"]
+    assert heatmap["y"] == ["0", "1", "2", "3"] and (heatmap["zmin"], heatmap["zmax"]) == (0, 100)
+    assert np.nanmax(values(heatmap["z"])[1]) == 100.0  # the hot minute survives the bins
+    assert [a["text"] for a in chart(app, "hot_heatmap")["layout"]["annotations"]] == ["split: 1 → 2, 3"]
+    pkranges = app.multiselect(key="hot_pkranges")
+    assert pkranges.options == ["0", "1", "2", "3"] and pkranges.value == ["1"]  # the hottest first
+    table = next(t.value for t in app.dataframe if "partition_key" in t.value.columns)
+    assert table["partition_key"].tolist() == ['["hot"]', '["warm"]'] and table["ru_share_pct"].tolist() == [90, 10]
+    pkranges.set_value(["0"]).run()
+    table = next(t.value for t in app.dataframe if "partition_key" in t.value.columns)
+    assert table["partition_key"].tolist() == ['["cold"]']
+    [keys_heatmap] = chart(app, "hot_keys_heatmap")["data"]
+    assert keys_heatmap["y"] == ['["hot"]', '["warm"]', '["cold"]']
+    app.selectbox(key="hot_top_keys").select(10).run()
+    assert not app.exception
+    skew_sources = app.radio(key="hot_skew_source")
+    assert skew_sources.value == "Diagnostic logs: RU per pkrange"
+    skew_sources.set_value("Replay: RU/s demand of the configured queries").run()
+    skew = next(t.value for t in app.dataframe if "gini" in t.value.columns)
+    assert skew["pkranges"].tolist() == [2]  # the replay reached pkranges 0 and 1
+    bars = {t["name"]: t for t in chart(app, "hot_demand_chart")["data"]}
+    assert values(bars["budget RU/s"]["y"])[0] == 100.0  # the snapshot's throughput share of pkrange 0
+
+
+def test_the_collected_store_shows_the_hot_partition_at_100_percent(
+    collected: CollectedStore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    copy = tmp_path / "collected"
+    shutil.copytree(collected.store, copy)
+    monkeypatch.setenv("RUSCOPE_STORE", str(copy))
+    app = open_page()
+    [heatmap] = chart(app, "hot_heatmap")["data"]
+    z = values(heatmap["z"])
+    peaks = dict(zip(heatmap["y"], np.nanmax(z, axis=1)))
+    assert {pk: peaks[pk] for pk in collected.hot_pkranges} == dict.fromkeys(collected.hot_pkranges, 100.0)
+    assert max(v for pk, v in peaks.items() if pk not in collected.hot_pkranges) < 50
+    assert len(chart(app, "hot_heatmap")["layout"]["shapes"]) == 1  # the split is marked
+    sentence = next(m.value for m in app.markdown if "**shop/orders**" in m.value)
+    assert "throttles already at the configured rates" in sentence  # the hot tenant's query exceeds its budget
