@@ -22,7 +22,8 @@ row per (container, rule, subject), in a stable order:
   it; a query without a previous successful run has no baseline and cannot fire.
 
 An evaluation also records one `evaluated` row per account it covered (`evaluated_rows`), so a clean
-evaluation after a noisy one is visible: `latest_alerts` is what is open now (the banner and the Overview).
+evaluation after a noisy one is visible: `latest_alerts` is what is open now, `open_alerts` the same in a
+scope (the banner and the Overview): read the `alerts` table unscoped, then cut.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from analysis import query_costs
+from analysis.scope import Scope, select_scope
 from cosmoscore.limits import GB
 
 HOT, THROTTLE, KEY_STORAGE, PARTITION_STORAGE, QUERY_RU = (
@@ -247,6 +249,12 @@ def latest_alerts(alerts: pd.DataFrame) -> pd.DataFrame:
     mine = alerts[pd.MultiIndex.from_frame(alerts[["account", "run_id"]].astype(str)).isin(keys)]
     mine = mine[~_is(mine["rule"], EVALUATED)]
     return mine.sort_values([*CONTAINER, "rule", "subject"], kind="stable", ignore_index=True)[STORED_COLUMNS]
+
+
+def open_alerts(alerts: pd.DataFrame, where: Scope) -> pd.DataFrame:
+    """`latest_alerts` in a scope. The scope is cut after the latest evaluations are found: their `evaluated`
+    rows name no database or container, so cutting first would lose them (and every alert with them)."""
+    return select_scope(latest_alerts(alerts), where).reset_index(drop=True)
 
 
 def _rates(frame: pd.DataFrame, throttled: pd.Series, weight: pd.Series) -> pd.DataFrame:

@@ -3,7 +3,8 @@
 `ruscope collect` evaluates the thresholds after each pass into the store's `alerts` table
 (`collectors.alerts`); `analysis.alerts.latest_alerts` keeps each account's latest evaluation, so an alert
 a later, clean evaluation no longer finds is gone from the banner. The frame (`app.py`) calls
-`render_alert_banner(view)` before the page runs; it shows nothing when nothing is open in the view's scope.
+`render_alert_banner(view)` before the page runs; it shows nothing when nothing is open in the view's scope
+(the time range does not matter: open is now).
 A hot partition or a 429 rate (load that throttles now) is an error banner; storage and query cost are a warning.
 """
 
@@ -14,7 +15,7 @@ import re
 import pandas as pd
 import streamlit as st
 
-from analysis import alerts, scope
+from analysis import alerts
 from dashboard.loaders import load_table
 from dashboard.state import FrameState
 
@@ -24,9 +25,10 @@ _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!<>|~$])")
 
 
 def render_alert_banner(view: FrameState) -> None:
-    """The open alerts of the view's time range and scope as one banner; nothing when none is open."""
-    stored = load_table(view.store, "alerts", since=view.since, columns=tuple(alerts.STORED_COLUMNS)).frame
-    open_now = scope.select_scope(alerts.latest_alerts(stored), view.scope)
+    """The open alerts in the view's scope as one banner; nothing when none is open. Whatever the time range:
+    what is open now does not depend on the period looked at (the Overview's "Open alerts" agree)."""
+    stored = load_table(view.store, "alerts", columns=tuple(alerts.STORED_COLUMNS)).frame
+    open_now = alerts.open_alerts(stored, view.scope)
     if open_now.empty:
         return
     body = alert_banner_text(open_now)

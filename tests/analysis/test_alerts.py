@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from analysis import alerts
+from analysis.scope import Scope
 from cosmoscore.limits import GB, Limits
 from tests.analysis.test_query_costs import execution, executions_frame
 
@@ -286,3 +287,6 @@ def test_latest_alerts_are_each_accounts_latest_evaluation() -> None:
     assert list(open_now.columns) == alerts.STORED_COLUMNS
     assert open_now[["run_id", "account", "subject"]].values.tolist() == [["e1", "eu-2", "0"], ["e1", "eu-2", "4"]]
     assert alerts.latest_alerts(frame.iloc[:0]).empty
+    in_shop = alerts.open_alerts(frame, Scope(database="shop", container="orders"))
+    assert in_shop.values.tolist() == open_now.values.tolist()
+    assert alerts.open_alerts(frame, Scope(database="shop", container="carts")).empty

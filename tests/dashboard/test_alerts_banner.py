@@ -15,16 +15,17 @@ from collectors.store import write_frame
 T0 = pd.Timestamp("2026-05-01T10:00:00Z")
 
 
-def banner_script(store: str, database: str | None, container: str | None) -> None:
+def banner_script(store: str, database: str | None, container: str | None, since: object) -> None:
     from analysis.scope import Scope
     from dashboard.alerts_banner import render_alert_banner
     from dashboard.state import FrameState
 
-    render_alert_banner(FrameState(store=store, scope=Scope(database=database, container=container)))
+    render_alert_banner(FrameState(store=store, since=since, scope=Scope(database=database, container=container)))
 
 
-def banner(store: Path, database: str | None = None, container: str | None = None) -> AppTest:
-    app = AppTest.from_function(banner_script, args=(str(store), database, container), default_timeout=30).run()
+def banner(store: Path, database: str | None = None, container: str | None = None, since: object = None) -> AppTest:
+    args = (str(store), database, container, since)
+    app = AppTest.from_function(banner_script, args=args, default_timeout=30).run()
     assert not app.exception, [e.message for e in app.exception]
     return app
 
@@ -82,6 +83,12 @@ def test_the_banner_keeps_to_the_scope_and_warns_for_storage(store: Path) -> Non
     assert warning.value.splitlines()[2:] == [r"- logical key \*a\_b\* of crm/people holds 18 GB"]
     quiet = banner(store, database="shop", container="carts")
     assert not quiet.error and not quiet.warning
+
+
+def test_open_alerts_show_whatever_the_time_range(store: Path) -> None:
+    two_evaluations(store)
+    [error] = banner(store, since=(T0 + pd.Timedelta(days=1)).to_pydatetime()).error
+    assert error.value.startswith("**2 alerts open** (evaluated 2026-05-01 10:05 UTC")
 
 
 def test_a_clean_latest_evaluation_or_no_alerts_table_shows_nothing(store: Path) -> None:
