@@ -33,10 +33,12 @@ MISSING_PLAYWRIGHT = "Playwright is not installed: run `make install` (requireme
 
 # A plotly chart is drawn when its DOM holds a trace group (scatter, bar: g.trace; heatmap: g.hm with its
 # image) and its data holds at least one point: an empty figure still draws axes, never a trace with points.
+# The points are counted in `_fullData`, the traces as plotly.js drew them: in `data`, a numpy array sent by
+# plotly.py is still its base64 form ({dtype, bdata}, no length).
 DRAWN_FIGURES_JS = """
 () => Array.from(document.querySelectorAll('.js-plotly-plot')).filter(plot => {
   const marks = plot.querySelectorAll('g.trace, g.hm image, .gl-canvas').length;
-  const points = (plot.data || []).reduce((n, trace) =>
+  const points = (plot._fullData || []).reduce((n, trace) =>
     n + Math.max(...['x', 'y', 'z', 'values'].map(k => (trace[k] || []).length)), 0);
   return marks > 0 && points > 0;
 }).length
