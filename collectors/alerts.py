@@ -14,7 +14,7 @@ rules themselves are pure functions in `analysis.alerts`; this module is their I
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pandas as pd
@@ -49,13 +49,17 @@ def after_collect(
     if settings is None or not settings.any_rule:
         return 0
     names = list(accounts) if accounts is not None else [account.name for account in cfg.all_accounts()]
+    now = now if now.tzinfo is not None else now.replace(tzinfo=UTC)  # a naive time is UTC, as in the store
     run_id = run_id or new_run_id(now.timestamp())
     try:
         fired = evaluate(store, settings, now=now, accounts=names, limits=limits or Limits())
         rows = pd.concat([fired, rules.evaluated_rows(names, fired)], ignore_index=True)
         write_frame(store, "alerts", rows.assign(time=now), run_id=run_id, part=PART)
-    except (StoreLayoutError, OSError, ValueError) as exc:
-        err(f"alerts: not evaluated: {' '.join(str(exc).split())}")
+    except StoreLayoutError as exc:
+        err(f"alerts: not evaluated: {exc}")
+        return EXIT_PARTIAL
+    except Exception as exc:  # the store (unreachable, a write refused) or a bug: one line, the collect stands
+        err(f"alerts: not evaluated: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
         return EXIT_PARTIAL
     labelled = len(cfg.all_accounts()) > 1
     for row in fired.itertuples():

@@ -115,7 +115,8 @@ def test_an_evaluation_that_fires_nothing_closes_the_earlier_alerts(emulator: An
     assert set(latest_alerts(read_table(tmp_path, "alerts"))["run_id"]) == {"e1"}
 
     calm = config(emulator, {"partition_storage_percent": 100})
-    assert evaluate(calm, tmp_path, run_id="e2") == (0, [], [])
+    naive_utc = datetime.now(UTC).replace(tzinfo=None)  # a naive time is UTC, as in the store
+    assert evaluate(calm, tmp_path, run_id="e2", now=naive_utc) == (0, [], [])
     stored = read_table(tmp_path, "alerts")
     assert latest_alerts(stored).empty
     assert stored.loc[stored["run_id"] == "e2", ["rule", "value"]].values.tolist() == [["evaluated", 0.0]]
