@@ -90,8 +90,7 @@ def build_ru_over_time_figure(series: pd.DataFrame, *, title: str | None = None)
     labels = query_labels(series)
     times = _utc_naive(series["time"]).to_numpy()
     values = series["mean_ru"].to_numpy(dtype=float)
-    hover = ("run " + series["run_id"].astype(str)).where(series["runs"].eq(1), series["runs"].astype(str) + " runs")
-    detail = (hover + ", executions: " + series["executions"].astype(str)).to_numpy(dtype=object)
+    counts = series[["runs", "executions"]].to_numpy(dtype=float)  # numbers: sent packed, not as text
     codes, names = pd.factorize(labels, sort=True)
     for code, label in enumerate(names):
         mine = codes == code
@@ -101,8 +100,9 @@ def build_ru_over_time_figure(series: pd.DataFrame, *, title: str | None = None)
                 y=values[mine],
                 name=label,
                 mode="lines+markers",
-                customdata=detail[mine],
-                hovertemplate="%{x}<br>%{y:.2f} RU<br>%{customdata}<extra>" + label + "</extra>",
+                customdata=counts[mine],
+                hovertemplate="%{x}<br>%{y:.2f} RU<br>runs: %{customdata[0]}, executions: %{customdata[1]}"
+                + f"<extra>{label}</extra>",
             )
         )
     return figure

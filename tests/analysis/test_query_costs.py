@@ -411,7 +411,7 @@ def test_ru_over_time_figure(two_runs: pd.DataFrame) -> None:
     assert list(point.y) == [3.0, 3.3]  # per run: r1's two executions' mean, then r2's one
     assert list(scan.y) == [4.0, 5.0]
     assert [pd.Timestamp(x) for x in scan.x] == [pd.Timestamp("2026-05-01T10:00"), pd.Timestamp("2026-05-01T11:00")]
-    assert list(scan.customdata) == ["run r1, executions: 1", "run r2, executions: 1"]
+    assert scan.customdata.tolist() == [[1, 1], [1, 1]]  # runs and executions behind each point
     assert isinstance(scan.y, np.ndarray) and isinstance(scan.x, np.ndarray)  # arrays, not Python lists
     assert figure.layout.yaxis.title.text == "mean RU per execution"
     assert figure.layout.yaxis.rangemode == "tozero"
