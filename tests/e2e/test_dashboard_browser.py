@@ -44,21 +44,30 @@ LOADED = '[data-testid="stApp"][data-test-script-state="notRunning"][data-test-c
 VIEWPORT = {"width": 1400, "height": 900}
 
 
-def _need(missing: str) -> None:
-    if chromium_required():
-        pytest.fail(f"RUSCOPE_REQUIRE_CHROMIUM is set but {missing}")
-    pytest.skip(missing)
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Chromium's executable, once Playwright is known to be importable. Session-scoped, so that it is set
+    up before the session's `collected_store`: a skipped test builds no store."""
+    executable = find_chromium()
+    missing = MISSING_CHROMIUM if executable is None else None
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        missing = missing or MISSING_PLAYWRIGHT
+    if missing:
+        if chromium_required():
+            pytest.fail(f"RUSCOPE_REQUIRE_CHROMIUM is set but {missing}")
+        pytest.skip(missing)
+    assert executable is not None
+    return executable
 
 
 @pytest.mark.timeout(180)
-def test_every_page_draws_in_chromium_with_no_external_request(collected_store: Path, tmp_path: Path) -> None:
-    chromium = find_chromium()
-    if chromium is None:
-        _need(MISSING_CHROMIUM)
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _need(MISSING_PLAYWRIGHT)
+def test_every_page_draws_in_chromium_with_no_external_request(
+    chromium: str, collected_store: Path, tmp_path: Path
+) -> None:
+    from playwright.sync_api import sync_playwright
+
     pages = dashboard_pages()
     assert len(pages) >= 2, pages
     assert set(NO_FIGURE) <= {page.name for page in pages}, "NO_FIGURE names a page that is gone"
