@@ -17,9 +17,10 @@ BAND_COLOR = "rgba(44, 160, 44, 0.15)"
 BAND_NAME = "healthy 1-5% of requests (ru-cost-model.md P12)"
 
 
-def build_throttle_rate_figure(rate: pd.DataFrame, *, title: str | None = None) -> go.Figure:
+def build_throttle_rate_figure(rate: pd.DataFrame, *, top: int = 10, title: str | None = None) -> go.Figure:
     """One line per container and source: the 429 rate (%) per time bin (`analysis.throttling.throttle_rate`),
-    over the band the service documents as healthy, drawn as a shaded strip named in the legend."""
+    over the band the service documents as healthy, drawn as a shaded strip named in the legend. Only the
+    `top` lines with the most 429s are drawn (a fleet's hundred containers would be thousands of points)."""
     figure = go.Figure()
     figure.update_layout(
         title=title, xaxis_title="time (UTC)", yaxis_title="429 rate (% of requests)", legend_title_text=""
@@ -43,7 +44,8 @@ def build_throttle_rate_figure(rate: pd.DataFrame, *, title: str | None = None) 
         )
     )
     names = rate["label"].astype(str) + " (" + rate["source"].astype(str) + ")"
-    for name in sorted(names.unique()):
+    most = rate["throttled"].astype(float).groupby(names).sum().sort_index().sort_values(ascending=False, kind="stable")
+    for name in sorted(most.index[:top]):
         mine = names.eq(name)
         figure.add_trace(
             go.Scatter(

@@ -94,6 +94,9 @@ def test_the_figure_builders() -> None:
                          "requests": [10.0, 4.0], "throttled": [1.0, 0.0], "rate": [0.1, 0.0]})  # fmt: skip
     band, line = figures_throttling.build_throttle_rate_figure(rate).data
     assert list(band.y) == [1.0, 1.0, 5.0, 5.0] and line.name == "orders (replay)" and list(line.y) == [10.0, 0.0]
+    two = pd.concat([rate, rate.assign(label="carts", throttled=[0.0, 0.0], rate=[0.0, 0.0])], ignore_index=True)
+    assert [t.name for t in figures_throttling.build_throttle_rate_figure(two, top=1).data[1:]] == ["orders (replay)"]
+    assert len(figures_throttling.build_throttle_rate_figure(two).data) == 3
     series = throttling.monitor_throttles(METRIC_ROWS, bin=pd.Timedelta(minutes=5))
     figure = figures_throttling.build_throttle_series_figure(series, legend="operation")
     assert [(t.name, list(t.y)) for t in figure.data] == [("Create", [50.0]), ("Query", [10.0])]
