@@ -11,7 +11,8 @@ run) and `log_key_sizes` (`ruscope logs`, CDBPartitionKeyStatistics), of which t
 - **Growth**: a least-squares line through a pkrange's (or a key's, or a container's) size at each snapshot
   in the time range, in KB per day. The projected date is when that line crosses the limit: blank when
   fewer than two snapshots at different times exist or the size is not growing, because a flat or
-  shrinking line never gets there and one point has no slope. A pkrange that split is a new range with a
+  shrinking line never gets there and one point has no slope; blank too past 100 years (noise, and past
+  what a timestamp holds). A pkrange that split is a new range with a
   new id, so its history starts at the split.
 - **Index**: `usage_collection_kb - usage_documents_kb` (x-ms-resource-usage collectionSize and
   documentsSize). The local emulator reports documentsSize equal to collectionSize, so an equal or missing

@@ -26,7 +26,7 @@ STORAGE_COMMANDS = ["ruscope storage --config ruscope.toml   # partition sizes a
 GROWTH_HELP = """
 **growth KB/day** is a least-squares line through the size at each snapshot in the time range;
 **projected full** is when that line reaches the limit. Both are blank with a reason when there are fewer
-than two snapshots, or the size is not growing. A physical partition splits past 50 GB (its children get
+than two snapshots, the size is not growing, or the line gets there only after 100 years. A physical partition splits past 50 GB (its children get
 new pkrange ids, so their history starts at the split); a logical partition cannot grow past 20 GB at all:
 writes to that key fail. Logical key sizes are sampled by the service (statistics) or reported per key by
 diagnostic logs (logs). The rules are in `analysis/storage.py`.
