@@ -109,7 +109,8 @@ class Periods:
 def periods(since: dt.datetime | None, now: dt.datetime, latest: pd.Timestamp | None) -> Periods:
     """The periods for a time range from `since` to `now` (None: all time, ending at the `latest` row)."""
     if since is not None:
-        start, span = pd.Timestamp(since), pd.Timestamp(now) - pd.Timestamp(since)
+        # `since` was floored to the minute (`scope.since_for`): so is `now`, or the span would be 24.0087 hours
+        start, span = pd.Timestamp(since), pd.Timestamp(now).floor("min") - pd.Timestamp(since)
         note = f"Changes compare this range with the {_span_text(span)} before it."
         return Periods(start, start, start - span, note)
     if latest is None or pd.isna(latest):
@@ -322,13 +323,50 @@ def query_stats(executions: pd.DataFrame) -> pd.DataFrame:
     return stats.reset_index(drop=True)[QUERY_COLUMNS]
 
 
-def costliest_queries(recent: pd.DataFrame, before: pd.DataFrame, *, top: int = TOP_QUERIES) -> pd.DataFrame:
-    """The `top` queries of `recent` by total RU, with `mean_ru_change_pct` against `before` (NaN when the
-    query did not succeed in both)."""
+def costliest_queries(
+    shown: pd.DataFrame, recent: pd.DataFrame, before: pd.DataFrame, *, top: int = TOP_QUERIES
+) -> pd.DataFrame:
+    """The `top` queries of `shown` by total RU, with `mean_ru_change_pct` from `before` to `recent` (NaN
+    when the query did not succeed in both)."""
     names = [*KEY, "query_name"]
-    now = query_stats(recent).head(top)
-    then = query_stats(before)[[*names, "mean_ru"]].rename(columns={"mean_ru": "before"})
-    out = now.merge(then, on=names, how="left")
-    before_ru = out.pop("before").astype(float)
-    out["mean_ru_change_pct"] = ((out["mean_ru"].astype(float) / before_ru.where(before_ru > 0) - 1) * 100).round(1)
+    means = [
+        query_stats(f)[[*names, "mean_ru"]].rename(columns={"mean_ru": n}) for f, n in ((recent, "a"), (before, "b"))
+    ]
+    out = query_stats(shown).head(top).merge(means[0], on=names, how="left").merge(means[1], on=names, how="left")
+    then = out.pop("b").astype(float)
+    out["mean_ru_change_pct"] = ((out.pop("a").astype(float) / then.where(then > 0) - 1) * 100).round(1)
     return out
+
+
+def overview_table(frames: dict[str, pd.DataFrame], span: Periods, *, limits: Limits | None = None) -> pd.DataFrame:
+    """`summarize_containers` of the shown period with the changes between the two compared ones;
+    `frames` holds `summarize_containers`' five frames, read from `span.before_start` on."""
+
+    def summary(start: pd.Timestamp | None, end: pd.Timestamp | None = None) -> pd.DataFrame:
+        return summarize_containers(**{name: between(f, start, end) for name, f in frames.items()}, limits=limits)
+
+    shown = summary(span.shown_start)
+    if span.recent_start is None:
+        return compare_periods(shown, shown, shown.iloc[0:0])
+    recent = shown if span.recent_start == span.shown_start else summary(span.recent_start)
+    return compare_periods(shown, recent, summary(span.before_start, span.recent_start))
+
+
+FILLS = {  # how close each container is to a limit, in % (100 = at it): column -> label
+    "p95_utilization": "p95 RU/s of provisioned",
+    "hot_normalized_ru": "hottest range's normalized RU",
+    "throttle_rate": f"429 rate of the healthy {THROTTLE_HEALTHY_MAX:.0%}",
+    "storage_headroom": "largest partition of 50 GB",
+    "key_headroom": "largest key of 20 GB",
+}
+
+
+def limit_fills(containers: pd.DataFrame) -> pd.DataFrame:
+    """Per container and limit of `FILLS`: how full, in % (NaN without data), for the Overview's figure."""
+    out = containers[KEY].copy()
+    out["p95_utilization"] = containers["p95_utilization"].astype(float) * 100
+    out["hot_normalized_ru"] = containers["hot_normalized_ru"].astype(float)
+    out["throttle_rate"] = containers["throttle_rate"].astype(float) / THROTTLE_HEALTHY_MAX * 100
+    out["storage_headroom"] = (1 - containers["storage_headroom"].astype(float)) * 100
+    out["key_headroom"] = (1 - containers["key_headroom"].astype(float)) * 100
+    return out.round({name: 1 for name in FILLS}).rename(columns=FILLS)

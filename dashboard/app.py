@@ -19,11 +19,13 @@ FAVICON = str(Path(__file__).with_name("favicon.png"))
 st.set_page_config(page_title="ruscope", page_icon=FAVICON, layout="wide")
 
 PAGES = [
-    st.Page("views/query_costs.py", title="Query costs", icon=":material/payments:", default=True),
+    st.Page("views/overview.py", title="Overview", icon=":material/dashboard:", default=True),
+    st.Page("views/query_costs.py", title="Query costs", icon=":material/payments:"),
     st.Page("views/hot_partitions.py", title="Hot partitions", icon=":material/local_fire_department:"),
     st.Page("views/fleet.py", title="Fleet", icon=":material/lan:"),
     st.Page("views/storage.py", title="Storage", icon=":material/database:"),
     st.Page("views/throttling.py", title="Throttling", icon=":material/speed:"),
+    st.Page("views/reports.py", title="Reports", icon=":material/summarize:"),
 ]
 
 page = st.navigation(PAGES)

@@ -113,7 +113,7 @@ def test_a_split_parent_is_not_the_hot_range() -> None:
 
 def test_periods_of_a_bounded_range_and_of_all_time() -> None:
     now = dt.datetime(2026, 5, 8, 12, tzinfo=dt.UTC)
-    day = overview.periods(now - dt.timedelta(hours=24), now, None)
+    day = overview.periods(now - dt.timedelta(hours=24), now + dt.timedelta(seconds=31), None)
     assert (day.shown_start, day.recent_start, day.before_start) == (
         pd.Timestamp("2026-05-07T12:00Z"),
         pd.Timestamp("2026-05-07T12:00Z"),
@@ -156,14 +156,16 @@ def test_costliest_queries_with_the_change_of_mean_ru() -> None:
         execution("r2", "point", ru=2.0),
     )
     before = executions_frame(execution("r1", "wide", ru=20.0, routing="fan-out", pkranges="0,1"))
-    top = overview.costliest_queries(recent, before, top=5)
+    top = overview.costliest_queries(recent, recent, before, top=5)
     assert top[["query_name", "executions", "total_ru", "mean_ru", "routing", "pkrange_count"]].values.tolist() == [
         ["wide", 2, 60.0, 30.0, "fan-out", 2],
         ["point", 1, 2.0, 2.0, "single", 1],
     ]
     assert top["mean_ru_change_pct"].tolist()[0] == 50.0 and pd.isna(top["mean_ru_change_pct"].tolist()[1])
-    assert overview.costliest_queries(recent, before, top=1)["query_name"].tolist() == ["wide"]
-    assert overview.costliest_queries(executions_frame(), before).empty
+    assert overview.costliest_queries(recent, recent, before, top=1)["query_name"].tolist() == ["wide"]
+    assert overview.costliest_queries(executions_frame(), recent, before).empty
+    every = pd.concat([recent, before], ignore_index=True)  # all time: the list of all, the change of recent
+    assert overview.costliest_queries(every, recent, before)["total_ru"].tolist() == [80.0, 2.0]
 
 
 def test_empty_frames_give_no_containers() -> None:

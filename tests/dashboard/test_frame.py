@@ -51,6 +51,7 @@ def test_the_frame_publishes_its_choices_in_session_state(two_runs: Path) -> Non
 
 def test_the_time_range_filters_the_page(old_and_fresh: Path) -> None:
     app = run_app()
+    app.switch_page("views/query_costs.py").run()  # the default page is the Overview
     assert sorted(queries(app)) == ["fresh", "people", "point", "scan", "wide"]
     assert app.selectbox(key="query_costs_run").options == ["r3", "r2", "r1"]
     app.selectbox(key="frame_time_range").select("Last 24 hours").run()
@@ -67,6 +68,7 @@ def test_the_time_range_filters_the_page(old_and_fresh: Path) -> None:
 
 def test_the_scope_filters_the_table_runs_and_breakdown(old_and_fresh: Path) -> None:
     app = run_app()
+    app.switch_page("views/query_costs.py").run()  # the default page is the Overview
     app.selectbox(key="frame_database").select("shop").run()
     assert sorted(queries(app)) == ["fresh", "point", "scan", "wide"]
     assert app.selectbox(key="frame_container").options == ["(all)", "carts", "orders"]
@@ -81,6 +83,7 @@ def test_the_scope_filters_the_table_runs_and_breakdown(old_and_fresh: Path) -> 
 
 def test_a_range_with_nothing_in_it_says_so(two_runs: Path) -> None:
     app = run_app()
+    app.switch_page("views/query_costs.py").run()  # the default page is the Overview
     app.selectbox(key="frame_time_range").select("Last 30 days").run()
     [info] = app.info
     assert "No query executions" in info.value and "since" in info.value
@@ -93,6 +96,7 @@ def test_the_store_picker_switches_every_read(two_runs: Path, tmp_path: Path) ->
     other = tmp_path / "other"
     write_store(other, *store_rows([row for row in PLAN if row[2] == "point"]))
     app = run_app()
+    app.switch_page("views/query_costs.py").run()  # the default page is the Overview
     assert app.text_input(key="frame_store").value == str(two_runs)
     app.text_input(key="frame_store").input(str(other)).run()
     assert app.session_state["store"] == str(other)

@@ -1,0 +1,161 @@
+"""Overview: per container for the time range, RU consumed, peak and p95 RU/s against provisioned, the
+hottest range's normalized RU, the 429 rate against the healthy 1-5%, storage against 50 GB / 20 GB, each
+with its change against the period before; the costliest queries; the open alerts.
+
+Layout only: the store, time range and scope come from the frame (`dashboard.state`), the data from
+`dashboard.loaders` (read from the start of the compared period, `analysis.overview.periods`), the numbers
+from `analysis.overview` (over `analysis.fleet`) and `analysis.alerts`, the figure from
+`dashboard.figures_overview`. Every widget has a key (tests drive them by key).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+import pandas as pd
+import streamlit as st
+
+from analysis import alerts, overview
+from dashboard import figures_overview, loaders, widgets
+from dashboard.state import FrameState, frame_state
+
+HOW_TO_COLLECT = "Collect the configured queries and Azure Monitor data into it, then open it here"
+COLLECT = ['ruscope collect --config ruscope.toml   # [store] uri = "{store}"']
+MAX_CARDS = 3  # containers shown as headline cards (the riskiest first); the table has them all
+TABLES = {  # what `summarize_containers` reads
+    "executions": overview.EXECUTION_COLUMNS,
+    "requests": overview.fleet.REQUEST_COLUMNS,
+    "metrics": overview.METRIC_COLUMNS,
+    "partitions": overview.fleet.PARTITION_COLUMNS,
+    "logical_keys": overview.LOGICAL_KEY_COLUMNS,
+}
+OPTIONAL = {"metrics", "partitions", "logical_keys"}  # written by collectors a replay-only store lacks
+
+_NUMBER = st.column_config.NumberColumn
+CONTAINER_TABLE = {
+    "ru_consumed": _NUMBER("RU consumed", format="%.0f"),
+    "ru_consumed_change": _NUMBER("RU change", format="%+.0f"),
+    "ru_source": st.column_config.TextColumn("RU from"),
+    "provisioned_ru_s": _NUMBER("provisioned RU/s", format="%.0f"),
+    "autoscale": st.column_config.CheckboxColumn("autoscale"),
+    "peak_ru_s": _NUMBER("peak RU/s", format="%.1f"),
+    "peak_ru_s_change": _NUMBER("peak change", format="%+.1f"),
+    "p95_ru_s": _NUMBER("p95 RU/s", format="%.1f"),
+    "p95_ru_s_change": _NUMBER("p95 change", format="%+.1f"),
+    "p95_utilization": _NUMBER("p95 of provisioned", format="%.2f"),
+    "hot_pkrange": st.column_config.TextColumn("hottest pkrange"),
+    "hot_normalized_ru": _NUMBER("its normalized RU %", format="%.0f"),
+    "hot_normalized_ru_change": _NUMBER("normalized change", format="%+.0f"),
+    "hot_range_share": _NUMBER("its RU share", format="%.2f"),
+    "pkranges": _NUMBER("pkranges"),
+    "skew_source": st.column_config.TextColumn("skew from"),
+    "throttle_rate": _NUMBER("429 rate", format="%.4f"),
+    "throttle_rate_change": _NUMBER("429 change", format="%+.4f"),
+    "throttle_source": st.column_config.TextColumn("429s from"),
+    "throttle_flag": st.column_config.CheckboxColumn("above 5%"),
+    "executions": _NUMBER("executions"),
+    "largest_partition_gb": _NUMBER("largest partition GB", format="%.3f"),
+    "largest_partition_gb_change": _NUMBER("partition change", format="%+.3f"),
+    "storage_headroom": _NUMBER("of 50 GB free", format="%.2f"),
+    "largest_key_gb": _NUMBER("largest key GB", format="%.3f"),
+    "largest_key_gb_change": _NUMBER("key change", format="%+.3f"),
+    "key_headroom": _NUMBER("of 20 GB free", format="%.2f"),
+}
+QUERY_TABLE = {
+    "query_name": st.column_config.TextColumn("query"),
+    "executions": _NUMBER("executions"),
+    "total_ru": _NUMBER("total RU", format="%.2f"),
+    "mean_ru": _NUMBER("mean RU", format="%.2f"),
+    "mean_ru_change_pct": _NUMBER("mean change %", format="%+.1f"),
+    "max_ru": _NUMBER("max RU", format="%.2f"),
+    "routing": st.column_config.TextColumn("routing"),
+    "pkrange_count": _NUMBER("pkranges"),
+    "sql": st.column_config.TextColumn("SQL"),
+}
+ALERT_TABLE = {
+    "time": st.column_config.DatetimeColumn("evaluated (UTC)", timezone="UTC"),
+    "rule": st.column_config.TextColumn("rule"),
+    "subject": st.column_config.TextColumn("subject"),
+    "value": _NUMBER("value", format="%.2f"),
+    "threshold": _NUMBER("threshold", format="%.2f"),
+    "message": st.column_config.TextColumn("what"),
+}
+BAND = (
+    "429 rate: the service documents 1-5% of requests answered 429 as healthy (the SDK retries them; "
+    "ru-cost-model.md P12, learn.microsoft.com troubleshoot-request-rate-too-large); above 5% is flagged."
+)
+
+
+def load_frames(view: FrameState) -> dict[str, pd.DataFrame]:
+    """The five frames the overview reads, in the view's scope from `view.since` on."""
+    frames, messages = {}, ()
+    for table, columns in TABLES.items():
+        load = loaders.load_optional_view if table in OPTIONAL else loaders.load_view
+        loaded = load(view, table, columns=columns)
+        frames[table], messages = loaded.frame, messages + loaded.warnings
+    widgets.render_store_warnings(tuple(dict.fromkeys(messages)))
+    return frames
+
+
+def load_overview(view: FrameState) -> tuple[pd.DataFrame, pd.DataFrame, overview.Periods]:
+    """The containers with their changes, the costliest queries, and the periods compared."""
+    now = dt.datetime.now(dt.UTC)
+    first = overview.periods(view.since, now, None)
+    frames = load_frames(dataclasses.replace(view, since=first.before_start) if view.since else view)
+    span = overview.periods(view.since, now, overview.latest_time(frames["executions"], frames["metrics"]))
+    containers = overview.overview_table(frames, span)
+    executions = frames["executions"]
+    queries = overview.costliest_queries(
+        overview.between(executions, span.shown_start),
+        overview.between(executions, span.recent_start),
+        overview.between(executions, span.before_start, span.recent_start) if span.recent_start else executions[0:0],
+    )
+    return containers, queries, span
+
+
+def load_open_alerts(view: FrameState) -> pd.DataFrame:
+    """The alerts of each account's latest evaluation, in the view's scope, whatever the time range."""
+    stored = loaders.load_optional_view(dataclasses.replace(view, since=None), "alerts", columns=alerts.STORED_COLUMNS)
+    return alerts.latest_alerts(stored.frame)
+
+
+def render_cards(containers: pd.DataFrame) -> None:
+    for _, row in containers.head(MAX_CARDS).iterrows():
+        st.subheader(f"{row['database']} / {row['container']}", divider="gray")
+        cards = figures_overview.overview_cards(row)
+        for column, (label, value, delta, colour) in zip(st.columns(len(cards)), cards):
+            column.metric(label, value or "-", delta, delta_color=colour)
+
+
+def render_alerts(open_alerts: pd.DataFrame) -> None:
+    st.subheader("Open alerts")
+    if open_alerts.empty:
+        st.caption("None open: the latest evaluation of the config's [alerts] fired nothing (or none has run yet).")
+        return
+    widgets.render_table(open_alerts, key="overview_alerts", file_name="open-alerts.csv", column_config=ALERT_TABLE)
+
+
+st.title("Overview")
+view = frame_state()
+containers, queries, span = load_overview(view)
+open_alerts = load_open_alerts(view)
+if containers.empty and open_alerts.empty:
+    widgets.render_empty_state(view, what="data", how=HOW_TO_COLLECT, commands=COLLECT)
+else:
+    if containers["provisioned_ru_s"].isna().all() and containers["hot_normalized_ru"].isna().all():
+        widgets.render_monitor_missing(
+            what="metrics",
+            shown="the replayed queries' RU, 429 rate and skew across pkranges",
+            adds="Metrics add the provisioned, peak and p95 RU/s, each range's normalized RU and the 429 rate of "
+            "all traffic; the storage collector adds partition and key sizes against 50 GB and 20 GB.",
+        )
+    st.caption(f"{span.note} {BAND}")
+    render_cards(containers)
+    fills = overview.limit_fills(containers)
+    st.plotly_chart(figures_overview.build_limits_figure(fills, title="How close to each limit"), key="overview_limits")
+    st.subheader("Containers")
+    widgets.render_table(containers, key="overview_containers", file_name="overview.csv", column_config=CONTAINER_TABLE)
+    st.subheader("Costliest queries")
+    widgets.render_table(queries, key="overview_queries", file_name="costliest-queries.csv", column_config=QUERY_TABLE)
+    render_alerts(open_alerts)

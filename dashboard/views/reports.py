@@ -1,0 +1,104 @@
+"""Reports: the capacity-review report of the view (its time range and scope), the same generator and the
+same bytes as `ruscope report --config F --out report.csv` (`analysis.capacity`, `analysis.report`):
+recommended actions first, then the containers, partitions, keys and queries it is built from.
+
+Layout only: the store, time range and scope come from the frame (`dashboard.state`), the data from
+`dashboard.loaders`, the report from `analysis.capacity`. Every widget has a key (tests drive them by key).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from analysis import capacity
+from analysis.report import to_xlsx_bytes
+from dashboard import loaders, widgets
+from dashboard.state import FrameState, frame_state
+
+HOW_TO_COLLECT = "Collect the configured queries and Azure Monitor data into it, then open it here"
+COLLECT = ['ruscope collect --config ruscope.toml   # [store] uri = "{store}"']
+REQUIRED = {"executions", "requests"}  # every other table comes from a collector a replay-only store lacks
+ABOUT = """The capacity review of this time range and scope: the same rows, in the same format, as
+`ruscope report --config ruscope.toml --out report.csv` writes (add `--since 30d` for a time range, `--format
+xlsx` for a workbook with a sheet per section). One row per number: `section` (container, partition, key,
+query, action), the container, `subject` (a pkrange, a partition key, a query), `measure`, `value`, `unit`
+and `detail`. The rules behind the actions and their thresholds are in `analysis/capacity.py`."""
+
+_NUMBER = st.column_config.NumberColumn
+SECTION_TABLE = {
+    "subject": st.column_config.TextColumn("subject"),
+    "measure": st.column_config.TextColumn("measure"),
+    "value": _NUMBER("value", format="%.4g"),
+    "unit": st.column_config.TextColumn("unit"),
+    "detail": st.column_config.TextColumn("detail", width="large"),
+}
+SUMMARY_TABLE = {
+    "ru_consumed": _NUMBER("RU consumed", format="%.0f"),
+    "provisioned_ru_s": _NUMBER("provisioned RU/s", format="%.0f"),
+    "peak_ru_s": _NUMBER("peak RU/s", format="%.1f"),
+    "p95_ru_s": _NUMBER("p95 RU/s", format="%.1f"),
+    "p95_utilization": _NUMBER("p95 of provisioned", format="%.2f"),
+    "hot_normalized_ru": _NUMBER("hottest range normalized RU %", format="%.0f"),
+    "hot_range_share": _NUMBER("hottest range RU share", format="%.2f"),
+    "throttle_rate": _NUMBER("429 rate", format="%.4f"),
+    "largest_partition_gb": _NUMBER("largest partition GB", format="%.3f"),
+    "storage_headroom": _NUMBER("of 50 GB free", format="%.2f"),
+    "largest_key_gb": _NUMBER("largest key GB", format="%.3f"),
+    "key_headroom": _NUMBER("of 20 GB free", format="%.2f"),
+    "autoscale_cost_ratio": _NUMBER("autoscale cost / manual", format="%.2f"),
+}
+SECTIONS = {"partition": "Partitions", "key": "Largest and costliest keys", "query": "Queries"}
+
+
+def load_report(view: FrameState) -> pd.DataFrame:
+    frames, messages = {}, ()
+    for table, columns in capacity.REPORT_TABLES.items():
+        load = loaders.load_view if table in REQUIRED else loaders.load_optional_view
+        loaded = load(view, table, columns=columns)
+        frames[table], messages = loaded.frame, messages + loaded.warnings
+    widgets.render_store_warnings(tuple(dict.fromkeys(messages)))
+    return capacity.build_capacity_report(**frames)
+
+
+def render_actions(report: pd.DataFrame) -> None:
+    st.subheader("Recommended actions")
+    actions = capacity.section(report, "action")
+    if actions.empty:
+        st.caption("No rule fired: nothing to raise, lower, re-key or rewrite in this view.")
+        return
+    widgets.render_table(actions, key="reports_actions", file_name="actions.csv", column_config=SECTION_TABLE)
+
+
+def render_sections(report: pd.DataFrame) -> None:
+    for tab, (name, title) in zip(st.tabs(list(SECTIONS.values())), SECTIONS.items()):
+        rows = capacity.section(report, name)
+        with tab:
+            if rows.empty:
+                st.caption(f"No {title.lower()} in this view's data.")
+            else:
+                widgets.render_table(rows, key=f"reports_{name}", file_name=f"{name}s.csv", column_config=SECTION_TABLE)
+
+
+st.title("Reports")
+view = frame_state()
+report = load_report(view)
+if report.empty:
+    widgets.render_empty_state(view, what="data to report", how=HOW_TO_COLLECT, commands=COLLECT)
+else:
+    st.markdown(ABOUT)
+    render_actions(report)
+    st.subheader("Containers")
+    summary = capacity.container_summary(report)
+    widgets.render_table(summary, key="reports_containers", file_name="containers.csv", column_config=SUMMARY_TABLE)
+    render_sections(report)
+    st.subheader("The whole report")
+    widgets.render_table(report, key="reports_report", file_name="capacity-report.csv", column_config=SECTION_TABLE)
+    st.download_button(
+        "Download as xlsx",
+        data=to_xlsx_bytes(report),
+        file_name="capacity-report.xlsx",
+        mime="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        key="reports_xlsx",
+        icon=":material/download:",
+    )

@@ -1,0 +1,120 @@
+"""The Overview page through the frame (AppTest): the default page; an empty store, a replay-only store, a
+store with metrics, storage and alerts, and the collected store; and its figure builder on frames."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from analysis import overview
+from collectors.store import write_frame
+from dashboard import figures_overview
+from tests.analysis.test_overview import frame, row, shop_frames
+from tests.dashboard.apptest import chart, minutes_ago, run_app, write_plan
+
+OVERVIEW = "views/overview.py"
+
+
+def open_overview() -> AppTest:
+    app = run_app()  # the default page: no switch needed
+    assert not app.exception, [e.message for e in app.exception]
+    return app
+
+
+def limit_bars(app: AppTest) -> dict[str, list[float | None]]:
+    """The limits figure's bars as drawn (plotly sends arrays as typed binary: decoded here)."""
+    traces = chart(app, "overview_limits")["data"]
+    return {t["name"]: [None if math.isnan(v) else v for v in values(t["x"])] for t in traces}
+
+
+def values(data: list | dict) -> list[float]:
+    """A trace's numbers: a list, or numpy's bytes in base64 ({"dtype", "bdata"})."""
+    if isinstance(data, dict):
+        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"])).astype(float).tolist()
+    return [math.nan if v is None else float(v) for v in data]
+
+
+def write_shop(store: Path) -> None:
+    for table, rows in shop_frames().items():
+        write_frame(store, table, rows.drop(columns="run_id"), run_id="r1", part="000")
+
+
+def test_the_default_page_on_an_empty_store_says_how_to_collect(store: Path) -> None:
+    app = open_overview()
+    assert app.title[0].value == "Overview"
+    [info] = app.info
+    assert "ruscope collect --config ruscope.toml" in info.value and str(store) in info.value
+    assert not app.dataframe and not app.get("plotly_chart")
+
+
+def test_a_replay_only_store_shows_what_replay_gives(store: Path) -> None:
+    write_plan(store, [("r1", minutes_ago(30), "wide", 0, "as-is", "fan-out", [[("page", "0", 9.0), ("page", "1", 1.0)]])], part="0")  # fmt: skip
+    app = open_overview()
+    [info] = app.info
+    assert "no Azure Monitor metrics yet" in info.value and "replayed queries' RU" in info.value
+    table = app.dataframe[0].value
+    assert table[["container", "ru_consumed", "ru_source", "hot_pkrange", "hot_range_share"]].values.tolist() == [
+        ["orders", 10.0, "replay", "0", 0.9]
+    ]
+    assert app.dataframe[1].value["query_name"].tolist() == ["wide"]
+    fills = limit_bars(app)
+    assert fills["429 rate of the healthy 5%"] == [0.0]
+    assert fills["p95 RU/s of provisioned"] == [None]  # no metrics: no bar
+    assert any("None open" in c.value for c in app.caption)
+
+
+def test_metrics_storage_and_alerts(store: Path) -> None:
+    write_shop(store)
+    alert = dict(rule="hot_partition", subject="1", value=100.0, threshold=90.0, unit="%", message="pkrange 1 hot")
+    evaluated = dict(rule="evaluated", subject="", value=1.0, threshold=0.0, unit="alerts", message="1 alert(s) fired")
+    rows = [row("alerts", **alert), row("alerts", container="", **evaluated)]
+    write_frame(store, "alerts", frame("alerts", *rows).drop(columns="run_id"), run_id="a1", part="000")
+    app = open_overview()
+    assert not app.info  # metrics present: nothing missing to explain
+    assert "changes compare the 7 days up to the newest data (2026-05-01 10:02 UTC)" in app.caption[0].value
+    orders = app.dataframe[0].value.iloc[0]
+    assert (orders["peak_ru_s"], orders["hot_pkrange"], orders["largest_key_gb"]) == (20.0, "1", 18.0)
+    assert orders["peak_ru_s_change"] == -math.inf  # nothing in the 7 days before: a blank cell (display.py)
+    metrics: dict[str, str] = {}
+    for card in app.metric:  # orders' cards come first (the riskier container)
+        metrics.setdefault(card.label, card.value)
+    assert metrics["Peak RU/s of 1,000"] == "20.0" and metrics["429 rate"] == "5.00%"
+    assert metrics["Hottest range (1) normalized RU"] == "100%"
+    [alerts] = [t.value for t in app.dataframe if "rule" in t.value.columns]
+    assert alerts[["rule", "subject", "message"]].values.tolist() == [["hot_partition", "1", "pkrange 1 hot"]]
+    app.selectbox(key="frame_container").select("people").run()
+    assert app.dataframe[0].value["container"].tolist() == ["people"]
+
+
+def test_the_collected_store(collected_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RUSCOPE_STORE", str(collected_store))
+    app = open_overview()
+    orders = app.dataframe[0].value.iloc[0]
+    assert orders["ru_source"] == "monitor" and orders["provisioned_ru_s"] > 0
+    assert orders["hot_normalized_ru"] == 100.0 and orders["throttle_flag"]  # the hot tenant throttles
+    assert orders["largest_partition_gb"] >= 0 and orders["largest_key_gb"] > 0  # tiny, but collected (not blank)
+    assert any(v is not None and v > 0 for values in limit_bars(app).values() for v in values)
+    app.selectbox(key="frame_time_range").select("Last 24 hours").run()
+    assert not app.exception and "the 24 hours before it" in app.caption[0].value
+
+
+def test_the_limits_figure_on_frames() -> None:
+    containers = overview.summarize_containers(**shop_frames())
+    figure = figures_overview.build_limits_figure(overview.limit_fills(containers))
+    bars = {trace.name: (list(trace.y), values(list(trace.x))) for trace in figure.data}
+    names, hot = bars["hottest range's normalized RU"]
+    assert names == ["shop / orders", "shop / people"] and hot[0] == 100.0 and math.isnan(hot[1])
+    assert bars["largest partition of 50 GB"][1][0] == 90.0 and bars["largest key of 20 GB"][1][0] == 90.0
+    assert bars["429 rate of the healthy 5%"][1] == [100.0, 0.0]
+    assert figure.layout.xaxis.range == (0, 110.0)
+    empty = figures_overview.build_limits_figure(overview.limit_fills(containers.iloc[0:0]))
+    assert (
+        not empty.data
+        and json.loads(empty.to_json())["layout"]["annotations"][0]["text"] == "No containers in this view."
+    )

@@ -1,0 +1,89 @@
+"""The Reports page through the frame (AppTest): an empty store, a replay-only store, a store with metrics,
+storage and keys (its download is the bytes `ruscope report` writes), and the collected store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from analysis import capacity
+from analysis.report import to_csv_bytes
+from tests.analysis.test_overview import GOLDEN, shop_frames
+from tests.dashboard.apptest import minutes_ago, run_app, write_plan
+from tests.dashboard.test_overview_page import write_shop
+
+REPORTS = "views/reports.py"
+
+
+def open_reports() -> AppTest:
+    app = run_app()
+    app.switch_page(REPORTS).run()
+    assert not app.exception, [e.message for e in app.exception]
+    return app
+
+
+def tables(app: AppTest) -> dict[str, object]:
+    """Each table by its key: render_table draws a table, then its download (keyed `<key>_download`)."""
+    keys = [name.removesuffix("_download") for name in downloads(app) if name.endswith("_download")]
+    assert len(keys) == len(app.dataframe)
+    return {key: element.value for key, element in zip(keys, app.dataframe)}
+
+
+def downloads(app: AppTest) -> list[str]:
+    return [button.proto.id.rsplit("-", 1)[-1] for button in app.get("download_button")]
+
+
+def test_an_empty_store_says_how_to_collect(store: Path) -> None:
+    app = open_reports()
+    assert app.title[0].value == "Reports"
+    [info] = app.info
+    assert "No data to report in" in info.value and str(store) in info.value
+    assert not app.dataframe and not downloads(app)
+
+
+def test_a_replay_only_store_reports_its_queries(store: Path) -> None:
+    wide = [("r1", minutes_ago(30), "wide", 0, "as-is", "fan-out", [[("page", "0", 9.0), ("page", "1", 1.0)]])]
+    write_plan(store, wide, part="0")
+    app = open_reports()
+    found = tables(app)
+    actions = found["reports_actions"]
+    assert actions["measure"].tolist() == ["skewed_key", "query_fans_out"]
+    assert "in the replayed queries" in actions["detail"].iloc[0]
+    assert found["reports_query"]["subject"].tolist() == ["wide", "wide", "wide"]
+    assert "reports_partition" not in found and any("No partitions" in c.value for c in app.caption)
+    assert found["reports_containers"]["ru_consumed"].tolist() == [10.0]
+
+
+def test_the_download_is_the_bytes_ruscope_report_writes(store: Path) -> None:
+    write_shop(store)
+    app = open_reports()
+    found = tables(app)
+    assert found["reports_containers"]["container"].tolist() == ["orders", "people"]
+    assert found["reports_actions"]["measure"].tolist() == ["skewed_key", "query_fans_out", "key_near_limit"]
+    assert found["reports_key"]["subject"].tolist() == ['["t1"]', '["=cmd"]']
+    assert downloads(app) == [
+        "reports_actions_download",
+        "reports_containers_download",
+        "reports_partition_download",
+        "reports_key_download",
+        "reports_query_download",
+        "reports_report_download",
+        "reports_xlsx",
+    ]
+    report = capacity.build_capacity_report(**shop_frames())
+    assert to_csv_bytes(report) == (GOLDEN / "capacity_report.csv").read_bytes()  # what the CLI test writes
+    shown = found["reports_report"]
+    assert (
+        shown[["section", "subject", "measure"]].values.tolist()
+        == report[["section", "subject", "measure"]].values.tolist()
+    )
+
+
+def test_the_collected_store(collected_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RUSCOPE_STORE", str(collected_store))
+    app = open_reports()
+    found = tables(app)
+    assert {"skewed_key", "query_fans_out"} <= set(found["reports_actions"]["measure"])
+    assert len(found["reports_partition"]) > 0 and '["hot"]' in found["reports_key"]["subject"].tolist()
