@@ -68,12 +68,13 @@ class Heatmap:
         return self.z.size == 0
 
 
-def normalized_points(metrics: pd.DataFrame) -> pd.DataFrame:
-    """The NormalizedRUConsumption points split by pkrange (aggregation Maximum, or none recorded)."""
+def normalized_mask(metrics: pd.DataFrame) -> np.ndarray:
+    """Which rows are NormalizedRUConsumption points split by pkrange (aggregation Maximum, or none recorded),
+    with a time and a value: a mask, so that 4 million points are not copied to be selected."""
     keep = metrics["metric"].eq(NORMALIZED).fillna(False) & metrics["pkrange_id"].notna()
     keep &= metrics["aggregation"].fillna("Maximum").eq("Maximum").fillna(False)
-    points = metrics.loc[keep.to_numpy(dtype=bool), [*ROW_KEY, "time", "value"]]
-    return points.dropna(subset=["time", "value"])
+    keep &= metrics["time"].notna() & metrics["value"].notna()
+    return keep.to_numpy(dtype=bool)
 
 
 def summarize_normalized_heatmap(
@@ -85,12 +86,12 @@ def summarize_normalized_heatmap(
 ) -> Heatmap:
     """The pkrange x time heatmap of normalized RU (percent, max per bin), rows in key-space order, splits
     marked. `rows` also carries each pkrange's `peak` and `mean` (of its points)."""
-    points = normalized_points(metrics)
-    if points.empty:
+    mask = normalized_mask(metrics)
+    if not mask.any():
         return empty_heatmap()
-    codes, keys = _row_codes(points)
-    values = points["value"].to_numpy(dtype=float)
-    ns = naive_ns(points["time"])
+    codes, keys = _row_codes(metrics, mask)
+    values = metrics["value"].to_numpy(dtype=float, na_value=np.nan)[mask]
+    ns = naive_ns(metrics["time"])[mask]
     by_row = pd.Series(ns).groupby(codes)
     keys["first_time"] = pd.to_datetime(by_row.min().reindex(range(len(keys))).to_numpy(), utc=True)
     keys["last_time"] = pd.to_datetime(by_row.max().reindex(range(len(keys))).to_numpy(), utc=True)
@@ -247,22 +248,23 @@ def smallest_step(ns: np.ndarray) -> pd.Timedelta:
     return next((step for step in NICE_BINS if step >= gap), NICE_BINS[-1])
 
 
-def _row_codes(points: pd.DataFrame) -> tuple[np.ndarray, pd.DataFrame]:
-    """Each point's row code (0..n-1) and the rows' keys (ROW_KEY and `code`), by factorizing each column."""
-    combined = np.zeros(len(points), dtype=np.int64)
+def _row_codes(frame: pd.DataFrame, mask: np.ndarray) -> tuple[np.ndarray, pd.DataFrame]:
+    """The row code (0..n-1) of each masked row and the rows' keys (ROW_KEY and `code`): each key column is
+    factorized in place (no string is copied) and the codes combined."""
+    combined = np.zeros(int(mask.sum()), dtype=np.int64)
     uniques = []
     for name in ROW_KEY:
-        codes, values = pd.factorize(points[name].astype(str), use_na_sentinel=False)
-        combined = combined * len(values) + codes
-        uniques.append(values)
+        codes, values = pd.factorize(frame[name], use_na_sentinel=False)
+        combined = combined * len(values) + codes[mask]
+        uniques.append(np.asarray(values, dtype=object))
     codes, distinct = pd.factorize(combined)
     keys = {}
     for name, values in zip(reversed(ROW_KEY), reversed(uniques)):
-        keys[name] = np.asarray(values)[distinct % len(values)]
+        keys[name] = values[distinct % len(values)]
         distinct = distinct // len(values)
-    frame = pd.DataFrame({name: keys[name] for name in ROW_KEY})
-    frame["code"] = np.arange(len(frame))
-    return codes.astype(np.int64), frame
+    rows = pd.DataFrame({name: pd.array(keys[name], dtype=object) for name in ROW_KEY}).astype({"pkrange_id": str})
+    rows["code"] = np.arange(len(rows))
+    return codes.astype(np.int64), rows
 
 
 def _partition_facts(partitions: pd.DataFrame) -> pd.DataFrame:
