@@ -13,6 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard import loaders, state, widgets
+from dashboard.alerts_banner import render_alert_banner
 
 # a local image: a `:material/...:` page icon makes the browser fetch the favicon from fonts.gstatic.com
 FAVICON = str(Path(__file__).with_name("favicon.png"))
@@ -32,5 +33,7 @@ page = st.navigation(PAGES)
 store = widgets.render_store_picker()
 since = widgets.render_time_range_picker()
 scope = widgets.render_scope_picker(loaders.load_scope_choices(store, since))
-state.publish(state.FrameState(store=store, since=since, scope=scope))
+view = state.FrameState(store=store, since=since, scope=scope)
+state.publish(view)
+render_alert_banner(view)  # the open alerts of the scope, above every page
 page.run()

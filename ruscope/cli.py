@@ -175,7 +175,10 @@ def collect(
     store: Annotated[str | None, typer.Option(help=STORE_HELP)] = None,
 ) -> None:
     """Run every collector over every account once, or on a schedule until SIGINT/SIGTERM (which finish
-    cleanly, exit 0); then compact the store when the config's store sets compact_after_collect."""
+    cleanly, exit 0); then compact the store when the config's store sets compact_after_collect, and evaluate
+    the config's [alerts]: each alert is printed and the exit code is 3 when any fired (the highest of 1, 2
+    and 3 wins)."""
+    from collectors.alerts import after_collect
     from collectors.fleet import compact_after_collect
     from collectors.registry import collectors
     from collectors.schedule import parse_interval
@@ -192,6 +195,15 @@ def collect(
         worst = max(worst, _run(names, cfg, where, accounts, stop))
         if not stop.is_set():
             worst = max(worst, compact_after_collect(cfg, where, out=typer.echo, err=_error_line))
+            fired = after_collect(
+                cfg,
+                where,
+                now=dt.datetime.now(dt.UTC),
+                out=typer.echo,
+                err=_error_line,
+                accounts=[a.name for a in accounts],
+            )
+            worst = max(worst, fired)
         if interval is None or stop.wait(interval):
             break
     raise typer.Exit(EXIT_OK if stop.is_set() else worst)

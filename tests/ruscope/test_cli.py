@@ -336,3 +336,18 @@ def test_storage_snapshots_each_container_and_an_unknown_database_exits_1(shop, 
     done = ruscope("storage", "--config", str(config), "--store", str(store), key=shop.key)
     assert done.returncode == 1 and done.stderr == "ruscope: database 'nope' not found in account '127.0.0.1'\n"
     no_key_anywhere(shop.key, done.stdout, done.stderr, store=store)
+
+
+def test_collect_prints_the_alerts_that_fired_and_exits_3(shop, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    quiet = f'[store]\ndir = "{store}"\n[alerts]\npartition_storage_percent = 90\n'
+    config = write_config(tmp_path / "c.toml", shop, query("all"), extra=quiet)
+    done = ruscope("collect", "--config", str(config), key=shop.key)
+    assert done.returncode == 0 and "alert:" not in done.stdout, done.stdout + done.stderr
+    config.write_text(config.read_text().replace("= 90", "= 0.000001"))  # any stored byte crosses it
+    done = ruscope("collect", "--config", str(config), key=shop.key)
+    assert done.returncode == 3, done.stdout + done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("alert:")]
+    assert lines and all("of the 50 GB limit" in line for line in lines), done.stdout
+    fired = read_table(store, "alerts")
+    assert set(fired.loc[fired["rule"] != "evaluated", "rule"]) == {"partition_storage"}
