@@ -38,9 +38,11 @@ import json
 import numpy as np
 import pandas as pd
 
-from analysis.query_costs import GATEWAY, QUERY_KEY
+from analysis.query_costs import BREAKDOWN_COLUMNS, GATEWAY, QUERY_KEY
 
 MAX_POINTS = 240  # per query: 30 days of hourly runs draw 3-hour windows
+MAX_PARTITIONS = 24  # partitions drawn on their own in a breakdown; the rest fold into OTHER
+OTHER = "other"  # pkrange_id of the partitions folded together
 OVER_TIME_COLUMNS = ["time", *QUERY_KEY, "mean_ru", "executions", "runs", "run_id"]
 MULTIPLIER_COLUMNS = [*QUERY_KEY, "ru", "costliest_pkrange_ru", "pkranges", "routing_multiplier"]
 INDEX_COLUMNS = [*QUERY_KEY, "index_hit_ratio", "indexes_used", "indexes_missing"]
@@ -80,6 +82,30 @@ def ru_over_time(logical: pd.DataFrame, starts: pd.Series, *, max_points: int = 
     out["mean_ru"] = (out.pop("ru").astype(float) / out["executions"]).round(2)
     out["run_id"] = out["run_id"].astype(object).where(out["runs"].eq(1), "")
     return out.sort_values([*QUERY_KEY, "time"], kind="stable", ignore_index=True)[OVER_TIME_COLUMNS]
+
+
+def costliest_partitions(*breakdowns: pd.DataFrame, top: int = MAX_PARTITIONS) -> set[tuple[str, str, str]]:
+    """The (database, container, pkrange_id) of the `top` partitions that charged the most over the
+    breakdowns together (two runs side by side keep the same ones); the gateway is not a partition."""
+    both = pd.concat(
+        [b[b["pkrange_id"].ne(GATEWAY)] for b in breakdowns if not b.empty] or [pd.DataFrame(columns=BREAKDOWN_COLUMNS)]
+    )
+    totals = (
+        both.groupby(["database", "container", "pkrange_id"])["ru"].sum().sort_values(ascending=False, kind="stable")
+    )
+    return set(totals.index[:top].tolist())
+
+
+def fold_partitions(breakdown: pd.DataFrame, keep: set[tuple[str, str, str]]) -> pd.DataFrame:
+    """The breakdown with every partition not in `keep` summed, per query, into pkrange_id OTHER of its
+    container: a fan-out over 100 partitions draws 25 segments a person can tell apart, the same total."""
+    ids = breakdown["pkrange_id"].astype(object)
+    keys = pd.MultiIndex.from_frame(breakdown[["database", "container"]].astype(object).assign(pkrange_id=ids))
+    folded = ids.where(keys.isin(list(keep)) | ids.eq(GATEWAY), OTHER)
+    if folded.eq(ids).all():
+        return breakdown
+    out = breakdown.assign(pkrange_id=folded).groupby([*QUERY_KEY, "pkrange_id"], sort=False, dropna=False)["ru"].sum()
+    return out.reset_index()[BREAKDOWN_COLUMNS]
 
 
 def routing_multiplier(breakdown: pd.DataFrame) -> pd.DataFrame:

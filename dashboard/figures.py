@@ -20,10 +20,12 @@ from plotly.colors import qualitative
 
 from analysis.fleet import container_choices
 from analysis.query_costs import GATEWAY, pkrange_sort_key
+from analysis.query_runs import OTHER
 
 PKRANGE_PALETTE = qualitative.Alphabet  # 26 distinct colours; ids beyond wrap around
 PARTITION_PALETTE = [*qualitative.Alphabet, *qualitative.Dark24, *qualitative.Light24]  # 74 colours
 GATEWAY_COLOR = "#9e9e9e"
+OTHER_COLOR = "#d9d9d9"  # the partitions folded together (analysis.query_runs.fold_partitions)
 GATEWAY_LABEL = "gateway"
 
 
@@ -63,9 +65,11 @@ def partition_colors(labels: Iterable[str]) -> dict[str, str]:
     """A colour per partition label, keyed on the label: the labels in order (container, then pkrange in
     numeric order) take the palette's colours in turn, so no two share one until the palette runs out.
     Give two figures the colours of the union of their labels and a partition looks the same in both."""
-    ordered = sorted(set(labels) - {GATEWAY_LABEL}, key=_partition_order)
+    labels = set(labels) - {GATEWAY_LABEL}
+    folded = {label for label in labels if label.endswith("/" + OTHER)}
+    ordered = sorted(labels - folded, key=_partition_order)
     colors = {label: PARTITION_PALETTE[n % len(PARTITION_PALETTE)] for n, label in enumerate(ordered)}
-    return {**colors, GATEWAY_LABEL: GATEWAY_COLOR}
+    return {**colors, **dict.fromkeys(folded, OTHER_COLOR), GATEWAY_LABEL: GATEWAY_COLOR}
 
 
 def _partition_order(label: str) -> tuple[str, tuple[int, int, str]]:

@@ -136,16 +136,19 @@ def render_runs(view: FrameState, costs: derived.QueryCosts) -> None:
     a = derived.load_run_detail(view, run_a, starts[run_a])
     b = derived.load_run_detail(view, run_b, starts[run_b])
     widgets.render_store_warnings(tuple(dict.fromkeys((*a.warnings, *b.warnings))))
-    colors = figures.partition_colors([*figures.partition_labels(a.breakdown), *figures.partition_labels(b.breakdown)])
-    for column, run, detail, key in (
-        (left, run_a, a, "query_costs_breakdown"),
-        (right, run_b, b, "query_costs_breakdown_b"),
+    keep = query_runs.costliest_partitions(a.breakdown, b.breakdown)  # the same partitions drawn in both
+    shown_a, shown_b = (query_runs.fold_partitions(d.breakdown, keep) for d in (a, b))
+    colors = figures.partition_colors([*figures.partition_labels(shown_a), *figures.partition_labels(shown_b)])
+    for column, run, breakdown, key in (
+        (left, run_a, shown_a, "query_costs_breakdown"),
+        (right, run_b, shown_b, "query_costs_breakdown_b"),
     ):
-        figure = figures.build_pkrange_breakdown_figure(detail.breakdown, title=f"run {names[run]}", colors=colors)
+        figure = figures.build_pkrange_breakdown_figure(breakdown, title=f"run {names[run]}", colors=colors)
         column.plotly_chart(figure, key=key)
     st.caption(
         f"Run A: {run_a}, run B: {run_b}. RU per execution of each query in the run, by the partition "
-        "(container/pkrange) that charged it; gateway: the refused first attempt, the query plan and metadata reads."
+        f"(container/pkrange) that charged it, the {query_runs.MAX_PARTITIONS} costliest on their own and the rest "
+        "as container/other; gateway: the refused first attempt, the query plan and metadata reads."
     )  # fmt: skip
     compared = query_runs.compare_runs(a.multipliers, b.multipliers, index=a.index)
     widgets.render_table(shown(compared, COMPARE_COLUMNS), key="query_costs_compare", file_name="query-costs-runs.csv", column_config=COMPARE_COLUMNS, csv=compared)  # fmt: skip

@@ -503,3 +503,9 @@ def test_frames_read_back_from_the_store(two_runs: pd.DataFrame, wide_requests: 
     assert breakdown["ru"].tolist() == [3.0, 4.5, 1.5, 6.0]
     assert len(select_scope(stored, Scope(database="shop", container="orders"))) == len(stored)
     assert qc.failed_executions(stored)["status"].tolist() == ["error"]
+
+
+def test_folded_partitions_are_one_light_segment() -> None:
+    colors = figures.partition_colors(["c/0", "c/other", "k/other", "gateway"])
+    assert colors["c/other"] == colors["k/other"] == figures.OTHER_COLOR != colors["c/0"]
+    assert colors["gateway"] == figures.GATEWAY_COLOR

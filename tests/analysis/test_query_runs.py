@@ -188,3 +188,20 @@ def test_logical_executions_sum_the_parts_shape() -> None:
     assert [logical[k] for k in qc.SHAPE] == [3.0, 4.0, 5.0, 10.0, 5.0]
     summary = qc.summarize_query_costs(executions_frame(*parts)).iloc[0]
     assert (summary["latest_items"], summary["ru_per_item"], summary["sql"]) == (5.0, 0.6, "SELECT * FROM c")
+
+
+# -- partitions folded for drawing -----------------------------------------------------------------------
+
+
+def test_partitions_past_the_costliest_fold_into_other() -> None:
+    a = pd.DataFrame(
+        {"database": "s", "container": "c", "query_name": ["q", "q", "q", "q"], "pkrange_id": ["0", "1", "2", ""]}
+    ).assign(ru=[5.0, 1.0, 2.0, 0.5])
+    b = a.assign(query_name="p", ru=[1.0, 1.0, 9.0, 0.5])
+    keep = query_runs.costliest_partitions(a, b, top=2)
+    assert keep == {("s", "c", "2"), ("s", "c", "0")}  # 11 and 6 RU over both runs; pkrange 1 has 2
+    folded = query_runs.fold_partitions(a, keep)
+    assert folded[["pkrange_id", "ru"]].values.tolist() == [["0", 5.0], ["other", 1.0], ["2", 2.0], ["", 0.5]]
+    assert folded["ru"].sum() == a["ru"].sum()  # the same total, fewer segments
+    assert query_runs.fold_partitions(a, {("s", "c", p) for p in "012"}) is a  # nothing to fold
+    assert query_runs.costliest_partitions(a.iloc[:0]) == set()
