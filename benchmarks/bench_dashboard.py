@@ -1,7 +1,8 @@
 """The dashboard at issue 11's scale: time to the first rendered page, cold and warm, and peak memory.
 
 Run by hand: `.venv/bin/python benchmarks/bench_dashboard.py [--small] [--root DIR] [--store DIR] [--keep]`
-(`--small` is a quick check: 3 days, 20 pkranges, 72 runs). In a temporary directory it removes afterwards
+(`--small` is a quick check: 3 days, 20 pkranges, 72 runs; `--repeat N` child processes per measurement,
+the median printed, default 3). In a temporary directory it removes afterwards
 (unless `--store` names one to reuse or `--keep`), it builds a store of:
 
 - `metrics`: 30 days x 1 minute x 100 pkranges of NormalizedRUConsumption (4.3 million points, one commit
@@ -13,7 +14,7 @@ Run by hand: `.venv/bin/python benchmarks/bench_dashboard.py [--small] [--root D
 Then, each in a child process of its own (a fresh Streamlit cache, and its peak RSS is that measurement's):
 
 - the baseline: `collectors.store.read_table` of the columns the pages read (executions, the latest run's
-  requests; metrics and partitions), nothing else;
+  requests from its start, as the page reads them; metrics and partitions), nothing else;
 - each page (Query costs, Hot partitions) through Streamlit's AppTest: the first run (cold: an empty
   cache) and a second run (warm: what a widget change costs), with the libraries already imported.
 
@@ -28,6 +29,7 @@ import datetime as dt
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -279,23 +281,29 @@ def child_page(store: Path, root: Path, page: str) -> dict:
     return {"cold": seconds[0], "warm": seconds[1], "peak": peak_rss(), "chart_bytes": charts}
 
 
-def measure(what: str, store: Path, root: Path, page: str) -> dict:
+def measure(what: str, store: Path, root: Path, page: str, repeat: int) -> dict:
+    """The median of `repeat` child processes' numbers (a shared machine's noise), each a fresh cache."""
     command = [sys.executable, __file__, "--child", what, "--store", str(store), "--root", str(root), "--page", page]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode:
-        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"}
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    runs = []
+    for _ in range(repeat):
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode:
+            return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"}
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        if "error" in runs[-1] or runs[-1].get("absent"):
+            return runs[-1]
+    return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
 
 
 def verdict(ok: bool) -> str:
     return "pass" if ok else "MISS"
 
 
-def report(store: Path, root: Path) -> None:
-    print(f"pages of {root}")
+def report(store: Path, root: Path, repeat: int) -> None:
+    print(f"pages of {root} (medians of {repeat} child processes each)")
     for page in PAGES:
-        base = measure("baseline", store, root, page)
-        got = measure("page", store, root, page)
+        base = measure("baseline", store, root, page, repeat)
+        got = measure("page", store, root, page, repeat)
         print(f"{page}:")
         print(
             f"  baseline read_table of its columns: {base['seconds']:.2f} s ({base['rows']:,} rows), peak {base['peak'] / GB:.2f} GB"
@@ -319,6 +327,7 @@ def main() -> None:
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose dashboard to measure")
     parser.add_argument("--store", type=Path, help="build the store here (or reuse the one already there)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary store")
+    parser.add_argument("--repeat", type=int, default=3, help="child processes per measurement (the median)")
     parser.add_argument("--child", choices=["baseline", "page"], help=argparse.SUPPRESS)
     parser.add_argument("--page", choices=list(PAGES), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -340,7 +349,7 @@ def main() -> None:
             counts = {t: len(read_table(store, t, columns=["time"])) for t in ("metrics", "executions", "requests")}
             print(f"built {days} days, {pkranges} pkranges, {runs} runs in {time.perf_counter() - t0:.0f} s: "
                   + ", ".join(f"{n:,} {t}" for t, n in counts.items()))  # fmt: skip
-        report(store, args.root.resolve())
+        report(store, args.root.resolve(), args.repeat)
     finally:
         if tmp is not None and not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
