@@ -43,25 +43,32 @@ def build_limits_figure(fills: pd.DataFrame, *, top: int = 10, title: str | None
     return figure
 
 
-def overview_cards(row: pd.Series) -> list[tuple[str, str, str | None, str]]:
-    """One container's headline numbers for `st.metric`: (label, value, delta, delta colour); "" for a
-    number without data, None for a delta without one. Colour "inverse": up is bad."""
+Card = tuple[str, str, str | None, str, str]  # label, value, delta, delta colour, help
+
+
+def overview_cards(row: pd.Series) -> list[Card]:
+    """One container's headline numbers for `st.metric`: (label, value, delta, delta colour, help); "" for
+    a number without data, None for a delta without one. Colour "inverse": up is bad."""
     provisioned = row.get("provisioned_ru_s")
     peak_of = f" of {provisioned:,.0f}" if pd.notna(provisioned) else ""
+    hot = f"Hottest range ({row.get('hot_pkrange')})" if row.get("hot_pkrange") else "Hottest range"
     return [
-        ("RU consumed", _number(row.get("ru_consumed"), "{:,.0f}"), _delta(row.get("ru_consumed_change"), "{:+,.0f}"), "off"),
-        ("Peak RU/s" + peak_of, _number(row.get("peak_ru_s"), "{:,.1f}"), _delta(row.get("peak_ru_s_change"), "{:+,.1f}"), "inverse"),
-        ("p95 RU/s", _number(row.get("p95_ru_s"), "{:,.1f}"), _delta(row.get("p95_ru_s_change"), "{:+,.1f}"), "inverse"),
-        (
-            f"Hottest range ({row.get('hot_pkrange') or '?'}) normalized RU",
-            _number(row.get("hot_normalized_ru"), "{:.0f}%"),
-            _delta(row.get("hot_normalized_ru_change"), "{:+.0f} pts"),
-            "inverse",
-        ),
-        ("429 rate", _number(row.get("throttle_rate"), "{:.2%}"), _delta(row.get("throttle_rate_change"), "{:+.2%}"), "inverse"),
-        ("Largest partition GB (of 50)", _number(row.get("largest_partition_gb"), "{:,.2f}"), _delta(row.get("largest_partition_gb_change"), "{:+,.2f}"), "inverse"),
-        ("Largest key GB (of 20)", _number(row.get("largest_key_gb"), "{:,.2f}"), _delta(row.get("largest_key_gb_change"), "{:+,.2f}"), "inverse"),
+        ("RU consumed", _number(row.get("ru_consumed"), "{:,.0f}"), _delta(row.get("ru_consumed_change"), "{:+,.0f}"), "off", "Azure Monitor's TotalRequestUnits, else the replay's RU"),
+        ("Peak RU/s" + peak_of, _number(row.get("peak_ru_s"), "{:,.1f}"), _delta(row.get("peak_ru_s_change"), "{:+,.1f}"), "inverse", "the busiest interval's RU/s, against the provisioned RU/s"),
+        ("p95 RU/s", _number(row.get("p95_ru_s"), "{:,.1f}"), _delta(row.get("p95_ru_s_change"), "{:+,.1f}"), "inverse", "95% of intervals used less"),
+        (hot, _number(row.get("hot_normalized_ru"), "{:.0f}%"), _delta(row.get("hot_normalized_ru_change"), "{:+.0f} pts"), "inverse", "normalized RU consumption of the hottest pkrange: 100% means its requests are throttled"),
+        ("429 rate", _number(row.get("throttle_rate"), "{:.2%}"), _delta(row.get("throttle_rate_change"), "{:+.2%}"), "inverse", "1-5% is healthy (the SDK retries them); above 5% needs action"),
+        ("Largest partition", _size(row.get("largest_partition_gb")), _delta(row.get("largest_partition_gb_change"), "{:+,.3f} GB"), "inverse", "of the 50 GB a physical partition holds before it splits"),
+        ("Largest key", _size(row.get("largest_key_gb")), _delta(row.get("largest_key_gb_change"), "{:+,.3f} GB"), "inverse", "of the 20 GB one logical partition key may hold"),
     ]  # fmt: skip
+
+
+def _size(gb: object) -> str:
+    """A size in GB as people read it: GB from 1 GB, MB below, "< 1 MB" below that ("" when missing)."""
+    if gb is None or pd.isna(gb):
+        return ""
+    value = float(gb)
+    return f"{value:,.1f} GB" if value >= 1 else f"{value * 1024:,.0f} MB" if value * 1024 >= 1 else "< 1 MB"
 
 
 def _number(value: object, template: str) -> str:

@@ -124,8 +124,8 @@ def render_cards(containers: pd.DataFrame) -> None:
     for _, row in containers.head(MAX_CARDS).iterrows():
         st.subheader(f"{row['database']} / {row['container']}", divider="gray")
         cards = figures_overview.overview_cards(row)
-        for column, (label, value, delta, colour) in zip(st.columns(len(cards)), cards):
-            column.metric(label, value or "-", delta, delta_color=colour)
+        for column, (label, value, delta, colour, about) in zip(st.columns(len(cards)), cards):
+            column.metric(label, value or "-", delta, delta_color=colour, help=about)
 
 
 def render_alerts(open_alerts: pd.DataFrame) -> None:

@@ -85,7 +85,8 @@ def test_metrics_storage_and_alerts(store: Path) -> None:
     for card in app.metric:  # orders' cards come first (the riskier container)
         metrics.setdefault(card.label, card.value)
     assert metrics["Peak RU/s of 1,000"] == "20.0" and metrics["429 rate"] == "5.00%"
-    assert metrics["Hottest range (1) normalized RU"] == "100%"
+    assert metrics["Hottest range (1)"] == "100%"
+    assert (metrics["Largest partition"], metrics["Largest key"]) == ("45.0 GB", "18.0 GB")
     [alerts] = [t.value for t in app.dataframe if "rule" in t.value.columns]
     assert alerts[["rule", "subject", "message"]].values.tolist() == [["hot_partition", "1", "pkrange 1 hot"]]
     app.selectbox(key="frame_container").select("people").run()
@@ -113,6 +114,13 @@ def test_the_limits_figure_on_frames() -> None:
     assert bars["largest partition of 50 GB"][1][0] == 90.0 and bars["largest key of 20 GB"][1][0] == 90.0
     assert bars["429 rate of the healthy 5%"][1] == [100.0, 0.0]
     assert figure.layout.xaxis.range == (0, 110.0)
+    cards = figures_overview.overview_cards(containers.iloc[1])  # people: replay only
+    assert [(label, value, delta) for label, value, delta, *_ in cards][1:3] == [
+        ("Peak RU/s", "", None),
+        ("p95 RU/s", "", None),
+    ]
+    sizes = [0.5, 0.0001, 2.25, None]
+    assert [figures_overview._size(gb) for gb in sizes] == ["512 MB", "< 1 MB", "2.2 GB", ""]
     empty = figures_overview.build_limits_figure(overview.limit_fills(containers.iloc[0:0]))
     assert (
         not empty.data
