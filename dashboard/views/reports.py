@@ -29,7 +29,7 @@ _NUMBER = st.column_config.NumberColumn
 SECTION_TABLE = {
     "subject": st.column_config.TextColumn("subject"),
     "measure": st.column_config.TextColumn("measure"),
-    "value": _NUMBER("value", format="%.4g"),
+    "value": _NUMBER("value", format="%.10g"),
     "unit": st.column_config.TextColumn("unit"),
     "detail": st.column_config.TextColumn("detail", width="large"),
 }
@@ -48,6 +48,7 @@ SUMMARY_TABLE = {
     "key_headroom": _NUMBER("of 20 GB free", format="%.2f"),
     "autoscale_cost_ratio": _NUMBER("autoscale cost / manual", format="%.2f"),
 }
+ACTION_FIRST = ["database", "container", "detail"]
 SECTIONS = {"partition": "Partitions", "key": "Largest and costliest keys", "query": "Queries"}
 
 
@@ -67,7 +68,8 @@ def render_actions(report: pd.DataFrame) -> None:
     if actions.empty:
         st.caption("No rule fired: nothing to raise, lower, re-key or rewrite in this view.")
         return
-    widgets.render_table(actions, key="reports_actions", file_name="actions.csv", column_config=SECTION_TABLE)
+    shown = actions[[*ACTION_FIRST, *[c for c in actions.columns if c not in ACTION_FIRST]]]  # the words first
+    widgets.render_table(shown, key="reports_actions", file_name="actions.csv", column_config=SECTION_TABLE)
 
 
 def render_sections(report: pd.DataFrame) -> None:

@@ -62,6 +62,7 @@ def test_the_download_is_the_bytes_ruscope_report_writes(store: Path) -> None:
     found = tables(app)
     assert found["reports_containers"]["container"].tolist() == ["orders", "people"]
     assert found["reports_actions"]["measure"].tolist() == ["skewed_key", "query_fans_out", "key_near_limit"]
+    assert found["reports_actions"].columns.tolist()[:3] == ["database", "container", "detail"]  # the words first
     assert found["reports_key"]["subject"].tolist() == ['["t1"]', '["=cmd"]']
     assert downloads(app) == [
         "reports_actions_download",
