@@ -195,13 +195,15 @@ def _headroom_sentence(row: object) -> str:
 
 
 def _hottest(data: HotData, labels: list[str]) -> list[str]:
-    """The default choice: the hottest pkrange of the first load source (the heatmap's peak when there is one)."""
-    if not data.heatmap.empty:
-        rows = data.heatmap.rows
-        return [str(rows.loc[rows["peak"].astype(float).idxmax(), "label"])]
-    for name, load in data.loads.items():
-        column = LOAD_SOURCES[name][0]
-        return [str(load.loc[load[column].astype(float).idxmax(), "label"])]
+    """The default choice: the hottest pkrange of the heatmap (its peak), else of the first load source; found
+    by its key, since a source's labels may differ from the list's when the sources span other containers."""
+    sources = [(data.heatmap.rows, "peak")] if not data.heatmap.empty else []
+    sources += [(load, LOAD_SOURCES[name][0]) for name, load in data.loads.items()]
+    for rows, column in sources:
+        hottest = rows.loc[[rows[column].astype(float).fillna(-1).idxmax()], hot_partitions.ROW_KEY]
+        found = data.pkranges.merge(hottest, on=hot_partitions.ROW_KEY)["label"].astype(str).tolist()
+        if found:
+            return found
     return labels[:1]
 
 

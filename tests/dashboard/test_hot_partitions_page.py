@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from collectors.store import write_frame
 from tests.analysis.test_query_costs import T0
 from tests.collected import CollectedStore
-from tests.dashboard.apptest import PLAN, chart, run_app, store_rows, write_rows
+from tests.dashboard.apptest import PLAN, chart, run_app, store_rows, write_plan, write_rows
 
 PAGE = "views/hot_partitions.py"
 WHERE = {"account": "127.0.0.1", "database": "shop", "container": "orders"}
@@ -165,3 +165,14 @@ def test_the_collected_store_shows_the_hot_partition_at_100_percent(
     assert len(chart(app, "hot_heatmap")["layout"]["shapes"]) == 1  # the split is marked
     sentence = next(m.value for m in app.markdown if "**shop/orders**" in m.value)
     assert "throttles already at the configured rates" in sentence  # the hot tenant's query exceeds its budget
+
+
+def test_two_containers_label_their_pkranges_and_the_default_choice_is_found(store: Path) -> None:
+    with_monitor(store)  # shop/orders: metrics, logs and replay
+    write_plan(store, [("r9", 0, "people", 0, "as-is", "single", [[("page", "0", 5.0)]])], container="people", part="1")
+    app = open_page()
+    assert chart(app, "hot_heatmap")["data"][0]["y"] == ["0", "1", "2", "3"]  # the metrics know one container
+    pkranges = app.multiselect(key="hot_pkranges")
+    assert pkranges.options == ["orders/0", "orders/1", "orders/2", "orders/3", "people/0"]
+    assert pkranges.value == ["orders/1"]
+    assert chart(app, "hot_demand_chart")["data"][0]["x"] == ["orders/0", "orders/1", "people/0"]
