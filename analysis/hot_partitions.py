@@ -198,6 +198,17 @@ def known_pkranges(frames: list[pd.DataFrame], partitions: pd.DataFrame) -> pd.D
     return order_pkranges(keys, partitions)[[*ROW_KEY, "label"]]
 
 
+def hottest_label(rows: pd.DataFrame, column: str, pkranges: pd.DataFrame) -> str | None:
+    """The label in `pkranges` (ROW_KEY, label) of the row of `rows` with the largest `column` (None when there
+    is none): matched by key, since `rows` may carry labels of a view spanning fewer containers."""
+    values = rows[column].astype(float) if column in rows else pd.Series(dtype=float)
+    if values.dropna().empty:
+        return None
+    hottest = rows.loc[[values.idxmax()], ROW_KEY]
+    found = pkranges.merge(hottest, on=ROW_KEY)["label"].astype(str).tolist()
+    return found[0] if found else None
+
+
 def binned(
     row: np.ndarray,
     ns: np.ndarray,

@@ -44,6 +44,7 @@ class HotData:
     key_sizes: pd.DataFrame  # the latest storage snapshot's largest logical keys
     loads: dict[str, pd.DataFrame]  # LOAD_SOURCES name -> ROW_KEY, label, load column (key-space order)
     pkranges: pd.DataFrame  # every pkrange any source knows: ROW_KEY and label, in key-space order
+    hottest: str | None  # the label (in `pkranges`) of the hottest pkrange: the heatmap's peak, else a load's
     by_query: pd.DataFrame  # hot_replay.query_demand
     demand: pd.DataFrame  # hot_replay.summarize_demand
     headroom: pd.DataFrame  # hot_replay.summarize_headroom
@@ -93,12 +94,15 @@ def _load_hot(
         if not frame.empty
     }
     loads = {name: _ordered(frame, LOAD_SOURCES[name][0], partitions.frame) for name, frame in loads.items()}
+    pkranges = hp.known_pkranges([heatmap.rows, key_totals, demand], partitions.frame)
+    candidates = [(heatmap.rows, "peak"), *[(load, LOAD_SOURCES[name][0]) for name, load in loads.items()]]
     return HotData(
         heatmap=heatmap,
         key_totals=key_totals,
         key_sizes=hk.latest_key_sizes(logical.frame),
         loads=loads,
-        pkranges=hp.known_pkranges([heatmap.rows, key_totals, demand], partitions.frame),
+        pkranges=pkranges,
+        hottest=next(filter(None, (hp.hottest_label(rows, column, pkranges) for rows, column in candidates)), None),
         by_query=by_query,
         demand=demand,
         headroom=hr.summarize_headroom(demand, by_query),

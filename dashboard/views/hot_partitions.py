@@ -130,7 +130,7 @@ def render_keys_in_range(data: HotData) -> None:
     chosen = st.multiselect(
         "Pkranges (key-space order): the logical keys inside them",
         labels,
-        default=_hottest(data, labels),
+        default=[data.hottest] if data.hottest in labels else labels[:1],
         key="hot_pkranges",
     )
     picked = data.pkranges[data.pkranges["label"].isin(chosen)]
@@ -139,9 +139,9 @@ def render_keys_in_range(data: HotData) -> None:
 
 
 def render_skew(data: HotData) -> None:
-    st.subheader("Skew")
     if not data.loads:
         return
+    st.subheader("Skew")
     source = st.radio("Load per pkrange from", list(data.loads), key="hot_skew_source", horizontal=True)
     column, unit = LOAD_SOURCES[source]
     load = data.loads[source]
@@ -192,19 +192,6 @@ def _headroom_sentence(row: object) -> str:
         f"{name}: demand {row.ru_s:.2f} RU/s. Pkrange {row.first_to_throttle} {verdict}: at "
         f"{row.multiplier:.2f}x the configured workload.{note}"
     )
-
-
-def _hottest(data: HotData, labels: list[str]) -> list[str]:
-    """The default choice: the hottest pkrange of the heatmap (its peak), else of the first load source; found
-    by its key, since a source's labels may differ from the list's when the sources span other containers."""
-    sources = [(data.heatmap.rows, "peak")] if not data.heatmap.empty else []
-    sources += [(load, LOAD_SOURCES[name][0]) for name, load in data.loads.items()]
-    for rows, column in sources:
-        hottest = rows.loc[[rows[column].astype(float).fillna(-1).idxmax()], hot_partitions.ROW_KEY]
-        found = data.pkranges.merge(hottest, on=hot_partitions.ROW_KEY)["label"].astype(str).tolist()
-        if found:
-            return found
-    return labels[:1]
 
 
 st.title("Hot partitions")

@@ -303,3 +303,11 @@ def test_the_demand_figure_reddens_a_partition_over_its_budget() -> None:
     assert list(demand.marker.color) == [figures_hot.OVER_BUDGET_COLOR, figures_hot.DEMAND_COLOR]
     unknown = figures_hot.build_demand_figure(hr.summarize_demand(requests, executions, NO_PARTITIONS, NO_METRICS))
     assert len(unknown.data) == 1  # no budget bars when no budget is known
+
+
+def test_the_hottest_label_is_found_by_key() -> None:
+    rows = pd.DataFrame([{**C, "pkrange_id": "0", "peak": 40.0}, {**C, "pkrange_id": "1", "peak": 100.0}])
+    pkranges = pd.DataFrame([{**C, "pkrange_id": pk, "label": f"orders/{pk}"} for pk in "01"])
+    assert hp.hottest_label(rows, "peak", pkranges) == "orders/1"
+    assert hp.hottest_label(rows.assign(peak=math.nan), "peak", pkranges) is None
+    assert hp.hottest_label(rows, "peak", pkranges.iloc[:1]) is None  # not among the choices
