@@ -168,7 +168,7 @@ def _heatmap_layout(title: str | None, heatmap: Heatmap, *, y_title: str) -> go.
         title=title,
         xaxis_title=f"time (UTC), {_bin_text(heatmap.bin)} bins",
         yaxis_title=y_title,
-        height=min(900, 160 + 22 * rows),
+        height=min(900, max(380, 160 + 28 * rows)),
     )
     figure.update_yaxes(type="category", autorange="reversed")
     return figure

@@ -38,7 +38,9 @@ MONITOR_ADDS = """Azure Monitor's NormalizedRUConsumption per pkrange shows whic
 minute on the real traffic, and the diagnostic logs (CDBPartitionKeyRUConsumption) which logical keys make it
 hot; the replay only shows where the configured queries land."""
 
+HIDDEN = {"account": None, "pkrange_id": None}  # shown by the label; kept in the CSV
 PKRANGE_COLUMNS = {
+    **HIDDEN,
     "label": st.column_config.TextColumn("pkrange"),
     "min_epk": st.column_config.TextColumn("EPK from"),
     "max_epk": st.column_config.TextColumn("EPK to"),
@@ -54,6 +56,7 @@ SPLIT_COLUMNS = {
     "time": st.column_config.DatetimeColumn("children's first point (UTC)", timezone="UTC"),
 }
 KEY_COLUMNS = {
+    **HIDDEN,
     "label": st.column_config.TextColumn("pkrange"),
     "partition_key": st.column_config.TextColumn("logical key"),
     "ru": st.column_config.NumberColumn("RU", format="%.1f"),
@@ -69,6 +72,7 @@ SKEW_COLUMNS = {
     "gini": st.column_config.NumberColumn("Gini", format="%.2f", help="0: even; (n-1)/n: one pkrange takes all"),
 }
 DEMAND_COLUMNS = {
+    **HIDDEN,
     "label": st.column_config.TextColumn("pkrange"),
     "ru_s": st.column_config.NumberColumn("demand RU/s", format="%.2f"),
     "share_pct": st.column_config.NumberColumn("share", format="%.1f%%"),
