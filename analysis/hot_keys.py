@@ -25,6 +25,8 @@ from analysis.hot_partitions import (
 )
 from analysis.query_costs import pkrange_sort_key
 
+TOP_KEY_CHOICES = (10, 20, 50, 100)  # how many of the hottest keys a heatmap may show
+
 # The store columns these functions read: a view loads only these.
 KEY_RU_COLUMNS = [*ROW_KEY, "time", "partition_key", "request_charge"]
 LOGICAL_KEY_COLUMNS = [*ROW_KEY, "time", "partition_key", "size_kb"]
@@ -62,6 +64,11 @@ def summarize_key_heatmap(
         smallest=smallest_step(ns),
     )
     return Heatmap(z=z / step.total_seconds(), times=starts, rows=totals[["label", *key, "pkranges", "ru"]], bin=step)
+
+
+def top_keys(heatmap: Heatmap, top: int) -> Heatmap:
+    """The first `top` rows of a key heatmap (hottest first): the same bins while the larger one fits its cells."""
+    return Heatmap(z=heatmap.z[:top], times=heatmap.times, rows=heatmap.rows.head(top), bin=heatmap.bin)
 
 
 def key_totals(key_ru: pd.DataFrame) -> pd.DataFrame:

@@ -7,7 +7,7 @@ on every widget change would cost seconds, while the reduced heatmap is a few hu
 through `loaders.load_view` (one store read, shared with other pages) and caches only the reductions, for the
 same time as the store reads (`loaders.TTL_SECONDS`). The numbers all come from `analysis`.
 
-The metrics alone are read past `load_table`'s cache (its undecorated function, `__wrapped__`): caching 4.3
+The metrics and the logs' RU per key are read past `load_table`'s cache (its undecorated function, `__wrapped__`): caching 4.3
 million points would pickle them (0.5 GB, and a peak of twice that while pickling) only for this loader to
 reduce them once per view, so the page's peak memory would pass the issue's 2 GB. The scope is cut only
 when there is one, so the points are not copied to keep them all.
@@ -40,6 +40,7 @@ class HotData:
     """What the Hot partitions page shows, reduced from the store's frames in one view."""
 
     heatmap: hp.Heatmap  # normalized RU, pkrange x time
+    key_heatmap: hp.Heatmap  # the top hk.TOP_KEY_CHOICES[-1] logical keys x time by RU/s (hk.top_keys cuts it)
     key_totals: pd.DataFrame  # RU per (container, pkrange, logical key) from the logs
     key_sizes: pd.DataFrame  # the latest storage snapshot's largest logical keys
     loads: dict[str, pd.DataFrame]  # LOAD_SOURCES name -> ROW_KEY, label, load column (key-space order)
@@ -62,20 +63,14 @@ def load_hot(view: FrameState) -> HotData:
     return _load_hot(view.store, view.since, scope.account, scope.database, scope.container)
 
 
-def load_key_heatmap(view: FrameState, *, top: int) -> hp.Heatmap:
-    """The top logical keys x time by RU, from the logs (cached like `load_hot`)."""
-    scope = view.scope
-    return _load_key_heatmap(view.store, view.since, scope.account, scope.database, scope.container, top)
-
-
 @st.cache_data(ttl=loaders.TTL_SECONDS, show_spinner="Reducing the partitions' metrics...", max_entries=16)
 def _load_hot(
     store: str, since: dt.datetime | None, account: str | None, database: str | None, container: str | None
 ) -> HotData:
     view = FrameState(store=store, since=since, scope=Scope(database=database, container=container, account=account))
-    metrics = _read_metrics(view)
+    metrics = _read_points(view, "metrics", hp.METRIC_COLUMNS)
     partitions = loaders.load_optional_view(view, "partitions", columns=hp.PARTITION_COLUMNS)
-    key_ru = loaders.load_optional_view(view, "log_key_ru", columns=hk.KEY_RU_COLUMNS)
+    key_ru = _read_points(view, "log_key_ru", hk.KEY_RU_COLUMNS)
     logical = loaders.load_optional_view(view, "logical_keys", columns=hk.LOGICAL_KEY_COLUMNS)
     executions = loaders.load_view(view, "executions", columns=hr.EXECUTION_COLUMNS)
     latest = tuple(sorted(hr.latest_runs(executions.frame)["run_id"].astype(str).unique()))
@@ -99,6 +94,7 @@ def _load_hot(
     return HotData(
         heatmap=heatmap,
         key_totals=key_totals,
+        key_heatmap=hk.summarize_key_heatmap(key_ru.frame, top=max(hk.TOP_KEY_CHOICES)),
         key_sizes=hk.latest_key_sizes(logical.frame),
         loads=loads,
         pkranges=pkranges,
@@ -111,22 +107,13 @@ def _load_hot(
     )
 
 
-@st.cache_data(ttl=loaders.TTL_SECONDS, show_spinner="Reducing the logical keys' RU...", max_entries=16)
-def _load_key_heatmap(
-    store: str, since: dt.datetime | None, account: str | None, database: str | None, container: str | None, top: int
-) -> hp.Heatmap:
-    view = FrameState(store=store, since=since, scope=Scope(database=database, container=container, account=account))
-    key_ru = loaders.load_optional_view(view, "log_key_ru", columns=hk.KEY_RU_COLUMNS)
-    return hk.summarize_key_heatmap(key_ru.frame, top=top)
-
-
-def _read_metrics(view: FrameState) -> loaders.Loaded:
-    """The view's metrics (`hp.METRIC_COLUMNS`), read without caching the points (see the module docstring)."""
+def _read_points(view: FrameState, table: str, columns: list[str]) -> loaders.Loaded:
+    """The view's rows of a table of many points (metrics, the logs' RU per key), only `columns`, read without
+    caching the points (see the module docstring)."""
     read = getattr(loaders.load_table, "__wrapped__", loaders.load_table)
-    columns = tuple(dict.fromkeys([*hp.METRIC_COLUMNS, *SCOPE_COLUMNS]))
-    loaded = read(view.store, "metrics", since=view.since, columns=columns)
+    loaded = read(view.store, table, since=view.since, columns=tuple(dict.fromkeys([*columns, *SCOPE_COLUMNS])))
     frame = loaded.frame if view.scope == Scope() else select_scope(loaded.frame, view.scope)
-    return loaders.Loaded(frame, loaded.warnings)
+    return loaders.Loaded(frame[columns], loaded.warnings)
 
 
 def _ordered(frame: pd.DataFrame, column: str, partitions: pd.DataFrame) -> pd.DataFrame:

@@ -13,8 +13,8 @@ import streamlit as st
 
 from analysis import hot_keys, hot_partitions, hot_replay
 from dashboard import figures_hot, widgets
-from dashboard.loaders_hot import LOAD_SOURCES, HotData, load_hot, load_key_heatmap
-from dashboard.state import FrameState, frame_state
+from dashboard.loaders_hot import LOAD_SOURCES, HotData, load_hot
+from dashboard.state import frame_state
 
 HOW_TO_COLLECT = "Replay the queries of a config, or collect Azure Monitor metrics and logs, then open it here"
 COLLECT = [
@@ -22,7 +22,6 @@ COLLECT = [
     "ruscope metrics --config ruscope.toml",
     "ruscope logs --config ruscope.toml",
 ]
-TOP_KEYS = [10, 20, 50, 100]
 
 HEATMAP_HELP = """Each row is a physical partition (pkrange), in the order of the key space it owns, so after a
 split the children sit where their parent was; the dotted line marks the split. A cell is Azure Monitor's
@@ -112,7 +111,7 @@ def render_heatmap(data: HotData) -> None:
         )
 
 
-def render_keys(view: FrameState, data: HotData) -> None:
+def render_keys(data: HotData) -> None:
     st.subheader("Logical keys")
     if data.key_totals.empty:
         widgets.render_monitor_missing(
@@ -121,8 +120,8 @@ def render_keys(view: FrameState, data: HotData) -> None:
             adds="CDBPartitionKeyRUConsumption gives the RU of each logical key on each partition over time.",
         )
     else:
-        top = st.selectbox("Top keys by RU", TOP_KEYS, index=1, key="hot_top_keys")
-        heatmap = load_key_heatmap(view, top=int(top))
+        top = st.selectbox("Top keys by RU", hot_keys.TOP_KEY_CHOICES, index=1, key="hot_top_keys")
+        heatmap = hot_keys.top_keys(data.key_heatmap, int(top))
         st.plotly_chart(figures_hot.build_key_heatmap_figure(heatmap), key="hot_keys_heatmap")
     render_keys_in_range(data)
 
@@ -208,6 +207,6 @@ if data.empty:
     )
 else:
     render_heatmap(data)
-    render_keys(view, data)
+    render_keys(data)
     render_skew(data)
     render_replay(data)

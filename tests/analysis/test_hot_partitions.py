@@ -244,6 +244,8 @@ def test_the_top_keys_heatmap_is_in_ru_per_second() -> None:
     assert heatmap.labels == ['["hot"]', '["warm"]'] and heatmap.rows["pkranges"].tolist() == ["0", "0"]
     assert heatmap.bin == pd.Timedelta("5min")  # the logs' bin, not four empty minutes between
     np.testing.assert_array_equal(heatmap.z, [[2.0, 1.0], [100 / 300, np.nan]])
+    first = hk.top_keys(heatmap, 1)
+    assert first.labels == ['["hot"]'] and first.z.tolist() == [[2.0, 1.0]] and first.bin == heatmap.bin
     assert hk.summarize_key_heatmap(frame([], hk.KEY_RU_COLUMNS)).empty
 
 
