@@ -9,7 +9,8 @@ snapshots. Through the unmodified SDKs, as a user would collect it:
 - `replay` (azure-cosmos over HTTP) at five points in time: a single-partition query with a production rate,
   a targeted IN, a fan-out, and a per-feed-range count;
 - `storage` after each replay (partition statistics, quota, lineage, EPK bounds);
-- `metrics` (MetricsClient) and `logs` (LogsQueryClient) over HTTPS from the monitor stand-in at the end.
+- `metrics` (MetricsClient) and `logs` (LogsQueryClient) over HTTPS from the monitor stand-in at the end;
+- then the config's `[alerts]` are evaluated, as `ruscope collect` does: the hot range and the 429 rate fire.
 
 `build_collected_store` is deterministic in everything but the wall-clock hour it ends on.
 """
@@ -17,6 +18,7 @@ snapshots. Through the unmodified SDKs, as a user would collect it:
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import os
 import time
 from collections.abc import Iterator
@@ -26,6 +28,7 @@ from typing import Any
 
 from azure.cosmos import CosmosClient, PartitionKey
 
+from collectors.alerts import EXIT_ALERTS, after_collect
 from collectors.config import Config, parse_config
 from collectors.registry import Options, collector, run_collector
 from cosmoscore.limits import Limits
@@ -91,7 +94,9 @@ def collected_config(cosmos_url: str, monitor_url: str, ca: Path) -> Config:
         "backfill_hours": 3,
         "logs_lag_minutes": 0,  # the stand-in has no ingestion delay
     }
-    return parse_config({"accounts": [account], "monitor": monitor, "queries": QUERIES}, Path("collected.toml"))
+    alerts = {"hot_partition_percent": 90, "hot_partition_minutes": 5, "throttle_rate_percent": 5}
+    data = {"accounts": [account], "monitor": monitor, "queries": QUERIES, "alerts": alerts}
+    return parse_config(data, Path("collected.toml"))
 
 
 def build_collected_store(store: Path, workdir: Path, *, start: float | None = None) -> CollectedStore:
@@ -127,6 +132,10 @@ def build_collected_store(store: Path, workdir: Path, *, start: float | None = N
             clock.set(start + MINUTES * 60 + 60)  # the last minute is complete
             _collect("metrics", config, store, clock)
             _collect("logs", config, store, clock)
+            lines: list[str] = []
+            when = dt.datetime.fromtimestamp(clock.now, dt.UTC)
+            if after_collect(config, store, now=when, out=lines.append, err=lines.append) != EXIT_ALERTS:
+                raise RuntimeError(f"the collected store's alerts did not fire: {lines}")
     finally:
         monitor.stop()
         cosmos.stop()
