@@ -17,11 +17,23 @@ run) and `log_key_sizes` (`ruscope logs`, CDBPartitionKeyStatistics), of which t
 - **Index**: `usage_collection_kb - usage_documents_kb` (x-ms-resource-usage collectionSize and
   documentsSize). The local emulator reports documentsSize equal to collectionSize, so an equal or missing
   pair reads as "index size not reported", never as an index of 0.
+- **Keys from two sources**: a key's size comes from the container's sampled statistics (`logical_keys`,
+  "statistics") and from the diagnostic logs (`log_key_sizes`, "logs"), measured differently. A key is one
+  row with both sizes (`statistics_kb`, `logs_kb`); its size, fill and growth are those of `source`: the
+  source with more snapshots in the range (a growth line needs two), ties going to the newer snapshot,
+  then to the statistics.
+- **Units**: sizes are stored in KB; a page shows them in the unit that fits the largest (`size_unit`: KB,
+  MB or GB) and the fill as a percentage with enough decimals that the smallest non-zero fill shows two
+  significant digits (`percent_decimals`), so 19 KB of 50 GB reads 0.000036%, not 0.0000.
 - **Labels**: rows are named by their pkrange (or key) alone in one container, `container/pkrange` when the
-  frame spans several containers (`database/container/...` when two databases share a container name).
+  frame spans several containers (`database/container/...` when two databases share a container name);
+  `label_title` names the column accordingly.
 """
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -34,6 +46,7 @@ INDEX_NOT_REPORTED = "index size not reported"
 NOT_GROWING = "not growing"
 ONE_SNAPSHOT = "fewer than 2 snapshots"
 AT_LIMIT = "at the limit"
+SOURCES = ("statistics", "logs")  # a tie between the sources goes to the first
 HORIZON_DAYS = 100 * 365  # a projection further out is noise (and past what a timestamp can hold)
 BEYOND_HORIZON = "not within 100 years"
 
@@ -53,8 +66,18 @@ LOGICAL_KEY_COLUMNS = [*KEY, "run_id", "time", "pkrange_id", "partition_key", "s
 LOG_KEY_SIZE_COLUMNS = [*KEY, "run_id", "time", "partition_key", "size_kb"]
 
 GROWTH_COLUMNS = ["snapshots", "growth_kb_per_day", "projected_full", "projection_note"]
-FILL_COLUMNS = [*KEY, "label", "pkrange_id", "size_kb", "size_gb", "fill", "document_count", *GROWTH_COLUMNS]
-KEY_FILL_COLUMNS = [*KEY, "label", "partition_key", "source", "size_kb", "size_gb", "fill", *GROWTH_COLUMNS]
+SIZE_COLUMNS = ["size_kb", "size_gb", "fill", "fill_pct"]
+FILL_COLUMNS = [*KEY, "label", "pkrange_id", *SIZE_COLUMNS, "document_count", *GROWTH_COLUMNS]
+KEY_FILL_COLUMNS = [
+    *KEY,
+    "label",
+    "partition_key",
+    "source",
+    "statistics_kb",
+    "logs_kb",
+    *SIZE_COLUMNS,
+    *GROWTH_COLUMNS,
+]
 CONTAINER_COLUMNS = [*KEY, "label", "run_id", "time", "size_kb", "document_count", "pkranges"]
 INDEX_COLUMNS = [*KEY, "label", "time", "data_kb", "index_kb", "index_to_data", "note"]
 
@@ -81,30 +104,38 @@ def key_fill(
     top: int = 50,
     limits: Limits | None = None,
 ) -> pd.DataFrame:
-    """The `top` largest logical keys of the containers' latest snapshots against 20 GB, with their growth
-    (`KEY_FILL_COLUMNS`), largest first. `source` says where a size came from: "statistics" (the container's
-    sampled partition-key statistics, `ruscope storage`) or "logs" (CDBPartitionKeyStatistics); a key in
-    both is listed once per source, since their sizes are measured differently."""
+    """The `top` largest logical keys of the containers' latest snapshots against 20 GB, one row per key
+    (`KEY_FILL_COLUMNS`), largest first: each source's latest size ("statistics": the container's sampled
+    partition-key statistics, `ruscope storage`; "logs": CDBPartitionKeyStatistics), and the size, fill and
+    growth of the source the module docstring picks, named in `source`."""
     limit_kb = (limits or Limits()).logical_partition_max_bytes / KB
-    sources = [("statistics", logical_keys), ("logs", log_key_sizes)]
-    parts = []
-    for source, frame in sources:
-        sized = _sized(frame) if frame is not None else pd.DataFrame()
-        if sized.empty:
-            continue
-        # a key is listed per pkrange it was sampled on; sum them so a key is one row per snapshot
-        per_key = sized.groupby([*KEY, "run_id", "partition_key"], as_index=False).agg(
-            time=("time", "max"), size_kb=("size_kb", "sum")
-        )
-        growth = growth_rates(per_key, by=[*KEY, "partition_key"], limit_kb=limit_kb)
-        latest = _latest_snapshot(per_key).merge(growth, on=[*KEY, "partition_key"], how="left")
-        parts.append(latest.assign(source=source))
-    if not parts:
+    parts = [_key_sizes(frame, source, limit_kb) for source, frame in zip(SOURCES, (logical_keys, log_key_sizes))]
+    found = [part for part in parts if not part.empty]
+    if not found:
         return pd.DataFrame(columns=KEY_FILL_COLUMNS)
-    keys = pd.concat(parts, ignore_index=True)
+    rows = pd.concat(found, ignore_index=True)
+    by_source = rows.pivot_table(index=[*KEY, "partition_key"], columns="source", values="size_kb", aggfunc="max")
+    by_source = by_source.reindex(columns=list(SOURCES)).add_suffix("_kb").reset_index()
+    by_source.columns.name = None
+    rank = rows["source"].map({name: n for n, name in enumerate(SOURCES)})
+    order = rows.assign(rank=rank).sort_values(["snapshots", "time", "rank"], ascending=[False, False, True])
+    keys = order.drop_duplicates([*KEY, "partition_key"]).merge(by_source, on=[*KEY, "partition_key"])
     keys = keys.assign(label=labels(keys, keys["partition_key"]), **_fill(keys["size_kb"], limit_kb))
-    keys = keys.sort_values([*KEY, "partition_key", "source"]).sort_values("size_kb", ascending=False, kind="stable")
-    return keys.head(top).reset_index(drop=True)[KEY_FILL_COLUMNS]
+    keys = keys.sort_values([*KEY, "partition_key"]).sort_values("size_kb", ascending=False, kind="stable")
+    return keys.head(top).reset_index(drop=True).astype({"snapshots": "Int64"})[KEY_FILL_COLUMNS]
+
+
+def _key_sizes(frame: pd.DataFrame | None, source: str, limit_kb: float) -> pd.DataFrame:
+    """One source's keys of each container's latest snapshot, with their growth over its snapshots."""
+    sized = _sized(frame) if frame is not None else pd.DataFrame()
+    if sized.empty:
+        return pd.DataFrame()
+    # a key is listed per pkrange it was sampled on; sum them so a key is one row per snapshot
+    per_key = sized.groupby([*KEY, "run_id", "partition_key"], as_index=False).agg(
+        time=("time", "max"), size_kb=("size_kb", "sum")
+    )
+    growth = growth_rates(per_key, by=[*KEY, "partition_key"], limit_kb=limit_kb)
+    return _latest_snapshot(per_key).merge(growth, on=[*KEY, "partition_key"], how="left").assign(source=source)
 
 
 def growth_rates(frame: pd.DataFrame, *, by: list[str], limit_kb: float) -> pd.DataFrame:
@@ -175,6 +206,49 @@ def index_sizes(partitions: pd.DataFrame) -> pd.DataFrame:
     return usage.sort_values(KEY, ignore_index=True)[INDEX_COLUMNS]
 
 
+@dataclass(frozen=True)
+class SizeUnit:
+    """A unit sizes are shown in: its name and how many KB it holds."""
+
+    name: str
+    kb: float
+
+
+UNITS = (SizeUnit("GB", GB / KB), SizeUnit("MB", 1024.0), SizeUnit("KB", 1.0))
+
+
+def size_unit(size_kb: pd.Series) -> SizeUnit:
+    """The largest unit in which the largest size is at least 1 (KB for none): 361 KB reads 361 KB, not
+    0.0003 GB, and 30 GB reads 30 GB."""
+    largest = pd.to_numeric(size_kb, errors="coerce").max()
+    return next((unit for unit in UNITS if largest >= unit.kb), UNITS[-1])
+
+
+def in_unit(size_kb: pd.Series, unit: SizeUnit) -> pd.Series:
+    """Sizes in KB expressed in `unit`, as floats (NaN stays NaN)."""
+    return size_kb.astype(float) / unit.kb
+
+
+def percent_decimals(percent: pd.Series, *, digits: int = 2, most: int = 10) -> int:
+    """How many decimals show the smallest positive percentage with `digits` significant digits (at least
+    `digits`, at most `most`): 0.00044% needs 5, 60% needs 2."""
+    positive = pd.to_numeric(percent, errors="coerce")
+    positive = positive[positive > 0]
+    if positive.empty:
+        return digits
+    return int(min(most, max(digits, digits - 1 - math.floor(math.log10(positive.min())))))
+
+
+def label_title(frame: pd.DataFrame, name: str) -> str:
+    """The header of a column of `labels(frame, ...)`: `name` when they are bare names (one container), else
+    says the container prefix (`container/name`, `database/container/name`)."""
+    if frame.empty or frame[KEY].drop_duplicates().shape[0] <= 1:
+        return name
+    pairs = frame[["database", "container"]].drop_duplicates()
+    prefix = "database/container" if pairs["container"].duplicated(keep=False).any() else "container"
+    return f"{prefix}/{name}"
+
+
 def labels(frame: pd.DataFrame, names: pd.Series) -> pd.Series:
     """`names` (pkrange ids or keys) alone in one container, else prefixed `container/` (see the docstring)."""
     prefix = container_labels(frame)
@@ -205,5 +279,7 @@ def _latest_snapshot(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _fill(size_kb: pd.Series, limit_kb: float) -> dict[str, pd.Series]:
+    """Size in GB, fill of the limit (0..1) and the same in percent; 12 decimals keep a few KB of 50 GB."""
     sizes = size_kb.astype(float)
-    return {"size_gb": (sizes * KB / GB).round(6), "fill": (sizes / limit_kb).round(6)}
+    fill = sizes / limit_kb
+    return {"size_gb": (sizes * KB / GB).round(6), "fill": fill.round(12), "fill_pct": (fill * 100).round(10)}

@@ -29,7 +29,10 @@ GROWTH_HELP = """
 than two snapshots, the size is not growing, or the line gets there only after 100 years. A physical partition splits past 50 GB (its children get
 new pkrange ids, so their history starts at the split); a logical partition cannot grow past 20 GB at all:
 writes to that key fail. Logical key sizes are sampled by the service (statistics) or reported per key by
-diagnostic logs (logs). The rules are in `analysis/storage.py`.
+diagnostic logs (logs): a key is one row with both sizes, and its fill and growth come from the source with
+more snapshots (a growth line needs two), ties going to the newer. Sizes are shown in the unit that fits the
+largest (KB, MB or GB; the CSV keeps KB) and fills as a percentage of the limit; a limit far above every bar
+is named above the figure instead of drawn, so the bars stay visible. The rules are in `analysis/storage.py`.
 """
 
 _GROWTH = {
@@ -37,29 +40,6 @@ _GROWTH = {
     "growth_kb_per_day": st.column_config.NumberColumn("growth KB/day", format="%.1f"),
     "projected_full": st.column_config.DatetimeColumn("projected full (UTC)", timezone="UTC", format="YYYY-MM-DD"),
     "projection_note": st.column_config.TextColumn("why no projection"),
-}
-FILL_COLUMNS = {
-    "label": st.column_config.TextColumn("pkrange"),
-    "size_kb": st.column_config.NumberColumn("size KB", format="%.0f"),
-    "size_gb": st.column_config.NumberColumn("size GB", format="%.4f"),
-    "fill": st.column_config.ProgressColumn("fill of 50 GB", min_value=0.0, max_value=1.0, format="%.4f"),
-    "document_count": st.column_config.NumberColumn("documents"),
-    **_GROWTH,
-}
-KEY_COLUMNS = {
-    "label": st.column_config.TextColumn("partition key"),
-    "source": st.column_config.TextColumn("source"),
-    "size_kb": st.column_config.NumberColumn("size KB", format="%.0f"),
-    "size_gb": st.column_config.NumberColumn("size GB", format="%.4f"),
-    "fill": st.column_config.ProgressColumn("fill of 20 GB", min_value=0.0, max_value=1.0, format="%.4f"),
-    **_GROWTH,
-}
-SIZE_COLUMNS = {
-    "label": st.column_config.TextColumn("container"),
-    "time": st.column_config.DatetimeColumn("snapshot (UTC)", timezone="UTC"),
-    "size_kb": st.column_config.NumberColumn("size KB", format="%.0f"),
-    "document_count": st.column_config.NumberColumn("documents"),
-    "pkranges": st.column_config.NumberColumn("pkranges"),
 }
 INDEX_COLUMNS = {
     "label": st.column_config.TextColumn("container"),
@@ -72,6 +52,26 @@ INDEX_COLUMNS = {
 HIDDEN = ["account", "database", "container"]
 
 
+def size_columns(frame: pd.DataFrame, unit: storage.SizeUnit, *, limit: str, sizes: dict[str, str]) -> dict:
+    """The headers of a fill table: its sizes in `unit` (`sizes`: column -> header), the fill as a percentage
+    with the decimals its smallest value needs, its growth."""
+    decimals = storage.percent_decimals(frame["fill_pct"])
+    number = "%.0f" if unit.name == "KB" else "%.3f"
+    return {
+        **{
+            name: st.column_config.NumberColumn(f"{header} {unit.name}", format=number)
+            for name, header in sizes.items()
+        },
+        "fill_pct": st.column_config.NumberColumn(f"% of {limit}", format=f"%.{decimals}f%%"),
+        **_GROWTH,
+    }
+
+
+def in_unit(frame: pd.DataFrame, unit: storage.SizeUnit, columns: list[str]) -> pd.DataFrame:
+    """The frame with `columns` (KB) in `unit`; the CSV keeps the KB."""
+    return frame.assign(**{name: storage.in_unit(frame[name], unit) for name in columns})
+
+
 def render_partitions(partitions: pd.DataFrame) -> None:
     fill = storage.partition_fill(partitions, limits=LIMITS)
     st.subheader("Physical partitions against 50 GB")
@@ -79,9 +79,17 @@ def render_partitions(partitions: pd.DataFrame) -> None:
     st.plotly_chart(
         figures_storage.build_partition_fill_figure(fill, limit_bytes=limit), key="storage_partitions_chart"
     )
-    shown = fill.drop(columns=[*HIDDEN, "pkrange_id"])
+    unit = storage.size_unit(fill["size_kb"])
+    columns = {
+        "label": st.column_config.TextColumn(storage.label_title(fill, "pkrange")),
+        **size_columns(fill, unit, limit="50 GB", sizes={"size_kb": "size"}),
+        "document_count": st.column_config.NumberColumn("documents"),
+    }
+    shown = in_unit(fill, unit, ["size_kb"])[
+        ["label", "size_kb", "fill_pct", "document_count", *storage.GROWTH_COLUMNS]
+    ]
     widgets.render_table(
-        shown, key="storage_partitions", file_name="storage-partitions.csv", column_config=FILL_COLUMNS, csv=fill
+        shown, key="storage_partitions", file_name="storage-partitions.csv", column_config=columns, csv=fill
     )
 
 
@@ -93,18 +101,36 @@ def render_keys(logical_keys: pd.DataFrame, log_key_sizes: pd.DataFrame) -> None
         return
     limit = LIMITS.logical_partition_max_bytes
     st.plotly_chart(figures_storage.build_key_fill_figure(keys, limit_bytes=limit), key="storage_keys_chart")
-    shown = keys.drop(columns=[*HIDDEN, "partition_key"])
-    widgets.render_table(shown, key="storage_keys", file_name="storage-keys.csv", column_config=KEY_COLUMNS, csv=keys)
+    sized = ["size_kb", "statistics_kb", "logs_kb"]
+    unit = storage.size_unit(keys[sized].stack())
+    columns = {
+        "label": st.column_config.TextColumn(storage.label_title(keys, "partition key")),
+        "source": st.column_config.TextColumn("size, fill and growth from"),
+        **size_columns(
+            keys, unit, limit="20 GB", sizes={"size_kb": "size", "statistics_kb": "statistics", "logs_kb": "logs"}
+        ),
+    }
+    order = ["label", "size_kb", "fill_pct", "source", "statistics_kb", "logs_kb", *storage.GROWTH_COLUMNS]
+    widgets.render_table(
+        in_unit(keys, unit, sized)[order], key="storage_keys", file_name="storage-keys.csv", column_config=columns,
+        csv=keys,
+    )  # fmt: skip
 
 
 def render_growth(partitions: pd.DataFrame) -> None:
     sizes = storage.container_sizes(partitions)
     st.subheader("Size over time")
     st.plotly_chart(figures_storage.build_container_growth_figure(sizes), key="storage_growth_chart")
-    shown = sizes.drop(columns=[*HIDDEN, "run_id"])
-    widgets.render_table(
-        shown, key="storage_sizes", file_name="storage-sizes.csv", column_config=SIZE_COLUMNS, csv=sizes
-    )
+    unit = storage.size_unit(sizes["size_kb"])
+    columns = {
+        "label": st.column_config.TextColumn("container"),
+        "time": st.column_config.DatetimeColumn("snapshot (UTC)", timezone="UTC"),
+        "size_kb": st.column_config.NumberColumn(f"size {unit.name}", format="%.0f" if unit.name == "KB" else "%.3f"),
+        "document_count": st.column_config.NumberColumn("documents"),
+        "pkranges": st.column_config.NumberColumn("pkranges"),
+    }
+    shown = in_unit(sizes, unit, ["size_kb"]).drop(columns=[*HIDDEN, "run_id"])
+    widgets.render_table(shown, key="storage_sizes", file_name="storage-sizes.csv", column_config=columns, csv=sizes)
 
 
 def render_index(partitions: pd.DataFrame) -> None:

@@ -56,7 +56,8 @@ def test_partition_fill_of_the_latest_snapshot_with_growth_and_projected_date() 
     assert fill["pkrange_id"].tolist() == ["0", "1", "2"]  # fullest first
     assert fill["label"].tolist() == ["0", "1", "2"]  # one container: the pkrange alone
     assert fill["size_kb"].tolist() == [3048.0, 1000.0, 10.0]
-    assert fill["fill"].tolist() == [round(3048 / 10240, 6), round(1000 / 10240, 6), round(10 / 10240, 6)]
+    assert fill["fill"].tolist() == [round(3048 / 10240, 12), round(1000 / 10240, 12), round(10 / 10240, 12)]
+    assert fill["fill_pct"].tolist() == [round(304800 / 10240, 10), round(100000 / 10240, 10), round(1000 / 10240, 10)]
     assert fill["document_count"].tolist() == [1524, 500, 5]
     assert fill["snapshots"].tolist() == [3, 3, 1]
     assert fill["growth_kb_per_day"].tolist()[:2] == [1024.0, -1000.0] and math.isnan(fill["growth_kb_per_day"][2])
@@ -71,6 +72,7 @@ def test_default_limit_is_50_gb_and_several_containers_are_labelled() -> None:
     fill = storage.partition_fill(frame(rows, PARTITIONS.columns))
     assert fill["label"].tolist() == ["carts/0", "orders/0"]
     assert fill["fill"].tolist() == [0.5, 0.1] and fill["size_gb"].tolist() == [25.0, 5.0]
+    assert fill["fill_pct"].tolist() == [50.0, 10.0]
     assert Limits().physical_partition_max_bytes == 50 * GB
 
 
@@ -102,13 +104,70 @@ def test_key_fill_from_statistics_and_logs() -> None:
         ['["t1"]', "statistics", 2000.0],  # listed on two pkranges after a split: summed
         ['["t2"]', "statistics", 50.0],
     ]
-    assert keys["fill"].tolist() == [round(3000 / 4096, 6), round(2000 / 4096, 6), round(50 / 4096, 6)]
+    assert keys["fill"].tolist() == [round(3000 / 4096, 12), round(2000 / 4096, 12), round(50 / 4096, 12)]
     assert keys["growth_kb_per_day"].tolist()[1:] == [500.0, 0.0]
     assert keys["projected_full"][1] == T0 + pd.Timedelta(days=6, seconds=16589)  # 2 + 4.192 days
     assert keys["projection_note"].tolist() == [storage.ONE_SNAPSHOT, "", storage.NOT_GROWING]
     assert storage.key_fill(stats, None, top=1)["partition_key"].tolist() == ['["t1"]']
     empty = storage.key_fill(stats.iloc[:0], None)
     assert empty.empty and empty.columns.tolist() == storage.KEY_FILL_COLUMNS
+
+
+def test_a_key_in_both_sources_is_one_row_with_both_sizes() -> None:
+    """The statistics saw t1 twice (a growth line), the logs once, later and larger: one row, both sizes,
+    the size and growth of the statistics (more snapshots); t2 once in each at the same time: statistics."""
+    stats = frame(
+        [key("r1", 0, '["t1"]', 1000), key("r2", 1, '["t1"]', 1500), key("r2", 1, '["t2"]', 40)],
+        LOGICAL_KEYS.columns,
+    )  # fmt: skip
+    logs = frame(
+        [key("l1", 1, '["t2"]', 45, columns=LOG_KEY_SIZES.columns),
+         key("l1", 1, '["t1"]', 1600, columns=LOG_KEY_SIZES.columns),
+         key("l1", 1, '["t3"]', 5, columns=LOG_KEY_SIZES.columns)],
+        LOG_KEY_SIZES.columns,
+    )  # fmt: skip
+    keys = storage.key_fill(stats, logs, limits=SMALL)
+    columns = ["label", "source", "statistics_kb", "logs_kb", "size_kb", "snapshots", "growth_kb_per_day"]
+    assert keys[columns].fillna(-1).values.tolist() == [
+        ['["t1"]', "statistics", 1500.0, 1600.0, 1500.0, 2, 500.0],
+        ['["t2"]', "statistics", 40.0, 45.0, 40.0, 1, -1],
+        ['["t3"]', "logs", -1, 5.0, 5.0, 1, -1],
+    ]
+    assert not keys["partition_key"].duplicated().any()
+    logs_later = logs.assign(time=logs["time"] + pd.Timedelta(hours=1))
+    assert storage.key_fill(stats, logs_later, limits=SMALL)["source"].tolist() == ["statistics", "logs", "logs"]
+
+
+def test_sizes_in_a_unit_that_fits_and_percentages_with_enough_decimals() -> None:
+    assert storage.size_unit(pd.Series([19.0, 361.0])) == storage.SizeUnit("KB", 1.0)
+    assert storage.size_unit(pd.Series([2048.0, 10.0])).name == "MB"
+    assert storage.size_unit(pd.Series([30 * 1024**2.0])).name == "GB"
+    assert storage.size_unit(pd.Series([], dtype=float)).name == "KB"
+    assert storage.in_unit(pd.Series([512.0, math.nan]), storage.SizeUnit("MB", 1024.0)).fillna(-1).tolist() == [
+        0.5,
+        -1,
+    ]
+    fill = storage.partition_fill(
+        frame([partition("r1", 0, "0", 231), partition("r1", 0, "1", 19)], PARTITIONS.columns)
+    )
+    decimals = storage.percent_decimals(fill["fill_pct"])
+    assert (decimals, [f"%.{decimals}f%%" % pct for pct in fill["fill_pct"]]) == (6, ["0.000441%", "0.000036%"])
+    assert storage.percent_decimals(pd.Series([60.0, 0.0])) == 2 and storage.percent_decimals(pd.Series([])) == 2
+    assert storage.percent_decimals(pd.Series([1e-30])) == 10
+
+
+def test_label_title_says_when_labels_carry_the_container() -> None:
+    one = storage.partition_fill(frame([partition("r1", 0, "0", 10)], PARTITIONS.columns))
+    two = storage.partition_fill(
+        frame([partition("r1", 0, "0", 10), partition("r1", 0, "0", 10, container="carts")], PARTITIONS.columns)
+    )
+    assert storage.label_title(one, "pkrange") == "pkrange" and one["label"].tolist() == ["0"]
+    assert storage.label_title(two, "pkrange") == "container/pkrange" and two["label"].tolist() == [
+        "carts/0",
+        "orders/0",
+    ]
+    clash = two.assign(database=["shop", "crm"], container="orders")
+    assert storage.label_title(clash, "pkrange") == "database/container/pkrange"
 
 
 def test_container_sizes_over_time() -> None:
