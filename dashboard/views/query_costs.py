@@ -107,10 +107,10 @@ def shown(frame: pd.DataFrame, columns: dict) -> pd.DataFrame:
 def render_summary(costs: derived.QueryCosts) -> None:
     st.subheader("Per query")
     widgets.render_table(shown(costs.summary, SUMMARY_COLUMNS), key="query_costs_table", file_name="query-costs.csv", column_config=SUMMARY_COLUMNS, csv=costs.summary)  # fmt: skip
-    labels = figures.query_labels(costs.summary).tolist()
-    picked = st.selectbox("SQL of", range(len(labels)), format_func=labels.__getitem__, key="query_costs_sql")
-    sql = costs.summary["sql"].iloc[picked] if picked is not None else None
-    st.code(sql if isinstance(sql, str) and sql else "-- not recorded", language="sql")
+    sql = dict(zip(figures.query_labels(costs.summary), costs.summary["sql"]))
+    picked = st.selectbox("SQL of", list(sql), key="query_costs_sql", help="the queries in the table's order")
+    text = sql.get(picked) if picked is not None else None
+    st.code(text if isinstance(text, str) and text else "-- not recorded", language="sql")
 
 
 def render_errors(failed: pd.DataFrame, *, only_failures: bool) -> None:

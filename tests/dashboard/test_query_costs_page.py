@@ -136,7 +136,7 @@ def test_the_sql_of_a_query_is_one_pick_away(store: Path) -> None:
     app = run_app()
     assert app.selectbox(key="query_costs_sql").options == ["wide", "scan", "point"]  # the table's order
     assert app.code[0].value == "SELECT * FROM c WHERE c.kind = 'wide'"
-    app.selectbox(key="query_costs_sql").select(2).run()
+    app.selectbox(key="query_costs_sql").select("point").run()
     assert app.code[0].value == "SELECT * FROM c WHERE c.kind = 'point'"
 
 
