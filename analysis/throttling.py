@@ -12,6 +12,9 @@ different traffic:
 - `requests` and `executions` (the replay): the replayed queries' own requests, per pkrange, with the
   retry-after the service asked for; the only source when no Monitor data exists.
 
+**One rate per container** (`preferred_rate`, which the Fleet reads): Azure Monitor's where it counted the
+container's requests, since it sees all the traffic, else the replay's; the source is named.
+
 **The healthy band**: the service documents 1-5% of requests answered 429 as healthy (the SDK retries them;
 ../shared/reference/ru-cost-model.md P12, learn.microsoft.com troubleshoot-request-rate-too-large), so a
 rate above `HEALTHY_429_RATE[1]` is flagged and one inside the band is not.
@@ -52,6 +55,7 @@ EXECUTION_COLUMNS = [
 
 RATE_COLUMNS = [*KEY, "label", "source", "time", "requests", "throttled", "rate"]
 SUMMARY_COLUMNS = [*KEY, "label", "source", "requests", "throttled", "rate", "verdict"]
+PREFERRED_COLUMNS = [*KEY, "source", "requests", "throttled", "rate"]
 SERIES_COLUMNS = ["time", "series", "throttled"]
 RETRY_COLUMNS = [*KEY, "label", "pkrange_id", "requests", "throttled", "rate", "retry_after_s"]
 QUERY_COLUMNS = [*KEY, "query_name", "run_id", "time", "executions", "throttled", "retry_after_s", "total_ru"]
@@ -111,6 +115,17 @@ def throttle_summary(metrics: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFr
     return summary.reset_index(drop=True)[SUMMARY_COLUMNS]
 
 
+def preferred_rate(metrics: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFrame:
+    """Per container, one 429 rate (`PREFERRED_COLUMNS`): Azure Monitor's where it counted requests for the
+    container (all its traffic), else the replay's (only the replayed queries), `source` naming it. The
+    numbers are `throttle_summary`'s, so every page that shows a container's 429 rate shows the same one."""
+    summary = throttle_summary(metrics, requests)
+    summary = summary[summary["requests"].astype(float).gt(0)]
+    first = summary.assign(rank=summary["source"].map({MONITOR: 0, REPLAY: 1}))
+    preferred = first.sort_values([*KEY, "rank"]).drop_duplicates(KEY)
+    return preferred.reset_index(drop=True)[PREFERRED_COLUMNS]
+
+
 def verdict(rate: float) -> str:
     """A 429 rate against the healthy band, in words ("" when unknown)."""
     low, high = HEALTHY_429_RATE
@@ -133,19 +148,21 @@ def monitor_throttles(metrics: pd.DataFrame, *, bin: pd.Timedelta | None = None,
 
 def log_throttles(log_throttles: pd.DataFrame, *, bin: pd.Timedelta | None = None, top: int = 10) -> pd.DataFrame:
     """Log Analytics' 429s per physical partition and operation over time (`SERIES_COLUMNS`; series
-    `partition operation`, prefixed `container/` when several containers)."""
+    `partition <PartitionId> · <operation>`, prefixed `container/` when several containers)."""
     rows = _in_containers(log_throttles).dropna(subset=["time", "throttled"])
-    names = labels(rows, rows["partition_id"].astype(str) + " " + rows["operation_name"].astype(str))
-    return _series(rows["time"], names, rows["throttled"].astype(float), bin=bin, top=top)
+    names = "partition " + rows["partition_id"].astype(str) + " · " + rows["operation_name"].astype(str)
+    return _series(rows["time"], labels(rows, names), rows["throttled"].astype(float), bin=bin, top=top)
 
 
 def replay_throttles(requests: pd.DataFrame, *, bin: pd.Timedelta | None = None, top: int = 10) -> pd.DataFrame:
     """The replay's 429 responses per pkrange over time (`SERIES_COLUMNS`; series the pkrange id, or
-    `container/pkrange` when several containers; "gateway" for a 429 that names no pkrange)."""
+    `container/pkrange` when the replay spans several containers, as `retry_after_totals` names them;
+    "gateway" for a 429 that names no pkrange)."""
     rows = _in_containers(requests).dropna(subset=["time"])
-    rows = rows[_is_429(rows["status"])]
-    pkranges = rows["pkrange_id"].fillna("").astype(str).replace("", "gateway")
-    return _series(rows["time"], labels(rows, pkranges), pd.Series(1.0, index=rows.index), bin=bin, top=top)
+    names = labels(rows, rows["pkrange_id"].fillna("").astype(str).replace("", "gateway"))
+    throttled = _is_429(rows["status"])
+    rows, names = rows[throttled], names[throttled]
+    return _series(rows["time"], names, pd.Series(1.0, index=rows.index), bin=bin, top=top)
 
 
 def retry_after_totals(requests: pd.DataFrame) -> pd.DataFrame:

@@ -66,7 +66,9 @@ def build_throttle_series_figure(
     series: pd.DataFrame, *, title: str | None = None, legend: str = "", empty: str = "No 429s in this view."
 ) -> go.Figure:
     """Stacked bars of 429s per time bin, one trace per series (`analysis.throttling.monitor_throttles`,
-    `log_throttles`, `replay_throttles`): an operation, a physical partition, or a pkrange."""
+    `log_throttles`, `replay_throttles`): an operation, a physical partition, or a pkrange. The legend is
+    shown even for one series (plotly hides a lone trace's), so a single bar colour is still named. A page
+    with nothing to draw shows a message instead (`empty` here only keeps a lone figure honest)."""
     figure = go.Figure()
     figure.update_layout(
         title=title, barmode="stack", xaxis_title="time (UTC)", yaxis_title="429 responses", legend_title_text=legend
@@ -74,6 +76,7 @@ def build_throttle_series_figure(
     figure.update_yaxes(rangemode="tozero")
     if series.empty:
         return empty_note(figure, empty)
+    figure.update_layout(showlegend=True)
     times = utc_naive(series["time"])
     for name in series["series"].astype(str).unique():
         mine = series["series"].astype(str).eq(name)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis import throttling
+from analysis import storage, throttling
 from dashboard import figures_throttling, loaders, widgets
 from dashboard.state import frame_state
 
@@ -62,25 +62,39 @@ def render_rate(metrics: pd.DataFrame, requests: pd.DataFrame) -> None:
     st.plotly_chart(figures_throttling.build_throttle_rate_figure(rate), key="throttling_rate_chart")
 
 
+def render_series(series: pd.DataFrame, *, key: str, legend: str, empty: str) -> None:
+    """The 429s of `series` as stacked bars, or `empty` in words when there are none (no empty axes)."""
+    if series.empty:
+        st.caption(empty)
+        return
+    st.plotly_chart(figures_throttling.build_throttle_series_figure(series, legend=legend), key=key)
+
+
 def render_monitor(metrics: pd.DataFrame, log_throttles: pd.DataFrame) -> None:
     st.subheader("429s by operation (Azure Monitor) and by physical partition (logs)")
-    by_operation = throttling.monitor_throttles(metrics)
-    figure = figures_throttling.build_throttle_series_figure(by_operation, legend="operation")
-    st.plotly_chart(figure, key="throttling_operations_chart")
-    by_partition = throttling.log_throttles(log_throttles)
-    empty = "No 429s in the diagnostic logs of this view (or no logs collected: `ruscope logs`)."
-    figure = figures_throttling.build_throttle_series_figure(by_partition, legend="partition operation", empty=empty)
-    st.plotly_chart(figure, key="throttling_partitions_chart")
+    render_series(
+        throttling.monitor_throttles(metrics), key="throttling_operations_chart", legend="operation",
+        empty="Azure Monitor counted no 429s in this view.",
+    )  # fmt: skip
+    render_series(
+        throttling.log_throttles(log_throttles), key="throttling_partitions_chart",
+        legend="physical partition (PartitionId) · operation",
+        empty="No 429s in the diagnostic logs of this view (or no logs collected: `ruscope logs`).",
+    )  # fmt: skip
 
 
 def render_replay(requests: pd.DataFrame, executions: pd.DataFrame) -> None:
     st.subheader("429s of the replay by pkrange")
-    figure = figures_throttling.build_throttle_series_figure(throttling.replay_throttles(requests), legend="pkrange")
-    st.plotly_chart(figure, key="throttling_pkranges_chart")
     totals = throttling.retry_after_totals(requests)
+    title = storage.label_title(totals, "pkrange")
+    render_series(
+        throttling.replay_throttles(requests), key="throttling_pkranges_chart", legend=title,
+        empty="The replay got no 429s in this view.",
+    )  # fmt: skip
+    columns = {**RETRY_COLUMNS, "label": st.column_config.TextColumn(title)}
     widgets.render_table(
         totals.drop(columns=[*HIDDEN, "pkrange_id"]), key="throttling_retry_after",
-        file_name="throttling-retry-after.csv", column_config=RETRY_COLUMNS, csv=totals,
+        file_name="throttling-retry-after.csv", column_config=columns, csv=totals,
     )  # fmt: skip
     st.subheader("Throttled queries of the replay")
     queries = throttling.throttled_queries(executions)

@@ -99,7 +99,12 @@ def test_log_throttles_by_partition_and_operation_in_several_containers() -> Non
                    partition_id=partition, operation_name="Query", throttled=throttled, bin_minutes=5)  # fmt: skip
         rows.append(row)
     series = th.log_throttles(pd.DataFrame(rows, columns=LOG_THROTTLES.columns), bin=pd.Timedelta(minutes=15))
-    assert series.values.tolist() == [[T0, "carts/p-2 Query", 1.0], [T0, "orders/p-1 Query", 7.0]]
+    assert series.values.tolist() == [
+        [T0, "carts/partition p-2 · Query", 1.0],
+        [T0, "orders/partition p-1 · Query", 7.0],
+    ]
+    one = th.log_throttles(pd.DataFrame(rows[:2], columns=LOG_THROTTLES.columns), bin=pd.Timedelta(minutes=15))
+    assert one["series"].tolist() == ["partition p-1 · Query"]  # never "p-1 Query": the id read as a count
 
 
 def test_replay_throttles_and_retry_after_per_pkrange() -> None:
@@ -111,6 +116,24 @@ def test_replay_throttles_and_retry_after_per_pkrange() -> None:
         ["0", 1, 0, 0.0, 0.0],
         ["gateway", 1, 0, 0.0, 0.0],
     ]
+
+
+def test_replay_throttles_are_named_as_the_retry_after_table_names_them() -> None:
+    """Two containers replayed, only orders throttled: its series says `orders/1`, as its table row does."""
+    both = pd.concat([REQUEST_ROWS, REQUEST_ROWS.iloc[:1].assign(container="carts")], ignore_index=True)
+    assert th.replay_throttles(both, bin=pd.Timedelta(minutes=5))["series"].tolist() == ["orders/1"]
+    assert th.retry_after_totals(both)["label"].tolist()[0] == "orders/1"
+
+
+def test_preferred_rate_is_monitors_where_it_counted_else_the_replays() -> None:
+    carts = REQUEST_ROWS.assign(container="carts")  # no Monitor rows for carts: the replay's 2 of 4
+    rate = th.preferred_rate(METRIC_ROWS, pd.concat([REQUEST_ROWS, carts], ignore_index=True))
+    assert rate.columns.tolist() == th.PREFERRED_COLUMNS
+    assert rate[["container", "source", "requests", "throttled", "rate"]].values.tolist() == [
+        ["carts", th.REPLAY, 4.0, 2.0, 0.5],
+        ["orders", th.MONITOR, 300.0, 60.0, 0.2],  # Monitor's 60 of 300, not the replay's 2 of 4
+    ]
+    assert th.preferred_rate(METRIC_ROWS.iloc[:0], NO_REQUESTS).columns.tolist() == th.PREFERRED_COLUMNS
 
 
 def test_throttled_queries_by_query_and_run() -> None:

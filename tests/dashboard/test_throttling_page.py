@@ -15,7 +15,7 @@ from dashboard import figures_throttling
 from tests.analysis.test_throttling import METRIC_ROWS, T0
 from tests.collected import CollectedStore
 from tests.dashboard.apptest import APP, chart, store_rows, write_rows
-from tests.dashboard.test_storage_page import table, values
+from tests.dashboard.test_storage_page import shown, table, values
 
 THROTTLING = "views/throttling.py"
 
@@ -44,6 +44,25 @@ def write_throttled_replay(store: Path) -> None:
     write_rows(store, executions, requests, part="0")
 
 
+def drawn(app: AppTest, key: str) -> bool:
+    return any(c.proto.id.endswith(f"-{key}") for c in app.get("plotly_chart"))
+
+
+def test_two_replayed_containers_say_their_labels_carry_the_container(store: Path) -> None:
+    write_throttled_replay(store)
+    write_rows(store, *store_rows([("r2", 2, "calm", 0, "as-is", "single", [[("page", "0", 1.0)]])]), part="1")
+    executions, requests = store_rows([("r3", 3, "carts", 0, "as-is", "single", [[("page", "0", 1.0)]])])
+    for row in executions + requests:
+        row.update(container="carts")
+    write_rows(store, executions, requests, part="2")
+    app = open_throttling()
+    assert list(shown(app, "throttling_retry_after"))[0] == "container/pkrange"
+    assert table(app, "throttling_retry_after")["label"].tolist()[0] == "orders/1"
+    [pkrange] = chart(app, "throttling_pkranges_chart")["data"]
+    assert pkrange["name"] == "orders/1"
+    assert chart(app, "throttling_pkranges_chart")["layout"]["legend"]["title"]["text"] == "container/pkrange"
+
+
 def test_an_empty_store_says_how_to_collect(store: Path) -> None:
     app = open_throttling()
     [info] = app.info
@@ -69,6 +88,8 @@ def test_a_replay_only_store_shows_the_replays_429s(store: Path) -> None:
     assert queries[["query_name", "run_id", "throttled", "retry_after_s"]].values.tolist() == [["hot", "r1", 2, 0.2]]
     [pkrange] = chart(app, "throttling_pkranges_chart")["data"]
     assert pkrange["name"] == "1" and values(pkrange["y"]) == [2.0]
+    assert chart(app, "throttling_pkranges_chart")["layout"]["legend"]["title"]["text"] == "pkrange"
+    assert list(shown(app, "throttling_retry_after"))[0] == "pkrange"  # the labels are ids
     band, line = chart(app, "throttling_rate_chart")["data"]
     assert band["name"] == figures_throttling.BAND_NAME and values(line["y"]) == pytest.approx(
         [200 / 3, 0.0], abs=1e-4
@@ -84,8 +105,10 @@ def test_metrics_show_the_rate_and_the_429s_by_operation(store: Path) -> None:
     assert summary[["source", "requests", "throttled", "rate"]].values.tolist() == [["Azure Monitor", 300.0, 60.0, 0.2]]
     operations = {t["name"]: values(t["y"]) for t in chart(app, "throttling_operations_chart")["data"]}
     assert operations == {"Create": [50.0], "Query": [10.0]}
-    [partitions] = [c for c in app.get("plotly_chart") if c.proto.id.endswith("-throttling_partitions_chart")]
-    assert "diagnostic logs" in partitions.proto.spec  # no logs: the figure says so
+    assert not drawn(app, "throttling_partitions_chart") and not drawn(app, "throttling_pkranges_chart")
+    captions = [c.value for c in app.caption]
+    assert any("No 429s in the diagnostic logs" in c for c in captions)  # no logs: said in words, no empty axes
+    assert any("The replay got no 429s" in c for c in captions)
     assert not [d for d in app.get("download_button") if d.proto.id.endswith("-throttling_queries_download")]
 
 
@@ -101,6 +124,8 @@ def test_the_figure_builders() -> None:
     figure = figures_throttling.build_throttle_series_figure(series, legend="operation")
     assert [(t.name, list(t.y)) for t in figure.data] == [("Create", [50.0]), ("Query", [10.0])]
     assert figure.layout.barmode == "stack" and figure.layout.yaxis.rangemode == "tozero"
+    one = figures_throttling.build_throttle_series_figure(series[series["series"].eq("Query")], legend="operation")
+    assert one.layout.showlegend is True and one.data[0].name == "Query"  # a lone trace is still named
     empty = figures_throttling.build_throttle_series_figure(series.iloc[:0], empty="none here")
     assert not empty.data and empty.layout.annotations[0].text == "none here"
 
@@ -120,10 +145,15 @@ def test_the_page_on_the_collected_store(
     assert summary.loc["Azure Monitor", "rate"] > throttling.HEALTHY_429_RATE[1]
     assert summary.loc["Azure Monitor", "verdict"] == "above the healthy 1%-5%"
     assert summary.loc["replay", "verdict"] == "no 429s"
-    operations = {t["name"]: sum(values(t["y"])) for t in chart(app, "throttling_operations_chart")["data"]}
+    by_operation = chart(app, "throttling_operations_chart")
+    operations = {t["name"]: sum(values(t["y"])) for t in by_operation["data"]}
     assert list(operations) == ["Read"] and operations["Read"] == summary.loc["Azure Monitor", "throttled"]
-    partitions = {t["name"].split()[0] for t in chart(app, "throttling_partitions_chart")["data"]}
-    assert partitions == set(collected.hot_pkranges)  # before and after the split
+    assert by_operation["layout"]["showlegend"] is True  # the one trace is named in a legend
+    names = [t["name"] for t in chart(app, "throttling_partitions_chart")["data"]]
+    assert {f"partition {p} · Read" for p in collected.hot_pkranges} == set(names)  # before and after the split
+    assert not drawn(app, "throttling_pkranges_chart")  # the replay got no 429s: said, not drawn empty
+    assert any("The replay got no 429s" in c.value for c in app.caption)
+    assert list(shown(app, "throttling_retry_after"))[0] == "pkrange"
     rate = chart(app, "throttling_rate_chart")["data"]
     assert [t["name"] for t in rate] == [figures_throttling.BAND_NAME, "orders (Azure Monitor)", "orders (replay)"]
     assert len(values(rate[1]["y"])) <= throttling.MAX_BINS
