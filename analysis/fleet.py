@@ -9,10 +9,13 @@ account- or database-level metrics) are left out.
 - from `executions` (the replay): `executions` (logical executions, as in `analysis.query_costs`, every
   status), `total_ru` (their RU, failed ones included: they were billed), `mean_ru` and `fan_out_share`
   (of the successful ones: RU per execution; the share whose observed routing was "fan-out");
-- from `requests`: `requests`, `throttle_rate` (HTTP 429 responses / requests), and the replay's view of
-  skew from the data pages' RU by `pkrange_id`: `pkranges_seen`, `hot_pkrange` and `hot_pkrange_share`
-  (the hottest pkrange's share of the container's page RU). It shows where the *replayed queries* land,
-  not the production traffic;
+- `requests`, `throttle_rate` (429 responses / requests) and `throttle_source`: Azure Monitor's
+  TotalRequests by status code where Monitor counted the container's requests (all its traffic), else the
+  replay's `requests`; `analysis.throttling.preferred_rate` computes it, so Fleet, Overview and Throttling
+  show one rate;
+- from `requests` (the replay): its view of skew from the data pages' RU by `pkrange_id`: `pkranges_seen`,
+  `hot_pkrange` and `hot_pkrange_share` (the hottest pkrange's share of the container's page RU). It shows
+  where the *replayed queries* land, not the production traffic;
 - from `metrics` (Azure Monitor, when the table exists): `provisioned_ru_s` (the latest
   AutoscaleMaxThroughput, else the latest ProvisionedThroughput), `p95_ru_s` (95th percentile over the time
   range of the consumed RU/s: each TotalRequestUnits interval's total, summed over its dimension rows,
@@ -20,6 +23,11 @@ account- or database-level metrics) are left out.
   provisioned_ru_s (negative: consumption above the provisioned rate), and `max_normalized_ru` (the
   largest NormalizedRUConsumption, in percent, of the rows split by PartitionKeyRangeId (`pkrange_id`): the service's
   hot-partition signal);
+- **Waste is not claimed for a hot partition**: the RU/s are split evenly over the physical partitions, and
+  a per-interval average over the whole container hides both bursts and skew. When the hottest range
+  reached `HOT_NORMALIZED_RU` (90%) of its share (`max_normalized_ru`), that range is at its limit however
+  idle the rest is: lowering the RU/s would throttle it more. `waste` is then blank and `waste_note` says
+  `HOT_WASTE_NOTE` (the RU/s are not wasted, the key is skewed: fix the key, not the RU/s);
 - from `partitions` (when the table exists): `largest_partition_gb` (the largest physical partition of the
   latest snapshot) and `storage_headroom` = 1 - its bytes / `Limits.physical_partition_max_bytes` (50 GB).
 
@@ -32,8 +40,9 @@ account- or database-level metrics) are left out.
   (0 for n = 1: one partition cannot be skewed). The service's measure wins because it sees real traffic;
 - storage: 1 - `storage_headroom` (the largest partition's fill of 50 GB), capped to 0..1.
 `risk` is the largest of the signals present (NaN when none is): one signal at its limit is enough to act
-on, and averaging would let calm signals hide it. `risk_driver` names it ("429s", "hot partition",
-"storage"; empty when the risk is 0 or unknown). Rows sort by risk, then waste, then total RU (each highest first, NaN last), then by name: what
+on, and averaging would let calm signals hide it. `risk_driver` names it ("hot partition", "429s",
+"storage"; empty when the risk is 0 or unknown; a tie names the hot partition, the cause of the 429s a
+container gets when one range is at its limit). Rows sort by risk, then waste, then total RU (each highest first, NaN last), then by name: what
 may throttle or stop comes before what only costs money, and among equals the most wasteful first.
 """
 
@@ -41,34 +50,42 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis import query_costs
+from analysis import query_costs, throttling
 from cosmoscore.limits import GB, Limits
 
 FLEET_KEY = ["account", "database", "container"]
 THROTTLE_FULL_RATE = 0.05  # a 429 rate at which the throttling signal is at its maximum (see the docstring)
 PROVISIONED_METRICS = ("AutoscaleMaxThroughput", "ProvisionedThroughput")  # preferred first
-RISK_SIGNALS = {"throttle_risk": "429s", "hot_risk": "hot partition", "storage_risk": "storage"}
+# in the order a tie is named: a hot partition first, since it is what a container's 429s come from
+RISK_SIGNALS = {"hot_risk": "hot partition", "throttle_risk": "429s", "storage_risk": "storage"}
 DEFAULT_GRAIN_SECONDS = 60.0
+HOT_NORMALIZED_RU = 90.0  # percent: a range this close to its share of the RU/s is at its limit (see the docstring)
+HOT_WASTE_NOTE = "a hot partition: the RU/s are not wasted, the key is skewed"
 
 # The store columns these functions read: a view loads only these.
 EXECUTION_COLUMNS = ["account", *query_costs.EXECUTION_COLUMNS]
 REQUEST_COLUMNS = [*FLEET_KEY, "time", "request_kind", "pkrange_id", "status", "request_charge"]
-METRIC_COLUMNS = [*FLEET_KEY, "time", "metric", "aggregation", "pkrange_id", "value", "grain"]
+METRIC_COLUMNS = [*FLEET_KEY, "time", "metric", "aggregation", "pkrange_id", "value", "grain"]  # throughput_stats
+# all summarize_fleet reads: the status code the 429 rate needs (kept out of METRIC_COLUMNS, which others
+# extend with it: a column named twice breaks a load)
+FLEET_METRIC_COLUMNS = [*METRIC_COLUMNS, "status_code"]
 PARTITION_COLUMNS = [*FLEET_KEY, "time", "pkrange_id", "size_kb"]  # the storage collector's `partitions`
 
 COUNT_COLUMNS = ["executions", "requests", "pkranges_seen"]
-TEXT_COLUMNS = ["risk_driver", "hot_pkrange", "last_seen"]
+TEXT_COLUMNS = ["risk_driver", "waste_note", "throttle_source", "hot_pkrange", "last_seen"]
 FLEET_COLUMNS = [
     *FLEET_KEY,
     "risk",
     "risk_driver",
     "waste",
+    "waste_note",
     "executions",
     "total_ru",
     "mean_ru",
     "fan_out_share",
     "requests",
     "throttle_rate",
+    "throttle_source",
     "pkranges_seen",
     "hot_pkrange",
     "hot_pkrange_share",
@@ -90,10 +107,12 @@ def summarize_fleet(
     limits: Limits | None = None,
 ) -> pd.DataFrame:
     """One row per container with data in any frame, ranked as the module docstring says (`FLEET_COLUMNS`)."""
+    metrics = metrics if metrics is not None else pd.DataFrame(columns=METRIC_COLUMNS)
     parts = [
         execution_stats(executions),
+        throttle_stats(metrics, requests),
         request_stats(requests),
-        throughput_stats(metrics if metrics is not None else pd.DataFrame(columns=METRIC_COLUMNS)),
+        throughput_stats(metrics),
         storage_stats(partitions if partitions is not None else pd.DataFrame(columns=PARTITION_COLUMNS), limits),
     ]
     keys = pd.concat([part[FLEET_KEY] for part in parts], ignore_index=True).drop_duplicates()
@@ -130,15 +149,23 @@ def execution_stats(executions: pd.DataFrame) -> pd.DataFrame:
     return stats.round({"total_ru": 2, "mean_ru": 2, "fan_out_share": 4}).reset_index()[columns]
 
 
+def throttle_stats(metrics: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFrame:
+    """Per container: the requests and 429 rate of `analysis.throttling.preferred_rate` (Azure Monitor's
+    where it counted the container, else the replay's) and their source."""
+    columns = [*FLEET_KEY, "requests", "throttle_rate", "throttle_source"]
+    frame = _in_containers(requests)
+    keep = [name for name in throttling.METRIC_COLUMNS if name in metrics.columns]
+    rate = throttling.preferred_rate(_in_containers(metrics)[keep].reindex(columns=throttling.METRIC_COLUMNS), frame)
+    rate = rate.assign(throttle_rate=rate["rate"].astype(float).round(4), throttle_source=rate["source"])
+    return rate.astype({"requests": "float64"})[columns]
+
+
 def request_stats(requests: pd.DataFrame) -> pd.DataFrame:
-    """Per container: requests, the 429 rate, and the hottest pkrange of the data pages' RU."""
-    columns = [*FLEET_KEY, "requests", "throttle_rate", "pkranges_seen", "hot_pkrange", "hot_pkrange_share"]
+    """Per container: the hottest pkrange of the replay's data pages' RU, its share, the pkranges seen."""
+    columns = [*FLEET_KEY, "pkranges_seen", "hot_pkrange", "hot_pkrange_share"]
     frame = _in_containers(requests)
     if frame.empty:
         return pd.DataFrame(columns=columns)
-    counts = frame.assign(throttled=frame["status"].eq(429).fillna(False).astype(int)).groupby(FLEET_KEY)
-    stats = counts.agg(requests=("status", "size"), throttled=("throttled", "sum"))
-    stats["throttle_rate"] = (stats.pop("throttled") / stats["requests"]).round(4)
     pages = frame[frame["request_kind"].eq("page").fillna(False) & frame["pkrange_id"].fillna("").ne("")]
     by_pkrange = pages.groupby([*FLEET_KEY, "pkrange_id"])["request_charge"].sum().astype(float).reset_index()
     by_pkrange = by_pkrange.sort_values("request_charge", ascending=False, kind="stable")
@@ -148,7 +175,7 @@ def request_stats(requests: pd.DataFrame) -> pd.DataFrame:
     )
     total = per_container["request_charge"].sum()
     hot["hot_pkrange_share"] = (hot.pop("hot") / total.where(total > 0)).round(4)
-    return stats.join(hot, how="left").reset_index()[columns]
+    return hot.reset_index().reindex(columns=columns)
 
 
 def throughput_stats(metrics: pd.DataFrame) -> pd.DataFrame:
@@ -158,8 +185,11 @@ def throughput_stats(metrics: pd.DataFrame) -> pd.DataFrame:
     for part in (_latest_provisioned(frame), _p95_consumed(frame), _max_normalized(frame)):
         stats = stats.merge(part, on=FLEET_KEY, how="outer")
     provisioned = stats["provisioned_ru_s"].astype(float)
-    stats["waste"] = (1 - stats["p95_ru_s"].astype(float) / provisioned.where(provisioned > 0)).round(4)
-    return stats[[*FLEET_KEY, "provisioned_ru_s", "p95_ru_s", "waste", "max_normalized_ru"]]
+    waste = (1 - stats["p95_ru_s"].astype(float) / provisioned.where(provisioned > 0)).round(4)
+    hot = stats["max_normalized_ru"].astype(float).ge(HOT_NORMALIZED_RU)
+    stats["waste"] = waste.where(~hot)
+    stats["waste_note"] = pd.Series("", index=stats.index, dtype=object).where(~hot, HOT_WASTE_NOTE)
+    return stats[[*FLEET_KEY, "provisioned_ru_s", "p95_ru_s", "waste", "waste_note", "max_normalized_ru"]]
 
 
 def storage_stats(partitions: pd.DataFrame, limits: Limits | None = None) -> pd.DataFrame:
@@ -221,8 +251,8 @@ def _risks(fleet: pd.DataFrame) -> dict[str, pd.Series]:
     skew = skew.where(fleet["hot_pkrange_share"].notna())
     signals = pd.DataFrame(
         {
-            "throttle_risk": fleet["throttle_rate"].astype(float) / THROTTLE_FULL_RATE,
             "hot_risk": (fleet["max_normalized_ru"].astype(float) / 100).combine_first(skew),
+            "throttle_risk": fleet["throttle_rate"].astype(float) / THROTTLE_FULL_RATE,
             "storage_risk": 1 - fleet["storage_headroom"].astype(float),
         },
         index=fleet.index,
@@ -234,7 +264,9 @@ def _risks(fleet: pd.DataFrame) -> dict[str, pd.Series]:
 
 
 def _typed(fleet: pd.DataFrame) -> pd.DataFrame:
-    """Counts as nullable integers, numbers as floats (NaN where no data), whatever the merges left."""
+    """Counts as nullable integers, numbers as floats (NaN where no data), notes "" where none, whatever the
+    merges left."""
+    fleet = fleet.assign(**{name: fleet[name].fillna("").astype(object) for name in ("waste_note", "throttle_source")})
     counts = {name: "Int64" for name in COUNT_COLUMNS}
     numbers = {name: "float64" for name in FLEET_COLUMNS if name not in {*FLEET_KEY, *TEXT_COLUMNS, *counts}}
     return fleet.astype({**counts, **numbers, "last_seen": "datetime64[us, UTC]"})

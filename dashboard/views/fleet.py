@@ -21,7 +21,7 @@ QUERY_COSTS_PAGE = "views/query_costs.py"
 HOW_TO_COLLECT = "Replay the queries of a config (or of a fleet config, one account each) into it, then open it here"
 COLLECT = ["ruscope replay --config ruscope.toml --store {store}"]
 
-COLUMNS_HELP = """
+COLUMNS_HELP = f"""
 One row per container (account, database, container) with data in the time range. Empty cells: no data
 for that number yet, never a guess.
 
@@ -32,11 +32,16 @@ for that number yet, never a guess.
   **driver** names the signal that set it.
 - **waste**: 1 - p95 consumed RU/s / provisioned RU/s (autoscale: its maximum), from Azure Monitor; 0.8
   means the container rarely uses more than a fifth of what it pays for; negative means it consumes more
-  than provisioned.
+  than provisioned. **Not for a hot partition**: each physical partition gets an equal share of the RU/s
+  and a per-minute average hides bursts, so when the hottest range reached {fleet.HOT_NORMALIZED_RU:g}% or more of its share
+  (max normalized RU), waste is blank and the **waste note** says *{fleet.HOT_WASTE_NOTE}*: lowering the RU/s would
+  throttle that range more; fix the key.
 - **executions**, **total RU**, **mean RU**, **fan-out share**: the replayed queries (a per-feed-range
   query's parts count as one execution); the fan-out share is the share of executions that reached
   every partition.
-- **requests**, **429 rate**: the replay's HTTP requests, and the share answered 429 (throttled).
+- **requests**, **429 rate**, **429s from**: the requests and the share answered 429 (throttled), from
+  Azure Monitor's TotalRequests by status code where it counted the container (all its traffic, as the
+  Overview and Throttling pages show), else from the replay's own requests; *429s from* names the source.
 - **hot pkrange**, **hot share**, **pkranges**: the pkrange that charged the most data-page RU in the
   replay, its share, and how many pkranges served data pages. The replay's view of skew: where the
   replayed queries land, not the production traffic.
@@ -50,11 +55,14 @@ TABLE_COLUMNS = {
     "risk": st.column_config.ProgressColumn("risk", min_value=0.0, max_value=1.0, format="%.2f"),
     "risk_driver": st.column_config.TextColumn("driver"),
     "waste": st.column_config.NumberColumn("waste", format="%.2f"),
+    "waste_note": st.column_config.TextColumn("waste note"),
     "executions": st.column_config.NumberColumn("executions"),
     "total_ru": st.column_config.NumberColumn("total RU", format="%.2f"),
     "mean_ru": st.column_config.NumberColumn("mean RU", format="%.2f"),
     "fan_out_share": st.column_config.NumberColumn("fan-out share", format="%.2f"),
-    "throttle_rate": st.column_config.NumberColumn("429 rate", format="%.4f"),
+    "requests": st.column_config.NumberColumn("requests", format="%.0f"),
+    "throttle_rate": st.column_config.NumberColumn("429 rate", format="%.2f%%"),  # shown in percent
+    "throttle_source": st.column_config.TextColumn("429s from"),
     "pkranges_seen": st.column_config.NumberColumn("pkranges"),
     "hot_pkrange": st.column_config.TextColumn("hot pkrange"),
     "hot_pkrange_share": st.column_config.NumberColumn("hot share", format="%.2f"),
@@ -70,7 +78,7 @@ TABLE_COLUMNS = {
 def load_fleet(view: FrameState) -> pd.DataFrame:
     executions = loaders.load_view(view, "executions", columns=fleet.EXECUTION_COLUMNS)
     requests = loaders.load_view(view, "requests", columns=fleet.REQUEST_COLUMNS)
-    metrics = loaders.load_optional_view(view, "metrics", columns=fleet.METRIC_COLUMNS)
+    metrics = loaders.load_optional_view(view, "metrics", columns=fleet.FLEET_METRIC_COLUMNS)
     partitions = loaders.load_optional_view(view, "partitions", columns=fleet.PARTITION_COLUMNS)
     widgets.render_store_warnings(tuple(dict.fromkeys(executions.warnings + requests.warnings)))
     widgets.render_store_warnings(metrics.warnings + partitions.warnings)
@@ -110,7 +118,8 @@ if ranked.empty:
 else:
     render_scope_note(view)
     render_open(ranked)
-    widgets.render_table(ranked, key="fleet_table", file_name="fleet.csv", column_config=TABLE_COLUMNS)
+    percent = ranked.assign(throttle_rate=ranked["throttle_rate"] * 100)  # the CSV keeps the share
+    widgets.render_table(percent, key="fleet_table", file_name="fleet.csv", column_config=TABLE_COLUMNS, csv=ranked)
     st.plotly_chart(figures.build_fleet_figure(ranked, title="Riskiest containers first"), key="fleet_chart")
     with st.expander("What the columns mean and how the list is ranked"):
         st.markdown(COLUMNS_HELP)

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from analysis import fleet
+from analysis import fleet, throttling
 from cosmoscore.limits import GB, Limits
 from tests.analysis.test_query_costs import T0, execution, executions_frame, request, requests_frame
 
@@ -27,9 +27,9 @@ def run(container: str, ru: float, *, account: str = "127.0.0.1", routing: str =
 
 
 def metric(container: str, name: str, value: float, *, minute: int = 0, **extra: Any) -> dict[str, Any]:
-    row = dict.fromkeys(fleet.METRIC_COLUMNS)
+    row = dict.fromkeys(fleet.FLEET_METRIC_COLUMNS)
     row.update(account="127.0.0.1", database="shop", container=container, time=T0 + pd.Timedelta(minutes=minute))
-    row.update(metric=name, aggregation="Total", value=value, grain="PT1M", **extra)
+    row.update({"metric": name, "aggregation": "Total", "value": value, "grain": "PT1M", **extra})
     return row
 
 
@@ -48,6 +48,7 @@ def test_replay_only_stats_and_nan_without_metrics() -> None:
     assert rows["a"]["executions"] == 2 and rows["a"]["total_ru"] == 6.0 and rows["a"]["mean_ru"] == 3.0
     assert rows["a"]["fan_out_share"] == 0.5
     assert rows["a"]["requests"] == 3 and rows["a"]["throttle_rate"] == pytest.approx(1 / 3, abs=1e-4)
+    assert rows["a"]["throttle_source"] == throttling.REPLAY and rows["a"]["waste_note"] == ""
     assert (rows["a"]["pkranges_seen"], rows["a"]["hot_pkrange"], rows["a"]["hot_pkrange_share"]) == (2, "0", 0.75)
     assert rows["b"]["hot_pkrange_share"] == 1.0 and rows["b"]["risk"] == 0.0  # one pkrange: no skew
     assert all(math.isnan(rows[c][name]) for c in "ab" for name in METRIC_NAN)
@@ -90,6 +91,62 @@ def test_metrics_give_provisioned_p95_waste_and_the_hot_partition() -> None:
     assert rows["b"]["max_normalized_ru"] == 45.0 and rows["b"]["risk"] == 0.45
     assert math.isnan(rows["b"]["waste"])  # provisioned, but no consumption recorded
     assert ranked["container"].tolist() == ["b", "a"]  # risk first; a has no risk signal at all
+
+
+def test_the_429_rate_is_azure_monitors_where_it_counted_the_container() -> None:
+    """a: Monitor counted 900 requests, 100 answered 429 (11.1%) while the replay's 2 requests were not
+    throttled; b: no Monitor rows, the replay's 1 of 2. Fleet shows what the Throttling page shows."""
+    counted = [metric("a", "TotalRequests", 800.0, aggregation="Count", status_code="200"),
+               metric("a", "TotalRequests", 100.0, aggregation="Count", status_code="429")]  # fmt: skip
+    requests = requests_frame(*pages("a", {"0": 1.0, "1": 1.0}), *pages("b", {"0": 1.0}, throttled=1))
+    metrics = pd.DataFrame(counted, columns=fleet.FLEET_METRIC_COLUMNS)
+    ranked = fleet.summarize_fleet(executions_frame(), requests, metrics)
+    rows = by_container(ranked)
+    assert (rows["a"]["throttle_source"], rows["a"]["requests"], rows["a"]["throttle_rate"]) == (
+        throttling.MONITOR,
+        900,
+        round(100 / 900, 4),
+    )
+    assert (rows["b"]["throttle_source"], rows["b"]["requests"], rows["b"]["throttle_rate"]) == (
+        throttling.REPLAY,
+        2,
+        0.5,
+    )
+    assert rows["a"]["risk"] == 1.0 and rows["a"]["risk_driver"] == "429s"  # 11% is over the 5% full risk
+    shared = throttling.preferred_rate(metrics, requests).set_index("container")["rate"].round(4)
+    assert ranked.set_index("container")["throttle_rate"].to_dict() == shared.to_dict()  # one computation
+
+
+def test_a_hot_partition_is_not_called_waste() -> None:
+    """Both provision 1,000 RU/s and use 100 RU/s a minute on average; hot's range 0 reached 100% of its share
+    (a burst on one key), calm's ranges stayed under 90%: calm wastes 90%, hot wastes nothing."""
+    metrics = pd.DataFrame(
+        [
+            *(metric(c, "TotalRequestUnits", 6000.0) for c in ("hot", "calm")),
+            *(metric(c, "ProvisionedThroughput", 1000.0) for c in ("hot", "calm")),
+            metric("hot", "NormalizedRUConsumption", 100.0, pkrange_id="0"),
+            metric("hot", "NormalizedRUConsumption", 5.0, pkrange_id="1"),
+            metric("calm", "NormalizedRUConsumption", 89.0, pkrange_id="0"),
+        ]
+    )
+    ranked = fleet.summarize_fleet(executions_frame(), requests_frame(), metrics)
+    assert ranked[["container", "risk", "risk_driver", "waste", "waste_note"]].fillna(-1).values.tolist() == [
+        ["hot", 1.0, "hot partition", -1, fleet.HOT_WASTE_NOTE],
+        ["calm", 0.89, "hot partition", 0.9, ""],
+    ]
+    assert fleet.HOT_WASTE_NOTE == "a hot partition: the RU/s are not wasted, the key is skewed"
+
+
+def test_a_tie_between_429s_and_a_hot_partition_names_the_hot_partition() -> None:
+    metrics = pd.DataFrame(
+        [
+            metric("a", "NormalizedRUConsumption", 100.0, pkrange_id="0"),
+            metric("a", "TotalRequests", 80.0, aggregation="Count", status_code="200"),
+            metric("a", "TotalRequests", 20.0, aggregation="Count", status_code="429"),
+        ]
+    )
+    [row] = fleet.summarize_fleet(executions_frame(), requests_frame(), metrics).to_dict("records")
+    assert (row["risk"], row["risk_driver"], row["throttle_rate"]) == (1.0, "hot partition", 0.2)
 
 
 def test_waste_breaks_ties_in_risk() -> None:
@@ -152,3 +209,7 @@ def test_the_columns_read_from_the_store_are_the_store_tables_columns() -> None:
     assert set(fleet.PARTITION_COLUMNS) <= set(PARTITIONS.schema.names)
     assert set(fleet.EXECUTION_COLUMNS) <= set(EXECUTIONS.schema.names)
     assert set(fleet.REQUEST_COLUMNS) <= set(REQUESTS.schema.names)
+    from collectors.store import TABLES
+
+    assert set(fleet.FLEET_METRIC_COLUMNS) <= set(TABLES["metrics"].schema.names)
+    assert {"time", "status"} <= set(fleet.REQUEST_COLUMNS)  # what analysis.throttling's replay rate reads

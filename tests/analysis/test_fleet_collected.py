@@ -4,11 +4,12 @@ analysis reads are the ones the collectors write."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
 
-from analysis import fleet
+from analysis import fleet, throttling
 from collectors.store import read_table
 from tests.collectors.test_metrics import StandIn, collect, stand_in, token  # noqa: F401 (fixtures)
 from tests.emulator.test_history import _hot_workload
@@ -22,7 +23,7 @@ def test_a_hot_partition_collected_from_azure_monitor_drives_the_risk(
     _hot_workload(stand_in.engine, stand_in.clock, minutes=2)
     code, _, err = collect(stand_in, tmp_path)
     assert (code, err) == (0, [])
-    metrics = read_table(tmp_path, "metrics", columns=fleet.METRIC_COLUMNS)
+    metrics = read_table(tmp_path, "metrics", columns=fleet.FLEET_METRIC_COLUMNS)
     empty = pd.DataFrame()
     executions, requests = empty.reindex(columns=fleet.EXECUTION_COLUMNS), empty.reindex(columns=fleet.REQUEST_COLUMNS)
     ranked = fleet.summarize_fleet(executions, requests, metrics)
@@ -31,3 +32,6 @@ def test_a_hot_partition_collected_from_azure_monitor_drives_the_risk(
     assert row["max_normalized_ru"] >= 99  # the hot key's range spent its whole share
     assert row["risk"] >= 0.99 and row["risk_driver"] == "hot partition"
     assert row["p95_ru_s"] > 0  # consumed RU/s, from TotalRequestUnits
+    # a hot range: its RU/s are not wasted, whatever the average says
+    assert math.isnan(row["waste"]) and row["waste_note"] == fleet.HOT_WASTE_NOTE
+    assert row["throttle_source"] == throttling.MONITOR and row["requests"] > 0  # TotalRequests by status code

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import math
+import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from analysis import fleet
+from analysis import fleet, throttling
 from analysis.scope import Scope
+from collectors.store import read_table
 from dashboard import figures
+from tests.collected import CollectedStore
 from tests.dashboard.apptest import chart, minutes_ago, run_app, store_rows, write_plan, write_rows
 from tests.dashboard.apptest import table as shown_table
+from tests.dashboard.test_storage_page import shown
 
 FLEET = "views/fleet.py"
 QUERY_COSTS = "views/query_costs.py"
@@ -117,8 +121,37 @@ def test_the_429_rate_comes_from_the_requests(store: Path) -> None:
     for row in requests:
         row.update(status=429 if row["request_charge"] == 0.0 else row["status"])
     write_rows(store, executions, requests, part="0")
-    table = open_fleet().dataframe[0].value
-    assert table["throttle_rate"].tolist() == [0.5] and table["risk_driver"].tolist() == ["429s"]
+    app = open_fleet()
+    table = app.dataframe[0].value
+    assert table["throttle_rate"].tolist() == [50.0] and table["risk_driver"].tolist() == ["429s"]  # in percent
+    read = shown(app, "fleet_table")
+    assert read[["429 rate", "429s from", "requests"]].values.tolist() == [["50.00%", "replay", "4"]]
+
+
+def test_the_collected_store_shows_monitors_429_rate_and_no_waste_for_a_hot_partition(
+    collected: CollectedStore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The store the real collectors wrote (tests/collected.py): the hot tenant's range at 100% normalized RU
+    and Azure Monitor's 429s on its reads, while the replay's own requests were never throttled."""
+    copy = tmp_path / "collected"
+    shutil.copytree(collected.store, copy)
+    monkeypatch.setenv("RUSCOPE_STORE", str(copy))
+    app = open_fleet()
+    [row] = shown_table(app).to_dict("records")
+    metrics = read_table(copy, "metrics", columns=throttling.METRIC_COLUMNS)
+    monitor = throttling.throttle_summary(metrics, pd.DataFrame(columns=throttling.REQUEST_COLUMNS))
+    assert row["throttle_source"] == throttling.MONITOR and row["requests"] == monitor["requests"][0]
+    assert row["throttle_rate"] == pytest.approx(100 * round(monitor["rate"][0], 4))  # the Throttling page's rate
+    assert row["throttle_rate"] > 5  # not the replay's 0
+    assert row["max_normalized_ru"] >= fleet.HOT_NORMALIZED_RU and (row["risk"], row["risk_driver"]) == (
+        1.0,
+        "hot partition",
+    )
+    assert math.isnan(row["waste"]) and row["waste_note"] == fleet.HOT_WASTE_NOTE  # never risk 1 and waste 1
+    assert shown(app, "fleet_table")["waste"].tolist() == [""]
+    waste = {t["name"]: t for t in chart(app, "fleet_chart")["data"]}["waste"]
+    assert waste["x"] == [None]  # no waste bar
+    assert any(fleet.HOT_WASTE_NOTE in m.value for m in app.markdown)  # the help says the rule
 
 
 def test_build_fleet_figure_draws_risk_and_waste_in_ranking_order() -> None:
