@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
 from pathlib import Path
@@ -85,8 +86,16 @@ def chart(app: AppTest, key: str) -> dict[str, Any]:
     return json.loads(element.proto.spec)
 
 
-def bars(app: AppTest) -> dict[str, tuple[list[str], list[float]]]:
-    return {t["name"]: (t["x"], t["y"]) for t in chart(app, "query_costs_breakdown")["data"]}
+def values(data: Any) -> list:
+    """A trace's values as plotly sends them: a list, or numpy's bytes in base64 ({"dtype", "bdata"})."""
+    if isinstance(data, dict):
+        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"])).tolist()
+    return list(data)
+
+
+def bars(app: AppTest, key: str = "query_costs_breakdown") -> dict[str, tuple[list[str], list[float]]]:
+    """The Query costs breakdown's segments: {container/pkrange: (queries, RU)}."""
+    return {t["name"]: (values(t["x"]), values(t["y"])) for t in chart(app, key)["data"]}
 
 
 def minutes_ago(minutes: int) -> int:
