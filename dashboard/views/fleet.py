@@ -51,6 +51,10 @@ for that number yet, never a guess.
 Rows sort by risk, then waste, then total RU, highest first. The rule is in `analysis/fleet.py`.
 """
 
+# the risk's and the 429s' columns first, where a narrow window still shows them
+SHOWN = [*fleet.FLEET_KEY, "risk", "risk_driver", "throttle_rate", "throttle_source", "waste", "waste_note"]
+SHOWN += [name for name in fleet.FLEET_COLUMNS if name not in SHOWN]
+
 TABLE_COLUMNS = {
     "risk": st.column_config.ProgressColumn("risk", min_value=0.0, max_value=1.0, format="%.2f"),
     "risk_driver": st.column_config.TextColumn("driver"),
@@ -118,7 +122,7 @@ if ranked.empty:
 else:
     render_scope_note(view)
     render_open(ranked)
-    percent = ranked.assign(throttle_rate=ranked["throttle_rate"] * 100)  # the CSV keeps the share
+    percent = ranked.assign(throttle_rate=ranked["throttle_rate"] * 100)[SHOWN]  # the CSV keeps the share
     widgets.render_table(percent, key="fleet_table", file_name="fleet.csv", column_config=TABLE_COLUMNS, csv=ranked)
     st.plotly_chart(figures.build_fleet_figure(ranked, title="Riskiest containers first"), key="fleet_chart")
     with st.expander("What the columns mean and how the list is ranked"):

@@ -29,14 +29,14 @@ SUMMARY_COLUMNS = {
     "source": st.column_config.TextColumn("source"),
     "requests": st.column_config.NumberColumn("requests", format="%.0f"),
     "throttled": st.column_config.NumberColumn("429s", format="%.0f"),
-    "rate": st.column_config.NumberColumn("429 rate", format="%.4f"),
+    "rate": st.column_config.NumberColumn("429 rate", format="%.2f%%"),  # shown in percent
     "verdict": st.column_config.TextColumn("against the 1-5% band"),
 }
 RETRY_COLUMNS = {
     "label": st.column_config.TextColumn("pkrange"),
     "requests": st.column_config.NumberColumn("requests"),
     "throttled": st.column_config.NumberColumn("429s"),
-    "rate": st.column_config.NumberColumn("429 rate", format="%.4f"),
+    "rate": st.column_config.NumberColumn("429 rate", format="%.2f%%"),  # shown in percent
     "retry_after_s": st.column_config.NumberColumn("retry-after s", format="%.3f"),
 }
 QUERY_COLUMNS = {
@@ -50,12 +50,17 @@ QUERY_COLUMNS = {
 }
 
 
+def in_percent(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its `rate` (a share) in percent, as the Overview and Fleet show it; the CSV keeps the share."""
+    return frame.assign(rate=frame["rate"].astype(float) * 100)
+
+
 def render_rate(metrics: pd.DataFrame, requests: pd.DataFrame) -> None:
     st.subheader("429 rate")
     st.caption(BAND)
     summary = throttling.throttle_summary(metrics, requests)
     widgets.render_table(
-        summary.drop(columns=HIDDEN), key="throttling_summary", file_name="throttling-summary.csv",
+        in_percent(summary).drop(columns=HIDDEN), key="throttling_summary", file_name="throttling-summary.csv",
         column_config=SUMMARY_COLUMNS, csv=summary,
     )  # fmt: skip
     rate = throttling.throttle_rate(metrics, requests)
@@ -93,7 +98,7 @@ def render_replay(requests: pd.DataFrame, executions: pd.DataFrame) -> None:
     )  # fmt: skip
     columns = {**RETRY_COLUMNS, "label": st.column_config.TextColumn(title)}
     widgets.render_table(
-        totals.drop(columns=[*HIDDEN, "pkrange_id"]), key="throttling_retry_after",
+        in_percent(totals).drop(columns=[*HIDDEN, "pkrange_id"]), key="throttling_retry_after",
         file_name="throttling-retry-after.csv", column_config=columns, csv=totals,
     )  # fmt: skip
     st.subheader("Throttled queries of the replay")

@@ -148,7 +148,9 @@ def test_the_collected_store_shows_monitors_429_rate_and_no_waste_for_a_hot_part
         "hot partition",
     )
     assert math.isnan(row["waste"]) and row["waste_note"] == fleet.HOT_WASTE_NOTE  # never risk 1 and waste 1
-    assert shown(app, "fleet_table")["waste"].tolist() == [""]
+    read = shown(app, "fleet_table")
+    assert read["waste"].tolist() == [""] and read["429 rate"].tolist() == [f"{100 * monitor['rate'][0]:.2f}%"]
+    assert list(read)[3:7] == ["risk", "driver", "429 rate", "429s from"]  # where a narrow window shows them
     waste = {t["name"]: t for t in chart(app, "fleet_chart")["data"]}["waste"]
     assert waste["x"] == [None]  # no waste bar
     assert any(fleet.HOT_WASTE_NOTE in m.value for m in app.markdown)  # the help says the rule

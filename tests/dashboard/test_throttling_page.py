@@ -77,8 +77,9 @@ def test_a_replay_only_store_shows_the_replays_429s(store: Path) -> None:
     assert "no Azure Monitor metrics or diagnostic logs" in info.value and "ruscope metrics" in info.value
     summary = table(app, "throttling_summary")
     assert summary[["source", "requests", "throttled", "rate", "verdict"]].values.tolist() == [
-        ["replay", 4.0, 2.0, 0.5, "above the healthy 1%-5%"]
-    ]
+        ["replay", 4.0, 2.0, 50.0, "above the healthy 1%-5%"]
+    ]  # the rate in percent, as the Overview and Fleet show it
+    assert shown(app, "throttling_summary")["429 rate"].tolist() == ["50.00%"]
     retry = table(app, "throttling_retry_after")
     assert retry[["label", "requests", "throttled", "retry_after_s"]].values.tolist() == [
         ["1", 3, 2, 0.2],
@@ -102,7 +103,9 @@ def test_metrics_show_the_rate_and_the_429s_by_operation(store: Path) -> None:
     app = open_throttling()
     assert not app.info
     summary = table(app, "throttling_summary")
-    assert summary[["source", "requests", "throttled", "rate"]].values.tolist() == [["Azure Monitor", 300.0, 60.0, 0.2]]
+    assert summary[["source", "requests", "throttled", "rate"]].values.tolist() == [
+        ["Azure Monitor", 300.0, 60.0, 20.0]
+    ]
     operations = {t["name"]: values(t["y"]) for t in chart(app, "throttling_operations_chart")["data"]}
     assert operations == {"Create": [50.0], "Query": [10.0]}
     assert not drawn(app, "throttling_partitions_chart") and not drawn(app, "throttling_pkranges_chart")
@@ -142,7 +145,7 @@ def test_the_page_on_the_collected_store(
     app = open_throttling()
     assert not app.info and not app.warning
     summary = table(app, "throttling_summary").set_index("source")
-    assert summary.loc["Azure Monitor", "rate"] > throttling.HEALTHY_429_RATE[1]
+    assert summary.loc["Azure Monitor", "rate"] > 100 * throttling.HEALTHY_429_RATE[1]  # in percent
     assert summary.loc["Azure Monitor", "verdict"] == "above the healthy 1%-5%"
     assert summary.loc["replay", "verdict"] == "no 429s"
     by_operation = chart(app, "throttling_operations_chart")
