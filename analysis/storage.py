@@ -244,9 +244,15 @@ def label_title(frame: pd.DataFrame, name: str) -> str:
     says the container prefix (`container/name`, `database/container/name`)."""
     if frame.empty or frame[KEY].drop_duplicates().shape[0] <= 1:
         return name
+    return f"{container_title(frame)}/{name}"
+
+
+def container_title(frame: pd.DataFrame) -> str:
+    """The header of a column of `container_labels(frame)`: "database/container" when they carry the database."""
+    if frame.empty:
+        return "container"
     pairs = frame[["database", "container"]].drop_duplicates()
-    prefix = "database/container" if pairs["container"].duplicated(keep=False).any() else "container"
-    return f"{prefix}/{name}"
+    return "database/container" if pairs["container"].duplicated(keep=False).any() else "container"
 
 
 def labels(frame: pd.DataFrame, names: pd.Series) -> pd.Series:

@@ -123,7 +123,7 @@ def render_growth(partitions: pd.DataFrame) -> None:
     st.plotly_chart(figures_storage.build_container_growth_figure(sizes), key="storage_growth_chart")
     unit = storage.size_unit(sizes["size_kb"])
     columns = {
-        "label": st.column_config.TextColumn("container"),
+        "label": st.column_config.TextColumn(storage.container_title(sizes)),
         "time": st.column_config.DatetimeColumn("snapshot (UTC)", timezone="UTC"),
         "size_kb": st.column_config.NumberColumn(f"size {unit.name}", format="%.0f" if unit.name == "KB" else "%.3f"),
         "document_count": st.column_config.NumberColumn("documents"),
@@ -144,7 +144,7 @@ def render_index(partitions: pd.DataFrame) -> None:
         index.drop(columns=HIDDEN),
         key="storage_index",
         file_name="storage-index.csv",
-        column_config=INDEX_COLUMNS,
+        column_config={**INDEX_COLUMNS, "label": st.column_config.TextColumn(storage.container_title(index))},
         csv=index,
     )
 

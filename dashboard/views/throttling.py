@@ -59,9 +59,10 @@ def render_rate(metrics: pd.DataFrame, requests: pd.DataFrame) -> None:
     st.subheader("429 rate")
     st.caption(BAND)
     summary = throttling.throttle_summary(metrics, requests)
+    columns = {**SUMMARY_COLUMNS, "label": st.column_config.TextColumn(storage.container_title(summary))}
     widgets.render_table(
         in_percent(summary).drop(columns=HIDDEN), key="throttling_summary", file_name="throttling-summary.csv",
-        column_config=SUMMARY_COLUMNS, csv=summary,
+        column_config=columns, csv=summary,
     )  # fmt: skip
     rate = throttling.throttle_rate(metrics, requests)
     st.plotly_chart(figures_throttling.build_throttle_rate_figure(rate), key="throttling_rate_chart")

@@ -168,6 +168,8 @@ def test_label_title_says_when_labels_carry_the_container() -> None:
     ]
     clash = two.assign(database=["shop", "crm"], container="orders")
     assert storage.label_title(clash, "pkrange") == "database/container/pkrange"
+    assert storage.container_title(two) == "container" and storage.container_title(clash) == "database/container"
+    assert storage.container_labels(clash).tolist() == ["shop/orders", "crm/orders"]
 
 
 def test_container_sizes_over_time() -> None:

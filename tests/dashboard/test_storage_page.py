@@ -134,6 +134,14 @@ def test_several_containers_say_their_labels_carry_the_container(store: Path) ->
     assert read[["container/pkrange", "size KB"]].values.tolist() == [["carts/0", "300"], ["orders/0", "100"]]
 
 
+def test_two_databases_sharing_a_container_name_say_so_in_the_headers(store: Path) -> None:
+    rows = [partition("s1", 0, "0", 100), {**partition("s1", 0, "0", 300), "database": "crm"}]
+    write_frame(store, "partitions", pd.DataFrame(rows, columns=PARTITIONS.columns), run_id="s1", part="0")
+    app = open_storage()
+    assert shown(app, "storage_partitions")["database/container/pkrange"].tolist() == ["crm/orders/0", "shop/orders/0"]
+    assert list(shown(app, "storage_sizes"))[0] == list(shown(app, "storage_index"))[0] == "database/container"
+
+
 def test_the_figure_builders() -> None:
     fill = pd.DataFrame({"label": ["a/0", "b/0"], "size_kb": [30.0 * GB_KB, 5.0 * GB_KB]})
     bars, limit = figures_storage.build_partition_fill_figure(fill, limit_bytes=50 * GB).data
