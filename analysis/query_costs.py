@@ -122,15 +122,52 @@ REQUEST_COLUMNS = [
 
 def logical_executions(executions: pd.DataFrame) -> pd.DataFrame:
     """One row per logical execution (see the module docstring), in time order; its SHAPE columns are the
-    parts' sums (missing when no part reported one)."""
+    parts' sums (missing when no part reported one).
+
+    An "as-is" row is a whole logical execution by definition, so only per-feed-range rows are grouped: on a
+    store of as-is queries the grouping (a hash of five string columns per row) is skipped altogether.
+    """
     if executions.empty:
         return pd.DataFrame(columns=LOGICAL_COLUMNS)
-    frame = executions.assign(
+    used = [*LOGICAL_KEY, "time", "mode", "execution_id", "total_ru", "throttled", "pkranges"]
+    frame = executions[used + [name for name in SHAPE if name in executions.columns]].assign(
         ok=_is(executions["status"], "ok"),
         routing_rank=_ranks(executions["routing_observed"]),
         predicted_rank=_ranks(executions["routing_predicted"]),
         routing_mismatch=executions["routing_mismatch"].fillna(False).astype(bool),
-    )
+    )  # only the columns used: a row mask below then copies 16 columns, not the table's SQL and errors
+    as_is = _is(frame["mode"], "as-is").to_numpy()
+    parts = [_whole(frame[as_is]), _grouped(frame[~as_is])]
+    out = pd.concat([part for part in parts if not part.empty], ignore_index=True)
+    out["pkrange_count"] = _counts(out["pkranges"])
+    out["routing"] = _classes(out.pop("routing_rank"))
+    out["routing_predicted"] = _classes(out.pop("predicted_rank"))
+    split = out["parts"] > 1  # one part per physical partition: the parts count is the partition count
+    out.loc[split, "routing"] = [
+        routing_class(hit, total) for hit, total in zip(out.loc[split, "pkrange_count"], out.loc[split, "parts"])
+    ]
+    out.loc[split, "routing_predicted"] = [routing_class(n, n) for n in out.loc[split, "parts"]]
+    out = out.reindex(columns=LOGICAL_COLUMNS)
+    return out.sort_values(["time", *LOGICAL_KEY], kind="stable", ignore_index=True)
+
+
+def _whole(frame: pd.DataFrame) -> pd.DataFrame:
+    """Logical executions of one part each (as-is rows): the row's own numbers, no grouping."""
+    out = frame[[*LOGICAL_KEY, "time", "mode", "ok", "total_ru", "routing_rank", "predicted_rank"]].copy()
+    out["last_time"] = frame["time"]
+    out["parts"] = frame["execution_id"].notna().astype(int)
+    out["routing_mismatch"] = frame["routing_mismatch"]
+    out["throttled"] = frame["throttled"]
+    for name in (name for name in SHAPE if name in frame.columns):
+        out[name] = frame[name].to_numpy(dtype=float, na_value=np.nan)
+    out["pkranges"] = _normalised(frame["pkranges"])
+    return out.reset_index(drop=True)
+
+
+def _grouped(frame: pd.DataFrame) -> pd.DataFrame:
+    """Logical executions of several parts (per-feed-range rows): grouped by LOGICAL_KEY."""
+    if frame.empty:
+        return pd.DataFrame()
     groups = frame.groupby(LOGICAL_KEY, sort=False, dropna=False)
     out = groups.agg(
         time=("time", "min"),
@@ -148,16 +185,14 @@ def logical_executions(executions: pd.DataFrame) -> pd.DataFrame:
     if shape:
         out[shape] = groups[shape].sum(min_count=1).to_numpy(dtype=float, na_value=np.nan)
     out["pkranges"] = _union_per_group(groups, frame["pkranges"])
-    out["pkrange_count"] = _counts(out["pkranges"])
-    out["routing"] = _classes(out.pop("routing_rank"))
-    out["routing_predicted"] = _classes(out.pop("predicted_rank"))
-    split = out["parts"] > 1  # one part per physical partition: the parts count is the partition count
-    out.loc[split, "routing"] = [
-        routing_class(hit, total) for hit, total in zip(out.loc[split, "pkrange_count"], out.loc[split, "parts"])
-    ]
-    out.loc[split, "routing_predicted"] = [routing_class(n, n) for n in out.loc[split, "parts"]]
-    out = out.reindex(columns=LOGICAL_COLUMNS)
-    return out.sort_values(["time", *LOGICAL_KEY], kind="stable", ignore_index=True)
+    return out
+
+
+def _normalised(pkranges: pd.Series) -> np.ndarray:
+    """Each comma-separated id list without repeats, in numeric order; normalised once per distinct list."""
+    codes, lists = pd.factorize(pkranges.astype(object), use_na_sentinel=True)
+    joined = np.array([_joined(_id_set(value)) for value in lists] + [""], dtype=object)
+    return joined[codes]  # the sentinel -1 picks the trailing "" (a missing list)
 
 
 def summarize_query_costs(executions: pd.DataFrame) -> pd.DataFrame:

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import importlib
 import json
 import os
+import pkgutil
 import shutil
 import statistics
 import subprocess
@@ -267,6 +269,12 @@ def child_page(store: Path, root: Path, page: str) -> dict:
     import pandas  # noqa: F401  (the libraries a running server has imported: the cache is what is cold)
     import plotly.graph_objects  # noqa: F401
     from streamlit.testing.v1 import AppTest
+
+    for package in ("analysis", "dashboard", "collectors.store"):  # ruscope's own modules, as a server has them
+        module = importlib.import_module(package)
+        for found in pkgutil.iter_modules(module.__path__, f"{package}."):
+            if found.name not in ("dashboard.app",):
+                importlib.import_module(found.name)
 
     app = AppTest.from_file(str(root / "dashboard" / "app.py"), default_timeout=900)
     app.switch_page(PAGES[page])

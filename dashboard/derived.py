@@ -64,7 +64,7 @@ def load_query_costs(view: FrameState) -> QueryCosts:
     warnings = list(loaded.warnings)
     multipliers = []
     for run_id in summary["latest_run"].dropna().unique():
-        detail = _run_detail(view, str(run_id), starts[run_id], executions)
+        detail = load_run_detail(view, str(run_id), starts[run_id])  # cached: the page's run pickers reuse it
         multipliers.append(detail.multipliers.assign(run_id=run_id))
         warnings.extend(detail.warnings)
     summary = query_runs.with_multipliers(summary, pd.concat(multipliers) if multipliers else pd.DataFrame())
