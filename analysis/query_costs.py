@@ -35,15 +35,14 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from pandas.api.typing import DataFrameGroupBy
 
+from analysis.pkrange_ids import GATEWAY, count_ids, counts, normalised, pkrange_sort_key, union_per_group
 from cosmoscore.routing import ROUTING_CLASSES, routing_class
 
 QUERY_KEY = ["database", "container", "query_name"]
 SHAPE = ["pages", "round_trips", "items", "retrieved_documents", "output_documents"]  # summed over the parts
 LATEST_SHAPE = [f"latest_{name}" for name in SHAPE]  # per logical execution of the latest run (mean)
 LOGICAL_KEY = ["run_id", *QUERY_KEY, "repeat"]
-GATEWAY = ""  # pkrange_id of RU not charged by a data page (refusal, query plan, metadata)
 _CLASSES = pd.Index(ROUTING_CLASSES)  # a class's rank is its position: the widest class is the largest
 
 SUMMARY_COLUMNS = [
@@ -139,7 +138,7 @@ def logical_executions(executions: pd.DataFrame) -> pd.DataFrame:
     as_is = _is(frame["mode"], "as-is").to_numpy()
     parts = [_whole(frame[as_is]), _grouped(frame[~as_is])]
     out = pd.concat([part for part in parts if not part.empty], ignore_index=True)
-    out["pkrange_count"] = _counts(out["pkranges"])
+    out["pkrange_count"] = counts(out["pkranges"])
     out["routing"] = _classes(out.pop("routing_rank"))
     out["routing_predicted"] = _classes(out.pop("predicted_rank"))
     split = out["parts"] > 1  # one part per physical partition: the parts count is the partition count
@@ -160,7 +159,7 @@ def _whole(frame: pd.DataFrame) -> pd.DataFrame:
     out["throttled"] = frame["throttled"]
     for name in (name for name in SHAPE if name in frame.columns):
         out[name] = frame[name].to_numpy(dtype=float, na_value=np.nan)
-    out["pkranges"] = _normalised(frame["pkranges"])
+    out["pkranges"] = normalised(frame["pkranges"])
     return out.reset_index(drop=True)
 
 
@@ -184,15 +183,8 @@ def _grouped(frame: pd.DataFrame) -> pd.DataFrame:
     shape = [name for name in SHAPE if name in frame.columns]
     if shape:
         out[shape] = groups[shape].sum(min_count=1).to_numpy(dtype=float, na_value=np.nan)
-    out["pkranges"] = _union_per_group(groups, frame["pkranges"])
+    out["pkranges"] = union_per_group(groups, frame["pkranges"])
     return out
-
-
-def _normalised(pkranges: pd.Series) -> np.ndarray:
-    """Each comma-separated id list without repeats, in numeric order; normalised once per distinct list."""
-    codes, lists = pd.factorize(pkranges.astype(object), use_na_sentinel=True)
-    joined = np.array([_joined(_id_set(value)) for value in lists] + [""], dtype=object)
-    return joined[codes]  # the sentinel -1 picks the trailing "" (a missing list)
 
 
 def summarize_query_costs(executions: pd.DataFrame) -> pd.DataFrame:
@@ -252,7 +244,7 @@ def _tidy_summary(summary: pd.DataFrame) -> pd.DataFrame:
     summary["change_pct"] = change.where(summary["previous_mean_ru"] > 0).round(1)
     items = summary["latest_items"]
     summary["ru_per_item"] = (summary["latest_mean_ru"] / items.where(items > 0)).round(3)
-    summary["latest_pkrange_count"] = summary["latest_pkranges"].map(_count_ids, na_action="ignore").astype("Int64")
+    summary["latest_pkrange_count"] = summary["latest_pkranges"].map(count_ids, na_action="ignore").astype("Int64")
     summary["routing_mismatch"] = summary["routing_mismatch"].astype("boolean")
     summary[["throttled", "errors"]] = summary[["throttled", "errors"]].astype(int)
     summary[ru] = summary[ru].round(2)
@@ -279,7 +271,7 @@ def _latest_runs(ok: pd.DataFrame, starts: pd.Series) -> pd.DataFrame:
         routing_mismatch=("routing_mismatch", "any"),
     ).reset_index()
     per_run[LATEST_SHAPE] = groups[SHAPE].mean().to_numpy(dtype=float)
-    per_run["latest_pkranges"] = _union_per_group(groups, ranked["pkranges"])
+    per_run["latest_pkranges"] = union_per_group(groups, ranked["pkranges"])
     for column in ("routing", "routing_predicted"):
         per_run[column] = _classes(per_run[column])
     per_run["latest_run_start"] = per_run["run_id"].map(starts)
@@ -349,26 +341,9 @@ def runs_newest_first(executions: pd.DataFrame) -> list[str]:
     return starts.sort_values(["time", "run_id"], ascending=False)["run_id"].tolist()
 
 
-def pkrange_sort_key(pkrange_id: str) -> tuple[int, int, str]:
-    """Numeric ids in numeric order, then other ids by name, the gateway ("") last."""
-    if pkrange_id == GATEWAY:
-        return (2, 0, "")
-    return (0, int(pkrange_id), "") if pkrange_id.isdigit() else (1, 0, pkrange_id)
-
-
 def _is(values: pd.Series, value: str) -> pd.Series:
     """values == value as plain bools: a missing value (the store's pd.NA) is not equal."""
     return values.eq(value).fillna(False).astype(bool)
-
-
-def _count_ids(pkranges: str) -> int:
-    return len(pkranges.split(",")) if pkranges else 0
-
-
-def _counts(pkranges: pd.Series) -> np.ndarray:
-    """`_count_ids` of each list, counted once per distinct list (a few hundred however many rows)."""
-    codes, lists = pd.factorize(pd.Series(pkranges, dtype=object).fillna(""))
-    return np.array([_count_ids(text) for text in lists] or [0], dtype=int)[codes]
 
 
 def _ranks(classes: pd.Series) -> pd.Series:
@@ -378,31 +353,3 @@ def _ranks(classes: pd.Series) -> pd.Series:
 
 def _classes(ranks: pd.Series) -> np.ndarray:
     return np.asarray(ROUTING_CLASSES, dtype=object)[ranks.to_numpy(dtype=int)]
-
-
-def _union_per_group(groups: DataFrameGroupBy, pkranges: pd.Series) -> list[str]:
-    """Each group's comma-separated pkrange id lists merged into one, without repeats, in numeric order.
-
-    In the groups' output order. Vectorised over the distinct lists (a few hundred however many rows): a
-    group with one distinct list (every "as-is" execution) takes that list normalised; only groups of
-    several lists (per-feed-range parts) are merged one by one.
-    """
-    codes, lists = pd.factorize(pkranges.astype(object), use_na_sentinel=True)
-    normal = [_id_set(value) for value in lists]
-    pairs = pd.DataFrame({"group": groups.ngroup().to_numpy(), "code": codes})
-    pairs = pairs[pairs["code"] >= 0].drop_duplicates()
-    merged = np.full(groups.ngroups, "", dtype=object)
-    alone = ~pairs["group"].duplicated(keep=False).to_numpy()
-    joined = np.array([_joined(ids) for ids in normal] or [""], dtype=object)
-    merged[pairs["group"].to_numpy()[alone]] = joined[pairs["code"].to_numpy()[alone]]
-    for group, group_codes in pairs[~alone].groupby("group")["code"]:
-        merged[group] = _joined(set().union(*(normal[c] for c in group_codes)))
-    return merged.tolist()
-
-
-def _id_set(value: object) -> set[str]:
-    return {part.strip() for part in value.split(",")} - {""} if isinstance(value, str) else set()
-
-
-def _joined(ids: set[str]) -> str:
-    return ",".join(sorted(ids, key=pkrange_sort_key))

@@ -15,6 +15,7 @@ would be applied by the grid instead of the display text. Progress and checkbox 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -88,10 +89,23 @@ def _number_formatter(fmt: str | None, *, integer: bool) -> Callable[[object], s
     return show
 
 
+MOMENT_TOKENS = (("YYYY", "%Y"), ("MM", "%m"), ("DD", "%d"), ("HH", "%H"), ("mm", "%M"), ("ss", "%S"))
+
+
 def _time_formatter(fmt: str) -> Callable[[object], str]:
-    strftime = fmt if "%" in fmt else DEFAULT_TIME_FORMAT  # Streamlit's moment.js formats: ours instead
+    strftime = fmt if "%" in fmt else _from_moment(fmt)  # a DatetimeColumn's format is moment.js's
 
     def show(value: Any) -> str:
         return "" if pd.isna(value) or value == MISSING_TIME else value.strftime(strftime)
 
     return show
+
+
+def _from_moment(fmt: str) -> str:
+    """A moment.js date format (what Streamlit's DatetimeColumn takes) as strftime's, for the usual tokens;
+    a named format ("distance", "calendar") or anything else: the default."""
+    converted = fmt
+    for token, directive in MOMENT_TOKENS:
+        converted = converted.replace(token, directive)
+    leftover = re.sub(r"%[YmdHMS]", "", converted)
+    return converted if converted != fmt and not any(c.isalpha() for c in leftover) else DEFAULT_TIME_FORMAT

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis import pkrange_ids, query_runs
 from analysis import query_costs as qc
-from analysis import query_runs
 from tests.analysis.test_query_costs import T0, execution, executions_frame, per_feed_range, request, requests_frame
 
 
@@ -175,9 +175,9 @@ def test_the_vectorised_union_equals_the_loop() -> None:
     ]  # fmt: skip
     frame = pd.DataFrame(rows).astype({"pkranges": "string"})
     groups = frame.groupby(["key", "other"], sort=False)
-    assert qc._union_per_group(groups, frame["pkranges"]) == union_by_loop(groups, frame["pkranges"])
+    assert pkrange_ids.union_per_group(groups, frame["pkranges"]) == union_by_loop(groups, frame["pkranges"])
     empty = frame.iloc[:0].groupby(["key", "other"], sort=False)
-    assert qc._union_per_group(empty, frame["pkranges"].iloc[:0]) == []
+    assert pkrange_ids.union_per_group(empty, frame["pkranges"].iloc[:0]) == []
 
 
 def test_logical_executions_sum_the_parts_shape() -> None:

@@ -51,3 +51,11 @@ def test_the_formats_move_from_the_config_into_the_table() -> None:
 def test_a_frame_without_missing_values_reads_the_same() -> None:
     frame = pd.DataFrame({"query": ["=cmd", "b"], "n": [1, 2]})
     assert cells(frame) == [["=cmd", "1"], ["b", "2"]]
+
+
+def test_a_datetime_columns_moment_format_is_honoured() -> None:
+    frame = pd.DataFrame({"full": pd.to_datetime(["2026-05-01T10:30Z", None])})
+    config = {"full": st.column_config.DatetimeColumn("projected full", format="YYYY-MM-DD")}
+    assert cells(frame, config) == [["2026-05-01"], [""]]
+    named = {"full": st.column_config.DatetimeColumn("projected full", format="distance")}
+    assert cells(frame, named)[0] == ["2026-05-01 10:30:00"]  # a named format: ours
