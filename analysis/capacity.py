@@ -10,7 +10,7 @@ spreadsheet and pivots without reshaping:
 | `account`, `database`, `container` | the container; containers in `analysis.fleet`'s risk order |
 | `subject` | what the row is about: a pkrange id, a partition key (JSON text), a query name; "" for the container |
 | `measure` | the number's name (below), or for an action the rule that fired |
-| `value`, `unit` | the number and its unit (`RU`, `RU/s`, `%`, `share` (0..1), `GB`, `count`, `ratio`) |
+| `value`, `unit` | the number and its unit (`RU`, `RU/s`, `%`, `GB`, `count`, `ratio`), rounded (below) |
 | `detail` | plain words: the source of the number, a query's routing, an action's recommendation |
 
 Measures. `container` (from `analysis.overview.summarize_containers`, which says where each comes from):
@@ -23,20 +23,36 @@ largest logical keys (`size_gb`, with their share of 20 GB) and the `TOP_KEYS` c
 diagnostic logs (`ru`). `query`: `total_ru`, `mean_ru`, `executions` of the replayed queries. A number
 without data behind it has no row (never a guess).
 
-Actions: each rule is a pure function below with its thresholds named as constants and their sources;
-each returns an `Action` or None. The report must never hold a secret: it is built from store rows,
+Values. A share of something (utilization, a 429 rate, headroom, a range's share of the RU) is written in
+percent, so that one unit reads the same everywhere. Each value is rounded to its unit's precision
+(`analysis.units.PRECISION`: RU and RU/s to 0.1, % to 2 decimals or 2 significant digits below 1%, GB to 3
+decimals, counts whole, ratios to 2 decimals), never more than 4 decimals, so the CSV holds plain decimal
+numbers (0.0048, never 4.8e-03); a size's detail says it in the unit that fits ("36 KB").
+
+Actions: each rule is a pure function in `analysis.capacity_rules` with its thresholds named as constants
+and their sources; each returns an `Action` or None. The report must never hold a secret: it is built from store rows,
 which carry no keys or tokens.
 """
 
 from __future__ import annotations
 
 import math
-import re
-from dataclasses import dataclass
 
 import pandas as pd
 
 from analysis import overview
+from analysis.capacity_rules import (
+    Action,
+    autoscale_action,
+    autoscale_cost_ratio,
+    fan_out_action,
+    hot_partition_action,
+    key_storage_action,
+    lower_action,
+    raise_action,
+    skew_action,
+)
+from analysis.units import round_to_unit, size_text
 from cosmoscore.limits import GB, Limits
 
 KEY = overview.KEY
@@ -54,124 +70,6 @@ REPORT_TABLES = {
     "log_key_ru": [*KEY, "time", "partition_key", "request_charge"],
 }
 
-# -- thresholds of the rules, with why ------------------------------------------------------------------
-THROTTLE_HEALTHY_MAX = overview.THROTTLE_HEALTHY_MAX  # ru-cost-model.md P12: 1-5% of requests 429 is healthy
-THROTTLE_QUIET_MAX = 0.01  # the band's low end: lowering RU/s is advised only below it
-LOWER_PEAK_UTILIZATION = 0.5  # even the busiest interval used under half the provisioned RU/s: paying 2x
-TARGET_PEAK_UTILIZATION = 0.8  # a suggested rate the peak fills to 80%: a per-minute average hides bursts
-RU_STEP = {False: 100, True: 1000}  # concepts-limits: manual RU/s in steps of 100, autoscale max of 1,000
-AUTOSCALE_MIN_MAX = 1000  # ru-cost-model.md P9: the smallest autoscale max RU/s
-# learn "how-to-choose-offer": autoscale bills each hour at the highest RU/s it scaled to (at least 10% of
-# the max, P10) at 1.5x the manual rate per RU/s; manual must be set at the peak to avoid 429s.
-AUTOSCALE_PRICE_FACTOR = 1.5
-AUTOSCALE_MIN_FRACTION = 0.1
-AUTOSCALE_SAVES_BELOW = 0.9  # advise autoscale when it would cost under 90% of manual: a clear saving
-AUTOSCALE_MIN_HOURS = 24  # at least a day of metrics: a daily cycle decides whether hours are quiet
-# Each physical partition gets an equal share of the RU/s (ru-cost-model.md P4; azure-monitor.md §5): a range
-# at 1.5x its even share throttles when the container runs at 2/3 of its provisioned rate (a third paid for
-# and unusable); 2x would never fire with two ranges.
-SKEW_FACTOR = 1.5
-KEY_STORAGE_WARN = 0.8  # a logical key at 80% of 20 GB (P1): changing the key takes a migration; start now
-TOP = re.compile(r"\bTOP\b", re.IGNORECASE)
-
-
-@dataclass(frozen=True, slots=True)
-class Action:
-    """A recommendation: the rule (`measure`), the number that fired it and what to do, in plain words."""
-
-    measure: str
-    value: float
-    unit: str
-    detail: str
-
-
-def raise_action(throttle_rate: float, skewed: bool) -> Action | None:
-    """More than the healthy 1-5% of requests throttled: raise RU/s (or first fix a skewed key)."""
-    if not throttle_rate > THROTTLE_HEALTHY_MAX:
-        return None
-    detail = f"Raise the RU/s: {throttle_rate:.1%} of requests were throttled (429), above the 1-5% the service documents as healthy."
-    if skewed:
-        detail += " One partition takes most of the load, so fixing the key (below) may cost less than more RU/s."
-    return Action("raise_throughput", round(throttle_rate * 100, 2), "%", detail)
-
-
-def lower_action(peak_ru_s: float, provisioned_ru_s: float, throttle_rate: float, autoscale: bool) -> Action | None:
-    """The busiest interval used under half the provisioned RU/s, with (almost) no 429s: lower it."""
-    if not (provisioned_ru_s > 0 and peak_ru_s >= 0) or throttle_rate > THROTTLE_QUIET_MAX:
-        return None
-    utilization = peak_ru_s / provisioned_ru_s
-    if utilization >= LOWER_PEAK_UTILIZATION:
-        return None
-    step, floor = RU_STEP[autoscale], AUTOSCALE_MIN_MAX if autoscale else Limits().min_throughput
-    target = max(floor, math.ceil(peak_ru_s / TARGET_PEAK_UTILIZATION / step) * step)
-    if target >= provisioned_ru_s:
-        return None
-    what = "autoscale max RU/s" if autoscale else "RU/s"
-    detail = (
-        f"Lower the {what} from {provisioned_ru_s:,.0f} to about {target:,.0f}: the busiest interval used "
-        f"{utilization:.0%} of it ({peak_ru_s:,.0f} RU/s) and requests were not throttled."
-    )
-    return Action("lower_throughput", round(utilization * 100, 1), "%", detail)
-
-
-def autoscale_cost_ratio(per_second: pd.Series) -> tuple[float, int]:
-    """What autoscale with its max at the peak would cost against manual RU/s at the peak, from a series of
-    consumed RU/s indexed by time: 1.5 x the mean over hours of max(10%, the hour's peak / the peak); and
-    the number of hours. NaN when nothing was consumed."""
-    hourly = per_second.groupby(per_second.index.floor("h")).max()
-    peak = float(hourly.max()) if not hourly.empty else 0.0
-    if not peak > 0:
-        return math.nan, len(hourly)
-    billed = (hourly / peak).clip(lower=AUTOSCALE_MIN_FRACTION).mean()
-    return round(AUTOSCALE_PRICE_FACTOR * float(billed), 4), len(hourly)
-
-
-def autoscale_action(cost_ratio: float, hours: int, autoscale: bool) -> Action | None:
-    """A manual container whose hours are mostly quiet: autoscale would bill less than manual at the peak."""
-    if autoscale or hours < AUTOSCALE_MIN_HOURS or not cost_ratio < AUTOSCALE_SAVES_BELOW:
-        return None
-    detail = (
-        f"Move to autoscale (max at the peak): the load is spiky, and over {hours} hours autoscale would have "
-        f"cost about {cost_ratio:.0%} of manual RU/s set high enough for the peak."
-    )
-    return Action("move_to_autoscale", cost_ratio, "ratio", detail)
-
-
-def skew_action(hot_share: float, pkranges: int, hot_pkrange: str, source: str) -> Action | None:
-    """The hottest range takes at least `SKEW_FACTOR` times its even share: the partition key is skewed."""
-    if not (pkranges >= 2 and hot_share >= SKEW_FACTOR / pkranges):
-        return None
-    seen = "in Azure Monitor" if source == "monitor" else "in the replayed queries"
-    detail = (
-        f"The partition key is skewed: pkrange {hot_pkrange} takes {hot_share:.0%} of the RU {seen}, against an "
-        f"even {1 / pkranges:.0%} of {pkranges} ranges. Each range gets an equal share of the RU/s, so it throttles "
-        "first; choose a key with more, evenly used values (or a hierarchical key)."
-    )
-    return Action("skewed_key", round(hot_share, 4), "share", detail)
-
-
-def fan_out_action(query_name: str, routing: str, pkrange_count: int, sql: str) -> Action | None:
-    """A query that reads every partition: add the partition key filter (or TOP when it has none)."""
-    if routing != "fan-out" or not pkrange_count >= 2:
-        return None
-    fix = "add the partition key filter" if TOP.search(sql or "") else "add the partition key filter or TOP"
-    detail = f"Query {query_name} fans out to all {pkrange_count} partitions: {fix}."
-    return Action("query_fans_out", float(pkrange_count), "count", detail)
-
-
-def key_storage_action(partition_key: str, size_gb: float, limits: Limits | None = None) -> Action | None:
-    """A logical key near 20 GB: writes to it fail at the limit, and only a new key (a migration) helps."""
-    limit_gb = (limits or Limits()).logical_partition_max_bytes / GB
-    fill = size_gb / limit_gb
-    if not fill >= KEY_STORAGE_WARN:
-        return None
-    detail = (
-        f"Logical key {partition_key} holds {size_gb:,.1f} GB of the {limit_gb:g} GB one key may hold; writes to it "
-        "fail at the limit: plan a more granular or hierarchical partition key."
-    )
-    return Action("key_near_limit", round(fill * 100, 1), "%", detail)
-
-
 # -- the report ------------------------------------------------------------------------------------------
 SOURCES = {"monitor": "Azure Monitor", "replay": "replay"}
 CONTAINER_MEASURES = [  # (column, unit, subject column, detail column)
@@ -179,13 +77,13 @@ CONTAINER_MEASURES = [  # (column, unit, subject column, detail column)
     ("provisioned_ru_s", "RU/s", None, "throughput_kind"),
     ("peak_ru_s", "RU/s", None, None),
     ("p95_ru_s", "RU/s", None, None),
-    ("p95_utilization", "share", None, None),
+    ("p95_utilization", "share", None, None),  # "share": written in % (`_long`)
     ("hot_normalized_ru", "%", "hot_pkrange", None),
     ("hot_range_share", "share", "hot_pkrange", "skew_source"),
     ("throttle_rate", "share", None, "throttle_source"),
-    ("largest_partition_gb", "GB", None, None),
+    ("largest_partition_gb", "GB", None, "largest_partition_text"),
     ("storage_headroom", "share", None, None),
-    ("largest_key_gb", "GB", None, None),
+    ("largest_key_gb", "GB", None, "largest_key_text"),
     ("key_headroom", "share", None, None),
     ("autoscale_cost_ratio", "ratio", None, "autoscale_hours"),
 ]
@@ -220,6 +118,7 @@ def build_capacity_report(
     report["_rank"] = [rank.get(tuple(key), len(rank)) for key in report[KEY].itertuples(index=False)]
     report["_section"] = report["section"].map(SECTIONS.index)
     report = report.sort_values(["_rank", "_section"], kind="stable").drop(columns=["_rank", "_section"])
+    report["value"] = [round_to_unit(value, unit) for value, unit in zip(report["value"], report["unit"])]
     return report.reset_index(drop=True)[REPORT_COLUMNS]
 
 
@@ -234,15 +133,17 @@ def autoscale_ratios(metrics: pd.DataFrame) -> pd.DataFrame:
 
 
 def _long(frame: pd.DataFrame, section: str, column: str, unit: str, *, subject=None, detail=None) -> pd.DataFrame:
-    """One report row per frame row with a `column` value: `measure` named after the column."""
+    """One report row per frame row with a `column` value: `measure` named after the column; a `share`
+    (0..1) is written in percent."""
     rows = frame[frame[column].notna()] if column in frame else frame.iloc[0:0]
+    scale, unit = (100.0, "%") if unit == "share" else (1.0, unit)
     return pd.DataFrame(
         {
             "section": section,
             **{name: rows[name].astype(str) for name in KEY},
             "subject": rows[subject].fillna("").astype(str) if subject else "",
             "measure": column,
-            "value": rows[column].astype(float),
+            "value": rows[column].astype(float) * scale,
             "unit": unit,
             "detail": rows[detail].fillna("").astype(str) if detail else "",
         },
@@ -258,6 +159,8 @@ def container_rows(containers: pd.DataFrame) -> pd.DataFrame:
         throttle_source=containers["throttle_source"].map(SOURCES),
         throughput_kind=containers["autoscale"].map({True: "autoscale max", False: "manual"}),
         autoscale_hours=containers["autoscale_hours"].map(lambda h: _count(h, "hour") if pd.notna(h) else ""),
+        largest_partition_text=containers["largest_partition_gb"].map(size_text),
+        largest_key_text=containers["largest_key_gb"].map(size_text),
     )
     parts = [
         _long(named, "container", column, unit, subject=subject, detail=detail)
@@ -272,13 +175,14 @@ def partition_rows(partitions: pd.DataFrame, metrics: pd.DataFrame, limits: Limi
     size = latest["size_kb"].astype(float) * 1024
     limit = (limits or Limits()).physical_partition_max_bytes
     latest = latest.assign(
-        size_gb=(size / GB).round(6), headroom=(1 - size / limit).round(4), documents=latest["document_count"]
+        size_gb=(size / GB).round(6), headroom=(1 - size / limit).round(6), documents=latest["document_count"]
     )
+    latest = latest.assign(size_text=(size / GB).map(size_text))  # from the bytes: not the rounded GB
     normalized = overview.metric_rows(metrics, "NormalizedRUConsumption").dropna(subset=["pkrange_id"])
     peaks = normalized.groupby([*KEY, "pkrange_id"])["value"].max().rename("max_normalized_ru").reset_index()
     parts = [
-        _long(latest, "partition", c, u, subject="pkrange_id")
-        for c, u in (("size_gb", "GB"), ("headroom", "share"), ("documents", "count"))
+        _long(latest, "partition", c, u, subject="pkrange_id", detail=d)
+        for c, u, d in (("size_gb", "GB", "size_text"), ("headroom", "share", None), ("documents", "count", None))
     ]
     parts.append(_long(peaks, "partition", "max_normalized_ru", "%", subject="pkrange_id"))
     return pd.concat(parts, ignore_index=True)
@@ -290,8 +194,8 @@ def key_rows(keys: pd.DataFrame, log_key_ru: pd.DataFrame | None, limits: Limits
     largest = _top(keys.assign(size_gb=(keys["size_kb"].astype(float) * 1024 / GB).round(6)), "size_gb")
     largest = largest.assign(
         detail=[
-            f"{gb / limit_gb:.1%} of {limit_gb:g} GB, pkrange {pk}"
-            for gb, pk in zip(largest["size_gb"], largest["pkrange_id"])
+            f"{size_text(kb * 1024 / GB)}, {gb / limit_gb:.1%} of {limit_gb:g} GB, pkrange {pk}"
+            for kb, gb, pk in zip(largest["size_kb"].astype(float), largest["size_gb"], largest["pkrange_id"])
         ]
     )
     parts = [_long(largest, "key", "size_gb", "GB", subject="partition_key", detail="detail")]
@@ -330,11 +234,14 @@ def action_rows(
     found: list[tuple[tuple, str, Action]] = []
     for row in containers.to_dict("records"):
         key = tuple(row[name] for name in KEY)
-        skew = skew_action(
-            _num(row["hot_range_share"]), int(_num(row["pkranges"], 0)), row["hot_pkrange"], row["skew_source"]
-        )
+        pkranges = int(_num(row["pkranges"], 0))
+        hot = hot_partition_action(
+            _num(row["throttle_rate"]), _num(row["hot_normalized_ru"]), _num(row["p95_utilization"]),
+            row["hot_pkrange"], pkranges,
+        )  # fmt: skip
+        skew = hot or skew_action(_num(row["hot_range_share"]), pkranges, row["hot_pkrange"], row["skew_source"])
         rules = [
-            raise_action(_num(row["throttle_rate"]), skew is not None),
+            None if hot else raise_action(_num(row["throttle_rate"]), skew is not None),  # 429s of a hot key
             lower_action(
                 _num(row["peak_ru_s"]), _num(row["provisioned_ru_s"]), _num(row["throttle_rate"], 0), row["autoscale"]
             ),

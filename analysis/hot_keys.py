@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.hot_current import current_totals
 from analysis.hot_partitions import (
     CONTAINER_KEY,
     MAX_CELLS,
@@ -80,11 +81,11 @@ def key_totals(key_ru: pd.DataFrame) -> pd.DataFrame:
     return totals.rename("ru").reset_index()[KEY_TOTAL_COLUMNS]
 
 
-def pkrange_totals(totals: pd.DataFrame) -> pd.DataFrame:
-    """RU per (container, pkrange) from `key_totals`: the logs' load per partition, for the skew."""
-    if totals.empty:
-        return pd.DataFrame(columns=[*ROW_KEY, "ru"])
-    return totals.groupby(ROW_KEY)["ru"].sum().round(4).reset_index()
+def pkrange_totals(key_ru: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:
+    """RU per (container, pkrange) in the logs, of the pkranges that exist at the end of the view and since
+    their layout is complete (`analysis.hot_current`): the logs' load per partition, for the skew."""
+    totals = current_totals(key_ru, partitions, value="request_charge")
+    return totals.rename(columns={"request_charge": "ru"})
 
 
 def latest_key_sizes(logical_keys: pd.DataFrame) -> pd.DataFrame:

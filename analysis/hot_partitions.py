@@ -29,10 +29,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from analysis.hot_current import CONTAINER_KEY, ROW_KEY, current_rows
 from analysis.query_costs import pkrange_sort_key
 
-CONTAINER_KEY = ["account", "database", "container"]
-ROW_KEY = [*CONTAINER_KEY, "pkrange_id"]
 NORMALIZED = "NormalizedRUConsumption"  # percent of a pkrange's share of the RU/s, max per interval
 MAX_CELLS = 50_000  # a heatmap a browser draws at once (the issue's 43,000 cells are fine)
 MAX_COLUMNS = 300
@@ -46,6 +45,9 @@ METRIC_COLUMNS = [*CONTAINER_KEY, "time", "metric", "aggregation", "pkrange_id",
 PARTITION_COLUMNS = [*ROW_KEY, "time", "parents", "min_epk", "max_epk", "size_kb", "document_count", "throughput_share"]
 ROW_COLUMNS = [*ROW_KEY, "label", "min_epk", "max_epk", "parent", "first_time", "last_time"]
 SPLIT_COLUMNS = [*CONTAINER_KEY, "parent", "children", "time", "first_row", "last_row"]
+HEATMAP_ROW_COLUMNS = [*ROW_COLUMNS, "peak", "mean", "current", "current_mean"]  # summarize_normalized_heatmap's
+KEY_SPACE = {"": "(start)", "FF": "(end)"}  # the EPK bounds of the whole key space, as the tables say them
+PKRANGE_TABLE_COLUMNS = ["label", "min_epk", "max_epk", "parent", "current", "first_time", "last_time", "peak", "mean"]
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,9 @@ def summarize_normalized_heatmap(
     max_columns: int = MAX_COLUMNS,
 ) -> Heatmap:
     """The pkrange x time heatmap of normalized RU (percent, max per bin), rows in key-space order, splits
-    marked. `rows` also carries each pkrange's `peak` and `mean` (of its points)."""
+    marked. `rows` also carries each pkrange's `peak` and `mean` (of its points), whether it is `current`
+    (exists at the end of the view) and its `current_mean` since the current layout start (`analysis.hot_current`:
+    what the skew compares; NaN for a retired pkrange)."""
     mask = normalized_mask(metrics)
     if not mask.any():
         return empty_heatmap()
@@ -98,11 +102,26 @@ def summarize_normalized_heatmap(
     counts = np.bincount(codes, minlength=len(keys))
     keys["peak"] = pd.Series(values).groupby(codes).max().reindex(range(len(keys))).to_numpy()
     keys["mean"] = np.bincount(codes, weights=values, minlength=len(keys)) / np.maximum(counts, 1)
+    keys = _with_current_mean(keys, partitions, codes, ns, values)
     rows = order_pkranges(keys, partitions)
     position = np.empty(len(keys), dtype=np.int64)
     position[rows.pop("code").to_numpy(dtype=np.int64)] = np.arange(len(rows))
     z, starts, step = binned_max(position[codes], ns, values, len(rows), max_cells=max_cells, max_columns=max_columns)
     return Heatmap(z=z, times=starts, rows=rows, bin=step, splits=split_marks(rows))
+
+
+def _with_current_mean(
+    keys: pd.DataFrame, partitions: pd.DataFrame, codes: np.ndarray, ns: np.ndarray, values: np.ndarray
+) -> pd.DataFrame:
+    """`keys` (one row per code) with `current` and `current_mean`: the mean of the points at or after the
+    container's current layout start, of the pkranges that exist at the end (`analysis.hot_current`)."""
+    layout = current_rows(keys[[*ROW_KEY, "first_time", "last_time"]], partitions)
+    current = layout["current"].to_numpy(dtype=bool)
+    since = np.where(current, naive_ns(layout["since"].where(layout["current"], layout["first_time"])), 0)
+    ok = current[codes] & (ns >= since[codes])
+    n = np.bincount(codes[ok], minlength=len(keys))
+    total = np.bincount(codes[ok], weights=values[ok], minlength=len(keys))
+    return keys.assign(current=current, current_mean=np.where(n > 0, total / np.maximum(n, 1), np.nan).round(4))
 
 
 def binned_max(
@@ -330,10 +349,24 @@ def _path_key(path: tuple[str, ...]) -> tuple:
     return tuple(pkrange_sort_key(pk) for pk in path)
 
 
+def pkrange_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """The heatmap's rows as a table shows them (`PKRANGE_TABLE_COLUMNS`): one pkrange column (its label), the
+    key space's ends named ("" is where it starts, "FF" where it ends: `KEY_SPACE`), no raw ids."""
+    table = rows.reindex(columns=PKRANGE_TABLE_COLUMNS).copy()
+    for name in ("min_epk", "max_epk"):
+        table[name] = table[name].map(lambda epk: KEY_SPACE.get(epk, epk), na_action="ignore")
+    return table
+
+
+def current_pkrange_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The heatmap rows of the pkranges that exist at the end of the view (a split's parent is not one)."""
+    return rows[rows["current"].fillna(False).astype(bool)]
+
+
 def empty_heatmap() -> Heatmap:
     return Heatmap(
         z=np.empty((0, 0)),
         times=np.array([], dtype="datetime64[ns]"),
-        rows=pd.DataFrame(columns=ROW_COLUMNS),
+        rows=pd.DataFrame(columns=HEATMAP_ROW_COLUMNS),
         bin=NICE_BINS[0],
     )

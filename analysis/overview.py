@@ -369,4 +369,4 @@ def limit_fills(containers: pd.DataFrame) -> pd.DataFrame:
     out["throttle_rate"] = containers["throttle_rate"].astype(float) / THROTTLE_HEALTHY_MAX * 100
     out["storage_headroom"] = (1 - containers["storage_headroom"].astype(float)) * 100
     out["key_headroom"] = (1 - containers["key_headroom"].astype(float)) * 100
-    return out.round({name: 1 for name in FILLS}).rename(columns=FILLS)
+    return out.round({name: 4 for name in FILLS}).rename(columns=FILLS)  # 0.001% is not 0: its bar says so

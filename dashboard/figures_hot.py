@@ -27,6 +27,9 @@ NORMALIZED_COLORSCALE = [
 ]
 KEY_COLORSCALE = "YlOrRd"
 DEMAND_COLOR, OVER_BUDGET_COLOR, BUDGET_COLOR = "#4292c6", TOP_COLOR, "#9e9e9e"
+OVER_BUDGET_NAME = "demand RU/s over budget"
+ROW_HEIGHT, MIN_HEIGHT, MAX_HEIGHT = 28, 250, 900  # px: a heatmap's height follows its rows
+MARGIN = {"t": 30, "b": 50, "l": 10, "r": 10}  # Plotly's default top margin (100 px) is an empty band
 
 
 def build_normalized_heatmap_figure(heatmap: Heatmap, *, title: str | None = None) -> go.Figure:
@@ -128,7 +131,8 @@ def build_skew_figure(shares: pd.DataFrame, *, title: str | None = None) -> go.F
 
 
 def build_demand_figure(demand: pd.DataFrame, *, title: str | None = None) -> go.Figure:
-    """RU/s demand per pkrange from the replayed queries (red where it exceeds the budget) next to its budget."""
+    """RU/s demand per pkrange from the replayed queries next to its budget: a partition over its budget is a
+    red bar of its own trace, so the legend says what red means (`OVER_BUDGET_NAME`)."""
     figure = go.Figure()
     figure.update_layout(title=title, barmode="group", yaxis_title="RU/s", xaxis_title="pkrange", legend_title_text="")
     figure.update_yaxes(rangemode="tozero")
@@ -137,16 +141,19 @@ def build_demand_figure(demand: pd.DataFrame, *, title: str | None = None) -> go
     labels = demand["label"].astype(str).to_numpy(dtype=object)
     figure.update_xaxes(type="category", categoryorder="array", categoryarray=labels)
     over = demand["utilization_pct"].astype(float).to_numpy() >= 100
-    colors = np.where(over, OVER_BUDGET_COLOR, DEMAND_COLOR).astype(object)
-    figure.add_trace(
-        go.Bar(
-            x=labels,
-            y=demand["ru_s"].to_numpy(dtype=float),
-            name="demand RU/s",
-            marker_color=colors,
-            hovertemplate="%{x}: %{y:.2f} RU/s demand<extra></extra>",
-        )
-    )
+    ru_s = demand["ru_s"].to_numpy(dtype=float)
+    for name, color, mine in (("demand RU/s", DEMAND_COLOR, ~over), (OVER_BUDGET_NAME, OVER_BUDGET_COLOR, over)):
+        if mine.any() or name == "demand RU/s":  # the red one only when a partition is over its budget
+            figure.add_trace(
+                go.Bar(
+                    x=labels[mine],
+                    y=ru_s[mine],
+                    name=name,
+                    marker_color=color,
+                    offsetgroup="demand",  # one slot per pkrange, whichever trace its bar is in
+                    hovertemplate="%{x}: %{y:.2f} RU/s demand<extra>" + name + "</extra>",
+                )
+            )
     budget = demand["budget_ru_s"].astype(float).to_numpy()
     if not np.isnan(budget).all():
         figure.add_trace(
@@ -155,10 +162,16 @@ def build_demand_figure(demand: pd.DataFrame, *, title: str | None = None) -> go
                 y=budget,
                 name="budget RU/s",
                 marker_color=BUDGET_COLOR,
+                offsetgroup="budget",
                 hovertemplate="%{x}: %{y:.2f} RU/s budget<extra></extra>",
             )
         )
     return figure
+
+
+def heatmap_height(rows: int, *, title: bool = False) -> int:
+    """`ROW_HEIGHT` per row plus the axis title and margins (and a title's line), within MIN and MAX_HEIGHT."""
+    return min(MAX_HEIGHT, max(MIN_HEIGHT, ROW_HEIGHT * rows + MARGIN["t"] + MARGIN["b"] + 40 + 30 * title))
 
 
 def _heatmap_layout(title: str | None, heatmap: Heatmap, *, y_title: str) -> go.Figure:
@@ -168,7 +181,8 @@ def _heatmap_layout(title: str | None, heatmap: Heatmap, *, y_title: str) -> go.
         title=title,
         xaxis_title=f"time (UTC), {_bin_text(heatmap.bin)} bins",
         yaxis_title=y_title,
-        height=min(900, max(380, 160 + 28 * rows)),
+        height=heatmap_height(rows, title=bool(title)),
+        margin={**MARGIN, "t": MARGIN["t"] + 30 * bool(title)},
     )
     figure.update_yaxes(type="category", autorange="reversed")
     return figure

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 
 from analysis.fleet import container_choices
 from analysis.overview import FILLS
+from analysis.units import percent_text, size_text
 
 COLORS = ("#1f77b4", "#d62728", "#ff7f0e", "#2ca02c", "#9467bd")  # one per limit of FILLS, in order
 LIMIT_COLOR = "#444444"
@@ -16,7 +17,8 @@ LIMIT_COLOR = "#444444"
 
 def build_limits_figure(fills: pd.DataFrame, *, top: int = 10, title: str | None = None) -> go.Figure:
     """Grouped horizontal bars: per container (the first `top`, the first on top), each limit's fill in %,
-    with a line at 100% (at the limit); x from zero; a limit without data draws no bar."""
+    with a line at 100% (at the limit); x from zero; a limit without data draws no bar. Each bar says its
+    value ("0.001%"), so a fill too small to see is still read."""
     figure = go.Figure()
     figure.update_layout(title=title, barmode="group", legend_title_text="", xaxis_title="% of the limit")
     shown = fills.head(top)
@@ -33,6 +35,9 @@ def build_limits_figure(fills: pd.DataFrame, *, top: int = 10, title: str | None
                 name=label,
                 orientation="h",
                 marker_color=color,
+                text=np.array([percent_text(v) for v in values], dtype=object),  # a near-zero bar still reads
+                textposition="outside",
+                cliponaxis=False,
                 hovertemplate="%{y}<br>" + label + ": %{x:.1f}%<extra></extra>",
             )
         )
@@ -44,31 +49,32 @@ def build_limits_figure(fills: pd.DataFrame, *, top: int = 10, title: str | None
 
 
 Card = tuple[str, str, str | None, str, str]  # label, value, delta, delta colour, help
+MAX_LABEL = 13  # characters: a longer label is cut ("Hottest range (5) n…") in a row of seven cards
 
 
 def overview_cards(row: pd.Series) -> list[Card]:
     """One container's headline numbers for `st.metric`: (label, value, delta, delta colour, help); "" for
-    a number without data, None for a delta without one. Colour "inverse": up is bad."""
+    a number without data, None for a delta without one. Colour "inverse": up is bad. Labels are short
+    (`MAX_LABEL`); what a number is of (the provisioned RU/s, which pkrange, the limit) is in its help."""
     provisioned = row.get("provisioned_ru_s")
-    peak_of = f" of {provisioned:,.0f}" if pd.notna(provisioned) else ""
-    hot = f"Hottest range ({row.get('hot_pkrange')})" if row.get("hot_pkrange") else "Hottest range"
+    of = f" (provisioned: {provisioned:,.0f} RU/s)" if pd.notna(provisioned) else ""
+    hot = f"pkrange {row.get('hot_pkrange')}: " if row.get("hot_pkrange") else ""
     return [
         ("RU consumed", _number(row.get("ru_consumed"), "{:,.0f}"), _delta(row.get("ru_consumed_change"), "{:+,.0f}"), "off", "Azure Monitor's TotalRequestUnits, else the replay's RU"),
-        ("Peak RU/s" + peak_of, _number(row.get("peak_ru_s"), "{:,.1f}"), _delta(row.get("peak_ru_s_change"), "{:+,.1f}"), "inverse", "the busiest interval's RU/s, against the provisioned RU/s"),
-        ("p95 RU/s", _number(row.get("p95_ru_s"), "{:,.1f}"), _delta(row.get("p95_ru_s_change"), "{:+,.1f}"), "inverse", "95% of intervals used less"),
-        (hot, _number(row.get("hot_normalized_ru"), "{:.0f}%"), _delta(row.get("hot_normalized_ru_change"), "{:+.0f} pts"), "inverse", "normalized RU consumption of the hottest pkrange: 100% means its requests are throttled"),
+        ("Peak RU/s", _number(row.get("peak_ru_s"), "{:,.1f}"), _delta(row.get("peak_ru_s_change"), "{:+,.1f}"), "inverse", f"the busiest interval's RU/s{of}"),
+        ("p95 RU/s", _number(row.get("p95_ru_s"), "{:,.1f}"), _delta(row.get("p95_ru_s_change"), "{:+,.1f}"), "inverse", f"95% of intervals used less{of}"),
+        ("Hottest range", _number(row.get("hot_normalized_ru"), "{:.0f}%"), _delta(row.get("hot_normalized_ru_change"), "{:+.0f} pts"), "inverse", f"{hot}the normalized RU consumption of the hottest pkrange: 100% means its requests are throttled"),
         ("429 rate", _number(row.get("throttle_rate"), "{:.2%}"), _delta(row.get("throttle_rate_change"), "{:+.2%}"), "inverse", "1-5% is healthy (the SDK retries them); above 5% needs action"),
-        ("Largest partition", _size(row.get("largest_partition_gb")), _delta(row.get("largest_partition_gb_change"), "{:+,.3f} GB"), "inverse", "of the 50 GB a physical partition holds before it splits"),
-        ("Largest key", _size(row.get("largest_key_gb")), _delta(row.get("largest_key_gb_change"), "{:+,.3f} GB"), "inverse", "of the 20 GB one logical partition key may hold"),
+        ("Largest range", size_text(row.get("largest_partition_gb")), _size_delta(row.get("largest_partition_gb_change")), "inverse", "the largest physical partition (pkrange), of the 50 GB it holds before it splits"),
+        ("Largest key", size_text(row.get("largest_key_gb")), _size_delta(row.get("largest_key_gb_change")), "inverse", "the largest logical partition key, of the 20 GB one key may hold"),
     ]  # fmt: skip
 
 
-def _size(gb: object) -> str:
-    """A size in GB as people read it: GB from 1 GB, MB below, "< 1 MB" below that ("" when missing)."""
+def _size_delta(gb: object) -> str | None:
+    """A change of size in the unit that fits, signed (None when missing)."""
     if gb is None or pd.isna(gb):
-        return ""
-    value = float(gb)
-    return f"{value:,.1f} GB" if value >= 1 else f"{value * 1024:,.0f} MB" if value * 1024 >= 1 else "< 1 MB"
+        return None
+    return ("+" if float(gb) >= 0 else "-") + size_text(abs(float(gb)))
 
 
 def _number(value: object, template: str) -> str:

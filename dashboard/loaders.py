@@ -10,6 +10,11 @@ file) as text, so a page can show them even when the result comes from the cache
 every widget change. `st.cache_data` sits on `load_table` and nowhere else; the scope cut after it is a
 pure function from `analysis.scope` (cheap, and cutting outside the cache keeps one entry per time range).
 Tests call `st.cache_data.clear()` between runs.
+
+`read_view` is the one uncached read: the same view and scope cut as `load_view`, for a page that reduces a
+large table (a month of one-minute metrics is millions of points) and caches the small reduced result in
+its own loader instead. Caching the raw points would pickle them into the cache (hundreds of MB, and twice
+that at the peak while pickling) only to reduce them once per view.
 """
 
 from __future__ import annotations
@@ -55,6 +60,18 @@ def load_table(
     Empty with its columns if none. The store opens only the date partitions from `since` on and only the
     columns asked for; an unknown table or column is its ValueError.
     """
+    return _read(store, table, since=since, columns=columns, run_ids=run_ids)
+
+
+def _read(
+    store: str,
+    table: str,
+    *,
+    since: dt.datetime | None,
+    columns: tuple[str, ...] | None,
+    run_ids: tuple[str, ...] | None,
+) -> Loaded:
+    """One store read with its warnings captured (`load_table`'s body, uncached)."""
     with _WARNINGS_LOCK, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", StoreWarning)
         frame = read_table(Path(store), table, since=since, columns=columns, run_ids=run_ids)
@@ -73,6 +90,19 @@ def load_view(
     read = tuple(dict.fromkeys([*wanted, *scope.SCOPE_COLUMNS]))
     loaded = load_table(view.store, table, since=view.since, columns=read, run_ids=run_ids)
     frame = scope.select_scope(loaded.frame, view.scope).reset_index(drop=True)
+    return Loaded(frame[wanted], loaded.warnings)
+
+
+def read_view(view: FrameState, table: str, *, columns: Sequence[str]) -> Loaded:
+    """Like `load_view` (the view's rows, only `columns`, the scope cut), but read from the store every call
+    and never cached: for a loader that caches its own reduction of a large table (module docstring).
+
+    With no scope the frame is not copied to cut it (a copy of millions of points is seconds and memory).
+    """
+    wanted = list(dict.fromkeys(columns))
+    read = tuple(dict.fromkeys([*wanted, *scope.SCOPE_COLUMNS]))
+    loaded = _read(view.store, table, since=view.since, columns=read, run_ids=None)
+    frame = loaded.frame if view.scope == scope.Scope() else scope.select_scope(loaded.frame, view.scope)
     return Loaded(frame[wanted], loaded.warnings)
 
 

@@ -7,10 +7,9 @@ on every widget change would cost seconds, while the reduced heatmap is a few hu
 through `loaders.load_view` (one store read, shared with other pages) and caches only the reductions, for the
 same time as the store reads (`loaders.TTL_SECONDS`). The numbers all come from `analysis`.
 
-The metrics and the logs' RU per key are read past `load_table`'s cache (its undecorated function, `__wrapped__`): caching 4.3
+The metrics and the logs' RU per key are read with `loaders.read_view`, the uncached read: caching 4.3
 million points would pickle them (0.5 GB, and a peak of twice that while pickling) only for this loader to
-reduce them once per view, so the page's peak memory would pass the issue's 2 GB. The scope is cut only
-when there is one, so the points are not copied to keep them all.
+reduce them once per view, so the page's peak memory would pass the issue's 2 GB.
 """
 
 from __future__ import annotations
@@ -24,13 +23,13 @@ import streamlit as st
 from analysis import hot_keys as hk
 from analysis import hot_partitions as hp
 from analysis import hot_replay as hr
-from analysis.scope import SCOPE_COLUMNS, Scope, select_scope
+from analysis.scope import Scope
 from dashboard import loaders
 from dashboard.state import FrameState
 
 LOAD_SOURCES = {  # the skew's per-pkrange load: name -> (column, unit), the service's own measures first
     "Diagnostic logs: RU per pkrange": ("ru", "RU"),
-    "Azure Monitor: mean normalized RU %": ("mean", "%"),
+    "Azure Monitor: mean normalized RU %": ("current_mean", "%"),
     "Replay: RU/s demand of the configured queries": ("ru_s", "RU/s"),
 }
 
@@ -43,9 +42,10 @@ class HotData:
     key_heatmap: hp.Heatmap  # the top hk.TOP_KEY_CHOICES[-1] logical keys x time by RU/s (hk.top_keys cuts it)
     key_totals: pd.DataFrame  # RU per (container, pkrange, logical key) from the logs
     key_sizes: pd.DataFrame  # the latest storage snapshot's largest logical keys
-    loads: dict[str, pd.DataFrame]  # LOAD_SOURCES name -> ROW_KEY, label, load column (key-space order)
+    loads: dict[str, pd.DataFrame]  # LOAD_SOURCES name -> ROW_KEY, label, load column (key-space order) of
+    # the pkranges that exist at the end of the view, since their layout is complete (analysis.hot_current)
     pkranges: pd.DataFrame  # every pkrange any source knows: ROW_KEY and label, in key-space order
-    hottest: str | None  # the label (in `pkranges`) of the hottest pkrange: the heatmap's peak, else a load's
+    hottest: str | None  # the label (in `pkranges`) of the hottest existing pkrange: the heatmap's peak, else a load's
     by_query: pd.DataFrame  # hot_replay.query_demand
     demand: pd.DataFrame  # hot_replay.summarize_demand
     headroom: pd.DataFrame  # hot_replay.summarize_headroom
@@ -68,9 +68,9 @@ def _load_hot(
     store: str, since: dt.datetime | None, account: str | None, database: str | None, container: str | None
 ) -> HotData:
     view = FrameState(store=store, since=since, scope=Scope(database=database, container=container, account=account))
-    metrics = _read_points(view, "metrics", hp.METRIC_COLUMNS)
+    metrics = loaders.read_view(view, "metrics", columns=hp.METRIC_COLUMNS)
     partitions = loaders.load_optional_view(view, "partitions", columns=hp.PARTITION_COLUMNS)
-    key_ru = _read_points(view, "log_key_ru", hk.KEY_RU_COLUMNS)
+    key_ru = loaders.read_view(view, "log_key_ru", columns=hk.KEY_RU_COLUMNS)
     logical = loaders.load_optional_view(view, "logical_keys", columns=hk.LOGICAL_KEY_COLUMNS)
     executions = loaders.load_view(view, "executions", columns=hr.EXECUTION_COLUMNS)
     latest = tuple(sorted(hr.latest_runs(executions.frame)["run_id"].astype(str).unique()))
@@ -84,13 +84,14 @@ def _load_hot(
         name: frame
         for name, frame in zip(
             LOAD_SOURCES,
-            (hk.pkrange_totals(key_totals), heatmap.rows, demand),
+            (hk.pkrange_totals(key_ru.frame, partitions.frame), hp.current_pkrange_rows(heatmap.rows), demand),
         )
         if not frame.empty
     }
     loads = {name: _ordered(frame, LOAD_SOURCES[name][0], partitions.frame) for name, frame in loads.items()}
     pkranges = hp.known_pkranges([heatmap.rows, key_totals, demand], partitions.frame)
-    candidates = [(heatmap.rows, "peak"), *[(load, LOAD_SOURCES[name][0]) for name, load in loads.items()]]
+    current = hp.current_pkrange_rows(heatmap.rows)  # the hottest is one that exists (not a split's parent)
+    candidates = [(current, "peak"), *[(load, LOAD_SOURCES[name][0]) for name, load in loads.items()]]
     return HotData(
         heatmap=heatmap,
         key_totals=key_totals,
@@ -105,15 +106,6 @@ def _load_hot(
         has_replay=not executions.frame.empty,
         warnings=tuple(dict.fromkeys(w for part in loaded for w in part.warnings)),
     )
-
-
-def _read_points(view: FrameState, table: str, columns: list[str]) -> loaders.Loaded:
-    """The view's rows of a table of many points (metrics, the logs' RU per key), only `columns`, read without
-    caching the points (see the module docstring)."""
-    read = getattr(loaders.load_table, "__wrapped__", loaders.load_table)
-    loaded = read(view.store, table, since=view.since, columns=tuple(dict.fromkeys([*columns, *SCOPE_COLUMNS])))
-    frame = loaded.frame if view.scope == Scope() else select_scope(loaded.frame, view.scope)
-    return loaders.Loaded(frame[columns], loaded.warnings)
 
 
 def _ordered(frame: pd.DataFrame, column: str, partitions: pd.DataFrame) -> pd.DataFrame:

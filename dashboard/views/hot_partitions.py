@@ -37,13 +37,16 @@ MONITOR_ADDS = """Azure Monitor's NormalizedRUConsumption per pkrange shows whic
 minute on the real traffic, and the diagnostic logs (CDBPartitionKeyRUConsumption) which logical keys make it
 hot; the replay only shows where the configured queries land."""
 
-HIDDEN = {"account": None, "pkrange_id": None}  # shown by the label; kept in the CSV
+HIDDEN = ["account", "pkrange_id"]  # the label says the pkrange (and its container when several): CSV only
 PKRANGE_COLUMNS = {
-    **HIDDEN,
     "label": st.column_config.TextColumn("pkrange"),
     "min_epk": st.column_config.TextColumn("EPK from"),
     "max_epk": st.column_config.TextColumn("EPK to"),
     "parent": st.column_config.TextColumn("split from"),
+    "current": st.column_config.CheckboxColumn(
+        "exists now",
+        help="In the latest storage snapshot (else: reports in the latest minute); a split's parent no longer does",
+    ),
     "first_time": st.column_config.DatetimeColumn("first point (UTC)", timezone="UTC"),
     "last_time": st.column_config.DatetimeColumn("last point (UTC)", timezone="UTC"),
     "peak": st.column_config.NumberColumn("peak %", format="%.0f"),
@@ -55,7 +58,6 @@ SPLIT_COLUMNS = {
     "time": st.column_config.DatetimeColumn("children's first point (UTC)", timezone="UTC"),
 }
 KEY_COLUMNS = {
-    **HIDDEN,
     "label": st.column_config.TextColumn("pkrange"),
     "partition_key": st.column_config.TextColumn("logical key"),
     "ru": st.column_config.NumberColumn("RU", format="%.1f"),
@@ -71,7 +73,6 @@ SKEW_COLUMNS = {
     "gini": st.column_config.NumberColumn("Gini", format="%.2f", help="0: even; (n-1)/n: one pkrange takes all"),
 }
 DEMAND_COLUMNS = {
-    **HIDDEN,
     "label": st.column_config.TextColumn("pkrange"),
     "ru_s": st.column_config.NumberColumn("demand RU/s", format="%.2f"),
     "share_pct": st.column_config.NumberColumn("share", format="%.1f%%"),
@@ -88,6 +89,11 @@ HEADROOM_COLUMNS = {
 }
 
 
+def shown(frame: pd.DataFrame) -> pd.DataFrame:
+    """A table without the columns the label stands for (the CSV download keeps them)."""
+    return frame.drop(columns=[name for name in HIDDEN if name in frame.columns])
+
+
 def render_heatmap(data: HotData) -> None:
     st.subheader("Normalized RU per partition")
     heatmap = data.heatmap
@@ -101,7 +107,11 @@ def render_heatmap(data: HotData) -> None:
     st.markdown(HEATMAP_HELP)
     st.plotly_chart(figures_hot.build_normalized_heatmap_figure(heatmap), key="hot_heatmap")
     widgets.render_table(
-        heatmap.rows, key="hot_pkranges_table", file_name="hot-partitions.csv", column_config=PKRANGE_COLUMNS
+        hot_partitions.pkrange_table(heatmap.rows),
+        key="hot_pkranges_table",
+        file_name="hot-partitions.csv",
+        column_config=PKRANGE_COLUMNS,
+        csv=heatmap.rows,
     )
     if not heatmap.splits.empty:
         st.caption("Splits in this view")
@@ -138,7 +148,9 @@ def render_keys_in_range(data: HotData) -> None:
     )
     picked = data.pkranges[data.pkranges["label"].isin(chosen)]
     keys = hot_keys.keys_in_pkranges(data.key_totals, data.key_sizes, picked)
-    widgets.render_table(keys, key="hot_keys_table", file_name="hot-partition-keys.csv", column_config=KEY_COLUMNS)
+    widgets.render_table(
+        shown(keys), key="hot_keys_table", file_name="hot-partition-keys.csv", column_config=KEY_COLUMNS, csv=keys
+    )
 
 
 def render_skew(data: HotData) -> None:
@@ -149,8 +161,9 @@ def render_skew(data: HotData) -> None:
     column, unit = LOAD_SOURCES[source]
     load = data.loads[source]
     st.caption(
-        f"An even spread gives each of n pkranges 1/n of the load ({unit}). The Gini coefficient is 0 "
-        "when even and (n-1)/n when one pkrange takes it all."
+        f"An even spread gives each of n pkranges 1/n of the load ({unit}). n counts the pkranges that exist at "
+        "the end of the view (a split's parent is gone), and the load is measured since the last split, when all "
+        "of them had data. The Gini coefficient is 0 when even and (n-1)/n when one pkrange takes it all."
     )
     skew = hot_replay.summarize_skew(load, column=column)
     widgets.render_table(skew, key="hot_skew", file_name="hot-partition-skew.csv", column_config=SKEW_COLUMNS)
@@ -171,7 +184,11 @@ def render_replay(data: HotData) -> None:
         st.markdown(_headroom_sentence(row))
     st.plotly_chart(figures_hot.build_demand_figure(data.demand), key="hot_demand_chart")
     widgets.render_table(
-        data.demand, key="hot_demand_table", file_name="hot-partition-demand.csv", column_config=DEMAND_COLUMNS
+        shown(data.demand),
+        key="hot_demand_table",
+        file_name="hot-partition-demand.csv",
+        column_config=DEMAND_COLUMNS,
+        csv=data.demand,
     )
     widgets.render_table(
         data.headroom, key="hot_headroom", file_name="hot-partition-headroom.csv", column_config=HEADROOM_COLUMNS

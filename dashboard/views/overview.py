@@ -16,7 +16,7 @@ import datetime as dt
 import pandas as pd
 import streamlit as st
 
-from analysis import alerts, overview
+from analysis import alerts, overview, units
 from dashboard import figures_overview, loaders, widgets
 from dashboard.state import FrameState, frame_state
 
@@ -55,13 +55,23 @@ CONTAINER_TABLE = {
     "throttle_source": st.column_config.TextColumn("429s from"),
     "throttle_flag": st.column_config.CheckboxColumn("above 5%"),
     "executions": _NUMBER("executions"),
-    "largest_partition_gb": _NUMBER("largest partition GB", format="%.3f"),
-    "largest_partition_gb_change": _NUMBER("partition change", format="%+.3f"),
     "storage_headroom": _NUMBER("of 50 GB free", format="%.2f"),
-    "largest_key_gb": _NUMBER("largest key GB", format="%.3f"),
-    "largest_key_gb_change": _NUMBER("key change", format="%+.3f"),
     "key_headroom": _NUMBER("of 20 GB free", format="%.2f"),
 }
+SIZES = ["largest_partition_gb", "largest_partition_gb_change", "largest_key_gb", "largest_key_gb_change"]
+
+
+def size_config(unit: str) -> dict:
+    """The size columns' headers in the unit the table shows them in (`analysis.units.gb_in_fitting_unit`)."""
+    number, change = ("%.0f", "%+.0f") if unit == "KB" else ("%.3f", "%+.3f")
+    return {
+        "largest_partition_gb": _NUMBER(f"largest partition {unit}", format=number),
+        "largest_partition_gb_change": _NUMBER(f"partition change {unit}", format=change),
+        "largest_key_gb": _NUMBER(f"largest key {unit}", format=number),
+        "largest_key_gb_change": _NUMBER(f"key change {unit}", format=change),
+    }
+
+
 QUERY_TABLE = {
     "query_name": st.column_config.TextColumn("query"),
     "executions": _NUMBER("executions"),
@@ -155,7 +165,11 @@ else:
     fills = overview.limit_fills(containers)
     st.plotly_chart(figures_overview.build_limits_figure(fills, title="How close to each limit"), key="overview_limits")
     st.subheader("Containers")
-    widgets.render_table(containers, key="overview_containers", file_name="overview.csv", column_config=CONTAINER_TABLE)
+    sized, unit = units.gb_in_fitting_unit(containers, SIZES)  # the CSV keeps GB
+    config = {**CONTAINER_TABLE, **size_config(unit)}
+    widgets.render_table(
+        sized, key="overview_containers", file_name="overview.csv", column_config=config, csv=containers
+    )
     st.subheader("Costliest queries")
     widgets.render_table(queries, key="overview_queries", file_name="costliest-queries.csv", column_config=QUERY_TABLE)
     render_alerts(open_alerts)

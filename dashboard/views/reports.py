@@ -29,7 +29,7 @@ _NUMBER = st.column_config.NumberColumn
 SECTION_TABLE = {
     "subject": st.column_config.TextColumn("subject"),
     "measure": st.column_config.TextColumn("measure"),
-    "value": _NUMBER("value", format="%.10g"),
+    "value": _NUMBER("value"),  # rounded per unit in analysis.capacity: shown as is, never 3.6e-05
     "unit": st.column_config.TextColumn("unit"),
     "detail": st.column_config.TextColumn("detail", width="large"),
 }
@@ -38,14 +38,14 @@ SUMMARY_TABLE = {
     "provisioned_ru_s": _NUMBER("provisioned RU/s", format="%.0f"),
     "peak_ru_s": _NUMBER("peak RU/s", format="%.1f"),
     "p95_ru_s": _NUMBER("p95 RU/s", format="%.1f"),
-    "p95_utilization": _NUMBER("p95 of provisioned", format="%.2f"),
-    "hot_normalized_ru": _NUMBER("hottest range normalized RU %", format="%.0f"),
-    "hot_range_share": _NUMBER("hottest range RU share", format="%.2f"),
-    "throttle_rate": _NUMBER("429 rate", format="%.4f"),
+    "p95_utilization": _NUMBER("p95 % of provisioned"),
+    "hot_normalized_ru": _NUMBER("hottest range normalized RU %"),
+    "hot_range_share": _NUMBER("hottest range % of RU"),
+    "throttle_rate": _NUMBER("429 rate %"),
     "largest_partition_gb": _NUMBER("largest partition GB", format="%.3f"),
-    "storage_headroom": _NUMBER("of 50 GB free", format="%.2f"),
+    "storage_headroom": _NUMBER("% of 50 GB free"),
     "largest_key_gb": _NUMBER("largest key GB", format="%.3f"),
-    "key_headroom": _NUMBER("of 20 GB free", format="%.2f"),
+    "key_headroom": _NUMBER("% of 20 GB free"),
     "autoscale_cost_ratio": _NUMBER("autoscale cost / manual", format="%.2f"),
 }
 ACTION_FIRST = ["database", "container", "detail"]

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import io
 import math
+import re
 import zipfile
 
 import pandas as pd
-import pytest
 
 from analysis import capacity
 from analysis.report import to_csv_bytes, to_xlsx_bytes
-from tests.analysis.test_overview import assert_golden, frame, metric, shop_frames
+from tests.analysis.test_overview import assert_golden, frame, metric, row, shop_frames
 
 
 def test_raise_above_the_healthy_band_only() -> None:
@@ -62,7 +62,7 @@ def test_autoscale_for_a_manual_spiky_container_with_a_day_of_data() -> None:
 
 def test_skewed_key_against_an_even_share() -> None:
     action = capacity.skew_action(0.75, 2, "1", "monitor")
-    assert action is not None and action.value == 0.75
+    assert action is not None and (action.value, action.unit) == (75.0, "%")  # the report writes shares in %
     assert "pkrange 1 takes 75% of the RU in Azure Monitor, against an even 50% of 2 ranges" in action.detail
     assert capacity.skew_action(0.74, 2, "1", "monitor") is None
     assert capacity.skew_action(0.15, 10, "3", "replay").detail.count("replayed queries") == 1
@@ -133,4 +133,56 @@ def test_autoscale_in_the_report_from_a_day_of_metrics() -> None:
     frames["metrics"] = pd.concat([frames["metrics"], frame("metrics", metric("ProvisionedThroughput", 1000.0))])
     actions = capacity.section(capacity.build_capacity_report(**frames), "action")
     assert actions["measure"].tolist() == ["move_to_autoscale"]
-    assert actions["value"].tolist() == [pytest.approx(1.5 * (1 + 23 * 0.1) / 24, abs=1e-4)]
+    assert actions["value"].tolist() == [0.21]  # 1.5 x (1 + 23 x 0.1) / 24 = 0.206: a ratio to 2 decimals
+
+
+def hot_partition_frames(*, provisioned: float) -> dict[str, pd.DataFrame]:
+    """shop_frames with 10% of requests throttled (200 of 2,000) by pkrange 1 at 100% of its share, and the
+    container's peak of 20 RU/s against `provisioned` RU/s."""
+    frames = shop_frames()
+    metrics = frames["metrics"]
+    metrics = metrics[~metrics["metric"].isin(["TotalRequests", "ProvisionedThroughput"])]
+    more = [metric("TotalRequests", 1800.0, status_code="200"), metric("TotalRequests", 200.0, status_code="429")]
+    more.append(metric("ProvisionedThroughput", provisioned))
+    return {**frames, "metrics": pd.concat([metrics, frame("metrics", *more)], ignore_index=True)}
+
+
+def test_429s_of_a_hot_partition_in_an_idle_container_ask_for_the_key_not_more_ru() -> None:
+    report = capacity.build_capacity_report(**hot_partition_frames(provisioned=2000.0))  # p95 19 RU/s: 0.95%
+    actions = capacity.section(report, "action")
+    orders = actions[actions["container"].eq("orders")]
+    assert "raise_throughput" not in orders["measure"].tolist()
+    [hot] = orders[orders["measure"].eq("skewed_key")].to_dict("records")
+    assert (hot["subject"], hot["value"], hot["unit"]) == ("1", 100.0, "%")
+    assert hot["detail"].startswith("The 429s (10.0% of requests) come from one hot partition: pkrange 1 reached 100%")
+    assert (
+        "used 0.9% of its provisioned RU/s (p95)" in hot["detail"]
+        and "split evenly over its 2 partitions" in hot["detail"]
+    )
+    busy = capacity.section(capacity.build_capacity_report(**hot_partition_frames(provisioned=30.0)), "action")
+    assert "raise_throughput" in busy["measure"].tolist()  # p95 19 of 30 RU/s: the container is busy too
+
+
+def test_the_hot_partition_rule_at_its_thresholds() -> None:
+    assert capacity.hot_partition_action(0.1, 100.0, 0.005, "5", 5).measure == "skewed_key"
+    assert capacity.hot_partition_action(0.05, 100.0, 0.005, "5", 5) is None  # 429s within the healthy band
+    assert capacity.hot_partition_action(0.1, 89.0, 0.005, "5", 5) is None  # no range at its share
+    assert capacity.hot_partition_action(0.1, 100.0, 0.5, "5", 5) is None  # half the RU/s used: raise them
+    assert capacity.hot_partition_action(0.1, math.nan, math.nan, "", 0) is None
+
+
+def test_values_are_rounded_per_unit_and_the_csv_has_no_scientific_notation() -> None:
+    frames = hot_partition_frames(provisioned=2000.0)
+    tiny = [row("partitions", pkrange_id=pk, size_kb=kb, document_count=3) for pk, kb in [("0", 18.0), ("1", 230.0)]]
+    frames["partitions"] = frame("partitions", *tiny)
+    report = capacity.build_capacity_report(**frames)
+    orders = report[report["container"].eq("orders")]
+    values = orders.set_index(["section", "subject", "measure"])["value"]
+    assert values[("container", "", "p95_utilization")] == 0.95  # 19 of 2,000 RU/s, in %
+    assert values[("container", "", "throttle_rate")] == 10.0 and values[("container", "1", "hot_range_share")] == 90.32
+    assert values[("partition", "0", "size_gb")] == 0.0 and values[("partition", "0", "headroom")] == 100.0
+    sizes = report[report["measure"].eq("size_gb") & report["section"].eq("partition")]["detail"].tolist()
+    assert sizes == ["18 KB", "230 KB"]  # the size in the unit that fits
+    csv = to_csv_bytes(report).decode()
+    assert not re.search(r",-?[0-9.]+e[-+][0-9]+,", csv), csv  # plain decimals only
+    assert set(report["unit"]) <= {"RU", "RU/s", "%", "GB", "count", "ratio"}

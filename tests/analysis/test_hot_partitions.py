@@ -300,9 +300,12 @@ def test_the_demand_figure_reddens_a_partition_over_its_budget() -> None:
         hp.PARTITION_COLUMNS,
     )
     figure = figures_hot.build_demand_figure(hr.summarize_demand(requests, executions, budget, NO_METRICS))
-    demand, budgets = figure.data
-    assert list(demand.x) == ["0", "1"] and list(demand.y) == [241.0, 3.0] and list(budgets.y) == [200.0, 200.0]
-    assert list(demand.marker.color) == [figures_hot.OVER_BUDGET_COLOR, figures_hot.DEMAND_COLOR]
+    within, over, budgets = figure.data
+    assert (within.name, over.name) == ("demand RU/s", "demand RU/s over budget")  # the legend says what red is
+    assert (list(over.x), list(over.y), over.marker.color) == (["0"], [241.0], figures_hot.OVER_BUDGET_COLOR)
+    assert (list(within.x), list(within.y), within.marker.color) == (["1"], [3.0], figures_hot.DEMAND_COLOR)
+    assert within.offsetgroup == over.offsetgroup != budgets.offsetgroup  # one demand slot per pkrange
+    assert list(budgets.y) == [200.0, 200.0]
     unknown = figures_hot.build_demand_figure(hr.summarize_demand(requests, executions, NO_PARTITIONS, NO_METRICS))
     assert len(unknown.data) == 1  # no budget bars when no budget is known
 
@@ -313,3 +316,73 @@ def test_the_hottest_label_is_found_by_key() -> None:
     assert hp.hottest_label(rows, "peak", pkranges) == "orders/1"
     assert hp.hottest_label(rows.assign(peak=math.nan), "peak", pkranges) is None
     assert hp.hottest_label(rows, "peak", pkranges.iloc[:1]) is None  # not among the choices
+
+
+def test_skew_counts_the_pkranges_that_exist_at_the_end_since_the_last_split() -> None:
+    """SPLIT_METRICS: 0 split into 2 and 3 at minute 2; the snapshot lists 1, 2, 3. The skew's load is the
+    mean normalized RU of 1, 2 and 3 from minute 2 on (40, 50, 60), not 0's history as a fourth range."""
+    heatmap = hp.summarize_normalized_heatmap(
+        frame(SPLIT_METRICS, hp.METRIC_COLUMNS), frame(AFTER_SPLIT, hp.PARTITION_COLUMNS)
+    )
+    rows = heatmap.rows.set_index("label")
+    assert rows["current"].to_dict() == {"0": False, "2": True, "3": True, "1": True}
+    assert rows["current_mean"].fillna(-1).to_dict() == {"0": -1, "2": 50.0, "3": 60.0, "1": 40.0}
+    current = hp.current_pkrange_rows(heatmap.rows)
+    skew = hr.summarize_skew(current, column="current_mean")
+    assert skew[["pkranges", "hottest_pkrange", "even_pct"]].values.tolist() == [[3, "3", 33.33]]
+    no_snapshot = hp.summarize_normalized_heatmap(frame(SPLIT_METRICS, hp.METRIC_COLUMNS), NO_PARTITIONS)
+    latest = no_snapshot.rows.set_index("label")["current"].to_dict()  # without one: those in the latest minute
+    assert latest == {"0": False, "1": True, "2": True, "3": True}
+
+
+def test_the_logs_load_per_pkrange_counts_the_existing_ranges_since_the_layout_start() -> None:
+    key_ru = [
+        {**C, "time": T0, "pkrange_id": "0", "partition_key": '["hot"]', "request_charge": 900.0},
+        {**C, "time": T0, "pkrange_id": "1", "partition_key": '["a"]', "request_charge": 50.0},
+        {
+            **C,
+            "time": T0 + pd.Timedelta(minutes=5),
+            "pkrange_id": "2",
+            "partition_key": '["hot"]',
+            "request_charge": 300.0,
+        },
+        {
+            **C,
+            "time": T0 + pd.Timedelta(minutes=5),
+            "pkrange_id": "3",
+            "partition_key": '["b"]',
+            "request_charge": 20.0,
+        },
+        {
+            **C,
+            "time": T0 + pd.Timedelta(minutes=5),
+            "pkrange_id": "1",
+            "partition_key": '["a"]',
+            "request_charge": 10.0,
+        },
+    ]
+    totals = hk.pkrange_totals(frame(key_ru, hk.KEY_RU_COLUMNS), frame(AFTER_SPLIT, hp.PARTITION_COLUMNS))
+    assert totals[["pkrange_id", "ru"]].values.tolist() == [["1", 10.0], ["2", 300.0], ["3", 20.0]]
+
+
+def test_the_pkrange_table_has_one_pkrange_column_and_names_the_key_space_ends() -> None:
+    heatmap = hp.summarize_normalized_heatmap(
+        frame(SPLIT_METRICS, hp.METRIC_COLUMNS), frame(AFTER_SPLIT, hp.PARTITION_COLUMNS)
+    )
+    table = hp.pkrange_table(heatmap.rows)
+    assert table.columns.tolist() == hp.PKRANGE_TABLE_COLUMNS and "pkrange_id" not in table.columns
+    assert table[["label", "min_epk", "max_epk"]].values.tolist() == [
+        ["0", "(start)", "20"],
+        ["2", "(start)", "10"],
+        ["3", "10", "20"],
+        ["1", "20", "(end)"],
+    ]
+    assert heatmap.rows["min_epk"].tolist()[0] == ""  # the CSV keeps the EPK as stored
+
+
+def test_a_heatmap_is_as_tall_as_its_rows() -> None:
+    assert figures_hot.heatmap_height(1) == figures_hot.MIN_HEIGHT
+    assert figures_hot.heatmap_height(20) == 20 * 28 + 120 and figures_hot.heatmap_height(100) == figures_hot.MAX_HEIGHT
+    heatmap = hp.summarize_normalized_heatmap(frame(SPLIT_METRICS, hp.METRIC_COLUMNS), NO_PARTITIONS)
+    layout = figures_hot.build_normalized_heatmap_figure(heatmap).layout
+    assert layout.height == figures_hot.MIN_HEIGHT and layout.margin.t == 30  # no empty band above 4 rows

@@ -131,8 +131,11 @@ def test_monitor_data_draws_the_heatmap_in_key_space_order_and_lists_the_keys_of
     assert np.nanmax(values(heatmap["z"])[1]) == 100.0  # the hot minute survives the bins
     assert [a["text"] for a in chart(app, "hot_heatmap")["layout"]["annotations"]] == ["split: 1 → 2, 3"]
     pkranges = app.multiselect(key="hot_pkranges")
-    assert pkranges.options == ["0", "1", "2", "3"] and pkranges.value == ["1"]  # the hottest first
+    assert pkranges.options == ["0", "1", "2", "3"]
+    assert pkranges.value == ["2"]  # the hottest that exists: 1 (100% once) split into 2 and 3 (30%, a tie)
+    pkranges.set_value(["1"]).run()
     table = next(t.value for t in app.dataframe if "partition_key" in t.value.columns)
+    assert "pkrange_id" not in table.columns and "account" not in table.columns  # one pkrange column: its label
     assert table["partition_key"].tolist() == ['["hot"]', '["warm"]'] and table["ru_share_pct"].tolist() == [90, 10]
     pkranges.set_value(["0"]).run()
     table = next(t.value for t in app.dataframe if "partition_key" in t.value.columns)
@@ -174,5 +177,5 @@ def test_two_containers_label_their_pkranges_and_the_default_choice_is_found(sto
     assert chart(app, "hot_heatmap")["data"][0]["y"] == ["0", "1", "2", "3"]  # the metrics know one container
     pkranges = app.multiselect(key="hot_pkranges")
     assert pkranges.options == ["orders/0", "orders/1", "orders/2", "orders/3", "people/0"]
-    assert pkranges.value == ["orders/1"]
+    assert pkranges.value == ["orders/2"]  # orders/1 split: the hottest existing one
     assert chart(app, "hot_demand_chart")["data"][0]["x"] == ["orders/0", "orders/1", "people/0"]

@@ -71,3 +71,19 @@ def test_an_optional_table_or_column_the_store_lacks_reads_as_no_data(two_contai
     assert absent.frame.empty and absent.frame.columns.tolist() == ["time", "metric", "value"]
     partly = loaders.load_optional_view(view, "executions", columns=["query_name", "not_yet"])
     assert partly.frame["query_name"].tolist() == ["people"] and partly.frame["not_yet"].isna().all()
+
+
+def test_read_view_cuts_the_scope_like_load_view_but_is_never_cached(two_containers: Path) -> None:
+    view = FrameState(store=str(two_containers), scope=Scope(database="crm"))
+    assert loaders.read_view(view, "executions", columns=["query_name"]).frame["query_name"].tolist() == ["people"]
+    assert loaders.load_view(view, "executions", columns=["query_name"]).frame["query_name"].tolist() == ["people"]
+    later = [("r3", 80, "later", 0, "as-is", "single", [[("page", "0", 1.0)]])]
+    write_plan(two_containers, later, database="crm", container="people", part="2")
+    fresh = loaders.read_view(view, "executions", columns=["query_name"]).frame
+    assert sorted(fresh["query_name"]) == ["later", "people"]  # read again: the new run is there
+    cached = loaders.load_view(view, "executions", columns=["query_name"]).frame
+    assert cached["query_name"].tolist() == ["people"]  # load_view's cache still holds the first read
+    everything = loaders.read_view(FrameState(store=str(two_containers)), "executions", columns=["database"])
+    assert sorted(set(everything.frame["database"])) == ["crm", "shop"] and everything.frame.columns.tolist() == [
+        "database"
+    ]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from analysis import overview
+from analysis import overview, units
 from collectors.store import write_frame
 from dashboard import figures_overview
 from tests.analysis.test_overview import frame, row, shop_frames
@@ -84,9 +84,14 @@ def test_metrics_storage_and_alerts(store: Path) -> None:
     metrics: dict[str, str] = {}
     for card in app.metric:  # orders' cards come first (the riskier container)
         metrics.setdefault(card.label, card.value)
-    assert metrics["Peak RU/s of 1,000"] == "20.0" and metrics["429 rate"] == "5.00%"
-    assert metrics["Hottest range (1)"] == "100%"
-    assert (metrics["Largest partition"], metrics["Largest key"]) == ("45.0 GB", "18.0 GB")
+    assert metrics["Peak RU/s"] == "20.0" and metrics["429 rate"] == "5.00%"
+    assert metrics["Hottest range"] == "100%"
+    assert (metrics["Largest range"], metrics["Largest key"]) == ("45 GB", "18 GB")
+    helps: dict[str, str] = {}
+    for card in app.metric:  # orders' first
+        helps.setdefault(card.label, card.proto.help)
+    assert "provisioned: 1,000 RU/s" in helps["Peak RU/s"] and helps["Hottest range"].startswith("pkrange 1: ")
+    assert all(len(card.label) <= figures_overview.MAX_LABEL for card in app.metric)  # none is cut off
     [alerts] = [t.value for t in app.dataframe if "rule" in t.value.columns]
     assert alerts[["rule", "subject", "message"]].values.tolist() == [["hot_partition", "1", "pkrange 1 hot"]]
     app.selectbox(key="frame_container").select("people").run()
@@ -119,8 +124,14 @@ def test_the_limits_figure_on_frames() -> None:
         ("Peak RU/s", "", None),
         ("p95 RU/s", "", None),
     ]
-    sizes = [0.5, 0.0001, 2.25, None]
-    assert [figures_overview._size(gb) for gb in sizes] == ["512 MB", "< 1 MB", "2.2 GB", ""]
+    sizes = [0.5, 0.0001, 2.25, 36 / 1024**2, None]
+    assert [units.size_text(gb) for gb in sizes] == ["512 MB", "105 KB", "2.25 GB", "36 KB", ""]  # never 0.00 GB
+    texts = {trace.name: list(trace.text) for trace in figure.data}
+    assert texts["429 rate of the healthy 5%"] == ["100%", "0%"] and texts["hottest range's normalized RU"][1] == ""
+    tiny = figures_overview.build_limits_figure(overview.limit_fills(containers.assign(p95_utilization=0.00001)))
+    assert (
+        next(t for t in tiny.data if t.name == "p95 RU/s of provisioned").text[0] == "0.0010%"
+    )  # a bar too thin to see
     empty = figures_overview.build_limits_figure(overview.limit_fills(containers.iloc[0:0]))
     assert (
         not empty.data

@@ -88,3 +88,11 @@ def test_the_collected_store(collected_store: Path, monkeypatch: pytest.MonkeyPa
     found = tables(app)
     assert {"skewed_key", "query_fans_out"} <= set(found["reports_actions"]["measure"])
     assert len(found["reports_partition"]) > 0 and '["hot"]' in found["reports_key"]["subject"].tolist()
+    actions = found["reports_actions"]
+    assert "raise_throughput" not in actions["measure"].tolist()  # the 429s are the hot partition's, not the RU/s'
+    hot = actions[actions["measure"].eq("skewed_key")]["detail"].iloc[0]
+    assert "come from one hot partition" in hot and "raising them mostly pays for idle partitions" in hot
+    report = found["reports_report"]
+    assert "share" not in set(report["unit"])  # shares are written in %
+    csv = to_csv_bytes(report).decode()
+    assert "e-0" not in csv and "e+0" not in csv  # plain decimals: no 3.6e-05, no 5.573e+04

@@ -1,0 +1,158 @@
+"""The capacity report's action rules: each a pure function with its thresholds named as constants and
+their sources, returning an `Action` (a recommendation in plain words) or None. `analysis.capacity` runs
+them per container, query and logical key.
+
+**A hot partition is not a throughput problem.** Provisioned RU/s are split evenly across the physical
+partitions (ru-cost-model.md P4: 18,000 RU/s over 3 partitions is 6,000 each), so one partition can throttle
+while the container as a whole is nearly idle (P13). When the 429s come from a hot partition (the hottest
+range at `fleet.HOT_NORMALIZED_RU` or more of its share while the container's p95 used under
+`LOWER_PEAK_UTILIZATION` of the provisioned RU/s), raising the RU/s would spread the extra over every
+partition and mostly pay for idle ones: the action is the skewed key (`hot_partition_action`), not
+`raise_throughput`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import pandas as pd
+
+from analysis import fleet, overview
+from cosmoscore.limits import GB, Limits
+
+# -- thresholds of the rules, with why ------------------------------------------------------------------
+THROTTLE_HEALTHY_MAX = overview.THROTTLE_HEALTHY_MAX  # ru-cost-model.md P12: 1-5% of requests 429 is healthy
+THROTTLE_QUIET_MAX = 0.01  # the band's low end: lowering RU/s is advised only below it
+LOWER_PEAK_UTILIZATION = 0.5  # even the busiest interval used under half the provisioned RU/s: paying 2x
+TARGET_PEAK_UTILIZATION = 0.8  # a suggested rate the peak fills to 80%: a per-minute average hides bursts
+RU_STEP = {False: 100, True: 1000}  # concepts-limits: manual RU/s in steps of 100, autoscale max of 1,000
+AUTOSCALE_MIN_MAX = 1000  # ru-cost-model.md P9: the smallest autoscale max RU/s
+# learn "how-to-choose-offer": autoscale bills each hour at the highest RU/s it scaled to (at least 10% of
+# the max, P10) at 1.5x the manual rate per RU/s; manual must be set at the peak to avoid 429s.
+AUTOSCALE_PRICE_FACTOR = 1.5
+AUTOSCALE_MIN_FRACTION = 0.1
+AUTOSCALE_SAVES_BELOW = 0.9  # advise autoscale when it would cost under 90% of manual: a clear saving
+AUTOSCALE_MIN_HOURS = 24  # at least a day of metrics: a daily cycle decides whether hours are quiet
+# Each physical partition gets an equal share of the RU/s (ru-cost-model.md P4; azure-monitor.md §5): a range
+# at 1.5x its even share throttles when the container runs at 2/3 of its provisioned rate (a third paid for
+# and unusable); 2x would never fire with two ranges.
+SKEW_FACTOR = 1.5
+KEY_STORAGE_WARN = 0.8  # a logical key at 80% of 20 GB (P1): changing the key takes a migration; start now
+TOP = re.compile(r"\bTOP\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """A recommendation: the rule (`measure`), the number that fired it and what to do, in plain words."""
+
+    measure: str
+    value: float
+    unit: str
+    detail: str
+
+
+def hot_partition_action(
+    throttle_rate: float, hot_normalized_ru: float, p95_utilization: float, hot_pkrange: str, pkranges: int
+) -> Action | None:
+    """More than the healthy 1-5% of requests throttled while the hottest range is at its share and the
+    container is mostly idle: the 429s come from one hot partition, so fix the key (module docstring)."""
+    hot = throttle_rate > THROTTLE_HEALTHY_MAX and hot_normalized_ru >= fleet.HOT_NORMALIZED_RU
+    if not (hot and p95_utilization < LOWER_PEAK_UTILIZATION):
+        return None
+    split = f"split evenly over its {pkranges} partitions" if pkranges >= 2 else "split evenly over its partitions"
+    detail = (
+        f"The 429s ({throttle_rate:.1%} of requests) come from one hot partition: pkrange {hot_pkrange} reached "
+        f"{hot_normalized_ru:.0f}% of its share of the RU/s while the container used {p95_utilization:.1%} of its "
+        f"provisioned RU/s (p95). The RU/s are {split}, so raising them mostly pays for idle partitions: "
+        "spread the hot key's load (a key with more, evenly used values, a synthetic suffix or a hierarchical key)."
+    )
+    return Action("skewed_key", round(hot_normalized_ru, 2), "%", detail)
+
+
+def raise_action(throttle_rate: float, skewed: bool) -> Action | None:
+    """More than the healthy 1-5% of requests throttled: raise RU/s (or first fix a skewed key)."""
+    if not throttle_rate > THROTTLE_HEALTHY_MAX:
+        return None
+    detail = f"Raise the RU/s: {throttle_rate:.1%} of requests were throttled (429), above the 1-5% the service documents as healthy."
+    if skewed:
+        detail += " One partition takes most of the load, so fixing the key (below) may cost less than more RU/s."
+    return Action("raise_throughput", round(throttle_rate * 100, 2), "%", detail)
+
+
+def lower_action(peak_ru_s: float, provisioned_ru_s: float, throttle_rate: float, autoscale: bool) -> Action | None:
+    """The busiest interval used under half the provisioned RU/s, with (almost) no 429s: lower it."""
+    if not (provisioned_ru_s > 0 and peak_ru_s >= 0) or throttle_rate > THROTTLE_QUIET_MAX:
+        return None
+    utilization = peak_ru_s / provisioned_ru_s
+    if utilization >= LOWER_PEAK_UTILIZATION:
+        return None
+    step, floor = RU_STEP[autoscale], AUTOSCALE_MIN_MAX if autoscale else Limits().min_throughput
+    target = max(floor, math.ceil(peak_ru_s / TARGET_PEAK_UTILIZATION / step) * step)
+    if target >= provisioned_ru_s:
+        return None
+    what = "autoscale max RU/s" if autoscale else "RU/s"
+    detail = (
+        f"Lower the {what} from {provisioned_ru_s:,.0f} to about {target:,.0f}: the busiest interval used "
+        f"{utilization:.0%} of it ({peak_ru_s:,.0f} RU/s) and requests were not throttled."
+    )
+    return Action("lower_throughput", round(utilization * 100, 1), "%", detail)
+
+
+def autoscale_cost_ratio(per_second: pd.Series) -> tuple[float, int]:
+    """What autoscale with its max at the peak would cost against manual RU/s at the peak, from a series of
+    consumed RU/s indexed by time: 1.5 x the mean over hours of max(10%, the hour's peak / the peak); and
+    the number of hours. NaN when nothing was consumed."""
+    hourly = per_second.groupby(per_second.index.floor("h")).max()
+    peak = float(hourly.max()) if not hourly.empty else 0.0
+    if not peak > 0:
+        return math.nan, len(hourly)
+    billed = (hourly / peak).clip(lower=AUTOSCALE_MIN_FRACTION).mean()
+    return round(AUTOSCALE_PRICE_FACTOR * float(billed), 4), len(hourly)
+
+
+def autoscale_action(cost_ratio: float, hours: int, autoscale: bool) -> Action | None:
+    """A manual container whose hours are mostly quiet: autoscale would bill less than manual at the peak."""
+    if autoscale or hours < AUTOSCALE_MIN_HOURS or not cost_ratio < AUTOSCALE_SAVES_BELOW:
+        return None
+    detail = (
+        f"Move to autoscale (max at the peak): the load is spiky, and over {hours} hours autoscale would have "
+        f"cost about {cost_ratio:.0%} of manual RU/s set high enough for the peak."
+    )
+    return Action("move_to_autoscale", cost_ratio, "ratio", detail)
+
+
+def skew_action(hot_share: float, pkranges: int, hot_pkrange: str, source: str) -> Action | None:
+    """The hottest range takes at least `SKEW_FACTOR` times its even share: the partition key is skewed."""
+    if not (pkranges >= 2 and hot_share >= SKEW_FACTOR / pkranges):
+        return None
+    seen = "in Azure Monitor" if source == "monitor" else "in the replayed queries"
+    detail = (
+        f"The partition key is skewed: pkrange {hot_pkrange} takes {hot_share:.0%} of the RU {seen}, against an "
+        f"even {1 / pkranges:.0%} of {pkranges} ranges. Each range gets an equal share of the RU/s, so it throttles "
+        "first; choose a key with more, evenly used values (or a hierarchical key)."
+    )
+    return Action("skewed_key", round(hot_share * 100, 2), "%", detail)
+
+
+def fan_out_action(query_name: str, routing: str, pkrange_count: int, sql: str) -> Action | None:
+    """A query that reads every partition: add the partition key filter (or TOP when it has none)."""
+    if routing != "fan-out" or not pkrange_count >= 2:
+        return None
+    fix = "add the partition key filter" if TOP.search(sql or "") else "add the partition key filter or TOP"
+    detail = f"Query {query_name} fans out to all {pkrange_count} partitions: {fix}."
+    return Action("query_fans_out", float(pkrange_count), "count", detail)
+
+
+def key_storage_action(partition_key: str, size_gb: float, limits: Limits | None = None) -> Action | None:
+    """A logical key near 20 GB: writes to it fail at the limit, and only a new key (a migration) helps."""
+    limit_gb = (limits or Limits()).logical_partition_max_bytes / GB
+    fill = size_gb / limit_gb
+    if not fill >= KEY_STORAGE_WARN:
+        return None
+    detail = (
+        f"Logical key {partition_key} holds {size_gb:,.1f} GB of the {limit_gb:g} GB one key may hold; writes to it "
+        "fail at the limit: plan a more granular or hierarchical partition key."
+    )
+    return Action("key_near_limit", round(fill * 100, 1), "%", detail)

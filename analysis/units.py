@@ -1,0 +1,73 @@
+"""How numbers read, per unit: the precision a report keeps, a size in the unit that fits, a small percentage.
+
+**Precision per unit** (`PRECISION`, used by `analysis.capacity` for the report's `value` column): RU and
+RU/s to 0.1 (a tenth of an RU is below what a request is charged in steps of), GB to 3 decimals (a MB; the
+row's detail says the size in the unit that fits), counts whole, ratios to 2 decimals, percentages to 2
+decimals, or 2 significant digits below 1% (0.0048% is not 0) but never more than `MOST_DECIMALS`. With at
+most 4 decimals the smallest number written is 0.0001, so the CSV (Python's shortest repr, which switches
+to scientific notation below 1e-4) always holds plain decimals: 0.0048, never 4.8e-03.
+
+**Sizes** read in the unit that fits (`analysis.storage.size_unit`: KB, MB or GB, the storage page's rule):
+361 KB reads "361 KB", not "0.00 GB".
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from analysis.storage import KB, in_unit, size_unit
+from cosmoscore.limits import GB
+
+MOST_DECIMALS = 4
+PRECISION = {"RU": 1, "RU/s": 1, "GB": 3, "count": 0, "ratio": 2, "%": 2}  # decimals (a % may keep more)
+
+
+def round_to_unit(value: float, unit: str) -> float:
+    """`value` rounded to its unit's precision (module docstring); a unit not listed keeps 4 decimals."""
+    if value is None or pd.isna(value):
+        return math.nan
+    decimals = PRECISION.get(unit, MOST_DECIMALS)
+    if unit == "%" and 0 < abs(value) < 1:
+        decimals = significant_decimals(value, digits=2)
+    return round(float(value), decimals) + 0.0  # + 0.0: no "-0.0"
+
+
+def significant_decimals(value: float, *, digits: int) -> int:
+    """The decimals that keep `digits` significant digits of a number below 1 (at most MOST_DECIMALS)."""
+    return min(MOST_DECIMALS, max(digits, digits - 1 - math.floor(math.log10(abs(value)))))
+
+
+def size_text(size_gb: object) -> str:
+    """A size given in GB in the unit that fits (KB, MB or GB: `analysis.storage.size_unit`), 3 significant
+    digits ("" when missing): 0.000034 GB reads "36 KB"."""
+    if size_gb is None or pd.isna(size_gb):
+        return ""
+    kb = pd.Series([float(size_gb) * GB / KB])
+    unit = size_unit(kb)
+    shown = float(in_unit(kb, unit).iloc[0])
+    return f"{shown:,.3g} {unit.name}" if shown < 1000 else f"{shown:,.0f} {unit.name}"
+
+
+def percent_text(percent: object) -> str:
+    """A percentage with 2 significant digits below 1 ("0.0012%"), 1 decimal below 10, whole above ("" when
+    missing): a bar's text that says what a nearly invisible bar holds."""
+    if percent is None or pd.isna(percent):
+        return ""
+    value = float(percent)
+    if value == 0:
+        return "0%"
+    if abs(value) < 1:
+        return f"{value:.{significant_decimals(value, digits=2)}f}%"
+    return f"{value:.1f}%" if abs(value) < 10 else f"{value:,.0f}%"
+
+
+def gb_in_fitting_unit(frame: pd.DataFrame, columns: list[str]) -> tuple[pd.DataFrame, str]:
+    """`frame` with `columns` (sizes in GB) in the one unit that fits the largest of them (KB, MB or GB), and
+    that unit's name: a table of 36 KB partitions reads 36, not 0.000 (the CSV keeps GB)."""
+    present = [name for name in columns if name in frame.columns]
+    kb = {name: frame[name].astype(float) * GB / KB for name in present}
+    largest = pd.concat([values.abs() for values in kb.values()]) if kb else pd.Series(dtype=float)
+    unit = size_unit(largest)
+    return frame.assign(**{name: in_unit(values, unit) for name, values in kb.items()}), unit.name
