@@ -205,7 +205,8 @@ def test_the_collected_shops_hot_range_and_429s_fire_from_azure_monitor(collecte
     code, out, err = evaluate(cfg, store, now=now)
 
     assert (code, err) == (EXIT_ALERTS, [])
-    fired = read_table(store, "alerts").query("rule != 'evaluated'").sort_values(["rule", "subject"])
+    latest = latest_alerts(read_table(store, "alerts"))  # the builder's own evaluation is older
+    fired = latest.query("rule != 'evaluated'").sort_values(["rule", "subject"])
     assert fired[["account", "rule", "subject"]].values.tolist() == [
         *(["local", "hot_partition", pk] for pk in collected.hot_pkranges),
         ["local", "throttle_rate", ""],
