@@ -22,7 +22,9 @@ throttle. Below 1, that partition throttles already at the configured rates.
 
 **Skew.** For a load per pkrange: the hottest pkrange's share against an even share (1/n), and the Gini
 coefficient (0: even; (n-1)/n: one pkrange takes everything). One pkrange is not skewed (0); no load at all
-has no skew (NaN).
+has no skew (NaN). n is the rows of the load given: the page passes the pkranges that exist at the end of the
+view, measured since their layout is complete (`analysis.hot_current`), so a split's parent is not counted as
+one more range; the replay's demand is already its latest run's, on the partitions as they were then.
 """
 
 from __future__ import annotations

@@ -168,6 +168,17 @@ def test_the_collected_store_shows_the_hot_partition_at_100_percent(
     assert len(chart(app, "hot_heatmap")["layout"]["shapes"]) == 1  # the split is marked
     sentence = next(m.value for m in app.markdown if "**shop/orders**" in m.value)
     assert "throttles already at the configured rates" in sentence  # the hot tenant's query exceeds its budget
+    parent, child = collected.hot_pkranges  # the hot tenant's range split: the parent is gone
+    assert app.multiselect(key="hot_pkranges").value == [child]  # the hottest range that exists
+    table = next(t.value for t in app.dataframe if "min_epk" in t.value.columns)
+    assert "pkrange_id" not in table.columns and table["label"].tolist() == heatmap["y"]
+    assert table["min_epk"].iloc[0] == "(start)" and table["max_epk"].iloc[-1] == "(end)"
+    assert dict(zip(table["label"], table["current"]))[parent] == False  # noqa: E712 (a numpy bool)
+    live = sum(1 for label, current in zip(table["label"], table["current"]) if current)
+    for source in app.radio(key="hot_skew_source").options:  # every source counts the ranges that exist
+        app.radio(key="hot_skew_source").set_value(source).run()
+        skew = next(t.value for t in app.dataframe if "gini" in t.value.columns)
+        assert skew["pkranges"].tolist() == [live] and skew["hottest_pkrange"].tolist() == [child], source
 
 
 def test_two_containers_label_their_pkranges_and_the_default_choice_is_found(store: Path) -> None:
