@@ -156,8 +156,9 @@ def summarize_containers(
 ) -> pd.DataFrame:
     """One row per container with data, in `analysis.fleet`'s risk order (`CONTAINER_COLUMNS`)."""
     base = fleet.summarize_fleet(executions, requests, metrics, partitions, limits=limits)
+    base = base.drop(columns=["largest_partition_gb", "storage_headroom"])  # fleet's are rounded: ours below
     extra = [peak_consumed(metrics), hottest_range(metrics), monitor_throttle_rate(metrics), monitor_ru(metrics)]
-    extra += [largest_keys(logical_keys, limits), autoscaled(metrics)]
+    extra += [largest_partitions(partitions, limits), largest_keys(logical_keys, limits), autoscaled(metrics)]
     if base.empty and all(part.empty for part in extra):
         return pd.DataFrame(columns=CONTAINER_COLUMNS)
     rows = base
@@ -251,10 +252,22 @@ def autoscaled(metrics: pd.DataFrame) -> pd.DataFrame:
 
 def largest_keys(logical_keys: pd.DataFrame, limits: Limits | None = None) -> pd.DataFrame:
     """Per container: its largest logical key of the latest snapshot, in GB and as headroom of 20 GB."""
-    latest = latest_snapshot(logical_keys)
-    size = latest.groupby(KEY)["size_kb"].max().astype(float) * 1024
     limit = (limits or Limits()).logical_partition_max_bytes
-    out = pd.DataFrame({"largest_key_gb": (size / GB).round(6), "key_headroom": (1 - size / limit).round(4)})
+    return _largest(logical_keys, limit).rename(columns={"gb": "largest_key_gb", "headroom": "key_headroom"})
+
+
+def largest_partitions(partitions: pd.DataFrame, limits: Limits | None = None) -> pd.DataFrame:
+    """Per container: its largest physical partition of the latest snapshot, in GB and as headroom of 50 GB.
+    As `analysis.fleet.storage_stats`, without its rounding to 0.001 GB: a 36 KB partition is not 0 here."""
+    limit = (limits or Limits()).physical_partition_max_bytes
+    return _largest(partitions, limit).rename(columns={"gb": "largest_partition_gb", "headroom": "storage_headroom"})
+
+
+def _largest(snapshots: pd.DataFrame, limit_bytes: float) -> pd.DataFrame:
+    """Per container: the largest `size_kb` of its latest snapshot in GB (1 KB precision) and the headroom
+    below `limit_bytes` (8 decimals, so that a tiny fill is not 0)."""
+    size = latest_snapshot(snapshots.dropna(subset=["size_kb"])).groupby(KEY)["size_kb"].max().astype(float) * 1024
+    out = pd.DataFrame({"gb": (size / GB).round(6), "headroom": (1 - size / limit_bytes).round(8)})
     return out.reset_index()
 
 

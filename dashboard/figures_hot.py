@@ -30,6 +30,7 @@ DEMAND_COLOR, OVER_BUDGET_COLOR, BUDGET_COLOR = "#4292c6", TOP_COLOR, "#9e9e9e"
 OVER_BUDGET_NAME = "demand RU/s over budget"
 ROW_HEIGHT, MIN_HEIGHT, MAX_HEIGHT = 28, 250, 900  # px: a heatmap's height follows its rows
 MARGIN = {"t": 30, "b": 50, "l": 10, "r": 10}  # Plotly's default top margin (100 px) is an empty band
+BAR_HEIGHT = 380  # px: the skew and demand bars
 
 
 def build_normalized_heatmap_figure(heatmap: Heatmap, *, title: str | None = None) -> go.Figure:
@@ -104,6 +105,7 @@ def build_skew_figure(shares: pd.DataFrame, *, title: str | None = None) -> go.F
     """Each pkrange's share of its container's load (`analysis.hot_replay.load_shares`) against the even share."""
     figure = go.Figure()
     figure.update_layout(title=title, yaxis_title="share of the load", xaxis_title="pkrange", legend_title_text="")
+    figure.update_layout(height=BAR_HEIGHT, margin=_margin(title))
     figure.update_yaxes(rangemode="tozero", tickformat=".0%")
     if shares.empty:
         return _empty(figure, "No load per pkrange in this view.")
@@ -135,6 +137,7 @@ def build_demand_figure(demand: pd.DataFrame, *, title: str | None = None) -> go
     red bar of its own trace, so the legend says what red means (`OVER_BUDGET_NAME`)."""
     figure = go.Figure()
     figure.update_layout(title=title, barmode="group", yaxis_title="RU/s", xaxis_title="pkrange", legend_title_text="")
+    figure.update_layout(height=BAR_HEIGHT, margin=_margin(title))
     figure.update_yaxes(rangemode="tozero")
     if demand.empty:
         return _empty(figure, "No replayed data pages in this view.")
@@ -182,10 +185,15 @@ def _heatmap_layout(title: str | None, heatmap: Heatmap, *, y_title: str) -> go.
         xaxis_title=f"time (UTC), {_bin_text(heatmap.bin)} bins",
         yaxis_title=y_title,
         height=heatmap_height(rows, title=bool(title)),
-        margin={**MARGIN, "t": MARGIN["t"] + 30 * bool(title)},
+        margin=_margin(title),
     )
     figure.update_yaxes(type="category", autorange="reversed")
     return figure
+
+
+def _margin(title: str | None) -> dict[str, int]:
+    """`MARGIN`, with a line for the title when there is one."""
+    return {**MARGIN, "t": MARGIN["t"] + 30 * bool(title)}
 
 
 def _bin_text(step: pd.Timedelta) -> str:

@@ -386,3 +386,5 @@ def test_a_heatmap_is_as_tall_as_its_rows() -> None:
     heatmap = hp.summarize_normalized_heatmap(frame(SPLIT_METRICS, hp.METRIC_COLUMNS), NO_PARTITIONS)
     layout = figures_hot.build_normalized_heatmap_figure(heatmap).layout
     assert layout.height == figures_hot.MIN_HEIGHT and layout.margin.t == 30  # no empty band above 4 rows
+    shares = hr.load_shares(hp.current_pkrange_rows(heatmap.rows).assign(label="x"), column="current_mean")
+    assert figures_hot.build_skew_figure(shares).layout.margin.t == 30  # the bars' too

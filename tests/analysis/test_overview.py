@@ -173,3 +173,15 @@ def test_empty_frames_give_no_containers() -> None:
     out = overview.summarize_containers(**empty)
     assert out.empty and out.columns.tolist() == overview.CONTAINER_COLUMNS
     assert overview.latest_time(*empty.values()) is None
+
+
+def test_a_tiny_partition_and_key_are_neither_0_gb_nor_an_empty_fill() -> None:
+    frames = shop_frames()
+    frames["partitions"] = frame("partitions", row("partitions", pkrange_id="0", size_kb=36.0, document_count=3))
+    frames["logical_keys"] = frame(
+        "logical_keys", row("logical_keys", pkrange_id="0", partition_key='["a"]', size_kb=231.0)
+    )
+    orders = overview.summarize_containers(**frames).iloc[0]
+    assert (orders["largest_partition_gb"], orders["largest_key_gb"]) == (0.000034, 0.00022)  # 1 KB precision
+    fills = overview.limit_fills(overview.summarize_containers(**frames)).iloc[0]
+    assert fills["largest partition of 50 GB"] == 0.0001 and fills["largest key of 20 GB"] == 0.0011  # in %
