@@ -67,7 +67,7 @@ REPORT_TABLES = {
     "metrics": overview.METRIC_COLUMNS,
     "partitions": [*overview.fleet.PARTITION_COLUMNS, "document_count"],
     "logical_keys": overview.LOGICAL_KEY_COLUMNS,
-    "log_key_ru": [*KEY, "time", "partition_key", "request_charge"],
+    "log_key_ru": [*KEY, "time", "pkrange_id", "partition_key", "request_charge"],
 }
 
 # -- the report ------------------------------------------------------------------------------------------
@@ -111,7 +111,7 @@ def build_capacity_report(
         partition_rows(partitions, metrics, limits),
         key_rows(keys, log_key_ru, limits),
         query_rows(queries),
-        action_rows(containers, queries, keys, limits),
+        action_rows(containers, queries, keys, limits, hot_keys=costliest_keys(log_key_ru)),
     ]
     report = pd.concat([part for part in sections if not part.empty], ignore_index=True)
     rank = {tuple(key): n for n, key in enumerate(containers[KEY].itertuples(index=False))}
@@ -227,17 +227,36 @@ def query_rows(queries: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts).sort_index(kind="stable")
 
 
+def costliest_keys(log_key_ru: pd.DataFrame | None) -> dict[tuple, str]:
+    """(account, database, container, pkrange) -> the logical key with the most RU on it in the logs."""
+    if log_key_ru is None or "pkrange_id" not in log_key_ru or log_key_ru.empty:
+        return {}
+    rows = overview.fleet_rows(log_key_ru).dropna(subset=["pkrange_id", "partition_key"])
+    ru = rows.groupby([*KEY, "pkrange_id", "partition_key"])["request_charge"].sum().reset_index()
+    top = ru.sort_values(["request_charge", "partition_key"], ascending=[False, True], kind="stable")
+    top = top.drop_duplicates(subset=[*KEY, "pkrange_id"])
+    return {
+        tuple(k[:-1]): k[-1] for k in top[[*KEY, "pkrange_id", "partition_key"]].astype(str).itertuples(index=False)
+    }
+
+
 def action_rows(
-    containers: pd.DataFrame, queries: pd.DataFrame, keys: pd.DataFrame, limits: Limits | None
+    containers: pd.DataFrame,
+    queries: pd.DataFrame,
+    keys: pd.DataFrame,
+    limits: Limits | None,
+    *,
+    hot_keys: dict[tuple, str] | None = None,
 ) -> pd.DataFrame:
-    """The `action` section: every rule that fires, per container, query and logical key."""
+    """The `action` section: every rule that fires, per container, query and logical key (`hot_keys`:
+    `costliest_keys`, to name the key of a hot partition)."""
     found: list[tuple[tuple, str, Action]] = []
     for row in containers.to_dict("records"):
         key = tuple(row[name] for name in KEY)
         pkranges = int(_num(row["pkranges"], 0))
         hot = hot_partition_action(
             _num(row["throttle_rate"]), _num(row["hot_normalized_ru"]), _num(row["p95_utilization"]),
-            row["hot_pkrange"], pkranges,
+            row["hot_pkrange"], pkranges, (hot_keys or {}).get((*key, str(row["hot_pkrange"]))),
         )  # fmt: skip
         skew = hot or skew_action(_num(row["hot_range_share"]), pkranges, row["hot_pkrange"], row["skew_source"])
         rules = [

@@ -54,10 +54,16 @@ class Action:
 
 
 def hot_partition_action(
-    throttle_rate: float, hot_normalized_ru: float, p95_utilization: float, hot_pkrange: str, pkranges: int
+    throttle_rate: float,
+    hot_normalized_ru: float,
+    p95_utilization: float,
+    hot_pkrange: str,
+    pkranges: int,
+    hot_key: str | None = None,
 ) -> Action | None:
     """More than the healthy 1-5% of requests throttled while the hottest range is at its share and the
-    container is mostly idle: the 429s come from one hot partition, so fix the key (module docstring)."""
+    container is mostly idle: the 429s come from one hot partition, so fix the key (module docstring).
+    `hot_key`: the logical key with the most RU on that range in the diagnostic logs, named when known."""
     hot = throttle_rate > THROTTLE_HEALTHY_MAX and hot_normalized_ru >= fleet.HOT_NORMALIZED_RU
     if not (hot and p95_utilization < LOWER_PEAK_UTILIZATION):
         return None
@@ -66,7 +72,8 @@ def hot_partition_action(
         f"The 429s ({throttle_rate:.1%} of requests) come from one hot partition: pkrange {hot_pkrange} reached "
         f"{hot_normalized_ru:.0f}% of its share of the RU/s while the container used {p95_utilization:.1%} of its "
         f"provisioned RU/s (p95). The RU/s are {split}, so raising them mostly pays for idle partitions: "
-        "spread the hot key's load (a key with more, evenly used values, a synthetic suffix or a hierarchical key)."
+        f"spread the hot key{f' {hot_key}' if hot_key else ''}'s load (a key with more, evenly used values, a "
+        "synthetic suffix or a hierarchical key)."
     )
     return Action("skewed_key", round(hot_normalized_ru, 2), "%", detail)
 

@@ -159,6 +159,20 @@ def test_429s_of_a_hot_partition_in_an_idle_container_ask_for_the_key_not_more_r
         "used 0.9% of its provisioned RU/s (p95)" in hot["detail"]
         and "split evenly over its 2 partitions" in hot["detail"]
     )
+    assert "spread the hot key's load" in hot["detail"]  # no logs: no key to name
+    logs = [
+        row("log_key_ru", pkrange_id="1", partition_key=k, request_charge=ru)
+        for k, ru in [('["t1"]', 90.0), ('["t2"]', 9.0)]
+    ]
+    logs.append(row("log_key_ru", pkrange_id="0", partition_key='["t3"]', request_charge=500.0))
+    named = capacity.build_capacity_report(
+        **hot_partition_frames(provisioned=2000.0), log_key_ru=frame("log_key_ru", *logs)
+    )
+    named_actions = capacity.section(named, "action")
+    assert (
+        'spread the hot key ["t1"]\'s load'
+        in named_actions[named_actions["measure"].eq("skewed_key")]["detail"].iloc[0]
+    )
     busy = capacity.section(capacity.build_capacity_report(**hot_partition_frames(provisioned=30.0)), "action")
     assert "raise_throughput" in busy["measure"].tolist()  # p95 19 of 30 RU/s: the container is busy too
 

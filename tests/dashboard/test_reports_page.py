@@ -92,6 +92,7 @@ def test_the_collected_store(collected_store: Path, monkeypatch: pytest.MonkeyPa
     assert "raise_throughput" not in actions["measure"].tolist()  # the 429s are the hot partition's, not the RU/s'
     hot = actions[actions["measure"].eq("skewed_key")]["detail"].iloc[0]
     assert "come from one hot partition" in hot and "raising them mostly pays for idle partitions" in hot
+    assert 'spread the hot key ["hot"]' in hot  # the logs' costliest key on that range
     report = found["reports_report"]
     assert "share" not in set(report["unit"])  # shares are written in %
     csv = to_csv_bytes(report).decode()
