@@ -46,7 +46,7 @@ def union_per_group(groups: DataFrameGroupBy, pkranges: pd.Series) -> list[str]:
     joined = np.array([_joined(ids) for ids in normal] or [""], dtype=object)
     merged[pairs["group"].to_numpy()[alone]] = joined[pairs["code"].to_numpy()[alone]]
     for group, group_codes in pairs[~alone].groupby("group")["code"]:
-        merged[group] = _joined(set().union(*(normal[c] for c in group_codes)))
+        merged[int(group)] = _joined(set().union(*(normal[c] for c in group_codes)))  # type: ignore[arg-type]
     return merged.tolist()
 
 

@@ -348,7 +348,8 @@ def _is(values: pd.Series, value: str) -> pd.Series:
 
 def _ranks(classes: pd.Series) -> pd.Series:
     """The rank of each routing class (an unknown or missing one: 0), vectorised."""
-    return pd.Series(_CLASSES.get_indexer(classes.astype(object)), index=classes.index).clip(lower=0)
+    codes = _CLASSES.get_indexer(pd.Index(classes.astype(object)))
+    return pd.Series(np.clip(codes, 0, None), index=classes.index, dtype="int64")
 
 
 def _classes(ranks: pd.Series) -> np.ndarray:

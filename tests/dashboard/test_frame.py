@@ -123,4 +123,4 @@ def test_every_page_runs_through_the_frame(view: str, filled: bool, store: Path)
 
 def test_every_view_is_a_page_of_the_frame() -> None:
     routed = re.findall(r'st\.Page\(\s*"([^"]+)"', APP.read_text())
-    assert VIEWS == sorted(routed) and "views/overview.py" in VIEWS
+    assert sorted(routed) == VIEWS and "views/overview.py" in VIEWS
