@@ -90,9 +90,9 @@ def build_ru_over_time_figure(series: pd.DataFrame, *, title: str | None = None)
     )
     figure.update_yaxes(rangemode="tozero")
     if series.empty:
-        return _empty(figure, "No successful executions to draw.")
+        return empty_note(figure, "No successful executions to draw.")
     labels = query_labels(series)
-    times = _utc_naive(series["time"]).to_numpy()
+    times = utc_naive(series["time"]).to_numpy()
     values = series["mean_ru"].to_numpy(dtype=float)
     counts = series[["runs", "executions"]].to_numpy(dtype=float)  # numbers: sent packed, not as text
     codes, names = pd.factorize(labels, sort=True)
@@ -131,7 +131,7 @@ def build_pkrange_breakdown_figure(
     )
     figure.update_yaxes(rangemode="tozero")
     if breakdown.empty:
-        return _empty(figure, "No requests recorded for this run.")
+        return empty_note(figure, "No requests recorded for this run.")
     labels = query_labels(breakdown).to_numpy(dtype=object)
     partitions = partition_labels(breakdown)
     colors = colors or partition_colors(partitions)
@@ -158,7 +158,7 @@ def build_fleet_figure(fleet: pd.DataFrame, *, top: int = 15, title: str | None 
     figure.update_layout(title=title, barmode="group", xaxis_title="0 = none, 1 = at the limit", legend_title_text="")
     shown = fleet.head(top)
     if shown.empty:
-        return _empty(figure, "No containers in this view.")
+        return empty_note(figure, "No containers in this view.")
     labels = list(container_choices(shown).values())
     figure.update_yaxes(categoryorder="array", categoryarray=labels[::-1])
     for column, name, color in (("risk", "risk", "#d62728"), ("waste", "waste", "#1f77b4")):
@@ -176,10 +176,12 @@ def build_fleet_figure(fleet: pd.DataFrame, *, top: int = 15, title: str | None 
     return figure
 
 
-def _utc_naive(times: pd.Series) -> pd.Series:
+def utc_naive(times: pd.Series) -> pd.Series:
+    """Times in UTC without a zone (plotly.js ignores zones); every figure module draws times through it."""
     return times.dt.tz_convert("UTC").dt.tz_localize(None) if times.dt.tz is not None else times
 
 
-def _empty(figure: go.Figure, message: str) -> go.Figure:
+def empty_note(figure: go.Figure, message: str) -> go.Figure:
+    """A figure with nothing to draw says so in its middle, rather than showing empty axes."""
     figure.add_annotation(text=message, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
     return figure

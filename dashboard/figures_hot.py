@@ -13,6 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analysis.hot_partitions import Heatmap
+from dashboard.figures import empty_note
 
 SATURATED_FROM = 99.5  # percent: cells at or above are drawn in the saturated top colour
 TOP_COLOR = "#e00000"
@@ -38,7 +39,7 @@ def build_normalized_heatmap_figure(heatmap: Heatmap, *, title: str | None = Non
     and a note at each split spanning the parent's row through its children's."""
     figure = _heatmap_layout(title, heatmap, y_title="pkrange (key-space order)")
     if heatmap.empty:
-        return _empty(figure, "No NormalizedRUConsumption points by pkrange in this view.")
+        return empty_note(figure, "No NormalizedRUConsumption points by pkrange in this view.")
     figure.add_trace(
         go.Heatmap(
             z=heatmap.z,
@@ -83,7 +84,7 @@ def build_key_heatmap_figure(heatmap: Heatmap, *, title: str | None = None) -> g
     """The top logical keys (rows, hottest on top) x time of RU/s (mean over each bin), from zero."""
     figure = _heatmap_layout(title, heatmap, y_title="logical key")
     if heatmap.empty:
-        return _empty(figure, "No RU per logical key in this view.")
+        return empty_note(figure, "No RU per logical key in this view.")
     pkranges = heatmap.rows["pkranges"].astype(str).to_numpy(dtype=object)
     figure.add_trace(
         go.Heatmap(
@@ -108,7 +109,7 @@ def build_skew_figure(shares: pd.DataFrame, *, title: str | None = None) -> go.F
     figure.update_layout(height=BAR_HEIGHT, margin=_margin(title))
     figure.update_yaxes(rangemode="tozero", tickformat=".0%")
     if shares.empty:
-        return _empty(figure, "No load per pkrange in this view.")
+        return empty_note(figure, "No load per pkrange in this view.")
     labels = shares["label"].astype(str).to_numpy(dtype=object)
     figure.update_xaxes(type="category", categoryorder="array", categoryarray=labels)
     figure.add_trace(
@@ -140,7 +141,7 @@ def build_demand_figure(demand: pd.DataFrame, *, title: str | None = None) -> go
     figure.update_layout(height=BAR_HEIGHT, margin=_margin(title))
     figure.update_yaxes(rangemode="tozero")
     if demand.empty:
-        return _empty(figure, "No replayed data pages in this view.")
+        return empty_note(figure, "No replayed data pages in this view.")
     labels = demand["label"].astype(str).to_numpy(dtype=object)
     figure.update_xaxes(type="category", categoryorder="array", categoryarray=labels)
     over = demand["utilization_pct"].astype(float).to_numpy() >= 100
@@ -206,8 +207,3 @@ def _bin_text(step: pd.Timedelta) -> str:
 def _naive(time: object) -> pd.Timestamp:
     stamp = pd.Timestamp(time)
     return stamp.tz_convert("UTC").tz_localize(None) if stamp.tzinfo is not None else stamp
-
-
-def _empty(figure: go.Figure, message: str) -> go.Figure:
-    figure.add_annotation(text=message, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
-    return figure

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 
 from analysis.storage import SOURCES, SizeUnit, in_unit, percent_decimals, size_unit
 from cosmoscore.limits import GB
+from dashboard.figures import empty_note, utc_naive
 
 LIMIT_COLOR = "#d62728"
 BAR_COLOR = "#1f77b4"
@@ -146,15 +147,4 @@ def _fill_bars(
         xanchor="right",
         font={"color": LIMIT_COLOR},
     )
-    return figure
-
-
-def utc_naive(times: pd.Series) -> pd.Series:
-    """Times in UTC without a zone (plotly.js ignores zones)."""
-    return times.dt.tz_convert("UTC").dt.tz_localize(None) if times.dt.tz is not None else times
-
-
-def empty_note(figure: go.Figure, message: str) -> go.Figure:
-    """A figure with nothing to draw says so in its middle, rather than showing empty axes."""
-    figure.add_annotation(text=message, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
     return figure
