@@ -220,7 +220,7 @@ def _p95_consumed(metrics: pd.DataFrame) -> pd.DataFrame:
     """The 95th percentile of TotalRequestUnits per second (an interval's total over its grain)."""
     rows = metrics[metrics["metric"].eq("TotalRequestUnits").fillna(False)].dropna(subset=["time", "value"])
     rows = rows[rows["aggregation"].fillna("Total").eq("Total")]
-    per_second = rows.assign(ru_s=rows["value"].astype(float) / rows["grain"].map(_grain_seconds).astype(float))
+    per_second = rows.assign(ru_s=rows["value"].astype(float) / rows["grain"].map(grain_seconds).astype(float))
     intervals = per_second.groupby([*FLEET_KEY, "time"])["ru_s"].sum().reset_index()
     p95 = intervals.groupby(FLEET_KEY)["ru_s"].quantile(0.95).round(2).reset_index()
     return p95.rename(columns={"ru_s": "p95_ru_s"})[[*FLEET_KEY, "p95_ru_s"]]
@@ -235,7 +235,7 @@ def _max_normalized(metrics: pd.DataFrame) -> pd.DataFrame:
     return peak.rename(columns={"value": "max_normalized_ru"})[[*FLEET_KEY, "max_normalized_ru"]]
 
 
-def _grain_seconds(grain: object) -> float:
+def grain_seconds(grain: object) -> float:
     """An ISO 8601 duration ("PT1M", "PT5M") in seconds; a missing or unreadable grain is one minute."""
     try:
         seconds = pd.Timedelta(str(grain)).total_seconds() if isinstance(grain, str) and grain else 0.0

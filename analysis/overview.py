@@ -197,7 +197,7 @@ def consumed_per_second(metrics: pd.DataFrame) -> pd.DataFrame:
     """Per container and interval: TotalRequestUnits (Total) summed over its dimension rows, over the grain."""
     rows = metric_rows(metrics, "TotalRequestUnits")
     rows = rows[rows["aggregation"].fillna("Total").eq("Total")]
-    seconds = rows["grain"].map(_grain_seconds).astype(float)
+    seconds = rows["grain"].map(fleet.grain_seconds).astype(float)
     per_second = rows.assign(ru_s=rows["value"].astype(float) / seconds)
     return per_second.groupby([*KEY, "time"])["ru_s"].sum().reset_index()
 
@@ -286,15 +286,6 @@ def fleet_rows(frame: pd.DataFrame) -> pd.DataFrame:
 def metric_rows(metrics: pd.DataFrame, name: str) -> pd.DataFrame:
     rows = fleet_rows(metrics)
     return rows[rows["metric"].eq(name).fillna(False).astype(bool)].dropna(subset=["value"])
-
-
-def _grain_seconds(grain: object) -> float:
-    """As `analysis.fleet` reads a grain: an ISO 8601 duration in seconds, one minute when missing."""
-    try:
-        seconds = pd.Timedelta(str(grain)).total_seconds() if isinstance(grain, str) and grain else 0.0
-    except ValueError:
-        seconds = 0.0
-    return seconds if seconds > 0 else fleet.DEFAULT_GRAIN_SECONDS
 
 
 def compare_periods(shown: pd.DataFrame, recent: pd.DataFrame, before: pd.DataFrame) -> pd.DataFrame:
