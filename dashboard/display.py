@@ -26,7 +26,8 @@ from pandas.io.formats.style import Styler
 MISSING_NUMBER = -np.inf  # sorts before every number
 MISSING_TIME = pd.Timestamp("1900-01-01T00:00:00Z")  # sorts before every time the store holds
 DEFAULT_TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
-GRID_DRAWN = {"progress", "checkbox"}  # column types the grid draws itself (a bar, a box)
+GRID_DRAWN = {"progress", "checkbox"}
+_NEGATIVE_ZERO = re.compile(r"-0(\.0*)?(\D*)")  # column types the grid draws itself (a bar, a box)
 
 
 def display_table(frame: pd.DataFrame, column_config: Mapping[str, Any] | None = None) -> tuple[Styler, dict]:
@@ -81,7 +82,8 @@ def _number_formatter(fmt: str | None, *, integer: bool) -> Callable[[object], s
         if value == MISSING_NUMBER or pd.isna(value):
             return ""
         if fmt is not None and "%" in fmt:
-            return fmt % value
+            text = fmt % value
+            return text if not _NEGATIVE_ZERO.fullmatch(text) else text[1:]  # -0.0 rounds a tiny negative
         if integer or float(value).is_integer():
             return f"{value:,.0f}"
         return f"{value:,.4f}".rstrip("0").rstrip(".")

@@ -59,3 +59,9 @@ def test_a_datetime_columns_moment_format_is_honoured() -> None:
     assert cells(frame, config) == [["2026-05-01"], [""]]
     named = {"full": st.column_config.DatetimeColumn("projected full", format="distance")}
     assert cells(frame, named)[0] == ["2026-05-01 10:30:00"]  # a named format: ours
+
+
+def test_a_tiny_negative_rounded_to_zero_reads_zero() -> None:
+    config = {"growth": st.column_config.NumberColumn("growth KB/day", format="%.1f")}
+    frame = pd.DataFrame({"growth": [-0.00001, -0.04, -1.5, 0.0]})
+    assert [row[0] for row in cells(frame, config)] == ["0.0", "0.0", "-1.5", "0.0"]
