@@ -20,7 +20,7 @@ query would run on one partition, and at most on what its costliest partition ch
 served the most): the denominator is a measured stand-in for "the same query on one partition", not a
 model. A single-partition query is 1.0 (a little above with metadata reads at the gateway); a fan-out over
 P partitions is at least about 1 + 2.5 (P - 1) / costliest, since every partition probed charges a minimum
-of about 2.5 RU even when nothing matches (/work/shared/reference/ru-cost-model.md, Q3 and Q4). The
+of about 2.5 RU even when nothing matches (docs/reference/ru-cost-model.md, Q3 and Q4). The
 gateway's share (the refused first attempt, the query plan) is in the numerator: a routed query would not
 pay it. No data page (a query that found no partition): NaN.
 

@@ -16,7 +16,7 @@ different traffic:
 container's requests, since it sees all the traffic, else the replay's; the source is named.
 
 **The healthy band**: the service documents 1-5% of requests answered 429 as healthy (the SDK retries them;
-../shared/reference/ru-cost-model.md P12, learn.microsoft.com troubleshoot-request-rate-too-large), so a
+docs/reference/ru-cost-model.md P12, learn.microsoft.com troubleshoot-request-rate-too-large), so a
 rate above `HEALTHY_429_RATE[1]` is flagged and one inside the band is not.
 
 **Bins**: series over time are summed into bins of `pick_bin` (a round size such that the time range holds

@@ -1,6 +1,6 @@
 """The RU cost model: what every emulated request charges, from published numbers.
 
-Each constant cites its row in ../shared/reference/ru-cost-model.md (R1.., W1.., Q1.., C1..), where the
+Each constant cites its row in docs/reference/ru-cost-model.md (R1.., W1.., Q1.., C1..), where the
 original Microsoft page or measurement is named. Every constant is a field of `CostModel`, so a config
 (or a calibration against real `x-ms-request-charge` values) can change it. Functions here are pure:
 sizes and term counts in, RU out.

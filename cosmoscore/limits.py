@@ -1,4 +1,4 @@
-"""Service limits the emulator enforces, each citing ../shared/reference/ru-cost-model.md.
+"""Service limits the emulator enforces, each citing docs/reference/ru-cost-model.md.
 
 All are fields of `Limits` so tests (and users who want to see a split today) can shrink them.
 """
