@@ -21,12 +21,13 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from collectors.config_alerts import AlertSettings as AlertSettings
+from collectors.config_errors import format_validation_error, toml_type
 from collectors.config_monitor import MonitorSettings as MonitorSettings  # re-exported: its home before
 
 KeyComponent = str | int | float | bool
@@ -90,6 +91,7 @@ class StoreSettings(_Model):
     uri: Name = "ruscope-data"  # a local directory, or az://container/path, abfss://container@host/path
     vacuum_retention_hours: Annotated[float, Field(ge=0)] = 168  # what vacuum keeps for readers in flight
     compact_after_collect: bool = False  # `ruscope collect` compacts the store after each pass
+    older_names: ClassVar[tuple[str, ...]] = ("dir",)  # still accepted (a typo's suggestion knows them)
 
     @model_validator(mode="before")
     @classmethod
@@ -139,6 +141,20 @@ class QuerySpec(_Model):
         bad = [name for name in value if not re.fullmatch(r"@[A-Za-z_][A-Za-z0-9_]*", name)]
         if bad:
             raise ValueError(f"parameter names start with '@' (got {', '.join(map(repr, bad))})")
+        return value
+
+    @field_validator("partition_key", mode="before")
+    @classmethod
+    def _key_type(cls, value: Any) -> Any:
+        """One message for a value of the wrong type (the union would say it once per member)."""
+        parts = value if isinstance(value, list) else [value]
+        bad = [part for part in parts if not isinstance(part, KeyComponent)]
+        if value is not None and bad:
+            inside = " in the list" if isinstance(value, list) else ""
+            raise ValueError(
+                "a partition key value is a string, number or boolean, or a list of 1 to 3 of them for a "
+                f"hierarchical key (got {toml_type(bad[0])}{inside})"
+            )
         return value
 
     @field_validator("partition_key")
@@ -348,22 +364,11 @@ def read_only_problem(sql: str) -> str | None:
 # -- loading ---------------------------------------------------------------------------------------
 
 
-def format_validation_error(path: Path, exc: ValidationError) -> str:
-    """One line per problem: `file: queries.0.contianer: Extra inputs are not permitted`. Rules across
-    sections (`Config`'s validator) have no location of their own: their messages start with it."""
-    lines = []
-    for error in exc.errors(include_url=False):
-        message = error["msg"].removeprefix("Value error, ")
-        where = ".".join(str(part) for part in error["loc"])
-        lines += [f"{path}: {where}: {line}" if where else f"{path}: {line}" for line in message.splitlines()]
-    return "\n".join(lines)
-
-
 def parse_config(data: dict[str, Any], path: Path) -> Config:
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(format_validation_error(path, exc)) from None
+        raise ConfigError(format_validation_error(path, exc, data, root=Config)) from None
 
 
 def load_config(path: Path) -> Config:

@@ -67,15 +67,21 @@ def test_the_one_account_shorthand_takes_its_monitor_resource(tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
-        (('container = "orders"', 'contianer = "orders"'), "queries.0.contianer: Extra inputs are not permitted"),
-        (("repeat = 3", 'repeat = "three"'), "queries.1.repeat: Input should be a valid integer"),
-        (("repeat = 3", "repeat = 0"), "queries.1.repeat: Input should be greater than or equal to 1"),
-        (('mode = "as-is"', 'mode = "sometimes"'), "queries.1.mode: Input should be 'as-is' or 'per-feed-range'"),
+        (
+            ('container = "orders"', 'contianer = "orders"'),
+            "queries.0 (by-tenant).contianer: Extra inputs are not permitted; did you mean 'container'?",
+        ),
+        (("repeat = 3", 'repeat = "three"'), "queries.1 (chats).repeat: Input should be a valid integer"),
+        (("repeat = 3", "repeat = 0"), "queries.1 (chats).repeat: Input should be greater than or equal to 1"),
+        (
+            ('mode = "as-is"', 'mode = "sometimes"'),
+            "queries.1 (chats).mode: Input should be 'as-is' or 'per-feed-range'",
+        ),
         (("budget_ru = 100", "budget_ru = -5"), "replay.budget_ru: Input should be greater than 0"),
         (('database = "shop"', 'databse = "shop"'), "cosmos.database: Field required"),
         (('endpoint = "http://127.0.0.1:8081/"', 'endpoint = "localhost"'), "cosmos.endpoint: must be an http(s) URL"),
         (('name = "chats"', 'name = "by-tenant"'), "query name 'by-tenant' is used twice"),
-        (('"@t" = "t1"', 't = "t1"'), "queries.0.parameters: parameter names start with '@'"),
+        (('"@t" = "t1"', 't = "t1"'), "queries.0 (by-tenant).parameters: parameter names start with '@'"),
         (('mode = "as-is"', 'mode = "per-feed-range"'), "per-feed-range' replays every physical partition"),
         (('partition_key = ["t1", "u1"]', 'partition_key = ["a", "b", "c", "d"]'), "1 to 3 components"),
     ],
@@ -86,6 +92,52 @@ def test_each_mistake_is_reported_with_its_location(tmp_path: Path, change: tupl
     message = error_of(tmp_path, GOOD.replace(old, new, 1))
     assert str(tmp_path / "ruscope.toml") in message
     assert expected in message, message
+
+
+@pytest.mark.parametrize(
+    ("change", "line"),
+    [
+        (
+            ('partition_key = "t1"', "partition_key = { tenant = 1 }"),
+            "queries.0 (by-tenant).partition_key: a partition key value is a string, number or boolean, or a list "
+            "of 1 to 3 of them for a hierarchical key (got a table)",
+        ),
+        (
+            ('partition_key = ["t1", "u1"]', 'partition_key = ["t1", ["u1"]]'),
+            "queries.1 (chats).partition_key: a partition key value is a string, number or boolean, or a list "
+            "of 1 to 3 of them for a hierarchical key (got an array in the list)",
+        ),
+        (("[replay]", "[replya]"), "replya: Extra inputs are not permitted; did you mean 'replay'?"),
+        (("budget_ru = 100", "budget_ru = 100\ncolour = 1"), "replay.colour: Extra inputs are not permitted"),
+    ],
+)
+def test_a_wrong_type_or_a_typo_is_one_line_with_a_hint(tmp_path: Path, change: tuple[str, str], line: str) -> None:
+    """A union (partition_key) is one line, not one per member type; a typo names the closest key."""
+    old, new = change
+    assert old in GOOD
+    message = error_of(tmp_path, GOOD.replace(old, new, 1))
+    lines = [text.split(": ", 1)[1] for text in message.splitlines()]
+    assert line in lines, message
+    assert len([text for text in lines if text.startswith(line.split(":")[0] + ":")]) == 1, message
+
+
+def test_a_fleet_account_and_its_own_query_are_named_too(tmp_path: Path) -> None:
+    text = """
+[[accounts]]
+name = "eu-1"
+endpoint = "http://127.0.0.1:8081/"
+database = "shop"
+[[accounts.own_queries]]
+name = "mine"
+container = "orders"
+sql = "SELECT * FROM c"
+partion_key = "t1"
+"""
+    message = error_of(tmp_path, text)
+    assert message.endswith(
+        "accounts.0 (eu-1).own_queries.0 (mine).partion_key: Extra inputs are not permitted; "
+        "did you mean 'partition_key'?"
+    ), message
 
 
 def test_toml_syntax_errors_name_the_line(tmp_path: Path) -> None:
