@@ -19,7 +19,9 @@ def format_validation_error(path: Path, exc: ValidationError, data: Any = None, 
     lines: list[str] = []
     for loc, message in _one_per_location(exc, data, root):
         where = config_location(loc, data)
-        lines += [f"{path}: {where}: {line}" if where else f"{path}: {line}" for line in message.splitlines()]
+        lines += [
+            f"{path}: {where}: {line}" if where else f"{path}: {_located(line, data)}" for line in message.splitlines()
+        ]
     return "\n".join(dict.fromkeys(lines))
 
 
@@ -49,6 +51,15 @@ def config_location(loc: tuple[Any, ...], data: Any) -> str:
         name = node.get("name") if isinstance(part, int) and isinstance(node, dict) else None
         parts.append(f"{part} ({name})" if isinstance(name, str) and name else str(part))
     return ".".join(parts)
+
+
+def _located(line: str, data: Any) -> str:
+    """A rule's own message (`queries.1.name: ...`) with its location named the same way."""
+    head, sep, rest = line.partition(": ")
+    if not sep or " " in head or "." not in head:
+        return line
+    loc = tuple(int(part) if part.isdigit() else part for part in head.split("."))
+    return f"{config_location(loc, data)}: {rest}"
 
 
 _MISSING = object()

@@ -157,7 +157,7 @@ def test_missing_file(tmp_path: Path) -> None:
 def test_anything_but_one_select_is_refused(tmp_path: Path, sql: str) -> None:
     assert read_only_problem(sql) is not None
     message = error_of(tmp_path, GOOD.replace('"SELECT VALUE COUNT(1) FROM c"', repr(sql).replace("'", '"')))
-    assert "queries.1.sql" in message
+    assert "queries.1 (chats).sql" in message
 
 
 @pytest.mark.parametrize(
@@ -263,41 +263,47 @@ def test_store_dir_is_the_older_name_of_uri(tmp_path: Path) -> None:
         ),
         (
             ('endpoint = "https://eu-2.documents.azure.com:443/"', 'endpoint = "eu-2"'),
-            "accounts.1.endpoint: must be an http(s) URL",
+            "accounts.1 (eu-2).endpoint: must be an http(s) URL",
         ),
         (
             ('queries = ["by-tenant"]', 'queries = ["by-tenant", "nope"]'),
-            "accounts.1.queries.1: no shared [[queries]] named 'nope' (known: by-tenant, count)",
+            "accounts.1 (eu-2).queries.1: no shared [[queries]] named 'nope' (known: by-tenant, count)",
         ),
-        (('name = "eu-2"', 'name = "eu-1"'), "accounts.1.name: account name 'eu-1' is used twice"),
-        (('name = "eu-2"', 'name = "eu 2"'), "accounts.1.name: String should match pattern"),
+        (('name = "eu-2"', 'name = "eu-1"'), "accounts.1 (eu-1).name: account name 'eu-1' is used twice"),
+        (('name = "eu-2"', 'name = "eu 2"'), "accounts.1 (eu 2).name: String should match pattern"),
         (
             ('databases = ["shop", "audit"]', 'databases = ["shop", "audit"]\ndatabase = "shop"'),
-            "accounts.1: give database (one) or databases (a list), exactly one of them",
+            "accounts.1 (eu-2): give database (one) or databases (a list), exactly one of them",
         ),
-        (('database = "shop"\nkey_env', "key_env"), "accounts.0: give database (one) or databases"),
-        (('databases = ["shop", "audit"]', "databases = []"), "accounts.1.databases: List should have at least 1 item"),
-        (('key_env = "EU1_KEY"', 'key_env = "EU1 KEY"'), "accounts.0.key_env: String should match pattern"),
-        (('key_env = "EU1_KEY"', 'key = "c2VjcmV0"'), "accounts.0.key: Extra inputs are not permitted"),
-        (("/databaseAccounts/eu-1", "/sites/eu-1"), "accounts.0.monitor_resource: must be an ARM resource id"),
+        (('database = "shop"\nkey_env', "key_env"), "accounts.0 (eu-1): give database (one) or databases"),
+        (
+            ('databases = ["shop", "audit"]', "databases = []"),
+            "accounts.1 (eu-2).databases: List should have at least 1 item",
+        ),
+        (('key_env = "EU1_KEY"', 'key_env = "EU1 KEY"'), "accounts.0 (eu-1).key_env: String should match pattern"),
+        (
+            ('key_env = "EU1_KEY"', 'key = "c2VjcmV0"'),
+            "accounts.0 (eu-1).key: Extra inputs are not permitted; did you mean 'key_env'?",
+        ),
+        (("/databaseAccounts/eu-1", "/sites/eu-1"), "accounts.0 (eu-1).monitor_resource: must be an ARM resource id"),
         (
             ('name = "audit-tail"', 'name = "by-tenant"'),
-            "accounts.1.own_queries.0.name: query name 'by-tenant' is used twice in account 'eu-2'",
+            "accounts.1 (eu-2).own_queries.0 (by-tenant).name: query name 'by-tenant' is used twice in account 'eu-2'",
         ),
         (
             ('database = "audit"', 'database = "audti"'),
-            "accounts.1.own_queries.0.database: 'audti' is not a database of account 'eu-2' (shop, audit)",
+            "accounts.1 (eu-2).own_queries.0 (audit-tail).database: 'audti' is not a database of account 'eu-2' (shop, audit)",
         ),
         (
             ('name = "count"\ncontainer = "orders"', 'name = "count"\ndatabase = "audit"\ncontainer = "orders"'),
-            "queries.1.database: 'audit' is not a database of account 'eu-1' (shop); pick the shared queries it runs in accounts.0.queries",
+            "queries.1 (count).database: 'audit' is not a database of account 'eu-1' (shop); pick the shared queries it runs in accounts.0.queries",
         ),
         (("parallelism = 2", "parallelism = 0"), "fleet.parallelism: Input should be greater than or equal to 1"),
         (
             ("compact_after_collect = true", "vacuum_retention_hours = -1"),
             "store.vacuum_retention_hours: Input should be greater than or equal to 0",
         ),
-        (('name = "count"', 'name = "by-tenant"'), "queries.1.name: query name 'by-tenant' is used twice"),
+        (('name = "count"', 'name = "by-tenant"'), "queries.1 (by-tenant).name: query name 'by-tenant' is used twice"),
     ],
 )
 def test_each_fleet_mistake_is_reported_with_its_location(
@@ -313,9 +319,9 @@ def test_several_mistakes_are_each_one_located_line(tmp_path: Path) -> None:
     text = FLEET.replace('queries = ["by-tenant"]', 'queries = ["x", "y"]').replace('name = "eu-2"', 'name = "eu-1"')
     lines = error_of(tmp_path, text).splitlines()
     assert [line.split(": ")[1] for line in lines] == [
-        "accounts.1.name",
-        "accounts.1.queries.0",
-        "accounts.1.queries.1",
+        "accounts.1 (eu-1).name",
+        "accounts.1 (eu-1).queries.0",
+        "accounts.1 (eu-1).queries.1",
     ]
 
 
@@ -329,5 +335,6 @@ def test_no_account_at_all_and_an_empty_list(tmp_path: Path) -> None:
 def test_a_query_naming_another_database_needs_the_accounts_form(tmp_path: Path) -> None:
     message = error_of(tmp_path, GOOD.replace('name = "chats"', 'name = "chats"\ndatabase = "logs"'))
     assert (
-        "queries.1.database: 'logs' is not cosmos.database ('shop'); for several databases use [[accounts]]" in message
+        "queries.1 (chats).database: 'logs' is not cosmos.database ('shop'); for several databases use [[accounts]]"
+        in message
     )
