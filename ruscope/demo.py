@@ -1,0 +1,243 @@
+"""`ruscope demo`: the emulator, the AI-chat workload's day, every collector and the dashboard, one command.
+
+Steps (`run_demo`): start the emulator (HTTP) and the monitor stand-in (TLS) on the demo's engine; unless
+the demo directory already holds data of this generator version, seed and size (`demo.json`), load the
+older conversations, drive the day through the engine on a simulated clock (`demo_history`) with the
+replay and storage collectors at several moments, then the metrics and logs collectors and the alerts
+(`demo_collect`); then the clock follows real time, the dashboard starts as a child process on the
+demo store, and everything runs until Ctrl+C or SIGTERM, which stop every process the demo started.
+
+The directory holds `store/` (the ruscope store), `emulator/` (the engine's journal and metrics history,
+so a rerun serves the same account), `tls/` (the stand-in's CA), `dashboard.log` and `demo.json`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import signal
+import sys
+import time
+import webbrowser
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from emulator.engine import Engine
+from emulator.history import History
+from emulator.journal import Journal
+from emulator.server import HISTORY_FILE, WELL_KNOWN_KEY
+from ruscope import demo_history as history
+from ruscope.dashboard_process import listen_problem, start_dashboard, stop_process, wait_until_healthy
+from ruscope.demo_collect import DemoClock, DemoError, Servers, collect, demo_config, evaluate_alerts, start_servers
+from workloads.chat import generator as gen
+
+Line = Callable[[str], None]
+LOOK_FIRST = (
+    "Overview: chat/query-logs, the /tenantId container, has the hot partition (contoso, half the traffic)",
+    "Hot partitions: its pkrange at 100% normalized RU, and the split when its RU/s went 800 -> 2,000",
+    "Query costs: admin-global-search fans out to every partition; session-conversation reads one",
+    "Throttling: the 429s of the hot partition; Storage: query-logs-by-status, the poor /status key",
+)
+
+
+@dataclass(frozen=True)
+class DemoSettings:
+    dir: Path = Path("ruscope-demo")
+    size: str = "full"
+    seed: int = gen.DEFAULT_SEED
+    host: str = "127.0.0.1"
+    port: int = 8501
+    cosmos_port: int = 8081
+    monitor_port: int = 8443
+    fresh: bool = False
+    browser: bool = True
+
+
+@dataclass(frozen=True)
+class DemoPaths:
+    root: Path
+
+    @property
+    def store(self) -> Path:
+        return self.root / "store"
+
+    @property
+    def emulator(self) -> Path:
+        return self.root / "emulator"
+
+    @property
+    def tls(self) -> Path:
+        return self.root / "tls"
+
+    @property
+    def marker(self) -> Path:
+        return self.root / "demo.json"
+
+
+@dataclass(frozen=True)
+class Built:
+    """What the data build did (for the tests and the benchmark)."""
+
+    report: history.HistoryReport
+    alerts: list[str]
+    start: float
+    end: float
+
+
+def marker_for(settings: DemoSettings) -> dict[str, object]:
+    return {"generator_version": gen.GENERATOR_VERSION, "seed": settings.seed, "size": settings.size}
+
+
+def reusable(paths: DemoPaths, settings: DemoSettings) -> bool:
+    """Whether the directory holds a complete build of this generator version, seed and size."""
+    try:
+        saved = json.loads(paths.marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    wanted = marker_for(settings)
+    return all(saved.get(k) == v for k, v in wanted.items()) and paths.store.is_dir()
+
+
+def clear(paths: DemoPaths) -> None:
+    """Remove what a build writes (only the demo's own entries: the directory may be the user's)."""
+    paths.marker.unlink(missing_ok=True)
+    for folder in (paths.store, paths.emulator):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def open_engine(paths: DemoPaths, clock: Callable[[], float]) -> Engine:
+    """The demo's engine, durable in `emulator/` (journal and metrics history) so a rerun serves it again."""
+    journal = Journal(paths.emulator)
+    engine = Engine(
+        journal=journal,
+        history=History.open(paths.emulator / HISTORY_FILE),
+        clock=clock,
+        limits=history.DEMO_LIMITS,
+    )
+    journal.compact(engine.snapshot_entries())
+    return engine
+
+
+def build(
+    engine: Engine, clock: DemoClock, servers: Servers, paths: DemoPaths, settings: DemoSettings, out: Line
+) -> Built:
+    """Load, drive the day with the replay and storage collectors inside it, then metrics, logs, alerts."""
+    from tqdm import tqdm
+
+    size = gen.SIZES[settings.size]
+    start = clock.now + 4 * 3600  # the clock starts four hours before the history (the backfill)
+    config = demo_config(servers, paths.store, dt.datetime.fromtimestamp(start, dt.UTC).strftime("%Y-%m"))
+    history.create_containers(engine)
+    documents = history.load_backfill(engine, clock, settings.seed, size, start)
+    out(f"loaded {documents:,} documents of older conversations ({size.tenants} tenants)")
+    scenario = history.Scenario.for_size(size)
+    bar = tqdm(total=size.history_minutes, unit="min", desc="history", file=sys.stderr, mininterval=0.5)
+
+    def on_minute(minute: int) -> None:
+        bar.update(1)
+        if minute in scenario.replay_at:
+            clock.set(start + minute * 60 + 45)  # a fresh second: the replay is not throttled by the minute's reads
+            collect("replay", config, paths.store, clock)
+            collect("storage", config, paths.store, clock)
+
+    try:
+        report = history.drive_history(engine, clock, settings.seed, size, start, on_minute=on_minute)
+    finally:
+        bar.close()
+    out(
+        f"{report.minutes} minutes of traffic in {report.wall_seconds:.1f} s ({report.minutes_per_second:.0f} "
+        f"simulated minutes per second): {report.writes:,} writes, {report.reads:,} reads, {report.throttled:,} "
+        f"throttled; query-logs split from {report.ranges_before_split} to {report.ranges_after_split} partitions"
+    )
+    clock.set(clock.now + 60)  # the last minute is complete
+    for name in ("storage", "metrics", "logs"):
+        began = time.perf_counter()
+        collect(name, config, paths.store, clock)
+        out(f"ruscope {name}: done in {time.perf_counter() - began:.1f} s")
+    alerts = evaluate_alerts(config, paths.store, clock.now)
+    out(f"alerts: {len(alerts)} line(s)" + "".join(f"\n  {line}" for line in alerts))
+    paths.marker.write_text(json.dumps({**marker_for(settings), "start": start, "end": clock.now}), encoding="utf-8")
+    return Built(report, alerts, start, clock.now)
+
+
+def history_start(size: gen.Size, now: float) -> float:
+    """The history ends two minutes before the current minute, so the last collectors read finished minutes."""
+    return (now // 60) * 60 - size.history_minutes * 60 - 180
+
+
+def prepare(settings: DemoSettings, out: Line) -> tuple[Engine, DemoClock, Servers, Built | None]:
+    """The engine serving, with data: built (the returned Built) or reused from an earlier run (None)."""
+    paths = DemoPaths(settings.dir)
+    settings.dir.mkdir(parents=True, exist_ok=True)
+    reuse = not settings.fresh and reusable(paths, settings)
+    if not reuse:
+        clear(paths)
+    size = gen.SIZES[settings.size]
+    clock = DemoClock(time.time() if reuse else history_start(size, time.time()) - 4 * 3600)
+    if reuse:
+        clock.follow_wall_clock()
+        out(f"reusing the demo data in {settings.dir} (--fresh rebuilds it)")
+    engine = open_engine(paths, clock)
+    try:
+        servers = start_servers(
+            engine, paths.tls, host=settings.host, cosmos_port=settings.cosmos_port, monitor_port=settings.monitor_port
+        )
+    except DemoError:
+        engine.close()
+        raise
+    try:
+        built = None if reuse else build(engine, clock, servers, paths, settings, out)
+    except BaseException:
+        servers.stop()
+        engine.close()
+        raise
+    clock.follow_wall_clock()
+    return engine, clock, servers, built
+
+
+def run_demo(settings: DemoSettings, out: Line = print) -> int:
+    """The whole demo until Ctrl+C/SIGTERM (exit 0); a failed step is a DemoError for the caller."""
+    if settings.size not in gen.SIZES:
+        raise DemoError(f"--size: {settings.size!r} is not one of {', '.join(gen.SIZES)}")
+    problem = listen_problem(settings.host, settings.port)
+    if problem:
+        raise DemoError(problem)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM unwinds like Ctrl+C: cleanup runs
+    began = time.perf_counter()
+    out(f"ruscope demo: {settings.size} AI-chat workload in {settings.dir.resolve()}")
+    engine, _clock, servers, _built = prepare(settings, out)
+    dashboard = None
+    try:
+        out(f"emulator on {servers.cosmos.url} (key: {WELL_KNOWN_KEY}); monitor stand-in on {servers.monitor_url}")
+        paths = DemoPaths(settings.dir)
+        dashboard = start_dashboard(
+            paths.store, host=settings.host, port=settings.port, log=settings.dir / "dashboard.log"
+        )
+        url = f"http://{settings.host}:{settings.port}"
+        if not wait_until_healthy(url, dashboard):
+            raise DemoError(f"the dashboard did not start; see {settings.dir / 'dashboard.log'}")
+        out(f"dashboard ready in {time.perf_counter() - began:.0f} s: open {url}  (Ctrl+C stops everything)")
+        out("look first at:" + "".join(f"\n  - {line}" for line in LOOK_FIRST))
+        if settings.browser and _has_display():
+            webbrowser.open(url)
+        while dashboard.poll() is None:
+            time.sleep(0.5)
+        raise DemoError(f"the dashboard stopped (exit {dashboard.returncode}); see {settings.dir / 'dashboard.log'}")
+    except KeyboardInterrupt:
+        out("ruscope demo: stopping")
+        return 0
+    finally:
+        if dashboard is not None:
+            stop_process(dashboard)
+        servers.stop()
+        engine.close()
+
+
+def _has_display() -> bool:
+    return sys.platform in ("darwin", "win32") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+__all__ = ["Built", "DemoError", "DemoPaths", "DemoSettings", "prepare", "run_demo"]

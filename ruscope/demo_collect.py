@@ -1,0 +1,128 @@
+"""The demo's account served as a user's would be, and every collector run against it.
+
+The engine serves the Cosmos DB API over HTTP and the Azure Monitor stand-in over TLS (its own CA, kept in
+the demo directory), from threads of the demo's process; the collectors are the real ones, through the
+unmodified SDKs, with the config of `workloads/chat/ruscope.toml` (endpoints, CA and store filled in).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import workloads.chat
+from collectors.alerts import after_collect
+from collectors.config import Config, parse_config
+from collectors.registry import Options, collector, run_collector
+from emulator.clock import SimulatedClock
+from emulator.engine import Engine
+from emulator.monitor.app import MonitorApp
+from emulator.monitor.tls import ensure_certificates
+from emulator.server import WELL_KNOWN_KEY, RunningEmulator, start_in_thread
+
+EXAMPLE_CONFIG = Path(workloads.chat.__file__).resolve().parent / "ruscope.toml"
+MONITOR_TOKEN = ("RUSCOPE_MONITOR_TOKEN", "local-token")  # the stand-in accepts any bearer token
+
+
+class DemoError(RuntimeError):
+    """A step of the demo failed: one line for the user."""
+
+
+class DemoClock(SimulatedClock):
+    """The simulated clock of the history, then (after `follow_wall_clock`) real time: the emulator keeps
+    serving after the day was replayed, and its requests must land at now, not at the history's end."""
+
+    def __init__(self, start: float) -> None:
+        super().__init__(start)
+        self._live = False
+
+    def __call__(self) -> float:
+        return max(self._now, time.time()) if self._live else self._now
+
+    @property
+    def now(self) -> float:
+        return self()
+
+    def follow_wall_clock(self) -> None:
+        self._live = True
+
+
+@dataclass
+class Servers:
+    cosmos: RunningEmulator
+    monitor: RunningEmulator
+    ca: Path
+
+    @property
+    def monitor_url(self) -> str:
+        return self.monitor.url.rstrip("/")
+
+    def stop(self) -> None:
+        self.monitor.stop()
+        self.cosmos.stop()
+
+
+def start_servers(engine: Engine, tls_dir: Path, *, host: str, cosmos_port: int, monitor_port: int) -> Servers:
+    """The Cosmos DB API on http://host:cosmos_port/ and the monitor stand-in on https://host:monitor_port
+    (0: a free port); a port in use is a DemoError naming the option to change it."""
+    certs = ensure_certificates(tls_dir)
+    try:
+        cosmos = start_in_thread(engine, host=host, port=cosmos_port)
+    except OSError as exc:
+        raise DemoError(_port_problem(host, cosmos_port, "--cosmos-port", exc)) from None
+    try:
+        monitor = start_in_thread(
+            engine, host=host, port=monitor_port, app=MonitorApp(engine), tls=certs.server_context()
+        )
+    except OSError as exc:
+        cosmos.stop()
+        raise DemoError(_port_problem(host, monitor_port, "--monitor-port", exc)) from None
+    return Servers(cosmos, monitor, certs.ca)
+
+
+def _port_problem(host: str, port: int, option: str, exc: OSError) -> str:
+    return f"cannot listen on {host}:{port}: {exc.strerror or exc}; pick another port with {option} (e.g. {option} {port + 1})"
+
+
+def demo_config(servers: Servers, store: Path, month: str) -> Config:
+    """The example config with the demo's endpoints, CA, store and month."""
+    data: dict[str, Any] = tomllib.loads(EXAMPLE_CONFIG.read_text(encoding="utf-8").replace("{month}", month))
+    data["cosmos"]["endpoint"] = servers.cosmos.url
+    data["monitor"] |= {
+        "endpoint": servers.monitor_url,
+        "logs_endpoint": servers.monitor_url,
+        "ca_bundle": str(servers.ca),
+    }
+    data["store"]["uri"] = str(store)
+    return parse_config(data, EXAMPLE_CONFIG)
+
+
+def collect(name: str, config: Config, store: Path, clock: Callable[[], float]) -> None:
+    """One run of a collector (the well-known key; the stand-in's token) into the demo store."""
+    os.environ.setdefault(*MONITOR_TOKEN)
+    lines: list[str] = []
+    summary = run_collector(
+        collector(name),
+        config,
+        store=store,
+        clock=clock,
+        out=lines.append,
+        err=lines.append,
+        options=Options(credential=WELL_KNOWN_KEY),
+    )
+    if summary.exit_code != 0:
+        raise DemoError(f"`ruscope {name}` failed on the demo account: {' | '.join(lines[-3:])}")
+
+
+def evaluate_alerts(config: Config, store: Path, at: float) -> list[str]:
+    """The config's [alerts] at `at`, as `ruscope collect` evaluates them after a pass: the lines printed."""
+    lines: list[str] = []
+    when = dt.datetime.fromtimestamp(at, dt.UTC)
+    after_collect(config, store, now=when, out=lines.append, err=lines.append)
+    return lines
