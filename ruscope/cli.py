@@ -45,6 +45,32 @@ def _root() -> None:
 app.command()(emulator_command)
 
 
+@app.command()
+def demo(
+    dir: Annotated[Path, typer.Option("--dir", help="Where the demo keeps its store and emulator data.")] = Path(
+        "ruscope-demo"
+    ),
+    port: Annotated[int, typer.Option(help="Port for the dashboard.")] = 8501,
+    cosmos_port: Annotated[int, typer.Option(help="Port of the emulator's Cosmos DB API (0: a free one).")] = 8081,
+    monitor_port: Annotated[int, typer.Option(help="HTTPS port of the monitor stand-in (0: a free one).")] = 8443,
+    size: Annotated[str, typer.Option(help="full (a day and an hour) or small (2.5 hours, for tests).")] = "full",
+    fresh: Annotated[bool, typer.Option("--fresh", help="Rebuild the data even if --dir holds it.")] = False,
+    no_browser: Annotated[bool, typer.Option("--no-browser", help="Do not open a browser.")] = False,
+) -> None:
+    """Emulator, the AI-chat demo workload's day, every collector and the dashboard, until Ctrl+C."""
+    from ruscope.demo import DemoError, DemoSettings, run_demo
+
+    settings = DemoSettings(dir, size, port=port, cosmos_port=cosmos_port, monitor_port=monitor_port)
+    try:
+        raise typer.Exit(run_demo(DemoSettings(**{**settings.__dict__, "fresh": fresh, "browser": not no_browser})))
+    except DemoError as exc:
+        _fail(str(exc), EXIT_PARTIAL)
+
+
+DEFAULT_CONFIG = Path("ruscope.toml")
+EXAMPLE_CONFIG = "workloads/chat/ruscope.toml"
+
+
 def _load(config_path: Path) -> Config:
     """The validated config; a problem exits 2 with its location (collectors are imported lazily)."""
     from collectors.config import ConfigError, load_config
