@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlparse
 
 from azure.cosmos import CosmosClient, documents
 
-from collectors.config import ConnectionSettings
+from collectors.config import Account, ConnectionSettings
+from collectors.credentials import account_credential
+from collectors.errors import describe_error, no_key_line
 
 Hook = Callable[[Any], None]
 
@@ -35,3 +38,19 @@ def fetch_client(
         raw_request_hook=on_request,  # None: no hook (azure-core's CustomHookPolicy skips it)
         raw_response_hook=on_response,
     )
+
+
+def check_account(account: Account, credential: Any = None) -> str | None:
+    """Why the account cannot be used (unreachable, no key, a wrong key), in one line; None when it can.
+    A run checks once at its start, so a dead endpoint is one line instead of an error row per query."""
+    try:
+        credential = credential or account_credential(account)
+    except LookupError as exc:  # a key_env that is not set
+        return str(exc)
+    if not isinstance(credential, str) and urlparse(account.endpoint).scheme == "http":
+        return no_key_line(account.endpoint, account.key_env)  # the SDK sends tokens over https only
+    try:
+        fetch_client(account.connection, credential)  # creating the client reads the account
+    except Exception as exc:
+        return describe_error(exc, account.endpoint, key_env=account.key_env)
+    return None

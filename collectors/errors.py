@@ -83,8 +83,20 @@ def describe_error(exc: BaseException, endpoint: str, *, key_env: str | None = "
         return str(exc)
     if isinstance(exc, binascii.Error):
         return f"{key_env or 'the key'} is not a valid account key (it must be the base64 key from the portal)"
+    if isinstance(exc, ServiceRequestError) and "Bearer token authentication is not permitted" in str(exc):
+        return no_key_line(endpoint, key_env)
     if isinstance(exc, ServiceRequestError):
         return f"cannot reach {endpoint}: {str(exc).splitlines()[0]}"
     if isinstance(exc, AzureError):
         return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     return f"{type(exc).__name__}: {exc}"
+
+
+def no_key_line(endpoint: str, key_env: str | None) -> str:
+    """An http:// endpoint (the emulator) with no key set: the SDK would try an Entra ID token, which it
+    sends only over https; say which variable to set instead."""
+    where = f"set {key_env}" if key_env else "give the account a key_env and set that variable"
+    return (
+        f"no key for {endpoint}: {where} (an http:// endpoint such as the emulator takes an account key, "
+        "not a token; `ruscope emulator` prints its key)"
+    )

@@ -7,7 +7,9 @@ not processes: a collector mostly waits on the network and the SDK's clients are
 What a fleet promises: one account's failure is its own (its lines name it, its exit code counts, the
 others go on); the shared stop event (SIGINT/SIGTERM) ends every run after its request in flight and
 starts no new one; the exit code is the worst account's. Killed runs' segments are recovered once, before
-any account starts, so the recovery line is not repeated per account.
+any account starts, so the recovery line is not repeated per account. Each account's endpoint and
+credential are checked once before its collectors run: an account that is down, or whose key is wrong or
+missing, is one line and exit 1, and the collectors that read it do not run for it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from collectors.client import check_account
 from collectors.config import Account, Config
 from collectors.errors import describe_error
 from collectors.registry import Collector, Options, recover_store, run_collector
@@ -25,6 +28,9 @@ from collectors.run import Line, RunSummary
 from collectors.store import StoreLayoutError, compact
 
 EXIT_PARTIAL = 1
+# the collectors that talk to the Cosmos DB account itself (the others read Azure Monitor): an account that
+# fails its check at the start is one line, and these do not run for it (no error row per query)
+READS_THE_ACCOUNT = ("replay", "storage")
 
 
 @dataclass(frozen=True)
@@ -93,10 +99,15 @@ class Job:
         """Every collector over one account, one run each; a broken job is one line and exit 1."""
         out, err = lines.of(account.name)
         summaries: list[RunSummary] = []
+        problem = self.check(account)
+        if problem:
+            err(f"account {account.name!r}: {problem}")
         try:
             for chosen in self.chosen:
                 if self.stop.is_set():
                     break
+                if problem and chosen.name in READS_THE_ACCOUNT:
+                    continue
                 summary = run_collector(
                     chosen,
                     self.config,
@@ -114,7 +125,13 @@ class Job:
             error = describe_error(exc, account.endpoint, key_env=account.key_env)
             err(f"account {account.name!r}: {error}")
             return AccountOutcome(account.name, tuple(summaries), error)
-        return AccountOutcome(account.name, tuple(summaries))
+        return AccountOutcome(account.name, tuple(summaries), problem or "")
+
+    def check(self, account: Account) -> str | None:
+        """The account's endpoint and credential, checked once before the collectors that read it."""
+        if not any(chosen.name in READS_THE_ACCOUNT for chosen in self.chosen):
+            return None
+        return check_account(account, self.options.credential)
 
 
 def collect_fleet(

@@ -31,6 +31,7 @@ from collectors.config import Account, Config, QuerySpec
 from collectors.credentials import account_credential
 from collectors.errors import describe_error
 from collectors.registry import Options, run_collector
+from collectors.replay_summary import summary_line
 from collectors.run import BUDGET, SEAL_SECONDS, BudgetReached, Run, RunSummary, Stopped
 from collectors.store import ExecutionRecord, RequestRecord
 from cosmoscore import routing as rules
@@ -88,7 +89,7 @@ def fetch_targets(client: CosmosClient, database: str, spec: QuerySpec) -> list[
     try:
         key_definition = container.read()["partitionKey"]
     except CosmosResourceNotFoundError:
-        raise LookupError(f"container {spec.container!r} not found in database {database!r}") from None
+        raise LookupError(_not_found(client, database, spec.container)) from None
     raw_ranges = list(container.read_feed_ranges())
     ranges = routing.feed_ranges_of(raw_ranges)
     if spec.mode == "as-is":
@@ -97,6 +98,15 @@ def fetch_targets(client: CosmosClient, database: str, spec: QuerySpec) -> list[
         Target(container, key_definition, ranges, raw, routing.label(routing.feed_ranges_of([raw])[0]))
         for raw in raw_ranges
     ]
+
+
+def _not_found(client: CosmosClient, database: str, container: str) -> str:
+    """Which of the two is missing: the database (every container of it is), or the container."""
+    try:
+        client.get_database_client(database).read()
+    except CosmosResourceNotFoundError:
+        return f"database {database!r} not found"
+    return f"container {container!r} not found in database {database!r}"
 
 
 def _sum_or_none(values: Iterable[int | None]) -> int | None:
@@ -239,15 +249,9 @@ class Replay:
         """One line per query: its cost and routing, or each distinct error once."""
         for error in dict.fromkeys(e.error for e in executions if e.status == ERROR):
             self.run.err(f"query {spec.name!r}: {error}")
-        done = [e for e in executions if e.status == OK]
-        if done:
-            ru = sum(e.total_ru for e in done) / len(done)
-            ranges = sorted({p for e in done for p in e.pkranges.split(",") if p})
-            routes = "/".join(dict.fromkeys(e.routing_observed for e in done))
-            flag = "  (routing differs from the prediction)" if any(e.routing_mismatch for e in done) else ""
-            self.run.out(
-                f"{spec.name}: {len(done)} execution(s), {ru:.2f} RU each, {routes} over {len(ranges)} pkrange(s){flag}"
-            )
+        line = summary_line(spec, executions)
+        if line:
+            self.run.out(line)
 
 
 class ReplayCollector:

@@ -1,6 +1,8 @@
 """The `ruscope` command. Thin: parse arguments, load config, call one function, map errors to exit codes.
 
-Exit codes (DESIGN.md): 0 all good; 1 ran, but some items failed; 2 bad config or usage.
+Exit codes (DESIGN.md): 0 all good; 1 ran, but some items failed (or an account could not be used: its
+endpoint, its key; or, for `collect --every --fail-on-error`, a cycle failed); 2 bad config or usage
+(a missing ./ruscope.toml included); 3 ran, and alerts fired.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help text is plain: `[store] uri` and `[alerts]` are shown, not eaten as markup
     help="RU-cost observability for Azure Cosmos DB.",
 )
 
@@ -72,9 +75,16 @@ EXAMPLE_CONFIG = "workloads/chat/ruscope.toml"
 
 
 def _load(config_path: Path) -> Config:
-    """The validated config; a problem exits 2 with its location (collectors are imported lazily)."""
+    """The validated config; a problem exits 2 with its location (collectors are imported lazily). A missing
+    file is one line naming it and how to start one."""
     from collectors.config import ConfigError, load_config
 
+    if not config_path.exists():
+        given = "" if config_path == DEFAULT_CONFIG else " (--config)"
+        _fail(
+            f"{config_path}: no such file{given}; pass --config FILE, or start from the commented example: "
+            f"cp {EXAMPLE_CONFIG} {config_path}"
+        )
     try:
         return load_config(config_path)
     except ConfigError as exc:
@@ -143,12 +153,13 @@ def _run(
 
 
 STORE_HELP = "Store: a directory or an az:// / abfss:// URI (default: the config's store uri)."
+CONFIG_HELP = "The ruscope.toml to use (default: ./ruscope.toml)."
 ACCOUNT_HELP = "Collect only the account with this name (default: every account)."
 
 
 @app.command()
 def replay(
-    config: Annotated[Path, typer.Option("--config", help="The ruscope.toml to use.")],
+    config: Annotated[Path, typer.Option("--config", help=CONFIG_HELP)] = DEFAULT_CONFIG,
     only: Annotated[str | None, typer.Option(help="Replay only the query with this name.")] = None,
     account: Annotated[str | None, typer.Option(help=ACCOUNT_HELP)] = None,
     store: Annotated[str | None, typer.Option(help=STORE_HELP)] = None,
@@ -170,7 +181,7 @@ def _collector_command(name: str, summary: str) -> None:
     """Register `ruscope <name>`: one registered collector over the config's accounts (or `--account`)."""
 
     def command(
-        config: Annotated[Path, typer.Option("--config", help="The ruscope.toml to use.")],
+        config: Annotated[Path, typer.Option("--config", help=CONFIG_HELP)] = DEFAULT_CONFIG,
         account: Annotated[str | None, typer.Option(help=ACCOUNT_HELP)] = None,
         store: Annotated[str | None, typer.Option(help=STORE_HELP)] = None,
     ) -> None:
@@ -195,18 +206,21 @@ _collector_command(
 
 @app.command()
 def collect(
-    config: Annotated[Path, typer.Option("--config", help="The ruscope.toml to use.")],
+    config: Annotated[Path, typer.Option("--config", help=CONFIG_HELP)] = DEFAULT_CONFIG,
     every: Annotated[str | None, typer.Option(help="Repeat on this interval (e.g. 30s, 5m, 1h) until stopped.")] = None,
     account: Annotated[str | None, typer.Option(help=ACCOUNT_HELP)] = None,
     store: Annotated[str | None, typer.Option(help=STORE_HELP)] = None,
+    fail_on_error: Annotated[
+        bool,
+        typer.Option("--fail-on-error", help="With --every: stop after a cycle where something failed, and exit 1."),
+    ] = False,
 ) -> None:
     """Run every collector over every account once, or on a schedule until SIGINT/SIGTERM (which finish
     cleanly, exit 0); then compact the store when the config's store sets compact_after_collect, and evaluate
     the config's [alerts]: each alert is printed and the exit code is 3 when any fired (the highest of 1, 2
-    and 3 wins)."""
-    from collectors.alerts import after_collect
-    from collectors.fleet import compact_after_collect
-    from collectors.registry import collectors
+    and 3 wins). With --every, each cycle prints its start time (UTC) and when the next starts; a cycle where
+    something failed is said in its lines and the schedule goes on, unless --fail-on-error: then the command
+    stops after that cycle and exits 1."""
     from collectors.schedule import parse_interval
 
     cfg = _load(config)
@@ -216,23 +230,45 @@ def collect(
     except ValueError as exc:
         _fail(f"--every: {exc}")
     stop, where = _stop_on_signals(), _store_dir(store, cfg)
-    names, worst = [chosen.name for chosen in collectors()], EXIT_OK
+    worst = EXIT_OK
     while not stop.is_set():
-        worst = max(worst, _run(names, cfg, where, accounts, stop))
-        if not stop.is_set():
-            worst = max(worst, compact_after_collect(cfg, where, out=typer.echo, err=_error_line))
-            fired = after_collect(
-                cfg,
-                where,
-                now=dt.datetime.now(dt.UTC),
-                out=typer.echo,
-                err=_error_line,
-                accounts=[a.name for a in accounts],
-            )
-            worst = max(worst, fired)
-        if interval is None or stop.wait(interval):
+        started = dt.datetime.now(dt.UTC)
+        if interval is not None:
+            typer.echo(f"cycle at {_when(started)}")
+        code, failed = _cycle(cfg, where, accounts, stop)
+        worst = max(worst, code)
+        if interval is None:
+            break
+        if failed and fail_on_error and not stop.is_set():
+            _fail(f"the cycle at {_when(started)} failed; stopping (--fail-on-error)", EXIT_PARTIAL)
+        next_at = max(started + dt.timedelta(seconds=interval), dt.datetime.now(dt.UTC))
+        typer.echo(f"next cycle at {_when(next_at)}")
+        if stop.wait((next_at - dt.datetime.now(dt.UTC)).total_seconds()):
             break
     raise typer.Exit(EXIT_OK if stop.is_set() else worst)
+
+
+def _when(moment: dt.datetime) -> str:
+    """A cycle's time as a log line shows it: UTC, to the second."""
+    return moment.strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def _cycle(cfg: Config, where: Path | str, accounts: list[Account], stop: threading.Event) -> tuple[int, bool]:
+    """One pass of `collect`: every collector, then compaction and the alerts; its exit code, and whether
+    something failed (exit 1: an item, an account, the compaction), which alerts (exit 3) would hide."""
+    from collectors.alerts import after_collect
+    from collectors.fleet import compact_after_collect
+    from collectors.registry import collectors
+
+    code = _run([chosen.name for chosen in collectors()], cfg, where, accounts, stop)
+    if stop.is_set():
+        return code, code == EXIT_PARTIAL
+    code = max(code, compact_after_collect(cfg, where, out=typer.echo, err=_error_line))
+    failed = code == EXIT_PARTIAL
+    fired = after_collect(
+        cfg, where, now=dt.datetime.now(dt.UTC), out=typer.echo, err=_error_line, accounts=[a.name for a in accounts]
+    )
+    return max(code, fired), failed or fired == EXIT_PARTIAL
 
 
 REPORT_FORMATS = ("csv", "xlsx")
@@ -348,7 +384,7 @@ def _streamlit_flags(host: str, port: int) -> list[str]:
 
 @app.command("compact")
 def compact_command(
-    config: Annotated[Path, typer.Option("--config", help="The ruscope.toml to use.")],
+    config: Annotated[Path, typer.Option("--config", help=CONFIG_HELP)] = DEFAULT_CONFIG,
     store: Annotated[str | None, typer.Option(help="Store: a directory or an az:// / abfss:// URI.")] = None,
 ) -> None:
     """Compact every store table (a few files per day, not one per run), checkpoint it and vacuum old files."""
@@ -372,7 +408,7 @@ app.add_typer(store_app, name="store")
 
 @store_app.command("migrate")
 def migrate_command(
-    config: Annotated[Path, typer.Option("--config", help="The ruscope.toml to use.")],
+    config: Annotated[Path, typer.Option("--config", help=CONFIG_HELP)] = DEFAULT_CONFIG,
     store: Annotated[str | None, typer.Option(help="Store: a directory (the old layout was local only).")] = None,
 ) -> None:
     """Convert a store of Parquet parts (before Delta Lake) to Delta tables, in place; safe to re-run after a
