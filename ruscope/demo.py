@@ -129,7 +129,8 @@ def build(
 
     size = gen.SIZES[settings.size]
     start = clock.now + 4 * 3600  # the clock starts four hours before the history (the backfill)
-    config = demo_config(servers, paths.store, dt.datetime.fromtimestamp(start, dt.UTC).strftime("%Y-%m"))
+    month = dt.datetime.fromtimestamp(start, dt.UTC).strftime("%Y-%m")
+    config = demo_config(servers, paths.store, month, backfill_hours=size.history_minutes / 60 + 5)
     history.create_containers(engine)
     documents = history.load_backfill(engine, clock, settings.seed, size, start)
     out(f"loaded {documents:,} documents of older conversations ({size.tenants} tenants)")
@@ -139,7 +140,8 @@ def build(
     def on_minute(minute: int) -> None:
         bar.update(1)
         if minute in scenario.replay_at:
-            clock.set(start + minute * 60 + 45)  # a fresh second: the replay is not throttled by the minute's reads
+            # a fresh second after the minute's busy one: the replay is not throttled by the minute's reads
+            clock.set(max(start + minute * 60 + 45, clock.now // 1 + 1))
             collect("replay", config, paths.store, clock)
             collect("storage", config, paths.store, clock)
 

@@ -90,8 +90,9 @@ def _port_problem(host: str, port: int, option: str, exc: OSError) -> str:
     return f"cannot listen on {host}:{port}: {exc.strerror or exc}; pick another port with {option} (e.g. {option} {port + 1})"
 
 
-def demo_config(servers: Servers, store: Path, month: str) -> Config:
-    """The example config with the demo's endpoints, CA, store and month."""
+def demo_config(servers: Servers, store: Path, month: str, backfill_hours: float) -> Config:
+    """The example config with the demo's endpoints, CA, store, month and metrics window (the history and
+    the load before it: a small demo need not ask Azure Monitor's stand-in for a day)."""
     data: dict[str, Any] = tomllib.loads(EXAMPLE_CONFIG.read_text(encoding="utf-8").replace("{month}", month))
     data["cosmos"]["endpoint"] = servers.cosmos.url
     data["monitor"] |= {

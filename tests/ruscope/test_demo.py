@@ -1,0 +1,172 @@
+"""`ruscope demo` at the small size: the store it builds shows what the dashboard must show (a hot pkrange
+at 100% with 429s, fan-out queries, the split, throttling, alerts), a rerun reuses it, and the real command
+serves the dashboard and stops every process it started on SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from collectors.store import read_table
+from ruscope.demo import Built, DemoPaths, DemoSettings, prepare
+from workloads.chat import generator as gen
+
+
+@dataclass(frozen=True)
+class SmallDemo:
+    settings: DemoSettings
+    built: Built
+
+
+def _settings(directory: Path, **changes: object) -> DemoSettings:
+    return DemoSettings(**{**DemoSettings(directory, "small", cosmos_port=0, monitor_port=0).__dict__, **changes})
+
+
+@pytest.fixture(scope="module")
+def small_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SmallDemo]:
+    settings = _settings(tmp_path_factory.mktemp("demo"))
+    engine, _clock, servers, built = prepare(settings, lambda line: None)
+    servers.stop()
+    engine.close()
+    assert built is not None
+    yield SmallDemo(settings, built)
+
+
+def _table(demo: SmallDemo, name: str) -> pd.DataFrame:
+    return read_table(DemoPaths(demo.settings.dir).store, name)
+
+
+def test_the_large_tenant_asks_about_half_the_questions() -> None:
+    tenants = gen.build_tenants(40)
+    turns = [t for m in range(600) for t in gen.turns_in_minute(7, tenants, 1_767_225_600 + m * 60, 10.0)]
+    share = sum(t.tenant_id == gen.LARGE_TENANT for t in turns) / len(turns)
+    assert 0.45 < share < 0.55
+    assert len({t.tenant_id for t in turns}) > 30  # and a long tail of small tenants
+
+
+def test_the_generator_is_deterministic_and_sized_like_a_chat() -> None:
+    tenants = gen.build_tenants(8)
+    first = gen.turns_in_minute(3, tenants, 1_767_225_600, 5.0)
+    assert first == gen.turns_in_minute(3, tenants, 1_767_225_600, 5.0)
+    assert first != gen.turns_in_minute(4, tenants, 1_767_225_600, 5.0)
+    question, answer = gen.message_docs(first[0])
+    log = gen.query_log_doc(first[0])
+    assert len(answer["content"]) > len(question["content"])  # type: ignore[arg-type]
+    assert log["partitionKey"] == f"{log['tenantId']}-2026-01"
+    assert question["order"] == answer["order"]
+
+
+def test_the_hot_pkrange_reaches_100_percent_and_throttles(small_demo: SmallDemo) -> None:
+    metrics = _table(small_demo, "metrics")
+    logs = metrics[metrics.container == "query-logs"]
+    normalized = logs[logs.metric == "NormalizedRUConsumption"]
+    assert normalized.value.max() == pytest.approx(100.0)
+    hot_minutes = normalized[normalized.value >= 99].groupby("pkrange_id").size()
+    assert hot_minutes.max() >= 10  # a period, not a blip
+    requests = logs[(logs.metric == "TotalRequests") & (logs.status_code == "429")]
+    assert requests.value.sum() > 100
+
+
+def test_fan_out_and_single_partition_queries_were_replayed(small_demo: SmallDemo) -> None:
+    executions = _table(small_demo, "executions")
+    routing = executions.groupby("query_name").routing_observed.first()
+    assert routing["admin-global-search"] == "fan-out"
+    assert routing["session-conversation"] == "single"
+    assert routing["tenant-month-synthetic"] == "single"
+    assert executions[executions.query_name == "session-conversation"]["items"].min() > 0
+    assert executions.run_id.nunique() >= 5  # replayed across the day
+    assert (executions.status == "ok").all(), executions[executions.status != "ok"][["query_name", "error"]]
+
+
+def test_the_split_is_in_the_partitions_lineage(small_demo: SmallDemo) -> None:
+    partitions = _table(small_demo, "partitions")
+    logs = partitions[partitions.container == "query-logs"]
+    assert (logs.parents != "").any()
+    assert logs.pkrange_id.nunique() == 4 + 2  # four, then one split into two
+
+
+def test_alerts_fired_for_the_hot_partition_and_the_429s(small_demo: SmallDemo) -> None:
+    rules = set(_table(small_demo, "alerts").rule)
+    assert {"hot_partition", "throttle_rate"} <= rules
+    assert any("query-logs" in line for line in small_demo.built.alerts)
+
+
+def test_a_rerun_reuses_the_data_and_fresh_rebuilds_it(small_demo: SmallDemo, tmp_path: Path) -> None:
+    engine, _clock, servers, built = prepare(small_demo.settings, lambda line: None)
+    try:
+        assert built is None  # reused: the engine came back from its journal
+        assert engine.container("chat", "messages").docs > 500
+    finally:
+        servers.stop()
+        engine.close()
+    other = _settings(small_demo.settings.dir, seed=small_demo.settings.seed + 1)
+    from ruscope.demo import reusable
+
+    assert not reusable(DemoPaths(other.dir), other)  # another seed: rebuilt
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.add(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads child processes from /proc")
+def test_the_command_serves_the_dashboard_and_sigterm_stops_every_child(tmp_path: Path) -> None:
+    port = _free_port()
+    command = [sys.executable, "-m", "ruscope", "demo", "--no-browser", "--dir", str(tmp_path / "demo")]
+    command += ["--size", "small", "--port", str(port), "--cosmos-port", "0", "--monitor-port", "0"]
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    process = subprocess.Popen(
+        command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        lines = []
+        for line in process.stdout:  # type: ignore[union-attr]
+            lines.append(line)
+            if "dashboard ready" in line:
+                break
+        assert any("dashboard ready" in line for line in lines), "".join(lines) + process.stderr.read()  # type: ignore[union-attr]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=5) as answer:
+            assert answer.read() == b"ok"
+        children = _children(process.pid)
+        assert children  # the dashboard
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(30) == 0
+        time.sleep(0.2)
+        assert not [pid for pid in children if Path(f"/proc/{pid}").exists() and "Z" not in _state(pid)]
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"
