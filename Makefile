@@ -40,9 +40,10 @@ browser:
 	  else echo "make browser: not root and no sudo: install Debian's chromium package yourself" >&2; exit 1; fi; \
 	  $$SUDO apt-get update && $$SUDO apt-get install -y --no-install-recommends chromium; }
 
-# Until `ruscope demo` exists, the demo target starts the emulator on http://127.0.0.1:8081/.
+# The demo: the emulator, a day of the AI-chat workload, every collector and the dashboard on
+# http://127.0.0.1:8501 (data in ./ruscope-demo, reused by the next run; `ruscope demo --fresh` rebuilds it).
 demo: install
-	$(VENV)/bin/ruscope emulator
+	$(VENV)/bin/ruscope demo
 
 emulator: install
 	$(VENV)/bin/ruscope emulator
