@@ -190,6 +190,7 @@ def prepare(settings: DemoSettings, out: Line) -> tuple[Engine, DemoClock, Serve
     except DemoError:
         engine.close()
         raise
+    out(f"emulator on {servers.cosmos.url} (key: {WELL_KNOWN_KEY}); monitor stand-in on {servers.monitor_url}")
     try:
         built = None if reuse else build(engine, clock, servers, paths, settings, out)
     except BaseException:
@@ -213,7 +214,6 @@ def run_demo(settings: DemoSettings, out: Line = print) -> int:
     engine, _clock, servers, _built = prepare(settings, out)
     dashboard = None
     try:
-        out(f"emulator on {servers.cosmos.url} (key: {WELL_KNOWN_KEY}); monitor stand-in on {servers.monitor_url}")
         paths = DemoPaths(settings.dir)
         dashboard = start_dashboard(
             paths.store, host=settings.host, port=settings.port, log=settings.dir / "dashboard.log"
