@@ -1,16 +1,13 @@
 """The `ruscope` command. Thin: parse arguments, load config, call one function, map errors to exit codes.
 
-Exit codes (DESIGN.md): 0 all good; 1 ran, but some items failed (or an account could not be used: its
-endpoint, its key; or, for `collect --every --fail-on-error`, a cycle failed); 2 bad config or usage
-(a missing ./ruscope.toml included); 3 ran, and alerts fired.
+Exit codes (DESIGN.md): 0 all good; 1 ran, but some items failed, an account could not be used (endpoint,
+key) or a `collect --every --fail-on-error` cycle failed; 2 bad config or usage; 3 ran, and alerts fired.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-import signal
-import socket
 import sys
 import threading
 from pathlib import Path
@@ -19,6 +16,9 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from emulator.cli import emulator as emulator_command
+from ruscope.launch import listen_problem as _listen_problem  # the names ruscope.dashboard_process imports
+from ruscope.launch import stop_on_signals
+from ruscope.launch import streamlit_flags as _streamlit_flags
 
 if TYPE_CHECKING:
     from collectors.config import Account, Config
@@ -110,21 +110,6 @@ def _accounts(config_path: Path, config: Config, account: str | None) -> list[Ac
         _fail(f"{config_path}: --account: {exc.args[0]}")
 
 
-def _stop_on_signals() -> threading.Event:
-    """SIGINT/SIGTERM set an event: the collector finishes the request in flight, flushes, and exits 0."""
-    stop = threading.Event()
-
-    def handler(signum: int, frame: object) -> None:
-        if stop.is_set():  # a second Ctrl+C: stop now
-            raise KeyboardInterrupt
-        typer.echo("ruscope: stopping after the current request (again to abort)", err=True)
-        stop.set()
-
-    signal.signal(signal.SIGINT, handler)
-    signal.signal(signal.SIGTERM, handler)
-    return stop
-
-
 def _run(
     names: list[str],
     config: Config,
@@ -154,6 +139,7 @@ def _run(
 
 STORE_HELP = "Store: a directory or an az:// / abfss:// URI (default: the config's store uri)."
 CONFIG_HELP = "The ruscope.toml to use (default: ./ruscope.toml)."
+FAIL_HELP = "With --every: stop after a cycle where something failed, and exit 1."
 ACCOUNT_HELP = "Collect only the account with this name (default: every account)."
 
 
@@ -174,7 +160,7 @@ def replay(
         _fail(f"{config}: no [[queries]] to replay")
     # an account without the query (or any query) has nothing to replay: no empty run for it
     accounts = [a for a in accounts if any(only in (None, q.name) for q in a.queries)]
-    raise typer.Exit(_run(["replay"], cfg, _store_dir(store, cfg), accounts, _stop_on_signals(), only=only))
+    raise typer.Exit(_run(["replay"], cfg, _store_dir(store, cfg), accounts, stop_on_signals(), only=only))
 
 
 def _collector_command(name: str, summary: str) -> None:
@@ -187,7 +173,7 @@ def _collector_command(name: str, summary: str) -> None:
     ) -> None:
         cfg = _load(config)
         accounts = _accounts(config, cfg, account)
-        raise typer.Exit(_run([name], cfg, _store_dir(store, cfg), accounts, _stop_on_signals()))
+        raise typer.Exit(_run([name], cfg, _store_dir(store, cfg), accounts, stop_on_signals()))
 
     command.__doc__ = summary
     app.command(name)(command)
@@ -210,10 +196,7 @@ def collect(
     every: Annotated[str | None, typer.Option(help="Repeat on this interval (e.g. 30s, 5m, 1h) until stopped.")] = None,
     account: Annotated[str | None, typer.Option(help=ACCOUNT_HELP)] = None,
     store: Annotated[str | None, typer.Option(help=STORE_HELP)] = None,
-    fail_on_error: Annotated[
-        bool,
-        typer.Option("--fail-on-error", help="With --every: stop after a cycle where something failed, and exit 1."),
-    ] = False,
+    fail_on_error: Annotated[bool, typer.Option("--fail-on-error", help=FAIL_HELP)] = False,
 ) -> None:
     """Run every collector over every account once, or on a schedule until SIGINT/SIGTERM (which finish
     cleanly, exit 0); then compact the store when the config's store sets compact_after_collect, and evaluate
@@ -229,7 +212,7 @@ def collect(
         interval = parse_interval(every) if every is not None else None
     except ValueError as exc:
         _fail(f"--every: {exc}")
-    stop, where = _stop_on_signals(), _store_dir(store, cfg)
+    stop, where = stop_on_signals(), _store_dir(store, cfg)
     worst = EXIT_OK
     while not stop.is_set():
         started = dt.datetime.now(dt.UTC)
@@ -351,35 +334,6 @@ def dashboard(
     command = [sys.executable, "-m", "streamlit", "run", str(app_file), *_streamlit_flags(host, port)]
     # exec, not a child process: Ctrl+C, SIGTERM and a supervisor's stop reach Streamlit itself
     os.execve(sys.executable, command, env)
-
-
-def _listen_problem(host: str, port: int) -> str | None:
-    """Why the dashboard could not listen on host:port, said before Streamlit starts (its own message is
-    just "Port N is not available"); None when a bind succeeds. SO_REUSEADDR, as the server sets it, so a
-    port in TIME_WAIT is not reported as taken."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        with socket.socket(infos[0][0], socket.SOCK_STREAM) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind(infos[0][4])
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        return f"cannot listen on {host}:{port}: {reason}; pick another port with --port (e.g. --port {port + 1})"
-    return None
-
-
-def _streamlit_flags(host: str, port: int) -> list[str]:
-    """Streamlit reads `.streamlit/config.toml` from the working directory only, so the settings that must
-    hold from any directory are flags: loopback, headless, no usage statistics, no deploy button."""
-    settings = {
-        "server.address": host,
-        "server.port": str(port),
-        "server.headless": "true",
-        "browser.gatherUsageStats": "false",
-        "client.toolbarMode": "minimal",
-        "theme.base": "light",
-    }
-    return [part for name, value in settings.items() for part in (f"--{name}", value)]
 
 
 @app.command("compact")

@@ -1,0 +1,54 @@
+"""The process side of the commands: stop signals, whether a port can be listened on, and the Streamlit
+flags that hold from any directory. `ruscope.cli` and the demo (`ruscope.dashboard_process`) share them."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import threading
+
+import typer
+
+
+def stop_on_signals() -> threading.Event:
+    """SIGINT/SIGTERM set an event: the collector finishes the request in flight, flushes, and exits 0."""
+    stop = threading.Event()
+
+    def handler(signum: int, frame: object) -> None:
+        if stop.is_set():  # a second Ctrl+C: stop now
+            raise KeyboardInterrupt
+        typer.echo("ruscope: stopping after the current request (again to abort)", err=True)
+        stop.set()
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+    return stop
+
+
+def listen_problem(host: str, port: int) -> str | None:
+    """Why the dashboard could not listen on host:port, said before Streamlit starts (its own message is
+    just "Port N is not available"); None when a bind succeeds. SO_REUSEADDR, as the server sets it, so a
+    port in TIME_WAIT is not reported as taken."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        with socket.socket(infos[0][0], socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(infos[0][4])
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        return f"cannot listen on {host}:{port}: {reason}; pick another port with --port (e.g. --port {port + 1})"
+    return None
+
+
+def streamlit_flags(host: str, port: int) -> list[str]:
+    """Streamlit reads `.streamlit/config.toml` from the working directory only, so the settings that must
+    hold from any directory are flags: loopback, headless, no usage statistics, no deploy button."""
+    settings = {
+        "server.address": host,
+        "server.port": str(port),
+        "server.headless": "true",
+        "browser.gatherUsageStats": "false",
+        "client.toolbarMode": "minimal",
+        "theme.base": "light",
+    }
+    return [part for name, value in settings.items() for part in (f"--{name}", value)]
