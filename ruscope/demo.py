@@ -31,10 +31,20 @@ from emulator.journal import Journal
 from emulator.server import HISTORY_FILE, WELL_KNOWN_KEY
 from ruscope import demo_history as history
 from ruscope.dashboard_process import listen_problem, start_dashboard, stop_process, wait_until_healthy
-from ruscope.demo_collect import DemoClock, DemoError, Servers, collect, demo_config, evaluate_alerts, start_servers
+from ruscope.demo_collect import (
+    DemoClock,
+    DemoError,
+    Servers,
+    collect,
+    demo_config,
+    demo_config_text,
+    evaluate_alerts,
+    start_servers,
+)
 from workloads.chat import generator as gen
 
 Line = Callable[[str], None]
+LOAD_LEAD_S = 4 * 3600  # the older conversations are loaded this long before the history starts
 LOOK_FIRST = (
     "Overview: chat/query-logs, the /tenantId container, has the hot partition (contoso, half the traffic)",
     "Hot partitions: its pkrange at 100% normalized RU, and the split when its RU/s went 800 -> 2,000",
@@ -71,6 +81,10 @@ class DemoPaths:
     @property
     def tls(self) -> Path:
         return self.root / "tls"
+
+    @property
+    def config(self) -> Path:
+        return self.root / "ruscope.toml"
 
     @property
     def marker(self) -> Path:
@@ -121,16 +135,13 @@ def open_engine(paths: DemoPaths, clock: Callable[[], float]) -> Engine:
     return engine
 
 
-def build(
-    engine: Engine, clock: DemoClock, servers: Servers, paths: DemoPaths, settings: DemoSettings, out: Line
-) -> Built:
-    """Load, drive the day with the replay and storage collectors inside it, then metrics, logs, alerts."""
+def build(engine: Engine, clock: DemoClock, paths: DemoPaths, settings: DemoSettings, start: float, out: Line) -> Built:
+    """Load, drive the day from `start` with the replay and storage collectors inside it, then metrics,
+    logs, alerts; the marker last (a build cut short is rebuilt by the next run)."""
     from tqdm import tqdm
 
     size = gen.SIZES[settings.size]
-    start = clock.now + 4 * 3600  # the clock starts four hours before the history (the backfill)
-    month = dt.datetime.fromtimestamp(start, dt.UTC).strftime("%Y-%m")
-    config = demo_config(servers, paths.store, month, backfill_hours=size.history_minutes / 60 + 5)
+    config = demo_config(paths.config.read_text(encoding="utf-8"), paths.config)
     history.create_containers(engine)
     documents = history.load_backfill(engine, clock, settings.seed, size, start)
     out(f"loaded {documents:,} documents of older conversations ({size.tenants} tenants)")
@@ -165,6 +176,19 @@ def build(
     return Built(report, alerts, start, clock.now)
 
 
+def write_config(paths: DemoPaths, servers: Servers, settings: DemoSettings, start: float) -> None:
+    """`DIR/ruscope.toml`: the example config pointing at this run's emulator and store, for the build and
+    for the user (`ruscope collect --config DIR/ruscope.toml` against the running demo)."""
+    size = gen.SIZES[settings.size]
+    month = dt.datetime.fromtimestamp(start, dt.UTC).strftime("%Y-%m")  # the history's month, in its queries
+    text = demo_config_text(servers, paths.store, month, backfill_hours=size.history_minutes / 60 + 5)
+    header = (
+        "# Written by `ruscope demo` for the emulator it runs (this run's ports): collect more from it with\n"
+        f"#   COSMOS_KEY='{WELL_KNOWN_KEY}' RUSCOPE_MONITOR_TOKEN=local-token ruscope collect --config {paths.config}\n"
+    )
+    paths.config.write_text(header + text, encoding="utf-8")
+
+
 def history_start(size: gen.Size, now: float) -> float:
     """The history ends two minutes before the current minute, so the last collectors read finished minutes."""
     return (now // 60) * 60 - size.history_minutes * 60 - 180
@@ -178,7 +202,8 @@ def prepare(settings: DemoSettings, out: Line) -> tuple[Engine, DemoClock, Serve
     if not reuse:
         clear(paths)
     size = gen.SIZES[settings.size]
-    clock = DemoClock(time.time() if reuse else history_start(size, time.time()) - 4 * 3600)
+    start = float(json.loads(paths.marker.read_text())["start"]) if reuse else history_start(size, time.time())
+    clock = DemoClock(time.time() if reuse else start - LOAD_LEAD_S)
     if reuse:
         clock.follow_wall_clock()
         out(f"reusing the demo data in {settings.dir} (--fresh rebuilds it)")
@@ -191,8 +216,9 @@ def prepare(settings: DemoSettings, out: Line) -> tuple[Engine, DemoClock, Serve
         engine.close()
         raise
     out(f"emulator on {servers.cosmos.url} (key: {WELL_KNOWN_KEY}); monitor stand-in on {servers.monitor_url}")
+    write_config(paths, servers, settings, start)
     try:
-        built = None if reuse else build(engine, clock, servers, paths, settings, out)
+        built = None if reuse else build(engine, clock, paths, settings, start, out)
     except BaseException:
         servers.stop()
         engine.close()
@@ -208,7 +234,8 @@ def run_demo(settings: DemoSettings, out: Line = print) -> int:
     problem = listen_problem(settings.host, settings.port)
     if problem:
         raise DemoError(problem)
-    signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM unwinds like Ctrl+C: cleanup runs
+    for signum in (signal.SIGINT, signal.SIGTERM):  # both unwind like Ctrl+C, so the cleanup runs (SIGINT
+        signal.signal(signum, signal.default_int_handler)  # too: a background job starts with it ignored)
     began = time.perf_counter()
     out(f"ruscope demo: {settings.size} AI-chat workload in {settings.dir.resolve()}")
     engine, _clock, servers, _built = prepare(settings, out)
@@ -223,6 +250,7 @@ def run_demo(settings: DemoSettings, out: Line = print) -> int:
             raise DemoError(f"the dashboard did not start; see {settings.dir / 'dashboard.log'}")
         out(f"dashboard ready in {time.perf_counter() - began:.0f} s: open {url}  (Ctrl+C stops everything)")
         out("look first at:" + "".join(f"\n  - {line}" for line in LOOK_FIRST))
+        out(f"the emulator keeps serving; collect from it with the config in {paths.config} (its first lines say how)")
         if settings.browser and _has_display():
             webbrowser.open(url)
         while dashboard.poll() is None:

@@ -14,11 +14,10 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import workloads.chat
 from collectors.alerts import after_collect
-from collectors.config import Config, parse_config
+from collectors.config import Config, ConfigError, parse_config
 from collectors.registry import Options, collector, run_collector
 from emulator.clock import SimulatedClock
 from emulator.engine import Engine
@@ -90,18 +89,32 @@ def _port_problem(host: str, port: int, option: str, exc: OSError) -> str:
     return f"cannot listen on {host}:{port}: {exc.strerror or exc}; pick another port with {option} (e.g. {option} {port + 1})"
 
 
-def demo_config(servers: Servers, store: Path, month: str, backfill_hours: float) -> Config:
-    """The example config with the demo's endpoints, CA, store, month and metrics window (the history and
-    the load before it: a small demo need not ask Azure Monitor's stand-in for a day)."""
-    data: dict[str, Any] = tomllib.loads(EXAMPLE_CONFIG.read_text(encoding="utf-8").replace("{month}", month))
-    data["cosmos"]["endpoint"] = servers.cosmos.url
-    data["monitor"] |= {
-        "endpoint": servers.monitor_url,
-        "logs_endpoint": servers.monitor_url,
-        "ca_bundle": str(servers.ca),
+def demo_config_text(servers: Servers, store: Path, month: str, backfill_hours: float) -> str:
+    """The example config's text with the demo's endpoints, CA, store, month and metrics window (the
+    history and the load before it): the file the demo writes for the user and collects with."""
+    replacements = {
+        'endpoint = "http://127.0.0.1:8081/"': f'endpoint = "{servers.cosmos.url}"',
+        'logs_endpoint = "https://127.0.0.1:8443"': f'logs_endpoint = "{servers.monitor_url}"',  # before endpoint
+        '\nendpoint = "https://127.0.0.1:8443"': f'\nendpoint = "{servers.monitor_url}"',
+        'ca_bundle = "emulator-data/monitor-tls/ca.pem"': f"ca_bundle = '{servers.ca.resolve()}'",
+        'uri = "ruscope-data"': f"uri = '{store.resolve()}'",
+        "backfill_hours = 26": f"backfill_hours = {backfill_hours:g}",
+        "{month}": month,
     }
-    data["store"]["uri"] = str(store)
-    return parse_config(data, EXAMPLE_CONFIG)
+    text = EXAMPLE_CONFIG.read_text(encoding="utf-8")
+    for old, new in replacements.items():
+        if old not in text:
+            raise DemoError(f"{EXAMPLE_CONFIG}: the demo no longer finds {old!r} in it")
+        text = text.replace(old, new)
+    return text
+
+
+def demo_config(text: str, path: Path) -> Config:
+    """The config of `demo_config_text` (a mistake in the example file is a DemoError naming the line)."""
+    try:
+        return parse_config(tomllib.loads(text), path)
+    except (ValueError, ConfigError) as exc:
+        raise DemoError(f"{EXAMPLE_CONFIG}: {exc}") from None
 
 
 def collect(name: str, config: Config, store: Path, clock: Callable[[], float]) -> None:

@@ -135,34 +135,43 @@ def _children(pid: int) -> set[int]:
     return found
 
 
-@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads child processes from /proc")
-def test_the_command_serves_the_dashboard_and_sigterm_stops_every_child(tmp_path: Path) -> None:
-    port = _free_port()
-    command = [sys.executable, "-m", "ruscope", "demo", "--no-browser", "--dir", str(tmp_path / "demo")]
+def _start_demo(directory: Path, port: int) -> tuple[subprocess.Popen[str], list[str]]:
+    """`ruscope demo` in a real process, read up to its "dashboard ready" line (the lines so far)."""
+    command = [sys.executable, "-m", "ruscope", "demo", "--no-browser", "--dir", str(directory)]
     command += ["--size", "small", "--port", str(port), "--cosmos-port", "0", "--monitor-port", "0"]
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     process = subprocess.Popen(
-        command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        command, cwd=directory.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    try:
-        lines = []
-        for line in process.stdout:  # type: ignore[union-attr]
-            lines.append(line)
-            if "dashboard ready" in line:
-                break
-        assert any("dashboard ready" in line for line in lines), "".join(lines) + process.stderr.read()  # type: ignore[union-attr]
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=5) as answer:
-            assert answer.read() == b"ok"
-        children = _children(process.pid)
-        assert children  # the dashboard
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(30) == 0
-        time.sleep(0.2)
-        assert not [pid for pid in children if Path(f"/proc/{pid}").exists() and "Z" not in _state(pid)]
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    lines = []
+    for line in process.stdout:  # type: ignore[union-attr]
+        lines.append(line)
+        if "dashboard ready" in line:
+            break
+    return process, lines
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads child processes from /proc")
+def test_the_command_serves_the_dashboard_and_a_signal_stops_every_child(tmp_path: Path) -> None:
+    """SIGTERM stops the first run; the second reuses its data and stops on SIGINT (Ctrl+C)."""
+    port = _free_port()
+    for run, stop in enumerate((signal.SIGTERM, signal.SIGINT)):
+        process, lines = _start_demo(tmp_path / "demo", port)
+        try:
+            assert any("dashboard ready" in line for line in lines), "".join(lines) + process.stderr.read()  # type: ignore[union-attr]
+            assert any("reusing the demo data" in line for line in lines) == (run == 1)
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=5) as answer:
+                assert answer.read() == b"ok"
+            children = _children(process.pid)
+            assert children  # the dashboard
+            process.send_signal(stop)
+            assert process.wait(30) == 0
+            time.sleep(0.2)
+            assert not [pid for pid in children if Path(f"/proc/{pid}").exists() and "Z" not in _state(pid)]
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
 
 def _state(pid: int) -> str:
