@@ -8,8 +8,9 @@ What a fleet promises: one account's failure is its own (its lines name it, its 
 others go on); the shared stop event (SIGINT/SIGTERM) ends every run after its request in flight and
 starts no new one; the exit code is the worst account's. Killed runs' segments are recovered once, before
 any account starts, so the recovery line is not repeated per account. Each account's endpoint and
-credential are checked once before its collectors run: an account that is down, or whose key is wrong or
-missing, is one line and exit 1, and the collectors that read it do not run for it.
+credential are checked once, before the first of its collectors that reads the account: an account that
+is down, or whose key is wrong or missing, is one line and exit 1, and those collectors do not run for it
+(no error row per query); the Azure Monitor collectors still do.
 """
 
 from __future__ import annotations
@@ -99,13 +100,16 @@ class Job:
         """Every collector over one account, one run each; a broken job is one line and exit 1."""
         out, err = lines.of(account.name)
         summaries: list[RunSummary] = []
-        problem = self.check(account)
-        if problem:
-            err(f"account {account.name!r}: {problem}")
+        problem: str | None = None
+        checked = False
         try:
             for chosen in self.chosen:
                 if self.stop.is_set():
                     break
+                if chosen.name in READS_THE_ACCOUNT and not checked:  # once, before the first that reads it
+                    problem, checked = check_account(account, self.options.credential), True
+                    if problem:
+                        err(f"account {account.name!r}: {problem}")
                 if problem and chosen.name in READS_THE_ACCOUNT:
                     continue
                 summary = run_collector(
@@ -126,12 +130,6 @@ class Job:
             err(f"account {account.name!r}: {error}")
             return AccountOutcome(account.name, tuple(summaries), error)
         return AccountOutcome(account.name, tuple(summaries), problem or "")
-
-    def check(self, account: Account) -> str | None:
-        """The account's endpoint and credential, checked once before the collectors that read it."""
-        if not any(chosen.name in READS_THE_ACCOUNT for chosen in self.chosen):
-            return None
-        return check_account(account, self.options.credential)
 
 
 def collect_fleet(
