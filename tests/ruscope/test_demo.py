@@ -102,6 +102,27 @@ def test_alerts_fired_for_the_hot_partition_and_the_429s(small_demo: SmallDemo) 
     assert any("query-logs" in line for line in small_demo.built.alerts)
 
 
+PAGES = ("overview", "query_costs", "hot_partitions", "throttling")  # what the demo tells to look at first
+
+
+def test_every_dashboard_page_renders_the_demo_store(small_demo: SmallDemo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pages the demo points to, on its store: no exception; the Overview shows a range at 100%."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("RUSCOPE_STORE", str(DemoPaths(small_demo.settings.dir).store))
+    app_file = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
+    for page in PAGES:
+        st.cache_data.clear()
+        app = AppTest.from_file(app_file, default_timeout=60).run()
+        if page != "overview":
+            app.switch_page(f"views/{page}.py").run()
+        assert not app.exception, (page, [e.message for e in app.exception])
+        if page == "overview":
+            hottest = [m.value for m in app.metric if m.label == "Hottest range"]
+            assert "100%" in hottest
+
+
 def test_a_rerun_reuses_the_data_and_fresh_rebuilds_it(small_demo: SmallDemo, tmp_path: Path) -> None:
     engine, _clock, servers, built = prepare(small_demo.settings, lambda line: None)
     try:
