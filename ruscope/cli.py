@@ -61,13 +61,15 @@ def demo(
     no_browser: Annotated[bool, typer.Option("--no-browser", help="Do not open a browser.")] = False,
 ) -> None:
     """Emulator, the AI-chat demo workload's day, every collector and the dashboard, until Ctrl+C."""
+    from dataclasses import replace
+
     from ruscope.demo import DemoError, DemoSettings, run_demo
 
-    settings = DemoSettings(dir, size, port=port, cosmos_port=cosmos_port, monitor_port=monitor_port)
+    settings = DemoSettings(dir, size, port=port, cosmos_port=cosmos_port, monitor_port=monitor_port, fresh=fresh)
     try:
-        raise typer.Exit(run_demo(DemoSettings(**{**settings.__dict__, "fresh": fresh, "browser": not no_browser})))
+        raise typer.Exit(run_demo(replace(settings, browser=not no_browser)))
     except DemoError as exc:
-        _fail(str(exc), EXIT_PARTIAL)
+        _fail(str(exc), exc.exit_code)
 
 
 DEFAULT_CONFIG = Path("ruscope.toml")

@@ -1,7 +1,7 @@
 """The dashboard as a child process (for `ruscope demo`, which keeps the emulator serving beside it).
 
 `ruscope dashboard` execs Streamlit instead (so a supervisor's signals reach it); both use the same
-flags and the same port check (`ruscope.cli._streamlit_flags`, `_listen_problem`).
+flags and the same port check (`ruscope.launch`).
 """
 
 from __future__ import annotations
@@ -14,22 +14,16 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from ruscope.launch import listen_problem, streamlit_flags
+
+__all__ = ["listen_problem", "start_dashboard", "stop_process", "wait_until_healthy"]
 APP_FILE = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"  # installed beside this package
-
-
-def listen_problem(host: str, port: int) -> str | None:
-    """Why the dashboard could not listen on host:port (None: it can)."""
-    from ruscope.cli import _listen_problem
-
-    return _listen_problem(host, port)
 
 
 def start_dashboard(store: Path, *, host: str, port: int, log: Path) -> subprocess.Popen[bytes]:
     """Streamlit on `store`, its output in `log` (the demo's terminal keeps the demo's own lines)."""
-    from ruscope.cli import _streamlit_flags
-
     env = {**os.environ, "RUSCOPE_STORE": str(store.resolve())}
-    command = [sys.executable, "-m", "streamlit", "run", str(APP_FILE), *_streamlit_flags(host, port)]
+    command = [sys.executable, "-m", "streamlit", "run", str(APP_FILE), *streamlit_flags(host, port)]
     with log.open("ab") as sink:
         return subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 

@@ -32,6 +32,7 @@ from emulator.server import HISTORY_FILE, WELL_KNOWN_KEY
 from ruscope import demo_history as history
 from ruscope.dashboard_process import listen_problem, start_dashboard, stop_process, wait_until_healthy
 from ruscope.demo_collect import (
+    USAGE,
     DemoClock,
     DemoError,
     Servers,
@@ -112,7 +113,7 @@ def reusable(paths: DemoPaths, settings: DemoSettings) -> bool:
     except (OSError, ValueError):
         return False
     wanted = marker_for(settings)
-    return all(saved.get(k) == v for k, v in wanted.items()) and paths.store.is_dir()
+    return all(saved.get(k) == v for k, v in wanted.items()) and paths.store.is_dir() and paths.emulator.is_dir()
 
 
 def clear(paths: DemoPaths) -> None:
@@ -230,10 +231,10 @@ def prepare(settings: DemoSettings, out: Line) -> tuple[Engine, DemoClock, Serve
 def run_demo(settings: DemoSettings, out: Line = print) -> int:
     """The whole demo until Ctrl+C/SIGTERM (exit 0); a failed step is a DemoError for the caller."""
     if settings.size not in gen.SIZES:
-        raise DemoError(f"--size: {settings.size!r} is not one of {', '.join(gen.SIZES)}")
+        raise DemoError(f"--size: {settings.size!r} is not one of {', '.join(gen.SIZES)}", USAGE)
     problem = listen_problem(settings.host, settings.port)
     if problem:
-        raise DemoError(problem)
+        raise DemoError(problem, USAGE)
     for signum in (signal.SIGINT, signal.SIGTERM):  # both unwind like Ctrl+C, so the cleanup runs (SIGINT
         signal.signal(signum, signal.default_int_handler)  # too: a background job starts with it ignored)
     began = time.perf_counter()

@@ -26,11 +26,17 @@ from emulator.monitor.tls import ensure_certificates
 from emulator.server import WELL_KNOWN_KEY, RunningEmulator, start_in_thread
 
 EXAMPLE_CONFIG = Path(workloads.chat.__file__).resolve().parent / "ruscope.toml"
+USAGE = 2  # the exit code of a usage problem
 MONITOR_TOKEN = ("RUSCOPE_MONITOR_TOKEN", "local-token")  # the stand-in accepts any bearer token
 
 
 class DemoError(RuntimeError):
-    """A step of the demo failed: one line for the user."""
+    """A step of the demo failed: one line for the user, and the exit code (DESIGN.md: 1 a step failed,
+    2 bad usage, such as a port in use or an unknown size)."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 class DemoClock(SimulatedClock):
@@ -74,14 +80,14 @@ def start_servers(engine: Engine, tls_dir: Path, *, host: str, cosmos_port: int,
     try:
         cosmos = start_in_thread(engine, host=host, port=cosmos_port)
     except OSError as exc:
-        raise DemoError(_port_problem(host, cosmos_port, "--cosmos-port", exc)) from None
+        raise DemoError(_port_problem(host, cosmos_port, "--cosmos-port", exc), USAGE) from None
     try:
         monitor = start_in_thread(
             engine, host=host, port=monitor_port, app=MonitorApp(engine), tls=certs.server_context()
         )
     except OSError as exc:
         cosmos.stop()
-        raise DemoError(_port_problem(host, monitor_port, "--monitor-port", exc)) from None
+        raise DemoError(_port_problem(host, monitor_port, "--monitor-port", exc), USAGE) from None
     return Servers(cosmos, monitor, certs.ca)
 
 
