@@ -16,9 +16,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from emulator.cli import emulator as emulator_command
-from ruscope.launch import listen_problem as _listen_problem  # the names ruscope.dashboard_process imports
-from ruscope.launch import stop_on_signals
-from ruscope.launch import streamlit_flags as _streamlit_flags
+from ruscope.launch import listen_problem, stop_on_signals, streamlit_flags
 
 if TYPE_CHECKING:
     from collectors.config import Account, Config
@@ -330,10 +328,10 @@ def dashboard(
     target = _store_dir(store, _load(config) if config is not None else None)
     shown = str(target.resolve()) if isinstance(target, Path) else target  # Streamlit runs from another directory
     env = {**os.environ, "RUSCOPE_STORE": shown}
-    problem = _listen_problem(host, port)
+    problem = listen_problem(host, port)
     if problem:
         _fail(problem)
-    command = [sys.executable, "-m", "streamlit", "run", str(app_file), *_streamlit_flags(host, port)]
+    command = [sys.executable, "-m", "streamlit", "run", str(app_file), *streamlit_flags(host, port)]
     # exec, not a child process: Ctrl+C, SIGTERM and a supervisor's stop reach Streamlit itself
     os.execve(sys.executable, command, env)
 
