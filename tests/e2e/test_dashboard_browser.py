@@ -2,7 +2,7 @@
 Chromium with nothing fetched from any host but 127.0.0.1, each page's main figure drawn, and stops on SIGTERM.
 
 Screenshots of every page go to the artifacts folder (RUSCOPE_ARTIFACTS, else `artifacts/`, git-ignored):
-`dashboard-<page>.png`. See tests/e2e/browser.py for where Chromium and Playwright come from.
+`dashboard-<store>-<page>.png` (the collected store and the demo store). See tests/e2e/browser.py for where Chromium and Playwright come from.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ VIEWPORT = {"width": 1400, "height": 900}
 @pytest.fixture(scope="session")
 def chromium() -> str:
     """Chromium's executable, once Playwright is known to be importable. Session-scoped, so that it is set
-    up before the session's `collected_store`: a skipped test builds no store."""
+    up before the session's stores: a skipped test builds none."""
     executable = find_chromium()
     missing = MISSING_CHROMIUM if executable is None else None
     try:
@@ -63,10 +63,14 @@ def chromium() -> str:
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.parametrize("store_name", ["collected", "demo"])
 def test_every_page_draws_in_chromium_with_no_external_request(
-    chromium: str, collected_store: Path, tmp_path: Path
+    chromium: str, store_name: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
+    """On the store the real collectors wrote (tests/collected.py) and on the one `ruscope demo` builds."""
     from playwright.sync_api import sync_playwright
+
+    store: Path = request.getfixturevalue(f"{store_name}_store")
 
     pages = dashboard_pages()
     assert len(pages) >= 2, pages
@@ -77,7 +81,7 @@ def test_every_page_draws_in_chromium_with_no_external_request(
     workdir.mkdir()
     external: list[str] = []
 
-    with running_dashboard(collected_store, workdir) as dashboard, sync_playwright() as playwright:
+    with running_dashboard(store, workdir) as dashboard, sync_playwright() as playwright:
         args = ["--no-sandbox"] if os.geteuid() == 0 else []
         browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=args)
         try:
@@ -86,7 +90,7 @@ def test_every_page_draws_in_chromium_with_no_external_request(
             context.on("request", lambda request: _record_external(request.url, external))
             tab = context.new_page()
             tab.on("websocket", lambda socket: _record_external(socket.url, external))
-            problems = [problem for page in pages for problem in _check_page(tab, dashboard, page, shots)]
+            problems = [problem for page in pages for problem in _check_page(tab, dashboard, page, shots, store_name)]
         finally:
             browser.close()
         assert external == [], f"requests to hosts other than {HOST}: {external}"
@@ -94,7 +98,7 @@ def test_every_page_draws_in_chromium_with_no_external_request(
         _stop(dashboard)
 
 
-def _check_page(tab: Tab, dashboard: RunningDashboard, page: Page, shots: Path) -> list[str]:
+def _check_page(tab: Tab, dashboard: RunningDashboard, page: Page, shots: Path, store_name: str) -> list[str]:
     """Open the page by its url path, wait for its script run to finish, screenshot it; what is wrong with it
     (every page is opened and screenshotted even when an earlier one failed)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -114,7 +118,7 @@ def _check_page(tab: Tab, dashboard: RunningDashboard, page: Page, shots: Path) 
         tab.wait_for_function(drawn, timeout=15_000)
     except PlaywrightTimeout:
         problems.append(f"{page.name}: {missing}")
-    _screenshot(tab, shots / f"dashboard-{page.name}.png")
+    _screenshot(tab, shots / f"dashboard-{store_name}-{page.name}.png")
     return problems
 
 
