@@ -30,7 +30,6 @@ from azure.cosmos import CosmosClient, PartitionKey
 
 from collectors.alerts import EXIT_ALERTS, after_collect
 from collectors.config import Config, parse_config
-from collectors.registry import Options, collector, run_collector
 from cosmoscore.limits import Limits
 from emulator import errors
 from emulator.clock import SimulatedClock
@@ -38,6 +37,7 @@ from emulator.engine import Context, Engine
 from emulator.monitor.app import MonitorApp
 from emulator.monitor.tls import ensure_certificates
 from emulator.server import WELL_KNOWN_KEY, start_in_thread
+from ruscope.demo_collect import collect  # the demo's: one collector run, failing loudly
 
 RESOURCE = "/subscriptions/0000/resourceGroups/rg/providers/Microsoft.DocumentDB/databaseAccounts/localhost"
 WORKSPACE = "11111111-2222-3333-4444-555555555555"
@@ -127,11 +127,11 @@ def build_collected_store(store: Path, workdir: Path, *, start: float | None = N
                 _minute_of_traffic(engine, clock, tenants, minute)
                 if minute in REPLAY_AT:
                     clock.set(start + minute * 60 + 45)  # a fresh second: the replay is not throttled
-                    _collect("replay", config, store, clock)
-                    _collect("storage", config, store, clock)
+                    collect("replay", config, store, clock)
+                    collect("storage", config, store, clock)
             clock.set(start + MINUTES * 60 + 60)  # the last minute is complete
-            _collect("metrics", config, store, clock)
-            _collect("logs", config, store, clock)
+            collect("metrics", config, store, clock)
+            collect("logs", config, store, clock)
             lines: list[str] = []
             when = dt.datetime.fromtimestamp(clock.now, dt.UTC)
             if after_collect(config, store, now=when, out=lines.append, err=lines.append) != EXIT_ALERTS:
@@ -184,21 +184,6 @@ def _swallow_429(call: Any, *args: Any) -> None:
     except errors.CosmosError as exc:
         if exc.status != 429:
             raise
-
-
-def _collect(name: str, config: Config, store: Path, clock: SimulatedClock) -> None:
-    lines: list[str] = []
-    summary = run_collector(
-        collector(name),
-        config,
-        store=store,
-        clock=clock,
-        out=lines.append,
-        err=lines.append,
-        options=Options(credential=WELL_KNOWN_KEY),
-    )
-    if summary.exit_code != 0:
-        raise RuntimeError(f"`ruscope {name}` failed building the collected store: {lines}")
 
 
 @contextlib.contextmanager
