@@ -25,9 +25,20 @@ def auth_failure(exc: BaseException) -> tuple[str, str] | None:
     status = getattr(exc, "status_code", None)
     if status in (401, 403):
         return f"{status} {'unauthorized' if status == 401 else 'forbidden'}", ""
-    if isinstance(exc, ClientAuthenticationError):
-        return "no credential", f" ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+    for cause in _chain(exc):  # a client may wrap the credential's error in its own HttpResponseError
+        if isinstance(cause, ClientAuthenticationError):
+            return "no credential", f" ({str(cause).splitlines()[0] if str(cause) else type(cause).__name__})"
     return None
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and the ones it was raised from or during, innermost last (no cycles)."""
+    found: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in found:
+        found.append(current)
+        current = current.__cause__ or current.__context__
+    return found
 
 
 def _json_in(text: str, marker: str) -> Any:

@@ -189,7 +189,8 @@ def describe_logs_error(exc: BaseException, settings: MonitorSettings) -> tuple[
         inner = getattr(model, "message", None) if model is not None and not isinstance(model, type) else None
         code = getattr(model, "code", None) if model is not None and not isinstance(model, type) else None
         message = str(inner or getattr(exc, "message", None) or exc).splitlines()[0]
-        return f"{status} {code + ': ' if isinstance(code, str) else ''}{message}", False
+        prefix = f"{status} " if status is not None else ""
+        return f"{prefix}{code + ': ' if isinstance(code, str) else ''}{message}", False
     return f"{type(exc).__name__}: {exc}", False
 
 

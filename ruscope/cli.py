@@ -7,6 +7,7 @@ key) or a `collect --every --fail-on-error` cycle failed; 2 bad config or usage;
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import os
 import sys
 import threading
@@ -381,6 +382,7 @@ def migrate_command(
 
 def main() -> None:
     """Console entry point."""
+    logging.getLogger("azure").addHandler(logging.NullHandler())  # the SDKs' failure logs: ours are one line
     try:
         app()
     except KeyboardInterrupt:

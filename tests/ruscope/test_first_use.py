@@ -224,3 +224,20 @@ def test_help_shows_brackets_literally() -> None:
     dashboard, collect = run("dashboard", "--help"), run("collect", "--help")
     assert "the config's [store] uri" in " ".join(dashboard.stdout.split())
     assert "the config's [alerts]" in " ".join(collect.stdout.split()) and "--fail-on-error" in collect.stdout
+
+
+def test_no_credential_anywhere_is_one_line_per_service(emulator, tmp_path: Path, monkeypatch) -> None:
+    """No COSMOS_KEY and no Azure identity: one `ruscope:` line each for Cosmos DB, Azure Monitor and Log
+    Analytics, never azure-identity's 15-line DefaultAzureCredential report."""
+    monkeypatch.delenv("RUSCOPE_MONITOR_TOKEN", raising=False)
+    monitor = (
+        'monitor_resource = "/subscriptions/0/resourceGroups/rg/providers/Microsoft.DocumentDB/databaseAccounts/a"\n'
+        '[monitor]\nendpoint = "https://127.0.0.1:1"\nworkspace_id = "11111111-2222-3333-4444-555555555555"\n'
+        'logs_endpoint = "https://127.0.0.1:1"\n'
+    )
+    config = write_config(tmp_path / "ruscope.toml", emulator, query("all"), extra=monitor)
+    done = run("collect", "--config", str(config), "--store", str(tmp_path / "store"), key=None)
+    lines = done.stderr.splitlines()
+    assert done.returncode == 1, done.stderr
+    assert len(lines) == 3 and all(line.startswith("ruscope: ") for line in lines), done.stderr
+    assert "set COSMOS_KEY" in lines[0] and "Monitoring Reader" in lines[1] and "Log Analytics Reader" in lines[2]
