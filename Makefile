@@ -67,6 +67,7 @@ bench: install
 	$(PY) benchmarks/bench_store.py
 	$(PY) benchmarks/bench_monitor.py
 	$(PY) benchmarks/bench_dashboard.py
+	$(PY) benchmarks/bench_demo.py
 
 # Re-pin every transitive version from a fresh venv (run after editing requirements*.txt).
 constraints:
