@@ -1,0 +1,1 @@
+"""The partition-key advisor: candidate designs measured on the user's documents and workload."""
