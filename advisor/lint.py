@@ -57,8 +57,8 @@ Path = tuple[str, ...]
 
 @dataclass(frozen=True)
 class Finding:
-    """One problem in one query. `span` is (start, end) in the linted text: the query as given, or, after
-    a reserved-word finding, the bracketed rewrite that finding's fix shows."""
+    """One problem in one query. `span` is (start, end) in the linted text: the query as given, or, when
+    reserved words were bracketed, the rewrite the last reserved-word finding's fix shows."""
 
     code: str
     severity: str
