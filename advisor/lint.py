@@ -22,6 +22,7 @@ from cosmoscore.indexing import IndexPolicy
 from cosmoscore.keys import split_path
 from cosmoscore.sql import Query, SqlError, parse_query, partition_key_filter
 from cosmoscore.sql import ast as a
+from cosmoscore.sql.checks import has_aggregate, select_exprs
 from cosmoscore.sql.indexing import INDEXED_FUNCTIONS
 
 ERROR, WARNING, INFO = "error", "warning", "info"
@@ -194,16 +195,19 @@ def find_unbounded_fan_out(query: Query, key_paths: list[list[str]], params: Map
     if partition_key_filter(query, key_paths, params).keys is not None:
         return []
     spelled = ", ".join("/" + "/".join(p) for p in key_paths)
-    first = _path_text(key_paths[0])
+    first = "c" + "".join(f".{s}" if s.upper() not in RESERVED_WORDS else f'["{s}"]' for s in key_paths[0])
     prefix = " (or a prefix from the first level of the hierarchical key)" if len(key_paths) > 1 else ""
+    unset = sorted({n.name for n in a.walk(query.where) if isinstance(n, a.Param)} - set(params)) if query.where else []
+    note = f" (no value given for {', '.join(unset)}, so a filter on it cannot route)" if unset else ""
+    one_row = not query.group_by and any(has_aggregate(e) for e in select_exprs(query.select))
+    bound = "" if one_row else "; or bound the result with SELECT TOP n or OFFSET 0 LIMIT n"
     return [
         _finding(
             "cross-partition-unbounded",
-            f"No filter pins the partition key ({spelled}), so the query runs in every physical partition "
-            "(at least about 2.5 RU each, even where nothing matches) and, with no TOP or OFFSET/LIMIT, "
-            "pages through every match.",
-            f"Filter on the key: WHERE {first} = @{key_paths[0][-1]}{prefix}; or bound the result with "
-            "SELECT TOP n or OFFSET 0 LIMIT n.",
+            f"No filter pins the partition key ({spelled}){note}, so the query runs in every physical partition "
+            "(at least about 2.5 RU each, even where nothing matches)"
+            + ("." if one_row else " and, with no TOP or OFFSET/LIMIT, pages through every match."),
+            f"Filter on the key: WHERE {first} = @{key_paths[0][-1]}{prefix}{bound}.",
             query.where.span if query.where is not None else query.select.span,
         )
     ]
@@ -392,7 +396,3 @@ def _has_path(node: Any, aliases: Mapping[str, Path]) -> bool:
 def _policy_path(path: Path) -> str:
     """A path as an indexing policy spells it: `/a/b`, quoting a segment that is not a plain name."""
     return "".join("/" + (s if re.fullmatch(r"[A-Za-z_]\w*|\[\]", s) else json.dumps(s)) for s in path)
-
-
-def _path_text(path: Sequence[str]) -> str:
-    return "c" + "".join(f".{s}" if s.upper() not in RESERVED_WORDS else f'["{s}"]' for s in path)

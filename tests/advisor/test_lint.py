@@ -75,6 +75,13 @@ def test_a_hierarchical_key_routes_on_a_prefix_only() -> None:
     assert finding.code == "cross-partition-unbounded" and "prefix" in finding.fix
 
 
+def test_an_aggregate_is_told_to_filter_on_the_key_and_a_missing_parameter_is_named() -> None:
+    [count] = lint_query("SELECT VALUE COUNT(1) FROM c", partition_key_paths=KEY)
+    assert count.code == "cross-partition-unbounded" and "TOP" not in count.fix
+    [unset] = lint_query("SELECT * FROM c WHERE c.tenantId = @t", partition_key_paths=KEY)
+    assert unset.code == "cross-partition-unbounded" and "no value given for @t" in unset.message
+
+
 def test_no_key_paths_means_routing_is_not_judged() -> None:
     assert codes("SELECT * FROM c", partition_key_paths=[]) == []
 
