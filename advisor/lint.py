@@ -169,7 +169,7 @@ def _reserved_finding(word: str, span: tuple[int, int], rewritten: str) -> Findi
         "reserved-word",
         f"'{word}' is a reserved word of the query language, so `.{word}` is a syntax error (SC1001): "
         f"the service rejects the query before it runs.",
-        f'Write the property with brackets: c["{word}"]. The query with brackets: {rewritten}',
+        f'Write the property with brackets: ["{word}"] in place of .{word}. The query with brackets: {rewritten}',
         span,
     )
 

@@ -129,7 +129,7 @@ def test_a_reserved_word_as_a_dotted_property_is_found_bracketed_and_the_rest_st
     sql = "SELECT * FROM c WHERE c.order = 1"
     reserved, fan_out = lint_query(sql, partition_key_paths=KEY)
     assert (reserved.code, reserved.severity, reserved.span) == ("reserved-word", "error", (23, 32))
-    assert 'c["order"]' in reserved.fix and 'SELECT * FROM c WHERE c["order"] = 1' in reserved.fix
+    assert '["order"] in place of .order' in reserved.fix and 'SELECT * FROM c WHERE c["order"] = 1' in reserved.fix
     assert fan_out.code == "cross-partition-unbounded"
 
 
