@@ -7,7 +7,7 @@ Each `Finding` has a code, a severity (`error`: the service rejects the query; `
 `info`: it may cost RU), a plain-words message, the fix, the reference it rests on and a character span.
 
 To add a rule: a function from the parsed query (and its context) to findings, called from `lint_query`,
-with a code in `CODES` and a test that it fires and that a near miss does not.
+with its code, severity and reference in `RULES` and a test that it fires and that a near miss does not.
 """
 
 from __future__ import annotations
