@@ -1,0 +1,176 @@
+"""The guides' case study on the chat generator's data, measured on the real engine in-process.
+
+Messages: `/sessionId` wins. Query logs, one tenant making half of the traffic: `/tenantId` is flagged for
+write skew (and the 20 GB limit); the hierarchical `/tenantId`, `/sessionId` fixes both and keeps per-tenant
+queries targeted; the synthetic tenant-month key fixes the 20 GB ceiling and spreads the tenant over months,
+but needs the months listed for a per-tenant query (and, measured, its current month is still the hot key);
+`/status` is flagged for cardinality; `/date` for write skew.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+
+from advisor.designs import Design, DesignError, parse_design
+from advisor.measure import Workload, WorkloadQuery, derived_key, gini, measure_design
+from advisor.verdict import ALIGNMENT, CARDINALITY, STORAGE, WRITES, Verdict, advise
+from cosmoscore.routing import FAN_OUT, SINGLE
+from workloads.chat import generator as g
+
+UNTIL = dt.datetime(2026, 12, 10, tzinfo=dt.UTC).timestamp()
+TENANT_MONTH = "{tenantId}-{createdAt:yyyy-MM}"
+
+
+@pytest.fixture(scope="module")
+def turns() -> list[g.Turn]:
+    """40 days of conversations of 40 tenants (contoso asks half of the questions), about 1,000 turns."""
+    size = g.Size("advisor", 40, 0, 0.0, backfill_days=40, backfill_turns_per_hour=2.0)
+    return list(g.backfill_turns(g.DEFAULT_SEED, g.build_tenants(40), size, UNTIL))
+
+
+@pytest.fixture(scope="module")
+def logs(turns: list[g.Turn]) -> list[dict[str, Any]]:
+    return [g.query_log_doc(t) for t in turns]
+
+
+@pytest.fixture(scope="module")
+def log_workload(turns: list[g.Turn]) -> Workload:
+    last = turns[-1]
+    return Workload(
+        queries=(
+            WorkloadQuery(
+                "tenant-day",
+                "SELECT * FROM c WHERE c.tenantId = @t AND c.date = @d",
+                {"@t": g.LARGE_TENANT, "@d": "2026-12-09"},
+                6,
+            ),
+            WorkloadQuery(
+                "session",
+                "SELECT * FROM c WHERE c.tenantId = @t AND c.sessionId = @s",
+                {"@t": last.tenant_id, "@s": last.session_id},
+                3,
+            ),
+            WorkloadQuery("errors", "SELECT * FROM c WHERE c.status = 'error'", {}, 1),
+        ),
+        growth_gb_per_day=1.0,
+        scale=1000,
+    )
+
+
+@pytest.fixture(scope="module")
+def log_verdicts(logs: list[dict[str, Any]], log_workload: Workload) -> dict[str, Verdict]:
+    specs: list[Any] = ["/tenantId", TENANT_MONTH, ["/tenantId", "/sessionId"], "/status", "/date"]
+    return {v.design.name: v for v in advise([parse_design(s) for s in specs], logs, log_workload)}
+
+
+def test_messages_the_session_key_wins(turns: list[g.Turn]) -> None:
+    docs = [d for t in turns for d in g.message_docs(t)]
+    session, user = turns[-1].session_id, turns[-1].user_id
+    workload = Workload(
+        queries=(
+            WorkloadQuery(
+                "conversation", 'SELECT * FROM c WHERE c.sessionId = @s ORDER BY c["order"]', {"@s": session}, 90
+            ),
+            WorkloadQuery("user", "SELECT * FROM c WHERE c.userId = @u", {"@u": user}, 10),
+        ),
+        growth_gb_per_day=0.5,
+    )
+    verdicts = advise([parse_design(s) for s in ("/tenantId", "/userId", "/sessionId")], docs, workload)
+    best = verdicts[0]
+    assert (best.design.name, best.rank, best.flags) == ("/sessionId", 1, ())
+    assert best.measure.queries[0].routing == SINGLE
+    tenant = next(v for v in verdicts if v.design.name == "/tenantId")
+    assert WRITES in tenant.flags and ALIGNMENT in tenant.flags
+
+
+def test_tenant_key_is_flagged_for_write_skew_and_the_20_gb_limit(log_verdicts: dict[str, Verdict]) -> None:
+    tenant = log_verdicts["/tenantId"]
+    assert WRITES in tenant.flags and STORAGE in tenant.flags
+    assert tenant.measure.hottest_logical_share > 0.45  # contoso: half of all writes in one logical partition
+    assert tenant.measure.days_to_limit is not None and tenant.measure.days_to_limit < 60
+    assert "write skew" in tenant.summary
+
+
+def test_hierarchical_key_fixes_the_skew_and_keeps_tenant_queries_targeted(log_verdicts: dict[str, Verdict]) -> None:
+    hier = log_verdicts["/tenantId,/sessionId"]
+    assert WRITES not in hier.flags and STORAGE not in hier.flags and CARDINALITY not in hier.flags
+    assert hier.rank == 1
+    routing = {q.name: q.routing for q in hier.measure.queries}
+    assert routing["tenant-day"] != FAN_OUT and routing["session"] == SINGLE
+    assert hier.measure.cardinality[0] < hier.measure.cardinality[1]  # tenants, then tenant-sessions
+    assert [f.query for f in hier.fixes] == ["errors"]
+    assert "hierarchical prefix" in hier.fixes[0].fix and "add TOP" in hier.fixes[0].fix
+
+
+def test_synthetic_key_fixes_the_20_gb_limit_but_needs_the_months_listed(
+    log_verdicts: dict[str, Verdict], logs: list[dict[str, Any]], log_workload: Workload
+) -> None:
+    synthetic, tenant = log_verdicts[TENANT_MONTH], log_verdicts["/tenantId"]
+    assert STORAGE not in synthetic.flags and synthetic.measure.days_to_limit is None
+    assert synthetic.measure.hottest_logical_share < tenant.measure.hottest_logical_share - 0.05
+    assert synthetic.measure.cardinality[0] > tenant.measure.cardinality[0]
+    per_tenant = next(q for q in synthetic.measure.queries if q.name == "tenant-day")
+    assert per_tenant.routing == FAN_OUT
+    fix = next(f.fix for f in synthetic.fixes if f.query == "tenant-day")
+    assert "c.pk IN ('contoso-2026-10', 'contoso-2026-11', 'contoso-2026-12')" in fix
+    # the fix, applied: the months listed make the per-tenant query targeted again
+    listed = WorkloadQuery(
+        "tenant-months",
+        "SELECT * FROM c WHERE c.tenantId = @t AND c.date = @d"
+        " AND c.pk IN ('contoso-2026-10', 'contoso-2026-11', 'contoso-2026-12')",
+        {"@t": g.LARGE_TENANT, "@d": "2026-12-09"},
+    )
+    fixed = measure_design(synthetic.design, logs, Workload(queries=(listed,), scale=log_workload.scale))
+    assert fixed.queries[0].routing != FAN_OUT and fixed.queries[0].partitions < per_tenant.partitions
+    assert fixed.queries[0].request_charge <= per_tenant.request_charge
+
+
+def test_synthetic_key_current_month_is_still_the_hot_key(log_verdicts: dict[str, Verdict]) -> None:
+    """Measured, not assumed: within a month the large tenant's writes all go to its month's key."""
+    synthetic = log_verdicts[TENANT_MONTH]
+    assert WRITES in synthetic.flags
+    assert "time bucket moves the hot key" in synthetic.summary
+
+
+def test_status_is_flagged_for_cardinality(log_verdicts: dict[str, Verdict]) -> None:
+    status = log_verdicts["/status"]
+    assert CARDINALITY in status.flags and status.measure.cardinality == (3,)
+    assert status.rank == len(log_verdicts)
+
+
+def test_date_is_flagged_for_write_skew(log_verdicts: dict[str, Verdict]) -> None:
+    date = log_verdicts["/date"]
+    assert WRITES in date.flags and CARDINALITY not in date.flags and STORAGE not in date.flags
+    assert date.measure.recent_hottest_logical_share == 1.0  # all of today's writes on today's key
+
+
+def test_a_query_pinning_every_template_property_is_routed_to_one_key(logs: list[dict[str, Any]]) -> None:
+    design = parse_design(TENANT_MONTH)
+    at = logs[0]["createdAt"]
+    query = WorkloadQuery("one", "SELECT * FROM c WHERE c.tenantId = 'contoso' AND c.createdAt = @at", {"@at": at})
+    assert derived_key(design, query) == (f"contoso-{at[:7]}",)
+    measured = measure_design(design, logs, Workload(queries=(query,)))
+    assert measured.queries[0].routing == SINGLE and measured.queries[0].partition_key == (f"contoso-{at[:7]}",)
+
+
+def test_write_shares_sum_to_one_and_gini_is_zero_when_even(logs: list[dict[str, Any]]) -> None:
+    measured = measure_design(parse_design("/id"), logs, Workload(throughput=30_000))
+    assert measured.partitions == 5 and sum(measured.write_shares) == pytest.approx(1.0)
+    assert gini([0.25] * 4) == pytest.approx(0.0) and gini([1.0, 0, 0, 0]) == pytest.approx(0.75)
+
+
+def test_entity_rates_weight_the_writes(logs: list[dict[str, Any]]) -> None:
+    quiet = Workload(entity_property="tenantId", entity_rates={g.LARGE_TENANT: 0.01})
+    measured = measure_design(parse_design("/tenantId"), logs, quiet)
+    assert measured.hottest_logical_share < 0.3
+
+
+def test_bad_inputs_are_clear_errors(logs: list[dict[str, Any]]) -> None:
+    with pytest.raises(DesignError, match="sample is empty"):
+        measure_design(parse_design("/tenantId"), [], Workload())
+    with pytest.raises(DesignError, match="'tenant' is absent"):
+        measure_design(parse_design("{tenant}-{createdAt:yyyy-MM}"), logs, Workload())
+    assert isinstance(parse_design("/tenantId"), Design)
