@@ -14,6 +14,7 @@ The criteria (partition-key guides, seeds 000/002; the limits cite docs/referenc
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -96,7 +97,10 @@ def judge_writes(m: DesignMeasure) -> Finding:
         if m.design.key_life_days():
             text += " The time bucket moves the hot key to a new partition each period, but within one the key is hot."
         return Finding(WRITES, False, text)
-    return Finding(WRITES, True, f"writes spread: the hottest key takes {share:.0%} of the current writes; {spread}.")
+    text = f"writes spread over keys: the hottest key takes {share:.0%} of the current writes; {spread}."
+    if m.hottest_share > 1.5 * even:
+        text += " Many keys share the hottest partition: a split can divide them (a single key it never could)."
+    return Finding(WRITES, True, text)
 
 
 def judge_storage(m: DesignMeasure, workload: Workload) -> Finding:
@@ -188,3 +192,52 @@ def rank_verdicts(verdicts: Sequence[Verdict]) -> list[Verdict]:
 def advise(designs: Sequence[Design], docs: Sequence[Mapping[str, Any]], workload: Workload) -> list[Verdict]:
     """Measure, judge and rank every candidate design on the same sample and workload."""
     return rank_verdicts([judge(measure_design(d, docs, workload), docs, workload) for d in designs])
+
+
+def verdict_rows(verdicts: Sequence[Verdict]) -> list[dict[str, Any]]:
+    """Flat rows for a CSV (or a sheet per `section`): one `design` row per verdict, then one `query` row
+    per workload query under that design with its fix when it fans out."""
+    rows: list[dict[str, Any]] = []
+    for v in verdicts:
+        m = v.measure
+        base = {"rank": v.rank, "design": v.design.name, "kind": v.design.kind}
+        rows.append(
+            base
+            | {
+                "section": "design",
+                "partition_key": json_key(v.design),
+                "flags": "; ".join(v.flags),
+                "workload_ru": round(m.workload_ru, 2),
+                "partitions": m.partitions,
+                "hottest_partition_share": round(m.hottest_share, 4),
+                "even_share": round(m.even_share, 4),
+                "gini": round(m.gini, 4),
+                "throttles_at_share_of_ru": round(m.throttle_multiplier, 4),
+                "hottest_key_share_now": round(m.recent_hottest_logical_share, 4),
+                "largest_logical_gb": round(m.largest_logical_bytes / 1024**3, 4),
+                "days_to_20gb": None if m.days_to_limit is None else round(m.days_to_limit, 1),
+                "cardinality": " / ".join(str(c) for c in m.cardinality),
+                "verdict": v.summary,
+            }
+        )
+        fixes = {f.query: f.fix for f in v.fixes}
+        rows += [
+            base
+            | {
+                "section": "query",
+                "query": q.name,
+                "weight": q.weight,
+                "request_charge": round(q.request_charge, 2),
+                "partitions": q.partitions,
+                "routing": q.routing,
+                "fix": fixes.get(q.name, ""),
+            }
+            for q in m.queries
+        ]
+    return rows
+
+
+def json_key(design: Design) -> str:
+    """The design's partition key as the SDK and ARM spell it (plus the template of a synthetic one)."""
+    text = json.dumps(design.definition())
+    return f"{text} pk = {design.template}" if design.kind == SYNTHETIC else text

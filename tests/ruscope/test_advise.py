@@ -1,0 +1,116 @@
+"""`ruscope advise`'s function: the [advisor] section, the JSONL sample, the rows for a CSV, clear errors."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from advisor.verdict import WRITES
+from ruscope.advise import AdviseError, advice_text, advise_from_config
+from workloads.chat import generator as g
+
+CONFIG = """
+[cosmos]
+endpoint = "http://127.0.0.1:8081/"
+database = "chat"
+
+[[queries]]
+name = "tenant-day"
+container = "query-logs"
+sql = "SELECT * FROM c WHERE c.tenantId = @t AND c.date = @d"
+parameters = { "@t" = "contoso", "@d" = "2026-12-09" }
+rate_per_s = 6
+
+[[queries]]
+name = "errors"
+container = "query-logs"
+sql = "SELECT * FROM c WHERE c.status = 'error'"
+rate_per_s = 1
+
+[[queries]]
+name = "elsewhere"
+container = "messages"
+sql = "SELECT * FROM c"
+
+[advisor]
+container = "query-logs"
+sample = "logs.jsonl"
+growth_gb_per_day = 1.0
+scale = 1000
+{extra}
+[[advisor.candidates]]
+key = "/tenantId"
+
+[[advisor.candidates]]
+key = ["/tenantId", "/sessionId"]
+
+[[advisor.candidates]]
+key = "{tenantId}-{createdAt:yyyy-MM}"
+name = "tenant-month"
+"""
+
+
+def _write(tmp_path: Path, extra: str = "", docs: int = 600) -> Path:
+    until = dt.datetime(2026, 12, 10, tzinfo=dt.UTC).timestamp()
+    size = g.Size("advise", 20, 0, 0.0, backfill_days=20, backfill_turns_per_hour=2.0)
+    turns = list(g.backfill_turns(g.DEFAULT_SEED, g.build_tenants(20), size, until))[:docs]
+    (tmp_path / "logs.jsonl").write_text("".join(json.dumps(g.query_log_doc(t)) + "\n" for t in turns))
+    path = tmp_path / "ruscope.toml"
+    path.write_text(CONFIG.replace("{extra}", extra))
+    return path
+
+
+def test_advise_ranks_the_candidates_and_gives_rows_for_a_csv(tmp_path: Path) -> None:
+    advice = advise_from_config(_write(tmp_path))
+    names = [v.design.name for v in advice.verdicts]
+    assert names[0] == "/tenantId,/sessionId" and set(names) == {"/tenantId", "/tenantId,/sessionId", "tenant-month"}
+    tenant = next(v for v in advice.verdicts if v.design.name == "/tenantId")
+    assert WRITES in tenant.flags
+    assert [q.name for q in tenant.measure.queries] == ["tenant-day", "errors"]  # only query-logs' queries
+    frame = advice.frame
+    assert list(frame[frame.section == "design"].design) == names
+    queries = frame[frame.section == "query"]
+    assert len(queries) == 6 and set(queries.routing) <= {"single", "targeted", "fan-out"}
+    hier_key = frame[(frame.section == "design") & (frame.design == names[0])].partition_key.iloc[0]
+    assert json.loads(hier_key) == {"paths": ["/tenantId", "/sessionId"], "kind": "MultiHash", "version": 2}
+    text = advice_text(advice)
+    assert text.startswith("1. /tenantId,/sessionId") and "fix 'errors' (fan-out)" in text
+
+
+def test_the_sample_option_overrides_the_config(tmp_path: Path) -> None:
+    path = _write(tmp_path)
+    (tmp_path / "other.jsonl").write_text("\n")
+    with pytest.raises(AdviseError, match="other.jsonl: the document sample is empty"):
+        advise_from_config(path, tmp_path / "other.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("throughput = 100", r"advisor.throughput: Input should be greater than or equal to 400"),
+        ("contianer = 'x'", r"advisor.contianer: Extra inputs are not permitted"),
+    ],
+)
+def test_a_bad_advisor_section_is_located(tmp_path: Path, extra: str, message: str) -> None:
+    with pytest.raises(AdviseError, match=message):
+        advise_from_config(_write(tmp_path, extra))
+
+
+def test_a_bad_sample_line_and_an_unknown_property_are_clear(tmp_path: Path) -> None:
+    path = _write(tmp_path)
+    (tmp_path / "bad.jsonl").write_text('{"id": "1"}\n[1, 2]\n')
+    with pytest.raises(AdviseError, match=r"bad.jsonl:2: a document is a JSON object, not list"):
+        advise_from_config(path, tmp_path / "bad.jsonl")
+    (tmp_path / "one.jsonl").write_text('{"id": "1", "createdAt": "2026-12-01T00:00:00Z"}\n')
+    with pytest.raises(AdviseError, match="'tenantId' is absent from every sample document"):
+        advise_from_config(path, tmp_path / "one.jsonl")
+
+
+def test_no_advisor_section_says_what_is_missing(tmp_path: Path) -> None:
+    path = tmp_path / "ruscope.toml"
+    path.write_text('[cosmos]\nendpoint = "http://127.0.0.1:8081/"\n')
+    with pytest.raises(AdviseError, match=r"no \[advisor\] section"):
+        advise_from_config(path, tmp_path / "x.jsonl")
