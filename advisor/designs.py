@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cosmoscore.keys import extract_key, split_path
 from cosmoscore.limits import Limits
 
 SINGLE, SYNTHETIC, HIERARCHICAL = "single", "synthetic", "hierarchical"
@@ -63,7 +64,7 @@ class Design:
         """The key value(s) a document gets under this design (the synthetic value as a 1-tuple)."""
         if self.kind == SYNTHETIC:
             return (render_template(self.template, doc),)
-        return tuple(property_value(doc, p) for p in self.properties)
+        return extract_key(doc, [split_path(p) for p in self.paths])  # a missing path: undefined, as the engine
 
     def stored(self, doc: Mapping[str, Any]) -> dict[str, Any]:
         """The document as it would be written: a synthetic design adds its computed `/pk`."""

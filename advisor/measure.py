@@ -21,6 +21,7 @@ from typing import Any
 
 from advisor.designs import SYNTHETIC, Design, as_datetime, property_value, render_template, validate_design
 from cosmoscore.epk import epk_for
+from cosmoscore.keys import key_json
 from cosmoscore.limits import GB, Limits
 from cosmoscore.routing import routing_class
 from cosmoscore.sql import parse_query, partition_key_filter
@@ -220,7 +221,7 @@ def observed_life_days(keys: Sequence[tuple[Any, ...]], days: Sequence[float] | 
     first: dict[str, float] = {}
     last: dict[str, float] = {}
     for key, day in zip(keys, days, strict=True):
-        label = json.dumps(key, default=str)
+        label = key_json(key)
         first[label] = min(first.get(label, day), day)
         last[label] = max(last.get(label, day), day)
     longest = max(last[k] - first[k] for k in last)
@@ -238,7 +239,7 @@ def shares_by(labels: Sequence[str], weights: Sequence[float], order: Sequence[s
 def hottest_share(keys: Sequence[tuple[Any, ...]], weights: Sequence[float]) -> float:
     totals: dict[str, float] = defaultdict(float)
     for key, weight in zip(keys, weights, strict=True):
-        totals[json.dumps(key, default=str)] += weight
+        totals[key_json(key)] += weight
     whole = sum(totals.values())
     return max(totals.values()) / whole if whole else 0.0
 
@@ -246,7 +247,7 @@ def hottest_share(keys: Sequence[tuple[Any, ...]], weights: Sequence[float]) -> 
 def cardinality(keys: Sequence[tuple[Any, ...]]) -> tuple[int, ...]:
     """Distinct values per level: level 1, levels 1-2, ... (the full key last)."""
     levels = max((len(k) for k in keys), default=0)
-    return tuple(len({json.dumps(k[: i + 1], default=str) for k in keys}) for i in range(levels))
+    return tuple(len({key_json(k[: i + 1]) for k in keys}) for i in range(levels))
 
 
 def project_growth(
@@ -264,7 +265,7 @@ def project_growth(
     size: Counter[str] = Counter()
     growth: dict[str, float] = defaultdict(float)
     for doc, key, weight, now in zip(docs, keys, weights, recent, strict=True):
-        label = json.dumps(key, default=str)
+        label = key_json(key)
         size[label] += len(json.dumps(doc, default=str).encode()) * workload.scale
         growth[label] += weight if now else 0.0
     largest = max(size.values(), default=0)

@@ -87,3 +87,11 @@ def test_malformed_specs_are_refused(spec: object, message: str) -> None:
 def test_a_date_field_that_is_not_a_date_is_a_clear_error() -> None:
     with pytest.raises(DesignError, match="document '1'"):
         validate_design(parse_design("{tenantId}-{sessionId:yyyy}"), [DOC])
+
+
+def test_a_missing_level_is_the_undefined_value_as_the_engine_keys_it() -> None:
+    from cosmoscore.epk import UNDEFINED
+
+    design = parse_design(["/tenantId", "/userId"])
+    assert design.key_of(DOC) == ("contoso", UNDEFINED)
+    validate_design(design, [DOC, {**DOC, "userId": "u"}])  # present in one document: not a typo
