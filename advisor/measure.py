@@ -8,7 +8,9 @@ document read back from the container's routing map.
 Writes are the sample's documents, each weighted by its entity's write rate (1 by default): the sample
 is taken to be what the container receives. "Now" is the last `recent_days` of the sample by its time
 property: a key that takes all of today's writes (`/date`) is hot whatever the whole sample says.
-Sizes are the documents' JSON bytes times `scale` (the projected container size over the sample's).
+Sizes are the documents' JSON bytes times `scale` (the projected container size over the sample's). The
+queries run on the sample loaded `load_copies()` times (each copy a new id, the same keys): `scale` copies,
+at most `max_load_copies` (1 by default: loading costs time), so RU can be measured nearer the projected size.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class Workload:
     throughput: int = 18_000
     growth_gb_per_day: float = 0.0
     scale: float = 1.0
+    max_load_copies: int = 1
     time_property: str = "createdAt"
     recent_days: float = 1.0
     entity_property: str | None = None
@@ -75,6 +78,7 @@ class DesignMeasure:
     hottest_logical_share: float  # of all sampled writes
     recent_hottest_logical_share: float  # of the last `recent_days` writes
     largest_logical_bytes: float  # projected (times `scale`)
+    loaded_documents: int
     days_to_limit: float | None  # until the largest-growing logical partition reaches 20 GB; None: never
     cardinality: tuple[int, ...]  # distinct values per level (prefix), the full key last
     logical_limit_bytes: int
@@ -121,7 +125,8 @@ def measure_design(
     limits = limits or Limits()
     validate_design(design, docs)
     engine = Engine(throttling=False, limits=limits)
-    container_id = load_container(engine, design, docs, workload.throughput)
+    copies = load_copies(workload)
+    container_id = load_container(engine, design, docs, workload.throughput, copies)
     queries = tuple(measure_query(engine, container_id, design, q) for q in workload.queries)
     keys = [design.key_of(doc) for doc in docs]
     weights = [write_weight(doc, workload) for doc in docs]
@@ -143,20 +148,32 @@ def measure_design(
             [k for k, r in zip(keys, recent, strict=True) if r], [w for w, r in zip(weights, recent, strict=True) if r]
         ),
         largest_logical_bytes=largest,
+        loaded_documents=len(docs) * copies,
         days_to_limit=reach,
         cardinality=cardinality(keys),
         logical_limit_bytes=limits.logical_partition_max_bytes,
     )
 
 
-def load_container(engine: Engine, design: Design, docs: Sequence[Mapping[str, Any]], throughput: int) -> str:
-    """A database and a container with the design's key, the sample written into it."""
+def load_copies(workload: Workload) -> int:
+    """How many times the sample is loaded: the projected scale, within `max_load_copies`."""
+    return max(1, min(round(workload.scale), workload.max_load_copies))
+
+
+def load_container(
+    engine: Engine, design: Design, docs: Sequence[Mapping[str, Any]], throughput: int, copies: int = 1
+) -> str:
+    """A database and a container with the design's key, the sample written into it `copies` times."""
     ctx = Context()
     engine.create_database(ctx, {"id": _DB})
     coll = "design"
     engine.create_container(ctx, _DB, {"id": coll, "partitionKey": design.definition()}, ThroughputSpec(throughput))
-    for doc in docs:
-        engine.create_item(ctx, _DB, coll, design.stored(doc), upsert=True)
+    for copy in range(copies):
+        for doc in docs:
+            stored = design.stored(doc)
+            if copy:
+                stored["id"] = f"{stored.get('id', '')}~{copy}"
+            engine.create_item(ctx, _DB, coll, stored, upsert=True)
     return coll
 
 

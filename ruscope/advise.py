@@ -10,6 +10,7 @@ let `advisor.verdict.advise` measure and judge every candidate, hand back the ro
     throughput = 18000            # RU/s of the container to be (sets the physical partitions)
     growth_gb_per_day = 1.0       # the container's growth, for the 20 GB projection
     scale = 1.0                   # projected container size / the sample's size
+    max_load_copies = 1           # load the sample up to `scale` times for query RU (costs time)
     time_property = "createdAt"   # when a document was written (ISO 8601 or epoch seconds)
     recent_days = 1.0             # "now": the sample's last days, for the write skew
     entity_property = "tenantId"  # optional: write weights per value
@@ -58,6 +59,7 @@ class AdvisorSettings(BaseModel):
     throughput: Annotated[int, Field(ge=400)] = 18_000  # P9, docs/reference/ru-cost-model.md: 400 RU/s minimum
     growth_gb_per_day: Annotated[float, Field(ge=0)] = 0.0
     scale: Annotated[float, Field(gt=0)] = 1.0
+    max_load_copies: Annotated[int, Field(ge=1, le=1000)] = 1
     time_property: str = "createdAt"
     recent_days: Annotated[float, Field(gt=0)] = 1.0
     entity_property: str | None = None
@@ -101,6 +103,7 @@ def workload_of(settings: AdvisorSettings, queries: tuple[WorkloadQuery, ...]) -
         throughput=settings.throughput,
         growth_gb_per_day=settings.growth_gb_per_day,
         scale=settings.scale,
+        max_load_copies=settings.max_load_copies,
         time_property=settings.time_property,
         recent_days=settings.recent_days,
         entity_property=settings.entity_property,

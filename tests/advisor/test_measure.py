@@ -174,3 +174,12 @@ def test_bad_inputs_are_clear_errors(logs: list[dict[str, Any]]) -> None:
     with pytest.raises(DesignError, match="'tenant' is absent"):
         measure_design(parse_design("{tenant}-{createdAt:yyyy-MM}"), logs, Workload())
     assert isinstance(parse_design("/tenantId"), Design)
+
+
+def test_the_sample_is_loaded_up_to_the_projected_scale_for_query_costs(logs: list[dict[str, Any]]) -> None:
+    query = WorkloadQuery("tenant", "SELECT * FROM c WHERE c.tenantId = 'tenant-001'")
+    once = measure_design(parse_design("/tenantId"), logs, Workload(queries=(query,), scale=1000))
+    thrice = measure_design(parse_design("/tenantId"), logs, Workload(queries=(query,), scale=3, max_load_copies=5))
+    assert (once.loaded_documents, thrice.loaded_documents) == (len(logs), 3 * len(logs))
+    assert thrice.queries[0].request_charge > 2 * once.queries[0].request_charge
+    assert thrice.hottest_logical_share == once.hottest_logical_share  # copies keep the keys' shares
