@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.designs import SYNTHETIC, Design, as_datetime, property_value, render_template, validate_design
+from advisor.designs import SYNTHETIC, Design, DesignError, as_datetime, property_value, render_template, validate_design
 from cosmoscore.epk import epk_for
 from cosmoscore.keys import key_json
 from cosmoscore.limits import GB, Limits
@@ -219,7 +219,10 @@ def write_days(docs: Sequence[Mapping[str, Any]], workload: Workload) -> list[fl
     stamps = [property_value(doc, workload.time_property) for doc in docs]
     if any(s is None for s in stamps):
         return None
-    return [as_datetime(s).timestamp() / 86400 for s in stamps]
+    try:
+        return [as_datetime(s).timestamp() / 86400 for s in stamps]
+    except ValueError as err:
+        raise DesignError(f"time property {workload.time_property!r}: {err}") from err
 
 
 def recent_mask(days: Sequence[float] | None, count: int, recent_days: float) -> list[bool]:

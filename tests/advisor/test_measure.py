@@ -183,3 +183,8 @@ def test_the_sample_is_loaded_up_to_the_projected_scale_for_query_costs(logs: li
     assert (once.loaded_documents, thrice.loaded_documents) == (len(logs), 3 * len(logs))
     assert thrice.queries[0].request_charge > 2 * once.queries[0].request_charge
     assert thrice.hottest_logical_share == once.hottest_logical_share  # copies keep the keys' shares
+
+
+def test_a_time_property_that_is_not_a_date_is_a_clear_error(logs: list[dict[str, Any]]) -> None:
+    with pytest.raises(DesignError, match="time property 'status'"):
+        measure_design(parse_design("/tenantId"), logs, Workload(time_property="status"))
