@@ -21,7 +21,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.designs import SYNTHETIC, Design, DesignError, as_datetime, property_value, render_template, validate_design
+from advisor.designs import (
+    SYNTHETIC,
+    Design,
+    DesignError,
+    as_datetime,
+    property_value,
+    render_template,
+    validate_design,
+)
 from cosmoscore.epk import epk_for
 from cosmoscore.keys import key_json
 from cosmoscore.limits import GB, Limits
