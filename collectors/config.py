@@ -228,6 +228,7 @@ class Config(_Model):
     fleet: FleetSettings = FleetSettings()
     monitor: MonitorSettings | None = None  # None: `ruscope metrics` and `ruscope logs` have nothing to do
     alerts: AlertSettings | None = None  # None: `ruscope collect` evaluates no alerts
+    advisor: dict[str, Any] | None = None  # `ruscope advise` validates it (ruscope.advise.AdvisorSettings)
     queries: list[QuerySpec] = []  # shared by every account (each [[accounts]] entry may pick some)
 
     @model_validator(mode="after")

@@ -1,8 +1,7 @@
 """The `ruscope` command. Thin: parse arguments, load config, call one function, map errors to exit codes.
 
-Exit codes (DESIGN.md): 0 all good; 1 ran, but some items failed, an account could not be used (endpoint,
-key) or a `collect --every --fail-on-error` cycle failed; 2 bad config or usage; 3 ran, and alerts fired.
-"""
+Exit codes (DESIGN.md): 0 all good; 1 some items or an account failed (or a `--fail-on-error` cycle); 2 bad
+config or usage; 3 ran, and alerts fired."""
 
 from __future__ import annotations
 
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from emulator.cli import emulator as emulator_command
+from ruscope.advise_cli import advise as advise_command
 from ruscope.launch import listen_problem, stop_on_signals, streamlit_flags
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ def _root() -> None:
 
 
 app.command()(emulator_command)
+app.command("advise")(advise_command)
 
 
 @app.command()
@@ -333,8 +334,7 @@ def dashboard(
     if problem:
         _fail(problem)
     command = [sys.executable, "-m", "streamlit", "run", str(app_file), *streamlit_flags(host, port)]
-    # exec, not a child process: Ctrl+C, SIGTERM and a supervisor's stop reach Streamlit itself
-    os.execve(sys.executable, command, env)
+    os.execve(sys.executable, command, env)  # not a child: Ctrl+C and SIGTERM reach Streamlit itself
 
 
 @app.command("compact")

@@ -114,3 +114,25 @@ def test_no_advisor_section_says_what_is_missing(tmp_path: Path) -> None:
     path.write_text('[cosmos]\nendpoint = "http://127.0.0.1:8081/"\n')
     with pytest.raises(AdviseError, match=r"no \[advisor\] section"):
         advise_from_config(path, tmp_path / "x.jsonl")
+
+
+def test_ruscope_advise_in_a_real_process_prints_the_ranking_and_writes_the_csv(tmp_path: Path) -> None:
+    import subprocess
+
+    from collectors.config import load_config
+
+    config = _write(tmp_path)
+    assert load_config(config).advisor is not None  # the other commands still load a config with [advisor]
+    ruscope = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "ruscope"
+    out = tmp_path / "advice.csv"
+    done = subprocess.run(
+        [str(ruscope), "advise", "--config", str(config), "--out", str(out)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "/tenantId" in done.stdout and f"{out}: " in done.stdout
+    header = out.read_text().splitlines()[0]
+    assert header.startswith("rank,design,") and len(out.read_text().splitlines()) > 3
+    bad = subprocess.run(
+        [str(ruscope), "advise", "--config", str(tmp_path / "missing.toml")], capture_output=True, text=True
+    )
+    assert bad.returncode == 2 and bad.stderr.startswith("ruscope: ") and len(bad.stderr.splitlines()) == 1
