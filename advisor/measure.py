@@ -30,6 +30,7 @@ from advisor.designs import (
     render_template,
     validate_design,
 )
+from advisor.lint import alias_paths, composite_index, doc_path
 from cosmoscore.epk import epk_for
 from cosmoscore.keys import key_json
 from cosmoscore.limits import GB, Limits
@@ -134,7 +135,8 @@ def measure_design(
     validate_design(design, docs)
     engine = Engine(throttling=False, limits=limits)
     copies = load_copies(workload)
-    container_id = load_container(engine, design, docs, workload.throughput, copies)
+    indexes = order_by_indexes(workload.queries)
+    container_id = load_container(engine, design, docs, workload.throughput, copies, composite_indexes=indexes)
     queries = tuple(measure_query(engine, container_id, design, q) for q in workload.queries)
     keys = [design.key_of(doc) for doc in docs]
     weights = [write_weight(doc, workload) for doc in docs]
@@ -168,14 +170,38 @@ def load_copies(workload: Workload) -> int:
     return max(1, min(round(workload.scale), workload.max_load_copies))
 
 
+def order_by_indexes(queries: Sequence[WorkloadQuery]) -> list[list[dict[str, str]]]:
+    """The composite indexes the workload's multi-property ORDER BY queries need (the service rejects them
+    without one): the container they are measured on declares them, as the recommended definition does."""
+    out: list[list[dict[str, str]]] = []
+    for query in queries:
+        parsed = parse_query(query.sql)
+        aliases = alias_paths(parsed)
+        keys = [(doc_path(item.expr, aliases), item.descending) for item in parsed.order_by]
+        entry = composite_index([(p, d) for p, d in keys if p is not None])
+        if len(keys) >= 2 and len(entry) == len(keys) and entry not in out:
+            out.append(entry)
+    return out
+
+
 def load_container(
-    engine: Engine, design: Design, docs: Sequence[Mapping[str, Any]], throughput: int, copies: int = 1
+    engine: Engine,
+    design: Design,
+    docs: Sequence[Mapping[str, Any]],
+    throughput: int,
+    copies: int = 1,
+    *,
+    composite_indexes: Sequence[Sequence[Mapping[str, str]]] = (),
 ) -> str:
-    """A database and a container with the design's key, the sample written into it `copies` times."""
+    """A database and a container with the design's key (and `composite_indexes`, if any), the sample
+    written into it `copies` times."""
     ctx = Context()
     engine.create_database(ctx, {"id": _DB})
     coll = "design"
-    engine.create_container(ctx, _DB, {"id": coll, "partitionKey": design.definition()}, ThroughputSpec(throughput))
+    definition: dict[str, Any] = {"id": coll, "partitionKey": design.definition()}
+    if composite_indexes:
+        definition["indexingPolicy"] = {"compositeIndexes": [list(map(dict, c)) for c in composite_indexes]}
+    engine.create_container(ctx, _DB, definition, ThroughputSpec(throughput))
     for copy in range(copies):
         for doc in docs:
             stored = design.stored(doc)
