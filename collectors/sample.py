@@ -2,8 +2,8 @@
 
 Why this shape:
 - One `SELECT * FROM c` per feed range (`read_feed_ranges()`, one per physical partition), read a page at
-  a time in turn (round robin), so every physical partition is represented even when the document cap or
-  the budget stops the read early. Skipping pages would not save RU (a skipped page is still read and
+  a time in turn (round robin, equal pages), so every physical partition is represented even when the
+  document cap or the budget stops the read early; a range that runs out leaves its share to the others. Skipping pages would not save RU (a skipped page is still read and
   billed), so each range contributes its first pages: on Azure the feed within a partition follows write
   order, which is a bias the report states rather than hides.
 - The budget counts every response the client sees (account and container reads, `/pkranges`, query
@@ -49,6 +49,7 @@ class SampleReport:
     partitions_covered: int  # feed ranges (physical partitions) with at least one sampled document
     partitions: int
     stopped_by: str  # "end" (everything read), "max_documents" or "budget"
+    per_partition: tuple[int, ...] = ()  # documents sampled from each feed range, in EPK order of the SDK
 
     def line(self) -> str:
         return (
@@ -79,10 +80,9 @@ def clean_document(doc: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in doc.items() if k not in DROPPED_PROPERTIES}
 
 
-def range_quotas(max_documents: int, ranges: int) -> list[int]:
-    """An even share of the cap per feed range (the first ranges take the remainder)."""
-    share, extra = divmod(max_documents, ranges) if ranges else (0, 0)
-    return [share + (1 if i < extra else 0) for i in range(ranges)]
+def page_size_for(max_documents: int, ranges: int, page_size: int) -> int:
+    """Pages no larger than an even share of the cap, so the last round cannot favour the first ranges."""
+    return max(1, min(page_size, -(-max_documents // max(ranges, 1))))
 
 
 def fetch_pages(container: ContainerProxy, feed_range: Mapping[str, Any], page_size: int) -> Iterator[list[dict]]:
@@ -95,13 +95,13 @@ def fetch_pages(container: ContainerProxy, feed_range: Mapping[str, Any], page_s
 def fetch_sample(
     container: ContainerProxy, meter: RuMeter, *, max_documents: int, budget_ru: float, page_size: int
 ) -> tuple[list[list[dict]], str]:
-    """The documents per feed range, read round robin a page at a time until the cap, the budget or the end."""
+    """The documents per feed range, read round robin a page at a time until the cap, the budget or the end.
+    Equal pages in turn give every range an even share; a range that ends leaves its share to the others."""
     raw_ranges = list(container.read_feed_ranges())
-    quotas = range_quotas(max_documents, len(raw_ranges))
+    size = page_size_for(max_documents, len(raw_ranges), page_size)
     taken: list[list[dict]] = [[] for _ in raw_ranges]
-    feeds = {i: fetch_pages(container, r, max(1, min(page_size, quotas[i]))) for i, r in enumerate(raw_ranges)}
-    feeds = {i: f for i, f in feeds.items() if quotas[i] > 0}
-    stopped_by = "max_documents" if not feeds else "end"
+    feeds = {i: fetch_pages(container, r, size) for i, r in enumerate(raw_ranges)}
+    total = 0
     while feeds:
         for i in list(feeds):
             if meter.total + meter.last > budget_ru:
@@ -110,11 +110,12 @@ def fetch_sample(
             if page is None:
                 del feeds[i]
                 continue
-            taken[i].extend(clean_document(d) for d in page[: quotas[i] - len(taken[i])])
-            if len(taken[i]) >= quotas[i]:
-                del feeds[i]
-                stopped_by = "max_documents"
-    return taken, stopped_by
+            kept = [clean_document(d) for d in page[: max_documents - total]]
+            taken[i].extend(kept)
+            total += len(kept)
+            if total >= max_documents:
+                return taken, "max_documents"
+    return taken, "end"
 
 
 def write_sample(docs: list[dict[str, Any]], path: Path) -> None:
@@ -166,6 +167,6 @@ def sample_container(
     except Exception as exc:
         raise SampleError(describe_error(exc, account.endpoint, key_env=account.key_env)) from None
     write_sample([d for docs in taken for d in docs], out_path)
-    covered = sum(1 for docs in taken if docs)
-    total = sum(len(docs) for docs in taken)
-    return SampleReport(out_path, total, meter.total, covered, len(taken), stopped_by)
+    counts = tuple(len(docs) for docs in taken)
+    covered = sum(1 for n in counts if n)
+    return SampleReport(out_path, sum(counts), meter.total, covered, len(counts), stopped_by, counts)

@@ -12,7 +12,7 @@ import pytest
 from azure.cosmos import CosmosClient, PartitionKey
 
 from collectors.config import Account, parse_config
-from collectors.sample import SampleError, clean_document, range_quotas, sample_container
+from collectors.sample import SampleError, clean_document, page_size_for, sample_container
 from emulator.engine import Context
 
 
@@ -54,6 +54,7 @@ def test_every_physical_partition_is_sampled_and_the_jsonl_round_trips(emulator,
     assert report.documents == len(docs) == 12 * ranges
     assert (report.partitions_covered, report.partitions, report.stopped_by) == (ranges, ranges, "max_documents")
     assert report.request_charge > 0
+    assert max(report.per_partition) - min(report.per_partition) <= 10  # even shares, within one page
     assert len({d["id"] for d in docs}) == 12 * ranges
     assert all("_rid" not in d and "_etag" not in d and "_self" not in d and "_ts" in d for d in docs)
     original = {f"o{i}": {"tenantId": f"t{i % 30}", "n": i, "note": "x" * 200} for i in range(300)}
@@ -76,34 +77,56 @@ def test_a_small_container_is_read_to_its_end(emulator, tmp_path: Path) -> None:
     assert (report.documents, report.stopped_by) == (25, "end")
 
 
+def _page_charges(container, page_size: int) -> list[float]:
+    charges: list[float] = []
+    for feed_range in container.read_feed_ranges():
+        pages = container.query_items(
+            "SELECT * FROM c",
+            feed_range=feed_range,
+            max_item_count=page_size,
+            response_hook=lambda headers, _: charges.append(float(headers["x-ms-request-charge"])),
+        ).by_page()
+        for page in pages:
+            list(page)
+    return charges
+
+
 def test_the_ru_budget_stops_the_read_within_one_page(emulator, tmp_path: Path) -> None:
     load_orders(emulator)
-    budget = 12.0
-    report = sample_container(
-        account_for(emulator.url),
-        "shop",
-        "orders",
-        max_documents=10_000,
-        budget_ru=budget,
-        out_path=tmp_path / "s.jsonl",
-        page_size=5,
-        credential=emulator.key,
+    account = account_for(emulator.url)
+    page = max(
+        _page_charges(
+            CosmosClient(emulator.url, credential=emulator.key)
+            .get_database_client("shop")
+            .get_container_client("orders"),
+            5,
+        )
     )
-    assert report.stopped_by == "budget"
-    assert 0 < report.documents < 300
     full = sample_container(
-        account_for(emulator.url),
+        account,
         "shop",
         "orders",
         max_documents=10_000,
-        budget_ru=100_000,
+        budget_ru=1_000,
         out_path=tmp_path / "all.jsonl",
         page_size=5,
         credential=emulator.key,
     )
-    page_ru = full.request_charge / (300 / 5)  # an upper bound of one page, metadata reads included
-    assert report.request_charge <= budget + 2 * page_ru
-    assert full.documents == 300 and full.request_charge > budget
+    assert (full.documents, full.stopped_by) == (300, "end")
+    for budget in (8.0, 15.0, full.request_charge / 2):
+        report = sample_container(
+            account,
+            "shop",
+            "orders",
+            max_documents=10_000,
+            budget_ru=budget,
+            out_path=tmp_path / "s.jsonl",
+            page_size=5,
+            credential=emulator.key,
+        )
+        assert report.stopped_by == "budget" and 0 < report.documents < 300
+        assert report.request_charge <= budget + page
+        assert len((tmp_path / "s.jsonl").read_text().splitlines()) == report.documents
 
 
 def test_a_wrong_key_is_one_line(emulator, tmp_path: Path) -> None:
@@ -134,7 +157,7 @@ def test_a_missing_container_is_named(emulator, tmp_path: Path) -> None:
 
 
 def test_pure_helpers() -> None:
-    assert range_quotas(10, 3) == [4, 3, 3]
+    assert (page_size_for(10, 3, 100), page_size_for(10_000, 5, 100), page_size_for(1, 5, 100)) == (4, 100, 1)
     assert clean_document({"id": "a", "_rid": "r", "_self": "s", "_etag": "e", "_attachments": "x", "_ts": 1}) == {
         "id": "a",
         "_ts": 1,
