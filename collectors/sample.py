@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from azure.cosmos import ContainerProxy, CosmosClient
 from azure.cosmos.exceptions import CosmosResourceNotFoundError
@@ -31,7 +32,7 @@ from azure.cosmos.exceptions import CosmosResourceNotFoundError
 from collectors.client import fetch_client
 from collectors.config import Account
 from collectors.credentials import account_credential
-from collectors.errors import describe_error
+from collectors.errors import describe_error, no_key_line
 
 DROPPED_PROPERTIES = frozenset({"_rid", "_self", "_etag", "_attachments", "_lsn"})
 SAMPLE_SQL = "SELECT * FROM c"
@@ -157,6 +158,8 @@ def sample_container(
     meter = RuMeter()
     try:
         credential = credential or account_credential(account)
+        if not isinstance(credential, str) and urlparse(account.endpoint).scheme == "http":
+            raise SampleError(no_key_line(account.endpoint, account.key_env))  # tokens go over https only
         client = fetch_client(account.connection, credential, on_response=meter.on_response)
         proxy = _container(client, database, container)
         taken, stopped_by = fetch_sample(

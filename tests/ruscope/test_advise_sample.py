@@ -53,8 +53,8 @@ def load_logs(emu, docs: int = 400) -> list[dict]:
     return logs
 
 
-def run(*args: str, key: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "COSMOS_KEY": key}
+def run(*args: str, key: str | None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "COSMOS_KEY"} | ({"COSMOS_KEY": key} if key else {})
     return subprocess.run([str(RUSCOPE), "advise", *args], capture_output=True, text=True, env=env, timeout=120)
 
 
@@ -107,3 +107,11 @@ def test_usage_errors_are_exit_2(tmp_path: Path) -> None:
     assert both.returncode == 2 and "--from-account" in both.stderr and len(both.stderr.splitlines()) == 1
     named = run("--config", str(config), "--from-account", "--account", "nope", key="a2V5")
     assert named.returncode == 2 and "no account named 'nope'" in named.stderr
+
+
+def test_no_key_for_the_emulator_says_which_variable_to_set(emulator, tmp_path: Path) -> None:
+    config = tmp_path / "ruscope.toml"
+    config.write_text(CONFIG.format(url=emulator.url))
+    done = run("--config", str(config), "--from-account", key=None)
+    assert done.returncode == 1 and len(done.stderr.splitlines()) == 1
+    assert done.stderr.startswith(f"ruscope: cannot sample the account: no key for {emulator.url}: set COSMOS_KEY")
