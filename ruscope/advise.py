@@ -16,9 +16,16 @@ let `advisor.verdict.advise` measure and judge every candidate, hand back the ro
     entity_property = "tenantId"  # optional: write weights per value
     entity_rates = { contoso = 2.0 }
 
-    [[advisor.candidates]]
+    propose = 6                   # designs proposed from the sample and the queries (0: none)
+    new_container = "logs-v2"     # optional: the new container's id (default: <container>-by-<properties>)
+
+    [[advisor.candidates]]       # optional when propose > 0
     key = "/tenantId"             # a path, a template "{tenantId}-{createdAt:yyyy-MM}", or a list of paths
     name = "by tenant"            # optional
+
+Besides the ranking, the advice holds the winner's container definition (the JSON to create), the lint of
+the workload's queries against that definition, and the migration outline: `advice_text` prints them and
+`Advice.frame` holds them as rows (`section` design, query, definition, migration, lint: one CSV table).
 """
 
 from __future__ import annotations
@@ -26,15 +33,24 @@ from __future__ import annotations
 import json
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from advisor.designs import DesignError, parse_design
+from advisor.definition import (
+    ContainerDefinition,
+    container_definition,
+    definition_rows,
+    migration_steps,
+    new_container_id,
+)
+from advisor.designs import Design, DesignError, parse_design
+from advisor.lint import Finding, QueryToLint, lint_queries
 from advisor.measure import Workload, WorkloadQuery
+from advisor.propose import MAX_PROPOSALS, Proposal, propose
 from advisor.verdict import Verdict, advise, verdict_rows
 from collectors.config import ConfigError, parse_config
 from collectors.config_errors import format_validation_error
@@ -54,7 +70,7 @@ class Candidate(BaseModel):
 class AdvisorSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
     container: str
-    candidates: Annotated[list[Candidate], Field(min_length=1)]
+    candidates: list[Candidate] = []
     sample: str | None = None
     throughput: Annotated[int, Field(ge=400)] = 18_000  # P9, docs/reference/ru-cost-model.md: 400 RU/s minimum
     growth_gb_per_day: Annotated[float, Field(ge=0)] = 0.0
@@ -64,12 +80,24 @@ class AdvisorSettings(BaseModel):
     recent_days: Annotated[float, Field(gt=0)] = 1.0
     entity_property: str | None = None
     entity_rates: dict[str, Annotated[float, Field(ge=0)]] = {}
+    propose: Annotated[int, Field(ge=0, le=20)] = MAX_PROPOSALS
+    new_container: str | None = None
+
+    @model_validator(mode="after")
+    def _something_to_compare(self) -> AdvisorSettings:
+        if not self.candidates and not self.propose:
+            raise ValueError("nothing to compare: add [[advisor.candidates]] or set propose above 0")
+        return self
 
 
 @dataclass(frozen=True)
 class Advice:
     verdicts: list[Verdict]
-    frame: pd.DataFrame  # verdict_rows: a `design` row per candidate, a `query` row per query under it
+    frame: pd.DataFrame  # rows by `section`: design, query (verdict_rows), definition, migration, lint
+    proposals: list[Proposal] = field(default_factory=list)
+    definition: ContainerDefinition | None = None  # the winner's container to create
+    migration: list[str] = field(default_factory=list)
+    lint: list[Finding] = field(default_factory=list)  # the workload's queries on the winner's definition
 
 
 def read_advisor_config(path: Path) -> tuple[AdvisorSettings, Workload]:
@@ -132,27 +160,95 @@ def read_sample(path: Path) -> list[dict[str, Any]]:
 
 
 def advise_from_config(config_path: Path, sample: Path | None = None) -> Advice:
-    """Measure every `[[advisor.candidates]]` on the sample (`--sample`, else `advisor.sample`, relative
-    to the config's folder) and the workload; raises `AdviseError` with one located message."""
+    """Measure every `[[advisor.candidates]]` and the proposed designs on the sample (`--sample`, else
+    `advisor.sample`, relative to the config's folder) and the workload; raises `AdviseError` with one
+    located message."""
     settings, workload = read_advisor_config(config_path)
     source = sample or (config_path.parent / settings.sample if settings.sample else None)
     if source is None:
         raise AdviseError(f"{config_path}: no sample: pass --sample docs.jsonl or set advisor.sample")
     docs = read_sample(source)
+    if not docs:
+        raise AdviseError(f"{source}: the document sample is empty: nothing to measure a design on")
     try:
-        designs = [parse_design(c.key, c.name) for c in settings.candidates]
-        verdicts = advise(designs, docs, workload)
-    except DesignError as exc:
-        raise AdviseError(f"{source}: {exc}" if not docs else str(exc)) from None
+        return advise_documents(settings, workload, docs)
     except SqlError as exc:
         raise AdviseError(f"{config_path}: a query of the workload: {exc}") from None
-    return Advice(verdicts, pd.DataFrame(verdict_rows(verdicts)))
+
+
+def advise_documents(settings: AdvisorSettings, workload: Workload, docs: list[dict[str, Any]]) -> Advice:
+    """The advice on documents already read (a JSONL file or a live container's sample)."""
+    try:
+        configured = [parse_design(c.key, c.name) for c in settings.candidates]
+        proposals = propose(docs, workload.queries, configured, settings.propose)
+        verdicts = advise([*configured, *(p.design for p in proposals)], docs, workload)
+    except DesignError as exc:
+        raise AdviseError(str(exc)) from None
+    winner = verdicts[0].design
+    target = settings.new_container or new_container_id(settings.container, winner)
+    definition = container_definition(winner, workload.queries, target)
+    steps = migration_steps(winner, settings.container, target)
+    findings = lint_on(verdicts[0], workload, definition)
+    frame = pd.DataFrame(
+        [
+            *design_origins(verdict_rows(verdicts), proposals),
+            *definition_rows(winner.name, winner.kind, definition, steps),
+            *lint_rows(winner, findings),
+        ]
+    )
+    return Advice(verdicts, frame, proposals, definition, steps, findings)
+
+
+def lint_on(winner: Verdict, workload: Workload, definition: ContainerDefinition) -> list[Finding]:
+    """The workload's queries linted against the new container (its key paths and indexing policy); a
+    query the design pins by its own key (a synthetic key derived from the filters) is taken as passing it."""
+    pinned = {q.name: q.partition_key for q in winner.measure.queries}
+    return lint_queries(
+        QueryToLint(
+            q.name,
+            q.sql,
+            q.parameters,
+            partition_key_paths=winner.design.paths,
+            indexing_policy=definition.body["indexingPolicy"],
+            partition_key=pinned.get(q.name),
+        )
+        for q in workload.queries
+    )
+
+
+def design_origins(rows: list[dict[str, Any]], proposals: list[Proposal]) -> list[dict[str, Any]]:
+    """Tag each design's rows `configured` or `proposed` (with why)."""
+    why = {p.design.name: p.reason for p in proposals}
+    return [
+        row | {"origin": "proposed" if row["design"] in why else "configured", "why": why.get(row["design"], "")}
+        for row in rows
+    ]
+
+
+def lint_rows(winner: Design, findings: list[Finding]) -> list[dict[str, Any]]:
+    base = {"rank": 1, "design": winner.name, "kind": winner.kind, "section": "lint"}
+    return [
+        base | {"query": f.query, "code": f.code, "severity": f.severity, "text": f.message, "fix": f.fix}
+        for f in findings
+    ]
 
 
 def advice_text(advice: Advice) -> str:
-    """The plain-words report the command prints: the ranking, each verdict, each fix."""
+    """The plain-words report the command prints: the ranking, each verdict and fix, then the winner's
+    container definition, the lint of the queries on it and the migration outline."""
+    why = {p.design.name: p.reason for p in advice.proposals}
     lines = []
     for v in advice.verdicts:
         lines.append(f"{v.rank}. {v.summary}")
+        if v.design.name in why:
+            lines.append(f"   proposed: {why[v.design.name]}")
         lines += [f"   fix {f.query!r} ({f.routing}): {f.fix}" for f in v.fixes]
+    if advice.definition is not None and advice.verdicts:
+        lines += ["", f"Container to create for {advice.verdicts[0].design.name}:", advice.definition.json()]
+        lines += [f"  note: {n}" for n in advice.definition.notes]
+        lines += ["", "Lint of the workload's queries on that container:"]
+        lines += [f"  {f.query!r} {f.severity} {f.code}: {f.message} Fix: {f.fix}" for f in advice.lint] or ["  none"]
+    if advice.migration:
+        lines += ["", "Migration (a partition key cannot be changed):"]
+        lines += [f"  {i}. {step}" for i, step in enumerate(advice.migration, 1)]
     return "\n".join(lines)

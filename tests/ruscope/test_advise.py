@@ -64,7 +64,7 @@ def _write(tmp_path: Path, extra: str = "", docs: int = 600) -> Path:
 
 
 def test_advise_ranks_the_candidates_and_gives_rows_for_a_csv(tmp_path: Path) -> None:
-    advice = advise_from_config(_write(tmp_path))
+    advice = advise_from_config(_write(tmp_path, "propose = 0"))
     names = [v.design.name for v in advice.verdicts]
     assert names[0] == "/tenantId,/sessionId" and set(names) == {"/tenantId", "/tenantId,/sessionId", "tenant-month"}
     tenant = next(v for v in advice.verdicts if v.design.name == "/tenantId")
@@ -78,6 +78,42 @@ def test_advise_ranks_the_candidates_and_gives_rows_for_a_csv(tmp_path: Path) ->
     assert json.loads(hier_key) == {"paths": ["/tenantId", "/sessionId"], "kind": "MultiHash", "version": 2}
     text = advice_text(advice)
     assert text.startswith("1. /tenantId,/sessionId") and "fix 'errors' (fan-out)" in text
+
+
+def test_proposed_designs_are_measured_beside_the_configured_ones_and_flagged(tmp_path: Path) -> None:
+    advice = advise_from_config(_write(tmp_path))
+    proposed = {p.design.name for p in advice.proposals}
+    assert {"/sessionId", "/tenantId,/date"} <= proposed and len(proposed) <= 6
+    assert not proposed & {"/tenantId", "/tenantId,/sessionId"}  # configured already: not proposed again
+    designs = advice.frame[advice.frame.section == "design"]
+    origin = dict(zip(designs.design, designs.origin, strict=True))
+    assert origin["/tenantId"] == "configured" and origin["/sessionId"] == "proposed"
+    assert all(designs[designs.origin == "proposed"].why.str.len() > 0)
+    assert advice.verdicts[0].design.name == "/tenantId,/sessionId"  # still the winner among nine
+    date = next(v for v in advice.verdicts if v.design.name == "/date")
+    assert WRITES in date.flags  # proposed from the filter, flagged by the measure
+    assert "proposed: in the equality filters of 'tenant-day'" in advice_text(advice)
+
+
+def test_the_winner_comes_with_its_definition_the_lint_and_the_migration(tmp_path: Path) -> None:
+    advice = advise_from_config(_write(tmp_path, "propose = 0"))
+    assert advice.definition is not None
+    body = json.loads(advice.definition.json())
+    assert body["id"] == "query-logs-by-tenantId-sessionId"
+    assert body["partitionKey"] == {"paths": ["/tenantId", "/sessionId"], "kind": "MultiHash", "version": 2}
+    assert [(f.query, f.code) for f in advice.lint] == [("errors", "cross-partition-unbounded")]
+    text = advice_text(advice)
+    assert "Container to create for /tenantId,/sessionId:" in text and '"kind": "MultiHash"' in text
+    assert "Lint of the workload's queries on that container:" in text and "cross-partition-unbounded" in text
+    assert "Migration (a partition key cannot be changed):" in text and "change feed" in text
+    frame = advice.frame
+    definition = frame[frame.section == "definition"]
+    assert json.loads(definition[definition.step == 0].text.iloc[0]) == body
+    migration = frame[frame.section == "migration"]
+    assert list(migration.step) == list(range(1, len(advice.migration) + 1)) and len(migration) >= 5
+    assert "retire" in migration.text.iloc[-1].lower()
+    lint = frame[frame.section == "lint"]
+    assert list(lint.code) == ["cross-partition-unbounded"] and lint.fix.iloc[0].startswith("Filter on the key")
 
 
 def test_the_sample_option_overrides_the_config(tmp_path: Path) -> None:
