@@ -18,15 +18,25 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from advisor.designs import HIERARCHICAL, SYNTHETIC, SYNTHETIC_PATH, Design
 from advisor.lint import Path, alias_paths, composite_index, doc_path, parse_with_brackets
-from advisor.measure import WorkloadQuery
 from cosmoscore.indexing import DEFAULT_POLICY, IndexPolicy
 
 MAX_CONTAINER_ID = 255  # a resource id holds at most 255 characters
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")  # `/ \ # ?` are refused in ids; keep to a safe alphabet
+
+
+class NamedQuery(Protocol):
+    """A workload query (`advisor.measure.WorkloadQuery`): only its name and text are read here, so
+    `measure` may use `composite_indexes` too without an import cycle."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def sql(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -53,7 +63,7 @@ def order_by_keys(sql: str) -> tuple[tuple[Path, bool], ...] | None:
     return tuple((path, descending) for path, descending in keys if path is not None)
 
 
-def composite_indexes(queries: Sequence[WorkloadQuery]) -> tuple[list[list[dict[str, str]]], list[str]]:
+def composite_indexes(queries: Sequence[NamedQuery]) -> tuple[list[list[dict[str, str]]], list[str]]:
     """The `compositeIndexes` the queries' ORDER BY clauses need (one per distinct need: an index also
     serves its inverted directions) and the names of the queries that need them."""
     entries: list[list[dict[str, str]]] = []
@@ -68,7 +78,7 @@ def composite_indexes(queries: Sequence[WorkloadQuery]) -> tuple[list[list[dict[
     return entries, names
 
 
-def indexing_policy(queries: Sequence[WorkloadQuery]) -> tuple[dict[str, Any], list[str]]:
+def indexing_policy(queries: Sequence[NamedQuery]) -> tuple[dict[str, Any], list[str]]:
     """The default policy with the composite indexes the workload needs (and who needs them)."""
     entries, names = composite_indexes(queries)
     return {**copy.deepcopy(DEFAULT_POLICY), "compositeIndexes": entries}, names
@@ -80,7 +90,7 @@ def new_container_id(source: str, design: Design) -> str:
     return f"{source}-by-{tail}"[:MAX_CONTAINER_ID]
 
 
-def container_definition(design: Design, queries: Sequence[WorkloadQuery], container_id: str) -> ContainerDefinition:
+def container_definition(design: Design, queries: Sequence[NamedQuery], container_id: str) -> ContainerDefinition:
     """The container resource for `design` (partition key kind and version 2, the indexing policy)."""
     policy, ordered = indexing_policy(queries)
     body = {"id": container_id, "partitionKey": design.definition(), "indexingPolicy": policy}

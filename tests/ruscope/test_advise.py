@@ -95,13 +95,31 @@ def test_proposed_designs_are_measured_beside_the_configured_ones_and_flagged(tm
     assert "proposed: in the equality filters of 'tenant-day'" in advice_text(advice)
 
 
+LATEST = """
+[[queries]]
+name = "latest"
+container = "query-logs"
+sql = "SELECT TOP 5 c.tenantId, c.createdAt FROM c WHERE c.status = 'error' ORDER BY c.tenantId, c.createdAt DESC"
+rate_per_s = 0.5
+
+[advisor]"""
+
+
 def test_the_winner_comes_with_its_definition_the_lint_and_the_migration(tmp_path: Path) -> None:
-    advice = advise_from_config(_write(tmp_path, "propose = 0"))
+    path = _write(tmp_path, "propose = 0")
+    path.write_text(path.read_text().replace("[advisor]", LATEST, 1))
+    advice = advise_from_config(path)
     assert advice.definition is not None
     body = json.loads(advice.definition.json())
     assert body["id"] == "query-logs-by-tenantId-sessionId"
     assert body["partitionKey"] == {"paths": ["/tenantId", "/sessionId"], "kind": "MultiHash", "version": 2}
+    assert body["indexingPolicy"]["compositeIndexes"] == [
+        [{"path": "/tenantId", "order": "ascending"}, {"path": "/createdAt", "order": "descending"}]
+    ]
+    # the ORDER BY is served by the definition's composite index: only the unbounded fan-out is left
     assert [(f.query, f.code) for f in advice.lint] == [("errors", "cross-partition-unbounded")]
+    latest = next(q for q in advice.verdicts[0].measure.queries if q.name == "latest")
+    assert latest.routing == "fan-out" and latest.request_charge > 0
     text = advice_text(advice)
     assert "Container to create for /tenantId,/sessionId:" in text and '"kind": "MultiHash"' in text
     assert "Lint of the workload's queries on that container:" in text and "cross-partition-unbounded" in text
