@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from advisor.definition import (
     ContainerDefinition,
@@ -83,12 +83,6 @@ class AdvisorSettings(BaseModel):
     propose: Annotated[int, Field(ge=0, le=20)] = MAX_PROPOSALS
     new_container: str | None = None
 
-    @model_validator(mode="after")
-    def _something_to_compare(self) -> AdvisorSettings:
-        if not self.candidates and not self.propose:
-            raise ValueError("nothing to compare: add [[advisor.candidates]] or set propose above 0")
-        return self
-
 
 @dataclass(frozen=True)
 class Advice:
@@ -117,6 +111,8 @@ def read_advisor_config(path: Path) -> tuple[AdvisorSettings, Workload]:
         raise AdviseError(message.replace(f"{path}: ", f"{path}: advisor.")) from None
     except ConfigError as exc:
         raise AdviseError(str(exc)) from None
+    if not settings.candidates and not settings.propose:
+        raise AdviseError(f"{path}: advisor: nothing to compare: add [[advisor.candidates]] or set propose above 0")
     queries = tuple(
         WorkloadQuery(q.name, q.sql, dict(q.parameters), q.rate_per_s if q.rate_per_s else 1.0)
         for q in config.queries

@@ -163,6 +163,17 @@ def test_a_bad_sample_line_and_an_unknown_property_are_clear(tmp_path: Path) -> 
         advise_from_config(path, tmp_path / "one.jsonl")
 
 
+def test_without_candidates_the_proposals_are_compared_and_with_neither_it_says_so(tmp_path: Path) -> None:
+    path = _write(tmp_path, "propose = 2")
+    path.write_text(path.read_text()[: path.read_text().index("[[advisor.candidates]]")])
+    advice = advise_from_config(path)
+    assert [v.design.name for v in advice.verdicts] == ["/tenantId,/date", "/tenantId"]
+    assert {p.design.name for p in advice.proposals} == {"/tenantId", "/tenantId,/date"}
+    path.write_text(path.read_text().replace("propose = 2", "propose = 0"))
+    with pytest.raises(AdviseError, match=r"ruscope.toml: advisor: nothing to compare: add \[\[advisor.candidates\]\]"):
+        advise_from_config(path)
+
+
 def test_no_advisor_section_says_what_is_missing(tmp_path: Path) -> None:
     path = tmp_path / "ruscope.toml"
     path.write_text('[cosmos]\nendpoint = "http://127.0.0.1:8081/"\n')
