@@ -192,6 +192,8 @@ def advise_documents(settings: AdvisorSettings, workload: Workload, docs: list[d
             *lint_rows(winner, findings),
         ]
     )
+    counts = {c: "Int64" for c in ("rank", "partitions", "step") if c in frame}  # 3, not 3.0, beside blank cells
+    frame = frame.astype(counts)
     return Advice(verdicts, frame, proposals, definition, steps, findings)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import json
 from pathlib import Path
@@ -197,6 +198,8 @@ def test_ruscope_advise_in_a_real_process_prints_the_ranking_and_writes_the_csv(
     assert "/tenantId" in done.stdout and f"{out}: " in done.stdout
     header = out.read_text().splitlines()[0]
     assert header.startswith("rank,design,") and len(out.read_text().splitlines()) > 3
+    first = next(csv.DictReader(out.read_text().splitlines()))
+    assert first["section"] == "design" and first["partitions"] == "3"  # 3, not 3.0 beside the blank cells
     bad = subprocess.run(
         [str(ruscope), "advise", "--config", str(tmp_path / "missing.toml")], capture_output=True, text=True
     )
