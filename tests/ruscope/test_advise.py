@@ -204,3 +204,27 @@ def test_ruscope_advise_in_a_real_process_prints_the_ranking_and_writes_the_csv(
         [str(ruscope), "advise", "--config", str(tmp_path / "missing.toml")], capture_output=True, text=True
     )
     assert bad.returncode == 2 and bad.stderr.startswith("ruscope: ") and len(bad.stderr.splitlines()) == 1
+
+
+def test_a_synthetic_winner_is_linted_on_its_pk_with_the_keys_its_queries_derive(tmp_path: Path) -> None:
+    path = _write(tmp_path, "propose = 0")
+    text = path.read_text()
+    pinned = (
+        '\n[[queries]]\nname = "exact"\ncontainer = "query-logs"\n'
+        'sql = "SELECT * FROM c WHERE c.tenantId = @t AND c.createdAt = @c"\n'
+        'parameters = { "@t" = "contoso", "@c" = "2026-12-01T10:00:00Z" }\n\n[advisor]'
+    )
+    text = text.replace("[advisor]", pinned, 1)
+    path.write_text(
+        text[: text.index("[[advisor.candidates]]")]
+        + '[[advisor.candidates]]\nkey = "{tenantId}-{createdAt:yyyy-MM}"\n'
+    )
+    advice = advise_from_config(path)
+    assert advice.definition is not None and advice.definition.body["partitionKey"]["paths"] == ["/pk"]
+    assert "Cosmos DB does not compute it" in advice.definition.notes[0]
+    assert [(f.query, f.code) for f in advice.lint] == [
+        ("tenant-day", "cross-partition-unbounded"),
+        ("errors", "cross-partition-unbounded"),
+    ]  # 'exact' pins tenantId and createdAt: its key is derived, so it is not flagged
+    assert "c.pk = @pk" in advice.lint[0].fix
+    assert "computing pk = '{tenantId}-{createdAt:yyyy-MM}'" in advice.migration[1]
