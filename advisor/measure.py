@@ -16,6 +16,8 @@ at most `max_load_copies` (1 by default: loading costs time), so RU can be measu
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -163,6 +165,40 @@ def measure_design(
         cardinality=cardinality(keys),
         logical_limit_bytes=limits.logical_partition_max_bytes,
     )
+
+
+_JOB: tuple[Sequence[Design], Sequence[Mapping[str, Any]], Workload, Limits | None] | None = None
+
+
+def measure_designs(
+    designs: Sequence[Design],
+    docs: Sequence[Mapping[str, Any]],
+    workload: Workload,
+    *,
+    limits: Limits | None = None,
+    workers: int | None = None,
+) -> list[DesignMeasure]:
+    """`measure_design` for every design, in order, in up to `workers` forked processes (default: one per
+    CPU, at most one per design): each design has its own engine, so the figures are the same as one by one,
+    and loading the sample is most of the time. One worker, or no `fork` on this platform: in this process."""
+    workers = min(len(designs), workers or os.cpu_count() or 1)
+    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [measure_design(d, docs, workload, limits=limits) for d in designs]
+    for design in designs:
+        validate_design(design, docs)  # a bad design fails here, in words, not inside a worker
+    global _JOB
+    _JOB = (designs, docs, workload, limits)  # inherited by the forked workers, never pickled
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            return pool.map(_measure_nth, range(len(designs)), chunksize=1)
+    finally:
+        _JOB = None
+
+
+def _measure_nth(index: int) -> DesignMeasure:
+    assert _JOB is not None
+    designs, docs, workload, limits = _JOB
+    return measure_design(designs[index], docs, workload, limits=limits)
 
 
 def load_copies(workload: Workload) -> int:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -33,8 +34,16 @@ from pathlib import Path
 from typing import Any
 
 from advisor.designs import parse_design
-from advisor.measure import Workload, WorkloadQuery, load_container, measure_query, order_by_indexes
-from advisor.verdict import advise
+from advisor.measure import (
+    Workload,
+    WorkloadQuery,
+    load_container,
+    measure_design,
+    measure_designs,
+    measure_query,
+    order_by_indexes,
+)
+from advisor.verdict import judge, rank_verdicts
 from emulator.engine import Context, Engine, ThroughputSpec
 from workloads.chat import generator as gen
 
@@ -72,13 +81,19 @@ def chat_workload(executions: int, month: str) -> Workload:
     return Workload(queries=tuple(built), growth_gb_per_day=1.0, scale=1.0, entity_property=None)
 
 
-def run_advisor(count: int, executions: int, literal: bool) -> dict[str, Any]:
+def run_advisor(count: int, executions: int, workers: int) -> dict[str, Any]:
+    """`advisor.verdict.advise`'s steps (measure, judge, rank), the designs measured one by one
+    (`workers` 1, as `advise` does today) or by `measure_designs` in `workers` processes."""
     began = time.perf_counter()
     docs = sample_docs(count)
     workload = chat_workload(executions, str(docs[-1]["month"]))
     generated = time.perf_counter()
     designs = [parse_design(spec) for spec in DESIGNS]
-    verdicts = advise(designs, docs, workload)
+    if workers == 1:
+        measures = [measure_design(d, docs, workload) for d in designs]
+    else:
+        measures = measure_designs(designs, docs, workload, workers=workers)
+    verdicts = rank_verdicts([judge(m, docs, workload) for m in measures])
     done = time.perf_counter()
     result: dict[str, Any] = {
         "generate_s": generated - began,
@@ -87,13 +102,20 @@ def run_advisor(count: int, executions: int, literal: bool) -> dict[str, Any]:
         "queries": len(workload.queries),
         "ranking": [(v.rank, v.design.name, round(v.measure.workload_ru, 2), list(v.flags)) for v in verdicts],
     }
-    if literal:
-        result["literal"] = literal_check(designs[0], docs, workload, verdicts)
-    result["maxrss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    worker = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # the largest worker
+    result["maxrss_kb"] = own + (0 if workers == 1 else min(workers, len(designs)) * worker)  # an upper bound
     return result
 
 
-def literal_check(design: Any, docs: list[dict[str, Any]], workload: Workload, verdicts: list[Any]) -> dict[str, Any]:
+def run_literal(count: int, executions: int) -> dict[str, Any]:
+    docs = sample_docs(count)
+    workload = chat_workload(executions, str(docs[-1]["month"]))
+    design = parse_design(DESIGNS[0])
+    return literal_check(design, docs, workload, measure_design(design, docs, workload))
+
+
+def literal_check(design: Any, docs: list[dict[str, Any]], workload: Workload, measured: Any) -> dict[str, Any]:
     """Every execution run on its own on a fresh container of `design`: total RU against the weighted one."""
     engine = Engine(throttling=False)
     indexes = order_by_indexes(workload.queries)
@@ -103,7 +125,6 @@ def literal_check(design: Any, docs: list[dict[str, Any]], workload: Workload, v
     for query in workload.queries:
         for _ in range(int(query.weight)):
             total += measure_query(engine, coll, design, query).request_charge
-    measured = next(v.measure for v in verdicts if v.design.name == design.name)
     weighted = sum(q.request_charge * q.weight for q in measured.queries)
     return {"seconds": time.perf_counter() - began, "total_ru": total, "weighted_ru": weighted}
 
@@ -128,41 +149,50 @@ def in_child(*args: str) -> tuple[dict[str, Any], float]:
     return json.loads(out.strip().splitlines()[-1]), time.perf_counter() - began
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--small", action="store_true", help="20,000 documents x 1,000 executions")
-    parser.add_argument("--literal", action="store_true", help="also run every execution on the first design")
-    parser.add_argument("--child", choices=["advisor", "baseline"], help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    count, executions = SIZES["small" if args.small else "full"]
-    if args.child == "advisor":
-        print(json.dumps(run_advisor(count, executions, args.literal)))
-        return
-    if args.child == "baseline":
-        print(json.dumps(run_baseline(count)))
-        return
-    size = ["--small"] if args.small else []
-    base, _ = in_child("--child", "baseline", *size)
-    print(f"baseline: the bare engine loads {count:,} documents into one container in {base['load_s']:.1f} s ")
-    print(f"  ({count / base['load_s']:,.0f} documents/s), peak {base['maxrss_kb'] / 1024**2:.2f} GB")
-    res, wall = in_child("--child", "advisor", *size, *(["--literal"] if args.literal else []))
-    print(f"advisor: {len(DESIGNS)} designs x {count:,} documents x {res['executions']:,} query executions")
-    print(
-        f"  ({res['queries']} distinct queries), sample generated in {res['generate_s']:.1f} s, advise in {res['advise_s']:.1f} s"
-    )
-    for rank, name, ru, flags in res["ranking"]:
-        print(f"  #{rank} {name}: {ru} RU per execution; flags: {', '.join(flags) or 'none'}")
+def report_advisor(label: str, res: dict[str, Any], wall: float, base_load_s: float) -> None:
     peak = res["maxrss_kb"] / 1024**2
     ok = wall <= TARGET_S and peak <= TARGET_GB
+    print(
+        f"{label}: sample generated in {res['generate_s']:.1f} s, measured + judged + ranked in {res['advise_s']:.1f} s"
+    )
     print(f"  wall {wall:.1f} s (child process, start to exit) against <= {TARGET_S:.0f} s ({wall / TARGET_S:.0%});")
     print(
         f"  peak memory {peak:.2f} GB against <= {TARGET_GB:.0f} GB ({peak / TARGET_GB:.0%}): {'within' if ok else 'OVER'}"
     )
-    print(f"  advise / 4 x baseline load: {res['advise_s'] / (4 * base['load_s']):.2f}")
-    if "literal" in res:
-        lit = res["literal"]
-        print(f"  literal: {res['executions']:,} executions on {DESIGNS[0]} in {lit['seconds']:.1f} s, ")
-        print(f"    total {lit['total_ru']:,.2f} RU, weighted {lit['weighted_ru']:,.2f} RU")
+    print(f"  measuring / (4 x baseline load): {res['advise_s'] / (4 * base_load_s):.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", action="store_true", help="20,000 documents x 1,000 executions")
+    parser.add_argument("--literal", action="store_true", help="also run every execution on the first design")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes for measure_designs")
+    parser.add_argument("--child", choices=["advisor", "baseline", "literal"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    count, executions = SIZES["small" if args.small else "full"]
+    if args.child:
+        run = {"advisor": lambda: run_advisor(count, executions, args.workers), "baseline": lambda: run_baseline(count)}
+        run["literal"] = lambda: run_literal(count, executions)
+        print(json.dumps(run[args.child]()))
+        return
+    size = ["--small"] if args.small else []
+    base, _ = in_child("--child", "baseline", *size)
+    print(f"baseline: the bare engine loads {count:,} documents into one container in {base['load_s']:.1f} s")
+    print(f"  ({count / base['load_s']:,.0f} documents/s), peak {base['maxrss_kb'] / 1024**2:.2f} GB")
+    one, one_wall = in_child("--child", "advisor", "--workers", "1", *size)
+    print(f"advisor: {len(DESIGNS)} designs x {count:,} documents x {one['executions']:,} query executions")
+    print(f"  ({one['queries']} distinct queries, each run once per design and weighted by its execution count)")
+    for rank, name, ru, flags in one["ranking"]:
+        print(f"  #{rank} {name}: {ru} RU per execution; flags: {', '.join(flags) or 'none'}")
+    report_advisor("one design after another (advise today)", one, one_wall, base["load_s"])
+    if args.workers > 1:
+        par, par_wall = in_child("--child", "advisor", "--workers", str(args.workers), *size)
+        same = "the same ranking and RU" if par["ranking"] == one["ranking"] else "A DIFFERENT RESULT"
+        report_advisor(f"measure_designs, {args.workers} processes ({same})", par, par_wall, base["load_s"])
+    if args.literal:
+        lit, _ = in_child("--child", "literal", *size)
+        print(f"literal: {one['executions']:,} executions one by one on {DESIGNS[0]} in {lit['seconds']:.1f} s:")
+        print(f"  total {lit['total_ru']:,.2f} RU, weighted (measure_design) {lit['weighted_ru']:,.2f} RU")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,15 @@ from typing import Any
 import pytest
 
 from advisor.designs import Design, DesignError, parse_design
-from advisor.measure import Workload, WorkloadQuery, derived_key, gini, measure_design
+from advisor.measure import (
+    Workload,
+    WorkloadQuery,
+    derived_key,
+    gini,
+    measure_design,
+    measure_designs,
+    order_by_indexes,
+)
 from advisor.verdict import ALIGNMENT, CARDINALITY, STORAGE, WRITES, Verdict, advise
 from cosmoscore.routing import FAN_OUT, SINGLE
 from workloads.chat import generator as g
@@ -188,3 +196,24 @@ def test_the_sample_is_loaded_up_to_the_projected_scale_for_query_costs(logs: li
 def test_a_time_property_that_is_not_a_date_is_a_clear_error(logs: list[dict[str, Any]]) -> None:
     with pytest.raises(DesignError, match="time property 'status'"):
         measure_design(parse_design("/tenantId"), logs, Workload(time_property="status"))
+
+
+def test_measure_designs_in_processes_gives_the_figures_of_one_by_one(
+    logs: list[dict[str, Any]], log_workload: Workload
+) -> None:
+    designs = [parse_design(s) for s in ("/tenantId", TENANT_MONTH, ["/tenantId", "/sessionId"])]
+    assert measure_designs(designs, logs, log_workload, workers=2) == [
+        measure_design(d, logs, log_workload) for d in designs
+    ]
+    with pytest.raises(DesignError, match="nope"):
+        measure_designs([parse_design("/nope"), *designs], logs, log_workload, workers=2)
+
+
+def test_a_multi_property_order_by_is_measured_on_its_composite_index(logs: list[dict[str, Any]]) -> None:
+    sql = "SELECT TOP 5 c.tenantId FROM c WHERE c.status = 'error' ORDER BY c.tenantId ASC, c.createdAt DESC"
+    workload = Workload(queries=(WorkloadQuery("latest", sql),))
+    assert order_by_indexes(workload.queries) == [
+        [{"path": "/tenantId", "order": "ascending"}, {"path": "/createdAt", "order": "descending"}]
+    ]
+    (query,) = measure_design(parse_design("/tenantId"), logs, workload).queries
+    assert query.routing == FAN_OUT and query.request_charge > 0
