@@ -86,7 +86,9 @@ def page_size_for(max_documents: int, ranges: int, page_size: int) -> int:
     return max(1, min(page_size, -(-max_documents // max(ranges, 1))))
 
 
-def fetch_pages(container: ContainerProxy, feed_range: Mapping[str, Any], page_size: int) -> Iterator[list[dict]]:
+def fetch_pages(
+    container: ContainerProxy, feed_range: Mapping[str, Any], page_size: int
+) -> Iterator[list[dict[str, Any]]]:
     """One feed range's documents, a page (one request) at a time."""
     pages = container.query_items(SAMPLE_SQL, feed_range=feed_range, max_item_count=page_size).by_page()
     for page in pages:
@@ -95,12 +97,12 @@ def fetch_pages(container: ContainerProxy, feed_range: Mapping[str, Any], page_s
 
 def fetch_sample(
     container: ContainerProxy, meter: RuMeter, *, max_documents: int, budget_ru: float, page_size: int
-) -> tuple[list[list[dict]], str]:
+) -> tuple[list[list[dict[str, Any]]], str]:
     """The documents per feed range, read round robin a page at a time until the cap, the budget or the end.
     Equal pages in turn give every range an even share; a range that ends leaves its share to the others."""
     raw_ranges = list(container.read_feed_ranges())
     size = page_size_for(max_documents, len(raw_ranges), page_size)
-    taken: list[list[dict]] = [[] for _ in raw_ranges]
+    taken: list[list[dict[str, Any]]] = [[] for _ in raw_ranges]
     feeds = {i: fetch_pages(container, r, size) for i, r in enumerate(raw_ranges)}
     total = 0
     while feeds:
