@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from advisor.definition import composite_indexes
 from advisor.designs import (
     SYNTHETIC,
     Design,
@@ -32,7 +33,6 @@ from advisor.designs import (
     render_template,
     validate_design,
 )
-from advisor.lint import alias_paths, composite_index, doc_path
 from cosmoscore.epk import epk_for
 from cosmoscore.keys import key_json
 from cosmoscore.limits import GB, Limits
@@ -208,16 +208,9 @@ def load_copies(workload: Workload) -> int:
 
 def order_by_indexes(queries: Sequence[WorkloadQuery]) -> list[list[dict[str, str]]]:
     """The composite indexes the workload's multi-property ORDER BY queries need (the service rejects them
-    without one): the container they are measured on declares them, as the recommended definition does."""
-    out: list[list[dict[str, str]]] = []
-    for query in queries:
-        parsed = parse_query(query.sql)
-        aliases = alias_paths(parsed)
-        keys = [(doc_path(item.expr, aliases), item.descending) for item in parsed.order_by]
-        entry = composite_index([(p, d) for p, d in keys if p is not None])
-        if len(keys) >= 2 and len(entry) == len(keys) and entry not in out:
-            out.append(entry)
-    return out
+    without one): the container they are measured on declares them, as the recommended definition does
+    (`advisor.definition.composite_indexes`, the one place that works them out)."""
+    return composite_indexes(queries)[0]
 
 
 def load_container(
