@@ -74,6 +74,17 @@ def sdk_client(emu: RunningEmulator, **kwargs: object) -> CosmosClient:
     return CosmosClient(emu.url, credential=emu.key, **kwargs)
 
 
+def wait_for_sdk_background_requests(timeout_s: float = 10.0) -> None:
+    """Wait for azure-cosmos's background endpoint refresh ("cosmos-endpoint-refresh" threads: a database
+    account read and health checks after a client's first requests), so a test that counts the requests
+    a server received does not count them."""
+    import threading
+
+    for thread in threading.enumerate():
+        if thread.name == "cosmos-endpoint-refresh":
+            thread.join(timeout_s)
+
+
 @pytest.fixture
 def client(emulator: RunningEmulator) -> CosmosClient:
     return sdk_client(emulator)

@@ -17,6 +17,7 @@ from azure.cosmos import CosmosClient, PartitionKey
 
 from collectors.store import StoreWarning, read_table
 from emulator.engine import Context
+from tests.conftest import wait_for_sdk_background_requests
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,6 +50,7 @@ def shop(emulator):
         emulator.engine.create_item(
             Context(), "shop", "orders", {"id": f"o{i}", "tenantId": f"t{i % 6}"}, [f"t{i % 6}"]
         )
+    wait_for_sdk_background_requests()  # the tests count the requests this emulator receives
     return emulator
 
 
