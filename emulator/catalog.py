@@ -62,10 +62,14 @@ class Catalog:
             meter.charge = self.cost.metadata_read_ru
             return Resource(200, self.state.db(db_id).props, meter.charge)
 
-    def list_databases(self, ctx: Context) -> Resource:
-        with self.metering.metered(ctx, "ReadFeed", "dbs") as meter:
+    def list_databases(
+        self, ctx: Context, query: str | None = None, parameters: Mapping[str, Any] | None = None
+    ) -> Resource:
+        """All databases, or those a SQL query selects (the SDK's `query_databases`)."""
+        with self.metering.metered(ctx, "ReadFeed" if query is None else "Query", "dbs") as meter:
             meter.charge = self.cost.metadata_read_ru
-            return Resource(200, [d.props for d in self.state.databases.values()], meter.charge)
+            found = [d.props for d in self.state.databases.values()]
+            return Resource(200, _selected(found, query, parameters), meter.charge)
 
     def delete_database(self, ctx: Context, db_id: str) -> Resource:
         with self.metering.metered(ctx, "Delete", "dbs", db_id) as meter:
@@ -130,11 +134,15 @@ class Catalog:
     def _usage(self, coll: Container) -> StorageUsage:
         return StorageUsage(coll.size, coll.docs, self.limits.logical_partition_max_bytes * len(coll.ranges))
 
-    def list_containers(self, ctx: Context, db_id: str) -> Resource:
-        with self.metering.metered(ctx, "ReadFeed", "colls", db_id) as meter:
+    def list_containers(
+        self, ctx: Context, db_id: str, query: str | None = None, parameters: Mapping[str, Any] | None = None
+    ) -> Resource:
+        """A database's containers, or those a SQL query selects (the SDK's `query_containers`)."""
+        with self.metering.metered(ctx, "ReadFeed" if query is None else "Query", "colls", db_id) as meter:
             db = self.state.db(db_id)
             meter.charge = self.cost.metadata_read_ru
-            return Resource(200, [c.props for c in db.containers.values()], meter.charge, db.rid)
+            found = [c.props for c in db.containers.values()]
+            return Resource(200, _selected(found, query, parameters), meter.charge, db.rid)
 
     def replace_container(self, ctx: Context, db_id: str, coll_id: str, definition: Mapping[str, Any]) -> Resource:
         with self.metering.metered(ctx, "Replace", "colls", db_id, coll_id) as meter:
@@ -190,9 +198,7 @@ class Catalog:
         with self.metering.metered(ctx, "ReadFeed" if query is None else "Query", "offers") as meter:
             meter.charge = self.cost.metadata_read_ru
             offers = [o.to_json() for o in self.state.offers.values()]
-            if query is not None:
-                offers = guarded(lambda: execute(parse(query), offers, dict(parameters or {})).rows)
-            return Resource(200, offers, meter.charge)
+            return Resource(200, _selected(offers, query, parameters), meter.charge)
 
     def read_offer(self, ctx: Context, offer_rid: str) -> Resource:
         with self.metering.metered(ctx, "Read", "offers") as meter:
@@ -220,6 +226,13 @@ class Catalog:
             # add nothing to the history; offers are rare)
             meter.changed = tuple(c for d in self.state.databases.values() for c in d.containers.values())
             return Resource(200, offer.to_json(), meter.charge)
+
+
+def _selected(resources: list[Any], query: str | None, parameters: Mapping[str, Any] | None) -> list[Any]:
+    """The resources a metadata query (`SELECT * FROM root r WHERE r.id = @id`) selects; all without one."""
+    if query is None:
+        return resources
+    return guarded(lambda: execute(parse(query), resources, dict(parameters or {})).rows)
 
 
 def require_id(definition: Any) -> str:

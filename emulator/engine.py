@@ -145,8 +145,11 @@ class Engine:
     def read_database(self, ctx: Context, db_id: str) -> Resource:
         return self._catalog.read_database(ctx, db_id)
 
-    def list_databases(self, ctx: Context) -> Resource:
-        return self._catalog.list_databases(ctx)
+    def list_databases(
+        self, ctx: Context, query: str | None = None, parameters: Mapping[str, Any] | None = None
+    ) -> Resource:
+        """All databases, or those a SQL query over their resources selects."""
+        return self._catalog.list_databases(ctx, query, parameters)
 
     def delete_database(self, ctx: Context, db_id: str) -> Resource:
         return self._catalog.delete_database(ctx, db_id)
@@ -162,8 +165,11 @@ class Engine:
     ) -> ContainerInfo:
         return self._catalog.read_container(ctx, db_id, coll_id, statistics=statistics, quota=quota)
 
-    def list_containers(self, ctx: Context, db_id: str) -> Resource:
-        return self._catalog.list_containers(ctx, db_id)
+    def list_containers(
+        self, ctx: Context, db_id: str, query: str | None = None, parameters: Mapping[str, Any] | None = None
+    ) -> Resource:
+        """A database's containers, or those a SQL query over their resources selects."""
+        return self._catalog.list_containers(ctx, db_id, query, parameters)
 
     def replace_container(self, ctx: Context, db_id: str, coll_id: str, definition: Mapping[str, Any]) -> Resource:
         return self._catalog.replace_container(ctx, db_id, coll_id, definition)

@@ -86,6 +86,9 @@ class CosmosApp:
         if n == 0 or seg[0] != "dbs":
             raise errors.CosmosError(404, f"Unknown resource path {request.path!r}.")
         if n == 1:
+            if method == "POST" and _is_query(request):
+                text, params = wire.query_text_and_parameters(request.json())
+                return listing_reply("Databases", engine.list_databases(ctx, text, params))
             if method == "POST":
                 return resource_reply(engine.create_database(ctx, request.json(), throughput(request)))
             return _only(method, "GET", lambda: listing_reply("Databases", engine.list_databases(ctx)))
@@ -97,6 +100,9 @@ class CosmosApp:
         if seg[2] != "colls":
             raise _unsupported(seg[2])
         if n == 3:
+            if method == "POST" and _is_query(request):
+                text, params = wire.query_text_and_parameters(request.json())
+                return listing_reply("DocumentCollections", engine.list_containers(ctx, db, text, params))
             if method == "POST":
                 return resource_reply(engine.create_container(ctx, db, request.json(), throughput(request)))
             return _only(method, "GET", lambda: listing_reply("DocumentCollections", engine.list_containers(ctx, db)))
@@ -144,11 +150,7 @@ class CosmosApp:
     def _docs_feed(self, request: Request, ctx: Context, db: str, coll: str) -> Reply:
         rid = request.header("x-ms-cosmos-intended-collection-rid")
         if request.method == "POST":
-            if (
-                request.flag("x-ms-documentdb-isquery")
-                or request.flag("x-ms-cosmos-is-query-plan-request")
-                or ((request.header("content-type") or "").startswith("application/query+json"))
-            ):
+            if _is_query(request) or request.flag("x-ms-cosmos-is-query-plan-request"):
                 return self.query(request, ctx, db, coll)
             if request.flag("x-ms-cosmos-is-batch-request"):
                 raise errors.bad_request("Transactional batch is not supported by the ruscope emulator.")
@@ -238,6 +240,12 @@ class CosmosApp:
         reply = _only(method, "GET", lambda: resource_reply(engine.read_offer(ctx, seg[1])))
         reply.headers["x-ms-cosmos-min-throughput"] = str(engine.limits.min_throughput)
         return reply
+
+
+def _is_query(request: Request) -> bool:
+    """A POST the SDK marks as a query (header or content type), not a create."""
+    content_type = request.header("content-type") or ""
+    return request.flag("x-ms-documentdb-isquery") or content_type.startswith("application/query+json")
 
 
 def _only(method: str, allowed: str, call: Callable[[], Reply]) -> Reply:
