@@ -24,6 +24,9 @@ def resource_of(path: str) -> tuple[str, str]:
         resource_type, link = segments[-1], "/".join(segments[:-1])
     else:
         resource_type, link = segments[-2], "/".join(segments)
+    if segments[-2:] == ["operations", "partitionkeydelete"]:
+        # signed as the container (azure-cosmos `_base._internal_resourcetype` turns partitionkey into colls)
+        resource_type, link = "colls", "/".join(segments[:-2])
     if segments[0] == "offers":  # offers are addressed by RID, signed as the bare RID lower-cased
         link = segments[1].lower() if len(segments) == 2 else ""
     return resource_type, link

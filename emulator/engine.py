@@ -265,6 +265,12 @@ class Engine:
     ) -> ItemResult:
         return self._items.delete(ctx, db_id, coll_id, item_id, key, intended_rid=intended_rid)
 
+    def delete_partition_key(
+        self, ctx: Context, db_id: str, coll_id: str, key: Sequence[Any], *, intended_rid: str | None = None
+    ) -> ItemResult:
+        """Delete every item of one logical partition (`delete_all_items_by_partition_key`)."""
+        return self._items.delete_partition_key(ctx, db_id, coll_id, key, intended_rid=intended_rid)
+
     def read_feed(
         self,
         ctx: Context,

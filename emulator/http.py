@@ -111,6 +111,8 @@ class CosmosApp:
             return self._container(request, ctx, db, coll)
         if seg[4] == "pkranges" and n == 5:
             return _only(method, "GET", lambda: self._pkranges(request, ctx, db, coll))
+        if seg[4:] == ["operations", "partitionkeydelete"]:
+            return _only(method, "POST", lambda: self._delete_partition(request, ctx, db, coll))
         if seg[4] != "docs":
             raise _unsupported(seg[4])
         if n == 5:
@@ -223,6 +225,16 @@ class CosmosApp:
                 engine.patch_item(ctx, db, coll, item_id, operations, key, condition=condition, intended_rid=rid)
             )
         return item_reply(engine.delete_item(ctx, db, coll, item_id, key, intended_rid=rid))
+
+    def _delete_partition(self, request: Request, ctx: Context, db: str, coll: str) -> Reply:
+        """`delete_all_items_by_partition_key`: the logical partition's items go, 200 with no body."""
+        raw_key = request.json_header(PK_HEADER)
+        with self._metered_refusals(ctx, "Delete", db, coll):
+            key = required_key(raw_key)
+        rid = request.header("x-ms-cosmos-intended-collection-rid")
+        result = self.engine.delete_partition_key(ctx, db, coll, key, intended_rid=rid)
+        headers = wire.session_headers(result.pkrange_id, result.lsn)
+        return Reply(result.status, None, result.request_charge, result.pkrange_id, headers)
 
     def _offers(self, request: Request, ctx: Context) -> Reply:
         seg, method, engine = request.segments, request.method, self.engine

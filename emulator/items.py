@@ -149,6 +149,26 @@ class Items:
             meter.changed, meter.changed_epk = (coll,), epk
             return _answer(meter, rng, 204, None)
 
+    def delete_partition_key(
+        self, ctx: Context, db_id: str, coll_id: str, key: Sequence[Any], *, intended_rid: str | None = None
+    ) -> ItemResult:
+        """Delete a logical partition: one journaled delete per item (so a restart replays it), charged
+        as those deletes (W4); the service runs it in the background, here it is done when answered."""
+        with self.metering.metered(ctx, "Delete", "partitionkey", db_id, coll_id) as meter:
+            coll = self.state.coll(db_id, coll_id, intended_rid)
+            key = self.checked_key(coll, key, full=True)
+            lp, rng, epk = self._locate(coll, key, meter)
+            self.metering.admit(coll, rng, meter)
+            items = list(lp.items.values()) if lp else []
+            ru = sum(self.cost.delete_ru(i.size, len(indexed_leaves(i.doc, coll.policy))) for i in items)
+            self.metering.consume(coll, rng, meter, ru)
+            for item in items:
+                entry = {"op": "delete", "db": db_id, "coll": coll_id, "key": key_to_json(key), "id": item.doc["id"]}
+                self.state.commit(entry)
+                self.state.apply_delete(entry)
+            meter.changed, meter.changed_epk = (coll,), epk
+            return _answer(meter, rng, 200, None)
+
     # -- checks --------------------------------------------------------------------------------
 
     def _checked_document(self, coll: Container, doc: Any, key: Sequence[Any] | None) -> tuple[dict[str, Any], Key]:

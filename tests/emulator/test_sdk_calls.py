@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 from azure.cosmos import CosmosClient, PartitionKey
+
+from emulator.server import RunningEmulator, open_engine
+from tests.conftest import sdk_client
 
 
 @pytest.fixture
@@ -31,3 +37,20 @@ def test_query_containers_answers_the_query(client: CosmosClient) -> None:
     assert [c["id"] for c in found] == ["c2"] and found[0]["partitionKey"]["paths"] == ["/k"]
     assert sorted(c["id"] for c in db.query_containers("SELECT * FROM root r")) == ["c1", "c2"]
     assert sorted(c["id"] for c in db.list_containers()) == ["c1", "c2"]
+
+
+def test_delete_all_items_by_partition_key_deletes_the_logical_partition_durably(
+    tmp_path: Path, make_emulator: Callable[..., RunningEmulator]
+) -> None:
+    emu = make_emulator(data_dir=tmp_path)
+    container = sdk_client(emu).create_database("shop").create_container("orders", PartitionKey("/tenant"))
+    for i, tenant in enumerate(["t1", "t1", "t1", "t2"]):
+        container.create_item({"id": str(i), "tenant": tenant})
+    container.delete_all_items_by_partition_key("t1")
+    assert [d["id"] for d in container.read_all_items()] == ["3"]
+    container.delete_all_items_by_partition_key("absent")  # nothing to delete is still a 200
+    record = next(r for r in emu.engine.accounting.records() if r.resource_type == "partitionkey")
+    assert (record.status, record.operation) == (200, "Delete") and record.request_charge > 3 * 5
+    emu.engine.close()  # the journal folded into a snapshot, as at shutdown
+    restarted = open_engine(tmp_path).container("shop", "orders")
+    assert [i for r in restarted.ranges for lp in r.logical.values() for i in lp.items] == ["3"]
