@@ -2,6 +2,10 @@
 as CSV (the one CSV writer, `analysis.report.to_csv_bytes`) when `--out` is given. Exit 2 names what was
 wrong in the config or the sample; nothing is written then.
 
+The advice is also stored (`ruscope.advise_store`: the `advice_*` tables of the config's `[store]`, or
+`--store`) under a new run id, for the dashboard's Advisor page; `--no-store` skips that. A store that
+cannot be written is exit 1 after the advice was printed and the CSV written (nothing measured is lost).
+
 `--from-account` reads the sample from the live `[advisor] container` of the config's account (the first,
 or `--account NAME`; its first database) through the SDK (`collectors.sample`): at most `--max-documents`
 spread over every physical partition, stopping before `--budget-ru`. The JSONL lands beside the config
@@ -11,6 +15,7 @@ cannot be read is exit 1 (the command ran; the account failed), as a failed coll
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -20,7 +25,8 @@ import typer
 from analysis.report import to_csv_bytes
 from collectors.config import ConfigError, load_config
 from collectors.sample import SampleError, SampleReport, sample_container
-from ruscope.advise import AdviseError, advice_text, advise_from_config, read_advisor_config
+from ruscope.advise import Advice, AdviseError, advice_text, advise_from_config, read_advisor_config
+from ruscope.advise_store import AdviceScope, advice_frames, store_advice
 
 SAMPLE_NAME = "advisor-sample.jsonl"
 EXIT_FAILED = 1
@@ -63,6 +69,10 @@ def advise(
         int, typer.Option(min=1, help="With --from-account: documents to sample at most.")
     ] = 10_000,
     budget_ru: Annotated[float, typer.Option(min=1, help="With --from-account: RU the sampling may spend.")] = 5_000,
+    store: Annotated[
+        str | None, typer.Option(help="Store the advice here (a directory or az:// URI; else the config's [store]).")
+    ] = None,
+    no_store: Annotated[bool, typer.Option("--no-store", help="Print (and --out) the advice; do not store it.")] = False,
 ) -> None:
     """Measure candidate partition keys on a document sample and the config's queries; rank them."""
     if from_account and sample is not None:
@@ -85,6 +95,30 @@ def advise(
     typer.echo(advice_text(advice))
     if out is not None:
         write_csv(advice.frame, out)
+    if not no_store:
+        keep_advice(config, advice, account, store)
+
+
+def keep_advice(config: Path, advice: Advice, account: str | None, store: str | None) -> None:
+    """Store the advice under a new run id (module docstring); a store that fails is one line, exit 1."""
+    settings, workload = read_advisor_config(config)
+    try:
+        cfg = load_config(config)
+        target = cfg.account(account)
+    except (ConfigError, LookupError) as exc:
+        typer.echo(f"ruscope: {exc}", err=True)
+        raise typer.Exit(2) from None
+    scope = AdviceScope(
+        target.name, target.databases[0], settings.container, workload.throughput, workload.growth_gb_per_day
+    )
+    uri = store or cfg.store.uri
+    now = datetime.now(UTC)
+    try:
+        run_id = store_advice(uri, advice_frames(advice, scope, now), time=now)
+    except Exception as exc:  # the store unreachable or refusing: one line; the advice was printed already
+        typer.echo(f"ruscope: {uri}: the advice was not stored: {' '.join(str(exc).split())[:300]}", err=True)
+        raise typer.Exit(EXIT_FAILED) from None
+    typer.echo(f"advice stored in {uri} as run {run_id} (the dashboard's Advisor page shows it)")
 
 
 def write_csv(frame: pd.DataFrame, out: Path) -> None:

@@ -5,7 +5,8 @@ This package is the store's one interface; nothing outside it knows the format. 
 every function takes a `Path`, a `str` or a `StoreLocation` (`store_location(...)` resolves credentials from
 the environment). Spark, Fabric, Databricks, DuckDB and Polars read the tables as they are.
 
-- `records`: each table declared once as a frozen, slotted record; the Arrow schema derives from it.
+- `records`: each table declared once as a frozen, slotted record; the Arrow schema derives from it
+  (`records_advice`: the advisor's tables, declared the same way).
 - `pending`: rows a run captured but has not committed, journaled to a locked local segment (`Segment`,
   `recover`); sealing commits them with the app transaction `ruscope-<run_id>-<part>`, exactly once.
 - `delta`: commits (`write_frame`, `write_arrow` for one run's part; concurrent writers retry conflicts).
@@ -17,6 +18,7 @@ the environment). Spark, Fabric, Databricks, DuckDB and Polars read the tables a
 - `location`: `StoreLocation`, `store_location`; `conform`: frames and files to a table's schema.
 """
 
+from collectors.store import records_advice  # noqa: F401  (registers the advisor's tables)
 from collectors.store.delta import write_arrow, write_frame
 from collectors.store.layout import StoreLayoutError
 from collectors.store.location import PENDING, StoreLocation, store_location

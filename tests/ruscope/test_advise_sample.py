@@ -12,6 +12,7 @@ from pathlib import Path
 
 from azure.cosmos import CosmosClient, PartitionKey
 
+from collectors.store import read_table
 from emulator.engine import Context
 from workloads.chat import generator as g
 
@@ -53,9 +54,12 @@ def load_logs(emu, docs: int = 400) -> list[dict]:
     return logs
 
 
-def run(*args: str, key: str | None) -> subprocess.CompletedProcess:
+def run(*args: str, key: str | None, cwd: Path) -> subprocess.CompletedProcess:
+    """`ruscope advise` in `cwd` (the config's relative store, ruscope-data, lands there)."""
     env = {k: v for k, v in os.environ.items() if k != "COSMOS_KEY"} | ({"COSMOS_KEY": key} if key else {})
-    return subprocess.run([str(RUSCOPE), "advise", *args], capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(
+        [str(RUSCOPE), "advise", *args], capture_output=True, text=True, env=env, timeout=120, cwd=cwd
+    )
 
 
 def test_from_account_samples_the_container_and_prints_the_ranking(emulator, tmp_path: Path) -> None:
@@ -63,7 +67,17 @@ def test_from_account_samples_the_container_and_prints_the_ranking(emulator, tmp
     config = tmp_path / "ruscope.toml"
     config.write_text(CONFIG.format(url=emulator.url))
     out = tmp_path / "advice.csv"
-    done = run("--config", str(config), "--from-account", "--max-documents", "200", "--out", str(out), key=emulator.key)
+    done = run(
+        "--config",
+        str(config),
+        "--from-account",
+        "--max-documents",
+        "200",
+        "--out",
+        str(out),
+        key=emulator.key,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     sample = tmp_path / "advisor-sample.jsonl"
     first = done.stdout.splitlines()[0]
@@ -73,6 +87,10 @@ def test_from_account_samples_the_container_and_prints_the_ranking(emulator, tmp
     assert len(docs) == 200 and all(d["tenantId"] == by_id[d["id"]]["tenantId"] and "_rid" not in d for d in docs)
     assert "1. /tenantId,/sessionId" in done.stdout and "2. /tenantId" in done.stdout
     assert out.read_text().startswith("rank,design,")
+    designs = read_table(tmp_path / "ruscope-data", "advice_designs")  # stored for the Advisor page
+    assert designs.sort_values("rank")["design"].iloc[0] == "/tenantId,/sessionId"
+    assert set(designs["account"]) == {"127.0.0.1"} and set(designs["container"]) == {"query-logs"}
+    assert f"as run {designs['run_id'].iloc[0]}" in done.stdout
 
 
 def test_a_budget_and_a_sample_path_are_honoured(emulator, tmp_path: Path) -> None:
@@ -81,7 +99,15 @@ def test_a_budget_and_a_sample_path_are_honoured(emulator, tmp_path: Path) -> No
     config.write_text(CONFIG.format(url=emulator.url))
     sample = tmp_path / "elsewhere.jsonl"
     done = run(
-        "--config", str(config), "--from-account", "--budget-ru", "15", "--sample-out", str(sample), key=emulator.key
+        "--config",
+        str(config),
+        "--from-account",
+        "--budget-ru",
+        "15",
+        "--sample-out",
+        str(sample),
+        key=emulator.key,
+        cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
     assert "(stopped by budget)" in done.stdout.splitlines()[0]
@@ -94,7 +120,7 @@ def test_an_unreachable_account_is_one_line_and_exit_1(tmp_path: Path) -> None:
         url = f"http://127.0.0.1:{probe.getsockname()[1]}/"
     config = tmp_path / "ruscope.toml"
     config.write_text(CONFIG.format(url=url))
-    done = run("--config", str(config), "--from-account", key="a2V5")
+    done = run("--config", str(config), "--from-account", key="a2V5", cwd=tmp_path)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.startswith(f"ruscope: cannot sample the account: cannot reach {url}")
     assert len(done.stderr.splitlines()) == 1 and not (tmp_path / "advisor-sample.jsonl").exists()
@@ -103,15 +129,17 @@ def test_an_unreachable_account_is_one_line_and_exit_1(tmp_path: Path) -> None:
 def test_usage_errors_are_exit_2(tmp_path: Path) -> None:
     config = tmp_path / "ruscope.toml"
     config.write_text(CONFIG.format(url="http://127.0.0.1:8081/"))
-    both = run("--config", str(config), "--from-account", "--sample", str(tmp_path / "x.jsonl"), key="a2V5")
+    both = run(
+        "--config", str(config), "--from-account", "--sample", str(tmp_path / "x.jsonl"), key="a2V5", cwd=tmp_path
+    )
     assert both.returncode == 2 and "--from-account" in both.stderr and len(both.stderr.splitlines()) == 1
-    named = run("--config", str(config), "--from-account", "--account", "nope", key="a2V5")
+    named = run("--config", str(config), "--from-account", "--account", "nope", key="a2V5", cwd=tmp_path)
     assert named.returncode == 2 and "no account named 'nope'" in named.stderr
 
 
 def test_no_key_for_the_emulator_says_which_variable_to_set(emulator, tmp_path: Path) -> None:
     config = tmp_path / "ruscope.toml"
     config.write_text(CONFIG.format(url=emulator.url))
-    done = run("--config", str(config), "--from-account", key=None)
+    done = run("--config", str(config), "--from-account", key=None, cwd=tmp_path)
     assert done.returncode == 1 and len(done.stderr.splitlines()) == 1
     assert done.stderr.startswith(f"ruscope: cannot sample the account: no key for {emulator.url}: set COSMOS_KEY")
