@@ -11,12 +11,15 @@ the old one and the directory fsynced, so a crash leaves either the old history 
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+from emulator import datadir
 
 FORMAT = "ruscope-history"
 VERSION = 1
@@ -52,19 +55,27 @@ def parse_minute(line: dict[str, Any]) -> tuple[Any, Any, Any, Any, Any]:
 
 
 def write_lines(path: Path, lines: Iterable[dict[str, Any]]) -> None:
-    """Replace `path` with a header line and `lines`, atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Replace `path` with a header line and `lines`, atomically (0600); a failure is `SaveFailed`."""
+    datadir.make_dir(path.parent)
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as raw:
-        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+    try:
+        _write_gzip(tmp, lines)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        kept = "the history saved before is kept" if path.exists() else ""
+        raise datadir.SaveFailed(path, exc, kept) from exc
+    os.replace(tmp, path)
+    datadir.fsync_dir(path.parent)
+
+
+def _write_gzip(path: Path, lines: Iterable[dict[str, Any]]) -> None:
+    fd = datadir.open_private(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        with open(fd, "wb", closefd=False) as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
             gz.write(json.dumps({"format": FORMAT, "version": VERSION}).encode() + b"\n")
             for line in lines:
                 gz.write(json.dumps(line, separators=(",", ":")).encode() + b"\n")
-        raw.flush()
-        os.fsync(raw.fileno())
-    os.replace(tmp, path)
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
         os.fsync(fd)
     finally:
         os.close(fd)

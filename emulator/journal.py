@@ -18,6 +18,7 @@ after an upgrade skips them too).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
@@ -25,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from emulator import datadir
 
 SNAPSHOT = "snapshot.jsonl"
 JOURNAL = "journal.jsonl"
@@ -78,24 +81,17 @@ def _end_torn_tail(path: Path) -> None:
             fh.write(b"\n")
 
 
-def _fsync_dir(path: Path) -> None:
-    """Make a rename in `path` durable (POSIX; Windows has no directory handle to fsync)."""
-    if os.name != "posix":
-        return
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 class Journal:
+    """Appends whole lines or none: a failed append is truncated away and fails its request (503)."""
+
     def __init__(self, data_dir: str | Path, *, fsync: bool = False) -> None:
         self.dir = Path(data_dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        datadir.make_dir(self.dir)
         self.fsync = fsync
-        self._file = open(self.dir / JOURNAL, "ab", buffering=0)  # noqa: SIM115 (kept open for appends)
-        _end_torn_tail(self.dir / JOURNAL)
+        self.path = self.dir / JOURNAL
+        self._fd = datadir.open_private(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        _end_torn_tail(self.path)
+        self._end = os.fstat(self._fd).st_size  # the last good offset: a failed append is cut back to it
         self._seq: int | None = None  # the last seq written; read from disk when first needed
 
     def _last(self) -> int:
@@ -104,10 +100,24 @@ class Journal:
         return self._seq
 
     def append(self, entry: dict[str, Any]) -> None:
-        self._seq = self._last() + 1
-        self._file.write(_line({"seq": self._seq, "entry": entry}))
-        if self.fsync:
-            os.fsync(self._file.fileno())
+        """Journal `entry` whole, or raise the service's 503 with the journal as it was before."""
+        seq = self._last() + 1
+        line = _line({"seq": seq, "entry": entry})
+        try:
+            if os.fstat(self._fd).st_size != self._end:
+                os.ftruncate(self._fd, self._end)  # an earlier roll-back that failed
+            datadir.write_all(self._fd, line)
+            if self.fsync:
+                os.fsync(self._fd)
+        except OSError as exc:
+            self._roll_back()
+            raise datadir.storage_failed(self.path, exc) from exc
+        self._seq, self._end = seq, self._end + len(line)
+
+    def _roll_back(self) -> None:
+        """Cut a partial line off (shrinking a file needs no space); retried before the next append if not."""
+        with contextlib.suppress(OSError):
+            os.ftruncate(self._fd, self._end)
 
     def replay(self, apply: Callable[[dict[str, Any]], None]) -> int:
         """Apply the snapshot, then the journal entries it does not already fold in."""
@@ -129,15 +139,31 @@ class Journal:
         """Write the whole state as a new snapshot, then empty the journal (safe to crash at any point)."""
         folded = self._last()  # everything appended so far: the state passed in holds it
         tmp = self.dir / (SNAPSHOT + ".tmp")
-        with open(tmp, "wb") as fh:
+        try:
+            _write_snapshot(tmp, folded, entries)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise datadir.SaveFailed(self.dir / SNAPSHOT, exc, f"{self.path} still holds every write") from exc
+        os.replace(tmp, self.dir / SNAPSHOT)
+        datadir.fsync_dir(self.dir)  # the new snapshot is durable before the journal it replaces goes
+        os.ftruncate(self._fd, 0)
+        self._end = 0
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+def _write_snapshot(path: Path, folded: int, entries: Iterable[dict[str, Any]]) -> None:
+    """The header and every entry, written whole and fsynced (or an OSError)."""
+    fd = datadir.open_private(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        with open(fd, "wb", closefd=False) as fh:
             fh.write(_line({"seq": folded}))
             for entry in entries:
                 fh.write(_line(entry))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.dir / SNAPSHOT)
-        _fsync_dir(self.dir)  # the new snapshot is durable before the journal it replaces goes
-        os.ftruncate(self._file.fileno(), 0)
-
-    def close(self) -> None:
-        self._file.close()
+        os.fsync(fd)
+    finally:
+        os.close(fd)
