@@ -15,7 +15,8 @@ from . import ast as a
 from .checks import UNVERIFIED
 from .errors import SqlError
 from .functions import AGGREGATES, FUNCTIONS, PREDICATE_FUNCTIONS, TYPE_CHECK_FUNCTIONS
-from .operators import BINARY, MIRROR, ORDER_TESTS, UNARY, like, like_regex
+from .operators import BINARY, MIRROR, ORDER_TESTS, UNARY, like
+from .patterns import like_pattern
 from .scope import Context, Fn, Scope, constant, direct_key, getter, path_of, step
 from .values import deep_equal, hash_key, rank
 
@@ -194,8 +195,8 @@ def _like(node: a.Like, scope: Scope, ctx: Context) -> Fn:
     value, escape = _c(node.value, scope, ctx), node.escape
     is_const, pattern = constant(node.pattern, ctx)
     if is_const and pattern.__class__ is str:
-        match = like_regex(pattern, escape).fullmatch
-        test: Fn = lambda r: (match(v) is not None) if (v := value(r)).__class__ is str else U  # noqa: E731
+        match = like_pattern(pattern, escape).matches
+        test: Fn = lambda r: match(v) if (v := value(r)).__class__ is str else U  # noqa: E731
     else:
         pat = _c(node.pattern, scope, ctx)
         test = lambda r: like(value(r), pat(r), escape)  # noqa: E731

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+UNVERIFIED = "SC2999"  # placeholder code: the reference documents the rule but not the service's code
+
 
 class SqlError(Exception):
     """A query the service would reject with 400 BadRequest.

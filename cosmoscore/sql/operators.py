@@ -6,14 +6,14 @@ Compiled closures call these; every function returns UNDEFINED for operands of t
 
 from __future__ import annotations
 
-import functools
 import math
 import operator
-import re
 from collections.abc import Callable
 from typing import Any
 
+from . import bounds
 from .ast import UNDEFINED
+from .patterns import like_pattern
 from .values import compare, equal
 
 U = UNDEFINED
@@ -82,7 +82,9 @@ def _bitwise(op: Callable[[int, int], int], unsigned: bool = False) -> Callable[
 
 
 def _concat(x: Any, y: Any) -> Any:
-    return x + y if x.__class__ is str and y.__class__ is str else U
+    if x.__class__ is not str or y.__class__ is not str or len(x) + len(y) > bounds.LIMITS.max_string_chars:
+        return U  # sized before it is built
+    return x + y
 
 
 def _not_equal(x: Any, y: Any) -> Any:
@@ -154,39 +156,7 @@ def logical_not(v: Any) -> Any:
 UNARY: dict[str, Callable[[Any], Any]] = {"-": negate, "+": plus, "~": bit_not, "NOT": logical_not}
 
 
-@functools.lru_cache(maxsize=512)
-def like_regex(pattern: str, escape: str | None) -> re.Pattern[str]:
-    """Translate a LIKE pattern (% _ [set] [^set], optional ESCAPE char) to a full-match regex."""
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        ch = pattern[i]
-        if escape and ch == escape and i + 1 < n:
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-            continue
-        if ch == "%":
-            out.append(".*")
-        elif ch == "_":
-            out.append(".")
-        elif ch == "[":
-            close = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] == "^" else i + 1)
-            if close == -1:
-                out.append(re.escape(ch))
-            else:
-                body = pattern[i + 1 : close]
-                negated = body.startswith("^")
-                body = body[1:] if negated else body
-                chars = "".join("\\" + c if c in "\\]^[" else c for c in body)
-                out.append(f"[{'^' if negated else ''}{chars}]")
-                i = close
-        else:
-            out.append(re.escape(ch))
-        i += 1
-    return re.compile("".join(out), re.DOTALL)
-
-
 def like(value: Any, pattern: Any, escape: str | None) -> Any:
     if value.__class__ is not str or pattern.__class__ is not str:
         return U
-    return like_regex(pattern, escape).fullmatch(value) is not None
+    return like_pattern(pattern, escape).matches(value)

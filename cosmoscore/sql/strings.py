@@ -9,7 +9,9 @@ from typing import Any
 
 import orjson
 
+from . import bounds
 from .ast import UNDEFINED
+from .patterns import regex_search
 from .values import (
     RANK_ARRAY,
     RANK_BOOL,
@@ -37,7 +39,9 @@ def _string_test(op: Callable[[str, str], bool]) -> Callable[..., Any]:
 
 
 def _concat(*args: Any) -> Any:
-    return "".join(args) if all(is_str(x) for x in args) else UNDEFINED
+    if not all(is_str(x) for x in args) or sum(len(x) for x in args) > bounds.LIMITS.max_string_chars:
+        return UNDEFINED
+    return "".join(args)
 
 
 def _index_of(s: Any, sub: Any, start: Any = 0) -> Any:
@@ -79,14 +83,21 @@ def _trim(method: str) -> Callable[..., Any]:
 def _replace(s: Any, find: Any, repl: Any) -> Any:
     if not (is_str(s) and is_str(find) and is_str(repl)):
         return UNDEFINED
-    return s.replace(find, repl) if find else s
+    if not find:
+        return s
+    if len(repl) > len(find) and len(s) + s.count(find) * (len(repl) - len(find)) > bounds.LIMITS.max_string_chars:
+        return UNDEFINED  # sized before it is built
+    return s.replace(find, repl)
 
 
 def _replicate(s: Any, n: Any) -> Any:
+    """cosmos-sql-semantics §3: a result over 10,000 characters is undefined; sized before it is built."""
     if not is_str(s) or not is_finite_number(n) or n < 0:
         return UNDEFINED
-    out = s * int(n)
-    return out if len(out) <= 10000 else UNDEFINED
+    count = int(n)
+    if len(s) * count > bounds.LIMITS.max_replicate_chars:
+        return UNDEFINED
+    return s * count
 
 
 _REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
@@ -100,10 +111,8 @@ def _regex_match(s: Any, pattern: Any, modifiers: Any = "") -> Any:
         if ch not in _REGEX_FLAGS:
             return UNDEFINED
         flags |= _REGEX_FLAGS[ch]
-    try:
-        return re.search(pattern, s, flags) is not None
-    except re.error:
-        return UNDEFINED
+    found = regex_search(pattern, flags, s)
+    return UNDEFINED if found is None else found
 
 
 def _parse_json(s: Any, want: int) -> Any:
