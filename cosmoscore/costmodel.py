@@ -56,6 +56,10 @@ class CostModel:
     query_plan_ru: float = 0.0  # cosmos-wire-protocol.md §7.3: the gateway's plan charge is unverified
     refused_query_ru: float = 0.0  # ditto for the 400/1004 first attempt
     throttled_ru: float = 0.0  # cosmos-errors-and-stats.md §1.1: "Emulator: 0 is safe" for 429s
+    # M2: a failed request (400, 412, 449) is still charged; a 404 point read was captured at 1 RU
+    # (cosmos-errors-and-stats.md §1.1, layout B). ASSUMPTION: a write refused after its lookup (404, 409,
+    # 412) costs this factor times the point read of what it examined.
+    refused_write_read_factor: float = 1.0
 
     # -- point operations -------------------------------------------------------------------
 
@@ -68,6 +72,10 @@ class CostModel:
         if self.profile == "legacy":
             return max(1.0, kb / 10)
         return _interpolate(self.size_table, kb, 1)
+
+    def refused_write_ru(self, examined_bytes: int) -> float:
+        """A write refused after looking its item up (404 absent, 409 exists, 412 etag): that read (M2)."""
+        return self.refused_write_read_factor * self.read_size_ru(examined_bytes)
 
     def write_base(self, size_bytes: int) -> float:
         """Wbase(s) = 5.0 * Wtab(s) / 4.95: the size term of a write (W1 scaled by R3's shape)."""

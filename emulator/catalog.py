@@ -39,6 +39,7 @@ class Catalog:
     ) -> Resource:
         db_id = require_id(definition)
         with self.metering.metered(ctx, "Create", "dbs", db_id) as meter:
+            meter.charge = self.cost.metadata_read_ru  # a refused create still looked its id up (M2)
             if db_id in self.state.databases:
                 raise errors.conflict()
             meter.charge = self.cost.metadata_write_ru
@@ -59,7 +60,7 @@ class Catalog:
 
     def read_database(self, ctx: Context, db_id: str) -> Resource:
         with self.metering.metered(ctx, "Read", "dbs", db_id) as meter:
-            meter.charge = self.cost.metadata_read_ru
+            meter.charge = self.cost.metadata_read_ru  # charged also when the lookup answers 404 (M2)
             return Resource(200, self.state.db(db_id).props, meter.charge)
 
     def list_databases(
@@ -73,6 +74,7 @@ class Catalog:
 
     def delete_database(self, ctx: Context, db_id: str) -> Resource:
         with self.metering.metered(ctx, "Delete", "dbs", db_id) as meter:
+            meter.charge = self.cost.metadata_read_ru
             db = self.state.db(db_id)
             meter.charge = self.cost.metadata_write_ru
             self.state.commit({"op": "delete_db", "id": db_id})
@@ -89,6 +91,7 @@ class Catalog:
         """Create from a container definition (id, partitionKey, indexingPolicy, defaultTtl, ...)."""
         coll_id = require_id(definition)
         with self.metering.metered(ctx, "Create", "colls", db_id, coll_id) as meter:
+            meter.charge = self.cost.metadata_read_ru
             db = self.state.db(db_id)
             if coll_id in db.containers:
                 raise errors.conflict()
@@ -125,8 +128,8 @@ class Catalog:
         self, ctx: Context, db_id: str, coll_id: str, *, statistics: bool = False, quota: bool = False
     ) -> ContainerInfo:
         with self.metering.metered(ctx, "Read", "colls", db_id, coll_id) as meter:
-            coll = self.state.coll(db_id, coll_id)
             meter.charge = self.cost.metadata_read_ru
+            coll = self.state.coll(db_id, coll_id)
             stats = [_range_statistics(r) for r in coll.ranges] if statistics else None
             usage = self._usage(coll) if quota else None
             return ContainerInfo(dict(coll.props), meter.charge, stats, usage)
@@ -139,8 +142,8 @@ class Catalog:
     ) -> Resource:
         """A database's containers, or those a SQL query selects (the SDK's `query_containers`)."""
         with self.metering.metered(ctx, "ReadFeed" if query is None else "Query", "colls", db_id) as meter:
-            db = self.state.db(db_id)
             meter.charge = self.cost.metadata_read_ru
+            db = self.state.db(db_id)
             found = [c.props for c in db.containers.values()]
             return Resource(200, _selected(found, query, parameters), meter.charge, db.rid)
 
@@ -167,6 +170,7 @@ class Catalog:
 
     def delete_container(self, ctx: Context, db_id: str, coll_id: str) -> Resource:
         with self.metering.metered(ctx, "Delete", "colls", db_id, coll_id) as meter:
+            meter.charge = self.cost.metadata_read_ru
             coll = self.state.coll(db_id, coll_id)
             meter.charge = self.cost.metadata_write_ru
             self.state.commit({"op": "delete_coll", "db": db_id, "id": coll_id})
@@ -202,8 +206,8 @@ class Catalog:
 
     def read_offer(self, ctx: Context, offer_rid: str) -> Resource:
         with self.metering.metered(ctx, "Read", "offers") as meter:
-            offer = self.state.offer(offer_rid)
             meter.charge = self.cost.metadata_read_ru
+            offer = self.state.offer(offer_rid)
             return Resource(200, offer.to_json(), meter.charge)
 
     def replace_offer(

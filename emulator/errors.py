@@ -34,6 +34,7 @@ class CosmosError(Exception):
     substatus: int = 0
     retry_after_ms: int | None = None
     additional_info: str | None = None  # the 400/1004 body's query plan
+    request_charge: float = 0.0  # what the service charged for the failed request (set by metering)
 
     def __str__(self) -> str:
         return f"{self.status}/{self.substatus}: {self.message}"

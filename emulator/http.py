@@ -45,7 +45,9 @@ class CosmosApp:
             self._authenticate(request, ctx)
             reply = self.dispatch(request, ctx)
         except errors.CosmosError as exc:
-            return exc.status, wire.error_headers(exc, ctx.activity_id), orjson.dumps(exc.body(ctx.activity_id))
+            headers = wire.error_headers(exc, ctx.activity_id)
+            headers["x-ms-request-charge"] = f"{exc.request_charge:.2f}"
+            return exc.status, headers, orjson.dumps(exc.body(ctx.activity_id))
         except Exception:  # a bug must cost one request a 500, never the server or a stack trace
             log.exception("internal error on %s %s", request.method, request.path)
             exc = errors.CosmosError(500, "The ruscope emulator hit an internal error; see its log.")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import orjson
 
@@ -52,9 +52,9 @@ class Items:
             self.metering.admit(coll, rng, meter)
             existing = lp.items.get(doc["id"]) if lp else None
             if existing is not None and not upsert:
-                raise errors.conflict()
+                self._refuse(coll, rng, meter, existing.size, errors.conflict())
             if existing is not None:
-                _check_if_match(ctx, existing)
+                self._check_if_match(ctx, coll, rng, meter, existing)
                 return self._write_replace(coll, rng, key, epk, existing, doc, meter)
             stored = self._stamp(coll, doc)
             self._check_limits(lp, stored.size, 0)
@@ -223,9 +223,20 @@ class Items:
         self.metering.admit(coll, rng, meter)
         item = lp.items.get(item_id) if lp else None
         if item is None:
-            raise errors.not_found("Entity")
-        _check_if_match(ctx, item)
+            self._refuse(coll, rng, meter, 0, errors.not_found("Entity"))
+        self._check_if_match(ctx, coll, rng, meter, item)
         return rng, epk, item
+
+    def _check_if_match(self, ctx: Context, coll: Container, rng: PkRange, meter: Meter, item: StoredItem) -> None:
+        if ctx.if_match and ctx.if_match != "*" and ctx.if_match != item.doc["_etag"]:
+            self._refuse(coll, rng, meter, item.size, errors.precondition_failed())
+
+    def _refuse(
+        self, coll: Container, rng: PkRange, meter: Meter, examined: int, error: errors.CosmosError
+    ) -> NoReturn:
+        """Charge a write refused after its lookup (the read it did, M2), then answer the error."""
+        self.metering.consume(coll, rng, meter, self.cost.refused_write_ru(examined))
+        raise error
 
     def _locate(self, coll: Container, key: Key, meter: Meter) -> tuple[LogicalPartition | None, PkRange, str]:
         epk = coll.epk(key)
@@ -295,11 +306,6 @@ class Items:
         rng = self.state.apply_put(entry)
         meter.changed, meter.changed_epk = (coll,), epk
         return _answer(meter, rng, status, stored.doc)
-
-
-def _check_if_match(ctx: Context, item: StoredItem) -> None:
-    if ctx.if_match and ctx.if_match != "*" and ctx.if_match != item.doc["_etag"]:
-        raise errors.precondition_failed()
 
 
 def _answer(meter: Meter, rng: PkRange, status: int, doc: dict[str, Any] | None) -> ItemResult:

@@ -86,6 +86,7 @@ class Metering:
                 yield meter
         except errors.CosmosError as exc:
             meter.status, substatus, retry_after = exc.status, exc.substatus, exc.retry_after_ms or 0
+            exc.request_charge = round(meter.charge, 2)  # failed requests are charged too (ru-cost-model M2)
             raise
         finally:
             now, charge = self.clock(), round(meter.charge, 2)

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from azure.cosmos import CosmosClient, PartitionKey
+from azure.core import MatchConditions
+from azure.cosmos import CosmosClient, PartitionKey, exceptions
 
 from emulator.server import RunningEmulator, open_engine
 from tests.conftest import sdk_client
@@ -54,3 +55,40 @@ def test_delete_all_items_by_partition_key_deletes_the_logical_partition_durably
     emu.engine.close()  # the journal folded into a snapshot, as at shutdown
     restarted = open_engine(tmp_path).container("shop", "orders")
     assert [i for r in restarted.ranges for lp in r.logical.values() for i in lp.items] == ["3"]
+
+
+def _charge_of(call: Callable[[], object], error: type[exceptions.CosmosHttpResponseError]) -> float:
+    with pytest.raises(error) as caught:
+        call()
+    return float(caught.value.headers["x-ms-request-charge"])
+
+
+def test_error_answers_carry_the_charge(emulator: RunningEmulator, container) -> None:
+    container.create_item({"id": "1", "tenant": "t1", "body": "x" * 3000})
+    read_404 = _charge_of(lambda: container.read_item("absent", "t1"), exceptions.CosmosResourceNotFoundError)
+    create_409 = _charge_of(
+        lambda: container.create_item({"id": "1", "tenant": "t1"}), exceptions.CosmosResourceExistsError
+    )
+    stale = {"id": "1", "tenant": "t1"}
+    replace_412 = _charge_of(
+        lambda: container.replace_item("1", stale, etag='"stale"', match_condition=MatchConditions.IfNotModified),
+        exceptions.CosmosAccessConditionFailedError,
+    )
+    replace_404 = _charge_of(
+        lambda: container.replace_item("absent", {"id": "absent", "tenant": "t1"}),
+        exceptions.CosmosResourceNotFoundError,
+    )
+    cost = emulator.engine.cost
+    assert read_404 == replace_404 == cost.read_size_ru(0) == 1.0  # a 404 point read was captured at 1 RU
+    assert create_409 == replace_412 == round(cost.read_size_ru(emulator.engine.container("shop", "orders").size), 2)
+    records = emulator.engine.accounting.records()
+    charged = [r.request_charge for r in records if r.resource_type == "docs" and r.status in (404, 409, 412)]
+    assert charged == [read_404, create_409, replace_412, replace_404]  # the log counts what the header says
+
+
+def test_metadata_errors_carry_the_charge(client: CosmosClient) -> None:
+    client.create_database("a")
+    assert _charge_of(lambda: client.create_database("a"), exceptions.CosmosResourceExistsError) == 1.0
+    assert _charge_of(lambda: client.get_database_client("zz").read(), exceptions.CosmosResourceNotFoundError) == 1.0
+    absent = client.get_database_client("a").get_container_client("zz")
+    assert _charge_of(absent.read, exceptions.CosmosResourceNotFoundError) == 1.0
