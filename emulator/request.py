@@ -17,6 +17,7 @@ from emulator.querying import QuerySpec
 from emulator.results import ThroughputSpec
 
 PK_HEADER = "x-ms-documentdb-partitionkey"
+ACTIVITY_ID_CHARS = 36  # a GUID's text (cosmos-errors-and-stats.md: the SDK sends one GUID per attempt)
 
 
 class Request:
@@ -71,12 +72,18 @@ class Request:
 
     def context(self) -> Context:
         return Context(
-            activity_id=self.header("x-ms-activity-id") or str(uuid.uuid4()),
-            correlated_activity_id=self.header("x-ms-cosmos-correlated-activityid") or "",
+            activity_id=guid_sized(self.header("x-ms-activity-id")) or str(uuid.uuid4()),
+            correlated_activity_id=guid_sized(self.header("x-ms-cosmos-correlated-activityid")) or "",
             consistency=self.header("x-ms-consistency-level"),
             if_match=self.header("if-match"),
             if_none_match=self.header("if-none-match"),
         )
+
+
+def guid_sized(value: str | None) -> str | None:
+    """An activity id cut to a GUID's length: it is echoed and kept in the request log, so a longer value is
+    truncated rather than refused (the request itself is still served; the echo shows what was kept)."""
+    return None if value is None else value[:ACTIVITY_ID_CHARS]
 
 
 def required_key(raw: Any) -> Key:

@@ -18,31 +18,20 @@ import signal
 import socket
 import ssl
 import threading
+import time
 from dataclasses import dataclass, field
-from http import HTTPStatus
 from pathlib import Path
-from typing import Protocol
-
-import httptools
 
 from emulator.auth import WELL_KNOWN_KEY
 from emulator.engine import Engine
 from emulator.history import History
 from emulator.http import CosmosApp
 from emulator.journal import Journal
-from emulator.request import Request
+from emulator.transport import App, Connection, Registry, TransportLimits, served_names
 
 log = logging.getLogger("ruscope.emulator")
 
-_MAX_BODY = 8 * 1024 * 1024  # bodies past this are refused before parsing; items stop at 2 MB anyway
 HISTORY_FILE = "history.jsonl.gz"  # the metrics history in the data directory (emulator.history_store)
-_REASONS = {s.value: s.phrase.encode() for s in HTTPStatus}
-
-
-class App(Protocol):
-    """What the server serves: one parsed request in, (status, headers, body bytes) out."""
-
-    def handle(self, request: Request) -> tuple[int, dict[str, str], bytes]: ...
 
 
 def open_engine(data_dir: str | Path | None = None, *, fsync: bool = False, **engine_kwargs: object) -> Engine:
@@ -55,77 +44,6 @@ def open_engine(data_dir: str | Path | None = None, *, fsync: bool = False, **en
     if journal is not None:
         journal.compact(engine.snapshot_entries())
     return engine
-
-
-def render(status: int, headers: dict[str, str], body: bytes, keep_alive: bool) -> bytes:
-    """One HTTP/1.1 response as a single buffer."""
-    lines = [b"HTTP/1.1 %d %s" % (status, _REASONS.get(status, b"Status"))]
-    lines += [f"{k}: {v}".encode("latin-1") for k, v in headers.items()]
-    lines.append(b"content-length: %d" % len(body))
-    if not keep_alive:
-        lines.append(b"connection: close")
-    return b"\r\n".join(lines) + b"\r\n\r\n" + body
-
-
-class _Connection(asyncio.Protocol):
-    """One client connection: parse requests with httptools, answer each from the app."""
-
-    def __init__(self, app: App, scheme: str) -> None:
-        self.app = app
-        self.scheme = scheme
-        # an app may decode requests its own way (the monitor stand-in keeps the query string)
-        self.make_request: type[Request] = getattr(app, "request_type", Request)
-        self.parser = httptools.HttpRequestParser(self)
-        self.transport: asyncio.Transport | None = None
-        self._reset()
-
-    def _reset(self) -> None:
-        self.url = b""
-        self.headers: dict[bytes, bytes] = {}
-        self.body: list[bytes] = []
-        self.size = 0
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-
-    def data_received(self, data: bytes) -> None:
-        try:
-            self.parser.feed_data(data)
-        except httptools.HttpParserError:
-            self._write_and_close(400, b'{"code":"BadRequest","message":"Malformed HTTP request."}')
-
-    def on_message_begin(self) -> None:
-        self._reset()
-
-    def on_url(self, url: bytes) -> None:
-        self.url += url
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        self.headers[name.lower()] = value
-
-    def on_body(self, body: bytes) -> None:
-        self.size += len(body)
-        if self.size <= _MAX_BODY:
-            self.body.append(body)
-
-    def on_message_complete(self) -> None:
-        if self.transport is None or self.transport.is_closing():
-            return
-        if self.size > _MAX_BODY:
-            self._write_and_close(413, b'{"code":"RequestEntityTooLarge","message":"Request size is too large"}')
-            return
-        method = self.parser.get_method().decode()
-        request = self.make_request(method, self.url.decode("latin-1"), self.headers, b"".join(self.body), self.scheme)
-        status, headers, body = self.app.handle(request)
-        keep_alive = self.parser.should_keep_alive()
-        self.transport.write(render(status, headers, body, keep_alive))
-        if not keep_alive:
-            self.transport.close()
-
-    def _write_and_close(self, status: int, body: bytes) -> None:
-        if self.transport is not None and not self.transport.is_closing():
-            self.transport.write(render(status, {"content-type": "application/json"}, body, False))
-            self.transport.close()
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -156,33 +74,61 @@ class RunningEmulator:
     _loop: asyncio.AbstractEventLoop
     _stop: asyncio.Event
     _thread: threading.Thread
-    _servers: list[asyncio.AbstractServer] = field(default_factory=list)
+    _registry: Registry | None = None
 
     def stop(self) -> None:
         self._loop.call_soon_threadsafe(self._stop.set)
         self._thread.join(timeout=10)
 
+    def connection_stats(self) -> list[tuple[int, bool, int]]:
+        """(unsent bytes, reading paused, queued requests) of each open connection, read on the loop."""
+        registry = self._registry
+        if registry is None:
+            return []
+
+        async def read() -> list[tuple[int, bool, int]]:
+            return [conn.stats() for conn in registry.live]
+
+        return asyncio.run_coroutine_threadsafe(read(), self._loop).result(10)
+
 
 @dataclass(frozen=True)
 class Listener:
-    """Another app served by the same loop on its own socket (the Azure Monitor stand-in over TLS)."""
+    """An app served by the loop on its own socket (the Azure Monitor stand-in over TLS), with its limits."""
 
     app: App
     sock: socket.socket
     tls: ssl.SSLContext | None = None
+    limits: TransportLimits = field(default_factory=TransportLimits)
+    registry: Registry | None = None
+
+    def __post_init__(self) -> None:
+        if self.registry is None:
+            host = self.sock.getsockname()[0]
+            object.__setattr__(self, "registry", Registry(self.limits, served_names(host, self.limits.allowed_hosts)))
 
 
-async def _serve(
-    app: App, sock: socket.socket, stop: asyncio.Event, tls: ssl.SSLContext | None, *also: Listener
-) -> None:
+async def _sweep(registries: list[Registry]) -> None:
+    """Close connections past their deadlines (request and idle timeouts), forever."""
+    interval = min(r.interval() for r in registries)
+    while True:
+        await asyncio.sleep(interval)
+        now = time.monotonic()
+        for registry in registries:
+            registry.sweep(now)
+
+
+async def _serve(stop: asyncio.Event, *listeners: Listener) -> None:
     loop = asyncio.get_running_loop()
-    servers = [
-        await loop.create_server(functools.partial(_Connection, a, "https" if t else "http"), sock=s, ssl=t)
-        for a, s, t in ((app, sock, tls), *((x.app, x.sock, x.tls) for x in also))
-    ]
+    servers = []
+    for x in listeners:
+        factory = functools.partial(Connection, x.app, "https" if x.tls else "http", x.registry)
+        servers.append(await loop.create_server(factory, sock=x.sock, ssl=x.tls))
+    sweeper = loop.create_task(_sweep([x.registry for x in listeners if x.registry is not None]))
     try:
         await stop.wait()
     finally:
+        sweeper.cancel()
         for server in servers:
             server.close()
             await server.wait_closed()
@@ -197,17 +143,17 @@ def serve(
     tls: ssl.SSLContext | None = None,
     app: App | None = None,
     also: tuple[Listener, ...] = (),
+    limits: TransportLimits | None = None,
 ) -> None:
     """Serve until SIGINT/SIGTERM (`app`: instead of the engine's Cosmos DB API; `also`: more apps on
     their own sockets, e.g. the monitor stand-in); the journal is compacted on the way out."""
-    app = app or CosmosApp(engine, key)
-    sock = bind(host, port)
+    main = Listener(app or CosmosApp(engine, key), bind(host, port), tls, limits or TransportLimits())
     loop = _new_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     try:
-        loop.run_until_complete(_serve(app, sock, stop, tls, *also))
+        loop.run_until_complete(_serve(stop, main, *also))
     finally:
         loop.close()
         engine.close()
@@ -221,11 +167,11 @@ def start_in_thread(
     key: str = WELL_KNOWN_KEY,
     tls: ssl.SSLContext | None = None,
     app: App | None = None,
+    limits: TransportLimits | None = None,
 ) -> RunningEmulator:
     """Start serving on a background thread (port 0: a free port) and return once it accepts requests;
-    `app` serves instead of the engine's Cosmos DB API."""
-    app = app or CosmosApp(engine, key)
-    sock = bind(host, port)
+    `app` serves instead of the engine's Cosmos DB API; `limits` bound what clients may send and hold."""
+    main = Listener(app or CosmosApp(engine, key), bind(host, port), tls, limits or TransportLimits())
     loop = _new_loop()
     stop = asyncio.Event()
     ready = threading.Event()
@@ -234,7 +180,7 @@ def start_in_thread(
         asyncio.set_event_loop(loop)
         loop.call_soon(ready.set)
         try:
-            loop.run_until_complete(_serve(app, sock, stop, tls))
+            loop.run_until_complete(_serve(stop, main))
         except Exception:
             log.exception("the emulator stopped on an error")
         finally:
@@ -244,6 +190,7 @@ def start_in_thread(
     thread.start()
     if not ready.wait(10):
         raise RuntimeError("the emulator did not start")
-    bound = sock.getsockname()[1]
+    bound = main.sock.getsockname()[1]
     scheme = "https" if tls else "http"
-    return RunningEmulator(engine, f"{scheme}://{host}:{bound}/", key, loop, stop, thread)
+    url_host = f"[{host}]" if ":" in host else host
+    return RunningEmulator(engine, f"{scheme}://{url_host}:{bound}/", key, loop, stop, thread, main.registry)

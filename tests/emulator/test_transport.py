@@ -1,0 +1,178 @@
+"""The transport refuses what would make the server hoard memory or connections (issue 14 §2), over raw sockets."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+import orjson
+import pytest
+
+from emulator.accounting import Accounting, RequestRecord
+from emulator.server import RunningEmulator, open_engine, start_in_thread
+from emulator.transport import TransportLimits
+from tests import rawhttp
+
+
+@pytest.fixture
+def serve_with() -> Iterator[Callable[..., RunningEmulator]]:
+    """Start emulators with custom transport limits; all are stopped at the end of the test."""
+    running: list[RunningEmulator] = []
+
+    def start(**limits: object) -> RunningEmulator:
+        engine = open_engine(throttling=False)  # big reads back to back must not meet a 429
+        emu = start_in_thread(engine, limits=TransportLimits(**limits))  # type: ignore[arg-type]
+        running.append(emu)
+        return emu
+
+    yield start
+    for emu in running:
+        emu.stop()
+
+
+def _answer(emu: RunningEmulator, data: bytes) -> tuple[int, dict[str, str], dict]:
+    with rawhttp.connect(emu.url) as sock:
+        sock.sendall(data)
+        status, headers, body = rawhttp.read_response(sock)
+    return status, headers, orjson.loads(body)
+
+
+def _still_serves(emu: RunningEmulator) -> None:
+    status, _, body = rawhttp.request(emu.url, emu.key, "GET", "/")
+    assert status == 200 and body["id"]
+
+
+def test_an_oversized_url_is_a_414_before_it_is_parsed_further(emulator) -> None:
+    target = "/dbs/" + "a" * 40_000
+    status, headers, body = _answer(emulator, rawhttp.raw_bytes("GET", target, {"host": "127.0.0.1"}))
+    assert status == 414 and body["code"] == "RequestUriTooLong"
+    assert headers["connection"] == "close"
+    assert emulator.engine.accounting.records() == []  # refused before authentication or routing
+    _still_serves(emulator)
+
+
+@pytest.mark.parametrize("chunks", [1, 40], ids=["one-write", "trickled"])
+def test_oversized_headers_are_a_431(emulator, chunks: int) -> None:
+    data = rawhttp.raw_bytes("GET", "/", {"host": "127.0.0.1", "x-ms-activity-id": "a" * 400_000})
+    with rawhttp.connect(emulator.url) as sock:
+        step = len(data) // chunks + 1
+        try:
+            for i in range(0, len(data), step):
+                sock.sendall(data[i : i + step])
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # refused before the whole header was sent
+        status, _, body = rawhttp.read_response(sock)
+    assert status == 431 and orjson.loads(body)["code"] == "RequestHeaderFieldsTooLarge"
+    _still_serves(emulator)
+
+
+def test_a_long_activity_id_is_cut_to_a_guid(emulator) -> None:
+    long_id = "0123456789abcdef-" * 1000
+    status, headers, _ = rawhttp.request(emulator.url, emulator.key, "GET", "/", headers={"x-ms-activity-id": long_id})
+    assert status == 200 and headers["x-ms-activity-id"] == long_id[:36]
+    assert [r.activity_id for r in emulator.engine.accounting.records()] == [long_id[:36]]
+
+
+def test_the_accounting_log_is_bounded_in_bytes_and_its_strings_capped() -> None:
+    log = Accounting(max_records=1_000_000, max_bytes=100_000, max_field_chars=300)
+    for i in range(1000):
+        log.add(RequestRecord(i, "db", "c" * 5000, "Read", "docs", 200, 0, 1.0, "0", "", str(i), "", 0.1))
+    kept = log.records()
+    assert log.held_bytes <= 100_000 and 0 < len(kept) < 1000
+    assert kept[-1].activity_id == "999" and {len(r.container) for r in kept} == {300}
+    log.clear()
+    assert log.held_bytes == 0 and log.records() == []
+
+
+def test_a_half_sent_request_is_answered_408_and_closed(serve_with) -> None:
+    emu = serve_with(request_timeout_s=0.3)
+    with rawhttp.connect(emu.url) as sock:
+        sock.sendall(b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\nx-ms-version: 2020")
+        answer = rawhttp.read_until_closed(sock)  # the socket's 10 s timeout fails the test if never closed
+    assert answer.startswith(b"HTTP/1.1 408") and b'"RequestTimeout"' in answer
+    _still_serves(emu)
+
+
+def test_an_idle_keep_alive_connection_is_closed(serve_with) -> None:
+    emu = serve_with(idle_timeout_s=0.3)
+    headers = rawhttp.signed_headers(emu.key, "GET", "/")
+    with rawhttp.connect(emu.url) as sock:
+        sock.sendall(rawhttp.raw_bytes("GET", "/", headers))
+        pending = bytearray()
+        assert rawhttp.read_response(sock, pending)[0] == 200
+        assert rawhttp.read_until_closed(sock) == b"" and not pending
+
+
+def test_the_connection_past_the_cap_gets_a_503_and_others_still_work(serve_with) -> None:
+    emu = serve_with(max_connections=2)
+    first, second = rawhttp.connect(emu.url), rawhttp.connect(emu.url)
+    try:
+        for sock in (first, second):  # answered: both are accepted and counted
+            sock.sendall(rawhttp.raw_bytes("GET", "/", rawhttp.signed_headers(emu.key, "GET", "/")))
+            assert rawhttp.read_response(sock)[0] == 200
+        with rawhttp.connect(emu.url) as third:
+            answer = rawhttp.read_until_closed(third)
+        assert answer.startswith(b"HTTP/1.1 503") and b"maximum of 2 connections" in answer
+        first.sendall(rawhttp.raw_bytes("GET", "/", rawhttp.signed_headers(emu.key, "GET", "/")))
+        assert rawhttp.read_response(first)[0] == 200
+    finally:
+        first.close()
+        second.close()
+    _wait_until(lambda: emu.connection_stats() == [])
+    _still_serves(emu)  # the closed ones no longer count
+
+
+def test_pipelined_reads_never_read_pause_the_connection(serve_with) -> None:
+    high = 256 * 1024
+    emu = serve_with(write_buffer_high=high, write_buffer_low=64 * 1024)
+    item = {"id": "big", "pk": "p", "pad": "x" * 500_000}
+    _create_container_and_item(emu, item)
+    path = "/dbs/d/colls/c/docs/big"
+    headers = {**rawhttp.signed_headers(emu.key, "GET", path), "x-ms-documentdb-partitionkey": '["p"]'}
+    one = rawhttp.raw_bytes("GET", path, headers)
+    count = 200  # 100 MB of answers if they were all rendered
+    with rawhttp.connect(emu.url, rcvbuf=32 * 1024) as sock:
+        sock.sendall(one * count)
+        _wait_until(lambda: any(paused for _, paused, _ in emu.connection_stats()))
+        [(buffered, paused, queued)] = emu.connection_stats()
+        assert paused and queued > 0, "the server rendered every answer instead of waiting for the client"
+        assert buffered < high + 2 * len(orjson.dumps(item)) + 64 * 1024
+        pending = bytearray()
+        statuses = [rawhttp.read_response(sock, pending)[0] for _ in range(count)]
+    assert statuses == [200] * count  # nothing lost: reading resumed as the client drained
+
+
+def test_a_host_the_emulator_does_not_serve_is_refused(serve_with) -> None:
+    emu = serve_with(allowed_hosts=("cosmos.test",))
+    port = emu.url.rsplit(":", 1)[1].strip("/")
+    for host, expected in [
+        ("evil.example", 400),
+        (f"rebind.attacker.example:{port}", 400),
+        (f"localhost:{port}", 200),
+        (f"127.0.0.1:{port}", 200),
+        (f"[::1]:{port}", 200),
+        ("10.1.2.3", 200),
+        ("cosmos.test", 200),
+    ]:
+        headers = {**rawhttp.signed_headers(emu.key, "GET", "/"), "host": host}
+        status, _, body = _answer(emu, rawhttp.raw_bytes("GET", "/", headers))
+        assert status == expected, host
+        if expected == 400:
+            assert body["code"] == "BadRequest" and "not served" in body["message"]
+
+
+def _create_container_and_item(emu: RunningEmulator, item: dict) -> None:
+    key = emu.key
+    assert rawhttp.request(emu.url, key, "POST", "/dbs", orjson.dumps({"id": "d"}))[0] == 201
+    container = {"id": "c", "partitionKey": {"paths": ["/pk"], "kind": "Hash", "version": 2}}
+    assert rawhttp.request(emu.url, key, "POST", "/dbs/d/colls", orjson.dumps(container))[0] == 201
+    headers = {"x-ms-documentdb-partitionkey": '["p"]', "content-type": "application/json"}
+    assert rawhttp.request(emu.url, key, "POST", "/dbs/d/colls/c/docs", orjson.dumps(item), headers)[0] == 201
+
+
+def _wait_until(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("the condition never held")
+        time.sleep(0.02)
