@@ -163,7 +163,8 @@ class CosmosApp:
             doc, raw_key = request.json(), request.json_header(PK_HEADER)
             with self._metered_refusals(ctx, "Upsert" if upsert else "Create", db, coll):
                 key = required_key(raw_key)
-            return item_reply(self.engine.create_item(ctx, db, coll, doc, key, upsert=upsert, intended_rid=rid))
+            reply = item_reply(self.engine.create_item(ctx, db, coll, doc, key, upsert=upsert, intended_rid=rid))
+            return _minimal(request, reply)
         if request.method != "GET":
             raise _method_not_allowed(request.method)
         if (request.header("a-im") or "").lower() == "incremental feed":
@@ -219,13 +220,14 @@ class CosmosApp:
         if method == "GET":
             return item_reply(engine.read_item(ctx, db, coll, item_id, key, intended_rid=rid))
         if method == "PUT":
-            return item_reply(engine.replace_item(ctx, db, coll, item_id, body, key, intended_rid=rid))
+            return _minimal(
+                request, item_reply(engine.replace_item(ctx, db, coll, item_id, body, key, intended_rid=rid))
+            )
         if method == "PATCH":
             operations = body.get("operations") if isinstance(body, dict) else None
             condition = body.get("condition") if isinstance(body, dict) else None
-            return item_reply(
-                engine.patch_item(ctx, db, coll, item_id, operations, key, condition=condition, intended_rid=rid)
-            )
+            patched = engine.patch_item(ctx, db, coll, item_id, operations, key, condition=condition, intended_rid=rid)
+            return _minimal(request, item_reply(patched))
         return item_reply(engine.delete_item(ctx, db, coll, item_id, key, intended_rid=rid))
 
     def _delete_partition(self, request: Request, ctx: Context, db: str, coll: str) -> Reply:
@@ -254,6 +256,14 @@ class CosmosApp:
         reply = _only(method, "GET", lambda: resource_reply(engine.read_offer(ctx, seg[1])))
         reply.headers["x-ms-cosmos-min-throughput"] = str(engine.limits.min_throughput)
         return reply
+
+
+def _minimal(request: Request, reply: Reply) -> Reply:
+    """`Prefer: return=minimal` (the SDK's `no_response`): a write answers its status and headers, no body.
+    The SDK sends it on every non-GET docs request when asked client-wide, so only item writes heed it."""
+    if "return=minimal" in (request.header("prefer") or "").replace(" ", "").lower().split(","):
+        reply.body = None
+    return reply
 
 
 def _is_query(request: Request) -> bool:

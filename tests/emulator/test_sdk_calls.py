@@ -92,3 +92,32 @@ def test_metadata_errors_carry_the_charge(client: CosmosClient) -> None:
     assert _charge_of(lambda: client.get_database_client("zz").read(), exceptions.CosmosResourceNotFoundError) == 1.0
     absent = client.get_database_client("a").get_container_client("zz")
     assert _charge_of(absent.read, exceptions.CosmosResourceNotFoundError) == 1.0
+
+
+def _last_raw(emu: RunningEmulator, **kwargs: object) -> tuple[CosmosClient, list[object]]:
+    seen: list[object] = []
+    hook = lambda response: seen.append(response.http_response)  # noqa: E731
+    return sdk_client(emu, raw_response_hook=hook, **kwargs), seen
+
+
+def test_no_response_writes_answer_no_body(emulator: RunningEmulator) -> None:
+    client, seen = _last_raw(emulator)
+    c = client.create_database("shop").create_container("orders", PartitionKey("/tenant"))
+    created = c.create_item({"id": "1", "tenant": "t1", "n": 1}, no_response=True)
+    assert (seen[-1].status_code, seen[-1].body()) == (201, b"") and dict(created) == {}
+    assert created.get_response_headers()["etag"] and float(created.get_response_headers()["x-ms-request-charge"]) > 0
+    c.upsert_item({"id": "1", "tenant": "t1", "n": 2}, no_response=True)
+    assert (seen[-1].status_code, seen[-1].body()) == (200, b"")
+    c.replace_item("1", {"id": "1", "tenant": "t1", "n": 3}, no_response=True)
+    c.patch_item("1", "t1", [{"op": "incr", "path": "/n", "value": 1}], no_response=True)
+    assert seen[-1].body() == b"" and c.read_item("1", "t1")["n"] == 4
+    assert c.create_item({"id": "2", "tenant": "t1"})["id"] == "2"  # without it, the body as before
+
+
+def test_client_wide_no_response_on_write_keeps_query_and_read_bodies(emulator: RunningEmulator) -> None:
+    client, seen = _last_raw(emulator, no_response_on_write=True)
+    c = client.create_database("shop").create_container("orders", PartitionKey("/tenant"))
+    c.create_item({"id": "1", "tenant": "t1"})
+    assert seen[-1].body() == b""
+    assert [d["id"] for d in c.query_items("SELECT * FROM c", partition_key="t1")] == ["1"]
+    assert c.read_item("1", "t1")["id"] == "1"
