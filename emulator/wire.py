@@ -6,9 +6,11 @@ cosmos-errors-and-stats.md). Pure functions; `emulator.http` calls them, the eng
 from __future__ import annotations
 
 import base64
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import orjson
 
@@ -162,7 +164,8 @@ def statistics_json(stats: RangeStatistics) -> dict[str, Any]:
 
 
 def encode_continuation(state: dict[str, Any]) -> str:
-    return orjson.dumps(state).decode()
+    """A token as printable ASCII JSON: ids in any script travel \\u-escaped, so the header survives as is."""
+    return json.dumps(state, separators=(",", ":"), ensure_ascii=True)
 
 
 def decode_continuation(token: str | None) -> dict[str, Any] | None:
@@ -356,6 +359,12 @@ def query_reply(page: QueryPage) -> Reply:
     return Reply(200, body, page.request_charge, page.pkrange_id, headers)
 
 
+def alt_content_path(db: str, coll: str) -> str:
+    """`x-ms-alt-content-path` with the names percent-encoded as in request paths (cosmos-wire-protocol.md §1;
+    the SDK joins it with `quote(id)`), so a name in any script or with control characters stays one value."""
+    return f"dbs/{quote(db, safe='')}/colls/{quote(coll, safe='')}"
+
+
 def success_headers(reply: Reply, activity_id: str, segments: list[str]) -> dict[str, str]:
     headers = common_headers(activity_id, reply.charge)
     if reply.pkrange_id:
@@ -363,6 +372,6 @@ def success_headers(reply: Reply, activity_id: str, segments: list[str]) -> dict
         headers["x-ms-cosmos-physical-partition-id"] = reply.pkrange_id
     seg = segments
     if len(seg) >= 4 and seg[0] == "dbs":
-        headers["x-ms-alt-content-path"] = f"dbs/{seg[1]}/colls/{seg[3]}"
+        headers["x-ms-alt-content-path"] = alt_content_path(seg[1], seg[3])
     headers.update(reply.headers)
     return headers
