@@ -48,6 +48,38 @@ def parse_path(path: str, included: bool) -> PathRule:
     return PathRule(tuple(parts[:-1]), parts[-1], included)
 
 
+LEGACY_INDEX_KINDS = frozenset({"Range", "Hash", "Spatial"})
+
+
+def normalize_policy(policy: Any) -> dict[str, Any]:
+    """A policy as the service stores it: the legacy root path `/` of older samples and SDKs is `/*`, and
+    the per-path `indexes` list (Range/Hash kinds, precision) is accepted and dropped, as the current
+    service indexes every included path with range indexes (ru-cost-model.md W7). ValueError if invalid."""
+    if not isinstance(policy, dict):
+        raise ValueError("an indexing policy must be a JSON object")
+    out = dict(policy)
+    for side in ("includedPaths", "excludedPaths"):
+        entries = policy.get(side)
+        if entries is None:
+            continue
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise ValueError(f"{side} must be a list of objects with a 'path'")
+        out[side] = [_normalized_path(entry) for entry in entries]
+    return out
+
+
+def _normalized_path(entry: dict[str, Any]) -> dict[str, Any]:
+    indexes = entry.get("indexes", [])
+    if not isinstance(indexes, list) or any(
+        not isinstance(i, dict) or i.get("kind") not in LEGACY_INDEX_KINDS for i in indexes
+    ):
+        raise ValueError(f"invalid indexes {indexes!r}: each needs a kind of Range, Hash or Spatial")
+    path = entry.get("path")
+    if not isinstance(path, str):
+        raise ValueError(f"an index path must be a string, not {path!r}")
+    return {k: v for k, v in entry.items() if k != "indexes"} | {"path": "/*" if path.strip() == "/" else path}
+
+
 Composite = tuple[tuple[tuple[str, ...], bool], ...]  # ((path segments, descending), ...)
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cosmoscore.costmodel import CostModel
-from cosmoscore.indexing import IndexPolicy
+from cosmoscore.indexing import IndexPolicy, normalize_policy
 from cosmoscore.layout import initial_range_count
 from cosmoscore.limits import Limits
 from cosmoscore.sql import execute
@@ -96,8 +96,7 @@ class Catalog:
             if coll_id in db.containers:
                 raise errors.conflict()
             pk = _validate_partition_key_definition(definition.get("partitionKey"), self.limits)
-            policy_json = definition.get("indexingPolicy") or None
-            _validate_policy(policy_json)
+            policy_json = _validate_policy(definition.get("indexingPolicy") or None)
             if throughput is None and db.offer_rid is None:
                 throughput = ThroughputSpec(self.limits.default_throughput)
             if throughput is None:  # shared database throughput: counted as autoscale (P6)
@@ -153,8 +152,7 @@ class Catalog:
             pk = definition.get("partitionKey")
             if pk and pk.get("paths") != coll.props["partitionKey"]["paths"]:
                 raise errors.bad_request("Partition key paths of a container cannot be changed.")
-            policy = definition.get("indexingPolicy") or coll.props["indexingPolicy"]
-            _validate_policy(policy)
+            policy = _validate_policy(definition.get("indexingPolicy") or coll.props["indexingPolicy"])
             meter.charge = self.cost.metadata_write_ru
             entry = {
                 "op": "replace_coll",
@@ -264,13 +262,16 @@ def _validate_partition_key_definition(pk: Any, limits: Limits) -> dict[str, Any
     return {"paths": list(paths), "kind": kind, "version": 2}
 
 
-def _validate_policy(policy: Any) -> None:
+def _validate_policy(policy: Any) -> Any:
+    """The policy normalised as the service stores it (legacy `/` and `indexes` accepted); 400 if invalid."""
     if policy is None:
-        return
+        return None
     try:
-        IndexPolicy.from_json(policy)
+        normalized = normalize_policy(policy)
+        IndexPolicy.from_json(normalized)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise errors.bad_request(f"The indexing policy is invalid: {exc}") from None
+    return normalized
 
 
 def _range_statistics(rng: PkRange) -> RangeStatistics:

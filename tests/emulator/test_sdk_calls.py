@@ -121,3 +121,32 @@ def test_client_wide_no_response_on_write_keeps_query_and_read_bodies(emulator: 
     assert seen[-1].body() == b""
     assert [d["id"] for d in c.query_items("SELECT * FROM c", partition_key="t1")] == ["1"]
     assert c.read_item("1", "t1")["id"] == "1"
+
+
+LEGACY_POLICY = {
+    "indexingMode": "consistent",
+    "includedPaths": [
+        {
+            "path": "/",
+            "indexes": [
+                {"kind": "Range", "dataType": "Number", "precision": -1},
+                {"kind": "Hash", "dataType": "String", "precision": 3},
+            ],
+        }
+    ],
+}
+
+
+def test_legacy_root_path_with_explicit_indexes_is_accepted_and_normalised(client: CosmosClient) -> None:
+    db = client.create_database("a")
+    c = db.create_container("c", PartitionKey("/k"), indexing_policy=LEGACY_POLICY)
+    assert c.read()["indexingPolicy"]["includedPaths"] == [{"path": "/*"}]
+    c.create_item({"id": "1", "k": "x", "n": 2})
+    c.create_item({"id": "2", "k": "x", "n": 1})
+    assert [d["id"] for d in c.query_items("SELECT * FROM c ORDER BY c.n", partition_key="x")] == ["2", "1"]
+    db.replace_container(c, PartitionKey("/k"), indexing_policy=LEGACY_POLICY)
+    assert c.read()["indexingPolicy"]["includedPaths"] == [{"path": "/*"}]
+    bad = {"includedPaths": [{"path": "/", "indexes": [{"kind": "Fulltext"}]}]}
+    with pytest.raises(exceptions.CosmosHttpResponseError) as caught:
+        db.create_container("d", PartitionKey("/k"), indexing_policy=bad)
+    assert caught.value.status_code == 400
