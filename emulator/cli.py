@@ -7,14 +7,17 @@ Defined here, not in the `ruscope` command, so the emulator runs on its own with
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import logging
 import signal
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
+from click.core import ParameterSource
 
 
 def _fail(message: str) -> NoReturn:
@@ -22,17 +25,17 @@ def _fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
+KEY_HELP = (
+    "Master key (default: the well-known emulator key). Prefer the RUSCOPE_EMULATOR_KEY environment variable: "
+    "a key given on the command line is visible to every user of the machine (ps, /proc)."
+)
+
+
 def emulator(
+    ctx: typer.Context,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8081,
-    key: Annotated[
-        str | None,
-        typer.Option(
-            help="Master key (default: the well-known emulator key).",
-            envvar="RUSCOPE_EMULATOR_KEY",
-            show_default=False,
-        ),
-    ] = None,
+    key: Annotated[str | None, typer.Option(help=KEY_HELP, envvar="RUSCOPE_EMULATOR_KEY", show_default=False)] = None,
     data_dir: Annotated[Path | None, typer.Option(help="Keep data here across restarts.")] = None,
     consistency: Annotated[str, typer.Option(help="Default consistency level of the account.")] = "Session",
     fsync: Annotated[bool, typer.Option(help="fsync every acknowledged write (slower; power-loss safe).")] = False,
@@ -40,20 +43,39 @@ def emulator(
     monitor_port: Annotated[
         int, typer.Option(help="HTTPS port of the local Azure Monitor stand-in (metrics); 0 disables it.")
     ] = 8443,
+    tls: Annotated[
+        bool, typer.Option("--tls", help="Serve the Cosmos DB endpoint over HTTPS, with the monitor stand-in's CA.")
+    ] = False,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Another host name clients reach the emulator by (the Host header is checked).", show_default=False
+        ),
+    ] = None,
+    repair: Annotated[
+        bool, typer.Option("--repair", help="Repair --data-dir (a backup is kept; losses are reported), then exit.")
+    ] = False,
 ) -> None:
     """Run the local Cosmos DB emulator (http://HOST:PORT/, the azure-cosmos SDK talks to it unmodified).
-    It holds the terminal: its endpoint and key are printed once it listens; Ctrl+C stops it."""
+    It holds the terminal: its endpoint and key are printed once it listens; Ctrl+C stops it.
+    The key is read from RUSCOPE_EMULATOR_KEY when set (better than --key, which other users can see)."""
     from emulator.auth import WELL_KNOWN_KEY
     from emulator.server import open_engine
 
+    if repair:
+        _repair(data_dir)
+        return
+    for line in safety_warnings(host, key, ctx.get_parameter_source("key") == ParameterSource.COMMANDLINE):
+        typer.echo(line, err=True)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         engine = open_engine(data_dir, fsync=fsync, consistency=consistency, throttling=not no_throttling)
     except (ValueError, OSError) as exc:
         _fail(str(exc))
-    running, ca = _listen(engine, host, port, key or WELL_KNOWN_KEY, monitor_port, data_dir)
+    options = _Options(host, port, key or WELL_KNOWN_KEY, monitor_port, data_dir, tls, tuple(allow_host or ()))
+    running, ca = _listen(engine, options)
     monitor = (running[1].url, ca) if len(running) > 1 and ca is not None else None
-    for line in ready_lines(running[0].url, key, data_dir, monitor):
+    for line in ready_lines(running[0].url, key, data_dir, monitor, tls_ca=ca if tls else None):
         typer.echo(line)
     try:
         _wait_for_a_signal()
@@ -63,17 +85,61 @@ def emulator(
         engine.close()  # the journal is compacted on the way out
 
 
-def ready_lines(url: str, key: str | None, data_dir: Path | None, monitor: tuple[str, Path] | None = None) -> list[str]:
+def safety_warnings(host: str, key: str | None, key_on_command_line: bool) -> list[str]:
+    """Warnings before listening: the public well-known key beyond loopback; a key visible in `ps`."""
+    lines = []
+    if key is None and not _loopback(host):
+        lines.append(
+            f"ruscope: warning: listening on {host} with the well-known emulator key (public): anyone who can reach "
+            "this port can read and write every database. Set RUSCOPE_EMULATOR_KEY to a key of your own."
+        )
+    if key_on_command_line:
+        lines.append(
+            "ruscope: warning: --key on the command line is visible to other users (ps); "
+            "set RUSCOPE_EMULATOR_KEY instead."
+        )
+    return lines
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host.lower() == "localhost"
+
+
+def _repair(data_dir: Path | None) -> None:
+    """`--repair`: the data directory repaired by `emulator.repair.repair`, its report printed."""
+    if data_dir is None:
+        _fail("--repair needs --data-dir (the directory to repair)")
+    try:
+        from emulator.repair import repair  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        _fail("--repair is not available in this version")
+    report = repair(data_dir)
+    typer.echo(report if isinstance(report, str) else str(report))
+
+
+def ready_lines(
+    url: str,
+    key: str | None,
+    data_dir: Path | None,
+    monitor: tuple[str, Path] | None = None,
+    *,
+    tls_ca: Path | None = None,
+) -> list[str]:
     """What a user needs once the emulator listens: the endpoint, the key (the public well-known one, so
     it is printed; a key of the user's own is never echoed) and how to hand both to ruscope."""
     from emulator.auth import WELL_KNOWN_KEY
 
     lines = [f"ruscope emulator listening on {url} (data: {data_dir or 'in memory'}); Ctrl+C stops it"]
+    if tls_ca is not None:
+        lines.append(f"  over HTTPS: trust its CA with connection_verify='{tls_ca}' (or REQUESTS_CA_BUNDLE)")
     if key is None:
         lines.append(f"key (the well-known emulator key, public): {WELL_KNOWN_KEY}")
         lines.append(f"  for ruscope in another terminal: export COSMOS_KEY='{WELL_KNOWN_KEY}'")
     else:
-        lines.append("key: the one given by --key / RUSCOPE_EMULATOR_KEY (export it as COSMOS_KEY for ruscope)")
+        lines.append("key: the one given by RUSCOPE_EMULATOR_KEY / --key (export it as COSMOS_KEY for ruscope)")
     if monitor is not None:
         lines.append(
             f"Azure Monitor stand-in on {monitor[0].rstrip('/')} (metrics, and Log Analytics under /v1); "
@@ -82,26 +148,63 @@ def ready_lines(url: str, key: str | None, data_dir: Path | None, monitor: tuple
     return lines
 
 
-def _listen(
-    engine: Any, host: str, port: int, key: str, monitor_port: int, data_dir: Path | None
-) -> tuple[list[Any], Path | None]:
+@dataclass(frozen=True)
+class _Options:
+    """How to listen: the endpoint, the monitor stand-in, TLS and the host names served."""
+
+    host: str
+    port: int
+    key: str
+    monitor_port: int
+    data_dir: Path | None
+    tls: bool
+    allowed_hosts: tuple[str, ...]
+
+
+def _listen(engine: Any, o: _Options) -> tuple[list[Any], Path | None]:
     """The emulator (and the monitor stand-in) accepting requests; a port in use exits 2 naming the option
     to change, before anything was announced."""
     from emulator.server import start_in_thread
+    from emulator.transport import TransportLimits
 
+    limits = TransportLimits(allowed_hosts=o.allowed_hosts)
+    certs = _certificates(o.data_dir) if o.tls or o.monitor_port else None
     running: list[Any] = []
-    ca = None
     try:
-        running.append(_start(start_in_thread, engine, host, port, "--port", key=key))
-        if monitor_port:
-            monitor, ca = _monitor(engine, host, monitor_port, data_dir, start_in_thread)
-            running.append(monitor)
+        tls = certs.server_context() if o.tls and certs is not None else None
+        running.append(_start(start_in_thread, engine, o.host, o.port, "--port", key=o.key, tls=tls, limits=limits))
+        if o.monitor_port and certs is not None:
+            from emulator.monitor.app import MonitorApp
+
+            context = certs.server_context()
+            app = MonitorApp(engine)
+            running.append(
+                _start(
+                    start_in_thread,
+                    engine,
+                    o.host,
+                    o.monitor_port,
+                    "--monitor-port",
+                    app=app,
+                    tls=context,
+                    limits=limits,
+                )
+            )
     except BaseException:
         for server in running:
             server.stop()
         engine.close()
         raise
-    return running, ca
+    return running, certs.ca if certs is not None else None
+
+
+def _certificates(data_dir: Path | None) -> Any:
+    """The local CA and server certificate shared by the HTTPS endpoint and the monitor stand-in, kept in
+    the data directory (else a temp dir) so clients keep trusting a restarted emulator."""
+    from emulator.monitor.tls import ensure_certificates
+
+    folder = Path(data_dir) / "monitor-tls" if data_dir else Path(tempfile.mkdtemp(prefix="ruscope-monitor-"))
+    return ensure_certificates(folder)
 
 
 def _start(start: Any, engine: Any, host: str, port: int, option: str, **kwargs: Any) -> Any:
@@ -119,18 +222,6 @@ def _wait_for_a_signal() -> None:
         signal.signal(sig, lambda signum, frame: stop.set())
     while not stop.wait(1.0):
         pass
-
-
-def _monitor(engine: Any, host: str, port: int, data_dir: Path | None, start: Any) -> tuple[Any, Path]:
-    """The Azure Monitor stand-in, served over TLS; its CA is kept in the data directory (else a temp dir)
-    and printed, since clients must trust it (`connection_verify` or `REQUESTS_CA_BUNDLE`)."""
-    from emulator.monitor.app import MonitorApp
-    from emulator.monitor.tls import ensure_certificates
-
-    folder = Path(data_dir) / "monitor-tls" if data_dir else Path(tempfile.mkdtemp(prefix="ruscope-monitor-"))
-    certs = ensure_certificates(folder)
-    running = _start(start, engine, host, port, "--monitor-port", app=MonitorApp(engine), tls=certs.server_context())
-    return running, certs.ca
 
 
 def main() -> None:

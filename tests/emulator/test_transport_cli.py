@@ -1,0 +1,109 @@
+"""`ruscope emulator` as a user runs it: HTTPS with the local CA through the SDK, the key from the environment,
+warnings before it listens where it would be unsafe (issue 14 §4, §7)."""
+
+from __future__ import annotations
+
+import base64
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from azure.cosmos import CosmosClient, PartitionKey
+from azure.cosmos.documents import SSLConfiguration
+
+from emulator.auth import WELL_KNOWN_KEY
+from emulator.cli import safety_warnings
+from tests import rawhttp
+
+ROOT = Path(__file__).resolve().parents[2]
+OWN_KEY = base64.b64encode(b"a key of our own, 32 bytes long!").decode()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _start(*args: str, key: str | None = None) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if k != "RUSCOPE_EMULATOR_KEY"}
+    env |= {"RUSCOPE_EMULATOR_KEY": key} if key else {}
+    command = [sys.executable, "-m", "emulator", "--monitor-port", "0", *args]
+    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _banner(proc: subprocess.Popen, text: str = "Ctrl+C stops it", timeout: float = 60) -> str:
+    seen, deadline = b"", time.monotonic() + timeout
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        while text.encode() not in seen and time.monotonic() < deadline:
+            if selector.select(deadline - time.monotonic()):
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                seen += chunk
+    return seen.decode()
+
+
+def _stop(proc: subprocess.Popen) -> str:
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    return err.decode()
+
+
+@pytest.mark.filterwarnings("error::urllib3.exceptions.InsecureRequestWarning")
+def test_tls_serves_the_sdk_with_the_shared_ca_and_the_key_from_the_environment(tmp_path: Path) -> None:
+    port = _free_port()
+    proc = _start("--port", str(port), "--tls", "--data-dir", str(tmp_path), key=OWN_KEY)
+    try:
+        banner = _banner(proc, "COSMOS_KEY")
+        ca = tmp_path / "monitor-tls" / "ca.pem"
+        assert f"listening on https://127.0.0.1:{port}/" in banner and str(ca) in banner, banner
+        assert OWN_KEY not in banner  # a key of the user's own is never echoed
+        # azure-cosmos skips verification on 127.0.0.1/localhost unless an ssl_config is given: give one, so the
+        # certificate is really checked against the CA (an unverified request would fail the test: filterwarnings)
+        url, verify = f"https://127.0.0.1:{port}/", {"ssl_config": SSLConfiguration(), "connection_verify": str(ca)}
+        client = CosmosClient(url, credential=OWN_KEY, **verify)
+        container = client.create_database("d").create_container("c", PartitionKey("/k"))
+        container.create_item({"id": "1", "k": "a"})
+        assert container.read_item("1", "a")["k"] == "a"
+        assert list(container.query_items("SELECT VALUE COUNT(1) FROM c", partition_key="a")) == [1]
+    finally:
+        err = _stop(proc)
+    assert "warning" not in err, err
+
+
+def test_listening_beyond_loopback_with_the_well_known_key_warns() -> None:
+    port = _free_port()
+    proc = _start("--host", "0.0.0.0", "--port", str(port))
+    try:
+        _banner(proc)
+        status, _, _ = rawhttp.request(f"http://127.0.0.1:{port}/", WELL_KNOWN_KEY, "GET", "/")
+        assert status == 200
+    finally:
+        err = _stop(proc)
+    assert "warning: listening on 0.0.0.0 with the well-known emulator key" in err
+    assert "RUSCOPE_EMULATOR_KEY" in err
+
+
+def test_safety_warnings() -> None:
+    assert safety_warnings("127.0.0.1", None, False) == []
+    assert safety_warnings("::1", None, False) == safety_warnings("localhost", None, False) == []
+    assert safety_warnings("0.0.0.0", OWN_KEY, False) == []
+    [public] = safety_warnings("192.168.1.5", None, False)
+    assert "well-known emulator key" in public
+    [visible] = safety_warnings("127.0.0.1", OWN_KEY, True)
+    assert "--key on the command line is visible" in visible and "RUSCOPE_EMULATOR_KEY" in visible
+
+
+def test_repair_needs_a_data_directory() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "emulator", "--repair"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2 and "--repair needs --data-dir" in done.stderr
