@@ -56,7 +56,8 @@ class WorkloadQuery:
 @dataclass(frozen=True)
 class Workload:
     """What the designs are measured against. `growth_gb_per_day`: the container's growth;
-    `entity_rates`: write weight per value of `entity_property` (absent: 1)."""
+    `entity_rates`: write weight per value of `entity_property` (absent: 1); `horizon_days`: how far ahead
+the 20 GB projection is a finding (a heuristic of ours, a capacity plan's usual three years)."""
 
     queries: tuple[WorkloadQuery, ...] = ()
     throughput: int = 18_000
@@ -67,6 +68,7 @@ class Workload:
     recent_days: float = 1.0
     entity_property: str | None = None
     entity_rates: Mapping[str, float] = field(default_factory=dict)
+    horizon_days: float = 3 * 365  # the planning horizon: a key reaching 20 GB later is not flagged (ours)
 
 
 @dataclass(frozen=True)

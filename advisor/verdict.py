@@ -112,9 +112,11 @@ def judge_storage(m: DesignMeasure, workload: Workload) -> Finding:
     if m.days_to_limit is not None:
         text = (
             f"the largest {unit} holds {largest_gb:.2f} GB and reaches {limit_gb:.0f} GB in "
-            f"{m.days_to_limit:.0f} days at {workload.growth_gb_per_day:g} GB/day."
+            f"{m.days_to_limit:.0f} days at {workload.growth_gb_per_day:g} GB/day"
         )
-        return Finding(STORAGE, False, text)
+        if m.days_to_limit > workload.horizon_days:
+            return Finding(STORAGE, True, f"{text}, beyond the {workload.horizon_days:.0f}-day planning horizon.")
+        return Finding(STORAGE, False, text + ".")
     growth = f" at {workload.growth_gb_per_day:g} GB/day" if workload.growth_gb_per_day else ""
     return Finding(
         STORAGE, True, f"the largest {unit} holds {largest_gb:.2f} GB and never reaches {limit_gb:.0f} GB{growth}."

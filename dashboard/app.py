@@ -27,6 +27,7 @@ PAGES = [
     st.Page("views/storage.py", title="Storage", icon=":material/database:"),
     st.Page("views/throttling.py", title="Throttling", icon=":material/speed:"),
     st.Page("views/reports.py", title="Reports", icon=":material/summarize:"),
+    st.Page("views/advisor.py", title="Advisor", icon=":material/key:"),
 ]
 
 page = st.navigation(PAGES)

@@ -15,6 +15,7 @@ let `advisor.verdict.advise` measure and judge every candidate, hand back the ro
     recent_days = 1.0             # "now": the sample's last days, for the write skew
     entity_property = "tenantId"  # optional: write weights per value
     entity_rates = { contoso = 2.0 }
+    horizon_days = 1095           # a key reaching 20 GB later than this is not flagged
 
     propose = 6                   # designs proposed from the sample and the queries (0: none)
     new_container = "logs-v2"     # optional: the new container's id (default: <container>-by-<properties>)
@@ -52,7 +53,7 @@ from advisor.lint import Finding, QueryToLint, lint_queries
 from advisor.measure import Workload, WorkloadQuery
 from advisor.propose import MAX_PROPOSALS, Proposal, propose
 from advisor.verdict import Verdict, advise, verdict_rows
-from collectors.config import ConfigError, parse_config
+from collectors.config import Config, ConfigError, parse_config
 from collectors.config_errors import format_validation_error
 from cosmoscore.sql import SqlError
 
@@ -80,6 +81,7 @@ class AdvisorSettings(BaseModel):
     recent_days: Annotated[float, Field(gt=0)] = 1.0
     entity_property: str | None = None
     entity_rates: dict[str, Annotated[float, Field(ge=0)]] = {}
+    horizon_days: Annotated[float, Field(gt=0)] = 3 * 365
     propose: Annotated[int, Field(ge=0, le=20)] = MAX_PROPOSALS
     new_container: str | None = None
 
@@ -113,12 +115,16 @@ def read_advisor_config(path: Path) -> tuple[AdvisorSettings, Workload]:
         raise AdviseError(str(exc)) from None
     if not settings.candidates and not settings.propose:
         raise AdviseError(f"{path}: advisor: nothing to compare: add [[advisor.candidates]] or set propose above 0")
-    queries = tuple(
+    return settings, workload_of(settings, workload_queries(config, settings.container))
+
+
+def workload_queries(config: Config, container: str) -> tuple[WorkloadQuery, ...]:
+    """The config's `[[queries]]` on `container`, weighted by their `rate_per_s` (1 when unset)."""
+    return tuple(
         WorkloadQuery(q.name, q.sql, dict(q.parameters), q.rate_per_s if q.rate_per_s else 1.0)
         for q in config.queries
-        if q.container == settings.container
+        if q.container == container
     )
-    return settings, workload_of(settings, queries)
 
 
 def workload_of(settings: AdvisorSettings, queries: tuple[WorkloadQuery, ...]) -> Workload:
@@ -132,6 +138,7 @@ def workload_of(settings: AdvisorSettings, queries: tuple[WorkloadQuery, ...]) -
         recent_days=settings.recent_days,
         entity_property=settings.entity_property,
         entity_rates=settings.entity_rates,
+        horizon_days=settings.horizon_days,
     )
 
 

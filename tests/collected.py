@@ -10,7 +10,8 @@ snapshots. Through the unmodified SDKs, as a user would collect it:
   a targeted IN, a fan-out, and a per-feed-range count;
 - `storage` after each replay (partition statistics, quota, lineage, EPK bounds);
 - `metrics` (MetricsClient) and `logs` (LogsQueryClient) over HTTPS from the monitor stand-in at the end;
-- then the config's `[alerts]` are evaluated, as `ruscope collect` does: the hot range and the 429 rate fire.
+- then the config's `[alerts]` are evaluated, as `ruscope collect` does: the hot range and the 429 rate fire;
+- and the orders are sampled live and advised on (`ruscope advise --from-account`), for the Advisor page.
 
 `build_collected_store` is deterministic in everything but the wall-clock hour it ends on.
 """
@@ -37,6 +38,8 @@ from emulator.engine import Context, Engine
 from emulator.monitor.app import MonitorApp
 from emulator.monitor.tls import ensure_certificates
 from emulator.server import WELL_KNOWN_KEY, start_in_thread
+from ruscope.advise import AdvisorSettings
+from ruscope.advise_live import advise_live
 from ruscope.demo_collect import collect  # the demo's: one collector run, failing loudly
 
 RESOURCE = "/subscriptions/0000/resourceGroups/rg/providers/Microsoft.DocumentDB/databaseAccounts/localhost"
@@ -49,6 +52,18 @@ REPLAY_AT = (5, 35, 65, 95, 115)
 # and its 400 RU/s after it (the workload grew), so the alerts still have a hot range at the end
 HOT_READS, HOT_READS_AFTER_SPLIT, COLD_READS = 230, 450, 10
 ACCOUNT = "local"
+# `ruscope advise` on the orders, sampled live at the end: /tenantId (the hot tenant) against /id and the
+# designs proposed from the documents and the queries
+ADVISOR = AdvisorSettings.model_validate(
+    {
+        "container": "orders",
+        "throughput": 40_000,
+        "growth_gb_per_day": 0.5,
+        "scale": 1_000,
+        "candidates": [{"key": "/tenantId"}, {"key": "/id"}],
+        "propose": 2,
+    }
+)
 CTX = Context()
 
 QUERIES: list[dict[str, Any]] = [
@@ -136,6 +151,8 @@ def build_collected_store(store: Path, workdir: Path, *, start: float | None = N
             when = dt.datetime.fromtimestamp(clock.now, dt.UTC)
             if after_collect(config, store, now=when, out=lines.append, err=lines.append) != EXIT_ALERTS:
                 raise RuntimeError(f"the collected store's alerts did not fire: {lines}")
+            sample = workdir / "orders-sample.jsonl"
+            advise_live(config, ADVISOR, store=store, sample_path=sample, now=when, credential=WELL_KNOWN_KEY)
     finally:
         monitor.stop()
         cosmos.stop()
