@@ -77,6 +77,9 @@ class CosmosApp:
 
     def dispatch(self, request: Request, ctx: Context) -> Reply:
         """Route by path shape; every branch is one engine call."""
+        if len(request.segments) >= 2:  # `_self` links name the same resources by rid
+            key = request.json_header(PK_HEADER)
+            request.segments = self.engine.named_path(request.segments, key if isinstance(key, list) else None)
         seg, method, engine = request.segments, request.method, self.engine
         n = len(seg)
         if n == 0 and method == "GET":

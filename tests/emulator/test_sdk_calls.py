@@ -150,3 +150,27 @@ def test_legacy_root_path_with_explicit_indexes_is_accepted_and_normalised(clien
     with pytest.raises(exceptions.CosmosHttpResponseError) as caught:
         db.create_container("d", PartitionKey("/k"), indexing_policy=bad)
     assert caught.value.status_code == 400
+
+
+def test_items_passed_as_dicts_go_through_their_self_links(container) -> None:
+    first = container.create_item({"id": "1", "tenant": "t1", "n": 1})
+    assert first["_self"].startswith("dbs/") and "/docs/" in first["_self"]  # rid links, not names
+    assert container.read_item(first, "t1")["n"] == 1
+    replaced = container.replace_item(first, {"id": "1", "tenant": "t1", "n": 2})
+    assert replaced["n"] == 2 and container.read_item("1", "t1")["n"] == 2
+    container.delete_item(replaced, partition_key="t1")
+    with pytest.raises(exceptions.CosmosResourceNotFoundError):
+        container.read_item("1", "t1")
+    with pytest.raises(exceptions.CosmosResourceNotFoundError):  # a rid that names nothing: 404
+        container.delete_item(replaced, partition_key="t1")
+
+
+def test_self_links_of_a_recreated_container_name_nothing(client: CosmosClient) -> None:
+    db = client.create_database("a")
+    old = db.create_container("c", PartitionKey("/k")).create_item({"id": "1", "k": "x"})
+    db.delete_container("c")
+    fresh = db.create_container("c", PartitionKey("/k"))
+    fresh.create_item({"id": "1", "k": "x"})
+    with pytest.raises(exceptions.CosmosResourceNotFoundError):
+        fresh.read_item(old, "x")  # the old _self names the deleted container
+    assert fresh.read_item("1", "x")["id"] == "1"
