@@ -19,14 +19,12 @@ from cosmoscore.epk import EpkRange
 from cosmoscore.limits import Limits
 from emulator import errors
 from emulator.accounting import Accounting
-from emulator.auth import is_rid_link
 from emulator.catalog import Catalog
 from emulator.feeds import Feeds
 from emulator.history import History
 from emulator.history_sampler import StorageSampler
 from emulator.items import Items
 from emulator.journal import Journal
-from emulator.links import named_segments
 from emulator.metering import Context, Metering
 from emulator.model import Container, Database, Offer
 from emulator.queries import QueryPlan
@@ -115,13 +113,6 @@ class Engine:
     def partition_budget(self, coll: Container) -> float:
         """RU/s one physical partition may spend: provisioned / P (P4), at most 10,000 (P2)."""
         return self.state.partition_budget(coll)
-
-    def named_path(self, segments: list[str], key: Sequence[Any] | None) -> list[str]:
-        """A path addressed by resource ids (`_self` links) as the name path it stands for."""
-        if not is_rid_link(segments):
-            return segments
-        with self.metering.lock:
-            return named_segments(self.state, segments, key)
 
     # -- requests refused before an operation ---------------------------------------------------
 

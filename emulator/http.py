@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 import orjson
 
-from emulator import auth, errors, wire
+from emulator import auth, errors, links, wire
 from emulator.engine import Context, Engine
 from emulator.request import PK_HEADER, Request, check_size, query_spec, required_key, throughput
 from emulator.wire import Reply, feed_reply, item_reply, listing_reply, query_reply, resource_reply
@@ -79,7 +79,7 @@ class CosmosApp:
         """Route by path shape; every branch is one engine call."""
         if len(request.segments) >= 2:  # `_self` links name the same resources by rid
             key = request.json_header(PK_HEADER)
-            request.segments = self.engine.named_path(request.segments, key if isinstance(key, list) else None)
+            request.segments = links.named_path(self.engine, request.segments, key if isinstance(key, list) else None)
         seg, method, engine = request.segments, request.method, self.engine
         n = len(seg)
         if n == 0 and method == "GET":

@@ -6,11 +6,23 @@ takes the item's `_self`) and signs them with the lower-cased rid of the target 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cosmoscore.epk import UNDEFINED
+from emulator.auth import is_rid_link
 from emulator.model import Container
 from emulator.state import State
+
+if TYPE_CHECKING:
+    from emulator.engine import Engine
+
+
+def named_path(engine: Engine, segments: list[str], key: Sequence[Any] | None) -> list[str]:
+    """A path as the name path it stands for (unchanged unless it is addressed by resource ids)."""
+    if not is_rid_link(segments):
+        return segments
+    with engine.metering.lock:
+        return named_segments(engine.state, segments, key)
 
 
 def named_segments(state: State, segments: list[str], key: Sequence[Any] | None) -> list[str]:
