@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from advisor.designs import HIERARCHICAL, SYNTHETIC, SYNTHETIC_PATH, Design
+from advisor.designs import HIERARCHICAL, SYNTHETIC, Design
 from advisor.lint import Path, alias_paths, composite_index, doc_path, parse_with_brackets
 from cosmoscore.indexing import DEFAULT_POLICY, IndexPolicy
 
@@ -105,10 +105,11 @@ def key_notes(design: Design) -> tuple[str, ...]:
     """What writers and readers must do for this kind of key."""
     if design.kind == SYNTHETIC:
         return (
-            f"{SYNTHETIC_PATH} is a synthetic key: Cosmos DB does not compute it. The application computes "
-            f"{design.template!r} from each document and writes it into the document as {SYNTHETIC_PATH[1:]!r} "
+            f"{design.paths[0]} is a synthetic key: Cosmos DB does not compute it. The application computes "
+            f"{design.template!r} from each document and writes it into the document as {design.synthetic_property!r} "
             "(and passes it as the partition key of every write).",
-            "Queries pass the key (or filter on c.pk, or list the values with c.pk IN (...)); a filter on one of "
+            f"Queries pass the key (or filter on c.{design.synthetic_property}, or list the values with "
+            f"c.{design.synthetic_property} IN (...)); a filter on one of "
             f"the template's properties alone ({', '.join(design.properties)}) fans out.",
         )
     if design.kind == HIERARCHICAL:
@@ -127,10 +128,10 @@ def key_notes(design: Design) -> tuple[str, ...]:
 
 def migration_steps(design: Design, source: str, target: str) -> list[str]:
     """The migration in plain words, in order: a container's partition key cannot be changed."""
-    computed = f" computing {SYNTHETIC_PATH[1:]} = {design.template!r} for each," if design.kind == SYNTHETIC else ""
+    prop = design.synthetic_property if design.kind == SYNTHETIC else ""
+    computed = f" computing {prop} = {design.template!r} for each," if design.kind == SYNTHETIC else ""
     copy_job = (
-        "a container copy job copies documents as they are, so use it only once every document carries "
-        f"{SYNTHETIC_PATH[1:]}"
+        f"a container copy job copies documents as they are, so use it only once every document carries {prop}"
         if design.kind == SYNTHETIC
         else "or run an Azure Cosmos DB container copy job (az cosmosdb copy create, online mode, finished "
         "with az cosmosdb copy complete)"
@@ -154,7 +155,7 @@ def migration_steps(design: Design, source: str, target: str) -> list[str]:
 
 def _writer_change(design: Design) -> str:
     if design.kind == SYNTHETIC:
-        return f"every document gets {SYNTHETIC_PATH[1:]} = {design.template!r}, passed as the write's partition key."
+        return f"every document gets {design.synthetic_property} = {design.template!r}, passed as the write's partition key."
     if design.kind == HIERARCHICAL:
         return f"every write passes all levels ({', '.join(design.paths)}) as its partition key."
     return f"every write passes {design.paths[0]} as its partition key (and no document lacks it)."

@@ -6,7 +6,8 @@ so a typo is one clear error rather than a container full of undefined keys:
 - `"/sessionId"`: a single path (kind Hash, version 2).
 - `["/tenantId", "/sessionId"]`: a hierarchical key of 2 or 3 levels (kind MultiHash, version 2; H1 in
   docs/reference/ru-cost-model.md: at most 3 levels).
-- `"{tenantId}-{createdAt:yyyy-MM}"`: a synthetic key the application computes and stores in `/pk`.
+- `"{tenantId}-{createdAt:yyyy-MM}"`: a synthetic key the application computes and stores in `/pk` (or the
+  path the `[advisor] synthetic_path` names, e.g. `/partitionKey`).
   Template syntax: literal text with `{property}` or `{property:format}` fields; `property` is a
   document property (dots for nested ones: `{user.region}`); `format` formats a date property (an ISO 8601
   string or epoch seconds) with the .NET tokens the guides use: `yyyy`, `MM`, `dd`, `HH`, `mm` (minutes),
@@ -67,10 +68,15 @@ class Design:
         return extract_key(doc, [split_path(p) for p in self.paths])  # a missing path: undefined, as the engine
 
     def stored(self, doc: Mapping[str, Any]) -> dict[str, Any]:
-        """The document as it would be written: a synthetic design adds its computed `/pk`."""
+        """The document as it would be written: a synthetic design adds its computed key (`/pk`)."""
         if self.kind != SYNTHETIC:
             return dict(doc)
-        return {**doc, SYNTHETIC_PATH[1:]: render_template(self.template, doc)}
+        return {**doc, self.synthetic_property: render_template(self.template, doc)}
+
+    @property
+    def synthetic_property(self) -> str:
+        """The property a synthetic design's value is stored in ("pk" for `/pk`)."""
+        return self.paths[0][1:]
 
     def key_life_days(self) -> float | None:
         """How long one key keeps receiving writes when the template ends in a time bucket (a month: 31
@@ -122,13 +128,20 @@ def _name_of(spec: str | Sequence[str]) -> str:
     return spec if isinstance(spec, str) else ",".join(spec)
 
 
-def parse_design(spec: str | Sequence[str], name: str | None = None, limits: Limits | None = None) -> Design:
-    """A design from its config spelling (see the module docstring); raises `DesignError` in words."""
+def parse_design(
+    spec: str | Sequence[str],
+    name: str | None = None,
+    limits: Limits | None = None,
+    *,
+    synthetic_path: str = SYNTHETIC_PATH,
+) -> Design:
+    """A design from its config spelling (see the module docstring); raises `DesignError` in words.
+    `synthetic_path`: where a synthetic template's value is stored (`/pk` unless the config names another)."""
     levels_max = (limits or Limits()).max_hierarchy_levels
     label = name or _name_of(spec)
     if isinstance(spec, str):
         if "{" in spec or "}" in spec:
-            return _synthetic(spec, label)
+            return _synthetic(spec, label, _path(synthetic_path))
         return Design(label, SINGLE, (_path(spec),))
     paths = tuple(_path(p) for p in spec)
     if not paths:
@@ -149,14 +162,16 @@ def _path(path: Any) -> str:
     return path
 
 
-def _synthetic(template: str, label: str) -> Design:
+def _synthetic(template: str, label: str, path: str = SYNTHETIC_PATH) -> Design:
     stripped = _FIELD.sub("", template)
     if "{" in stripped or "}" in stripped:
         raise DesignError(f"design {label!r}: unbalanced or malformed field in template {template!r}")
     fields = list(_FIELD.finditer(template))
     if not fields:
         raise DesignError(f"design {label!r}: template {template!r} has no {{property}} field")
-    return Design(label, SYNTHETIC, (SYNTHETIC_PATH,), template)
+    if path.count("/") != 1:
+        raise DesignError(f"design {label!r}: the synthetic key's path {path!r} must be a top-level property")
+    return Design(label, SYNTHETIC, (path,), template)
 
 
 def validate_design(design: Design, docs: Sequence[Mapping[str, Any]]) -> None:

@@ -162,11 +162,12 @@ def fix_for(q: QueryMeasure, design: Design, sql: str, parameters: Mapping[str, 
             {design.key_of(d)[0] for d in docs if all(property_value(d, p) == v for p, v in pinned.items())}
         )
         shown = ", ".join(f"'{v}'" for v in values[:_LISTED]) + (", ..." if len(values) > _LISTED else "")
-        fix = f"list the key values: add `c.pk IN ({shown})` ({len(values)} in the sample)"
+        fix = f"list the key values: add `c.{design.synthetic_property} IN ({shown})` ({len(values)} in the sample)"
     elif design.kind == HIERARCHICAL:
         fix = f"query a hierarchical prefix: add `c.{props[0]} = @{props[0].split('.')[-1]}` to the filter"
     elif design.kind == SYNTHETIC:
-        fix = f"put the key in the filter: `c.pk = @pk` (the template {design.template!r}) or pass the key"
+        prop = design.synthetic_property
+        fix = f"put the key in the filter: `c.{prop} = @{prop}` (the template {design.template!r}) or pass the key"
     else:
         fix = f"put the key in the filter: `c.{props[0]} = @{props[0].split('.')[-1]}`"
     if not _bounded(sql):

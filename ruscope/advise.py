@@ -16,6 +16,7 @@ let `advisor.verdict.advise` measure and judge every candidate, hand back the ro
     entity_property = "tenantId"  # optional: write weights per value
     entity_rates = { contoso = 2.0 }
     horizon_days = 1095           # a key reaching 20 GB later than this is not flagged
+    synthetic_property = "pk"     # where a synthetic key's computed value is stored (/pk)
 
     propose = 6                   # designs proposed from the sample and the queries (0: none)
     new_container = "logs-v2"     # optional: the new container's id (default: <container>-by-<properties>)
@@ -82,6 +83,7 @@ class AdvisorSettings(BaseModel):
     entity_property: str | None = None
     entity_rates: dict[str, Annotated[float, Field(ge=0)]] = {}
     horizon_days: Annotated[float, Field(gt=0)] = 3 * 365
+    synthetic_property: Annotated[str, Field(pattern=r"^[A-Za-z_$][\w$]*$")] = "pk"
     propose: Annotated[int, Field(ge=0, le=20)] = MAX_PROPOSALS
     new_container: str | None = None
 
@@ -182,7 +184,8 @@ def advise_from_config(config_path: Path, sample: Path | None = None) -> Advice:
 def advise_documents(settings: AdvisorSettings, workload: Workload, docs: list[dict[str, Any]]) -> Advice:
     """The advice on documents already read (a JSONL file or a live container's sample)."""
     try:
-        configured = [parse_design(c.key, c.name) for c in settings.candidates]
+        path = f"/{settings.synthetic_property}"
+        configured = [parse_design(c.key, c.name, synthetic_path=path) for c in settings.candidates]
         proposals = propose(docs, workload.queries, configured, settings.propose)
         verdicts = advise([*configured, *(p.design for p in proposals)], docs, workload)
     except DesignError as exc:

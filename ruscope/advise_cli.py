@@ -72,7 +72,9 @@ def advise(
     store: Annotated[
         str | None, typer.Option(help="Store the advice here (a directory or az:// URI; else the config's [store]).")
     ] = None,
-    no_store: Annotated[bool, typer.Option("--no-store", help="Print (and --out) the advice; do not store it.")] = False,
+    no_store: Annotated[
+        bool, typer.Option("--no-store", help="Print (and --out) the advice; do not store it.")
+    ] = False,
 ) -> None:
     """Measure candidate partition keys on a document sample and the config's queries; rank them."""
     if from_account and sample is not None:

@@ -250,3 +250,21 @@ def test_a_synthetic_winner_is_linted_on_its_pk_with_the_keys_its_queries_derive
     ]  # 'exact' pins tenantId and createdAt: its key is derived, so it is not flagged
     assert "c.pk = @pk" in advice.lint[0].fix
     assert "computing pk = '{tenantId}-{createdAt:yyyy-MM}'" in advice.migration[1]
+
+
+def test_the_synthetic_key_property_is_configurable(tmp_path: Path) -> None:
+    path = _write(tmp_path, 'propose = 0\nsynthetic_property = "partitionKey"')
+    text = path.read_text()
+    path.write_text(
+        text[: text.index("[[advisor.candidates]]")]
+        + '[[advisor.candidates]]\nkey = "{tenantId}-{createdAt:yyyy-MM}"\n'
+    )
+    advice = advise_from_config(path)
+    [verdict] = advice.verdicts
+    assert verdict.design.paths == ("/partitionKey",)
+    assert advice.definition is not None and advice.definition.body["partitionKey"]["paths"] == ["/partitionKey"]
+    assert all("c.partitionKey" in fix.fix and "c.pk" not in fix.fix for fix in verdict.fixes) and verdict.fixes
+    assert any("partitionKey = '{tenantId}-{createdAt:yyyy-MM}'" in step for step in advice.migration)
+    path.write_text(path.read_text().replace('synthetic_property = "partitionKey"', 'synthetic_property = "a/b"'))
+    with pytest.raises(AdviseError, match=r"advisor.synthetic_property: String should match pattern"):
+        advise_from_config(path)
