@@ -15,11 +15,13 @@ import contextlib
 import gzip
 import json
 import os
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from emulator import datadir
+from emulator.journal_lines import Damaged
 
 FORMAT = "ruscope-history"
 VERSION = 1
@@ -82,13 +84,21 @@ def _write_gzip(path: Path, lines: Iterable[dict[str, Any]]) -> None:
 
 
 def read_lines(path: Path) -> Iterator[dict[str, Any]]:
-    """The lines after the header; nothing when the file does not exist. A foreign file is an error."""
+    """The lines after the header; nothing when the file does not exist. A foreign or damaged file is
+    `Damaged`, naming the file and the line (a gzip cut short or changed fails its CRC check)."""
     if not path.exists():
         return
-    with gzip.open(path, "rb") as gz:
-        header = json.loads(gz.readline() or b"{}")
-        if header.get("format") != FORMAT or header.get("version") != VERSION:
-            raise ValueError(f"{path}: not a {FORMAT} v{VERSION} file")
-        for raw in gz:
-            if raw.strip():
-                yield json.loads(raw)
+    number = 1
+    try:
+        with gzip.open(path, "rb") as gz:
+            header = json.loads(gz.readline() or b"{}")
+            if not isinstance(header, dict) or header.get("format") != FORMAT or header.get("version") != VERSION:
+                raise Damaged(path, 1, f"not a {FORMAT} v{VERSION} file")
+            for raw in gz:
+                number += 1
+                if raw.strip():
+                    yield json.loads(raw)
+    except (gzip.BadGzipFile, EOFError, zlib.error, ValueError) as exc:
+        if isinstance(exc, Damaged):
+            raise
+        raise Damaged(path, number, f"the metrics history cannot be read ({exc})") from exc
