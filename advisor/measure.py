@@ -57,7 +57,7 @@ class WorkloadQuery:
 class Workload:
     """What the designs are measured against. `growth_gb_per_day`: the container's growth;
     `entity_rates`: write weight per value of `entity_property` (absent: 1); `horizon_days`: how far ahead
-the 20 GB projection is a finding (a heuristic of ours, a capacity plan's usual three years)."""
+    the 20 GB projection is a finding (a heuristic of ours, a capacity plan's usual three years)."""
 
     queries: tuple[WorkloadQuery, ...] = ()
     throughput: int = 18_000
