@@ -6,7 +6,6 @@ cosmos-errors-and-stats.md). Pure functions; `emulator.http` calls them, the eng
 from __future__ import annotations
 
 import base64
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,17 +19,18 @@ from emulator.model import PkRange
 from emulator.queries import QueryPlan
 from emulator.querying import QueryRoute, Refusal
 from emulator.results import (
-    FeedCursor,
     FeedPage,
     IndexUtilization,
     ItemResult,
     PageMetrics,
-    QueryCursor,
     QueryPage,
     RangeStatistics,
     Resource,
     StorageUsage,
 )
+from emulator.tokens import feed_cursor as feed_cursor  # re-exported: the REST layer decodes through wire
+from emulator.tokens import feed_token, query_token
+from emulator.tokens import query_cursor as query_cursor
 
 CROSS_PARTITION_DISABLED = (
     "Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition "
@@ -158,59 +158,6 @@ def statistics_json(stats: RangeStatistics) -> dict[str, Any]:
             {"partitionKey": key_to_json(key), "sizeInKB": math.ceil(size / 1024)} for key, size in stats.top_keys
         ],
     }
-
-
-# -- continuation tokens --------------------------------------------------------------------------
-
-
-def encode_continuation(state: dict[str, Any]) -> str:
-    """A token as printable ASCII JSON: ids in any script travel \\u-escaped, so the header survives as is."""
-    return json.dumps(state, separators=(",", ":"), ensure_ascii=True)
-
-
-def decode_continuation(token: str | None) -> dict[str, Any] | None:
-    """A continuation token's state (a JSON object); 400 when it is not one of ours."""
-    if not token:
-        return None
-    try:
-        state = orjson.loads(token)
-    except orjson.JSONDecodeError:
-        raise errors.bad_request("The continuation token is malformed.") from None
-    if not isinstance(state, dict):
-        raise errors.bad_request("The continuation token is malformed.")
-    return state
-
-
-def feed_token(cursor: FeedCursor) -> str:
-    state: dict[str, Any] = {"from": cursor.start}
-    if cursor.after is not None:
-        state["after"] = list(cursor.after)
-    return encode_continuation(state)
-
-
-def feed_cursor(token: str | None) -> FeedCursor | None:
-    state = decode_continuation(token)
-    if state is None:
-        return None
-    after = tuple(state["after"]) if isinstance(state.get("after"), list) else None
-    return FeedCursor(str(state["from"]) if "from" in state else None, after)
-
-
-def query_token(cursor: QueryCursor) -> str:
-    return encode_continuation({"min": cursor.start, "offset": cursor.offset})
-
-
-def query_cursor(token: str | None) -> QueryCursor | None:
-    state = decode_continuation(token)
-    if state is None:
-        return None
-    try:
-        start, offset = state.get("min"), int(state.get("offset", 0))
-    except (TypeError, ValueError):
-        raise errors.bad_request("The continuation token is malformed.") from None
-    if (start is not None and not isinstance(start, str)) or offset < 0:
-        raise errors.bad_request("The continuation token is malformed.")
-    return QueryCursor(start, offset)
 
 
 # -- queries --------------------------------------------------------------------------------------
