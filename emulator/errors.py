@@ -107,3 +107,28 @@ def unauthorized(payload: str) -> CosmosError:
 
 def missing_auth() -> CosmosError:
     return CosmosError(401, "Required Header authorization is missing. Ensure a valid Authorization token is passed.")
+
+
+def missing_date() -> CosmosError:
+    """No `x-ms-date` nor `Date` (azure-cosmos-dotnet-v3 RMResources `MissingDateForAuthorization`)."""
+    return CosmosError(401, "Authorization token mandates Date headers. Please pass in RFC 1123 style date format.")
+
+
+def invalid_date() -> CosmosError:
+    """An unreadable date (RMResources `InvalidDateHeader`)."""
+    return CosmosError(401, "The input date header is invalid format. Please pass in RFC 1123 style date format.")
+
+
+def token_time_range(start: str, expiry: str, now: str) -> CosmosError:
+    """A signature dated outside its window (RMResources `InvalidTokenTimeRange`, 403 as captured in
+    microsoft/vscode-cosmosdb#842)."""
+    return CosmosError(
+        403,
+        "The authorization token is not valid at the current time. Please create another token and retry "
+        f"(token start time: {start}, token expiry time: {expiry}, current server time: {now}).",
+    )
+
+
+def aad_refused(reason: str) -> CosmosError:
+    """An Entra ID token the emulator does not take (the service's text for these is not captured)."""
+    return CosmosError(401, f"The input authorization token can't serve the request. {reason}")

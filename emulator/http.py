@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import functools
 import logging
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -31,8 +32,18 @@ Response = tuple[int, dict[str, str], bytes]
 class CosmosApp:
     """The Cosmos DB REST API over one engine with one master key (an `emulator.server.App`)."""
 
-    def __init__(self, engine: Engine, key: str = auth.WELL_KNOWN_KEY) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        key: str = auth.WELL_KNOWN_KEY,
+        *,
+        auth_settings: auth.AuthSettings | None = None,
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        """`now`: the wall clock signatures are dated by (not the engine's clock, which may be simulated)."""
         self.engine = engine
+        self._auth = auth_settings or auth.AuthSettings()
+        self._now = now
         try:
             self._key_bytes = base64.b64decode(key, validate=True)
         except ValueError:
@@ -57,14 +68,30 @@ class CosmosApp:
 
     def _authenticate(self, request: Request, ctx: Context) -> None:
         resource_type, link = auth.resource_of(request.path)
+        try:
+            self._check_token(request, resource_type, link)
+        except errors.CosmosError as exc:
+            self.engine.record_rejected(ctx, resource_type, exc.status, exc.substatus)
+            raise
+
+    def _check_token(self, request: Request, resource_type: str, link: str) -> None:
+        """A current master-key signature, or a well-formed Entra ID token where those are accepted."""
         authorization = request.header("authorization")
         if not authorization:
-            self.engine.record_rejected(ctx, resource_type, 401)
             raise errors.missing_auth()
-        payload = auth.signing_payload(request.method, resource_type, link, request.header("x-ms-date") or "")
+        if auth.is_aad(authorization) and self._accepts_aad(request):
+            if not auth.well_formed_jwt(authorization):
+                raise errors.aad_refused("The Entra ID token is not a well-formed JWT.")
+            return
+        date, http_date = request.header("x-ms-date") or "", request.header("date") or ""
+        payload = auth.signing_payload(request.method, resource_type, link, date, http_date)
         if not auth.verify(self._key_bytes, authorization, payload):
-            self.engine.record_rejected(ctx, resource_type, 401)
             raise errors.unauthorized(payload.replace("\n", "\\n"))
+        auth.check_time(date or http_date, self._now(), self._auth)
+
+    def _accepts_aad(self, request: Request) -> bool:
+        accept = self._auth.accept_aad
+        return request.scheme == "https" if accept is None else accept
 
     @contextmanager
     def _metered_refusals(self, ctx: Context, operation: str, db: str, coll: str) -> Iterator[None]:
