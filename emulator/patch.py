@@ -7,11 +7,16 @@ at most 10 operations per request; the partition key paths may not be touched.
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any
 
 from emulator import errors
 
 MAX_OPERATIONS = 10  # the service's per-request limit on patch operations
+INT64_MIN, INT64_MAX = (
+    -(2**63),
+    2**63 - 1,
+)  # the integer range numbers keep exactly (cosmos-sql-semantics §1.9 "Numbers")
 
 
 def apply_patch(doc: dict[str, Any], operations: Any, key_paths: list[list[str]]) -> dict[str, Any]:
@@ -118,4 +123,15 @@ def _increment(doc: dict[str, Any], path: list[str], value: Any, index: int) -> 
     current = parent.get(path[-1], 0) if isinstance(parent, dict) else None
     if isinstance(current, bool) or not isinstance(current, (int, float)):
         raise errors.bad_request(f"Patch operation {index}: incr target '/{'/'.join(path)}' is not a number.")
-    parent[path[-1]] = current + value
+    parent[path[-1]] = _incremented(current, value, index, path)
+
+
+def _incremented(current: int | float, value: int | float, index: int, path: list[str]) -> int | float:
+    """The sum as the service stores it: an integer within int64, else a double; a sum that overflows
+    to Infinity has no JSON form (it would be kept in memory but saved as null), so it is refused."""
+    total: int | float = current + value
+    if isinstance(total, int) and not INT64_MIN <= total <= INT64_MAX:
+        total = float(total)
+    if not math.isfinite(total):
+        raise errors.bad_request(f"Patch operation {index}: incr of '/{'/'.join(path)}' overflows a double.")
+    return total

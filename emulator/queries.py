@@ -157,7 +157,10 @@ def page_rows(rows: list, offset: int, max_items: int | None) -> tuple[list, lis
     end = len(rows) if limit < 0 else min(len(rows), offset + limit)
     page, sizes, total = [], [], 0
     for row in rows[offset:end]:
-        size = len(orjson.dumps(row))
+        try:
+            size = len(orjson.dumps(row))
+        except orjson.JSONEncodeError as exc:  # nested beyond what JSON serialisation allows
+            raise errors.bad_request(f"The query result cannot be serialized: {exc}.") from None
         if page and total + size > MAX_RESPONSE_BYTES:
             break
         page.append(row)

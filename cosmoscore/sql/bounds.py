@@ -33,9 +33,6 @@ class SqlLimits:
     # a 400. Patterns with nested quantifiers or quantified alternations are refused outright (they
     # backtrack exponentially); this bounds the polynomial cases that remain.
     max_regex_input_chars: int = 32_768
-    # The service's per-item limit (learn.microsoft.com/azure/cosmos-db/concepts-limits, "Maximum level of
-    # nesting for embedded objects / arrays: 128", quoted by issue 14 §1), applied to query results too
-    max_result_depth: int = 128
 
 
 LIMITS = SqlLimits()

@@ -10,13 +10,14 @@ import functools
 from pathlib import Path
 from typing import Any, cast
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer_NonRecursive, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 from lark.tree import Meta
 
 from . import ast as a
 from .checks import check_query
 from .errors import SqlError, syntax_error
+from .guards import balance_chains, check_depth, check_joins, check_text
 from .literals import decode_number, decode_string
 
 MAX_COUNT = 4294967295  # the service compiler's bound for TOP, OFFSET and LIMIT
@@ -61,8 +62,8 @@ _Selection = tuple[str, Any, a.Span]
 
 
 @v_args(meta=True)
-class _ToAst(Transformer[Token, a.Query]):
-    """Builds the frozen AST bottom-up; clause results are tagged tuples picked up by `query`."""
+class _ToAst(Transformer_NonRecursive[Token, a.Query]):
+    """Builds the frozen AST bottom-up, without recursion; clause results are tagged tuples picked up by `query`."""
 
     def __init__(self, text: str) -> None:
         super().__init__()
@@ -349,8 +350,11 @@ def _to_sql_error(text: str, exc: UnexpectedInput) -> SqlError:
 @functools.lru_cache(maxsize=1024)
 def parse_query(text: str) -> a.Query:
     """Parse and check one query; raises SqlError with the service's code and location."""
+    check_text(text)
     try:
         tree = _lark().parse(text)
+        balance_chains(tree)
+        check_depth(tree)
         query = _ToAst(text).transform(tree)
     except UnexpectedInput as exc:
         raise _to_sql_error(text, exc) from None
@@ -359,5 +363,6 @@ def parse_query(text: str) -> a.Query:
             raise exc.orig_exc from None
         raise
     query = dataclasses.replace(query, text=text)
+    check_joins(query)
     check_query(query)
     return query

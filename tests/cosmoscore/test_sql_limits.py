@@ -101,3 +101,75 @@ def test_string_builders_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
     assert run("SELECT VALUE 'abcde' || 'efgh'") == []
     assert run("SELECT VALUE REPLACE('aaaa', 'a', 'bbb')") == []
     assert run("SELECT VALUE REPLACE('aaaa', 'a', 'bb')") == ["bbbbbbbb"]
+
+
+# -- recursion and the service's limits (issue 14 §1, §5, §7) ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT VALUE " + "-(" * 1000 + "1" + ")" * 1000,
+        "SELECT VALUE " + "ABS(" * 1000 + "1" + ")" * 1000,
+        "SELECT VALUE " + "[" * 1000 + "1" + "]" * 1000,
+        "SELECT VALUE " + "(SELECT VALUE " * 200 + "1" + ")" * 200,
+        "SELECT VALUE " + " + ".join("1" for _ in range(2000)),
+    ],
+)
+def test_deep_nesting_is_a_400_not_a_recursion_error(sql: str) -> None:
+    with pytest.raises(SqlError, match="nested deeper than the emulator's limit of 128 levels"):
+        parse_query(sql)
+
+
+def test_parentheses_alone_do_not_nest() -> None:
+    assert run("SELECT VALUE " + "(" * 1000 + "1" + ")" * 1000) == [1]
+
+
+def test_query_text_over_512_kb_is_sc3020() -> None:
+    sql = "SELECT * FROM c WHERE " + " OR ".join(f"c.n = {i}" for i in range(60000))
+    assert len(sql) > 512 * 1024
+    with pytest.raises(SqlError) as info:
+        parse_query(sql)
+    assert info.value.code == "SC3020"
+    assert info.value.message == "The SQL query text exceeded the maximum limit of 524288 characters."
+
+
+def test_a_long_or_chain_compiles_and_matches() -> None:
+    # 5,000 terms: far beyond the interpreter's recursion limit had the chain stayed left-deep
+    sql = "SELECT VALUE c.n FROM c WHERE " + " OR ".join(f"c.n = {i * 3}" for i in range(5000))
+    docs = [{"n": i} for i in range(30)]
+    assert run(sql, docs) == [i for i in range(30) if i % 3 == 0]
+
+
+def test_read_items_shape_with_many_terms() -> None:
+    """What the SDK's read_items sends: one (id AND pk) term per item, joined by OR."""
+    n = 2000
+    sql = "SELECT * FROM c WHERE " + " OR ".join(f"(c.id=@id{i} AND c.pk=@pk{i})" for i in range(n))
+    params = {f"@id{i}": f"d{i}" for i in range(n)} | {f"@pk{i}": f"p{i % 7}" for i in range(n)}
+    docs = [{"id": f"d{i}", "pk": f"p{i % 7}"} for i in range(0, 3 * n, 3)] + [{"id": "d1", "pk": "wrong"}]
+    rows = run(sql, docs, params)
+    assert [d["id"] for d in rows] == [f"d{i}" for i in range(0, n, 3)]
+
+
+@pytest.mark.parametrize(
+    ("expr", "expected"),
+    [
+        (" OR ".join(["false"] * 9 + ["true"]), True),
+        (" OR ".join(["false"] * 12), False),
+        (" OR ".join(["false"] * 9 + ["c.missing"]), "undefined"),
+        (" OR ".join(["c.missing"] * 9 + ["true"]), True),
+        (" AND ".join(["true"] * 9 + ["c.missing"]), "undefined"),
+        (" AND ".join(["c.missing"] * 9 + ["false"]), False),
+        (" AND ".join(["true"] * 12), True),
+    ],
+)
+def test_balanced_chains_keep_three_valued_logic(expr: str, expected: object) -> None:
+    rows = run(f"SELECT VALUE {{'v': {expr}}} FROM c", [{}])
+    assert rows == ([{}] if expected == "undefined" else [{"v": expected}])
+
+
+def test_more_than_ten_joins_is_a_400() -> None:
+    ten = "SELECT VALUE 1 FROM c" + "".join(f" JOIN t{i} IN c.a" for i in range(10))
+    assert run(ten, [{"a": [1]}]) == [1]
+    with pytest.raises(SqlError, match="maximum number of joins. The allowed limit is 10"):
+        parse_query(ten + " JOIN t10 IN c.a")
