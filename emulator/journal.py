@@ -109,7 +109,8 @@ class JournalScan:
                 if following is None and (line.problem or not line.terminated):
                     self.torn = line  # never acknowledged: an append writes its newline last
                     return
-                raise Damaged(self.path, line.number, f"{problem}; {self._affected(line)}")
+                gap = problem.startswith("seq ")  # the message already names the seq numbers lost
+                raise Damaged(self.path, line.number, problem if gap else f"{problem}; {self._affected(line)}")
             checked_seen = checked_seen or line.checked
             seq = line.number if line.seq is None else line.seq
             self.last_seq, self.good_end = seq, line.end
@@ -133,7 +134,7 @@ class JournalScan:
         seq = line.number if line.seq is None else line.seq
         if self.last_seq is not None and seq != self.last_seq + 1:
             if seq > self.last_seq + 1:
-                return f"seq {seq} follows seq {self.last_seq}: seq {self.last_seq + 1}..{seq - 1} are missing"
+                return f"seq {seq} follows seq {self.last_seq}: the writes with seq {self.last_seq + 1}..{seq - 1} are missing"
             return f"seq {seq} follows seq {self.last_seq} (out of order)"
         return None
 
@@ -143,7 +144,7 @@ def apply_line(path: Path, line: Line, apply: Callable[[dict[str, Any]], Any]) -
     try:
         apply(line.entry or {})
     except Exception as exc:  # any entry the state rejects: KeyError, TypeError, a CosmosError
-        why = f"{exc.args[0]!r} does not exist" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
+        why = "its target does not exist" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
         raise Damaged(path, line.number, f"cannot apply the {describe(line.entry)} ({why})") from exc
 
 
@@ -153,6 +154,23 @@ def check_start(path: Path, line: Line, folded: int) -> None:
     if line.seq > folded + 1:
         what = f"seq {line.seq} follows the snapshot's seq {folded}: seq {folded + 1}..{line.seq - 1} are missing"
         raise Damaged(path, line.number, what)
+
+
+def replay_dir(data_dir: Path, apply: Callable[[dict[str, Any]], Any]) -> tuple[int, int, int]:
+    """Replay a data directory strictly, writing nothing: (entries applied, last seq, end of the
+    journal's last intact line)."""
+    snapshot, count = SnapshotReader(data_dir / SNAPSHOT), 0
+    for line in snapshot.entries():
+        apply_line(snapshot.path, line, apply)
+        count += 1
+    scan = JournalScan(data_dir / JOURNAL)
+    for line in scan.lines():
+        if line.number == 1:
+            check_start(scan.path, line, snapshot.folded)
+        if (line.seq or 0) > snapshot.folded:
+            apply_line(scan.path, line, apply)
+            count += 1
+    return count, max(snapshot.folded, scan.last_seq or 0), scan.good_end
 
 
 class Journal:
@@ -171,19 +189,7 @@ class Journal:
     def replay(self, apply: Callable[[dict[str, Any]], Any]) -> int:
         """Apply the snapshot, then the journal entries it does not already fold in (`Damaged` if any
         line is damaged or cannot be applied; nothing is written)."""
-        snapshot, count = SnapshotReader(self.dir / SNAPSHOT), 0
-        for line in snapshot.entries():
-            apply_line(snapshot.path, line, apply)
-            count += 1
-        scan = JournalScan(self.path)
-        for line in scan.lines():
-            if line.number == 1:
-                check_start(self.path, line, snapshot.folded)
-            if (line.seq or 0) > snapshot.folded:
-                apply_line(self.path, line, apply)
-                count += 1
-        self._seq = max(snapshot.folded, scan.last_seq or 0)
-        self._good_end = scan.good_end
+        count, self._seq, self._good_end = replay_dir(self.dir, apply)
         return count
 
     def _ready(self) -> int:
