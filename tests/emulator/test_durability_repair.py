@@ -135,3 +135,14 @@ def test_python_dash_m_emulator_repair(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "emulator.repair", str(tmp_path)], cwd=ROOT, capture_output=True)
     assert done.returncode == 1, done.stderr.decode()
     assert "line 12: cannot be applied (its target does not exist)" in done.stdout.decode()
+
+
+def test_ruscope_emulator_repair_flag(tmp_path: Path) -> None:
+    make_data_dir(tmp_path)
+    _edit_line(tmp_path / JOURNAL, 5, _flip)
+    args = [sys.executable, "-m", "emulator", "--data-dir", str(tmp_path), "--repair"]
+    done = subprocess.run(args, cwd=ROOT, capture_output=True, env={"COLUMNS": "1000", "PATH": ""})
+    assert "lost: journal.jsonl line 5: checksum mismatch" in done.stdout.decode(), done.stderr.decode()
+    engine = open_engine(tmp_path, throttling=False)
+    assert ids(engine) == [i for i in EXPECTED if i != "14"]
+    engine.close()
