@@ -23,3 +23,31 @@ class Limits:
     max_hierarchy_levels: int = 3  # H1
     default_throughput: int = 400  # cosmos-errors-and-stats.md §2.6: the long-standing minimum, 400 RU/s
     min_throughput: int = 400  # P9: manual minimum (the GB and history terms are not modelled)
+    # concepts-limits: 1,000,000 RU/s per container or database without a support ticket (issue 14 §2);
+    # the service's refusal is captured in pagopa-archive/io-infrastructure-live-new#582
+    max_throughput: int = 1_000_000
+    # concepts-limits: "maximum level of nesting for embedded objects / arrays" 128 (issue 14 §1);
+    # deeper documents are refused with a 400 instead of failing later at serialisation
+    max_document_depth: int = 128
+
+
+def nesting_depth(value: object, stop_after: int) -> int:
+    """Levels of objects/arrays in a JSON value (a scalar is 0), counted iteratively so no document can
+    exhaust the stack; counting stops once past `stop_after`."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > stop_after:
+            return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def key_value_bytes(key: tuple[object, ...]) -> int:
+    """The size a partition key value counts against `max_partition_key_bytes`: its strings' UTF-8 bytes
+    (numbers 8, other components 1)."""
+    return sum(len(c.encode()) if isinstance(c, str) else 8 if isinstance(c, (int, float)) else 1 for c in key)

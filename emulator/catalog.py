@@ -56,7 +56,17 @@ class Catalog:
             raise errors.bad_request(
                 f"The offer throughput provided ({spec.throughput}) is below the minimum of {self.limits.min_throughput} RU/s."
             )
+        self._check_max_throughput(spec.throughput, spec.autoscale)
         return {"rid": make_rid(self.state.next_id())[:4], "throughput": spec.throughput, "autoscale": spec.autoscale}
+
+    def _check_max_throughput(self, value: int, autoscale: bool) -> None:
+        """At most 1,000,000 RU/s without a support ticket (Limits.max_throughput), in the service's words."""
+        if value > self.limits.max_throughput:
+            step = 1000 if autoscale else 100
+            raise errors.bad_request(
+                f"The offer should have valid throughput values between {self.limits.min_throughput} and "
+                f"{self.limits.max_throughput} inclusive in increments of {step}."
+            )
 
     def read_database(self, ctx: Context, db_id: str) -> Resource:
         with self.metering.metered(ctx, "Read", "dbs", db_id) as meter:
@@ -149,7 +159,11 @@ class Catalog:
     def replace_container(self, ctx: Context, db_id: str, coll_id: str, definition: Mapping[str, Any]) -> Resource:
         with self.metering.metered(ctx, "Replace", "colls", db_id, coll_id) as meter:
             coll = self.state.coll(db_id, coll_id)
+            if not isinstance(definition, Mapping):
+                raise errors.bad_request("The input content is invalid: a container definition must be a JSON object.")
             pk = definition.get("partitionKey")
+            if pk is not None and not isinstance(pk, Mapping):
+                raise errors.bad_request("The partitionKey of a container must be a JSON object with 'paths'.")
             if pk and pk.get("paths") != coll.props["partitionKey"]["paths"]:
                 raise errors.bad_request("Partition key paths of a container cannot be changed.")
             policy = _validate_policy(definition.get("indexingPolicy") or coll.props["indexingPolicy"])
@@ -220,6 +234,7 @@ class Catalog:
                 raise errors.bad_request(
                     f"The offer throughput must be an integer of at least {self.limits.min_throughput} RU/s."
                 )
+            self._check_max_throughput(value, offer.autoscale)
             meter.charge = self.cost.metadata_write_ru
             entry = {"op": "replace_offer", "rid": offer_rid, "throughput": value, "ts": self.state.now()}
             self.state.commit(entry)

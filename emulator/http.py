@@ -55,16 +55,16 @@ class CosmosApp:
         try:
             self._authenticate(request, ctx)
             reply = self.dispatch(request, ctx)
+            body = b"" if reply.body is None or reply.status in (204, 304) else orjson.dumps(reply.body)
+            return reply.status, wire.success_headers(reply, ctx.activity_id, request.segments), body
         except errors.CosmosError as exc:
             headers = wire.error_headers(exc, ctx.activity_id)
             headers["x-ms-request-charge"] = f"{exc.request_charge:.2f}"
             return exc.status, headers, orjson.dumps(exc.body(ctx.activity_id))
-        except Exception:  # a bug must cost one request a 500, never the server or a stack trace
-            log.exception("internal error on %s %s", request.method, request.path)
-            exc = errors.CosmosError(500, "The ruscope emulator hit an internal error; see its log.")
-            return 500, wire.error_headers(exc, ctx.activity_id), orjson.dumps(exc.body(ctx.activity_id))
-        body = b"" if reply.body is None or reply.status in (204, 304) else orjson.dumps(reply.body)
-        return reply.status, wire.success_headers(reply, ctx.activity_id, request.segments), body
+        except Exception as exc:  # a bug must cost one request a 500, never the server or a stack trace
+            _log_internal_error(request, exc)
+            failed = errors.CosmosError(500, "The ruscope emulator hit an internal error; see its log.")
+            return 500, wire.error_headers(failed, ctx.activity_id), orjson.dumps(failed.body(ctx.activity_id))
 
     def _authenticate(self, request: Request, ctx: Context) -> None:
         resource_type, link = auth.resource_of(request.path)
@@ -286,6 +286,13 @@ class CosmosApp:
         reply = _only(method, "GET", lambda: resource_reply(engine.read_offer(ctx, seg[1])))
         reply.headers["x-ms-cosmos-min-throughput"] = str(engine.limits.min_throughput)
         return reply
+
+
+def _log_internal_error(request: Request, exc: Exception) -> None:
+    """One line per failure (a recursion error's traceback is thousands of lines); the traceback at DEBUG."""
+    text = str(exc).replace("\n", " ")[:300]
+    log.error("internal error on %s %s: %s: %s", request.method, request.path[:200], type(exc).__name__, text)
+    log.debug("internal error traceback", exc_info=exc)
 
 
 def _minimal(request: Request, reply: Reply) -> Reply:

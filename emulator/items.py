@@ -17,7 +17,7 @@ from cosmoscore.costmodel import CostModel
 from cosmoscore.epk import UNDEFINED
 from cosmoscore.indexing import SYSTEM_PROPERTIES, changed_leaf_count, indexed_leaves
 from cosmoscore.keys import Key, is_key_component, key_json, key_to_json
-from cosmoscore.limits import Limits
+from cosmoscore.limits import Limits, key_value_bytes, nesting_depth
 from emulator import errors
 from emulator.metering import Context, Meter, Metering
 from emulator.model import Container, LogicalPartition, PkRange, StoredItem, make_rid
@@ -191,6 +191,7 @@ class Items:
             raise errors.bad_request(
                 "The partition key value of the document must be a string, number, boolean or null."
             )
+        self._check_key_size(own)
         if key is not None:
             given = self.checked_key(coll, key, full=True)
             if given != own and key_to_json(given) != key_to_json(own):
@@ -213,7 +214,15 @@ class Items:
                 f"partition key field values specified in the document (expected {levels} component(s), "
                 f"got {key_to_json(key)!r})."
             )
+        self._check_key_size(key)
         return key
+
+    def _check_key_size(self, key: Key) -> None:
+        """Partition key values are at most 2,048 bytes (cosmos-errors-and-stats.md §2.5: 400)."""
+        if key_value_bytes(key) > self.limits.max_partition_key_bytes:
+            raise errors.bad_request(
+                f"The partition key value is too large: at most {self.limits.max_partition_key_bytes} bytes."
+            )
 
     def _existing(
         self, ctx: Context, coll: Container, key: Key, item_id: str, meter: Meter
@@ -266,6 +275,10 @@ class Items:
                 "_ts": self.state.now(),
             }
         )
+        if nesting_depth(doc, self.limits.max_document_depth + 1) - 1 > self.limits.max_document_depth:
+            raise errors.bad_request(
+                f"The document nests objects or arrays deeper than {self.limits.max_document_depth} levels."
+            )
         size = len(orjson.dumps(stored))
         if size > self.limits.max_item_bytes:
             raise errors.too_large()
