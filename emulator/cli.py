@@ -69,7 +69,7 @@ def emulator(
         typer.echo(line, err=True)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        engine = open_engine(data_dir, fsync=fsync, consistency=consistency, throttling=not no_throttling)
+        engine = open_engine(data_dir, fsync=fsync, settle=True, consistency=consistency, throttling=not no_throttling)
     except (ValueError, OSError) as exc:
         _fail(str(exc))
     options = _Options(host, port, key or WELL_KNOWN_KEY, monitor_port, data_dir, tls, tuple(allow_host or ()))
