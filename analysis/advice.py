@@ -112,8 +112,9 @@ def skew_matrix(partitions: pd.DataFrame, order: list[str]) -> pd.DataFrame:
 
 def limit_projection(designs: pd.DataFrame, horizon_days: float | None = None) -> pd.DataFrame:
     """The largest logical partition of each design from now to the horizon, in GB, as straight lines
-    (`day`, `gb` at day 0 and at the horizon): the size grows at the rate that reaches the limit in
-    `days_to_limit` days; a design that never reaches it stays flat. The horizon is a little past the
+    (`day`, `gb` at day 0 and at the end): the size grows at the rate that reaches the limit in
+    `days_to_limit` days and the line ends there (writes to that key would fail); a design that never
+    reaches it stays flat to the horizon. The horizon is a little past the
     slowest design that reaches the limit (else `HORIZON_DAYS`), so every crossing is in view."""
     if designs.empty:
         return pd.DataFrame(columns=["design", "day", "gb", "limit_gb"])
@@ -124,8 +125,9 @@ def limit_projection(designs: pd.DataFrame, horizon_days: float | None = None) -
     for row in designs.itertuples():
         start, limit = float(row.largest_logical_gb), float(row.logical_limit_gb)
         slope = (limit - start) / row.days_to_limit if pd.notna(row.days_to_limit) and row.days_to_limit > 0 else 0.0
+        end = min(horizon, float(row.days_to_limit)) if slope else horizon  # a line stops where it hits the limit
         rows += [
             {"design": row.design, "day": 0.0, "gb": start, "limit_gb": limit},
-            {"design": row.design, "day": horizon, "gb": start + slope * horizon, "limit_gb": limit},
+            {"design": row.design, "day": end, "gb": start + slope * end, "limit_gb": limit},
         ]
     return pd.DataFrame(rows)
