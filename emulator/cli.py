@@ -109,15 +109,19 @@ def _loopback(host: str) -> bool:
 
 
 def _repair(data_dir: Path | None) -> None:
-    """`--repair`: the data directory repaired by `emulator.repair.repair`, its report printed."""
+    """`--repair`: the data directory repaired by `emulator.repair.repair` (a backup kept), its report printed;
+    exit 1 when something was lost (as `python -m emulator.repair`), 2 when there is no such directory."""
+    from emulator.repair import repair
+
     if data_dir is None:
         _fail("--repair needs --data-dir (the directory to repair)")
     try:
-        from emulator.repair import repair  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:
-        _fail("--repair is not available in this version")
-    report = repair(data_dir)
-    typer.echo(report if isinstance(report, str) else str(report))
+        report = repair(data_dir)
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        _fail(str(exc))
+    typer.echo(str(report))
+    if report.lost or report.notes:
+        raise typer.Exit(1)
 
 
 def ready_lines(

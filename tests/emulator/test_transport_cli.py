@@ -76,6 +76,7 @@ def test_tls_serves_the_sdk_with_the_shared_ca_and_the_key_from_the_environment(
         assert list(container.query_items("SELECT VALUE COUNT(1) FROM c", partition_key="a")) == [1]
     finally:
         err = _stop(proc)
+        print(err)  # the emulator's log, shown when the test fails
     assert "warning" not in err, err
 
 
@@ -107,3 +108,9 @@ def test_repair_needs_a_data_directory() -> None:
         [sys.executable, "-m", "emulator", "--repair"], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 2 and "--repair needs --data-dir" in done.stderr
+
+
+def test_repair_of_a_missing_directory_exits_2(tmp_path: Path) -> None:
+    args = [sys.executable, "-m", "emulator", "--repair", "--data-dir", str(tmp_path / "absent")]
+    done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr.startswith("ruscope: ") and "absent" in done.stderr
