@@ -28,7 +28,7 @@ from emulator.engine import Engine
 from emulator.history import History
 from emulator.http import CosmosApp
 from emulator.journal import Journal
-from emulator.transport import App, Connection, Registry, TransportLimits, served_names
+from emulator.transport import App, Connection, ConnectionStats, Registry, TransportLimits, served_names
 
 log = logging.getLogger("ruscope.emulator")
 
@@ -106,13 +106,13 @@ class RunningEmulator:
         self._loop.call_soon_threadsafe(self._stop.set)
         self._thread.join(timeout=10)
 
-    def connection_stats(self) -> list[tuple[int, bool, int]]:
-        """(unsent bytes, reading paused, queued requests) of each open connection, read on the loop."""
+    def connection_stats(self) -> list[ConnectionStats]:
+        """Each open connection as flow control sees it, read on the loop (for tests)."""
         registry = self._registry
         if registry is None:
             return []
 
-        async def read() -> list[tuple[int, bool, int]]:
+        async def read() -> list[ConnectionStats]:
             return [conn.stats() for conn in registry.live]
 
         return asyncio.run_coroutine_threadsafe(read(), self._loop).result(10)

@@ -8,7 +8,8 @@ No client can make a server hoard memory or connections (issue 14 §2), and no h
   buffer and one response (asyncio's `pause_writing`/`resume_writing` flow control);
 - a request that does not arrive whole within `request_timeout_s` is answered 408 and closed; a keep-alive
   connection idle (or not reading its answers) for `idle_timeout_s` is closed;
-- past `max_connections` a new connection gets a 503 with a JSON body and is closed;
+- at `max_connections` the longest-idle keep-alive connection is closed for a new one; when all are busy,
+  the new connection gets a 503 with a JSON body and is closed;
 - the `Host` header must name the server (DNS rebinding): an IP literal, `localhost`, the bound host, this
   machine's name or one of `allowed_hosts`, else a 400;
 - header values are rendered printable ASCII: anything else is percent-encoded (UTF-8), so a name in any script
@@ -28,7 +29,7 @@ from collections import deque
 from dataclasses import dataclass
 from http import HTTPStatus
 from string import printable, whitespace
-from typing import Protocol
+from typing import NamedTuple, Protocol
 from urllib.parse import quote
 
 import httptools
@@ -113,6 +114,15 @@ def _is_ip(text: str) -> bool:
     return True
 
 
+class ConnectionStats(NamedTuple):
+    """One connection as flow control and the deadlines see it."""
+
+    buffered: int  # response bytes not yet sent
+    paused: bool  # reading paused until the client reads its answers
+    queued: int  # requests parsed and waiting for their answer
+    receiving: bool  # a request begun and not yet whole
+
+
 class _Refused(Exception):
     """Raised inside a parser callback to stop parsing a connection that was just refused."""
 
@@ -124,6 +134,20 @@ class Registry:
         self.limits = limits
         self.names = names
         self.live: set[Connection] = set()
+
+    def make_room(self) -> bool:
+        """Whether a new connection fits: at the cap, the longest-idle keep-alive connection is closed for it
+        (idle connections cannot lock clients out); False when every connection is busy."""
+        if len(self.live) < self.limits.max_connections:
+            return True
+        idle = [conn for conn in self.live if conn.idle()]
+        if not idle:
+            return False
+        oldest = min(idle, key=lambda conn: conn.since)
+        self.live.discard(oldest)
+        if oldest.transport is not None:
+            oldest.transport.close()
+        return True
 
     def sweep(self, now: float) -> None:
         """Close every connection past its deadline."""
@@ -161,8 +185,8 @@ class Connection(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
-        if len(self.registry.live) >= self.limits.max_connections:
-            message = f"The emulator is serving its maximum of {self.limits.max_connections} connections."
+        if not self.registry.make_room():
+            message = f"The emulator is serving its maximum of {self.limits.max_connections} busy connections."
             transport.write(error_response(503, "ServiceUnavailable", message))  # type: ignore[attr-defined]
             transport.close()
             return
@@ -291,7 +315,14 @@ class Connection(asyncio.Protocol):
         elif now - self.since > self.limits.idle_timeout_s:
             transport.close()
 
-    def stats(self) -> tuple[int, bool, int]:
-        """(unsent response bytes, reading paused, queued requests): what flow control holds, for tests."""
+    def idle(self) -> bool:
+        """Between requests with nothing left to send: a keep-alive connection that can be closed safely."""
+        transport = self.transport
+        return not (self.receiving or self.queue or self.write_paused) and (
+            transport is None or transport.get_write_buffer_size() == 0
+        )
+
+    def stats(self) -> ConnectionStats:
+        """What flow control and the deadlines see of this connection (for tests)."""
         buffered = self.transport.get_write_buffer_size() if self.transport is not None else 0
-        return buffered, self.write_paused, len(self.queue)
+        return ConnectionStats(buffered, self.write_paused, len(self.queue), self.receiving)

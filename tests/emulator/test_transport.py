@@ -103,22 +103,29 @@ def test_an_idle_keep_alive_connection_is_closed(serve_with) -> None:
         assert rawhttp.read_until_closed(sock) == b"" and not pending
 
 
-def test_the_connection_past_the_cap_gets_a_503_and_others_still_work(serve_with) -> None:
+def test_at_the_cap_an_idle_connection_makes_room_and_busy_ones_refuse_with_a_503(serve_with) -> None:
     emu = serve_with(max_connections=2)
+    get = rawhttp.raw_bytes("GET", "/", rawhttp.signed_headers(emu.key, "GET", "/"))
     first, second = rawhttp.connect(emu.url), rawhttp.connect(emu.url)
     try:
-        for sock in (first, second):  # answered: both are accepted and counted
-            sock.sendall(rawhttp.raw_bytes("GET", "/", rawhttp.signed_headers(emu.key, "GET", "/")))
+        for sock in (first, second):  # answered: both are accepted, counted, and now idle
+            sock.sendall(get)
             assert rawhttp.read_response(sock)[0] == 200
-        with rawhttp.connect(emu.url) as third:
-            answer = rawhttp.read_until_closed(third)
-        assert answer.startswith(b"HTTP/1.1 503") and b"maximum of 2 connections" in answer
-        first.sendall(rawhttp.raw_bytes("GET", "/", rawhttp.signed_headers(emu.key, "GET", "/")))
-        assert rawhttp.read_response(first)[0] == 200
+        with rawhttp.connect(emu.url) as third:  # the longest-idle one (first) is closed to make room
+            third.sendall(get)
+            assert rawhttp.read_response(third)[0] == 200
+            assert rawhttp.read_until_closed(first) == b""
+            second.sendall(get[:20])  # second and third now busy: half-sent requests
+            third.sendall(get[:20])
+            _wait_until(lambda: [c.receiving for c in emu.connection_stats()] == [True, True])
+            with rawhttp.connect(emu.url) as fourth:
+                answer = rawhttp.read_until_closed(fourth)
+        assert answer.startswith(b"HTTP/1.1 503") and b"maximum of 2 busy connections" in answer
+        assert b'"ServiceUnavailable"' in answer
     finally:
         first.close()
         second.close()
-    _wait_until(lambda: emu.connection_stats() == [])
+    _wait_until(lambda: len(emu.connection_stats()) <= 1)
     _still_serves(emu)  # the closed ones no longer count
 
 
@@ -133,8 +140,8 @@ def test_pipelined_reads_never_read_pause_the_connection(serve_with) -> None:
     count = 200  # 100 MB of answers if they were all rendered
     with rawhttp.connect(emu.url, rcvbuf=32 * 1024) as sock:
         sock.sendall(one * count)
-        _wait_until(lambda: any(paused for _, paused, _ in emu.connection_stats()))
-        [(buffered, paused, queued)] = emu.connection_stats()
+        _wait_until(lambda: any(c.paused for c in emu.connection_stats()))
+        [(buffered, paused, queued, _)] = emu.connection_stats()
         assert paused and queued > 0, "the server rendered every answer instead of waiting for the client"
         assert buffered < high + 2 * len(orjson.dumps(item)) + 64 * 1024
         pending = bytearray()
