@@ -36,6 +36,7 @@ from ruscope.demo_collect import (
     DemoClock,
     DemoError,
     Servers,
+    advise_demo,
     collect,
     demo_config,
     demo_config_text,
@@ -51,6 +52,7 @@ LOOK_FIRST = (
     "Hot partitions: its pkrange at 100% normalized RU, and the split when its RU/s went 800 -> 2,000",
     "Query costs: admin-global-search fans out to every partition; session-conversation reads one",
     "Throttling: the 429s of the hot partition; Storage: query-logs-by-status, the poor /status key",
+    "Advisor: /tenantId against the synthetic tenant-month key and /tenantId,/sessionId on the query logs",
 )
 
 
@@ -173,6 +175,9 @@ def build(engine: Engine, clock: DemoClock, paths: DemoPaths, settings: DemoSett
         out(f"ruscope {name}: done in {time.perf_counter() - began:.1f} s")
     alerts = evaluate_alerts(config, paths.store, clock.now)
     out(f"alerts: {len(alerts)} line(s)" + "".join(f"\n  {line}" for line in alerts))
+    began = time.perf_counter()
+    line = advise_demo(config, paths.store, settings.dir / "advisor-sample.jsonl", clock.now)
+    out(f"{line} in {time.perf_counter() - began:.1f} s")
     paths.marker.write_text(json.dumps({**marker_for(settings), "start": start, "end": clock.now}), encoding="utf-8")
     return Built(report, alerts, start, clock.now)
 

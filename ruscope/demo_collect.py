@@ -19,6 +19,7 @@ import workloads.chat
 from collectors.alerts import after_collect
 from collectors.config import Config, ConfigError, parse_config
 from collectors.registry import Options, collector, run_collector
+from collectors.sample import SampleError
 from emulator.clock import SimulatedClock
 from emulator.engine import Engine
 from emulator.monitor.app import MonitorApp
@@ -146,3 +147,23 @@ def evaluate_alerts(config: Config, store: Path, at: float) -> list[str]:
     when = dt.datetime.fromtimestamp(at, dt.UTC)
     after_collect(config, store, now=when, out=lines.append, err=lines.append)
     return lines
+
+
+def advise_demo(config: Config, store: Path, sample_path: Path, at: float) -> str:
+    """The config's `[advisor]` on its live container, as `ruscope advise --from-account` does: one line
+    naming the advice (an advisor failure is a DemoError, as a collector's is)."""
+    from ruscope.advise import AdviseError, AdvisorSettings
+    from ruscope.advise_live import advise_live
+
+    if config.advisor is None:
+        return "advise: no [advisor] section in the config"
+    when = dt.datetime.fromtimestamp(at, dt.UTC)
+    try:
+        settings = AdvisorSettings.model_validate(config.advisor)
+        advice, run_id = advise_live(
+            config, settings, store=store, sample_path=sample_path, now=when, credential=WELL_KNOWN_KEY
+        )
+    except (AdviseError, ValueError, SampleError) as exc:
+        raise DemoError(f"`ruscope advise` failed on the demo account: {exc}") from None
+    best = advice.verdicts[0].design.name
+    return f"ruscope advise: {best} ranks first of {len(advice.verdicts)} partition-key designs (run {run_id})"

@@ -102,7 +102,21 @@ def test_alerts_fired_for_the_hot_partition_and_the_429s(small_demo: SmallDemo) 
     assert any("query-logs" in line for line in small_demo.built.alerts)
 
 
-PAGES = ("overview", "query_costs", "hot_partitions", "throttling")  # what the demo tells to look at first
+def test_the_query_logs_were_advised_on(small_demo: SmallDemo) -> None:
+    """The demo's [advisor]: the live query-logs sampled, the guides' candidates and the proposals ranked."""
+    designs = _table(small_demo, "advice_designs").sort_values("rank")
+    assert set(designs.container) == {"query-logs"} and designs.run_id.nunique() == 1
+    assert {"/tenantId", "tenant-month", "/tenantId,/sessionId"} <= set(designs.design)
+    tenant = designs.set_index("design").loc["/tenantId"]
+    assert (
+        "write distribution" in tenant["flags"] and tenant["hottest_key_share_now"] > 0.4
+    )  # contoso, half the traffic
+    synthetic = designs.set_index("design").loc["tenant-month"]
+    assert '"paths": ["/partitionKey"]' in synthetic["partition_key"]  # the config's synthetic_property
+    assert set(_table(small_demo, "advice_queries")["query"]) >= {"session-logs-without-key", "admin-global-search"}
+
+
+PAGES = ("overview", "query_costs", "hot_partitions", "throttling", "advisor")  # what the demo points to
 
 
 def test_every_dashboard_page_renders_the_demo_store(small_demo: SmallDemo, monkeypatch: pytest.MonkeyPatch) -> None:
