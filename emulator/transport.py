@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import resource
 import socket
 import time
 from collections import deque
@@ -53,7 +54,7 @@ class TransportLimits:
     max_body_bytes: int = 8 * 1024 * 1024  # 413 beyond; an item stops at 2 MB anyway (ru-cost-model.md P17)
     request_timeout_s: float = 30.0  # from a request's first byte to its last; 408 and close beyond
     idle_timeout_s: float = 120.0  # keep-alive with nothing to read, or a client not reading its answers
-    max_connections: int = 512  # open connections per server; a file-descriptor limit of 1,024 is common
+    max_connections: int = 512  # per server, and at most a quarter of the process's file descriptors
     write_buffer_high: int = 4 * 1024 * 1024  # pause reading above this many unsent response bytes
     write_buffer_low: int = 1024 * 1024  # resume below this
     allowed_hosts: tuple[str, ...] = ()  # host names served besides IP literals, localhost and the bound host
@@ -123,6 +124,13 @@ class ConnectionStats(NamedTuple):
     receiving: bool  # a request begun and not yet whole
 
 
+def descriptor_share() -> int:
+    """A quarter of the soft file-descriptor limit: the Cosmos endpoint and the monitor stand-in together
+    stay within half, so the journal, the history and the loop itself can always open files."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return max(1, soft // 4) if soft != resource.RLIM_INFINITY else 1 << 20
+
+
 class _Refused(Exception):
     """Raised inside a parser callback to stop parsing a connection that was just refused."""
 
@@ -134,11 +142,12 @@ class Registry:
         self.limits = limits
         self.names = names
         self.live: set[Connection] = set()
+        self.cap = min(limits.max_connections, descriptor_share())
 
     def make_room(self) -> bool:
         """Whether a new connection fits: at the cap, the longest-idle keep-alive connection is closed for it
         (idle connections cannot lock clients out); False when every connection is busy."""
-        if len(self.live) < self.limits.max_connections:
+        if len(self.live) < self.cap:
             return True
         idle = [conn for conn in self.live if conn.idle()]
         if not idle:
@@ -186,7 +195,7 @@ class Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
         if not self.registry.make_room():
-            message = f"The emulator is serving its maximum of {self.limits.max_connections} busy connections."
+            message = f"The emulator is serving its maximum of {self.registry.cap} busy connections."
             transport.write(error_response(503, "ServiceUnavailable", message))  # type: ignore[attr-defined]
             transport.close()
             return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import resource
 import time
 from collections.abc import Callable, Iterator
 
@@ -10,7 +11,7 @@ import pytest
 
 from emulator.accounting import Accounting, RequestRecord
 from emulator.server import RunningEmulator, open_engine, start_in_thread
-from emulator.transport import TransportLimits
+from emulator.transport import Registry, TransportLimits, descriptor_share
 from tests import rawhttp
 
 
@@ -183,3 +184,9 @@ def _wait_until(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("the condition never held")
         time.sleep(0.02)
+
+
+def test_the_connection_cap_leaves_file_descriptors_for_the_rest() -> None:
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    assert Registry(TransportLimits(max_connections=10**9), frozenset()).cap == descriptor_share() <= max(1, soft // 4)
+    assert Registry(TransportLimits(max_connections=3), frozenset()).cap == 3
