@@ -12,7 +12,6 @@ plans, continuations and metrics for the protocol. Serving follows cosmos-wire-p
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -23,6 +22,7 @@ from cosmoscore.epk import EpkRange
 from cosmoscore.indexing import IndexPolicy
 from cosmoscore.routing import Target, filter_intervals
 from cosmoscore.sql import KeyFilter, Query, QueryShape, SqlError, ast, parse_query
+from cosmoscore.sql.cache import BoundedCache
 from emulator import errors
 from emulator.model import Container
 
@@ -193,26 +193,16 @@ class RangeResult:
     index_hit_ratio: float
 
 
-class ResultCache:
-    """Recently computed range results, so paging a result costs its rows once, not once per page.
+RESULT_CACHE_BYTES = 64 * 1024 * 1024  # ours: results kept for paging, by estimated serialized size
 
-    Keyed by the range's LSN, so any write to the range makes later pages recompute (and skip)."""
 
-    def __init__(self, capacity: int = 64) -> None:
-        self.capacity = capacity
-        self._entries: OrderedDict[tuple, RangeResult] = OrderedDict()
+class ResultCache(BoundedCache[Any]):
+    """Recently computed range results (whole, or a `budget.Progress` still running), so paging a result
+    costs its rows once, not once per page. Bounded by entries and by estimated bytes; the most recent entry
+    is always kept. Keyed by the range's LSN, so any write to the range makes later pages recompute."""
 
-    def get(self, key: tuple) -> RangeResult | None:
-        hit = self._entries.get(key)
-        if hit is not None:
-            self._entries.move_to_end(key)
-        return hit
-
-    def put(self, key: tuple, result: RangeResult) -> None:
-        self._entries[key] = result
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.capacity:
-            self._entries.popitem(last=False)
+    def __init__(self, capacity: int = 64, max_bytes: int = RESULT_CACHE_BYTES) -> None:
+        super().__init__(capacity, max_bytes)
 
 
 def parameters_key(params: Mapping[str, Any]) -> bytes:

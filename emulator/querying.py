@@ -11,6 +11,7 @@ A page is charged for the share of its range's work it carries, so paging does n
 from __future__ import annotations
 
 import functools
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -33,7 +34,8 @@ from cosmoscore.sql import (
     partition_key_filter,
     rewrite_for_cross_partition,
 )
-from emulator import errors, queries
+from cosmoscore.sql.executor import plan_for
+from emulator import budget, errors, queries
 from emulator.items import Items
 from emulator.metering import Context, Meter, Metering
 from emulator.model import Container, PkRange, StoredItem
@@ -98,6 +100,7 @@ class QueryService:
         self.items = items
         self.consistency = consistency
         self._results = queries.ResultCache()  # query results being paged, per range and LSN
+        self.page_budget_ms = budget.DEFAULT_PAGE_BUDGET_MS  # a streaming query's compute time per page
         self._range_docs: dict[tuple[str, str], tuple[int, list[dict[str, Any]]]] = {}
 
     def page(self, ctx: Context, db_id: str, coll_id: str, spec: QuerySpec, gate: Gate | None = None) -> QueryPage:
@@ -172,45 +175,71 @@ class QueryService:
         target = targets[index]
         rng = target.range
         self.metering.admit(coll, rng, meter)
-        result = self._range_result(coll, target, query, spec)
-        page, sizes = queries.page_rows(result.rows, offset, spec.max_items)
-        end, count = offset + len(page), len(result.rows)
-        retrieved = queries.share(result.retrieved_docs, offset, end, count)
-        retrieved_bytes = queries.share(result.retrieved_bytes, offset, end, count)
-        ru = self.cost.consistency_multiplier(ctx.consistency or self.consistency) * self.cost.query_page_ru(
-            offset == 0, count > 0, retrieved, retrieved_bytes, len(page), sum(sizes)
+        result, cut = self._cut(coll, target, query, spec, offset)
+        page, sizes = cut.page, cut.sizes
+        base = self.cost.query_page_ru(
+            cut.first, cut.nonempty, cut.retrieved, cut.retrieved_bytes, len(page), sum(sizes)
         )
+        late_nonempty = self.cost.query_nonempty_partition if cut.nonempty and not cut.first else 0.0
+        ru = self.cost.consistency_multiplier(ctx.consistency or self.consistency) * (base + late_nonempty)
         self.metering.consume(coll, rng, meter, ru)
         following = None
-        if end < count:
-            following = QueryCursor(target.lo, end)
+        if cut.more:
+            following = QueryCursor(target.lo, cut.end)
         elif index + 1 < len(targets):
             following = QueryCursor(targets[index + 1].lo, 0)
         metrics = None
         if spec.query_metrics:
-            elapsed = result.execution_ms if offset == 0 else 0.0
-            metrics = PageMetrics(retrieved, retrieved_bytes, len(page), sum(sizes), elapsed, result.index_hit_ratio)
+            metrics = PageMetrics(
+                cut.retrieved, cut.retrieved_bytes, len(page), sum(sizes), cut.execution_ms, result.index_hit_ratio
+            )
         use = IndexUtilization(result.indexed, result.unindexed) if spec.index_metrics else None
         return QueryPage(page, meter.charge, rng.id, rng.lsn, following, coll.rid, metrics, use)
 
-    def _range_result(
-        self, coll: Container, target: Target[PkRange], query: Query, spec: QuerySpec
-    ) -> queries.RangeResult:
-        """The whole result of a query in one target, from the cache when the range has not changed."""
+    def _cut(
+        self, coll: Container, target: Target[PkRange], query: Query, spec: QuerySpec, offset: int
+    ) -> tuple[queries.RangeResult | budget.Progress, budget.Cut]:
+        """The next page of one target: from its whole result, or from a run advanced within the page budget."""
         rng, params = target.range, dict(spec.parameters)
         key = (coll.rid, rng.id, rng.lsn, target.lo, target.hi, spec.sql, queries.parameters_key(params))
-        cached = self._results.get(key)
-        if cached is not None:
-            return cached
+        result = self._results.get(key)
+        if result is None:
+            result = self._range_result(coll, target, query, params)
+        if isinstance(result, queries.RangeResult):
+            self._results.put(key, result, budget.result_bytes(result.rows))
+            return result, budget.cut_whole(result, offset, spec.max_items)
+        try:
+            # the first page computes as far as its budget allows (most runs end there and are paged as a
+            # whole); later pages only until they have their rows
+            want = offset + budget.page_limit(spec.max_items) if result.charged_first else math.inf
+            guarded(lambda: result.advance(want, self.page_budget_ms))
+        except BaseException:
+            self._results.pop(key)  # a run that failed cannot be resumed
+            raise
+        if result.done and offset == 0 and not result.charged_first:
+            whole = _whole_result(result)  # it ended within the first page's budget: an ordinary result
+            self._results.put(key, whole, budget.result_bytes(whole.rows))
+            return whole, budget.cut_whole(whole, offset, spec.max_items)
+        self._results.put(key, result, budget.result_bytes(result.rows))
+        return result, budget.cut_progress(result, offset, spec.max_items)
+
+    def _range_result(
+        self, coll: Container, target: Target[PkRange], query: Query, params: dict[str, Any]
+    ) -> queries.RangeResult | budget.Progress:
+        """A query's result in one target: a run to advance page by page when its rows stream, else whole."""
         use = _index_use(query, coll.policy)
         docs, scope_bytes = self.scope_documents(coll, target)
+        average = scope_bytes / len(docs) if docs else 0.0
+        batch = [budget.FIRST_BATCH_ROWS]
+        batches = guarded(lambda: plan_for(query, params).stream(docs, batch))
+        if batches is not None:
+            return budget.Progress(batches, batch, use.served_by_index, average, use.indexed_paths, use.unindexed_paths)
         started = time.perf_counter()
         result = guarded(lambda: execute(query, docs, params, count_matches=True))
         elapsed = (time.perf_counter() - started) * 1000
-        average = scope_bytes / len(docs) if docs else 0.0
         # ru-cost-model.md §3.3: an index-served filter loads only its matches; anything else scans
         retrieved = result.matched if use.served_by_index else result.loaded
-        served = queries.RangeResult(
+        return queries.RangeResult(
             rows=result.rows,
             retrieved_docs=retrieved,
             retrieved_bytes=round(retrieved * average),
@@ -219,8 +248,6 @@ class QueryService:
             unindexed=use.unindexed_paths,
             index_hit_ratio=_hit_ratio(use.served_by_index, result.matched, retrieved),
         )
-        self._results.put(key, served)
-        return served
 
     def scope_documents(self, coll: Container, target: Target[PkRange]) -> tuple[list[dict[str, Any]], int]:
         """The documents a target covers and their stored bytes (a range's list is kept until it changes)."""
@@ -348,6 +375,19 @@ def _write_order(item: StoredItem) -> int:
 @functools.lru_cache(maxsize=1024)
 def _index_use(query: Query, policy: IndexPolicy) -> IndexUse:
     return index_use(query, policy.is_indexed)
+
+
+def _whole_result(run: budget.Progress) -> queries.RangeResult:
+    """A run that has ended, as the whole result it is."""
+    return queries.RangeResult(
+        rows=run.rows,
+        retrieved_docs=run.retrieved,
+        retrieved_bytes=round(run.retrieved * run.average_bytes),
+        execution_ms=run.step_ms,
+        indexed=run.indexed,
+        unindexed=run.unindexed,
+        index_hit_ratio=run.index_hit_ratio,
+    )
 
 
 def _hit_ratio(served: bool, matched: int, retrieved: int) -> float:

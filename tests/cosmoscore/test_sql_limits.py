@@ -173,3 +173,31 @@ def test_more_than_ten_joins_is_a_400() -> None:
     assert run(ten, [{"a": [1]}]) == [1]
     with pytest.raises(SqlError, match="maximum number of joins. The allowed limit is 10"):
         parse_query(ten + " JOIN t10 IN c.a")
+
+
+# -- caches bounded by bytes (issue 14 §2) ---------------------------------------------------------
+
+
+def test_bounded_cache_evicts_by_bytes_and_keeps_the_latest() -> None:
+    from cosmoscore.sql.cache import BoundedCache
+
+    cache: BoundedCache[str] = BoundedCache(max_entries=10, max_bytes=100)
+    for i in range(5):
+        cache.put(i, f"v{i}", 30)
+    assert len(cache) == 3 and cache.bytes == 90
+    assert cache.get(0) is None and cache.get(4) == "v4"
+    cache.put("huge", "h", 1000)  # larger than the budget: kept alone, so it can still be paged
+    assert len(cache) == 1 and cache.get("huge") == "h"
+    cache.pop("huge")
+    assert len(cache) == 0 and cache.bytes == 0
+
+
+def test_the_parse_cache_is_bounded_by_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cosmoscore.sql import parser
+    from cosmoscore.sql.cache import BoundedCache
+
+    monkeypatch.setattr(parser, "_PARSED", BoundedCache(max_entries=1024, max_bytes=1_000_000))
+    for i in range(20):
+        parse_query(f"SELECT * FROM c WHERE c.n IN ({','.join(str(n) for n in range(i, i + 500))})")
+    assert parser._PARSED.bytes <= 1_000_000
+    assert len(parser._PARSED) < 20

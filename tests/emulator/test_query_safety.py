@@ -7,6 +7,8 @@ import pytest
 from azure.cosmos import CosmosClient, PartitionKey
 from azure.cosmos.exceptions import CosmosHttpResponseError
 
+from emulator.engine import Context
+
 
 @pytest.fixture
 def items(emulator):
@@ -93,3 +95,89 @@ def test_patch_incr_overflowing_to_infinity_is_a_400(items) -> None:
     assert items.read_item("big", "p0")["x"] == 1.7e308
     items.patch_item("big", "p0", [{"op": "incr", "path": "/x", "value": -1.7e308}])
     assert items.read_item("big", "p0")["x"] == 0.0
+
+
+# -- the per-page execution budget (issue 14 §1) -------------------------------------------------
+
+
+class Pages:
+    """A raw_response_hook counting query pages and their charges."""
+
+    def __init__(self) -> None:
+        self.items: list[int] = []
+        self.charges: list[float] = []
+
+    def __call__(self, response) -> None:
+        request, headers = response.http_request, response.http_response.headers
+        if request.method == "POST" and request.headers.get("x-ms-documentdb-isquery") and "x-ms-item-count" in headers:
+            self.items.append(int(headers["x-ms-item-count"]))
+            self.charges.append(float(headers["x-ms-request-charge"]))
+
+
+def budget_container(emulator, pages: Pages):
+    client = CosmosClient(emulator.url, credential=emulator.key, raw_response_hook=pages)
+    coll = client.create_database_if_not_exists("budget").create_container("c", PartitionKey("/pk"))
+    engine = emulator.engine
+    engine.throttle.enabled = False
+    for i in range(400):
+        engine.create_item(
+            Context(), "budget", "c", {"id": f"d{i}", "pk": f"p{i % 4}", "n": i, "tags": ["a", "b"]}, [f"p{i % 4}"]
+        )
+    engine.throttle.enabled = True
+    return coll
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM c WHERE c.n % 3 = 0",
+        "SELECT VALUE c.n FROM c WHERE c.n > 390",
+        "SELECT c.id, t FROM c JOIN t IN c.tags WHERE c.n < 50",
+    ],
+)
+def test_a_query_over_its_budget_returns_the_same_rows_in_more_pages(emulator, sql: str) -> None:
+    pages = Pages()
+    coll = budget_container(emulator, pages)
+    whole = list(coll.query_items(sql, partition_key="p1"))
+    whole_pages, whole_charge = len(pages.items), sum(pages.charges)
+    pages.items.clear()
+    pages.charges.clear()
+    emulator.engine._queries.page_budget_ms = 0.0  # every page stops after one step of the run
+    coll.upsert_item(
+        {"id": "d0", "pk": "p0", "n": 0, "tags": ["a", "b"]}
+    )  # the same content: only the cached result goes stale
+    stepped = list(coll.query_items(sql, partition_key="p1"))
+    assert stepped == whole
+    assert len(pages.items) > whole_pages
+    assert 0 in pages.items or sql.endswith("< 50")  # pages with no rows yet still carry a continuation
+    assert sum(pages.charges) == pytest.approx(whole_charge, abs=0.01 * len(pages.items) + 0.5)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT c.id, c.n FROM c ORDER BY c.n DESC",
+        "SELECT VALUE COUNT(1) FROM c WHERE c.n > 10",
+        "SELECT DISTINCT VALUE c.pk FROM c",
+        "SELECT c.id FROM c ORDER BY c.n OFFSET 5 LIMIT 7",
+        "SELECT TOP 3 c.id FROM c WHERE c.n > 100",
+    ],
+)
+def test_whole_result_shapes_are_unchanged_by_the_budget(emulator, sql: str) -> None:
+    coll = budget_container(emulator, Pages())
+    expected = list(coll.query_items(sql, enable_cross_partition_query=True))
+    emulator.engine._queries.page_budget_ms = 0.0
+    coll.upsert_item(
+        {"id": "d0", "pk": "p0", "n": 0, "tags": ["a", "b"]}
+    )  # the same content: only the cached result goes stale
+    got = list(coll.query_items(sql, enable_cross_partition_query=True))
+    assert (sorted(got) if "DISTINCT" in sql else got) == (sorted(expected) if "DISTINCT" in sql else expected)
+
+
+def test_a_cross_partition_scan_over_its_budget_is_complete(emulator) -> None:
+    pages = Pages()
+    coll = budget_container(emulator, pages)
+    emulator.engine._queries.page_budget_ms = 0.0
+    rows = list(coll.query_items("SELECT VALUE c.n FROM c WHERE c.n >= 0", enable_cross_partition_query=True))
+    assert sorted(rows) == list(range(400))
+    assert len(pages.items) > 4
