@@ -307,8 +307,10 @@ class Connection(asyncio.Protocol):
         try:
             status, headers, body = self.app.handle(request)
             return render(status, headers, body, keep_alive)
-        except Exception:  # a bug costs one request a 500 JSON, never the connection or a "malformed request"
-            log.exception("could not answer %s %s", request.method, request.path[:200])
+        except Exception as exc:  # a bug costs one request a 500 JSON, never the connection or a "malformed request"
+            text = str(exc).replace("\n", " ")[:300]  # one line: a recursion error's traceback is thousands
+            log.error("could not answer %s %s: %s: %s", request.method, request.path[:200], type(exc).__name__, text)
+            log.debug("traceback", exc_info=exc)
             body = orjson.dumps({"code": "InternalServerError", "message": "The emulator failed; see its log."})
             return render(500, {"content-type": "application/json"}, body, keep_alive)
 

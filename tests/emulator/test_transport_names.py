@@ -84,4 +84,6 @@ def test_a_response_that_fails_to_render_is_a_500_json_logged_once(emulator, cap
         running.stop()
     assert status == 500 and body["code"] == "InternalServerError" and again == 500
     assert headers["content-type"] == "application/json"
-    assert len([r for r in caplog.records if "could not answer GET /" in r.getMessage()]) == 2  # once per request
+    logged = [r for r in caplog.records if "could not answer GET /" in r.getMessage()]
+    assert len(logged) == 2 and all(r.exc_info is None for r in logged)  # one line per request, no traceback
+    assert "AttributeError" in logged[0].getMessage()
