@@ -140,7 +140,8 @@ def measure_design(
     engine = Engine(throttling=False, limits=limits)
     copies = load_copies(workload)
     indexes = order_by_indexes(workload.queries)
-    container_id = load_container(engine, design, docs, workload.throughput, copies, composite_indexes=indexes)
+    throughput = layout_throughput(docs, workload, limits)
+    container_id = load_container(engine, design, docs, throughput, copies, composite_indexes=indexes)
     queries = tuple(measure_query(engine, container_id, design, q) for q in workload.queries)
     keys = [design.key_of(doc) for doc in docs]
     weights = [write_weight(doc, workload) for doc in docs]
@@ -201,6 +202,16 @@ def _measure_nth(index: int) -> DesignMeasure:
     assert _JOB is not None
     designs, docs, workload, limits = _JOB
     return measure_design(designs[index], docs, workload, limits=limits)
+
+
+def layout_throughput(docs: Sequence[Mapping[str, Any]], workload: Workload, limits: Limits) -> int:
+    """The RU/s the measuring container is created with, so it has the physical partitions the service
+    would give the container to be: ceil(RU/s / 6,000) at creation (P6), but at least one per 50 GB of
+    the projected data (sample bytes x scale; P2, P8: a partition splits past 50 GB). The split points are
+    even EPK halves here, where the service splits at a partition's median."""
+    projected = sum(len(json.dumps(doc, default=str).encode()) for doc in docs) * workload.scale
+    for_storage = -(-int(projected) // limits.physical_partition_max_bytes)
+    return max(workload.throughput, for_storage * limits.manual_ru_per_partition_at_creation)
 
 
 def load_copies(workload: Workload) -> int:

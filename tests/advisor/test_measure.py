@@ -10,6 +10,7 @@ but needs the months listed for a per-tenant query (and, measured, its current m
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any
 
 import pytest
@@ -217,3 +218,16 @@ def test_a_multi_property_order_by_is_measured_on_its_composite_index(logs: list
     ]
     (query,) = measure_design(parse_design("/tenantId"), logs, workload).queries
     assert query.routing == FAN_OUT and query.request_charge > 0
+
+
+def test_the_projected_size_adds_the_partitions_the_service_would_split_into(logs: list[dict[str, Any]]) -> None:
+    """400 RU/s is one partition; a sample projected to ~120 GB needs three (one per 50 GB, P2/P8)."""
+    from advisor.measure import layout_throughput
+    from cosmoscore.limits import GB, Limits
+
+    sample_bytes = sum(len(json.dumps(d, default=str).encode()) for d in logs)
+    scale = 120 * GB / sample_bytes
+    small = measure_design(parse_design("/tenantId"), logs, Workload(throughput=400))
+    large = measure_design(parse_design("/tenantId"), logs, Workload(throughput=400, scale=scale))
+    assert (small.partitions, large.partitions) == (1, 3)
+    assert layout_throughput(logs, Workload(throughput=30_000, scale=scale), Limits()) == 30_000  # RU/s decide
