@@ -147,3 +147,16 @@ def result_bytes(rows: list[Any]) -> int:
         except orjson.JSONEncodeError:
             total += 1024
     return 64 + total * len(rows) // len(sample)
+
+
+def whole_result(run: Progress) -> queries.RangeResult:
+    """A run that has ended, as the whole result it is."""
+    return queries.RangeResult(
+        rows=run.rows,
+        retrieved_docs=run.retrieved,
+        retrieved_bytes=round(run.retrieved * run.average_bytes),
+        execution_ms=run.step_ms,
+        indexed=run.indexed,
+        unindexed=run.unindexed,
+        index_hit_ratio=run.index_hit_ratio,
+    )

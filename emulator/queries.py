@@ -21,8 +21,9 @@ import orjson
 from cosmoscore.epk import EpkRange
 from cosmoscore.indexing import IndexPolicy
 from cosmoscore.routing import Target, filter_intervals
-from cosmoscore.sql import KeyFilter, Query, QueryShape, SqlError, ast, parse_query
-from cosmoscore.sql.cache import BoundedCache
+from cosmoscore.sql import IndexUse, KeyFilter, Query, QueryShape, SqlError, ast, index_use, parse_query
+from cosmoscore.sql.cache import BoundedCache, cached
+from cosmoscore.sql.parser import AST_BYTES_PER_CHAR
 from emulator import errors
 from emulator.model import Container
 
@@ -207,3 +208,23 @@ class ResultCache(BoundedCache[Any]):
 
 def parameters_key(params: Mapping[str, Any]) -> bytes:
     return orjson.dumps(dict(params), option=orjson.OPT_SORT_KEYS) if params else b""
+
+
+_INDEX_USE: BoundedCache[IndexUse] = BoundedCache(max_entries=1024, max_bytes=16 * 1024 * 1024)
+
+
+def index_use_of(query: Query, policy: IndexPolicy) -> IndexUse:
+    """Cached per query and policy; weighed by the query it keeps alive (bounded by bytes)."""
+    return cached(
+        _INDEX_USE,
+        (query, policy),
+        lambda: index_use(query, policy.is_indexed),
+        lambda _: AST_BYTES_PER_CHAR * len(query.text),
+    )
+
+
+def hit_ratio(served: bool, matched: int, retrieved: int) -> float:
+    """Index utilization: the share of retrieved documents the filter kept (1 when the index served it)."""
+    if served or retrieved == 0:
+        return 1.0
+    return max(0.0, min(1.0, matched / retrieved)) if matched >= 0 else 0.0

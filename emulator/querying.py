@@ -19,17 +19,14 @@ from typing import Any
 
 from cosmoscore.costmodel import CostModel
 from cosmoscore.epk import EpkRange, prefix_range
-from cosmoscore.indexing import IndexPolicy
 from cosmoscore.keys import key_json
 from cosmoscore.routing import Target
 from cosmoscore.sql import (
-    IndexUse,
     Query,
     QueryShape,
     SqlError,
     describe,
     execute,
-    index_use,
     parse_query,
     partition_key_filter,
     rewrite_for_cross_partition,
@@ -217,7 +214,7 @@ class QueryService:
             self._results.pop(key)  # a run that failed cannot be resumed
             raise
         if result.done and offset == 0 and not result.charged_first:
-            whole = _whole_result(result)  # it ended within the first page's budget: an ordinary result
+            whole = budget.whole_result(result)  # it ended within the first page's budget: an ordinary result
             self._results.put(key, whole, budget.result_bytes(whole.rows))
             return whole, budget.cut_whole(whole, offset, spec.max_items)
         self._results.put(key, result, budget.result_bytes(result.rows))
@@ -227,7 +224,7 @@ class QueryService:
         self, coll: Container, target: Target[PkRange], query: Query, params: dict[str, Any]
     ) -> queries.RangeResult | budget.Progress:
         """A query's result in one target: a run to advance page by page when its rows stream, else whole."""
-        use = _index_use(query, coll.policy)
+        use = queries.index_use_of(query, coll.policy)
         docs, scope_bytes = self.scope_documents(coll, target)
         average = scope_bytes / len(docs) if docs else 0.0
         batch = [budget.FIRST_BATCH_ROWS]
@@ -246,7 +243,7 @@ class QueryService:
             execution_ms=elapsed,
             indexed=use.indexed_paths,
             unindexed=use.unindexed_paths,
-            index_hit_ratio=_hit_ratio(use.served_by_index, result.matched, retrieved),
+            index_hit_ratio=queries.hit_ratio(use.served_by_index, result.matched, retrieved),
         )
 
     def scope_documents(self, coll: Container, target: Target[PkRange]) -> tuple[list[dict[str, Any]], int]:
@@ -370,28 +367,3 @@ def _whole(rng: PkRange) -> EpkRange:
 
 def _write_order(item: StoredItem) -> int:
     return item.seq
-
-
-@functools.lru_cache(maxsize=1024)
-def _index_use(query: Query, policy: IndexPolicy) -> IndexUse:
-    return index_use(query, policy.is_indexed)
-
-
-def _whole_result(run: budget.Progress) -> queries.RangeResult:
-    """A run that has ended, as the whole result it is."""
-    return queries.RangeResult(
-        rows=run.rows,
-        retrieved_docs=run.retrieved,
-        retrieved_bytes=round(run.retrieved * run.average_bytes),
-        execution_ms=run.step_ms,
-        indexed=run.indexed,
-        unindexed=run.unindexed,
-        index_hit_ratio=run.index_hit_ratio,
-    )
-
-
-def _hit_ratio(served: bool, matched: int, retrieved: int) -> float:
-    """Index utilization: the share of retrieved documents the filter kept (1 when the index served it)."""
-    if served or retrieved == 0:
-        return 1.0
-    return max(0.0, min(1.0, matched / retrieved)) if matched >= 0 else 0.0

@@ -13,11 +13,11 @@ refused with a 400, and the text it runs on is capped (`bounds.SqlLimits.max_reg
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 
 from . import bounds
+from .cache import BoundedCache, cached
 from .errors import UNVERIFIED, SqlError
 
 
@@ -88,9 +88,15 @@ def _tokens(pattern: str, escape: str | None) -> list[str | None]:
     return out
 
 
-@functools.lru_cache(maxsize=512)
+_LIKE: BoundedCache[LikePattern] = BoundedCache(max_entries=512, max_bytes=16 * 1024 * 1024)
+
+
 def like_pattern(pattern: str, escape: str | None) -> LikePattern:
-    """Compile a LIKE pattern; an invalid set (`[z-a]`) is the 400 SqlError."""
+    """Compile a LIKE pattern (cached, bounded by bytes); an invalid set (`[z-a]`) is the 400 SqlError."""
+    return cached(_LIKE, (pattern, escape), lambda: _like_pattern(pattern, escape), lambda _: 64 * len(pattern) + 512)
+
+
+def _like_pattern(pattern: str, escape: str | None) -> LikePattern:
     segments: list[list[str]] = [[]]
     for token in _tokens(pattern, escape):
         if token is None:
@@ -188,8 +194,17 @@ def _nested_repetition(pattern: str) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=256)
+_REGEX: BoundedCache[tuple[re.Pattern[str] | None]] = BoundedCache(max_entries=256, max_bytes=16 * 1024 * 1024)
+
+
 def safe_regex(pattern: str, flags: int) -> re.Pattern[str] | None:
+    """`_safe_regex`, cached and bounded by bytes."""
+    return cached(_REGEX, (pattern, flags), lambda: (_safe_regex(pattern, flags),), lambda _: 64 * len(pattern) + 512)[
+        0
+    ]
+
+
+def _safe_regex(pattern: str, flags: int) -> re.Pattern[str] | None:
     """The compiled RegexMatch pattern; None when `re` rejects it (undefined, as before); a 400 SqlError
     when it could backtrack exponentially."""
     if _BACKREF.search(pattern) or _nested_repetition(pattern):
