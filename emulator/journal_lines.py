@@ -79,7 +79,12 @@ def _decode_legacy(raw: bytes) -> tuple[int | None, dict[str, Any] | None, str |
         return None, None, "invalid JSON"
     if isinstance(obj, dict) and isinstance(obj.get("op"), str):
         return None, obj, None
-    if isinstance(obj, dict) and set(obj) == {"seq", "entry"} and isinstance(obj["entry"], dict):
+    if (
+        isinstance(obj, dict)
+        and set(obj) == {"seq", "entry"}
+        and isinstance(obj["seq"], int)
+        and isinstance(obj["entry"], dict)
+    ):
         return obj["seq"], obj["entry"], None
     if isinstance(obj, dict) and set(obj) == {"seq"} and isinstance(obj["seq"], int):
         return obj["seq"], {}, None  # a legacy snapshot header
