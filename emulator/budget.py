@@ -48,6 +48,7 @@ class Progress:
     charged_first: bool = False
     charged_nonempty: bool = False
     step_ms: float = 0.0  # execution time of the latest advance
+    index_only: bool = False  # never: index-only COUNTs are aggregates, which run whole
 
     def advance(self, want: float, budget_ms: float, clock: Callable[[], float] = time.perf_counter) -> None:
         """Compute until `want` rows exist, the run ends, or the budget is spent (at least one step)."""

@@ -192,6 +192,7 @@ class RangeResult:
     indexed: tuple[tuple[str, ...], ...]
     unindexed: tuple[tuple[str, ...], ...]
     index_hit_ratio: float
+    index_only: bool = False  # answered from the index alone (a COUNT): reports no retrieved documents
 
 
 RESULT_CACHE_BYTES = 64 * 1024 * 1024  # ours: results kept for paging, by estimated serialized size

@@ -32,6 +32,7 @@ from cosmoscore.sql import (
     rewrite_for_cross_partition,
 )
 from cosmoscore.sql.executor import plan_for
+from cosmoscore.sql.indexing import counts_from_index
 from emulator import budget, errors, queries
 from emulator.items import Items
 from emulator.metering import Context, Meter, Metering
@@ -174,9 +175,9 @@ class QueryService:
         self.metering.admit(coll, rng, meter)
         result, cut = self._cut(coll, target, query, spec, offset)
         page, sizes = cut.page, cut.sizes
-        base = self.cost.query_page_ru(
-            cut.first, cut.nonempty, cut.retrieved, cut.retrieved_bytes, len(page), sum(sizes)
-        )
+        # an index-only COUNT costs at least what listing its matches would (issue 14 §7; azure-cosmos-dotnet-v3#3503)
+        out_docs, out_bytes = (cut.retrieved, cut.retrieved_bytes) if result.index_only else (len(page), sum(sizes))
+        base = self.cost.query_page_ru(cut.first, cut.nonempty, cut.retrieved, cut.retrieved_bytes, out_docs, out_bytes)
         late_nonempty = self.cost.query_nonempty_partition if cut.nonempty and not cut.first else 0.0
         ru = self.cost.consistency_multiplier(ctx.consistency or self.consistency) * (base + late_nonempty)
         self.metering.consume(coll, rng, meter, ru)
@@ -187,9 +188,9 @@ class QueryService:
             following = QueryCursor(targets[index + 1].lo, 0)
         metrics = None
         if spec.query_metrics:
-            metrics = PageMetrics(
-                cut.retrieved, cut.retrieved_bytes, len(page), sum(sizes), cut.execution_ms, result.index_hit_ratio
-            )
+            # an index-only COUNT is charged for the index entries it scans but reports no documents (§7)
+            shown = (0, 0) if result.index_only else (cut.retrieved, cut.retrieved_bytes)
+            metrics = PageMetrics(*shown, len(page), sum(sizes), cut.execution_ms, result.index_hit_ratio)
         use = IndexUtilization(result.indexed, result.unindexed) if spec.index_metrics else None
         return QueryPage(page, meter.charge, rng.id, rng.lsn, following, coll.rid, metrics, use)
 
@@ -244,6 +245,7 @@ class QueryService:
             indexed=use.indexed_paths,
             unindexed=use.unindexed_paths,
             index_hit_ratio=queries.hit_ratio(use.served_by_index, result.matched, retrieved),
+            index_only=counts_from_index(query, use),
         )
 
     def scope_documents(self, coll: Container, target: Target[PkRange]) -> tuple[list[dict[str, Any]], int]:

@@ -162,3 +162,25 @@ def index_use(query: a.Query, is_indexed: Callable[[Path], bool]) -> IndexUse:
     every = list(dict.fromkeys(filter_paths + order_paths))
     indexed = tuple(p for p in every if is_indexed(p))
     return IndexUse(not reasons, indexed, tuple(p for p in every if p not in indexed), tuple(reasons))
+
+
+def counts_from_index(query: a.Query, use: IndexUse) -> bool:
+    """A COUNT the index answers alone (issue 14 §7: the service reports retrievedDocumentCount 0
+    for it): one container source, no GROUP BY, an index-served filter, and a select list made only of
+    COUNTs of constants or paths (inside array/object constructors, as the cross-partition rewrite has them)."""
+    if len(query.sources) != 1 or query.sources[0].iterate or query.group_by or not use.served_by_index:
+        return False
+    aliases = _alias_paths(query) or {}
+    pending: list[Any] = list(select_exprs(query.select))
+    counts = 0
+    while pending:
+        node = pending.pop()
+        if isinstance(node, a.Call) and node.name == "COUNT" and not node.udf:
+            if not all(_constant(arg) or _doc_path(arg, aliases) is not None for arg in node.args):
+                return False
+            counts += 1
+        elif isinstance(node, (a.ArrayCtor, a.ObjectCtor)):
+            pending.extend(a.children(node))
+        elif not isinstance(node, a.Literal):
+            return False
+    return counts > 0
