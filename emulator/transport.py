@@ -181,7 +181,7 @@ class Connection(asyncio.Protocol):
         self.queue: deque[tuple[Request, bool] | bytes] = deque()  # (request, keep-alive), or a final refusal
         self.receiving = self.in_head = self.write_paused = self.refused = False
         self.since = time.monotonic()  # when the current deadline's clock started
-        self.head_bytes = 0
+        self.head_bytes = self.head_chunks = 0  # header bytes as parsed; bytes received while in a header
         self._reset()
 
     def _reset(self) -> None:
@@ -210,19 +210,20 @@ class Connection(asyncio.Protocol):
         if self.refused:
             return
         if self.in_head:
-            self.head_bytes += len(data)  # httptools gathers a header before calling back: bound it here
+            self.head_chunks += len(data)  # httptools gathers a header before calling back: bound it here
         try:
             self.parser.feed_data(data)
-            if self.in_head and self.head_bytes > self.limits.max_url_bytes + self.limits.max_header_bytes:
+            if self.in_head and self.head_chunks > self.limits.max_url_bytes + self.limits.max_header_bytes:
                 self._refuse(431, "RequestHeaderFieldsTooLarge", "The request headers are too large.")
         except _Refused:
             pass
         except httptools.HttpParserCallbackError as exc:
-            if not isinstance(exc.__context__, _Refused):
-                raise
+            if not isinstance(exc.__context__, _Refused):  # a bug of ours: one 500, never a dead connection
+                self._fail(exc.__context__ or exc)
         except httptools.HttpParserError:
-            self.refused = True
-            self.queue.append(error_response(400, "BadRequest", "Malformed HTTP request."))
+            self._close_after(error_response(400, "BadRequest", "Malformed HTTP request."))
+        except httptools.HttpParserUpgrade:
+            self._close_after(b"")  # no protocol upgrades: what was asked before is answered, then close
         self._answer()
 
     def pause_writing(self) -> None:
@@ -241,7 +242,7 @@ class Connection(asyncio.Protocol):
     def on_message_begin(self) -> None:
         self._reset()
         self.receiving = self.in_head = True
-        self.head_bytes = 0
+        self.head_bytes = self.head_chunks = 0
         self.since = time.monotonic()
 
     def on_url(self, url: bytes) -> None:
@@ -281,10 +282,19 @@ class Connection(asyncio.Protocol):
     # -- answering ------------------------------------------------------------------------------------
 
     def _refuse(self, status: int, code: str, message: str) -> None:
-        self.queue.append(error_response(status, code, message))
+        self._close_after(error_response(status, code, message))
+        raise _Refused
+
+    def _close_after(self, last: bytes) -> None:
+        """Queue the last bytes this connection sends (a refusal), read nothing more."""
+        self.queue.append(last)
         self.receiving = self.in_head = False
         self.refused = True
-        raise _Refused
+
+    def _fail(self, exc: BaseException) -> None:
+        log.error("could not read a request: %s: %s", type(exc).__name__, str(exc).replace("\n", " ")[:300])
+        log.debug("traceback", exc_info=exc)
+        self._close_after(error_response(500, "InternalServerError", "The emulator failed; see its log."))
 
     def _answer(self) -> None:
         """Answer queued requests in order until the queue is empty or the write buffer is full."""

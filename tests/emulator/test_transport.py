@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import resource
 import time
 from collections.abc import Callable, Iterator
@@ -190,3 +191,35 @@ def test_the_connection_cap_leaves_file_descriptors_for_the_rest() -> None:
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     assert Registry(TransportLimits(max_connections=10**9), frozenset()).cap == descriptor_share() <= max(1, soft // 4)
     assert Registry(TransportLimits(max_connections=3), frozenset()).cap == 3
+
+
+def test_an_upgrade_request_is_answered_then_closed(emulator) -> None:
+    headers = {**rawhttp.signed_headers(emulator.key, "GET", "/"), "connection": "Upgrade", "upgrade": "websocket"}
+    with rawhttp.connect(emulator.url) as sock:
+        sock.sendall(rawhttp.raw_bytes("GET", "/", headers))
+        answer = rawhttp.read_until_closed(sock)  # no protocol switch: the GET answered, then the end
+    assert answer.startswith(b"HTTP/1.1 200")
+    _still_serves(emulator)
+
+
+class _Unreadable:
+    """An app whose request type cannot be built: a bug on the reading side."""
+
+    class request_type:  # noqa: N801 - the attribute the server looks up
+        def __init__(self, *args: object) -> None:
+            raise ValueError("cannot build\nthis request")
+
+    def handle(self, request: object) -> tuple[int, dict[str, str], bytes]:
+        raise AssertionError("never reached")
+
+
+def test_a_request_the_server_fails_to_read_is_a_500_json(emulator, caplog) -> None:
+    running = start_in_thread(emulator.engine, app=_Unreadable())  # type: ignore[arg-type]
+    try:
+        with caplog.at_level(logging.ERROR, logger="ruscope.emulator"):
+            status, headers, body = _answer(running, rawhttp.raw_bytes("GET", "/", {"host": "127.0.0.1"}))
+    finally:
+        running.stop()
+    assert status == 500 and body["code"] == "InternalServerError" and headers["connection"] == "close"
+    [logged] = [r for r in caplog.records if "could not read a request" in r.getMessage()]
+    assert "ValueError: cannot build this request" in logged.getMessage() and logged.exc_info is None

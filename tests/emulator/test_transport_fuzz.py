@@ -32,12 +32,30 @@ FUZZED_HEADERS = [
     "host",
     "content-length",
     "transfer-encoding",
+    "connection",
+    "upgrade",
+    "expect",
 ]
 SMALL = TransportLimits(max_url_bytes=2048, max_header_bytes=4096, request_timeout_s=2.0)
 
 header_value = st.one_of(
     st.binary(max_size=80),
-    st.sampled_from([b"", b"-1", b"0", b"99999999999999999999", b"[]", b'["a"]', b"[1,2", b'{"from":""}', b"chunked"]),
+    st.sampled_from(
+        [
+            b"",
+            b"-1",
+            b"0",
+            b"99999999999999999999",
+            b"[]",
+            b'["a"]',
+            b"[1,2",
+            b'{"from":""}',
+            b"chunked",
+            b"Upgrade",
+            b"close",
+            b"100-continue",
+        ]
+    ),
 )
 raw_request = st.builds(
     lambda method, target, headers, body: (method, target, headers, body),
