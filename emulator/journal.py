@@ -185,6 +185,7 @@ class Journal:
         self._seq: int | None = None  # the last seq written; read from disk when first needed
         self._good_end = 0  # where the last intact line ends (a torn tail lies past it)
         self._end: int | None = None  # the offset appends continue from, once the torn tail is dropped
+        self._cut_pending = False  # a failed append's partial line is still to be cut off
 
     def replay(self, apply: Callable[[dict[str, Any]], Any]) -> int:
         """Apply the snapshot, then the journal entries it does not already fold in (`Damaged` if any
@@ -229,8 +230,9 @@ class Journal:
         seq = self._ready() + 1
         line = encode(seq, entry)
         try:
-            if os.fstat(self._fd).st_size != self._end:
-                os.ftruncate(self._fd, self._end or 0)  # an earlier roll-back that failed
+            if self._cut_pending:
+                os.ftruncate(self._fd, self._end or 0)  # an earlier roll-back failed
+                self._cut_pending = False
             datadir.write_all(self._fd, line)
             if self.fsync:
                 os.fsync(self._fd)
@@ -241,8 +243,10 @@ class Journal:
 
     def _roll_back(self) -> None:
         """Cut a partial line off (shrinking a file needs no space); retried before the next append if not."""
-        with contextlib.suppress(OSError):
+        try:
             os.ftruncate(self._fd, self._end or 0)
+        except OSError:
+            self._cut_pending = True
 
     def compact(self, entries: Iterable[dict[str, Any]]) -> None:
         """Write the whole state as a new snapshot, then empty the journal (safe to crash at any point)."""

@@ -17,9 +17,8 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -36,8 +35,7 @@ def encode(seq: int, entry: dict[str, Any]) -> bytes:
     return b'{"seq":%d,"crc":%d,"entry":%s}\n' % (seq, checksum(seq, payload), payload)
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):
     """One line as read: where it is, what it holds, or what is wrong with it (`problem`)."""
 
     number: int  # 1-based
