@@ -316,7 +316,8 @@ class Connection(asyncio.Protocol):
     def _respond(self, request: Request, keep_alive: bool) -> bytes:
         try:
             status, headers, body = self.app.handle(request)
-            return render(status, headers, body, keep_alive)
+            answer = render(status, headers, body, keep_alive)
+            return answer[: len(answer) - len(body)] if request.method == "HEAD" else answer  # HEAD: no body
         except Exception as exc:  # a bug costs one request a 500 JSON, never the connection or a "malformed request"
             text = str(exc).replace("\n", " ")[:300]  # one line: a recursion error's traceback is thousands
             log.error("could not answer %s %s: %s: %s", request.method, request.path[:200], type(exc).__name__, text)

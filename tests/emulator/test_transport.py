@@ -223,3 +223,17 @@ def test_a_request_the_server_fails_to_read_is_a_500_json(emulator, caplog) -> N
     assert status == 500 and body["code"] == "InternalServerError" and headers["connection"] == "close"
     [logged] = [r for r in caplog.records if "could not read a request" in r.getMessage()]
     assert "ValueError: cannot build this request" in logged.getMessage() and logged.exc_info is None
+
+
+def test_a_head_answer_has_no_body_so_the_next_answer_parses(emulator) -> None:
+    with rawhttp.connect(emulator.url) as sock:
+        for method in ("HEAD", "GET"):
+            sock.sendall(rawhttp.raw_bytes(method, "/", rawhttp.signed_headers(emulator.key, method, "/")))
+        head = sock.recv(65536)
+        while b"\r\n\r\n" not in head:
+            head += sock.recv(65536)
+        first, _, rest = head.partition(b"\r\n\r\n")
+        pending = bytearray(rest)
+        status, _, body = rawhttp.read_response(sock, pending)
+    assert first.startswith(b"HTTP/1.1 ") and b"content-length: " in first
+    assert status == 200 and orjson.loads(body)["id"]
