@@ -24,6 +24,7 @@ from emulator.errors import CosmosError
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
+_PORTABLE_FLAGS = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)  # O_BINARY: no CR LF on Windows
 
 
 class StorageUnavailable(CosmosError):
@@ -82,7 +83,7 @@ def make_dir(path: Path) -> None:
 
 def open_private(path: Path, flags: int) -> int:
     """Open (or create) a data file as 0600, also tightening one created before that rule."""
-    fd = os.open(path, flags | os.O_CLOEXEC, FILE_MODE)
+    fd = os.open(path, flags | _PORTABLE_FLAGS, FILE_MODE)
     try:
         if os.name == "posix":
             os.fchmod(fd, FILE_MODE)
