@@ -201,12 +201,12 @@ class CosmosApp:
             raise errors.bad_request("The change feed is not supported by the ruscope emulator yet.")
         raw_key, max_items = request.json_header(PK_HEADER), request.int_header("x-ms-max-item-count", -1)
         with self._metered_refusals(ctx, "ReadFeed", db, coll):
-            key, cursor = wire.partition_key(raw_key), wire.feed_cursor(request.header("x-ms-continuation"))
+            scope, cursor = wire.partition_key(raw_key), wire.feed_cursor(request.header("x-ms-continuation"))
         page = self.engine.read_feed(
             ctx,
             db,
             coll,
-            key=key,
+            key=scope,
             pkrange_id=request.header("x-ms-documentdb-partitionkeyrangeid"),
             epk_range=request.epk_range(),
             max_items=max_items,
