@@ -104,7 +104,7 @@ class CosmosApp:
 
     def dispatch(self, request: Request, ctx: Context) -> Reply:
         """Route by path shape; every branch is one engine call."""
-        if len(request.segments) >= 2:  # `_self` links name the same resources by rid
+        if auth.is_rid_link(request.segments):  # `_self` links name the same resources by rid
             key = request.json_header(PK_HEADER)
             request.segments = links.named_path(self.engine, request.segments, key if isinstance(key, list) else None)
         seg, method, engine = request.segments, request.method, self.engine
