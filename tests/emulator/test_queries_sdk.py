@@ -270,7 +270,7 @@ def test_raw_protocol_errors(emulator) -> None:
         body,
         {**headers, "x-ms-documentdb-partitionkeyrangeid": "0", "x-ms-continuation": "not json"},
     )
-    assert status == 400 and "continuation token is malformed" in err["message"]
+    assert status == 400 and "continuation token specified in the request is malformed" in err["message"]
     status, _, err = rawhttp.request(emulator.url, emulator.key, "POST", path, json.dumps({"sql": "x"}), headers)
     assert status == 400 and "'query' string" in err["message"]
     status, resp_headers, err = rawhttp.request(
