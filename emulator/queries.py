@@ -195,7 +195,7 @@ class RangeResult:
     index_only: bool = False  # answered from the index alone (a COUNT): reports no retrieved documents
 
 
-RESULT_CACHE_BYTES = 64 * 1024 * 1024  # ours: results kept for paging, by estimated serialized size
+RESULT_CACHE_BYTES = 32 * 1024 * 1024  # ours: results kept for paging, by estimated serialized size
 
 
 class ResultCache(BoundedCache[Any]):
@@ -211,7 +211,7 @@ def parameters_key(params: Mapping[str, Any]) -> bytes:
     return orjson.dumps(dict(params), option=orjson.OPT_SORT_KEYS) if params else b""
 
 
-_INDEX_USE: BoundedCache[IndexUse] = BoundedCache(max_entries=1024, max_bytes=16 * 1024 * 1024)
+_INDEX_USE: BoundedCache[IndexUse] = BoundedCache(max_entries=1024, max_bytes=8 * 1024 * 1024)
 
 
 def index_use_of(query: Query, policy: IndexPolicy) -> IndexUse:

@@ -239,7 +239,7 @@ def compile_plan(query: a.Query, params: Mapping[str, Any]) -> TopPlan:
     return _compile_top(query, ctx)
 
 
-_PLANS: BoundedCache[TopPlan] = BoundedCache(max_entries=512, max_bytes=64 * 1024 * 1024)
+_PLANS: BoundedCache[TopPlan] = BoundedCache(max_entries=512, max_bytes=16 * 1024 * 1024)
 PLAN_BYTES_PER_CHAR = 60  # measured with tracemalloc: 35-48 bytes of closures per character of query text
 
 

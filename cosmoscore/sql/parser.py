@@ -348,7 +348,7 @@ def _to_sql_error(text: str, exc: UnexpectedInput) -> SqlError:
     return _end_of_file(text)
 
 
-_PARSED: BoundedCache[a.Query] = BoundedCache(max_entries=1024, max_bytes=64 * 1024 * 1024)
+_PARSED: BoundedCache[a.Query] = BoundedCache(max_entries=1024, max_bytes=16 * 1024 * 1024)
 AST_BYTES_PER_CHAR = 80  # measured with tracemalloc: a parsed query holds 55-72 bytes per character of text
 
 

@@ -88,7 +88,7 @@ def _tokens(pattern: str, escape: str | None) -> list[str | None]:
     return out
 
 
-_LIKE: BoundedCache[LikePattern] = BoundedCache(max_entries=512, max_bytes=16 * 1024 * 1024)
+_LIKE: BoundedCache[LikePattern] = BoundedCache(max_entries=512, max_bytes=4 * 1024 * 1024)
 
 
 def like_pattern(pattern: str, escape: str | None) -> LikePattern:
@@ -194,7 +194,7 @@ def _nested_repetition(pattern: str) -> bool:
     return False
 
 
-_REGEX: BoundedCache[tuple[re.Pattern[str] | None]] = BoundedCache(max_entries=256, max_bytes=16 * 1024 * 1024)
+_REGEX: BoundedCache[tuple[re.Pattern[str] | None]] = BoundedCache(max_entries=256, max_bytes=4 * 1024 * 1024)
 
 
 def safe_regex(pattern: str, flags: int) -> re.Pattern[str] | None:

@@ -16,6 +16,7 @@ from .aggregates import ACCUMULATORS, Accumulator, Count
 from .checks import has_aggregate, output_names, select_exprs
 from .compiler import compile_expr, is_boolean
 from .errors import SqlError
+from .filters import compile_filter
 from .scope import Context, Fn, Scope, constant, param_value
 from .values import hash_key, sort_key
 
@@ -179,7 +180,7 @@ def _count(value: int | a.Param, ctx: Context, code: str, message: str) -> int:
 
 
 def compile_tail(q: a.Query, scope: Scope, ctx: Context) -> Tail:
-    where = compile_expr(q.where, scope, ctx) if q.where is not None else None
+    where = compile_filter(q.where, scope, ctx) if q.where is not None else None
     has_agg = any(has_aggregate(e) for e in select_exprs(q.select))
     group, skip = _grouping(q, scope, ctx) if (q.group_by or has_agg) else (None, q.select.kind == "value")
     project = None if group else _projector(q, scope, ctx)

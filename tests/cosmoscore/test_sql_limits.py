@@ -201,3 +201,32 @@ def test_the_parse_cache_is_bounded_by_bytes(monkeypatch: pytest.MonkeyPatch) ->
         parse_query(f"SELECT * FROM c WHERE c.n IN ({','.join(str(n) for n in range(i, i + 500))})")
     assert parser._PARSED.bytes <= 1_000_000
     assert len(parser._PARSED) < 20
+
+
+# -- long OR chains of equalities filter by set lookup (same rows as term by term) ---------------
+
+MIXED = [
+    {"id": str(i), "n": v, "k": k}
+    for i, (v, k) in enumerate(
+        [(1, "a"), (1.0, "b"), ("1", "a"), (True, "a"), (None, "a"), (2, None), (3, "c"), (7, "a"), ({"x": 1}, "a")]
+    )
+] + [{"id": "missing"}]
+
+
+@pytest.mark.parametrize(
+    "chain",
+    [
+        " OR ".join(f"c.n = {v}" for v in ["1", "'1'", "true", "null", "2", "4", "5", "6", "8"]),
+        " OR ".join(f"({v} = c.n AND c.k = 'a')" for v in range(10)),
+        " OR ".join(f"(c.n = {v} AND c.k = {k})" for v, k in [(1, "'a'"), (2, "null")] + [(9, "'z'")] * 8),
+    ],
+)
+def test_an_equality_chain_filters_like_its_terms(chain: str) -> None:
+    fast = run(f"SELECT VALUE c.id FROM c WHERE {chain}", MIXED)
+    slow = run(f"SELECT VALUE c.id FROM c WHERE NOT (NOT ({chain}))", MIXED)  # compiled term by term
+    assert fast == slow and fast
+
+
+def test_an_equality_chain_in_a_projection_keeps_undefined() -> None:
+    chain = " OR ".join(f"c.n = {v}" for v in range(10))
+    assert run(f"SELECT VALUE {{'v': {chain}}} FROM c WHERE c.id = 'missing'", MIXED) == [{}]

@@ -1,0 +1,174 @@
+"""Does one pathological query stall everyone else? (issue 14 §1 benchmark)
+
+The emulator runs in a subprocess (`python -m emulator --port N`, a fresh data-less engine). A reader
+thread reads one item every 50 ms through the real SDK, from its own container (so RU throttling of the
+query container never delays it), while the main thread sends each pathological query in turn. For each
+case it prints how the query was answered, its wall time, the reader's worst latency while it ran
+(target: at most 300 ms) and the server's RSS after the case (target: back within 50 MB of its start).
+
+Run: .venv/bin/python benchmarks/bench_interference.py [--root CHECKOUT] [--only NAME ...]
+(`--root` runs the emulator of another checkout, e.g. a `git worktree` of an older commit, for before/after.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from azure.cosmos import CosmosClient, PartitionKey
+from azure.cosmos.exceptions import CosmosHttpResponseError
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
+READ_EVERY_S = 0.05
+TARGET_WORST_MS = 300.0
+TARGET_RSS_MB = 50.0
+SCAN_DOCS = 10_000  # small documents the scanning cases (LIKE, RegexMatch, JOIN) run over
+
+
+def _in_list(n: int) -> str:
+    return "SELECT VALUE c.id FROM c WHERE c.n IN (" + ",".join(str(i) for i in range(n)) + ")"
+
+
+def _or_chain(n: int) -> str:
+    return "SELECT VALUE c.id FROM c WHERE " + " OR ".join(f"c.n = {i}" for i in range(n))
+
+
+CASES: dict[str, str] = {
+    "LIKE %foo%bar%foo%baz% (2.4 KB)": "SELECT VALUE c.id FROM c WHERE c.s LIKE '%foo%bar%foo%baz%'",
+    "RegexMatch (a+)+$": "SELECT VALUE RegexMatch(CONCAT(REPLICATE('a', 26), '!'), '(a+)+$')",
+    "RegexMatch over 10k docs": "SELECT VALUE c.id FROM c WHERE RegexMatch(c.t, 'z+$')",
+    "LIKE scan over 10k docs": "SELECT VALUE c.id FROM c WHERE c.t LIKE '%q%z%'",
+    "IN list 100k numbers": _in_list(100_000),
+    "IN list 70k (under 512 KB)": _in_list(70_000),
+    "REPLICATE('a', 1e15)": "SELECT VALUE REPLICATE('a', 1e15)",
+    "JOIN 1M rows, filtered": "SELECT VALUE a FROM c JOIN a IN c.arr JOIN b IN c.arr WHERE a + b < 0",
+    "JOIN 1M rows, COUNT": "SELECT VALUE COUNT(1) FROM c JOIN a IN c.arr JOIN b IN c.arr",
+    "nesting 1,000 deep": "SELECT VALUE " + "-(" * 1000 + "1" + ")" * 1000,
+    "OR chain 1 MB": _or_chain(75_000),
+    "OR chain 200 KB": _or_chain(15_000),
+    "read_items shape, 500 terms": "SELECT * FROM c WHERE "
+    + " OR ".join(f"(c.id='d{i}' AND c.pk='p{i % 10}')" for i in range(500)),
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_emulator(root: Path, port: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    command = [sys.executable, "-m", "emulator", "--port", str(port)]
+    proc = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError(f"the emulator did not listen on {port}")
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class Reader(threading.Thread):
+    """Reads one item every 50 ms; `worst_since(t)` is the worst latency of reads that began after t."""
+
+    def __init__(self, read: Callable[[], object]) -> None:
+        super().__init__(daemon=True)
+        self.read = read
+        self.samples: list[tuple[float, float]] = []  # (started, latency s)
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            began = time.perf_counter()
+            with contextlib.suppress(Exception):  # a failed read still measures a wait
+                self.read()
+            self.samples.append((began, time.perf_counter() - began))
+            time.sleep(max(0.0, READ_EVERY_S - (time.perf_counter() - began)))
+
+    def worst_since(self, t: float) -> float:
+        return max((lat for began, lat in self.samples if began >= t), default=0.0)
+
+
+def load(client: CosmosClient) -> tuple[object, object]:
+    db = client.create_database_if_not_exists("bench")
+    reader = db.create_container_if_not_exists("reader", PartitionKey("/pk"), offer_throughput=400)
+    reader.upsert_item({"id": "x", "pk": "x", "v": 1})
+    data = db.create_container_if_not_exists("q", PartitionKey("/pk"), offer_throughput=100_000)
+    data.upsert_item({"id": "big", "pk": "p0", "s": "x" * 2400, "n": -1})
+    data.upsert_item({"id": "arr", "pk": "p0", "arr": list(range(1000)), "n": -2})
+    for i in range(SCAN_DOCS):
+        data.upsert_item({"id": f"d{i}", "pk": f"p{i % 10}", "n": i, "t": ("ab" * 40) + "q" * (i % 3)})
+    return reader, data
+
+
+def run_case(data: object, sql: str) -> tuple[str, float]:
+    began = time.perf_counter()
+    try:
+        rows = list(data.query_items(sql, enable_cross_partition_query=True))  # type: ignore[attr-defined]
+        outcome = f"200 ({len(rows)} rows)"
+    except CosmosHttpResponseError as exc:
+        outcome = f"{exc.status_code}"
+    except Exception as exc:  # noqa: BLE001 - whatever the SDK raised is the outcome
+        outcome = type(exc).__name__
+    return outcome, time.perf_counter() - began
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--root", type=Path, default=ROOT, help="checkout whose emulator to run")
+    parser.add_argument("--only", nargs="*", help="case names (prefixes) to run")
+    args = parser.parse_args()
+    port = free_port()
+    proc = start_emulator(args.root.resolve(), port)
+    try:
+        client = CosmosClient(f"http://127.0.0.1:{port}/", credential=KEY, connection_timeout=120)
+        reader_coll, data = load(client)
+        start_rss = rss_mb(proc.pid)
+        reader = Reader(lambda: reader_coll.read_item("x", "x"))  # type: ignore[attr-defined]
+        reader.start()
+        time.sleep(1.0)
+        baseline = reader.worst_since(0.0)
+        print(
+            f"emulator: {args.root}  start RSS {start_rss:.0f} MB  reader worst before the cases {baseline * 1000:.0f} ms"
+        )
+        print(f"{'case':34} {'answer':>16} {'query s':>8} {'worst read ms':>14} {'RSS MB':>8} {'ok':>4}")
+        for name, sql in CASES.items():
+            if args.only and not any(name.startswith(p) for p in args.only):
+                continue
+            mark = time.perf_counter()
+            outcome, took = run_case(data, sql)
+            time.sleep(3 * READ_EVERY_S)
+            worst = reader.worst_since(mark) * 1000
+            rss = rss_mb(proc.pid)
+            ok = worst <= TARGET_WORST_MS and rss - start_rss <= TARGET_RSS_MB and not outcome.startswith("5")
+            print(
+                f"{name:34} {outcome:>16} {took:8.2f} {worst:14.0f} {rss:8.0f} {'yes' if ok else 'NO':>4}", flush=True
+            )
+        reader.stop.set()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()
