@@ -19,6 +19,7 @@ from .cache import BoundedCache, cached
 from .checks import check_query
 from .errors import SqlError, syntax_error
 from .guards import balance_chains, check_depth, check_joins, check_text
+from .inlists import Lists, extract_lists
 from .literals import decode_number, decode_string
 
 MAX_COUNT = 4294967295  # the service compiler's bound for TOP, OFFSET and LIMIT
@@ -66,10 +67,11 @@ _Selection = tuple[str, Any, a.Span]
 class _ToAst(Transformer_NonRecursive[Token, a.Query]):
     """Builds the frozen AST bottom-up, without recursion; clause results are tagged tuples picked up by `query`."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, lists: Lists | None = None) -> None:
         super().__init__()
         self.text = text
         self.anon = 0
+        self.lists = lists or {}  # long literal IN lists read by `inlists`, by placeholder name
 
     def start(self, meta: Meta, children: _Children) -> a.Query:
         query: a.Query = children[0]
@@ -202,6 +204,8 @@ class _ToAst(Transformer_NonRecursive[Token, a.Query]):
     def in_(self, meta: Meta, children: _Children) -> a.In:
         negated = _is(children[1], "NOT")
         items = tuple(children[3:] if negated else children[2:])
+        if len(items) == 1 and isinstance(items[0], a.Param) and items[0].name in self.lists:
+            items = self.lists[items[0].name]
         return a.In(children[0], items, negated, _span(meta))
 
     def like(self, meta: Meta, children: _Children) -> a.Like:
@@ -359,11 +363,18 @@ def parse_query(text: str) -> a.Query:
 
 def _parse(text: str) -> a.Query:
     check_text(text)
+    scanned, lists = extract_lists(text)
     try:
-        tree = _lark().parse(text)
+        try:
+            tree = _lark().parse(scanned)
+        except UnexpectedInput:
+            if not lists:
+                raise
+            lists = {}  # report the error on the text as written
+            tree = _lark().parse(text)
         balance_chains(tree)
         check_depth(tree)
-        query = _ToAst(text).transform(tree)
+        query = _ToAst(text, lists).transform(tree)
     except UnexpectedInput as exc:
         raise _to_sql_error(text, exc) from None
     except VisitError as exc:

@@ -230,3 +230,49 @@ def test_an_equality_chain_filters_like_its_terms(chain: str) -> None:
 def test_an_equality_chain_in_a_projection_keeps_undefined() -> None:
     chain = " OR ".join(f"c.n = {v}" for v in range(10))
     assert run(f"SELECT VALUE {{'v': {chain}}} FROM c WHERE c.id = 'missing'", MIXED) == [{}]
+
+
+# -- long literal IN lists are read without the grammar (same AST) --------------------------------
+
+
+def _items(n: int) -> list[str]:
+    kinds = ["{i}", "-{i}", "- {i}.5", "{i}e2", "'s{i}'", '"d\\"{i}"', r"'it\'s'", "true", "FALSE", "null", "'IN (1)'"]
+    return [kinds[i % len(kinds)].format(i=i) for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "SELECT * FROM c WHERE c.n IN ({items})",
+        "SELECT * FROM c WHERE c.n NOT IN ({items}) AND c.s = 'x IN (1, 2)'",
+        "SELECT VALUE [c.a in ( {items} ), c.b IN ({items})] FROM c",
+        "SELECT * FROM c WHERE c.n IN ({items}, c.x)",
+        "SELECT * FROM c WHERE c.n IN ({items}, 0x10)",
+    ],
+)
+def test_long_in_lists_parse_to_the_same_query(monkeypatch: pytest.MonkeyPatch, template: str) -> None:
+    from cosmoscore.sql import inlists, parser
+
+    sql = template.format(items=", ".join(_items(200)))
+    fast = parser._parse(sql)
+    monkeypatch.setattr(inlists, "MIN_ITEMS", 10**9)
+    slow = parser._parse(sql)
+    assert fast == slow
+    spans = [[n.span for n in a_walk(q.where or q.select.value)] for q in (fast, slow)]
+    assert spans[0] == spans[1]
+
+
+def a_walk(node):
+    from cosmoscore.sql import ast
+
+    return list(ast.walk(node))
+
+
+def test_an_error_after_a_long_in_list_is_located_in_the_text_as_written() -> None:
+    sql = "SELECT * FROM c WHERE c.n IN (" + ", ".join(str(i) for i in range(100)) + ") AND AND"
+    with pytest.raises(SqlError) as info:
+        parse_query(sql)
+    assert info.value.start == sql.rindex("AND")
+    bad = "SELECT * FROM c WHERE c.n IN (" + ", ".join(str(i) for i in range(100)) + ", )"
+    with pytest.raises(SqlError, match="incorrect syntax near '\\)'"):
+        parse_query(bad)
