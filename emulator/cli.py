@@ -82,7 +82,10 @@ def emulator(
     finally:
         for server in reversed(running):
             server.stop()
-        engine.close()  # the journal is compacted on the way out
+        try:
+            engine.close()  # the journal is compacted on the way out
+        except OSError as exc:  # datadir.SaveFailed: names the file; the journal still holds every write
+            _fail(str(exc))
 
 
 def safety_warnings(host: str, key: str | None, key_on_command_line: bool) -> list[str]:

@@ -28,11 +28,7 @@ _PORTABLE_FLAGS = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)  # O_
 
 
 class StorageUnavailable(CosmosError):
-    """503 with the service's code word (`errors._CODES` stops at 500)."""
-
-    @property
-    def code(self) -> str:
-        return "ServiceUnavailable"
+    """The 503 of a write the data directory could not hold (ServiceUnavailable, as `errors` names it)."""
 
 
 class SaveFailed(OSError):

@@ -22,6 +22,7 @@ _CODES = {
     413: "RequestEntityTooLarge",
     429: "429",  # the service really sends the digits here (§1.1)
     500: "InternalServerError",
+    503: "ServiceUnavailable",
 }
 
 
