@@ -28,7 +28,7 @@ from pathlib import Path
 from emulator.engine import Engine
 from emulator.history import History
 from emulator.journal import Journal
-from emulator.server import HISTORY_FILE, WELL_KNOWN_KEY
+from emulator.server import HISTORY_FILE, WELL_KNOWN_KEY, settle_heap
 from ruscope import demo_history as history
 from ruscope.dashboard_process import listen_problem, start_dashboard, stop_process, wait_until_healthy
 from ruscope.demo_collect import (
@@ -245,6 +245,7 @@ def run_demo(settings: DemoSettings, out: Line = print) -> int:
     began = time.perf_counter()
     out(f"ruscope demo: {settings.size} AI-chat workload in {settings.dir.resolve()}")
     engine, _clock, servers, _built = prepare(settings, out)
+    settle_heap()  # the loaded day is long-lived: no full collection stalls the emulator the user now drives
     dashboard = None
     try:
         paths = DemoPaths(settings.dir)
