@@ -94,14 +94,14 @@ def render_designs(designs: pd.DataFrame) -> None:
     )  # fmt: skip
     with st.expander("Every verdict in words"):
         for row in designs.itertuples():
-            st.markdown(f"**{row.rank}. {row.design}** ({row.origin}{': ' + row.why if row.why else ''}): {row.verdict}")
+            st.markdown(
+                f"**{row.rank}. {row.design}** ({row.origin}{': ' + row.why if row.why else ''}): {row.verdict}"
+            )
 
 
 def render_queries(queries: pd.DataFrame, order: list[str]) -> None:
     st.subheader("RU per query, per design")
-    st.plotly_chart(
-        figures_advisor.build_ru_per_query_figure(advice.ru_matrix(queries, order)), key="advisor_ru_chart"
-    )
+    st.plotly_chart(figures_advisor.build_ru_per_query_figure(advice.ru_matrix(queries, order)), key="advisor_ru_chart")
     widgets.render_table(
         queries[list(QUERY_TABLE)], key="advisor_queries", file_name="advice-queries.csv",
         column_config=QUERY_TABLE, csv=queries,
@@ -146,9 +146,7 @@ all_designs, all_queries, all_partitions, messages = read_advice(view)
 widgets.render_store_warnings(messages)
 runs = advice.advice_runs(all_designs)
 if runs.empty:
-    widgets.render_empty_state(
-        FrameState(view.store), what="partition-key advice", how=HOW, commands=COMMANDS
-    )
+    widgets.render_empty_state(FrameState(view.store), what="partition-key advice", how=HOW, commands=COMMANDS)
 else:
     st.caption(ABOUT)
     run_id = pick_run(runs, view.scope.container)
