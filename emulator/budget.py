@@ -3,10 +3,11 @@ returns the rows found so far with a continuation, as the service does, so one s
 other clients of the single-threaded server. The SDKs follow continuations transparently and tolerate
 empty pages that carry one (cosmos-wire-protocol.md §1.6, path A).
 
-Only queries whose rows stream (filters, JOINs, projections) are run in steps; ORDER BY, aggregates,
-DISTINCT, TOP and OFFSET need their whole input and run at once. A run that ends within the first page's
-budget is an ordinary whole result (`queries.RangeResult`), paged and charged exactly as before; a longer
-one stays a `Progress` in the result cache, advanced by each page request for it.
+Queries run in steps (`TopPlan.stream`): filters, JOINs and projections output as they go; ORDER BY,
+aggregates, DISTINCT and OFFSET collect their input over steps and output it at the end. A run that
+ends within the first page's budget is an ordinary whole result (`queries.RangeResult`), paged and
+charged exactly as before; a longer one stays a `Progress` in the result cache, advanced by each page
+request for it.
 
 Charges: each page carries the documents its own steps loaded (so pages sum to the whole run), the
 per-partition terms on the first page (the non-empty term on the first page that has rows).
@@ -48,7 +49,7 @@ class Progress:
     charged_first: bool = False
     charged_nonempty: bool = False
     step_ms: float = 0.0  # execution time of the latest advance
-    index_only: bool = False  # never: index-only COUNTs are aggregates, which run whole
+    index_only: bool = False  # an index-only COUNT (reports no retrieved documents)
 
     def advance(self, want: float, budget_ms: float, clock: Callable[[], float] = time.perf_counter) -> None:
         """Compute until `want` rows exist, the run ends, or the budget is spent (at least one step)."""
@@ -160,4 +161,5 @@ def whole_result(run: Progress) -> queries.RangeResult:
         indexed=run.indexed,
         unindexed=run.unindexed,
         index_hit_ratio=run.index_hit_ratio,
+        index_only=run.index_only,
     )

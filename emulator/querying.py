@@ -231,7 +231,9 @@ class QueryService:
         batch = [budget.FIRST_BATCH_ROWS]
         batches = guarded(lambda: plan_for(query, params).stream(docs, batch))
         if batches is not None:
-            return budget.Progress(batches, batch, use.served_by_index, average, use.indexed_paths, use.unindexed_paths)
+            run = budget.Progress(batches, batch, use.served_by_index, average, use.indexed_paths, use.unindexed_paths)
+            run.index_only = counts_from_index(query, use)
+            return run
         started = time.perf_counter()
         result = guarded(lambda: execute(query, docs, params, count_matches=True))
         elapsed = (time.perf_counter() - started) * 1000

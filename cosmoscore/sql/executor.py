@@ -9,7 +9,7 @@ input dicts themselves and projections reference their values.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import islice
 from typing import Any
 
@@ -18,7 +18,7 @@ import orjson
 from . import ast as a
 from .cache import BoundedCache, cached
 from .scope import Context, Fn, Scope, getter, step
-from .tail import Rows, Tail, as_tuple, compile_tail, counted, filtered, run_tail
+from .tail import Rows, Tail, as_tuple, compile_tail, counted, filtered, finish_outputs, run_tail
 
 U = a.UNDEFINED
 
@@ -123,28 +123,47 @@ class TopPlan:
         return QueryResult(out, len(docs), _matched(matches, len(docs), count_matches))
 
     def stream(self, documents: Iterable[Any], batch: list[int]) -> Iterator[tuple[list[Any], int, int]] | None:
-        """A filter/JOIN/projection query run lazily, `batch[0]` FROM rows at a time (the caller may change
-        it between batches): each step yields its outputs with the documents loaded and the rows matched so
-        far. None for any other shape (ORDER BY, aggregates, DISTINCT, TOP, OFFSET, FROM subqueries), which
-        needs all its input before its first output."""
+        """The query run in steps of `batch[0]` FROM rows (the caller may change it between steps): each step
+        yields its outputs with the documents loaded and the rows matched so far. A filter/JOIN/projection
+        outputs as it goes; ORDER BY, aggregates, DISTINCT and OFFSET collect (or accumulate) the rows that
+        pass WHERE and output them all in the last step. None for a FROM subquery, no FROM, or a TOP/LIMIT
+        that stops reading early: those run whole."""
         tail = self.tail
-        if self.no_from or self.counted or tail.group is not None or tail.order is not None:
+        if self.no_from or self.counted:
             return None
-        if tail.distinct or tail.stop is not None or tail.start:
-            return None
-        return self._batches(documents, batch)
+        if tail.group is None and tail.order is None and not tail.distinct and tail.stop is None and not tail.start:
+            return self._batches(documents, batch)
+        return self._collected(documents, batch)
 
     def _batches(self, documents: Iterable[Any], batch: list[int]) -> Iterator[tuple[list[Any], int, int]]:
         loaded = [0]
         rows = iter(self.rows(counted(documents, loaded)))
         matched = 0
-        while True:
-            chunk = list(islice(rows, batch[0]))
-            if not chunk:
-                return
+        while chunk := list(islice(rows, batch[0])):
             out, passed = _fast_list(self.tail, chunk)
             matched += passed
             yield out, loaded[0], matched
+        yield [], loaded[0], matched  # trailing documents that bound no row still count as loaded
+
+    def _collected(self, documents: Iterable[Any], batch: list[int]) -> Iterator[tuple[list[Any], int, int]]:
+        tail = self.tail
+        loaded = [0]
+        rows = iter(self.rows(counted(documents, loaded)))
+        group = tail.group
+        state = group.start() if group is not None else {}
+        kept: list[Any] = []
+        matched = 0
+        while chunk := list(islice(rows, batch[0])):
+            passed = list(filtered(tail, chunk)) if tail.where is not None else chunk
+            matched += len(passed)
+            if group is not None:
+                group.feed(state, passed)
+            else:
+                kept += passed
+            yield [], loaded[0], matched
+        rest = replace(tail, where=None)
+        out = finish_outputs(tail, group.finish(state)) if group is not None else run_tail(rest, kept)
+        yield list(out), loaded[0], matched
 
 
 def _matched(counter: list[int] | None, loaded: int, wanted: bool) -> int:

@@ -34,7 +34,7 @@ class Tail:
     where_is_bool: bool  # the filter returns only true/false/undefined: `filter()` may run it
     project: Fn | None  # row -> output value; None: SELECT * in single mode (the row itself)
     skip_undefined: bool  # SELECT VALUE drops undefined outputs
-    group: Callable[[Rows], list[Any]] | None  # aggregate/group stage producing output values
+    group: Grouping | None  # aggregate/group stage producing output values
     order: Callable[[list[Any], int | None], list[Any]] | None  # (rows, keep at most) -> sorted rows
     distinct: bool
     start: int
@@ -73,7 +73,7 @@ def as_tuple(scope: Scope) -> Callable[[Any], tuple[Any, ...]]:
     return lambda r: ()
 
 
-def _grouping(q: a.Query, scope: Scope, ctx: Context) -> tuple[Callable[[Rows], list[Any]], bool]:
+def _grouping(q: a.Query, scope: Scope, ctx: Context) -> tuple[Grouping, bool]:
     """Aggregate/group stage: rows -> output values. Returns (stage, skip_undefined)."""
     specs: list[_Spec] = []
     slot = len(scope.names)
@@ -90,22 +90,57 @@ def _grouping(q: a.Query, scope: Scope, ctx: Context) -> tuple[Callable[[Rows], 
     assert project is not None  # proj_scope is never single: SELECT * projects the last alias
     keys = [compile_expr(g, scope, ctx) for g in q.group_by]
     to_tuple = as_tuple(scope)
-    grouped = bool(q.group_by)
     empty_row = (U if scope.names else None) if scope.single else (U,) * len(scope.names)
 
-    def stage(rows: Rows) -> list[Any]:
-        if grouped:
-            entries: Iterable[tuple[Any, list[Accumulator]]] = _accumulate(rows, keys, specs).values()
+    return Grouping(keys, specs, project, to_tuple, bool(q.group_by), empty_row), q.select.kind == "value"
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """The aggregate/group stage: rows -> output values, in one call or fed batch by batch (`start`,
+    `feed`, `finish`), so a long aggregation can pause between pages."""
+
+    keys: list[Fn]
+    specs: list[_Spec]
+    project: Fn
+    to_tuple: Callable[[Any], tuple[Any, ...]]
+    grouped: bool
+    empty_row: Any
+
+    def __call__(self, rows: Rows) -> list[Any]:
+        if self.grouped:
+            return self.finish(_accumulate(rows, self.keys, self.specs))
+        return self.finish({None: (self.empty_row, _accumulate_all(rows, self.specs), [])})
+
+    def start(self) -> dict[Any, Any]:
+        return {}
+
+    def feed(self, state: dict[Any, Any], rows: list[Any]) -> None:
+        if self.grouped:
+            _accumulate(rows, self.keys, self.specs, state)
+            return
+        entry = state.get(None)
+        if entry is None:
+            state[None] = (self.empty_row, _accumulate_all(rows, self.specs), [])
         else:
-            entries = [(empty_row, _accumulate_all(rows, specs))]
-        return [project(to_tuple(rep) + (tuple(acc.result() for acc in accs),)) for rep, accs in entries]
+            _accumulate_all(rows, self.specs, entry[1])
 
-    return stage, q.select.kind == "value"
+    def finish(self, state: dict[Any, Any]) -> list[Any]:
+        if not self.grouped and None not in state:
+            state[None] = (self.empty_row, _accumulate_all([], self.specs), [])
+        return [
+            self.project(self.to_tuple(rep) + (tuple(acc.result() for acc in accs),))
+            for rep, accs, *_ in state.values()
+        ]
 
 
-def _accumulate(rows: Rows, keys: list[Fn], specs: list[_Spec]) -> dict[Any, tuple[Any, list[Accumulator]]]:
-    """Group rows by their key values; each group keeps its first row and bound accumulator adders."""
-    groups: dict[Any, tuple[Any, list[Accumulator], list[tuple[Callable[[Any], None], Fn]]]] = {}
+_Groups = dict[Any, tuple[Any, list[Accumulator], list[tuple[Callable[[Any], None], Fn]]]]
+
+
+def _accumulate(rows: Rows, keys: list[Fn], specs: list[_Spec], groups: _Groups | None = None) -> _Groups:
+    """Group rows by their key values (into `groups`, to continue a grouping); each group keeps its first
+    row, its accumulators and their bound adders."""
+    groups = {} if groups is None else groups
     single = keys[0] if len(keys) == 1 else None
     for r in rows:
         key = hash_key(single(r)) if single is not None else tuple(hash_key(k(r)) for k in keys)
@@ -115,16 +150,16 @@ def _accumulate(rows: Rows, keys: list[Fn], specs: list[_Spec]) -> dict[Any, tup
             entry = groups[key] = (r, accs, [(acc.add, arg) for acc, (_, arg, _) in zip(accs, specs)])
         for add, arg in entry[2]:
             add(arg(r))
-    return {key: (rep, accs) for key, (rep, accs, _) in groups.items()}
+    return groups
 
 
-def _accumulate_all(rows: Rows, specs: list[_Spec]) -> list[Accumulator]:
-    """One group over all rows; COUNT of a defined constant just counts rows."""
-    accs = [ACCUMULATORS[name]() for name, _, _ in specs]
+def _accumulate_all(rows: Rows, specs: list[_Spec], accs: list[Accumulator] | None = None) -> list[Accumulator]:
+    """One group over all rows (added to `accs`, to continue it); COUNT of a defined constant just counts rows."""
+    accs = [ACCUMULATORS[name]() for name, _, _ in specs] if accs is None else accs
     if all(name == "COUNT" and const for name, _, const in specs):
         n = len(rows) if isinstance(rows, (list, tuple)) else len(list(rows))
         for acc in accs:
-            cast(Count, acc).n = n
+            cast(Count, acc).n += n
         return accs
     if len(specs) == 1:
         add, arg = accs[0].add, specs[0][1]
@@ -221,6 +256,11 @@ def run_tail(tail: Tail, rows: Rows, counter: list[int] | None = None) -> Iterab
             rows = tail.order(list(rows), None if tail.distinct else tail.stop)
         project = tail.project
         out = rows if project is None else map(project, rows)
+    return finish_outputs(tail, out)
+
+
+def finish_outputs(tail: Tail, out: Iterable[Any]) -> Iterable[Any]:
+    """The stages after projection: SELECT VALUE drops undefined, DISTINCT, OFFSET/LIMIT/TOP."""
     if tail.skip_undefined:
         out = (v for v in out if v is not U)
     if tail.distinct:

@@ -276,3 +276,52 @@ def test_an_error_after_a_long_in_list_is_located_in_the_text_as_written() -> No
     bad = "SELECT * FROM c WHERE c.n IN (" + ", ".join(str(i) for i in range(100)) + ", )"
     with pytest.raises(SqlError, match="incorrect syntax near '\\)'"):
         parse_query(bad)
+
+
+# -- queries run in steps give the whole run's rows and counts -------------------------------------
+
+STEP_DOCS = [
+    {"id": f"d{i}", "pk": f"p{i % 3}", "n": i % 7, "s": f"s{i % 5}", "tags": ["a", "b"][: i % 3]} for i in range(40)
+]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM c WHERE c.n > 2",
+        "SELECT VALUE c.id FROM c",
+        "SELECT c.id, t FROM c JOIN t IN c.tags WHERE c.n != 3",
+        "SELECT VALUE COUNT(1) FROM c WHERE c.n > 2",
+        "SELECT VALUE COUNT(1) FROM c",
+        "SELECT SUM(c.n) AS total, AVG(c.n) AS mean, MIN(c.s) AS lo, MAX(c.n) AS hi FROM c WHERE c.n > 0",
+        "SELECT c.s, COUNT(1) AS k, MAKESET(c.n) AS ns FROM c GROUP BY c.s",
+        "SELECT * FROM c ORDER BY c.n DESC, c.id",
+        "SELECT c.id FROM c WHERE c.n > 1 ORDER BY c.n OFFSET 3 LIMIT 5",
+        "SELECT DISTINCT VALUE c.n FROM c",
+        "SELECT DISTINCT c.s FROM c WHERE c.n < 5",
+        "SELECT TOP 4 c.id FROM c ORDER BY c.id DESC",
+        "SELECT VALUE COUNT(1) FROM c JOIN t IN c.tags",
+        "SELECT VALUE MAX(c.missing) FROM c",
+    ],
+)
+@pytest.mark.parametrize("size", [1, 3, 100])
+def test_a_stepped_run_matches_the_whole_run(sql: str, size: int) -> None:
+    from cosmoscore.sql.executor import plan_for
+
+    whole = execute(parse_query(sql), STEP_DOCS, count_matches=True)
+    steps = plan_for(parse_query(sql), None).stream(STEP_DOCS, [size])
+    assert steps is not None
+    done = list(steps)
+    assert [row for out, _, _ in done for row in out] == whole.rows
+    assert done[-1][1:] == (whole.loaded, whole.matched)
+
+
+def test_early_stopping_and_subquery_sources_run_whole() -> None:
+    from cosmoscore.sql.executor import plan_for
+
+    for sql in [
+        "SELECT TOP 3 * FROM c",
+        "SELECT * FROM c OFFSET 2 LIMIT 3",
+        "SELECT VALUE x FROM (SELECT VALUE c.n FROM c) x",
+    ]:
+        assert plan_for(parse_query(sql), None).stream(STEP_DOCS, [5]) is None
