@@ -249,6 +249,17 @@ class Query:
     text: str = field(default="", compare=False)
     spans: tuple[tuple[str, Span], ...] = field(default=(), compare=False)  # "top", "order", "offset"
 
+    def __hash__(self) -> int:
+        """Computed once: caches keyed by a query (plans, routing, index use) look it up on every page, and a
+        query with a 70,000-item IN list would otherwise hash every item each time."""
+        cached: int | None = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash(
+                (self.select, self.sources, self.where, self.group_by, self.order_by, self.offset, self.limit)
+            )
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
     def span_of(self, clause: str) -> Span | None:
         return next((s for name, s in self.spans if name == clause), None)
 

@@ -11,7 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from . import ast as a
+from .cache import BoundedCache, cached
 from .errors import SqlError
 from .scope import Context, constant, constants_context, path_of
 from .values import deep_equal, hash_key, rank
@@ -94,10 +97,30 @@ def _prefix(assignment: Assignment, levels: int) -> tuple[Any, ...]:
     return tuple(out)
 
 
+_FILTERS: BoundedCache[KeyFilter] = BoundedCache(max_entries=256, max_bytes=8 * 1024 * 1024)
+
+
 def partition_key_filter(
     query: a.Query, key_paths: list[list[str]], parameters: Mapping[str, Any] | None = None
 ) -> KeyFilter:
-    """What the WHERE clause pins the partition key to (key paths split into segments)."""
+    """What the WHERE clause pins the partition key to (key paths split into segments); cached, since
+    every page of a query routes it again (a 70,000-item IN list took 17 ms a page)."""
+    try:
+        params_key = orjson.dumps(dict(parameters or {}), option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return _partition_key_filter(query, key_paths, parameters)
+    key = (query, tuple(tuple(p) for p in key_paths), params_key)
+    return cached(
+        _FILTERS,
+        key,
+        lambda: _partition_key_filter(query, key_paths, parameters),
+        lambda f: 16 * len(query.text) + len(params_key) + 64 * len(f.keys or ()),
+    )
+
+
+def _partition_key_filter(
+    query: a.Query, key_paths: list[list[str]], parameters: Mapping[str, Any] | None = None
+) -> KeyFilter:
     if query.where is None or not query.sources or not key_paths:
         return UNCONSTRAINED
     first = query.sources[0]
