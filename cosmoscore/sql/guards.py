@@ -21,7 +21,7 @@ from . import bounds
 from .errors import UNVERIFIED, SqlError
 
 _CHAINS = ("or_", "and_")
-_BALANCE_FROM = 8  # shorter chains keep their left-deep shape (and their printed form)
+BALANCE_FROM = 8  # shorter chains keep their left-deep shape (and their printed form)
 
 
 def check_text(text: str) -> None:
@@ -66,7 +66,7 @@ def _operands(chain: Tree) -> tuple[list[Any], list[Token]]:
 def _balanced(chain: Tree) -> Tree:
     """The same chain as a tree of logarithmic depth, merging neighbours pairwise, level by level."""
     level, ops = _operands(chain)
-    if len(level) < _BALANCE_FROM:
+    if len(level) < BALANCE_FROM:
         return chain
     while len(level) > 1:
         merged = [_joined(chain.data, level[i], ops[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]

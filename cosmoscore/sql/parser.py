@@ -16,6 +16,7 @@ from lark.tree import Meta
 
 from . import ast as a
 from .cache import BoundedCache, cached
+from .chains import Chains, extract_chains
 from .checks import check_query
 from .errors import SqlError, syntax_error
 from .guards import balance_chains, check_depth, check_joins, check_text
@@ -67,11 +68,12 @@ _Selection = tuple[str, Any, a.Span]
 class _ToAst(Transformer_NonRecursive[Token, a.Query]):
     """Builds the frozen AST bottom-up, without recursion; clause results are tagged tuples picked up by `query`."""
 
-    def __init__(self, text: str, lists: Lists | None = None) -> None:
+    def __init__(self, text: str, lists: Lists | None = None, chains: Chains | None = None) -> None:
         super().__init__()
         self.text = text
         self.anon = 0
         self.lists = lists or {}  # long literal IN lists read by `inlists`, by placeholder name
+        self.chains = chains or {}  # long equality OR chains read by `chains`, by placeholder name
 
     def start(self, meta: Meta, children: _Children) -> a.Query:
         query: a.Query = children[0]
@@ -248,8 +250,9 @@ class _ToAst(Transformer_NonRecursive[Token, a.Query]):
             return a.Literal(float("inf"), _span(meta))
         return a.Ident(name, _span(meta))
 
-    def param(self, meta: Meta, children: _Children) -> a.Param:
-        return a.Param(children[0].value, _span(meta))
+    def param(self, meta: Meta, children: _Children) -> a.Expr:
+        name = children[0].value
+        return self.chains[name] if name in self.chains else a.Param(name, _span(meta))
 
     def literal(self, meta: Meta, children: _Children) -> a.Literal:
         tok: Token = children[0]
@@ -364,17 +367,18 @@ def parse_query(text: str) -> a.Query:
 def _parse(text: str) -> a.Query:
     check_text(text)
     scanned, lists = extract_lists(text)
+    scanned, chains = extract_chains(scanned)
     try:
         try:
             tree = _lark().parse(scanned)
         except UnexpectedInput:
-            if not lists:
+            if not lists and not chains:
                 raise
-            lists = {}  # report the error on the text as written
+            lists, chains = {}, {}  # report the error on the text as written
             tree = _lark().parse(text)
         balance_chains(tree)
         check_depth(tree)
-        query = _ToAst(text, lists).transform(tree)
+        query = _ToAst(text, lists, chains).transform(tree)
     except UnexpectedInput as exc:
         raise _to_sql_error(text, exc) from None
     except VisitError as exc:

@@ -325,3 +325,58 @@ def test_early_stopping_and_subquery_sources_run_whole() -> None:
         "SELECT VALUE x FROM (SELECT VALUE c.n FROM c) x",
     ]:
         assert plan_for(parse_query(sql), None).stream(STEP_DOCS, [5]) is None
+
+
+# -- long equality OR chains are read without the grammar (same AST, same spans) -------------------
+
+
+def _chain(n: int, shape: str) -> str:
+    values = ["{i}", "-{i}", "- {i}.5", "'s{i}'", '"q\\"{i}"', "true", "NULL", "@p{i}"]
+    return " OR ".join(shape.format(i=i, v=values[i % len(values)].format(i=i)) for i in range(n))
+
+
+CHAIN_SHAPES = [
+    "SELECT * FROM c WHERE {chain}",
+    "SELECT * FROM c WHERE {chain} ORDER BY c.n",
+    "SELECT * FROM c WHERE c.x = 1 AND ({chain})",
+    "SELECT * FROM c WHERE NOT ({chain}) OR c.y = 2",
+    "SELECT VALUE ABS({chain}) FROM c",
+    "SELECT VALUE (SELECT VALUE 1 FROM t IN c.tags WHERE {chain}) FROM c",
+    "SELECT * FROM c WHERE {chain} AND c.z = 1",
+    "SELECT * FROM c WHERE {chain} ? 1 : 2",
+    "SELECT * FROM c WHERE ({chain}) = true",
+]
+
+
+@pytest.mark.parametrize("template", CHAIN_SHAPES)
+@pytest.mark.parametrize(
+    "shape", ["c.n = {v}", "(c.id = {v} AND c.pk = @k{i})", 'c["a b"].x = {v}', "(c.a = {v} AND c.b = 1 AND c.c = 2)"]
+)
+def test_long_equality_chains_parse_to_the_same_query(
+    monkeypatch: pytest.MonkeyPatch, template: str, shape: str
+) -> None:
+    from cosmoscore.sql import chains, parser
+
+    sql = template.format(chain=_chain(100, shape))
+    fast = parser._parse(sql)
+    monkeypatch.setattr(chains, "MIN_TERMS", 10**9)
+    slow = parser._parse(sql)
+    assert fast == slow
+    exprs = [[n.span for n in a_walk(q.where if q.where is not None else q.select.value)] for q in (fast, slow)]
+    assert exprs[0] == exprs[1]
+
+
+def test_equality_chains_are_read_by_the_fast_path() -> None:
+    from cosmoscore.sql.chains import extract_chains
+
+    text = "SELECT * FROM c WHERE " + _chain(100, "(c.id = {v} AND c.pk = @k{i})")
+    scanned, found = extract_chains(text)
+    assert len(found) == 1 and len(scanned) == len(text)
+    assert extract_chains("SELECT * FROM c WHERE " + _chain(100, "c.value = {v}"))[1] == {}  # a keyword
+
+
+def test_an_error_after_a_long_chain_is_located_in_the_text_as_written() -> None:
+    sql = "SELECT * FROM c WHERE (" + _chain(50, "c.n = {i}") + ") AND AND"
+    with pytest.raises(SqlError) as info:
+        parse_query(sql)
+    assert info.value.start == sql.rindex("AND")
