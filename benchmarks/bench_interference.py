@@ -114,7 +114,7 @@ def load(client: CosmosClient) -> tuple[object, object]:
     reader = db.create_container_if_not_exists("reader", PartitionKey("/pk"), offer_throughput=400)
     reader.upsert_item({"id": "x", "pk": "x", "v": 1})
     data = db.create_container_if_not_exists("q", PartitionKey("/pk"), offer_throughput=100_000)
-    data.upsert_item({"id": "big", "pk": "p0", "s": "x" * 2400, "n": -1})
+    data.upsert_item({"id": "big", "pk": "p0", "s": "foobar" * 400, "n": -1})  # backtracks O(n^4)
     data.upsert_item({"id": "arr", "pk": "p0", "arr": list(range(1000)), "n": -2})
     for i in range(SCAN_DOCS):
         data.upsert_item({"id": f"d{i}", "pk": f"p{i % 10}", "n": i, "t": ("ab" * 40) + "q" * (i % 3)})
