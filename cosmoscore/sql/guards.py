@@ -110,9 +110,15 @@ def _subqueries(q: a.Query) -> list[a.Query]:
     found = [s.collection.subquery for s in q.sources if s.collection.subquery is not None]
     exprs: list[Any] = [q.where, *q.group_by, *(o.expr for o in q.order_by)]
     exprs += [q.select.value] + [item.expr for item in q.select.items]
-    for expr in exprs:
-        if expr is not None:
-            found += [n.query for n in a.walk(expr) if isinstance(n, (a.Exists, a.ArraySubquery, a.ScalarSubquery))]
+    pending = [e for e in exprs if e is not None]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (a.Exists, a.ArraySubquery, a.ScalarSubquery)):
+            found.append(node.query)
+        elif not (isinstance(node, a.In) and all(i.__class__ is a.Literal for i in node.items)):
+            pending += a.children(node)
+        else:
+            pending.append(node.value)
     return found
 
 
