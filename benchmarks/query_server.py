@@ -4,8 +4,11 @@ Writing 500,000 items through the engine API takes seconds where the SDK would t
 data is the same. The parent (bench_query.py) reads this process's memory from /proc/<pid>/status at
 each handshake line, so the figures are the emulator's own, not the load generator's:
   stdout "idle"              after imports; waits for a line on stdin, then populates
-  stdout "ready URL BYTES"   populated and serving (BYTES: stored size, system properties included);
-                             serves until stdin closes
+  stdout "ready URL BYTES"   populated, its heap settled as `ruscope emulator` settles it
+                             (`emulator.server.settle_heap`), and serving (BYTES: stored size, system
+                             properties included); serves until stdin closes
+  stdout "gc MAX COUNT SUM"  on the way out: the garbage collector's pauses while serving (worst and
+                             total milliseconds, and how many), timed with `gc.callbacks`
 Run standalone: python benchmarks/query_server.py [--items 20000]  (then press Enter)
 """
 
@@ -20,7 +23,7 @@ from typing import Any
 import orjson
 
 from emulator.engine import Context, ThroughputSpec
-from emulator.server import open_engine, start_in_thread
+from emulator.server import open_engine, settle_heap, start_in_thread
 
 DATABASE, CONTAINER = "bench", "items"
 TENANTS, CATEGORIES, DOC_BYTES = 1_000, 20, 1_000
@@ -73,10 +76,31 @@ def main() -> None:
     print("idle", flush=True)
     sys.stdin.readline()
     engine, stored = populate(args.items)
+    settle_heap()
+    pauses = GcPauses()
+    gc.callbacks.append(pauses)
     running = start_in_thread(engine, port=0)
     print(f"ready {running.url} {stored}", flush=True)
     sys.stdin.read()  # serve until the parent closes our stdin
     running.stop()
+    gc.callbacks.remove(pauses)
+    print(
+        f"gc {max(pauses.durations, default=0.0):.1f} {len(pauses.durations)} {sum(pauses.durations):.1f}", flush=True
+    )
+
+
+class GcPauses:
+    """Each garbage collection's duration in milliseconds (a `gc.callbacks` entry): the server's stalls."""
+
+    def __init__(self) -> None:
+        self.durations: list[float] = []
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.durations.append((time.perf_counter() - self._started) * 1000)
 
 
 if __name__ == "__main__":
