@@ -38,9 +38,11 @@ def _array_contains_all(arr: Any, *values: Any) -> Any:
 
 
 def _array_slice(arr: Any, start: Any, length: Any = None) -> Any:
+    if not _is_list(arr):
+        return UNDEFINED
     b = as_integer(start)
     n = len(arr) if length is None else as_integer(length)
-    if not _is_list(arr) or b is None or n is None:
+    if b is None or n is None:
         return UNDEFINED
     if b < 0:
         b = max(len(arr) + b, 0)

@@ -97,7 +97,7 @@ def _replicate(s: Any, n: Any) -> Any:
     count = int(n)
     if len(s) * count > bounds.LIMITS.max_replicate_chars:
         return UNDEFINED
-    return s * count
+    return s * count if s else ""  # '' * 1e308 would not fit an index
 
 
 _REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
