@@ -36,6 +36,8 @@ def split(coll: Container, parent: PkRange, cut: str) -> None:
         child.logical[epk] = lp
         child.size += lp.size
         child.docs += len(lp.items)
+    for child in children:
+        child.rebuild_write_order()
     coll.ranges.remove(parent)
     coll.ranges.extend(children)
     coll.gone.add(parent.id)

@@ -190,7 +190,8 @@ class State:
             rng.size -= old.size
             rng.docs -= 1
         self._writes += 1
-        lp.items[doc["id"]] = StoredItem(doc, entry["size"], self._writes)
+        stored = lp.items[doc["id"]] = StoredItem(doc, entry["size"], self._writes)
+        rng.record_write(old, stored)
         lp.size += entry["size"]
         rng.size += entry["size"]
         rng.docs += 1
@@ -204,6 +205,7 @@ class State:
         rng = coll.range_for(epk)
         lp = rng.logical[epk]
         item = lp.items.pop(entry["id"])
+        rng.record_delete(item)
         lp.size -= item.size
         rng.size -= item.size
         rng.docs -= 1
