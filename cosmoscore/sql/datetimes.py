@@ -171,7 +171,7 @@ def date_time_from_parts(*parts: Any) -> Any:
         return UNDEFINED
     try:
         days = date(y, mo, d).toordinal() - 1
-    except ValueError:
+    except (ValueError, OverflowError):  # out of range, or too large for a C int
         return UNDEFINED
     return format_ticks(days * DAY + h * HOUR + mi * MINUTE + s * SECOND + frac)
 

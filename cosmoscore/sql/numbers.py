@@ -59,7 +59,10 @@ def _power(x: Any, y: Any) -> Any:
 def _number_bin(x: Any, size: Any = 1) -> Any:
     if not (is_number(x) and is_number(size)) or size == 0:
         return UNDEFINED
-    return math.floor(x / size) * size
+    quotient = x / size
+    if not math.isfinite(quotient):  # NaN or an infinity has no bin (floor would raise)
+        return UNDEFINED
+    return math.floor(quotient) * size
 
 
 def _wrap64(v: int) -> int:
