@@ -170,7 +170,10 @@ def query_text_and_parameters(body: Any) -> tuple[str, dict[str, Any]]:
     if not isinstance(body, dict) or not isinstance(body.get("query"), str):
         raise errors.bad_request("The query body must be a JSON object with a 'query' string.")
     params: dict[str, Any] = {}
-    for param in body.get("parameters") or []:
+    raw = body.get("parameters") or []
+    if not isinstance(raw, list):
+        raise errors.bad_request('Invalid query: \'parameters\' must be an array of {"name", "value"} objects.')
+    for param in raw:
         name = param.get("name") if isinstance(param, dict) else None
         if not isinstance(name, str) or not name.startswith("@"):
             raise errors.bad_request(f"Invalid query parameter {param!r}: each needs a 'name' starting with '@'.")

@@ -12,8 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import ast as a
-from .checks import UNVERIFIED
-from .errors import SqlError
+from .errors import UNVERIFIED, SqlError
 from .functions import AGGREGATES, FUNCTIONS, PREDICATE_FUNCTIONS, TYPE_CHECK_FUNCTIONS
 from .operators import BINARY, MIRROR, ORDER_TESTS, UNARY, like
 from .patterns import like_pattern

@@ -12,6 +12,7 @@ Every walk here is iterative.
 
 from __future__ import annotations
 
+import typing
 from typing import Any
 
 from lark import Token, Tree
@@ -38,24 +39,24 @@ def _end(node: Any) -> int:
     return (node.end_pos or 0) if isinstance(node, Token) else node.meta.end_pos
 
 
-class _Joined(Tree):
+class _Joined(Tree[Any]):
     """A node `_balanced` made: already balanced, never collected as a chain again."""
 
 
-def _joined(kind: str, left: Any, op: Token, right: Any) -> Tree:
+def _joined(kind: str, left: Any, op: Token, right: Any) -> Tree[Any]:
     tree = _Joined(kind, [left, op, right])
     tree.meta.start_pos, tree.meta.end_pos, tree.meta.empty = _start(left), _end(right), False
     return tree
 
 
-def _operands(chain: Tree) -> tuple[list[Any], list[Token]]:
+def _operands(chain: Tree[Any]) -> tuple[list[Any], list[Token]]:
     """The operands and operator tokens of a left-deep chain, in text order."""
     operands: list[Any] = []
     ops: list[Token] = []
     node: Any = chain
     while isinstance(node, Tree) and node.data == chain.data:
         operands.append(node.children[2])
-        ops.append(node.children[1])
+        ops.append(typing.cast(Token, node.children[1]))
         node = node.children[0]
     operands.append(node)
     operands.reverse()
@@ -63,7 +64,7 @@ def _operands(chain: Tree) -> tuple[list[Any], list[Token]]:
     return operands, ops
 
 
-def _balanced(chain: Tree) -> Tree:
+def _balanced(chain: Tree[Any]) -> Tree[Any]:
     """The same chain as a tree of logarithmic depth, merging neighbours pairwise, level by level."""
     level, ops = _operands(chain)
     if len(level) < BALANCE_FROM:
@@ -74,11 +75,11 @@ def _balanced(chain: Tree) -> Tree:
             merged.append(level[-1])
         ops = ops[1::2]
         level = merged
-    result: Tree = level[0]
+    result: Tree[Any] = level[0]
     return result
 
 
-def balance_chains(tree: Tree) -> None:
+def balance_chains(tree: Tree[Any]) -> None:
     """Rebalance every long AND/OR chain in place."""
     stack: list[Any] = [tree]
     while stack:
@@ -91,7 +92,7 @@ def balance_chains(tree: Tree) -> None:
         stack.extend(node.children)
 
 
-def check_depth(tree: Tree) -> None:
+def check_depth(tree: Tree[Any]) -> None:
     """Refuse a parse tree nested deeper than the configured limit (checked without recursion)."""
     limit = bounds.LIMITS.max_expression_depth
     stack: list[tuple[Any, int]] = [(tree, 1)]

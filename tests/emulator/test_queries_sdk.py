@@ -273,6 +273,9 @@ def test_raw_protocol_errors(emulator) -> None:
     assert status == 400 and "continuation token specified in the request is malformed" in err["message"]
     status, _, err = rawhttp.request(emulator.url, emulator.key, "POST", path, json.dumps({"sql": "x"}), headers)
     assert status == 400 and "'query' string" in err["message"]
+    not_a_list = json.dumps({"query": "SELECT * FROM c", "parameters": 5})
+    status, _, err = rawhttp.request(emulator.url, emulator.key, "POST", path, not_a_list, headers)
+    assert status == 400 and "'parameters' must be an array" in err["message"]
     status, resp_headers, err = rawhttp.request(
         emulator.url,
         emulator.key,
