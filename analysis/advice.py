@@ -54,6 +54,7 @@ QUERY_COLUMNS = [
 ]
 PARTITION_COLUMNS = ["run_id", "design", "partition", "write_share"]
 HORIZON_DAYS = 365  # how far the limit projection looks when no design reaches the limit sooner
+MAX_HORIZON_DAYS = 3 * 365  # and at most: the advisor's planning horizon (advisor.measure.Workload)
 
 
 def advice_runs(designs: pd.DataFrame) -> pd.DataFrame:
@@ -115,11 +116,12 @@ def limit_projection(designs: pd.DataFrame, horizon_days: float | None = None) -
     (`day`, `gb` at day 0 and at the end): the size grows at the rate that reaches the limit in
     `days_to_limit` days and the line ends there (writes to that key would fail); a design that never
     reaches it stays flat to the horizon. The horizon is a little past the
-    slowest design that reaches the limit (else `HORIZON_DAYS`), so every crossing is in view."""
+    slowest design that reaches the limit (else `HORIZON_DAYS`), at most `MAX_HORIZON_DAYS`."""
     if designs.empty:
         return pd.DataFrame(columns=["design", "day", "gb", "limit_gb"])
     days = designs["days_to_limit"].dropna()
-    horizon = horizon_days or (float(np.ceil(days.max() * 1.2)) if not days.empty else HORIZON_DAYS)
+    crossing = float(np.ceil(days.max() * 1.2)) if not days.empty else HORIZON_DAYS
+    horizon = horizon_days or min(crossing, MAX_HORIZON_DAYS)  # a crossing decades away would flatten the rest
     horizon = max(horizon, 1.0)
     rows = []
     for row in designs.itertuples():

@@ -102,3 +102,5 @@ def test_projection_lines_end_at_the_limit_when_the_design_reaches_it() -> None:
     assert a.to_dict() == {0.0: 2.0, 90.0: pytest.approx(20.0)}  # it ends where writes to the key would fail
     b = lines[lines["design"] == "b"].set_index("day")["gb"]
     assert b.to_dict() == {0.0: 0.5, 108.0: 0.5}  # flat to the horizon, 1.2 x the slowest crossing
+    far = designs.assign(days_to_limit=[90.0, 20_000.0])
+    assert advice.limit_projection(far)["day"].max() == advice.MAX_HORIZON_DAYS  # not decades of flat lines
