@@ -156,8 +156,9 @@ def build(engine: Engine, clock: DemoClock, paths: DemoPaths, settings: DemoSett
         if minute in scenario.replay_at:
             # a fresh second after the minute's busy one: the replay is not throttled by the minute's reads
             clock.set(max(start + minute * 60 + 45, clock.now // 1 + 1))
-            collect("replay", config, paths.store, clock)
-            collect("storage", config, paths.store, clock)
+            with clock.flowing(until=start + minute * 60 + 59):  # a throttled replay's retries see seconds pass
+                collect("replay", config, paths.store, clock)
+                collect("storage", config, paths.store, clock)
 
     try:
         report = history.drive_history(engine, clock, settings.seed, size, start, on_minute=on_minute)

@@ -7,11 +7,12 @@ unmodified SDKs, with the config of `workloads/chat/ruscope.toml` (endpoints, CA
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import time
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,9 +48,28 @@ class DemoClock(SimulatedClock):
     def __init__(self, start: float) -> None:
         super().__init__(start)
         self._live = False
+        self._flowing_since: float | None = None  # monotonic time the clock started flowing (`flowing`)
+        self._flow_until = 0.0
 
     def __call__(self) -> float:
-        return max(self._now, time.time()) if self._live else self._now
+        if self._live:
+            return max(self._now, time.time())
+        if self._flowing_since is not None:
+            return min(self._now + (time.monotonic() - self._flowing_since), self._flow_until)
+        return self._now
+
+    @contextlib.contextmanager
+    def flowing(self, until: float) -> Iterator[None]:
+        """Let simulated time pass at wall speed meanwhile: a collector that the emulator throttles waits
+        the `Retry-After` it was given, and the partition's next second must come as it would in
+        production (a frozen clock answered 429 to every retry until the SDK gave up). It stops at `until`
+        (the history sets the next minute's clock after it)."""
+        self._flowing_since, self._flow_until = time.monotonic(), until
+        try:
+            yield
+        finally:
+            self._now = max(self._now, min(self._now + time.monotonic() - self._flowing_since, until))
+            self._flowing_since = None
 
     @property
     def now(self) -> float:
