@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -25,6 +24,7 @@ from pathlib import Path
 
 from azure.cosmos import CosmosClient, PartitionKey
 from azure.cosmos.exceptions import CosmosHttpResponseError
+from bench_point_ops import free_port, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
@@ -60,25 +60,17 @@ CASES: dict[str, str] = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def start_emulator(root: Path, port: int) -> subprocess.Popen[bytes]:
+    """The emulator of checkout `root` (this one, or a "before" worktree) on `port`, once it listens."""
     env = {**os.environ, "PYTHONPATH": str(root)}
     command = [sys.executable, "-m", "emulator", "--port", str(port)]
     proc = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError(f"the emulator did not listen on {port}")
+    try:
+        wait_for(port)
+    except RuntimeError:
+        proc.kill()
+        raise
+    return proc
 
 
 def rss_mb(pid: int) -> float:

@@ -9,10 +9,7 @@ from __future__ import annotations
 import os
 import resource
 import signal
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,15 +18,9 @@ from azure.cosmos import ContainerProxy, CosmosClient, PartitionKey
 from azure.cosmos.exceptions import CosmosHttpResponseError
 
 from emulator.auth import WELL_KNOWN_KEY
+from tests.emulator.child import free_port, start_emulator
 
-ROOT = Path(__file__).resolve().parents[2]
 PAD = "x" * 400  # each journal line is about 0.6 KB
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _start(data_dir: Path, port: int, fsize: int | None = None) -> subprocess.Popen[bytes]:
@@ -38,18 +29,8 @@ def _start(data_dir: Path, port: int, fsize: int | None = None) -> subprocess.Po
         if fsize is not None:  # soft limit only: the test raises it again with prlimit, as "space returns"
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, resource.RLIM_INFINITY))
 
-    args = [sys.executable, "-m", "emulator", "--port", str(port), "--monitor-port", "0", "--data-dir", str(data_dir)]
-    env = {**os.environ, "COLUMNS": "1000"}  # a traceback, if any, is not wrapped
-    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=limit)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise AssertionError(f"emulator did not start: {proc.communicate()[0].decode()}")
+    # COLUMNS: a traceback, if any, is not wrapped
+    return start_emulator(data_dir, port, preexec_fn=limit, env={"COLUMNS": "1000"}, timeout_s=60)
 
 
 def _container(port: int, create: bool = False) -> ContainerProxy:
@@ -113,7 +94,7 @@ def _after_space_returns(data_dir: Path, port: int, confirmed: list[str]) -> Non
 
 
 def test_file_size_limit_fails_the_write_and_keeps_every_confirmed_one(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     proc = _start(tmp_path, port, fsize=16_000)
     try:
         c = _container(port, create=True)
@@ -132,7 +113,7 @@ def test_file_size_limit_fails_the_write_and_keeps_every_confirmed_one(tmp_path:
 
 
 def test_a_failed_save_at_shutdown_names_the_file_and_loses_nothing(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     proc = _start(tmp_path, port)
     try:
         c = _container(port, create=True)
@@ -173,7 +154,7 @@ def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
 
 def test_full_disk_fails_the_write_as_such_and_the_next_write_after_space_returns_lasts(small_tmpfs: Path) -> None:
     data_dir, filler = small_tmpfs / "data", small_tmpfs / "filler"
-    port = _free_port()
+    port = free_port()
     proc = _start(data_dir, port)
     try:
         c = _container(port, create=True)

@@ -4,47 +4,18 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 from azure.cosmos import CosmosClient, PartitionKey
 
 from emulator.auth import WELL_KNOWN_KEY
 from emulator.server import open_engine
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _start(data_dir: Path, port: int) -> subprocess.Popen:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "emulator", "--port", str(port), "--monitor-port", "0", "--data-dir", str(data_dir)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise AssertionError(f"emulator did not start: {proc.stdout.read() if proc.stdout else ''}")
+from tests.emulator.child import free_port, start_emulator
 
 
 def test_kill_9_then_restart_keeps_every_acknowledged_write(tmp_path: Path) -> None:
-    port = _free_port()
-    proc = _start(tmp_path, port)
+    port = free_port()
+    proc = start_emulator(tmp_path, port)
     try:
         client = CosmosClient(f"http://127.0.0.1:{port}/", credential=WELL_KNOWN_KEY)
         c = client.create_database("d").create_container("c", PartitionKey("/k"), offer_throughput=18_000)
@@ -56,7 +27,7 @@ def test_kill_9_then_restart_keeps_every_acknowledged_write(tmp_path: Path) -> N
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-    proc = _start(tmp_path, port)
+    proc = start_emulator(tmp_path, port)
     try:
         client = CosmosClient(f"http://127.0.0.1:{port}/", credential=WELL_KNOWN_KEY)
         c = client.get_database_client("d").get_container_client("c")

@@ -1,0 +1,50 @@
+"""An emulator in a child process (`python -m emulator`) on a free port, for the tests that must kill it,
+restart it, or limit what it may write: one way to start it and to know that it listens."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_emulator(
+    data_dir: Path,
+    port: int,
+    *,
+    preexec_fn: Callable[[], None] | None = None,
+    env: dict[str, str] | None = None,
+    timeout_s: float = 30,
+) -> subprocess.Popen[bytes]:
+    """`python -m emulator --data-dir DATA_DIR` on `port` (no monitor stand-in), once it accepts connections;
+    its stdout and stderr together in `.stdout`. AssertionError with its output when it exits or never listens."""
+    args = [sys.executable, "-m", "emulator", "--port", str(port), "--monitor-port", "0", "--data-dir", str(data_dir)]
+    proc = subprocess.Popen(
+        args,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        preexec_fn=preexec_fn,
+    )
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise AssertionError(f"emulator did not start: {proc.communicate()[0].decode()}")
