@@ -1,9 +1,11 @@
 """An emulator in a child process (`python -m emulator`) on a free port, for the tests that must kill it,
-restart it, or limit what it may write: one way to start it and to know that it listens."""
+restart it, or limit what it may write: one way to start it and to know that it listens, and one way to
+read what a child process printed up to a line."""
 
 from __future__ import annotations
 
 import os
+import selectors
 import socket
 import subprocess
 import sys
@@ -48,3 +50,19 @@ def start_emulator(
             time.sleep(0.05)
     proc.kill()
     raise AssertionError(f"emulator did not start: {proc.communicate()[0].decode()}")
+
+
+def read_until(proc: subprocess.Popen[bytes], text: str, timeout: float = 60) -> str:
+    """stdout up to the first line holding `text` (what was printed so far if it never came); read from
+    the descriptor, since a buffered readline would hide lines already read from select()."""
+    assert proc.stdout is not None
+    seen, deadline = b"", time.monotonic() + timeout
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        while text.encode() not in seen and time.monotonic() < deadline:
+            if selector.select(deadline - time.monotonic()):
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                seen += chunk
+    return seen.decode()

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import base64
 import os
-import selectors
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,15 +17,10 @@ from azure.cosmos.documents import SSLConfiguration
 from emulator.auth import WELL_KNOWN_KEY
 from emulator.cli import safety_warnings
 from tests import rawhttp
+from tests.emulator.child import free_port, read_until
 
 ROOT = Path(__file__).resolve().parents[2]
 OWN_KEY = base64.b64encode(b"a key of our own, 32 bytes long!").decode()
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _start(*args: str, key: str | None = None) -> subprocess.Popen:
@@ -36,19 +28,6 @@ def _start(*args: str, key: str | None = None) -> subprocess.Popen:
     env |= {"RUSCOPE_EMULATOR_KEY": key} if key else {}
     command = [sys.executable, "-m", "emulator", "--monitor-port", "0", *args]
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def _banner(proc: subprocess.Popen, text: str = "Ctrl+C stops it", timeout: float = 60) -> str:
-    seen, deadline = b"", time.monotonic() + timeout
-    with selectors.DefaultSelector() as selector:
-        selector.register(proc.stdout, selectors.EVENT_READ)
-        while text.encode() not in seen and time.monotonic() < deadline:
-            if selector.select(deadline - time.monotonic()):
-                chunk = os.read(proc.stdout.fileno(), 65536)
-                if not chunk:
-                    break
-                seen += chunk
-    return seen.decode()
 
 
 def _stop(proc: subprocess.Popen) -> str:
@@ -59,10 +38,10 @@ def _stop(proc: subprocess.Popen) -> str:
 
 @pytest.mark.filterwarnings("error::urllib3.exceptions.InsecureRequestWarning")
 def test_tls_serves_the_sdk_with_the_shared_ca_and_the_key_from_the_environment(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     proc = _start("--port", str(port), "--tls", "--data-dir", str(tmp_path), key=OWN_KEY)
     try:
-        banner = _banner(proc, "COSMOS_KEY")
+        banner = read_until(proc, "COSMOS_KEY")
         ca = tmp_path / "monitor-tls" / "ca.pem"
         assert f"listening on https://127.0.0.1:{port}/" in banner and str(ca) in banner, banner
         assert OWN_KEY not in banner  # a key of the user's own is never echoed
@@ -81,10 +60,10 @@ def test_tls_serves_the_sdk_with_the_shared_ca_and_the_key_from_the_environment(
 
 
 def test_listening_beyond_loopback_with_the_well_known_key_warns() -> None:
-    port = _free_port()
+    port = free_port()
     proc = _start("--host", "0.0.0.0", "--port", str(port))
     try:
-        _banner(proc)
+        read_until(proc, "Ctrl+C stops it")
         status, _, _ = rawhttp.request(f"http://127.0.0.1:{port}/", WELL_KNOWN_KEY, "GET", "/")
         assert status == 200
     finally:

@@ -4,12 +4,10 @@ listens, the default config, the account checked once, the summary lines, `colle
 from __future__ import annotations
 
 import os
-import selectors
 import signal
 import socket
 import subprocess
 import threading
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -23,6 +21,7 @@ from emulator.auth import WELL_KNOWN_KEY
 from emulator.engine import Context, Engine
 from emulator.server import open_engine, start_in_thread
 from tests.conftest import ManualClock
+from tests.emulator.child import read_until
 from tests.ruscope.test_cli import query, write_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,21 +37,6 @@ def run(*args: str, key: str | None = WELL_KNOWN_KEY, cwd: Path = ROOT) -> subpr
 def start(*args: str, cwd: Path = ROOT) -> subprocess.Popen:
     env = {**os.environ, "COSMOS_KEY": WELL_KNOWN_KEY}
     return subprocess.Popen([RUSCOPE, *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def read_until(proc: subprocess.Popen, text: str, timeout: float = 60) -> str:
-    """stdout up to the first line holding `text` (what was printed so far if it never came); read from
-    the descriptor, since a buffered readline would hide lines already read from select()."""
-    seen, deadline = b"", time.monotonic() + timeout
-    with selectors.DefaultSelector() as selector:
-        selector.register(proc.stdout, selectors.EVENT_READ)
-        while text.encode() not in seen and time.monotonic() < deadline:
-            if selector.select(deadline - time.monotonic()):
-                chunk = os.read(proc.stdout.fileno(), 65536)
-                if not chunk:
-                    break
-                seen += chunk
-    return seen.decode()
 
 
 def stopped_emulator_url() -> str:
