@@ -13,6 +13,7 @@ grammar.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from . import ast as a
@@ -142,32 +143,37 @@ def _term(text: str, pos: int) -> tuple[a.Expr, int] | None:
     opened = _OPEN.match(text, pos)
     if opened is None:
         return _equality(text, pos)
-    parts: list[a.Expr] = []
-    end = opened.end()
-    while True:
-        found = _equality(text, end)
-        if found is None:
-            return None
-        parts.append(found[0])
-        joint = _AND.match(text, found[1])
-        if joint is None:
-            closed = _CLOSE.match(text, found[1])
-            return (_joined("AND", parts), closed.end()) if closed else None
-        end = joint.end()
+    found = _separated(text, opened.end(), _equality, _AND)
+    if found is None:
+        return None
+    parts, end = found
+    closed = _CLOSE.match(text, end)
+    return (_joined("AND", parts), closed.end()) if closed else None
 
 
 def _chain(text: str, pos: int) -> tuple[a.Expr, int] | None:
-    terms: list[a.Expr] = []
+    found = _separated(text, pos, _term, _OR)
+    if found is None:
+        return None
+    terms, end = found
+    ok = len(terms) >= MIN_TERMS and _END.match(text, end) is not None
+    return (_joined("OR", terms), end) if ok else None
+
+
+def _separated(
+    text: str, pos: int, item: Callable[[str, int], tuple[a.Expr, int] | None], joint: re.Pattern[str]
+) -> tuple[list[a.Expr], int] | None:
+    """Items separated by `joint` from `pos`: them and the end of the last, or None if one is not an item."""
+    items: list[a.Expr] = []
     while True:
-        found = _term(text, pos)
+        found = item(text, pos)
         if found is None:
             return None
-        terms.append(found[0])
-        joint = _OR.match(text, found[1])
-        if joint is None:
-            ok = len(terms) >= MIN_TERMS and _END.match(text, found[1]) is not None
-            return (_joined("OR", terms), found[1]) if ok else None
-        pos = joint.end()
+        items.append(found[0])
+        sep = joint.match(text, found[1])
+        if sep is None:
+            return items, found[1]
+        pos = sep.end()
 
 
 def extract_chains(text: str) -> tuple[str, Chains]:
