@@ -96,6 +96,7 @@ class Advice:
     definition: ContainerDefinition | None = None  # the winner's container to create
     migration: list[str] = field(default_factory=list)
     lint: list[Finding] = field(default_factory=list)  # the workload's queries on the winner's definition
+    settings: AdvisorSettings | None = None  # the [advisor] section it was made with
 
 
 def read_advisor_config(path: Path) -> tuple[AdvisorSettings, Workload]:
@@ -204,7 +205,7 @@ def advise_documents(settings: AdvisorSettings, workload: Workload, docs: list[d
     )
     counts = {c: "Int64" for c in ("rank", "partitions", "step") if c in frame}  # 3, not 3.0, beside blank cells
     frame = frame.astype(counts)
-    return Advice(verdicts, frame, proposals, definition, steps, findings)
+    return Advice(verdicts, frame, proposals, definition, steps, findings, settings)
 
 
 def lint_on(winner: Verdict, workload: Workload, definition: ContainerDefinition) -> list[Finding]:

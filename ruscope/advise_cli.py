@@ -103,16 +103,13 @@ def advise(
 
 def keep_advice(config: Path, advice: Advice, account: str | None, store: str | None) -> None:
     """Store the advice under a new run id (module docstring); a store that fails is one line, exit 1."""
-    settings, workload = read_advisor_config(config)
+    assert advice.settings is not None  # advise_from_config made it
     try:
         cfg = load_config(config)
-        target = cfg.account(account)
+        scope = AdviceScope.of(cfg.account(account), advice.settings)
     except (ConfigError, LookupError) as exc:
         typer.echo(f"ruscope: {exc}", err=True)
         raise typer.Exit(2) from None
-    scope = AdviceScope(
-        target.name, target.databases[0], settings.container, workload.throughput, workload.growth_gb_per_day
-    )
     uri = store or cfg.store.uri
     now = datetime.now(UTC)
     try:

@@ -44,5 +44,4 @@ def advise_live(
     )
     workload = workload_of(settings, workload_queries(cfg, settings.container))
     advice = advise_documents(settings, workload, read_sample(report.path))
-    scope = AdviceScope(target.name, database, settings.container, settings.throughput, settings.growth_gb_per_day)
-    return advice, store_advice(store, advice_frames(advice, scope, now), time=now)
+    return advice, store_advice(store, advice_frames(advice, AdviceScope.of(target, settings), now), time=now)

@@ -15,9 +15,10 @@ from pathlib import Path
 import pandas as pd
 
 from advisor.verdict import Verdict, json_key
+from collectors.config import Account
 from collectors.run import new_run_id
 from collectors.store import write_frame
-from ruscope.advise import Advice
+from ruscope.advise import Advice, AdvisorSettings
 
 PART = "advice"
 GB = 1024**3
@@ -32,6 +33,13 @@ class AdviceScope:
     container: str
     throughput: int
     growth_gb_per_day: float
+
+    @classmethod
+    def of(cls, account: Account, settings: AdvisorSettings) -> AdviceScope:
+        """The `[advisor] container` of `account` (its first database), at the section's throughput."""
+        return cls(
+            account.name, account.databases[0], settings.container, settings.throughput, settings.growth_gb_per_day
+        )
 
 
 def advice_frames(advice: Advice, scope: AdviceScope, time: datetime) -> dict[str, pd.DataFrame]:
