@@ -28,7 +28,7 @@ from emulator.journal import Journal
 from emulator.metering import Context, Metering
 from emulator.model import Container, Database, Offer
 from emulator.queries import QueryPlan
-from emulator.querying import Gate, QueryService, QuerySpec
+from emulator.querying import Gate, QueryService, QuerySettings, QuerySpec
 from emulator.results import (
     AccountInfo,
     ContainerInfo,
@@ -46,7 +46,7 @@ from emulator.throttle import Throttle
 
 CONSISTENCY_LEVELS = ("Strong", "BoundedStaleness", "Session", "ConsistentPrefix", "Eventual")
 
-__all__ = ["CONSISTENCY_LEVELS", "Context", "Engine", "QuerySpec", "ThroughputSpec"]
+__all__ = ["CONSISTENCY_LEVELS", "Context", "Engine", "QuerySettings", "QuerySpec", "ThroughputSpec"]
 
 
 class Engine:
@@ -64,6 +64,7 @@ class Engine:
         throttling: bool = True,
         accounting: Accounting | None = None,
         history: History | None = None,
+        query_settings: QuerySettings | None = None,
     ) -> None:
         if consistency not in CONSISTENCY_LEVELS:
             raise ValueError(f"consistency must be one of {', '.join(CONSISTENCY_LEVELS)}")
@@ -86,7 +87,9 @@ class Engine:
         self._catalog = Catalog(self.state, self.metering, self.cost, self.limits)
         self._items = Items(self.state, self.metering, self.cost, self.limits, consistency)
         self._feeds = Feeds(self.state, self.metering, self.cost, self._items, consistency)
-        self._queries = QueryService(self.state, self.metering, self.cost, self._items, consistency)
+        self._queries = QueryService(
+            self.state, self.metering, self.cost, self._items, consistency, query_settings or QuerySettings()
+        )
 
     # -- state, for in-process readers ---------------------------------------------------------
 
@@ -345,7 +348,4 @@ class Engine:
         """Fold the journal into a snapshot and release it, and save the metrics history (clean shutdown)."""
         with self.metering.lock:
             self.history.save()
-            if self.state.journal is not None:
-                self.state.journal.compact(self.state.snapshot_entries())
-                self.state.journal.close()
-                self.state.journal = None
+            self.state.close_journal()

@@ -14,6 +14,7 @@ from cosmoscore.epk import epk_for
 from cosmoscore.indexing import IndexPolicy
 from cosmoscore.keys import extract_key, key_json, split_path
 from cosmoscore.routing import RoutingMap
+from emulator.range_index import RangeIndexes
 
 
 def make_rid(*parts: int) -> str:
@@ -57,20 +58,24 @@ class PkRange:
     # in write order (creation order is also memory order), and re-sorting the range after each write cost
     # more than the query (issue 14 §6: a filter 1.06 s instead of 0.315 s at 500,000 documents)
     written: dict[int, StoredItem] = field(default_factory=dict)
+    indexes: RangeIndexes = field(default_factory=RangeIndexes)  # the paths its queries probe
 
     def record_write(self, old: StoredItem | None, new: StoredItem) -> None:
         """`new` stored (replacing `old`, if any): it moves to the end of the write order."""
         if old is not None:
             self.written.pop(old.seq, None)
         self.written[new.seq] = new
+        self.indexes.record_write(old, new)
 
     def record_delete(self, item: StoredItem) -> None:
         self.written.pop(item.seq, None)
+        self.indexes.record_delete(item)
 
     def rebuild_write_order(self) -> None:
         """The write order from the logical partitions (a split's child, once)."""
         items = sorted((item for lp in self.logical.values() for item in lp.items.values()), key=lambda i: i.seq)
         self.written = {item.seq: item for item in items}
+        self.indexes.clear()
 
     def documents_in_write_order(self) -> list[dict[str, Any]]:
         return [item.doc for item in self.written.values()]

@@ -33,11 +33,13 @@ from cosmoscore.sql import (
 )
 from cosmoscore.sql.executor import plan_for
 from cosmoscore.sql.indexing import counts_from_index
+from cosmoscore.sql.probes import index_probes
 from emulator import budget, errors, queries
 from emulator.items import Items
 from emulator.metering import Context, Meter, Metering
 from emulator.model import Container, PkRange
 from emulator.queries import QueryPlan, guarded, parse
+from emulator.range_index import IndexSettings
 from emulator.results import IndexUtilization, PageMetrics, QueryCursor, QueryPage, QueryResult
 from emulator.state import State
 
@@ -90,15 +92,25 @@ class Refusal:
 Gate = Callable[[QueryRoute], Refusal | None]
 
 
+@dataclass(frozen=True)
+class QuerySettings:
+    """How the emulator serves queries: compute time per page (emulator/budget.py) and its indexes."""
+
+    page_budget_ms: float = budget.DEFAULT_PAGE_BUDGET_MS
+    index: IndexSettings = field(default_factory=IndexSettings)
+
+
 class QueryService:
-    def __init__(self, state: State, metering: Metering, cost: CostModel, items: Items, consistency: str) -> None:
+    def __init__(
+        self, state: State, metering: Metering, cost: CostModel, items: Items, consistency: str, settings: QuerySettings
+    ) -> None:
         self.state = state
         self.metering = metering
         self.cost = cost
         self.items = items
         self.consistency = consistency
         self._results = queries.ResultCache()  # query results being paged, per range and LSN
-        self.page_budget_ms = budget.DEFAULT_PAGE_BUDGET_MS  # a streaming query's compute time per page
+        self.settings = settings
         self._range_docs: dict[tuple[str, str], tuple[int, list[dict[str, Any]]]] = {}
 
     def page(self, ctx: Context, db_id: str, coll_id: str, spec: QuerySpec, gate: Gate | None = None) -> QueryPage:
@@ -210,7 +222,7 @@ class QueryService:
             # the first page computes as far as its budget allows (most runs end there and are paged as a
             # whole); later pages only until they have their rows
             want = offset + budget.page_limit(spec.max_items) if result.charged_first else math.inf
-            guarded(lambda: result.advance(want, self.page_budget_ms))
+            guarded(lambda: result.advance(want, self.settings.page_budget_ms))
         except BaseException:
             self._results.pop(key)  # a run that failed cannot be resumed
             raise
@@ -228,6 +240,12 @@ class QueryService:
         use = queries.index_use_of(query, coll.policy)
         docs, scope_bytes = self.scope_documents(coll, target)
         average = scope_bytes / len(docs) if docs else 0.0
+        if use.served_by_index and target.interval.covers(_whole(target.range)):
+            # the matches are all the charge counts, so reading only the index's candidates changes
+            # neither rows nor charge (emulator/range_index.py)
+            probes = guarded(lambda: index_probes(query, params))
+            found = target.range.indexes.candidates(target.range.written, probes, self.settings.index)
+            docs = docs if found is None else found
         batch = [budget.FIRST_BATCH_ROWS]
         batches = guarded(lambda: plan_for(query, params).stream(docs, batch))
         if batches is not None:

@@ -47,6 +47,13 @@ class State:
         if self.journal is not None:
             self.journal.append(entry)
 
+    def close_journal(self) -> None:
+        """Fold the journal into a snapshot of the current state and release it."""
+        if self.journal is not None:
+            self.journal.compact(self.snapshot_entries())
+            self.journal.close()
+            self.journal = None
+
     # -- lookups -------------------------------------------------------------------------------
 
     def db(self, db_id: str) -> Database:

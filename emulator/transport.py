@@ -12,6 +12,8 @@ No client can make a server hoard memory or connections (issue 14 §2), and no h
   the new connection gets a 503 with a JSON body and is closed;
 - the `Host` header must name the server (DNS rebinding): an IP literal, `localhost`, the bound host, this
   machine's name or one of `allowed_hosts`, else a 400;
+- an app may name work to do before a request is answered (`prepare`: parsing a large query) that runs on one
+  worker thread while the event loop goes on serving other connections; the connection answers it after;
 - header values are rendered printable ASCII: anything else is percent-encoded (UTF-8), so a name in any script
   survives and no CR/LF can start a header of its own; a response that fails to render is a 500 JSON, logged.
 The references give no figure for URL or header sizes: the defaults fit the longest legitimate request
@@ -27,6 +29,8 @@ import resource
 import socket
 import time
 from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from http import HTTPStatus
 from string import printable, whitespace
@@ -61,9 +65,28 @@ class TransportLimits:
 
 
 class App(Protocol):
-    """What the server serves: one parsed request in, (status, headers, body bytes) out."""
+    """What the server serves: one parsed request in, (status, headers, body bytes) out. An app may also have
+    `prepare(request) -> Callable[[], object] | None`: pure work (no state changes) to run off the event loop
+    before `handle`, which then finds its results cached."""
 
     def handle(self, request: Request) -> tuple[int, dict[str, str], bytes]: ...
+
+
+_PREPARER: list[ThreadPoolExecutor] = []  # one worker for every server in the process, made when first needed
+
+
+def _preparer() -> ThreadPoolExecutor:
+    if not _PREPARER:
+        _PREPARER.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="ruscope-prepare"))
+    return _PREPARER[0]
+
+
+def _quietly(work: Callable[[], object]) -> None:
+    """Preparation failures are not reported here: answering the request reports them, in its own words."""
+    try:
+        work()
+    except Exception:  # noqa: BLE001
+        log.debug("preparing a request failed; answering it will say why", exc_info=True)
 
 
 def header_value(value: str) -> str:
@@ -176,6 +199,9 @@ class Connection(asyncio.Protocol):
         self.app, self.scheme, self.registry, self.limits = app, scheme, registry, registry.limits
         # an app may decode requests its own way (the monitor stand-in keeps the query string)
         self.make_request: type[Request] = getattr(app, "request_type", Request)
+        self.prepare: Callable[[Request], Callable[[], object] | None] | None = getattr(app, "prepare", None)
+        self.preparing: Request | None = None  # on the worker thread now
+        self.prepared: Request | None = None  # ready to be answered
         self.parser = httptools.HttpRequestParser(self)
         self.transport: asyncio.Transport | None = None
         self.queue: deque[tuple[Request, bool] | bytes] = deque()  # (request, keep-alive), or a final refusal
@@ -300,18 +326,38 @@ class Connection(asyncio.Protocol):
         """Answer queued requests in order until the queue is empty or the write buffer is full."""
         transport = self.transport
         while self.queue and not self.write_paused and transport is not None and not transport.is_closing():
-            item = self.queue.popleft()
+            item = self.queue[0]
             if isinstance(item, bytes):  # a refusal: the last thing this connection sends
                 self.queue.clear()
                 transport.write(item)
                 transport.close()
                 return
             request, keep_alive = item
+            if self.prepared is not request and self._begin_preparing(request):
+                return  # answered once prepared (`_prepared`), in order: later requests wait behind it
+            self.queue.popleft()
+            self.prepared = None
             transport.write(self._respond(request, keep_alive))
             if not keep_alive:
                 transport.close()
         if not self.queue:
             self.since = time.monotonic()
+
+    def _begin_preparing(self, request: Request) -> bool:
+        """Whether `request` is being prepared off the event loop (begun now, or already)."""
+        if self.preparing is not None:
+            return True
+        work = self.prepare(request) if self.prepare is not None else None
+        if work is None:
+            return False
+        self.preparing = request
+        future = asyncio.get_running_loop().run_in_executor(_preparer(), _quietly, work)
+        future.add_done_callback(lambda _: self._prepared(request))
+        return True
+
+    def _prepared(self, request: Request) -> None:
+        self.preparing, self.prepared = None, request
+        self._answer()
 
     def _respond(self, request: Request, keep_alive: bool) -> bytes:
         try:

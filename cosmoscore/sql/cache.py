@@ -1,9 +1,11 @@
 """A least-recently-used cache bounded by entries and by bytes (issue 14 §2: caches of entries of any size
 held hundreds of MB). The caller says what an entry weighs; the most recent entry is always kept, so a
-result larger than the whole budget can still be paged, until the next one replaces it."""
+result larger than the whole budget can still be paged, until the next one replaces it. Thread-safe: the
+emulator parses large queries on a worker thread into the same caches its event loop reads."""
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
@@ -17,18 +19,24 @@ class BoundedCache(Generic[V]):
         self.max_bytes = max_bytes
         self.bytes = 0
         self._entries: OrderedDict[Hashable, tuple[V, int]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def get(self, key: Hashable) -> V | None:
-        hit = self._entries.get(key)
-        if hit is None:
-            return None
-        self._entries.move_to_end(key)
-        return hit[0]
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is None:
+                return None
+            self._entries.move_to_end(key)
+            return hit[0]
 
     def put(self, key: Hashable, value: V, weight: int) -> None:
+        with self._lock:
+            self._put(key, value, weight)
+
+    def _put(self, key: Hashable, value: V, weight: int) -> None:
         old = self._entries.pop(key, None)
         if old is not None:
             self.bytes -= old[1]
@@ -40,18 +48,21 @@ class BoundedCache(Generic[V]):
 
     def reweigh(self, key: Hashable, weight: int) -> None:
         """An entry grew (a query run in progress): account its new weight and evict others if needed."""
-        hit = self._entries.get(key)
-        if hit is not None:
-            self.put(key, hit[0], weight)
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None:
+                self._put(key, hit[0], weight)
 
     def pop(self, key: Hashable) -> None:
-        hit = self._entries.pop(key, None)
-        if hit is not None:
-            self.bytes -= hit[1]
+        with self._lock:
+            hit = self._entries.pop(key, None)
+            if hit is not None:
+                self.bytes -= hit[1]
 
     def clear(self) -> None:
-        self._entries.clear()
-        self.bytes = 0
+        with self._lock:
+            self._entries.clear()
+            self.bytes = 0
 
 
 def cached(cache: BoundedCache[V], key: Hashable, make: Callable[[], V], weight: Callable[[V], int]) -> V:

@@ -34,7 +34,7 @@ def compile_filter(node: Any, scope: Scope, ctx: Context) -> Fn:
     return compile_expr(node, scope, ctx)
 
 
-def _operands(node: Any, op: str) -> list[Any]:
+def chain_operands(node: Any, op: str) -> list[Any]:
     """The operands of a chain of one operator, in order (iteratively: chains may be long)."""
     out: list[Any] = []
     pending = [node]
@@ -47,7 +47,7 @@ def _operands(node: Any, op: str) -> list[Any]:
     return out
 
 
-def _equality(node: Any, ctx: Context) -> tuple[Path, Any] | None:
+def path_equality(node: Any, ctx: Context) -> tuple[Path, Any] | None:
     """(path, constant) for `path = constant` (either side) with a primitive constant, else None."""
     if not (isinstance(node, a.Binary) and node.op == "="):
         return None
@@ -62,8 +62,8 @@ def _equality(node: Any, ctx: Context) -> tuple[Path, Any] | None:
 def _term(node: Any, ctx: Context) -> dict[Path, Any] | None:
     """One OR term as {path: constant} when it is a conjunction of equalities on distinct paths."""
     found: dict[Path, Any] = {}
-    for part in _operands(node, "AND"):
-        eq = _equality(part, ctx)
+    for part in chain_operands(node, "AND"):
+        eq = path_equality(part, ctx)
         if eq is None or eq[0] in found:
             return None
         found[eq[0]] = eq[1]
@@ -71,7 +71,7 @@ def _term(node: Any, ctx: Context) -> dict[Path, Any] | None:
 
 
 def _equality_set(node: a.Binary, scope: Scope, ctx: Context) -> Fn | None:
-    terms = _operands(node, "OR")
+    terms = chain_operands(node, "OR")
     if len(terms) < MIN_TERMS:
         return None
     keyed: list[dict[Path, Any]] = []

@@ -197,12 +197,34 @@ def _orderer(q: a.Query, scope: Scope, ctx: Context) -> Callable[[list[Any], int
         return lambda rows, limit: _sort_single(rows, fn, desc, limit)
 
     def order(rows: list[Any], limit: int | None) -> list[Any]:
+        if limit is not None and limit < len(rows):
+            # top-k (issue 14 §6): one composite key, descending parts inverted; nsmallest keeps ties in
+            # input order, as the stable sorts below do
+            ranked = [
+                tuple(_Descending(sort_key(fn(r))) if desc else sort_key(fn(r)) for fn, desc in keys) for r in rows
+            ]
+            return [rows[i] for i in heapq.nsmallest(limit, range(len(rows)), key=ranked.__getitem__)]
         decorated = [([fn(r) for fn, _ in keys], r) for r in rows]
         for i in range(len(keys) - 1, -1, -1):
             decorated.sort(key=lambda d: sort_key(d[0][i]), reverse=keys[i][1])
         return [r for _, r in decorated]
 
     return order
+
+
+class _Descending:
+    """A sort key ordered backwards, for the descending parts of a composite ORDER BY key."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: tuple[Any, ...]) -> None:
+        self.key = key
+
+    def __lt__(self, other: _Descending) -> bool:
+        return other.key < self.key
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Descending) and other.key == self.key
 
 
 def _count(value: int | a.Param, ctx: Context, code: str, message: str) -> int:

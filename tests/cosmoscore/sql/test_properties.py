@@ -69,3 +69,28 @@ def _dedupe_numbers(vs: list) -> list:
         if not any(type_rank(v) == type_rank(w) and v == w for w in out):
             out.append(v)
     return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.one_of(values, st.just(MISSING)), st.one_of(scalars, st.just(MISSING))), max_size=30),
+    st.booleans(),
+    st.booleans(),
+    st.integers(0, 8),
+    st.integers(1, 12),
+)
+def test_a_bounded_multi_key_order_is_the_head_of_the_full_sort(
+    pairs: list, desc_a: bool, desc_b: bool, offset: int, limit: int
+) -> None:
+    """OFFSET/LIMIT and TOP over a multi-key ORDER BY take the top k without sorting everything (issue 14 §6);
+    ties and every type order exactly as the full stable sort does."""
+    docs = [
+        {"i": i, **({} if a is MISSING else {"a": a}), **({} if b is MISSING else {"b": b})}
+        for i, (a, b) in enumerate(pairs)
+    ]
+    order = f"ORDER BY c.a{' DESC' if desc_a else ''}, c.b{' DESC' if desc_b else ''}"
+    full = [d["i"] for d in execute(parse_query(f"SELECT * FROM c {order}"), docs).rows]
+    paged = execute(parse_query(f"SELECT * FROM c {order} OFFSET {offset} LIMIT {limit}"), docs).rows
+    top = execute(parse_query(f"SELECT TOP {limit} * FROM c {order}"), docs).rows
+    assert [d["i"] for d in paged] == full[offset : offset + limit]
+    assert [d["i"] for d in top] == full[:limit]
