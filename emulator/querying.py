@@ -33,7 +33,7 @@ from cosmoscore.sql import (
 )
 from cosmoscore.sql.executor import plan_for
 from cosmoscore.sql.indexing import counts_from_index
-from cosmoscore.sql.probes import index_probes
+from cosmoscore.sql.probes import index_probes, ordered_scan
 from emulator import budget, errors, queries
 from emulator.items import Items
 from emulator.metering import Context, Meter, Metering
@@ -240,15 +240,12 @@ class QueryService:
         use = queries.index_use_of(query, coll.policy)
         docs, scope_bytes = self.scope_documents(coll, target)
         average = scope_bytes / len(docs) if docs else 0.0
+        matched: int | None = None  # what a scan would match, when the index hands over fewer documents
         if use.served_by_index and target.interval.covers(_whole(target.range)):
-            # the matches are all the charge counts, so reading only the index's candidates changes
-            # neither rows nor charge (emulator/range_index.py)
-            probes = guarded(lambda: index_probes(query, params))
-            found = target.range.indexes.candidates(target.range.written, probes, self.settings.index)
-            docs = docs if found is None else found
+            docs, matched = self._indexed_documents(target.range, query, params, docs)
         batch = [budget.FIRST_BATCH_ROWS]
         batches = guarded(lambda: plan_for(query, params).stream(docs, batch))
-        if batches is not None:
+        if batches is not None and matched is None:
             run = budget.Progress(batches, batch, use.served_by_index, average, use.indexed_paths, use.unindexed_paths)
             run.index_only = counts_from_index(query, use)
             return run
@@ -256,7 +253,7 @@ class QueryService:
         result = guarded(lambda: execute(query, docs, params, count_matches=True))
         elapsed = (time.perf_counter() - started) * 1000
         # ru-cost-model.md §3.3: an index-served filter loads only its matches; anything else scans
-        retrieved = result.matched if use.served_by_index else result.loaded
+        retrieved = (result.matched if matched is None else matched) if use.served_by_index else result.loaded
         return queries.RangeResult(
             rows=result.rows,
             retrieved_docs=retrieved,
@@ -267,6 +264,20 @@ class QueryService:
             index_hit_ratio=queries.hit_ratio(use.served_by_index, result.matched, retrieved),
             index_only=counts_from_index(query, use),
         )
+
+    def _indexed_documents(
+        self, rng: PkRange, query: Query, params: dict[str, Any], docs: list[dict[str, Any]]
+    ) -> tuple[list[dict[str, Any]], int | None]:
+        """The documents an index-served query needs to read (emulator/range_index.py): a bounded ORDER BY's
+        first rows in order, with the count of documents it matches; else a filter's candidates (the charge
+        counts its matches, which they all hold); else all of them."""
+        scan = guarded(lambda: ordered_scan(query, params))
+        ordered = rng.indexes.ordered(rng.written, scan, self.settings.index) if scan is not None else None
+        if ordered is not None:
+            return ordered
+        probes = guarded(lambda: index_probes(query, params))
+        found = rng.indexes.candidates(rng.written, probes, self.settings.index)
+        return (docs if found is None else found), None
 
     def scope_documents(self, coll: Container, target: Target[PkRange]) -> tuple[list[dict[str, Any]], int]:
         """The documents a target covers and their stored bytes (a range's list is kept until it changes)."""

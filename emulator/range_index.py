@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from sortedcontainers import SortedList
 
-from cosmoscore.sql.probes import Bound, Probe, Steps
+from cosmoscore.sql.probes import Bound, OrderedScan, Probe, Steps
 from cosmoscore.sql.scope import step
 from cosmoscore.sql.values import RANK_BOOL, RANK_NULL, RANK_NUMBER, RANK_STRING, hash_key, rank
 
@@ -35,8 +35,10 @@ if TYPE_CHECKING:
 
 _ORDERED = (RANK_NUMBER, RANK_STRING)
 _KEYED = (RANK_NULL, RANK_BOOL)
+_ABSENT = object()  # no value at the path (undefined): not indexed
 _KEYS_PER_SCAN = 16  # ours: a key's two binary searches cost about what reading 16 documents does
-_SEQ_BELOW, _SEQ_ABOVE = -1, math.inf  # write sequences are >= 0: bounds around every (value, seq)
+_SEQ_BELOW, _SEQ_ABOVE = -1, math.inf
+_CHUNK = 4096  # documents indexed between two looks at the clock  # write sequences are >= 0: bounds around every (value, seq)
 
 
 @dataclass(frozen=True)
@@ -46,10 +48,14 @@ class IndexSettings:
     max_paths: int = 8  # paths indexed per physical partition; the least recently probed is dropped
     min_documents: int = 1_000  # smaller partitions are scanned: a scan is as fast as a lookup
     max_share: float = 0.25  # a probe matching more of the partition than this scans instead
-    build_budget_ms: float = 20.0  # building time per query page; the page scans while it builds
+    build_budget_ms: float = 40.0  # building time per query page; the page scans while it builds
 
 
 def _reader(steps: Steps) -> Callable[[Any], Any]:
+    if len(steps) == 1 and steps[0].__class__ is str:  # the common case, read directly
+        key = steps[0]
+        return lambda doc: doc.get(key, _ABSENT)
+
     def read(doc: Any) -> Any:
         for key in steps:
             doc = step(doc, key)
@@ -82,26 +88,28 @@ class PathIndex:
         pending = self._pending
         if pending is None:
             return True
-        read, pairs, keyed = self.read, self._pairs, self.keyed
+        read, numbers, strings = self.read, self._pairs[RANK_NUMBER], self._pairs[RANK_STRING]
         while self._position < len(pending):
-            chunk = pending[self._position : self._position + 4096]
+            chunk = pending[self._position : self._position + _CHUNK]
             self._position += len(chunk)
             for seq in chunk:
                 item = written.get(seq)
                 if item is None:
                     continue  # replaced or deleted since the build began
                 value = read(item.doc)
-                r = rank(value)
-                if r in _ORDERED:
-                    pairs[r].append((value, seq))
-                elif r in _KEYED:
-                    keyed.setdefault(hash_key(value), set()).add(seq)
+                cls = value.__class__
+                if cls is str:
+                    strings.append((value, seq))
+                elif cls is int or cls is float:
+                    numbers.append((value, seq))
+                elif cls is bool or value is None:
+                    self.keyed.setdefault(hash_key(value), set()).add(seq)
             if time.perf_counter() >= deadline:
                 return False
         removed = self._removed
-        for r, found in pairs.items():
-            self.ordered[r] = SortedList(p for p in found if p[1] not in removed)
-        for seqs in keyed.values():
+        for r, found in self._pairs.items():
+            self.ordered[r] = SortedList([p for p in found if p[1] not in removed] if removed else found)
+        for seqs in self.keyed.values():
             seqs -= removed
         self._pending, self._pairs, self._removed = None, {}, set()
         for item in _written_after(written, self._last_seq):
@@ -134,18 +142,18 @@ class PathIndex:
     def spans(self, probe: Probe) -> list[tuple[SortedList, int, int] | set[int]]:
         """Where the probe's matches lie: slices of the sorted lists and sets of write sequences."""
         if probe.keys is None:
-            return [self._slice(probe.rank, probe.low, probe.high)]
+            return [self.slice(probe.rank, probe.low, probe.high)]
         out: list[tuple[SortedList, int, int] | set[int]] = []
         for key in probe.keys:
             if key.__class__ is str:
-                out.append(self._slice(RANK_STRING, Bound(key, True), Bound(key, True)))
+                out.append(self.slice(RANK_STRING, Bound(key, True), Bound(key, True)))
             elif key.__class__ is tuple and key[0] == RANK_NUMBER:
-                out.append(self._slice(RANK_NUMBER, Bound(key[1], True), Bound(key[1], True)))
+                out.append(self.slice(RANK_NUMBER, Bound(key[1], True), Bound(key[1], True)))
             else:
                 out.append(self.keyed.get(key, set()))
         return out
 
-    def _slice(self, r: int, low: Bound | None, high: Bound | None) -> tuple[SortedList, int, int]:
+    def slice(self, r: int, low: Bound | None, high: Bound | None) -> tuple[SortedList, int, int]:
         values = self.ordered[r]
         start = 0
         if low is not None:
@@ -154,6 +162,48 @@ class PathIndex:
         if high is not None:
             stop = values.bisect_right((high.value, _SEQ_ABOVE) if high.inclusive else (high.value, _SEQ_BELOW))
         return values, start, max(start, stop)
+
+
+def _first_in_order(index: PathIndex, scan: OrderedScan, documents: int) -> tuple[list[int], int] | None:
+    """The write sequences of the first `scan.limit` documents in the ORDER BY's order, and how many documents
+    the query matches; None when the index does not hold every document the order needs. A stable sort keeps
+    tied documents in write order, as (value, write sequence) does ascending; descending, every document
+    tied with the last one taken comes too, and the query's own sort picks among them."""
+    segments: list[set[int] | tuple[SortedList, int, int]]
+    if len(scan.bounds) > 1:
+        return [], 0  # a number bound and a string bound: no value is both
+    if scan.bounds:
+        (bound,) = scan.bounds
+        segments = [index.slice(bound.rank, bound.low, bound.high)]
+    else:
+        keyed = [index.keyed.get(hash_key(v), set()) for v in (None, False, True)]  # the type order (§3.6)
+        segments = [*keyed, *(index.slice(r, None, None) for r in _ORDERED)]
+        if _count(segments) != documents:
+            return None  # some documents have no primitive value there (undefined, arrays, objects)
+    matched = _count(segments)
+    if scan.descending:
+        segments.reverse()
+    taken: list[int] = []
+    need = scan.limit
+    for segment in segments:
+        if need <= 0:
+            break
+        if isinstance(segment, set):
+            taken.extend(segment)  # one value: every document in it ties
+            need -= len(segment)
+            continue
+        values, start, stop = segment
+        if scan.descending:
+            first = max(start, stop - need)
+            if first > start:  # and the rest of the tie with the lowest value taken
+                first = max(start, values.bisect_left((values[first][0], _SEQ_BELOW)))
+            part = range(first, stop)
+        else:
+            part = range(start, min(stop, start + need))  # ties are in write order already
+        taken.extend(seq for _, seq in islice(values, part.start, part.stop))
+        need -= len(part)
+    taken.sort()
+    return taken, matched
 
 
 def _written_after(written: dict[int, StoredItem], seq: int) -> Iterator[StoredItem]:
@@ -219,6 +269,21 @@ class RangeIndexes:
         if best is None or _count(best) > settings.max_share * len(written):
             return None
         return [written[seq].doc for seq in _sequences(best)]
+
+    def ordered(
+        self, written: dict[int, StoredItem], scan: OrderedScan, settings: IndexSettings
+    ) -> tuple[list[dict[str, Any]], int] | None:
+        """The documents among which a bounded ORDER BY's rows are, in write order, and how many documents
+        the query matches (what a scan would charge); None when the partition should be scanned."""
+        if len(written) < settings.min_documents:
+            return None
+        index = self._index(scan.steps, written, settings)
+        if not index.build(written, time.perf_counter() + settings.build_budget_ms / 1000):
+            return None
+        found = _first_in_order(index, scan, len(written))
+        if found is None or len(found[0]) > settings.max_share * len(written):
+            return None
+        return [written[seq].doc for seq in found[0]], found[1]
 
     def _index(self, steps: Steps, written: dict[int, StoredItem], settings: IndexSettings) -> PathIndex:
         index = self.paths.get(steps)

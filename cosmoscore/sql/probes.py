@@ -10,6 +10,10 @@ Recognised conjuncts, with `p` a path under the container's alias and constants 
 equality, `hash_key`), `p < v` / `<=` / `>` / `>=` and `p BETWEEN lo AND hi` with a number or string
 (comparisons across types are undefined, so only values of the constant's type can pass), and
 `STARTSWITH(p, 'prefix')` (case-sensitive). Range probes on one path are intersected.
+
+`ordered_scan` names a query whose rows an index can hand over already in order: one ORDER BY path, a
+bound on the rows (TOP, or OFFSET + LIMIT), and a WHERE that is absent, `true` (what the SDK sends on an
+ORDER BY fan-out's first page) or range bounds on that same path (its later pages).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import ast as a
+from .checks import has_aggregate, select_exprs
 from .errors import SqlError
 from .filters import chain_operands, path_equality
 from .scope import constant, constants_context, path_of
@@ -50,6 +55,66 @@ class Probe:
     @property
     def is_range(self) -> bool:
         return self.keys is None
+
+
+@dataclass(frozen=True)
+class OrderedScan:
+    """The first `limit` rows of an ORDER BY on `steps`, among the documents within `bounds` (one range per
+    type; bounds of two types leave nothing)."""
+
+    steps: Steps
+    descending: bool
+    limit: int
+    bounds: tuple[Probe, ...]
+
+
+def ordered_scan(query: a.Query, params: Mapping[str, Any]) -> OrderedScan | None:
+    """The index-ordered form of a bounded single-path ORDER BY over plain documents, else None."""
+    sources, select = query.sources, query.select
+    if len(sources) != 1 or len(query.order_by) != 1 or query.group_by or select.distinct:
+        return None
+    if any(has_aggregate(e) for e in select_exprs(select)):
+        return None
+    source = sources[0]
+    coll = source.collection
+    if coll.subquery is not None or coll.path or source.iterate:
+        return None
+    ctx = constants_context(params)
+    try:
+        limit = _row_bound(query, ctx)
+        item = query.order_by[0]
+        steps = _steps(item.expr, source.alias, ctx)
+        bounds: list[Probe] = []
+        for conjunct in chain_operands(query.where, "AND") if query.where is not None else []:
+            if isinstance(conjunct, a.Literal) and conjunct.value is True:
+                continue
+            probe = _probe(conjunct, source.alias, ctx)
+            if probe is None or not probe.is_range or probe.steps != steps:
+                return None  # another filter: the first rows in order need not pass it
+            bounds.append(probe)
+    except SqlError:  # an unresolved parameter: the query itself reports it
+        return None
+    if limit is None or steps is None:
+        return None
+    by_rank: dict[int, Probe] = {}
+    for probe in bounds:
+        by_rank[probe.rank] = _intersect(by_rank[probe.rank], probe) if probe.rank in by_rank else probe
+    return OrderedScan(steps, item.descending, limit, tuple(by_rank.values()))
+
+
+def _row_bound(query: a.Query, ctx: Any) -> int | None:
+    """At most how many rows the query returns (OFFSET + LIMIT, or TOP), if it says."""
+    values = []
+    for node in (query.offset or 0, query.limit, query.select.top):
+        if isinstance(node, a.Param):
+            node = constant(node, ctx)[1]
+        values.append(node)
+    offset, limit, top = values
+    if offset.__class__ is not int or (limit is None and top is None):
+        return None
+    bounds = [offset + limit] if limit.__class__ is int else []
+    bounds += [offset + top] if top.__class__ is int else []
+    return min(bounds) if bounds else None
 
 
 def index_probes(query: a.Query, params: Mapping[str, Any]) -> list[Probe]:
