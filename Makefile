@@ -63,11 +63,14 @@ lint: install
 bench: install
 	$(PY) benchmarks/bench_point_ops.py
 	$(PY) benchmarks/bench_query.py
+	$(PY) benchmarks/bench_interference.py
+	$(PY) benchmarks/bench_transport.py
 	$(PY) benchmarks/bench_replay.py
 	$(PY) benchmarks/bench_store.py
 	$(PY) benchmarks/bench_monitor.py
 	$(PY) benchmarks/bench_dashboard.py
 	$(PY) benchmarks/bench_demo.py
+	$(PY) benchmarks/bench_advisor.py
 
 # Re-pin every transitive version from a fresh venv (run after editing requirements*.txt).
 constraints:

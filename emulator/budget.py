@@ -24,11 +24,20 @@ from typing import Any
 import orjson
 
 from emulator import queries
+from emulator.range_index import IndexSettings
 
 DEFAULT_PAGE_BUDGET_MS = 50.0  # ours: keeps a reading client's worst wait near 100 ms behind a scanning query
 FIRST_BATCH_ROWS = 128  # rows per step to begin with; then sized so a step takes about 1/8 of the budget
 MAX_BATCH_ROWS = 16384
 RESULT_SAMPLE_ROWS = 32  # rows serialized to estimate a cached result's bytes
+
+
+@dataclass(frozen=True)
+class QuerySettings:
+    """How the emulator serves queries: compute time per page, and its per-partition indexes."""
+
+    page_budget_ms: float = DEFAULT_PAGE_BUDGET_MS
+    index: IndexSettings = field(default_factory=IndexSettings)
 
 
 @dataclass

@@ -55,11 +55,21 @@ def emulator(
     repair: Annotated[
         bool, typer.Option("--repair", help="Repair --data-dir (a backup is kept; losses are reported), then exit.")
     ] = False,
+    page_budget_ms: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            show_default=False,
+            help="Compute time a query page may take before it answers with a continuation, so other clients "
+            "are served meanwhile [default: 50, emulator/budget.py].",
+        ),
+    ] = None,
 ) -> None:
     """Run the local Cosmos DB emulator (http://HOST:PORT/, the azure-cosmos SDK talks to it unmodified).
     It holds the terminal: its endpoint and key are printed once it listens; Ctrl+C stops it.
     The key is read from RUSCOPE_EMULATOR_KEY when set (better than --key, which other users can see)."""
     from emulator.auth import WELL_KNOWN_KEY
+    from emulator.budget import QuerySettings
     from emulator.server import open_engine
 
     if repair:
@@ -69,7 +79,14 @@ def emulator(
         typer.echo(line, err=True)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        engine = open_engine(data_dir, fsync=fsync, settle=True, consistency=consistency, throttling=not no_throttling)
+        engine = open_engine(
+            data_dir,
+            fsync=fsync,
+            settle=True,
+            consistency=consistency,
+            throttling=not no_throttling,
+            query_settings=QuerySettings() if page_budget_ms is None else QuerySettings(page_budget_ms=page_budget_ms),
+        )
     except (ValueError, OSError) as exc:
         _fail(str(exc))
     options = _Options(host, port, key or WELL_KNOWN_KEY, monitor_port, data_dir, tls, tuple(allow_host or ()))

@@ -19,6 +19,7 @@ from cosmoscore.epk import EpkRange
 from cosmoscore.limits import Limits
 from emulator import errors
 from emulator.accounting import Accounting
+from emulator.budget import QuerySettings
 from emulator.catalog import Catalog
 from emulator.feeds import Feeds
 from emulator.history import History
@@ -28,7 +29,7 @@ from emulator.journal import Journal
 from emulator.metering import Context, Metering
 from emulator.model import Container, Database, Offer
 from emulator.queries import QueryPlan
-from emulator.querying import Gate, QueryService, QuerySettings, QuerySpec
+from emulator.querying import Gate, QueryService, QuerySpec
 from emulator.results import (
     AccountInfo,
     ContainerInfo,

@@ -35,11 +35,11 @@ from cosmoscore.sql.executor import plan_for
 from cosmoscore.sql.indexing import counts_from_index
 from cosmoscore.sql.probes import index_probes, ordered_scan
 from emulator import budget, errors, queries
+from emulator.budget import QuerySettings
 from emulator.items import Items
 from emulator.metering import Context, Meter, Metering
 from emulator.model import Container, PkRange
 from emulator.queries import QueryPlan, guarded, parse
-from emulator.range_index import IndexSettings
 from emulator.results import IndexUtilization, PageMetrics, QueryCursor, QueryPage, QueryResult
 from emulator.state import State
 
@@ -90,14 +90,6 @@ class Refusal:
 
 
 Gate = Callable[[QueryRoute], Refusal | None]
-
-
-@dataclass(frozen=True)
-class QuerySettings:
-    """How the emulator serves queries: compute time per page (emulator/budget.py) and its indexes."""
-
-    page_budget_ms: float = budget.DEFAULT_PAGE_BUDGET_MS
-    index: IndexSettings = field(default_factory=IndexSettings)
 
 
 class QueryService:
@@ -218,6 +210,8 @@ class QueryService:
         if isinstance(result, queries.RangeResult):
             self._results.put(key, result, budget.result_bytes(result.rows))
             return result, budget.cut_whole(result, offset, spec.max_items)
+        if result.charged_first:  # a later page of a scan: unfinished indexes go on building meanwhile
+            rng.indexes.advance(rng.written, self.settings.index)
         try:
             # the first page computes as far as its budget allows (most runs end there and are paged as a
             # whole); later pages only until they have their rows
@@ -238,11 +232,15 @@ class QueryService:
     ) -> queries.RangeResult | budget.Progress:
         """A query's result in one target: a run to advance page by page when its rows stream, else whole."""
         use = queries.index_use_of(query, coll.policy)
-        docs, scope_bytes = self.scope_documents(coll, target)
-        average = scope_bytes / len(docs) if docs else 0.0
-        matched: int | None = None  # what a scan would match, when the index hands over fewer documents
-        if use.served_by_index and target.interval.covers(_whole(target.range)):
-            docs, matched = self._indexed_documents(target.range, query, params, docs)
+        rng = target.range
+        found, matched = None, None  # matched: what a scan would match, when the index hands over fewer
+        if use.served_by_index and target.interval.covers(_whole(rng)):
+            found, matched = self._indexed_documents(rng, query, params)
+        if found is None:
+            docs, scope_bytes = self.scope_documents(coll, target)
+            average = scope_bytes / len(docs) if docs else 0.0
+        else:  # the whole range's list is not needed (nor rebuilt after a write)
+            docs, average = found, rng.size / rng.docs if rng.docs else 0.0
         batch = [budget.FIRST_BATCH_ROWS]
         batches = guarded(lambda: plan_for(query, params).stream(docs, batch))
         if batches is not None and matched is None:
@@ -266,18 +264,17 @@ class QueryService:
         )
 
     def _indexed_documents(
-        self, rng: PkRange, query: Query, params: dict[str, Any], docs: list[dict[str, Any]]
-    ) -> tuple[list[dict[str, Any]], int | None]:
+        self, rng: PkRange, query: Query, params: dict[str, Any]
+    ) -> tuple[list[dict[str, Any]] | None, int | None]:
         """The documents an index-served query needs to read (emulator/range_index.py): a bounded ORDER BY's
-        first rows in order, with the count of documents it matches; else a filter's candidates (the charge
-        counts its matches, which they all hold); else all of them."""
+        first rows, with the count of documents it matches; else a filter's candidates (the charge counts
+        its matches, which they all hold); else None: all of them."""
         scan = guarded(lambda: ordered_scan(query, params))
         ordered = rng.indexes.ordered(rng.written, scan, self.settings.index) if scan is not None else None
         if ordered is not None:
             return ordered
         probes = guarded(lambda: index_probes(query, params))
-        found = rng.indexes.candidates(rng.written, probes, self.settings.index)
-        return (docs if found is None else found), None
+        return rng.indexes.candidates(rng.written, probes, self.settings.index), None
 
     def scope_documents(self, coll: Container, target: Target[PkRange]) -> tuple[list[dict[str, Any]], int]:
         """The documents a target covers and their stored bytes (a range's list is kept until it changes)."""

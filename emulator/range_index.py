@@ -4,27 +4,28 @@ The service answers filters on indexed paths from its inverted index (ru-cost-mo
 index-served filter loads only its matches). Scanning every document of a physical partition for them,
 as the emulator did, made a filtered fan-out 8-10x a plain loop at 500,000 documents (issue 14 §6). Here
 each physical partition indexes, on demand, the paths its queries probe (`cosmoscore.sql.probes`):
-numbers and strings in sorted lists of (value, write sequence), nulls and booleans in sets of write
-sequences. Arrays, objects and undefined values are not entered: no probe can match them.
+numbers and strings in lists sorted by value (the stored items themselves: 16 bytes an entry, ties in
+write order), nulls and booleans in maps by write sequence. Arrays, objects and undefined values are not
+entered: no probe can match them.
 
 An index only narrows the documents a query reads; the query still runs its whole WHERE over them, so
 results and charges (which count matches, not documents read) are the same as a scan's, in the same
-write order. Building is paced (`IndexSettings.build_budget_ms` per query page; the page scans
+write order. Building is paced (`IndexSettings.build_budget_ms` per query page; the pages scan
 meanwhile) so a large partition's first probe does not stall other clients; writes keep built indexes
-current as they happen.
+current as they happen (a write always has the highest write sequence, so it goes last among its ties).
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import islice
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from sortedcontainers import SortedList
+from sortedcontainers import SortedKeyList
 
 from cosmoscore.sql.probes import Bound, OrderedScan, Probe, Steps
 from cosmoscore.sql.scope import step
@@ -37,8 +38,8 @@ _ORDERED = (RANK_NUMBER, RANK_STRING)
 _KEYED = (RANK_NULL, RANK_BOOL)
 _ABSENT = object()  # no value at the path (undefined): not indexed
 _KEYS_PER_SCAN = 16  # ours: a key's two binary searches cost about what reading 16 documents does
-_SEQ_BELOW, _SEQ_ABOVE = -1, math.inf
-_CHUNK = 4096  # documents indexed between two looks at the clock  # write sequences are >= 0: bounds around every (value, seq)
+_CHUNK = 4096  # documents indexed between two looks at the clock
+_BY_SEQ = attrgetter("seq")
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class IndexSettings:
     max_paths: int = 8  # paths indexed per physical partition; the least recently probed is dropped
     min_documents: int = 1_000  # smaller partitions are scanned: a scan is as fast as a lookup
     max_share: float = 0.25  # a probe matching more of the partition than this scans instead
-    build_budget_ms: float = 40.0  # building time per query page; the page scans while it builds
+    build_budget_ms: float = 40.0  # building time per query page; the pages scan while it builds
 
 
 def _reader(steps: Steps) -> Callable[[Any], Any]:
@@ -64,20 +65,24 @@ def _reader(steps: Steps) -> Callable[[Any], Any]:
     return read
 
 
+Span = tuple[SortedKeyList, int, int] | dict[int, "StoredItem"]  # a slice of a sorted list, or a map's items
+
+
 class PathIndex:
     """One path's values in one physical partition."""
 
     def __init__(self, steps: Steps, written: dict[int, StoredItem]) -> None:
         self.steps = steps
-        self.read = _reader(steps)
-        self.ordered: dict[int, SortedList] = {r: SortedList() for r in _ORDERED}
-        self.keyed: dict[Any, set[int]] = {}  # hash_key of null/true/false -> write sequences
-        # building: the write sequences present when it began, how far it got, what went meanwhile
-        self._pending: list[int] | None = list(written)
+        read = self.read = _reader(steps)
+        self.value: Callable[[StoredItem], Any] = lambda item: read(item.doc)
+        self.ordered: dict[int, SortedKeyList] = {r: SortedKeyList(key=self.value) for r in _ORDERED}
+        self.keyed: dict[Any, dict[int, StoredItem]] = {}  # hash_key of null/true/false -> items by write sequence
+        # building: the items present when it began (in write order), how far it got, which went meanwhile
+        self._pending: list[StoredItem] | None = list(written.values())
         self._position = 0
-        self._last_seq = self._pending[-1] if self._pending else -1
+        self._last_seq = self._pending[-1].seq if self._pending else -1
         self._removed: set[int] = set()
-        self._pairs: dict[int, list[tuple[Any, int]]] = {r: [] for r in _ORDERED}
+        self._found: dict[int, list[StoredItem]] = {r: [] for r in _ORDERED}
 
     @property
     def ready(self) -> bool:
@@ -88,43 +93,43 @@ class PathIndex:
         pending = self._pending
         if pending is None:
             return True
-        read, numbers, strings = self.read, self._pairs[RANK_NUMBER], self._pairs[RANK_STRING]
+        read, numbers, strings = self.read, self._found[RANK_NUMBER], self._found[RANK_STRING]
         while self._position < len(pending):
             chunk = pending[self._position : self._position + _CHUNK]
             self._position += len(chunk)
-            for seq in chunk:
-                item = written.get(seq)
-                if item is None:
-                    continue  # replaced or deleted since the build began
+            for item in chunk:
                 value = read(item.doc)
                 cls = value.__class__
                 if cls is str:
-                    strings.append((value, seq))
+                    strings.append(item)
                 elif cls is int or cls is float:
-                    numbers.append((value, seq))
+                    numbers.append(item)
                 elif cls is bool or value is None:
-                    self.keyed.setdefault(hash_key(value), set()).add(seq)
+                    self.keyed.setdefault(hash_key(value), {})[item.seq] = item
             if time.perf_counter() >= deadline:
                 return False
         removed = self._removed
-        for r, found in self._pairs.items():
-            self.ordered[r] = SortedList([p for p in found if p[1] not in removed] if removed else found)
-        for seqs in self.keyed.values():
-            seqs -= removed
-        self._pending, self._pairs, self._removed = None, {}, set()
+        for r, found in self._found.items():  # a stable sort of items in write order: ties stay in it
+            kept = [item for item in found if item.seq not in removed] if removed else found
+            self.ordered[r] = SortedKeyList(kept, key=self.value)
+        for items in self.keyed.values():
+            for seq in removed & items.keys():
+                del items[seq]
+        self._pending, self._found, self._removed = None, {}, set()
         for item in _written_after(written, self._last_seq):
             self.add(item)
         return True
 
     def add(self, item: StoredItem) -> None:
+        """A new write: the highest write sequence, so it goes after the items its value ties with."""
         if self._pending is not None:
             return  # written after the build began: it takes these up when it completes
         value = self.read(item.doc)
         r = rank(value)
         if r in _ORDERED:
-            self.ordered[r].add((value, item.seq))
+            self.ordered[r].add(item)
         elif r in _KEYED:
-            self.keyed.setdefault(hash_key(value), set()).add(item.seq)
+            self.keyed.setdefault(hash_key(value), {})[item.seq] = item
 
     def remove(self, item: StoredItem) -> None:
         if self._pending is not None:
@@ -133,100 +138,116 @@ class PathIndex:
         value = self.read(item.doc)  # stored documents are replaced whole, never changed in place
         r = rank(value)
         if r in _ORDERED:
-            self.ordered[r].discard((value, item.seq))
+            items = self.ordered[r]
+            at = _position_of(items, value, item.seq)
+            if at is not None:
+                del items[at]
         elif r in _KEYED:
-            self.keyed.get(hash_key(value), set()).discard(item.seq)
+            self.keyed.get(hash_key(value), {}).pop(item.seq, None)
 
     # -- lookups -------------------------------------------------------------------------------
 
-    def spans(self, probe: Probe) -> list[tuple[SortedList, int, int] | set[int]]:
-        """Where the probe's matches lie: slices of the sorted lists and sets of write sequences."""
+    def spans(self, probe: Probe) -> list[Span]:
+        """Where the probe's matches lie: slices of the sorted lists and maps of null/boolean items."""
         if probe.keys is None:
-            return [self.slice(probe.rank, probe.low, probe.high)]
-        out: list[tuple[SortedList, int, int] | set[int]] = []
+            return [self.span(probe.rank, probe.low, probe.high)]
+        out: list[Span] = []
         for key in probe.keys:
             if key.__class__ is str:
-                out.append(self.slice(RANK_STRING, Bound(key, True), Bound(key, True)))
+                out.append(self.span(RANK_STRING, Bound(key, True), Bound(key, True)))
             elif key.__class__ is tuple and key[0] == RANK_NUMBER:
-                out.append(self.slice(RANK_NUMBER, Bound(key[1], True), Bound(key[1], True)))
+                out.append(self.span(RANK_NUMBER, Bound(key[1], True), Bound(key[1], True)))
             else:
-                out.append(self.keyed.get(key, set()))
+                out.append(self.keyed.get(key, {}))
         return out
 
-    def slice(self, r: int, low: Bound | None, high: Bound | None) -> tuple[SortedList, int, int]:
-        values = self.ordered[r]
+    def span(self, r: int, low: Bound | None, high: Bound | None) -> tuple[SortedKeyList, int, int]:
+        items = self.ordered[r]
         start = 0
         if low is not None:
-            start = values.bisect_left((low.value, _SEQ_BELOW) if low.inclusive else (low.value, _SEQ_ABOVE))
-        stop = len(values)
+            start = items.bisect_key_left(low.value) if low.inclusive else items.bisect_key_right(low.value)
+        stop = len(items)
         if high is not None:
-            stop = values.bisect_right((high.value, _SEQ_ABOVE) if high.inclusive else (high.value, _SEQ_BELOW))
-        return values, start, max(start, stop)
+            stop = items.bisect_key_right(high.value) if high.inclusive else items.bisect_key_left(high.value)
+        return items, start, max(start, stop)
 
 
-def _first_in_order(index: PathIndex, scan: OrderedScan, documents: int) -> tuple[list[int], int] | None:
-    """The write sequences of the first `scan.limit` documents in the ORDER BY's order, and how many documents
-    the query matches; None when the index does not hold every document the order needs. A stable sort keeps
-    tied documents in write order, as (value, write sequence) does ascending; descending, every document
-    tied with the last one taken comes too, and the query's own sort picks among them."""
-    segments: list[set[int] | tuple[SortedList, int, int]]
+def _position_of(items: SortedKeyList, value: Any, seq: int) -> int | None:
+    """Where the item with this value and write sequence is: its ties are in write order, so a binary search
+    by write sequence among them finds it (a tie of thousands costs a dozen looks, not thousands)."""
+    lo, hi = items.bisect_key_left(value), items.bisect_key_right(value)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if items[mid].seq < seq:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo if lo < len(items) and items[lo].seq == seq and items.key(items[lo]) == value else None
+
+
+def _first_in_order(index: PathIndex, scan: OrderedScan, documents: int) -> tuple[list[StoredItem], int] | None:
+    """The first `scan.limit` documents in the ORDER BY's order, and how many documents the query matches;
+    None when the index does not hold every document the order needs. A stable sort keeps tied documents in
+    write order, as the index does ascending; descending, every document tied with the last one taken
+    comes too, and the query's own sort picks among them."""
+    segments: list[Span]
     if len(scan.bounds) > 1:
         return [], 0  # a number bound and a string bound: no value is both
     if scan.bounds:
         (bound,) = scan.bounds
-        segments = [index.slice(bound.rank, bound.low, bound.high)]
+        segments = [index.span(bound.rank, bound.low, bound.high)]
     else:
-        keyed = [index.keyed.get(hash_key(v), set()) for v in (None, False, True)]  # the type order (§3.6)
-        segments = [*keyed, *(index.slice(r, None, None) for r in _ORDERED)]
+        keyed = [index.keyed.get(hash_key(v), {}) for v in (None, False, True)]  # the type order (§3.6)
+        segments = [*keyed, *(index.span(r, None, None) for r in _ORDERED)]
         if _count(segments) != documents:
             return None  # some documents have no primitive value there (undefined, arrays, objects)
     matched = _count(segments)
     if scan.descending:
         segments.reverse()
-    taken: list[int] = []
+    taken: list[StoredItem] = []
     need = scan.limit
     for segment in segments:
         if need <= 0:
             break
-        if isinstance(segment, set):
-            taken.extend(segment)  # one value: every document in it ties
+        if isinstance(segment, dict):
+            taken.extend(segment.values())  # one value: every document in it ties
             need -= len(segment)
             continue
-        values, start, stop = segment
+        items, start, stop = segment
         if scan.descending:
             first = max(start, stop - need)
             if first > start:  # and the rest of the tie with the lowest value taken
-                first = max(start, values.bisect_left((values[first][0], _SEQ_BELOW)))
+                first = max(start, items.bisect_key_left(items.key(items[first])))
             part = range(first, stop)
         else:
             part = range(start, min(stop, start + need))  # ties are in write order already
-        taken.extend(seq for _, seq in islice(values, part.start, part.stop))
+        taken.extend(islice(items, part.start, part.stop))
         need -= len(part)
-    taken.sort()
+    taken.sort(key=_BY_SEQ)
     return taken, matched
 
 
-def _written_after(written: dict[int, StoredItem], seq: int) -> Iterator[StoredItem]:
-    """Items written after `seq`, from the end of the write order (where they are) backwards."""
+def _written_after(written: dict[int, StoredItem], seq: int) -> list[StoredItem]:
+    """Items written after `seq`, in write order (they are at the end of it)."""
+    after = []
     for key in reversed(written):
         if key <= seq:
-            return
-        yield written[key]
+            break
+        after.append(written[key])
+    after.reverse()
+    return after
 
 
-def _count(spans: list[tuple[SortedList, int, int] | set[int]]) -> int:
-    return sum(len(s) if isinstance(s, set) else s[2] - s[1] for s in spans)
+def _count(spans: list[Span]) -> int:
+    return sum(len(s) if isinstance(s, dict) else s[2] - s[1] for s in spans)
 
 
-def _sequences(spans: list[tuple[SortedList, int, int] | set[int]]) -> list[int]:
-    seqs: list[int] = []
+def _in_write_order(spans: list[Span]) -> list[StoredItem]:
+    items: list[StoredItem] = []
     for s in spans:
-        if isinstance(s, set):
-            seqs.extend(s)
-        else:
-            seqs.extend(seq for _, seq in islice(s[0], s[1], s[2]))
-    seqs.sort()
-    return seqs
+        items.extend(s.values() if isinstance(s, dict) else islice(s[0], s[1], s[2]))
+    items.sort(key=_BY_SEQ)
+    return items
 
 
 class RangeIndexes:
@@ -248,6 +269,14 @@ class RangeIndexes:
     def clear(self) -> None:
         self.paths.clear()
 
+    def advance(self, written: dict[int, StoredItem], settings: IndexSettings) -> None:
+        """Go on building unfinished indexes, within one page's budget (a query's later pages call this, so a
+        build does not wait for the next query to progress)."""
+        deadline = time.perf_counter() + settings.build_budget_ms / 1000
+        for index in list(self.paths.values()):
+            if not index.build(written, deadline):
+                return
+
     def candidates(
         self, written: dict[int, StoredItem], probes: list[Probe], settings: IndexSettings
     ) -> list[dict[str, Any]] | None:
@@ -256,7 +285,7 @@ class RangeIndexes:
         if not probes or len(written) < settings.min_documents:
             return None
         deadline = time.perf_counter() + settings.build_budget_ms / 1000
-        best: list[tuple[SortedList, int, int] | set[int]] | None = None
+        best: list[Span] | None = None
         for probe in probes:
             if probe.keys is not None and len(probe.keys) * _KEYS_PER_SCAN > len(written):
                 continue  # a search per key would cost more than reading the partition
@@ -268,7 +297,7 @@ class RangeIndexes:
                 best = spans
         if best is None or _count(best) > settings.max_share * len(written):
             return None
-        return [written[seq].doc for seq in _sequences(best)]
+        return [item.doc for item in _in_write_order(best)]
 
     def ordered(
         self, written: dict[int, StoredItem], scan: OrderedScan, settings: IndexSettings
@@ -283,7 +312,7 @@ class RangeIndexes:
         found = _first_in_order(index, scan, len(written))
         if found is None or len(found[0]) > settings.max_share * len(written):
             return None
-        return [written[seq].doc for seq in found[0]], found[1]
+        return [item.doc for item in found[0]], found[1]
 
     def _index(self, steps: Steps, written: dict[int, StoredItem], settings: IndexSettings) -> PathIndex:
         index = self.paths.get(steps)

@@ -93,3 +93,37 @@ def test_repair_of_a_missing_directory_exits_2(tmp_path: Path) -> None:
     args = [sys.executable, "-m", "emulator", "--repair", "--data-dir", str(tmp_path / "absent")]
     done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr.startswith("ruscope: ") and "absent" in done.stderr
+
+
+def _pages_of_a_sparse_query(port: int) -> int:
+    pages: list[int] = []
+
+    def count(response) -> None:
+        if response.http_request.headers.get("x-ms-documentdb-isquery"):
+            pages.append(1)
+
+    client = CosmosClient(f"http://127.0.0.1:{port}/", credential=WELL_KNOWN_KEY, raw_response_hook=count)
+    container = client.create_database("d").create_container("c", PartitionKey("/k"))
+    for i in range(600):
+        container.create_item({"id": str(i), "k": "a", "n": i})
+    rows = list(container.query_items("SELECT VALUE c.n FROM c WHERE c.n % 100 = 0", partition_key="a"))
+    assert rows == [0, 100, 200, 300, 400, 500]
+    return len(pages)
+
+
+@pytest.mark.parametrize(("args", "paged"), [((), False), (("--page-budget-ms", "0"), True)])
+def test_the_query_page_budget_is_an_option(args: tuple[str, ...], paged: bool) -> None:
+    port = free_port()
+    proc = _start("--port", str(port), *args)
+    try:
+        read_until(proc, "COSMOS_KEY")
+        pages = _pages_of_a_sparse_query(port)
+    finally:
+        _stop(proc)
+    assert (pages > 1) is paged, pages  # no budget: each page stops after one step and continues
+
+
+def test_a_negative_page_budget_is_refused() -> None:
+    proc = _start("--page-budget-ms", "-1")
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 2 and "--page-budget-ms" in err.decode()
