@@ -21,7 +21,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import islice
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +29,7 @@ from sortedcontainers import SortedKeyList
 from cosmoscore.sql.probes import Bound, OrderedScan, Probe, Steps
 from cosmoscore.sql.scope import step
 from cosmoscore.sql.values import RANK_BOOL, RANK_NULL, RANK_NUMBER, RANK_STRING, hash_key, rank
+from emulator import heap
 
 if TYPE_CHECKING:
     from emulator.model import StoredItem
@@ -118,6 +118,7 @@ class PathIndex:
         self._pending, self._found, self._removed = None, {}, set()
         for item in _written_after(written, self._last_seq):
             self.add(item)
+        heap.settle_again()  # long-lived from now: kept out of full collections where the heap is settled
         return True
 
     def add(self, item: StoredItem) -> None:
@@ -221,7 +222,7 @@ def _first_in_order(index: PathIndex, scan: OrderedScan, documents: int) -> tupl
             part = range(first, stop)
         else:
             part = range(start, min(stop, start + need))  # ties are in write order already
-        taken.extend(islice(items, part.start, part.stop))
+        taken.extend(items.islice(part.start, part.stop))
         need -= len(part)
     taken.sort(key=_BY_SEQ)
     return taken, matched
@@ -245,7 +246,7 @@ def _count(spans: list[Span]) -> int:
 def _in_write_order(spans: list[Span]) -> list[StoredItem]:
     items: list[StoredItem] = []
     for s in spans:
-        items.extend(s.values() if isinstance(s, dict) else islice(s[0], s[1], s[2]))
+        items.extend(s.values() if isinstance(s, dict) else s[0].islice(s[1], s[2]))
     items.sort(key=_BY_SEQ)
     return items
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import gc
 import logging
 import signal
 import socket
@@ -23,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from emulator import heap
 from emulator.auth import WELL_KNOWN_KEY
 from emulator.engine import Engine
 from emulator.history import History
@@ -33,7 +33,6 @@ from emulator.transport import App, Connection, ConnectionStats, Registry, Trans
 log = logging.getLogger("ruscope.emulator")
 
 HISTORY_FILE = "history.jsonl.gz"  # the metrics history in the data directory (emulator.history_store)
-GC_FULL_EVERY = 100  # gen-2 threshold: a full collection after 100 gen-1 collections (CPython's default is 10)
 
 
 def open_engine(
@@ -58,18 +57,9 @@ def open_engine(
 
 
 def settle_heap() -> None:
-    """Keep full garbage collections from stalling the server: everything alive now is frozen, and full
-    collections are spaced out. Process-wide; call it once a large state is loaded.
-
-    A loaded engine is millions of long-lived objects (documents are dicts) that every full collection
-    traverses: 2.3-2.8 s at 500,000 documents (issue 14 §6), 0.67 s at 200,000 here, and the one event loop
-    serves nobody meanwhile. Frozen (`gc.freeze`), they are never traversed again (0 ms at 200,000); what later
-    writes add is still collected. Cycles that are garbage already would stay for ever once frozen, so one
-    full collection runs first."""
-    gc.collect()
-    gc.freeze()
-    gen0, gen1, gen2 = gc.get_threshold()
-    gc.set_threshold(gen0, gen1, max(gen2, GC_FULL_EVERY))
+    """Keep full garbage collections from stalling the server (`emulator.heap.settle`): everything alive
+    now is frozen, full collections are spaced out, and indexes built later are frozen when complete."""
+    heap.settle()
 
 
 def bind(host: str, port: int) -> socket.socket:
