@@ -17,7 +17,6 @@ from typing import Any
 from cosmoscore.costmodel import CostModel
 from cosmoscore.epk import EpkRange
 from cosmoscore.limits import Limits
-from emulator import errors
 from emulator.accounting import Accounting
 from emulator.budget import QuerySettings
 from emulator.catalog import Catalog
@@ -117,22 +116,6 @@ class Engine:
     def partition_budget(self, coll: Container) -> float:
         """RU/s one physical partition may spend: provisioned / P (P4), at most 10,000 (P2)."""
         return self.state.partition_budget(coll)
-
-    # -- requests refused before an operation ---------------------------------------------------
-
-    def record_rejected(self, ctx: Context, resource_type: str, status: int, substatus: int = 0) -> None:
-        """Meter a request refused before it reached an operation (bad auth, unknown route)."""
-        self.metering.record_rejected(ctx, resource_type, status, substatus)
-
-    def record_refused(
-        self, ctx: Context, operation: str, resource_type: str, db_id: str, coll_id: str, error: errors.CosmosError
-    ) -> None:
-        """Meter an operation's request the protocol layer refused (a malformed header or body)."""
-        try:
-            with self.metering.metered(ctx, operation, resource_type, db_id, coll_id):
-                raise error
-        except errors.CosmosError:
-            pass
 
     # -- account, databases, containers, offers -------------------------------------------------
 
@@ -337,6 +320,12 @@ class Engine:
     ) -> QueryPlan:
         """What a client needs to fan a query out itself (operators, rewritten query, EPK intervals)."""
         return self._queries.plan(ctx, db_id, coll_id, sql, parameters or {}, supported_features)
+
+    def build_indexes(self, budget_ms: float) -> bool:
+        """Go on building the partitions' indexes for up to `budget_ms` (the server calls this while it is
+        otherwise idle, so a build does not wait for queries); True while some build remains."""
+        with self.metering.lock:
+            return self._queries.indexing.build(budget_ms)
 
     # -- durability ----------------------------------------------------------------------------
 

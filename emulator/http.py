@@ -81,7 +81,7 @@ class CosmosApp:
         try:
             self._check_token(request, resource_type, link)
         except errors.CosmosError as exc:
-            self.engine.record_rejected(ctx, resource_type, exc.status, exc.substatus)
+            self.engine.metering.record_rejected(ctx, resource_type, exc.status, exc.substatus)
             raise
 
     def _check_token(self, request: Request, resource_type: str, link: str) -> None:
@@ -109,7 +109,7 @@ class CosmosApp:
         try:
             yield
         except errors.CosmosError as exc:
-            self.engine.record_refused(ctx, operation, "docs", db, coll, exc)
+            self.engine.metering.record_refused(ctx, operation, "docs", db, coll, exc)
             raise
 
     def dispatch(self, request: Request, ctx: Context) -> Reply:

@@ -124,6 +124,16 @@ class Metering:
                 with self.lock:
                     self.sampler(now, meter)
 
+    def record_refused(
+        self, ctx: Context, operation: str, resource_type: str, db_id: str, coll_id: str, error: errors.CosmosError
+    ) -> None:
+        """Meter an operation's request the protocol layer refused (a malformed header or body)."""
+        try:
+            with self.metered(ctx, operation, resource_type, db_id, coll_id):
+                raise error
+        except errors.CosmosError:
+            pass
+
     def record_rejected(self, ctx: Context, resource_type: str, status: int, substatus: int = 0) -> None:
         """Meter a request refused before it reached an operation (bad auth, unknown route)."""
         now = self.clock()

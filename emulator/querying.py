@@ -33,9 +33,9 @@ from cosmoscore.sql import (
 )
 from cosmoscore.sql.executor import plan_for
 from cosmoscore.sql.indexing import counts_from_index
-from cosmoscore.sql.probes import index_probes, ordered_scan
 from emulator import budget, errors, queries
 from emulator.budget import QuerySettings
+from emulator.indexing import Indexing
 from emulator.items import Items
 from emulator.metering import Context, Meter, Metering
 from emulator.model import Container, PkRange
@@ -103,6 +103,7 @@ class QueryService:
         self.consistency = consistency
         self._results = queries.ResultCache()  # query results being paged, per range and LSN
         self.settings = settings
+        self.indexing = Indexing(lambda: self.settings.index)
         self._range_docs: dict[tuple[str, str], tuple[int, list[dict[str, Any]]]] = {}
 
     def page(self, ctx: Context, db_id: str, coll_id: str, spec: QuerySpec, gate: Gate | None = None) -> QueryPage:
@@ -210,8 +211,6 @@ class QueryService:
         if isinstance(result, queries.RangeResult):
             self._results.put(key, result, budget.result_bytes(result.rows))
             return result, budget.cut_whole(result, offset, spec.max_items)
-        if result.charged_first:  # a later page of a scan: unfinished indexes go on building meanwhile
-            rng.indexes.advance(rng.written, self.settings.index)
         try:
             # the first page computes as far as its budget allows (most runs end there and are paged as a
             # whole); later pages only until they have their rows
@@ -235,7 +234,7 @@ class QueryService:
         rng = target.range
         found, matched = None, None  # matched: what a scan would match, when the index hands over fewer
         if use.served_by_index and target.interval.covers(_whole(rng)):
-            found, matched = self._indexed_documents(rng, query, params)
+            found, matched = self.indexing.documents(rng, query, params)
         if found is None:
             docs, scope_bytes = self.scope_documents(coll, target)
             average = scope_bytes / len(docs) if docs else 0.0
@@ -262,19 +261,6 @@ class QueryService:
             index_hit_ratio=queries.hit_ratio(use.served_by_index, result.matched, retrieved),
             index_only=counts_from_index(query, use),
         )
-
-    def _indexed_documents(
-        self, rng: PkRange, query: Query, params: dict[str, Any]
-    ) -> tuple[list[dict[str, Any]] | None, int | None]:
-        """The documents an index-served query needs to read (emulator/range_index.py): a bounded ORDER BY's
-        first rows, with the count of documents it matches; else a filter's candidates (the charge counts
-        its matches, which they all hold); else None: all of them."""
-        scan = guarded(lambda: ordered_scan(query, params))
-        ordered = rng.indexes.ordered(rng.written, scan, self.settings.index) if scan is not None else None
-        if ordered is not None:
-            return ordered
-        probes = guarded(lambda: index_probes(query, params))
-        return rng.indexes.candidates(rng.written, probes, self.settings.index), None
 
     def scope_documents(self, coll: Container, target: Target[PkRange]) -> tuple[list[dict[str, Any]], int]:
         """The documents a target covers and their stored bytes (a range's list is kept until it changes)."""

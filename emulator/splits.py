@@ -38,6 +38,7 @@ def split(coll: Container, parent: PkRange, cut: str) -> None:
         child.docs += len(lp.items)
     for child in children:
         child.rebuild_write_order()
+    parent.indexes.clear()  # the children index what their queries probe
     coll.ranges.remove(parent)
     coll.ranges.extend(children)
     coll.gone.add(parent.id)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import random
+import time
 from dataclasses import replace
 from typing import Any
 
 import pytest
+from azure.cosmos import CosmosClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -237,3 +239,24 @@ def test_the_least_recently_probed_path_is_dropped(max_paths: int) -> None:
         assert single_range_answer(engine, sql) == scanned(engine, sql)
     paths = list(engine.container("d", "c").ranges[0].indexes.paths)
     assert paths == [("n",), ("v",)][-max_paths:]
+
+
+def test_the_server_finishes_an_index_build_between_requests(make_emulator) -> None:
+    paced = QuerySettings(index=IndexSettings(min_documents=0, max_share=1.0, build_budget_ms=0.0))
+    emu = make_emulator(query_settings=paced, throttling=False)
+    engine = emu.engine
+    engine.create_database(CTX, {"id": "d"})
+    body = {"id": "c", "partitionKey": {"paths": ["/pk"], "kind": "Hash", "version": 2}}
+    engine.create_container(CTX, "d", body, ThroughputSpec(400))
+    apply(engine, [("put", i, i % len(VALUES)) for i in range(20_000)])
+    container = CosmosClient(emu.url, credential=emu.key).get_database_client("d").get_container_client("c")
+    sql = "SELECT VALUE c.id FROM c WHERE c.v = 'ab'"
+    rows = list(container.query_items(sql, enable_cross_partition_query=True))  # one query: one chunk indexed
+    assert sorted(rows) == sorted(r["id"] for r in scanned(engine, "SELECT * FROM c WHERE c.v = 'ab'"))
+    index = engine.container("d", "c").ranges[0].indexes.paths[("v",)]
+    for _ in range(500):  # no query more: the server builds the rest while idle
+        if index.ready:
+            break
+        time.sleep(0.01)
+    assert index.ready
+    assert list(container.query_items(sql, enable_cross_partition_query=True)) == rows

@@ -1,0 +1,52 @@
+"""What a query reads through the physical partitions' indexes (`emulator.range_index`), for the query
+service: a bounded ORDER BY's first rows, or a filter's candidates, and the builds still under way.
+
+The charge never depends on it: an index-served query is charged for its matches (ru-cost-model.md
+§3.3), which the candidates all hold, and a bounded ORDER BY reports the count a scan would match.
+Builds begin on a query's first probe of a path, within its page's budget, and are finished between
+requests (`build`, which the server calls when it is otherwise idle), so they do not wait for queries.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from cosmoscore.sql import Query
+from cosmoscore.sql.probes import index_probes, ordered_scan
+from emulator.model import PkRange
+from emulator.queries import guarded
+from emulator.range_index import IndexSettings
+
+
+class Indexing:
+    def __init__(self, settings: Callable[[], IndexSettings]) -> None:
+        self.settings = settings  # read at each use: the service's settings may be replaced
+        self._building: dict[int, PkRange] = {}  # ranges with an index still being built, by identity
+
+    def documents(
+        self, rng: PkRange, query: Query, params: dict[str, Any]
+    ) -> tuple[list[dict[str, Any]] | None, int | None]:
+        """The documents an index-served query over the whole range needs to read, and, for a bounded ORDER
+        BY, the count of documents it matches; (None, None): all of them (a scan)."""
+        settings = self.settings()
+        scan = guarded(lambda: ordered_scan(query, params))
+        ordered = rng.indexes.ordered(rng.written, scan, settings) if scan is not None else None
+        probes = guarded(lambda: index_probes(query, params)) if ordered is None else []
+        found = rng.indexes.candidates(rng.written, probes, settings) if probes else None
+        if rng.indexes.building:
+            self._building[id(rng)] = rng
+        if ordered is not None:
+            return ordered
+        return found, None
+
+    def build(self, budget_ms: float) -> bool:
+        """Advance the unfinished builds for up to `budget_ms`; True while some remain."""
+        deadline = time.perf_counter() + budget_ms / 1000
+        for key, rng in list(self._building.items()):
+            if rng.indexes.advance(rng.written, deadline):
+                del self._building[key]
+            if time.perf_counter() >= deadline:
+                break
+        return bool(self._building)
