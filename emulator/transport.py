@@ -30,7 +30,6 @@ import socket
 import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from http import HTTPStatus
 from string import printable, whitespace
@@ -40,6 +39,7 @@ from urllib.parse import quote
 import httptools
 import orjson
 
+from emulator import offloop
 from emulator.request import Request
 
 log = logging.getLogger("ruscope.emulator")
@@ -70,23 +70,6 @@ class App(Protocol):
     before `handle`, which then finds its results cached."""
 
     def handle(self, request: Request) -> tuple[int, dict[str, str], bytes]: ...
-
-
-_PREPARER: list[ThreadPoolExecutor] = []  # one worker for every server in the process, made when first needed
-
-
-def _preparer() -> ThreadPoolExecutor:
-    if not _PREPARER:
-        _PREPARER.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="ruscope-prepare"))
-    return _PREPARER[0]
-
-
-def _quietly(work: Callable[[], object]) -> None:
-    """Preparation failures are not reported here: answering the request reports them, in its own words."""
-    try:
-        work()
-    except Exception:  # noqa: BLE001
-        log.debug("preparing a request failed; answering it will say why", exc_info=True)
 
 
 def header_value(value: str) -> str:
@@ -351,7 +334,7 @@ class Connection(asyncio.Protocol):
         if work is None:
             return False
         self.preparing = request
-        future = asyncio.get_running_loop().run_in_executor(_preparer(), _quietly, work)
+        future = asyncio.get_running_loop().run_in_executor(offloop.executor(), offloop.run_quietly, work)
         future.add_done_callback(lambda _: self._prepared(request))
         return True
 
