@@ -325,7 +325,7 @@ class Engine:
         """Go on building the partitions' indexes for up to `budget_ms` (the server calls this while it is
         otherwise idle, so a build does not wait for queries); True while some build remains."""
         with self.metering.lock:
-            return self._queries.indexing.build(budget_ms)
+            return self._queries.index_reads.build(budget_ms)
 
     # -- durability ----------------------------------------------------------------------------
 

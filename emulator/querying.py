@@ -35,7 +35,7 @@ from cosmoscore.sql.executor import plan_for
 from cosmoscore.sql.indexing import counts_from_index
 from emulator import budget, errors, queries
 from emulator.budget import QuerySettings
-from emulator.indexing import Indexing
+from emulator.index_reads import IndexReads
 from emulator.items import Items
 from emulator.metering import Context, Meter, Metering
 from emulator.model import Container, PkRange
@@ -103,7 +103,7 @@ class QueryService:
         self.consistency = consistency
         self._results = queries.ResultCache()  # query results being paged, per range and LSN
         self.settings = settings
-        self.indexing = Indexing(lambda: self.settings.index)
+        self.index_reads = IndexReads(lambda: self.settings.index)
         self._range_docs: dict[tuple[str, str], tuple[int, list[dict[str, Any]]]] = {}
 
     def page(self, ctx: Context, db_id: str, coll_id: str, spec: QuerySpec, gate: Gate | None = None) -> QueryPage:
@@ -234,7 +234,7 @@ class QueryService:
         rng = target.range
         found, matched = None, None  # matched: what a scan would match, when the index hands over fewer
         if use.served_by_index and target.interval.covers(_whole(rng)):
-            found, matched = self.indexing.documents(rng, query, params)
+            found, matched = self.index_reads.documents(rng, query, params)
         if found is None:
             docs, scope_bytes = self.scope_documents(coll, target)
             average = scope_bytes / len(docs) if docs else 0.0

@@ -20,7 +20,7 @@ from emulator.queries import guarded
 from emulator.range_index import IndexSettings
 
 
-class Indexing:
+class IndexReads:
     def __init__(self, settings: Callable[[], IndexSettings]) -> None:
         self.settings = settings  # read at each use: the service's settings may be replaced
         self._building: dict[int, PkRange] = {}  # ranges with an index still being built, by identity
