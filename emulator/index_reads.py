@@ -22,7 +22,7 @@ from emulator.range_index import IndexSettings
 
 class IndexReads:
     def __init__(self, settings: Callable[[], IndexSettings]) -> None:
-        self.settings = settings  # read at each use: the service's settings may be replaced
+        self.settings = settings  # read at each use: the query service holds them
         self._building: dict[int, PkRange] = {}  # ranges with an index still being built, by identity
 
     def documents(
