@@ -34,7 +34,7 @@ log = logging.getLogger("ruscope.emulator")
 
 HISTORY_FILE = "history.jsonl.gz"  # the metrics history in the data directory (emulator.history_store)
 INDEX_SLICE_MS = 10.0  # ours: index building between requests, in slices no request waits longer than
-INDEX_IDLE_S = 0.05  # how often to look for index builds when there are none
+INDEX_IDLE_S = 0.2  # how often to look for index builds when there are none
 
 
 def open_engine(

@@ -104,10 +104,10 @@ def _pages_of_a_sparse_query(port: int) -> int:
 
     client = CosmosClient(f"http://127.0.0.1:{port}/", credential=WELL_KNOWN_KEY, raw_response_hook=count)
     container = client.create_database("d").create_container("c", PartitionKey("/k"))
-    for i in range(600):
+    for i in range(300):
         container.create_item({"id": str(i), "k": "a", "n": i})
     rows = list(container.query_items("SELECT VALUE c.n FROM c WHERE c.n % 100 = 0", partition_key="a"))
-    assert rows == [0, 100, 200, 300, 400, 500]
+    assert rows == [0, 100, 200]
     return len(pages)
 
 
