@@ -3,8 +3,8 @@ service: a bounded ORDER BY's first rows, or a filter's candidates, and the buil
 
 The charge never depends on it: an index-served query is charged for its matches (ru-cost-model.md
 §3.3), which the candidates all hold, and a bounded ORDER BY reports the count a scan would match.
-Builds begin on a query's first probe of a path, within its page's budget, and are finished between
-requests (`build`, which the server calls when it is otherwise idle), so they do not wait for queries.
+A query's first probe of a path asks for its index; the server builds it between requests (`build`, in
+slices), and a page may build within `IndexSettings.build_budget_ms` (0 by default).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class IndexReads:
         """Advance the unfinished builds for up to `budget_ms`; True while some remain."""
         deadline = time.perf_counter() + budget_ms / 1000
         for key, rng in list(self._building.items()):
-            if rng.indexes.advance(rng.written, deadline):
+            if rng.indexes.advance(rng.written, self.settings(), deadline):
                 del self._building[key]
             if time.perf_counter() >= deadline:
                 break

@@ -10,8 +10,9 @@ entered: no probe can match them.
 
 An index only narrows the documents a query reads; the query still runs its whole WHERE over them, so
 results and charges (which count matches, not documents read) are the same as a scan's, in the same
-write order. Building is paced (`IndexSettings.build_budget_ms` per query page; the pages scan
-meanwhile) so a large partition's first probe does not stall other clients; writes keep built indexes
+write order. A probed path is built by the server between requests, in slices (`emulator.index_reads`),
+or, with `IndexSettings.build_budget_ms`, within the pages that probe it; until then its queries scan.
+No build stalls other clients; writes keep built indexes
 current as they happen (a write always has the highest write sequence, so it goes last among its ties).
 """
 
@@ -50,7 +51,10 @@ class IndexSettings:
     max_paths: int = 8  # paths indexed per physical partition; the least recently probed is dropped
     min_documents: int = 1_000  # smaller partitions are scanned: a scan is as fast as a lookup
     max_share: float = 0.25  # a probe matching more of the partition than this scans instead
-    build_budget_ms: float = 40.0  # building time per query page; the pages scan while it builds
+    # building time a query page may spend on an index it needs; 0: none, the server builds it between
+    # requests (`ruscope emulator` and the demo), and in-process engines, whose queries are mostly one-off
+    # (the advisor), never build
+    build_budget_ms: float = 0.0
 
 
 def _reader(steps: Steps) -> Callable[[Any], Any]:
@@ -280,6 +284,7 @@ class RangeIndexes:
 
     def __init__(self) -> None:
         self.paths: OrderedDict[Steps, PathIndex] = OrderedDict()
+        self.wanted: OrderedDict[Steps, None] = OrderedDict()  # probed, not indexed yet: the server builds them
 
     def record_write(self, old: StoredItem | None, new: StoredItem) -> None:
         for index in self.paths.values():
@@ -293,13 +298,18 @@ class RangeIndexes:
 
     def clear(self) -> None:
         self.paths.clear()
+        self.wanted.clear()
 
     @property
     def building(self) -> bool:
-        return any(not index.ready for index in self.paths.values())
+        return bool(self.wanted) or any(not index.ready for index in self.paths.values())
 
-    def advance(self, written: dict[int, StoredItem], deadline: float) -> bool:
-        """Go on building unfinished indexes until `deadline` (perf_counter); True once all are complete."""
+    def advance(self, written: dict[int, StoredItem], settings: IndexSettings, deadline: float) -> bool:
+        """Begin the wanted indexes and go on building unfinished ones until `deadline` (perf_counter);
+        True once all are complete."""
+        for steps in list(self.wanted):
+            self._index(steps, written, settings)
+        self.wanted.clear()
         return all(index.build(written, deadline) for index in list(self.paths.values()))
 
     def candidates(
@@ -314,8 +324,8 @@ class RangeIndexes:
         for probe in probes:
             if probe.keys is not None and len(probe.keys) * _KEYS_PER_SCAN > len(written):
                 continue  # a search per key would cost more than reading the partition
-            index = self._index(probe.steps, written, settings)
-            if not index.build(written, deadline):
+            index = self._ready(probe.steps, written, settings, deadline)
+            if index is None:
                 continue
             spans = index.spans(probe)
             if best is None or _count(spans) < _count(best):
@@ -331,13 +341,30 @@ class RangeIndexes:
         the query matches (what a scan would charge); None when the partition should be scanned."""
         if len(written) < settings.min_documents:
             return None
-        index = self._index(scan.steps, written, settings)
-        if not index.build(written, time.perf_counter() + settings.build_budget_ms / 1000):
+        index = self._ready(scan.steps, written, settings, time.perf_counter() + settings.build_budget_ms / 1000)
+        if index is None:
             return None
         found = _first_in_order(index, scan, len(written))
         if found is None or len(found[0]) > settings.max_share * len(written):
             return None
         return [item.doc for item in found[0]], found[1]
+
+    def _ready(
+        self, steps: Steps, written: dict[int, StoredItem], settings: IndexSettings, deadline: float
+    ) -> PathIndex | None:
+        """The path's index if it is complete. Without a build budget, a path not indexed yet is only
+        wanted: the server builds it between requests (`advance`), and an in-process engine, whose queries
+        are mostly one-off, never pays for it."""
+        index = self.paths.get(steps)
+        if index is None and settings.build_budget_ms <= 0:
+            self.wanted[steps] = None
+            while len(self.wanted) > settings.max_paths:
+                self.wanted.popitem(last=False)
+            return None
+        index = self._index(steps, written, settings)
+        if not index.ready and settings.build_budget_ms > 0:
+            index.build(written, deadline)
+        return index if index.ready else None
 
     def _index(self, steps: Steps, written: dict[int, StoredItem], settings: IndexSettings) -> PathIndex:
         index = self.paths.get(steps)

@@ -27,7 +27,7 @@ from emulator.model import StoredItem
 from emulator.range_index import IndexSettings, RangeIndexes, presorted
 
 CTX = Context()
-EAGER = QuerySettings(index=IndexSettings(min_documents=0, max_share=1.0))
+EAGER = QuerySettings(index=IndexSettings(min_documents=0, max_share=1.0, build_budget_ms=1e9))  # built inline
 OFF = QuerySettings(index=IndexSettings(min_documents=10**9))
 VALUES = [0, 1, 1.0, 2.5, -3, 10, "a", "ab", "abc", "b", "", "B", True, False, None, [1], {"x": 1}, "1"]
 MISSING = object()
@@ -186,7 +186,7 @@ def test_probes_name_only_what_an_index_can_answer() -> None:
 
 
 def test_a_paced_build_stays_exact_while_writes_land_between_its_steps() -> None:
-    paced = QuerySettings(index=IndexSettings(min_documents=0, max_share=1.0, build_budget_ms=0.0))
+    paced = QuerySettings(index=IndexSettings(min_documents=0, max_share=1.0, build_budget_ms=1e-6))  # a chunk
     engine = make(paced)
     rnd = random.Random(7)
     apply(engine, [("put", i, rnd.randrange(len(VALUES) + 1)) for i in range(9_000)])
@@ -227,14 +227,17 @@ def test_small_partitions_and_unselective_probes_scan() -> None:
     apply(engine, [("put", i, 1) for i in range(50)])
     rng = engine.container("d", "c").ranges[0]
     probes = index_probes(parse_query("SELECT * FROM c WHERE c.v = 1"), {})
-    assert indexes.candidates(rng.written, probes, IndexSettings()) is None  # 50 < 1,000 documents
-    assert indexes.candidates(rng.written, probes, IndexSettings(min_documents=0)) is None  # all match
-    assert indexes.candidates(rng.written, probes, IndexSettings(min_documents=0, max_share=1.0)) is not None
+    inline = IndexSettings(build_budget_ms=1e9)
+    assert indexes.candidates(rng.written, probes, inline) is None  # 50 < 1,000 documents
+    assert indexes.candidates(rng.written, probes, replace(inline, min_documents=0)) is None  # all match
+    assert indexes.candidates(rng.written, probes, replace(inline, min_documents=0, max_share=1.0)) is not None
 
 
 @pytest.mark.parametrize("max_paths", [1, 2])
 def test_the_least_recently_probed_path_is_dropped(max_paths: int) -> None:
-    settings_ = QuerySettings(index=IndexSettings(min_documents=0, max_share=1.0, max_paths=max_paths))
+    settings_ = QuerySettings(
+        index=IndexSettings(min_documents=0, max_share=1.0, max_paths=max_paths, build_budget_ms=1e9)
+    )
     engine = make(settings_)
     apply(engine, [("put", i, i % 5) for i in range(30)])
     for sql in ("SELECT * FROM c WHERE c.v = 1", "SELECT * FROM c WHERE c.n = 2", "SELECT * FROM c WHERE c.v = 3"):
@@ -244,8 +247,8 @@ def test_the_least_recently_probed_path_is_dropped(max_paths: int) -> None:
 
 
 def test_the_server_finishes_an_index_build_between_requests(make_emulator) -> None:
-    paced = QuerySettings(index=IndexSettings(min_documents=0, max_share=1.0, build_budget_ms=0.0))
-    emu = make_emulator(query_settings=paced, throttling=False)
+    served = QuerySettings(index=IndexSettings(min_documents=0, max_share=1.0))  # no building within pages
+    emu = make_emulator(query_settings=served, throttling=False)
     engine = emu.engine
     engine.create_database(CTX, {"id": "d"})
     body = {"id": "c", "partitionKey": {"paths": ["/pk"], "kind": "Hash", "version": 2}}
@@ -253,14 +256,14 @@ def test_the_server_finishes_an_index_build_between_requests(make_emulator) -> N
     apply(engine, [("put", i, i % len(VALUES)) for i in range(20_000)])
     container = CosmosClient(emu.url, credential=emu.key).get_database_client("d").get_container_client("c")
     sql = "SELECT VALUE c.id FROM c WHERE c.v = 'ab'"
-    rows = list(container.query_items(sql, enable_cross_partition_query=True))  # one query: one chunk indexed
+    rows = list(container.query_items(sql, enable_cross_partition_query=True))  # a scan; the index is wanted
     assert sorted(rows) == sorted(r["id"] for r in scanned(engine, "SELECT * FROM c WHERE c.v = 'ab'"))
-    index = engine.container("d", "c").ranges[0].indexes.paths[("v",)]
-    for _ in range(500):  # no query more: the server builds the rest while idle
-        if index.ready:
+    indexes = engine.container("d", "c").ranges[0].indexes
+    for _ in range(500):  # no query more: the server builds it while idle
+        if ("v",) in indexes.paths and indexes.paths[("v",)].ready:
             break
         time.sleep(0.01)
-    assert index.ready
+    assert indexes.paths[("v",)].ready
     assert list(container.query_items(sql, enable_cross_partition_query=True)) == rows
 
 

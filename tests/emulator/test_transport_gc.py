@@ -50,7 +50,7 @@ from emulator.budget import QuerySettings
 from emulator.engine import Context, Engine, QuerySpec, ThroughputSpec
 from emulator.range_index import IndexSettings
 
-engine = Engine(throttling=False, query_settings=QuerySettings(index=IndexSettings(min_documents=0, max_share=1.0)))
+engine = Engine(throttling=False, query_settings=QuerySettings(index=IndexSettings(min_documents=0, max_share=1.0, build_budget_ms=1e9)))
 ctx = Context()
 engine.create_database(ctx, {"id": "d"})
 engine.create_container(ctx, "d", {"id": "c", "partitionKey": {"paths": ["/k"], "kind": "Hash", "version": 2}},
