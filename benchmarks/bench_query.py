@@ -5,8 +5,8 @@
 2. 500,000 items of 1 KB on 10 physical partitions (query_server.py, populated in-process): a fan-out
    `SELECT VALUE COUNT(1)`, a selective filtered fan-out, a filtered count and a filter matching nothing
    (the SDK's and HTTP's own cost of a fan-out), each checked against a plain-Python loop over the same
-   dicts, timed in this run (the baseline). Each query's first run is shown apart: it begins the
-   partitions' index builds for the paths it probes, which the server ends while idle; then best of 3.
+   dicts, timed in this run (the baseline). Each query's first run is shown apart: it scans and asks
+   for the partitions' indexes of the paths it probes, which the server builds while idle; then best of 3.
    The server's memory comes from its /proc/<pid>/status: RSS over its idle RSS, as a multiple of the raw
    JSON size. Also `ORDER BY id OFFSET 100 LIMIT 10` against a heap (`heapq.nsmallest`), the first
    filtered fan-out after writes to every physical partition against the same query warm (best of 3
@@ -41,7 +41,7 @@ LOOP_TARGET = 3.0  # issue 14: a filtered fan-out and ORDER BY OFFSET/LIMIT with
 AFTER_WRITE_TARGET = 1.2  # issue 14: the first query after a write within 1.2x of warm
 GC_PAUSE_TARGET_MS = 150.0  # issue 14: the worst pause under a 500k-document load
 MEMORY_TARGET = 3.0
-BUILD_PAUSE_S = 3.0  # after a query's first run: its partitions' index builds end between requests (~1.2 s here)
+BUILD_PAUSE_S = 3.0  # after a query's first run: the server builds the indexes it asked for (~1.2 s here)
 MB = 1024 * 1024
 
 
@@ -259,7 +259,7 @@ def run_fan_outs(url: str, docs: list[dict[str, Any]], runs: int) -> list[Row]:
 
         try:
             first_s, _ = best_of(1, lambda f=fan_out: query(f.sql.format(a=next(aliases))))
-            time.sleep(BUILD_PAUSE_S)  # the server finishes the index builds the first run began, while idle
+            time.sleep(BUILD_PAUSE_S)  # the server builds the indexes the first run asked for, while idle
             emu_s, got = best_of(runs, lambda f=fan_out: query(f.sql.format(a=next(aliases))))
             last_run = Probe(probe.requests, probe.charge, set(probe.ranges))
             query(fan_out.sql.format(a="c"))  # computes every range's result and caches it
@@ -332,8 +332,8 @@ def fan_outs(items: int, runs: int) -> None:
             f"{row.probe.requests:>8} {len(row.probe.ranges):>8} {row.probe.charge:>9.1f}  {row.verdict}"
         )
     print(
-        f"  first s: the first run (it begins each partition's index of the paths it probes); emulator s: best of "
-        f"the runs {BUILD_PAUSE_S:g} s after it\n  (the server ends the builds while idle), each with a new alias "
+        f"  first s: the first run (it scans, and asks for each partition's index of the paths it probes); emulator s: best of "
+        f"the runs {BUILD_PAUSE_S:g} s after it\n  (the server builds the indexes while idle), each with a new alias "
         "(no result-cache hits); loop s: the baseline, in "
         "creation order; cached s: the same text again;\n  pk-loop s: the loop over the same dicts grouped by "
         "partition key (the emulator's reading order); requests, pkranges, RU: one run, via raw_response_hook"
