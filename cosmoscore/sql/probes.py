@@ -70,25 +70,22 @@ class OrderedScan:
 
 def ordered_scan(query: a.Query, params: Mapping[str, Any]) -> OrderedScan | None:
     """The index-ordered form of a bounded single-path ORDER BY over plain documents, else None."""
-    sources, select = query.sources, query.select
-    if len(sources) != 1 or len(query.order_by) != 1 or query.group_by or select.distinct:
+    select = query.select
+    if len(query.sources) != 1 or len(query.order_by) != 1 or query.group_by or select.distinct:
         return None
-    if any(has_aggregate(e) for e in select_exprs(select)):
-        return None
-    source = sources[0]
-    coll = source.collection
-    if coll.subquery is not None or coll.path or source.iterate:
+    alias = _documents_alias(query)
+    if alias is None or any(has_aggregate(e) for e in select_exprs(select)):
         return None
     ctx = constants_context(params)
     try:
         limit = _row_bound(query, ctx)
         item = query.order_by[0]
-        steps = _steps(item.expr, source.alias, ctx)
+        steps = _steps(item.expr, alias, ctx)
         bounds: list[Probe] = []
         for conjunct in chain_operands(query.where, "AND") if query.where is not None else []:
             if isinstance(conjunct, a.Literal) and conjunct.value is True:
                 continue
-            probe = _probe(conjunct, source.alias, ctx)
+            probe = _probe(conjunct, alias, ctx)
             if probe is None or not probe.is_range or probe.steps != steps:
                 return None  # another filter: the first rows in order need not pass it
             bounds.append(probe)
@@ -96,10 +93,7 @@ def ordered_scan(query: a.Query, params: Mapping[str, Any]) -> OrderedScan | Non
         return None
     if limit is None or steps is None:
         return None
-    by_rank: dict[int, Probe] = {}
-    for probe in bounds:
-        by_rank[probe.rank] = _intersect(by_rank[probe.rank], probe) if probe.rank in by_rank else probe
-    return OrderedScan(steps, item.descending, limit, tuple(by_rank.values()))
+    return OrderedScan(steps, item.descending, limit, tuple(_intersected(bounds)))
 
 
 def _row_bound(query: a.Query, ctx: Any) -> int | None:
@@ -119,28 +113,39 @@ def _row_bound(query: a.Query, ctx: Any) -> int | None:
 
 def index_probes(query: a.Query, params: Mapping[str, Any]) -> list[Probe]:
     """The probes of the WHERE clause's root conjuncts on the container alias (empty when none apply)."""
-    if query.where is None or not query.sources:
+    alias = _documents_alias(query)
+    if query.where is None or alias is None:
         return []
+    ctx = constants_context(params)
+    found: list[Probe] = []
+    for conjunct in chain_operands(query.where, "AND"):
+        try:
+            probe = _probe(conjunct, alias, ctx)
+        except SqlError:  # an unresolved parameter: the query itself reports it
+            return []
+        if probe is not None:
+            found.append(probe)
+    return [p for p in found if not p.is_range] + _intersected([p for p in found if p.is_range])
+
+
+def _documents_alias(query: a.Query) -> str | None:
+    """The alias of the first FROM source when it is the container's documents themselves, else None."""
+    if not query.sources:
+        return None
     source = query.sources[0]
     coll = source.collection
     if coll.subquery is not None or coll.path or source.iterate:
-        return []  # the first source is not the documents themselves
-    ctx = constants_context(params)
-    equal: list[Probe] = []
-    ranges: dict[tuple[Steps, int], Probe] = {}
-    for conjunct in chain_operands(query.where, "AND"):
-        try:
-            probe = _probe(conjunct, source.alias, ctx)
-        except SqlError:  # an unresolved parameter: the query itself reports it
-            return []
-        if probe is None:
-            continue
-        if probe.is_range:
-            key = (probe.steps, probe.rank)
-            ranges[key] = _intersect(ranges[key], probe) if key in ranges else probe
-        else:
-            equal.append(probe)
-    return equal + list(ranges.values())
+        return None
+    return source.alias
+
+
+def _intersected(ranges: list[Probe]) -> list[Probe]:
+    """Range probes with one per path and type: those on the same ones intersected."""
+    merged: dict[tuple[Steps, int], Probe] = {}
+    for probe in ranges:
+        key = (probe.steps, probe.rank)
+        merged[key] = _intersect(merged[key], probe) if key in merged else probe
+    return list(merged.values())
 
 
 def _probe(node: Any, alias: str, ctx: Any) -> Probe | None:
