@@ -10,6 +10,7 @@ slices), and a page may build within `IndexSettings.build_budget_ms` (0 by defau
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +24,9 @@ from emulator.range_index import IndexSettings
 class IndexReads:
     def __init__(self, settings: Callable[[], IndexSettings]) -> None:
         self.settings = settings  # read at each use: the query service holds them
-        self._building: dict[int, PkRange] = {}  # ranges with an index still being built, by identity
+        # ranges with an index still being built, by identity; weakly held, so a range gone with its container
+        # or a split (or never built: an in-process engine has no builder) is not kept alive here
+        self._building: weakref.WeakValueDictionary[int, PkRange] = weakref.WeakValueDictionary()
 
     def documents(
         self, rng: PkRange, query: Query, params: dict[str, Any]
@@ -46,7 +49,7 @@ class IndexReads:
         deadline = time.perf_counter() + budget_ms / 1000
         for key, rng in list(self._building.items()):
             if rng.indexes.advance(rng.written, self.settings(), deadline):
-                del self._building[key]
+                self._building.pop(key, None)
             if time.perf_counter() >= deadline:
                 break
         return bool(self._building)

@@ -285,3 +285,20 @@ def test_a_presorted_list_is_the_one_sortedcontainers_builds() -> None:
         ours.add(StoredItem({"v": rnd.randrange(300)}, 10, 5_000 + n))
         del ours[rnd.randrange(len(ours))]
     ours._check()
+
+
+def test_a_range_waiting_for_its_index_is_not_kept_alive_once_its_container_is_gone() -> None:
+    """An in-process engine has no builder: the ranges whose indexes are wanted must not outlive their container."""
+    import gc
+    import weakref
+
+    engine = make(QuerySettings(index=IndexSettings(min_documents=0, max_share=1.0)))  # no building in pages
+    apply(engine, [("put", i, i % len(VALUES)) for i in range(50)])
+    single_range_answer(engine, "SELECT * FROM c WHERE c.v = 1")  # asks for the index of /v
+    rng = engine.container("d", "c").ranges[0]
+    assert rng.indexes.wanted and not rng.indexes.paths
+    gone = weakref.ref(rng)
+    del rng
+    engine.delete_container(CTX, "d", "c")
+    gc.collect()
+    assert gone() is None
