@@ -1,7 +1,7 @@
 """ruscope analysis: pure functions from store frames to the numbers the dashboard and `ruscope report` show.
 
 Nothing here reads files, talks to the network or imports Streamlit: every function takes pandas frames
-(the store's tables, `collectors.store`) and returns a frame or a plain value, so it is tested on frames
+(the store's tables, `store`) and returns a frame or a plain value, so it is tested on frames
 built in the test.
 
 - `scope`: the time range and the scope (account, database, container) a view covers, shared by every page.

@@ -1,7 +1,7 @@
 """The stored advice shaped for the Advisor page: which advice to show, and the designs side by side.
 
 Pure functions on the `advice_designs`, `advice_queries` and `advice_partitions` tables
-(`collectors.store.records_advice`, written by `ruscope advise`): one advice is one run id; designs are
+(`store.records_advice`, written by `ruscope advise`): one advice is one run id; designs are
 ordered by their rank in it, so every table and figure lists the advice first.
 """
 

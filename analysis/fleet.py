@@ -1,6 +1,6 @@
 """Fleet: every container of every account in a store frame, one row each, ranked by risk, then by waste.
 
-Pure functions over the store's frames (`collectors.store`), of which they read only the `*_COLUMNS` below.
+Pure functions over the store's frames (`store`), of which they read only the `*_COLUMNS` below.
 The time range and scope are cut before these run (`analysis.scope`). A container is identified by
 (account, database, container); rows outside any container (`container` empty: the client's account read,
 account- or database-level metrics) are left out.

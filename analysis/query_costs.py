@@ -1,7 +1,7 @@
 """Query costs: what each replayed query costs per execution, how that changes between runs, which
 physical partitions (pkranges) the cost lands on, and how the query was routed.
 
-Pure functions over the store's `executions` and `requests` frames (`collectors.store`), of which they read
+Pure functions over the store's `executions` and `requests` frames (`store`), of which they read
 only `EXECUTION_COLUMNS` and `REQUEST_COLUMNS`. Narrowing a frame to a time range or a database and
 container is `analysis.scope`'s job, done before these run.
 

@@ -13,7 +13,7 @@ the median printed, default 3). In a temporary directory it removes afterwards
 
 Then, each in a child process of its own (a fresh Streamlit cache, and its peak RSS is that measurement's):
 
-- the baseline: `collectors.store.read_table` of the columns the pages read (executions, the latest run's
+- the baseline: `store.read_table` of the columns the pages read (executions, the latest run's
   requests from its start, as the page reads them; metrics and partitions), nothing else;
 - each page (Query costs, Hot partitions) through Streamlit's AppTest: the first run (cold: an empty
   cache) and a second run (warm: what a widget change costs), with the libraries already imported.
@@ -44,7 +44,7 @@ import pyarrow as pa
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
-from collectors.store import EXECUTIONS, PARTITIONS, REQUESTS, TABLES, compact, read_table, write_arrow  # noqa: E402
+from store import EXECUTIONS, PARTITIONS, REQUESTS, TABLES, compact, read_table, store_location, write_arrow  # noqa: E402
 
 METRICS = TABLES["metrics"]
 GB = 1024**3
@@ -218,14 +218,18 @@ def build(store: Path, *, days: int, pkranges: int, runs: int) -> None:
     first_day = (end - dt.timedelta(days=days)).replace(hour=0)
     for d in range(days):
         day = first_day + dt.timedelta(days=d)
-        write_arrow(store, METRICS, metric_day(day, pkranges, rng), run_id=f"m{day:%Y%m%d}", part="p000")
-        write_arrow(store, PARTITIONS, partitions_day(day, pkranges), run_id=f"s{day:%Y%m%d}", part="p000")
+        write_arrow(
+            store_location(store), METRICS, metric_day(day, pkranges, rng), run_id=f"m{day:%Y%m%d}", part="p000"
+        )
+        write_arrow(
+            store_location(store), PARTITIONS, partitions_day(day, pkranges), run_id=f"s{day:%Y%m%d}", part="p000"
+        )
     ex, rq = run_template(pkranges, 8)
     for run in range(runs):
         executions, requests = run_tables(ex, rq, run, end - dt.timedelta(hours=runs - run), rng)
-        write_arrow(store, EXECUTIONS, executions, run_id=f"r{run:04d}", part="p000")
-        write_arrow(store, REQUESTS, requests, run_id=f"r{run:04d}", part="p000")
-    for _ in compact(store, retention_hours=0):
+        write_arrow(store_location(store), EXECUTIONS, executions, run_id=f"r{run:04d}", part="p000")
+        write_arrow(store_location(store), REQUESTS, requests, run_id=f"r{run:04d}", part="p000")
+    for _ in compact(store_location(store), retention_hours=0):
         pass
 
 
@@ -254,7 +258,7 @@ def child_baseline(store: Path, page: str) -> dict:
             executions = frames["executions"]
             run_ids = (executions["run_id"].iloc[executions["time"].argmax()],)
             since = executions.loc[executions["run_id"].eq(run_ids[0]), "time"].min()
-        frames[table] = read_table(store, table, columns=columns, since=since, run_ids=run_ids)
+        frames[table] = read_table(store_location(store), table, columns=columns, since=since, run_ids=run_ids)
         rows += len(frames[table])
     return {"seconds": time.perf_counter() - t0, "rows": rows, "peak": peak_rss()}
 
@@ -270,7 +274,7 @@ def child_page(store: Path, root: Path, page: str) -> dict:
     import plotly.graph_objects  # noqa: F401
     from streamlit.testing.v1 import AppTest
 
-    for package in ("analysis", "dashboard", "collectors.store"):  # ruscope's own modules, as a server has them
+    for package in ("analysis", "dashboard", "store"):  # ruscope's own modules, as a server has them
         module = importlib.import_module(package)
         for found in pkgutil.iter_modules(module.__path__, f"{package}."):
             if found.name not in ("dashboard.app",):
@@ -354,7 +358,10 @@ def main() -> None:
             days, pkranges, runs = (3, 20, 72) if args.small else (30, 100, 730)
             t0 = time.perf_counter()
             build(store, days=days, pkranges=pkranges, runs=runs)
-            counts = {t: len(read_table(store, t, columns=["time"])) for t in ("metrics", "executions", "requests")}
+            counts = {
+                t: len(read_table(store_location(store), t, columns=["time"]))
+                for t in ("metrics", "executions", "requests")
+            }
             print(f"built {days} days, {pkranges} pkranges, {runs} runs in {time.perf_counter() - t0:.0f} s: "
                   + ", ".join(f"{n:,} {t}" for t, n in counts.items()))  # fmt: skip
         report(store, args.root.resolve(), args.repeat)

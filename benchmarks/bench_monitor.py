@@ -183,6 +183,7 @@ def child_collect(args: argparse.Namespace) -> dict[str, Any]:
     from collectors.config import parse_config
     from collectors.metrics import MetricsCollector
     from collectors.registry import run_collector
+    from store import store_location
 
     account = {"name": "local", "endpoint": "http://127.0.0.1:1/", "database": "t", "monitor_resource": RESOURCE}
     monitor: dict[str, Any] = {"endpoint": args.endpoint, "backfill_hours": args.days * 24, "metrics": METRICS}
@@ -197,7 +198,7 @@ def child_collect(args: argparse.Namespace) -> dict[str, Any]:
     summary = run_collector(
         MetricsCollector(client_options=options),
         config,
-        store=args.store,
+        store=store_location(args.store),
         clock=lambda: args.now,
         out=lines.append,
         err=lines.append,

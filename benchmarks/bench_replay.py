@@ -309,11 +309,12 @@ class Bench:
 
     def replay(self, store: Path | None = None, **kwargs: Any) -> Any:
         from collectors.replay import replay
+        from store import store_location
 
         errors: list[str] = []
         summary = replay(
             self.config,
-            store=store or next(self.stores),
+            store=store_location(store or next(self.stores)),
             credential=self.key,
             progress=False,
             out=lambda line: None,
@@ -337,7 +338,7 @@ def check_same_work(bench: Bench) -> tuple[int, Counter[str], int]:
     """One replay and one hooked bare loop must send the same requests and see the same items."""
     from collectors.capture import request_kind
     from collectors.replay import _query_kwargs
-    from collectors.store import read_table
+    from store import read_table, store_location
 
     for spec, raw in zip(bench.config.queries, bench.data["queries"]):
         for feed_range in (None, {"Range": {"min": "", "max": "FF"}}):
@@ -346,7 +347,10 @@ def check_same_work(bench: Bench) -> tuple[int, Counter[str], int]:
     store = next(bench.stores)
     gc.collect()  # see timed()
     bench.replay(store)
-    requests, executions = read_table(store, "requests"), read_table(store, "executions")
+    requests, executions = (
+        read_table(store_location(store), "requests"),
+        read_table(store_location(store), "executions"),
+    )
     replayed = Counter(requests["request_kind"])
     seen: Counter[str] = Counter()
 

@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from collectors.store import EXECUTIONS, REQUESTS, compact, read_table, write_arrow
+from store import EXECUTIONS, REQUESTS, compact, read_table, store_location, write_arrow
 
 START = dt.datetime(2026, 10, 1, 14, tzinfo=dt.UTC)  # 730 hourly runs end at 23:00: the last day is whole
 
@@ -61,14 +61,14 @@ def build(store: Path, runs: int, requests: int, executions: int) -> None:
     for n in range(runs):
         run_id, start = f"r{n:04d}", START + dt.timedelta(hours=n)
         write_arrow(
-            store,
+            store_location(store),
             REQUESTS,
             fake_rows(REQUESTS.schema, requests // runs, run_id, start, rng),
             run_id=run_id,
             part="p000",
         )
         write_arrow(
-            store,
+            store_location(store),
             EXECUTIONS,
             fake_rows(EXECUTIONS.schema, executions // runs, run_id, start, rng),
             run_id=run_id,
@@ -95,20 +95,26 @@ def baseline_file(tmp: Path, name: str, data: pa.Table) -> Path:
 
 def measure_reads(store: Path, tmp: Path, label: str) -> None:
     day = last_day(store)  # `since` the last day is one day: what the dashboard's "last 24 h" reads
-    one_day = read_table(store, "requests", since=day)
+    one_day = read_table(store_location(store), "requests", since=day)
     day_file = baseline_file(
         tmp, "requests_day", pa.Table.from_pandas(one_day, schema=REQUESTS.schema, preserve_index=False)
     )
     all_file = baseline_file(
         tmp,
         "executions",
-        pa.Table.from_pandas(read_table(store, "executions"), schema=EXECUTIONS.schema, preserve_index=False),
+        pa.Table.from_pandas(
+            read_table(store_location(store), "executions"), schema=EXECUTIONS.schema, preserve_index=False
+        ),
     )
     for what, ours, bare in (
-        ("executions (all)", lambda: read_table(store, "executions"), lambda: pq.read_table(all_file).to_pandas()),
+        (
+            "executions (all)",
+            lambda: read_table(store_location(store), "executions"),
+            lambda: pq.read_table(all_file).to_pandas(),
+        ),
         (
             f"requests ({day})",
-            lambda: read_table(store, "requests", since=day),
+            lambda: read_table(store_location(store), "requests", since=day),
             lambda: pq.read_table(day_file).to_pandas(),
         ),
     ):
@@ -119,7 +125,7 @@ def measure_reads(store: Path, tmp: Path, label: str) -> None:
 
 
 def last_day(store: Path) -> dt.date:
-    newest = read_table(store, "requests", columns=["time"])["time"].max()
+    newest = read_table(store_location(store), "requests", columns=["time"])["time"].max()
     return dt.date(newest.year, newest.month, newest.day)
 
 
@@ -127,7 +133,7 @@ def writer(store: str, w: int, commits: int, rows: int) -> None:
     rng = np.random.default_rng(w)
     for n in range(commits):
         data = fake_rows(REQUESTS.schema, rows, f"w{w}", START + dt.timedelta(minutes=n), rng)
-        write_arrow(store, REQUESTS, data, run_id=f"w{w}", part=f"p{n:04d}")
+        write_arrow(store_location(store), REQUESTS, data, run_id=f"w{w}", part=f"p{n:04d}")
 
 
 def measure_appends(tmp: Path, writers: int, commits: int, rows: int) -> None:
@@ -142,7 +148,7 @@ def measure_appends(tmp: Path, writers: int, commits: int, rows: int) -> None:
     if any(p.exitcode for p in procs):
         raise SystemExit(f"a writer failed: exit codes {[p.exitcode for p in procs]}")
     elapsed = time.perf_counter() - t0
-    stored = len(read_table(store, "requests", columns=["seq"]))
+    stored = len(read_table(store_location(store), "requests", columns=["seq"]))
     total = writers * commits
     print(
         f"  {writers} writers x {commits} commits x {rows} rows: {elapsed:.1f} s, {total / elapsed:.1f} commits/s, "
@@ -165,7 +171,7 @@ def main() -> None:
         )
         measure_reads(store, tmp, "before compact")
         t0 = time.perf_counter()
-        for report in compact(store, retention_hours=0):
+        for report in compact(store_location(store), retention_hours=0):
             print(f"  compact: {report.line()}")
         print(f"  compact took {time.perf_counter() - t0:.1f} s")
         measure_reads(store, tmp, "after compact")

@@ -1,5 +1,5 @@
-"""ruscope collectors: config models, the collector framework, the collectors (the only code importing
-azure.* clients) and the store.
+"""ruscope collectors: config models, the collector framework and the collectors (the only code importing
+azure.* clients). They write the store (the top-level `store` package).
 
 - `config.py`: `ruscope.toml` as pydantic models (`extra="forbid"`, located errors, read-only SQL); one
   account (`[cosmos]`) or many (`[[accounts]]`), both seen as `Config.all_accounts()` (`Account` values).
@@ -16,13 +16,11 @@ azure.* clients) and the store.
 - The replay collector: `replay.py` (its `fetch_*`, `execution_record`, the walk over the queries),
   `capture.py` (every HTTP request the SDK sends, as a `RequestRecord`), `routing.py` (the SDK's feed
   ranges as EPK ranges for `cosmoscore.routing`'s prediction).
-- `store/`: one Delta Lake table per store table, local or on Azure (its docstring); `from collectors.store
-  import read_table, compact, Segment, recover, ...`.
 
 To add a query: a `[[queries]]` entry in the config, nothing else.
 
 To add a collector: a module `collectors/<name>.py` with its `fetch_*` functions (network) and pure record
-builders, a record class per new table in `store/records.py`, and an object `COLLECTOR` with `name`,
+builders, a record class per new table in `store/records.py` (the top-level store package), and an object `COLLECTOR` with `name`,
 `budget(config)` and `collect(config, run, options)` (see `registry.Collector`); add the module to
 `registry.REGISTERED` and `ruscope collect` runs it after the others, once per account. `collect` works on
 one account, `config.account(options.account)` (its endpoint, databases, `monitor_resource`, queries, and

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pandas as pd
 
@@ -23,8 +22,8 @@ from analysis import alerts as rules
 from collectors.config import Config
 from collectors.config_alerts import AlertSettings
 from collectors.run import new_run_id
-from collectors.store import StoreLayoutError, read_table, write_frame
 from cosmoscore.limits import Limits
+from store import StoreLayoutError, StoreLocation, read_table, write_frame
 
 EXIT_ALERTS = 3  # DESIGN.md: "3 ran, and alerts fired"
 EXIT_PARTIAL = 1
@@ -34,7 +33,7 @@ Line = Callable[[str], None]
 
 def after_collect(
     cfg: Config,
-    store: Path | str,
+    store: StoreLocation,
     *,
     now: datetime,
     out: Line,
@@ -68,7 +67,7 @@ def after_collect(
 
 
 def evaluate(
-    store: Path | str, settings: AlertSettings, *, now: datetime, accounts: Collection[str], limits: Limits
+    store: StoreLocation, settings: AlertSettings, *, now: datetime, accounts: Collection[str], limits: Limits
 ) -> pd.DataFrame:
     """Every enabled rule on the store's rows of `accounts` (`analysis.alerts.ALERT_COLUMNS`)."""
     rows = _Rows(store, now, list(accounts), settings)
@@ -80,7 +79,7 @@ class _Rows:
     """The store's rows of the accounts evaluated up to `now`, each table read once: the window's (metrics,
     requests) or the lookback's (snapshots, executions), only the columns the rules read."""
 
-    def __init__(self, store: Path | str, now: datetime, accounts: list[str], settings: AlertSettings) -> None:
+    def __init__(self, store: StoreLocation, now: datetime, accounts: list[str], settings: AlertSettings) -> None:
         self.store, self.now, self.accounts = store, now, accounts
         self.window = now - timedelta(minutes=settings.window_minutes)
         self.lookback = now - timedelta(days=settings.lookback_days)

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from collectors.store import RequestRecord
+from store import RequestRecord
 
 REQUEST_KINDS = ("page", "refused", "query_plan", "pkranges", "metadata")
 

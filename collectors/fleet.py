@@ -19,14 +19,13 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from collectors.client import check_account
 from collectors.config import Account, Config
 from collectors.errors import describe_error
 from collectors.registry import Collector, Options, recover_store, run_collector
 from collectors.run import Line, RunSummary
-from collectors.store import StoreLayoutError, compact
+from store import StoreLayoutError, StoreLocation, compact
 
 EXIT_PARTIAL = 1
 # the collectors that talk to the Cosmos DB account itself (the others read Azure Monitor): an account that
@@ -91,7 +90,7 @@ class Job:
 
     chosen: Sequence[Collector]
     config: Config
-    store: Path | str
+    store: StoreLocation
     stop: threading.Event
     options: Options
     progress: bool
@@ -136,7 +135,7 @@ def collect_fleet(
     chosen: Sequence[Collector],
     config: Config,
     *,
-    store: Path | str,
+    store: StoreLocation,
     accounts: Sequence[Account] | None = None,
     stop: threading.Event | None = None,
     progress: bool = False,
@@ -163,7 +162,7 @@ def collect_fleet(
     return FleetOutcome(outcomes)
 
 
-def compact_after_collect(config: Config, store: Path | str, *, out: Line = print, err: Line = print) -> int:
+def compact_after_collect(config: Config, store: StoreLocation, *, out: Line = print, err: Line = print) -> int:
     """The optional pass after `collect` (`[store] compact_after_collect`): the store's optimize, checkpoint
     and vacuum, keeping `vacuum_retention_hours` for readers in flight; a line per table. Returns an exit
     code: 1 when it failed (the rows are stored either way; only the maintenance did not happen)."""

@@ -39,8 +39,8 @@ from collectors.logs_queries import result_columns as legacy_renames
 from collectors.metrics import aligned_window, chunks  # windows and day-long chunks, as for metrics
 from collectors.registry import Options
 from collectors.run import SEAL_SECONDS, Run
-from collectors.store import Record, Table, read_table
-from collectors.store.records import (
+from store import Record, Table, read_table
+from store.records import (
     LOG_KEY_RU,
     LOG_KEY_SIZES,
     LOG_QUERY_STATS,

@@ -43,8 +43,8 @@ from collectors.credentials import monitor_credential
 from collectors.errors import Fatal, auth_failure
 from collectors.registry import Options
 from collectors.run import Run
-from collectors.store import UTC_TIME, read_table, write_arrow
-from collectors.store.records import METRIC_DIMENSIONS, METRICS
+from store import UTC_TIME, read_table, write_arrow
+from store.records import METRIC_DIMENSIONS, METRICS
 
 NAMESPACE = "Microsoft.DocumentDB/databaseAccounts"
 MAX_RESULTS = 1000

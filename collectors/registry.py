@@ -17,12 +17,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
 from collectors.config import Config
 from collectors.run import Line, Run, RunSummary
-from collectors.store import recover
+from store import StoreLocation, recover
 
 REGISTERED = (
     "collectors.replay",
@@ -73,7 +72,7 @@ def run_collector(
     chosen: Collector,
     config: Config,
     *,
-    store: Path | str,
+    store: StoreLocation,
     stop: threading.Event | None = None,
     clock: Callable[[], float] = time.time,
     progress: bool = False,
@@ -103,7 +102,7 @@ def run_collector(
     return summary
 
 
-def recover_store(store: Path | str, *, out: Line = print, err: Line = print) -> int:
+def recover_store(store: StoreLocation, *, out: Line = print, err: Line = print) -> int:
     """Commit what killed runs left pending, exactly once; one line when there was any."""
     recovered = recover(store, warn=err)
     if recovered:

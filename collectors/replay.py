@@ -6,7 +6,7 @@ Every request is captured by `collectors.capture` (client-level hooks); every ex
 segment, sealing, budget, stop signal, summary) is `collectors.run`'s.
 
 Layers: `fetch_*` talk to the service, `execution_record` is pure, `Replay` walks the queries.
-To add a per-request field: add it to `RequestRecord` (collectors/store/records.py) and fill it in
+To add a per-request field: add it to `RequestRecord` (store/records.py) and fill it in
 `collectors.capture.request_fields`.
 """
 
@@ -18,7 +18,6 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from azure.cosmos import ContainerProxy, CosmosClient
@@ -33,9 +32,9 @@ from collectors.errors import describe_error
 from collectors.registry import Options, run_collector
 from collectors.replay_summary import summary_line
 from collectors.run import BUDGET, SEAL_SECONDS, BudgetReached, Run, RunSummary, Stopped
-from collectors.store import ExecutionRecord, RequestRecord
 from cosmoscore import routing as rules
 from cosmoscore.epk import EpkRange
+from store import ExecutionRecord, RequestRecord, StoreLocation
 
 OK, ERROR, STOPPED = "ok", "error", "stopped"
 Advance = Callable[[int], object]
@@ -297,7 +296,7 @@ COLLECTOR = ReplayCollector()
 def replay(
     config: Config,
     *,
-    store: Path | str,
+    store: StoreLocation,
     only: str | None = None,
     account: str | None = None,
     credential: Any = None,

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from collectors.config import QuerySpec
-from collectors.store import ExecutionRecord
 from cosmoscore.routing import routing_class
+from store import ExecutionRecord
 
 OK = "ok"
 

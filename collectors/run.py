@@ -18,11 +18,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 from tqdm import tqdm
 
-from collectors.store import Record, Segment
+from store import Record, Segment, StoreLocation
 
 SEAL_SECONDS = 30.0  # how often a long run turns its recorded rows into Parquet (the dashboard sees them)
 BUDGET, SIGNAL = "budget", "signal"
@@ -51,7 +50,7 @@ class RunSummary:
         """DESIGN.md: 0 all good, 1 ran but some items failed or were not run."""
         return 1 if self.failed or self.ended_by == BUDGET else 0
 
-    def line(self, store: Path | str) -> str:
+    def line(self, store: StoreLocation) -> str:
         """The run's one closing line."""
         ending = {BUDGET: " (stopped at the RU budget)", SIGNAL: " (stopped by a signal)"}.get(self.ended_by, "")
         return (
@@ -70,7 +69,7 @@ class Run:
 
     def __init__(
         self,
-        store: Path | str,
+        store: StoreLocation,
         *,
         clock: Callable[[], float] = time.time,
         stop: threading.Event | None = None,

@@ -35,8 +35,8 @@ from collectors.credentials import account_credential
 from collectors.errors import describe_error
 from collectors.registry import Options
 from collectors.run import SEAL_SECONDS, Run
-from collectors.store import LogicalKeyRecord, PartitionRecord
 from cosmoscore.limits import Limits
+from store import LogicalKeyRecord, PartitionRecord
 
 GB_KB = 1024 * 1024
 

@@ -24,16 +24,16 @@ import threading
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from analysis import scope
-from collectors.store import TABLES, StoreWarning, read_table
 from dashboard.state import FrameState
+from store import TABLES, StoreLocation, StoreWarning, empty_frame, read_table, store_location
 
 TTL_SECONDS = 30
+LOCATION_TTL_SECONDS = 30 * 60  # under a bearer token's hour, so a cached location never holds an expired one
 SCOPE_TABLES = ("executions",)  # the tables whose databases and containers the scope picker offers
 _WARNINGS_LOCK = threading.Lock()  # catch_warnings is process-wide: one capturing read at a time
 
@@ -63,6 +63,14 @@ def load_table(
     return _read(store, table, since=since, columns=columns, run_ids=run_ids)
 
 
+@st.cache_resource(ttl=LOCATION_TTL_SECONDS, show_spinner=False)
+def store_at(uri: str) -> StoreLocation:
+    """The store the frame names, as the one location type the store reads (never `Path(uri)`, which folds
+    `az://container/path` into `az:/container/path`). Cached per URI: a remote store's credentials (a bearer
+    token lasts about an hour) are resolved once per `LOCATION_TTL_SECONDS`, not on every read."""
+    return store_location(uri)
+
+
 def _read(
     store: str,
     table: str,
@@ -72,9 +80,13 @@ def _read(
     run_ids: tuple[str, ...] | None,
 ) -> Loaded:
     """One store read with its warnings captured (`load_table`'s body, uncached)."""
+    try:
+        location = store_at(store)
+    except ValueError as exc:  # a URI that cannot be a store, or a remote one without credentials
+        return Loaded(empty_frame(table, columns), (f"store: {exc}",))
     with _WARNINGS_LOCK, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", StoreWarning)
-        frame = read_table(Path(store), table, since=since, columns=columns, run_ids=run_ids)
+        frame = read_table(location, table, since=since, columns=columns, run_ids=run_ids)
     messages = tuple(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, StoreWarning)))
     return Loaded(frame, messages)
 

@@ -27,6 +27,7 @@ from collectors.config import ConfigError, load_config
 from collectors.sample import SampleError, SampleReport, sample_container
 from ruscope.advise import Advice, AdviseError, advice_text, advise_from_config, read_advisor_config
 from ruscope.advise_store import AdviceScope, advice_frames, store_advice
+from store import store_location
 
 SAMPLE_NAME = "advisor-sample.jsonl"
 EXIT_FAILED = 1
@@ -113,7 +114,7 @@ def keep_advice(config: Path, advice: Advice, account: str | None, store: str | 
     uri = store or cfg.store.uri
     now = datetime.now(UTC)
     try:
-        run_id = store_advice(uri, advice_frames(advice, scope, now), time=now)
+        run_id = store_advice(store_location(uri), advice_frames(advice, scope, now), time=now)
     except Exception as exc:  # the store unreachable or refusing: one line; the advice was printed already
         typer.echo(f"ruscope: {uri}: the advice was not stored: {' '.join(str(exc).split())[:300]}", err=True)
         raise typer.Exit(EXIT_FAILED) from None

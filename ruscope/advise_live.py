@@ -13,13 +13,14 @@ from collectors.config import Config
 from collectors.sample import sample_container
 from ruscope.advise import Advice, AdvisorSettings, advise_documents, read_sample, workload_of, workload_queries
 from ruscope.advise_store import AdviceScope, advice_frames, store_advice
+from store import StoreLocation
 
 
 def advise_live(
     cfg: Config,
     settings: AdvisorSettings,
     *,
-    store: Path | str,
+    store: StoreLocation,
     sample_path: Path,
     now: datetime,
     account: str | None = None,

@@ -1,5 +1,5 @@
 """The advice as store rows: `ruscope advise` keeps every advice it makes (the `advice_*` tables of
-`collectors.store.records_advice`), so the dashboard's Advisor page shows the designs side by side and a
+`store.records_advice`), so the dashboard's Advisor page shows the designs side by side and a
 later advice can be compared with an earlier one.
 
 `advice_frames` is pure (the advice in, one frame per table out); `store_advice` is the I/O edge.
@@ -10,15 +10,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 
 import pandas as pd
 
 from advisor.verdict import Verdict, json_key
 from collectors.config import Account
 from collectors.run import new_run_id
-from collectors.store import write_frame
 from ruscope.advise import Advice, AdvisorSettings
+from store import StoreLocation, write_frame
 
 PART = "advice"
 GB = 1024**3
@@ -110,7 +109,7 @@ def _design_row(verdict: Verdict, scope: AdviceScope, why: dict[str, str], advic
     }
 
 
-def store_advice(store: Path | str, frames: dict[str, pd.DataFrame], *, time: datetime) -> str:
+def store_advice(store: StoreLocation, frames: dict[str, pd.DataFrame], *, time: datetime) -> str:
     """Write the advice's frames under one new run id; that run id."""
     run_id = new_run_id(time.timestamp())
     for table, frame in frames.items():

@@ -21,6 +21,7 @@ from ruscope.launch import listen_problem, stop_on_signals, streamlit_flags
 
 if TYPE_CHECKING:
     from collectors.config import Account, Config
+    from store import StoreLocation
 
 app = typer.Typer(
     add_completion=False,
@@ -30,7 +31,6 @@ app = typer.Typer(
     help="RU-cost observability for Azure Cosmos DB.",
 )
 
-DEFAULT_STORE = "ruscope-data"
 EXIT_OK, EXIT_PARTIAL, EXIT_USAGE = 0, 1, 2
 
 
@@ -93,11 +93,16 @@ def _load(config_path: Path) -> Config:
         _fail(str(exc))
 
 
-def _store_dir(store: str | None, config: Config | None) -> Path | str:
-    """`--store`, else `[store] uri`: a URI (az://, abfss://) stays a string, since Path would fold its
-    `//`; a local directory is a Path."""
-    uri = store if store is not None else config.store.uri if config is not None else DEFAULT_STORE
-    return uri if "://" in uri else Path(uri)
+def _store_dir(store: str | None, config: Config | None) -> StoreLocation:
+    """`--store`, else `[store] uri`, else `ruscope-data`, as the one location type every store function takes
+    (exit 2 for a URI that cannot be a store, or a remote one whose credentials the environment lacks)."""
+    from store import store_location
+
+    uri = store if store is not None else config.store.uri if config is not None else None
+    try:
+        return store_location(uri)
+    except ValueError as exc:
+        _fail(str(exc))
 
 
 def _error_line(line: str) -> None:
@@ -115,7 +120,7 @@ def _accounts(config_path: Path, config: Config, account: str | None) -> list[Ac
 def _run(
     names: list[str],
     config: Config,
-    store: Path | str,
+    store: StoreLocation,
     accounts: list[Account],
     stop: threading.Event,
     only: str | None = None,
@@ -273,7 +278,7 @@ def report(
     2 bad config or usage."""
     from analysis.capacity import REPORT_TABLES, build_capacity_report, report_summary
     from analysis.report import to_csv_bytes, to_xlsx_bytes
-    from collectors.store import read_table
+    from store import read_table
 
     cfg = _load(config)
     if format not in REPORT_FORMATS:
@@ -328,7 +333,7 @@ def dashboard(
     """Open the dashboard (Streamlit) on a store: --store, else the config's [store] uri, else ruscope-data."""
     app_file = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"  # installed beside this package
     target = _store_dir(store, _load(config) if config is not None else None)
-    shown = str(target.resolve()) if isinstance(target, Path) else target  # Streamlit runs from another directory
+    shown = str(target.local.resolve()) if target.local is not None else target.uri  # Streamlit runs elsewhere
     env = {**os.environ, "RUSCOPE_STORE": shown}
     problem = listen_problem(host, port)
     if problem:
@@ -343,7 +348,7 @@ def compact_command(
     store: Annotated[str | None, typer.Option(help="Store: a directory or an az:// / abfss:// URI.")] = None,
 ) -> None:
     """Compact every store table (a few files per day, not one per run), checkpoint it and vacuum old files."""
-    from collectors.store import StoreLayoutError, compact
+    from store import StoreLayoutError, compact
 
     cfg = _load(config)
     target = _store_dir(store, cfg)
@@ -368,7 +373,7 @@ def migrate_command(
 ) -> None:
     """Convert a store of Parquet parts (before Delta Lake) to Delta tables, in place; safe to re-run after a
     kill. Exit 1 if some file could not be read (it is left in place and named)."""
-    from collectors.store import migrate
+    from store import migrate
 
     cfg = _load(config)
     target = _store_dir(store, cfg)
@@ -388,7 +393,7 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.exit(EXIT_OK)
     except RuntimeError as exc:  # a store of the layout before Delta Lake: one line naming the command
-        from collectors.store import StoreLayoutError
+        from store import StoreLayoutError
 
         if not isinstance(exc, StoreLayoutError):
             raise

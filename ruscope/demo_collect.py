@@ -26,6 +26,7 @@ from emulator.engine import Engine
 from emulator.monitor.app import MonitorApp
 from emulator.monitor.tls import ensure_certificates
 from emulator.server import WELL_KNOWN_KEY, RunningEmulator, start_in_thread
+from store import store_location
 
 EXAMPLE_CONFIG = Path(workloads.chat.__file__).resolve().parent / "ruscope.toml"
 USAGE = 2  # the exit code of a usage problem
@@ -151,7 +152,7 @@ def collect(name: str, config: Config, store: Path, clock: Callable[[], float]) 
     summary = run_collector(
         collector(name),
         config,
-        store=store,
+        store=store_location(store),
         clock=clock,
         out=lines.append,
         err=lines.append,
@@ -165,7 +166,7 @@ def evaluate_alerts(config: Config, store: Path, at: float) -> list[str]:
     """The config's [alerts] at `at`, as `ruscope collect` evaluates them after a pass: the lines printed."""
     lines: list[str] = []
     when = dt.datetime.fromtimestamp(at, dt.UTC)
-    after_collect(config, store, now=when, out=lines.append, err=lines.append)
+    after_collect(config, store_location(store), now=when, out=lines.append, err=lines.append)
     return lines
 
 
@@ -181,7 +182,7 @@ def advise_demo(config: Config, store: Path, sample_path: Path, at: float) -> st
     try:
         settings = AdvisorSettings.model_validate(config.advisor)
         advice, run_id = advise_live(
-            config, settings, store=store, sample_path=sample_path, now=when, credential=WELL_KNOWN_KEY
+            config, settings, store=store_location(store), sample_path=sample_path, now=when, credential=WELL_KNOWN_KEY
         )
     except (AdviseError, ValueError, SampleError) as exc:
         raise DemoError(f"`ruscope advise` failed on the demo account: {exc}") from None

@@ -41,6 +41,7 @@ from emulator.server import WELL_KNOWN_KEY, start_in_thread
 from ruscope.advise import AdvisorSettings
 from ruscope.advise_live import advise_live
 from ruscope.demo_collect import collect  # the demo's: one collector run, failing loudly
+from store import store_location
 
 RESOURCE = "/subscriptions/0000/resourceGroups/rg/providers/Microsoft.DocumentDB/databaseAccounts/localhost"
 WORKSPACE = "11111111-2222-3333-4444-555555555555"
@@ -149,10 +150,15 @@ def build_collected_store(store: Path, workdir: Path, *, start: float | None = N
             collect("logs", config, store, clock)
             lines: list[str] = []
             when = dt.datetime.fromtimestamp(clock.now, dt.UTC)
-            if after_collect(config, store, now=when, out=lines.append, err=lines.append) != EXIT_ALERTS:
+            if (
+                after_collect(config, store_location(store), now=when, out=lines.append, err=lines.append)
+                != EXIT_ALERTS
+            ):
                 raise RuntimeError(f"the collected store's alerts did not fire: {lines}")
             sample = workdir / "orders-sample.jsonl"
-            advise_live(config, ADVISOR, store=store, sample_path=sample, now=when, credential=WELL_KNOWN_KEY)
+            advise_live(
+                config, ADVISOR, store=store_location(store), sample_path=sample, now=when, credential=WELL_KNOWN_KEY
+            )
     finally:
         monitor.stop()
         cosmos.stop()

@@ -1,6 +1,8 @@
 """The package layering of DESIGN.md, checked on the source: who may import whom, and how big a module gets.
 
 - `cosmoscore` is pure Cosmos knowledge: it imports no other ruscope package and no `azure.*` client;
+- `store` (the Delta Lake store and its schema, which collectors write and analysis reads) stands on
+  `cosmoscore` alone;
 - `emulator` and `collectors` never import each other;
 - `analysis` and `dashboard` import nothing from `emulator`;
 - `ruscope` is the composition root: no library module imports it;
@@ -18,9 +20,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("cosmoscore", "emulator", "collectors", "analysis", "dashboard", "advisor", "ruscope", "workloads")
+PACKAGES = ("cosmoscore", "store", "emulator", "collectors", "analysis", "dashboard", "advisor", "ruscope", "workloads")
 FORBIDDEN = {
     "cosmoscore": set(PACKAGES) - {"cosmoscore"},
+    "store": set(PACKAGES) - {"cosmoscore", "store"},
     "emulator": {"collectors", "analysis", "dashboard", "advisor", "ruscope", "workloads"},
     "collectors": {"emulator", "dashboard", "advisor", "ruscope", "workloads"},
     "analysis": {"emulator", "dashboard", "ruscope", "workloads"},
@@ -28,7 +31,9 @@ FORBIDDEN = {
     "advisor": {"collectors", "dashboard", "ruscope", "workloads"},
     "workloads": {"ruscope", "dashboard"},
 }
-MAX_MODULE_LINES, MAX_CLASS_LINES = 400, 300
+LOOK_AT_MODULE_LINES, LOOK_AT_CLASS_LINES = 500, 300
+# Modules or classes over the size that signals a look, each with why it is still one responsibility.
+LOOKED_AT: dict[str, str] = {}
 
 
 def _modules(package: str) -> list[Path]:
@@ -80,19 +85,22 @@ def test_the_checker_sees_lazy_and_relative_imports(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("package", [p for p in PACKAGES if (ROOT / p).is_dir()])
-def test_modules_and_classes_stay_small(package: str) -> None:
-    too_big = []
+def test_a_large_module_or_class_was_looked_at(package: str) -> None:
+    """Size is a signal, not a gate: a module holds one responsibility, cut where it ends (never to get under a
+    count). One over LOOK_AT_MODULE_LINES, or a class over LOOK_AT_CLASS_LINES, must be named in LOOKED_AT with
+    the reason it is still one responsibility; a module that shrinks back is dropped from the list."""
+    large = []
     for path in _modules(package):
         text = path.read_text(encoding="utf-8")
-        lines = text.count("\n")
-        if lines > MAX_MODULE_LINES:
-            too_big.append(f"{path.relative_to(ROOT)}: {lines} lines")
+        name = str(path.relative_to(ROOT))
+        if text.count("\n") > LOOK_AT_MODULE_LINES:
+            large.append(name)
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
-                span = node.end_lineno - node.lineno + 1
-                if span > MAX_CLASS_LINES:
-                    too_big.append(f"{path.relative_to(ROOT)}: class {node.name} {span} lines")
-    assert too_big == []
+                if node.end_lineno - node.lineno + 1 > LOOK_AT_CLASS_LINES:
+                    large.append(f"{name}:{node.name}")
+    listed = sorted(k for k in LOOKED_AT if k.split("/")[0] == package)
+    assert sorted(large) == listed, "name each large module or class in LOOKED_AT with its reason (or cut it)"
 
 
 def _loaded_after(statement: str) -> list[str]:

@@ -204,12 +204,12 @@ def test_container_labels() -> None:
 
 def test_the_columns_read_from_the_store_are_the_store_tables_columns() -> None:
     """The Fleet page reads `partitions` as the storage collector writes it (not a guessed schema)."""
-    from collectors.store import EXECUTIONS, PARTITIONS, REQUESTS
+    from store import EXECUTIONS, PARTITIONS, REQUESTS
 
     assert set(fleet.PARTITION_COLUMNS) <= set(PARTITIONS.schema.names)
     assert set(fleet.EXECUTION_COLUMNS) <= set(EXECUTIONS.schema.names)
     assert set(fleet.REQUEST_COLUMNS) <= set(REQUESTS.schema.names)
-    from collectors.store import TABLES
+    from store import TABLES
 
     assert set(fleet.FLEET_METRIC_COLUMNS) <= set(TABLES["metrics"].schema.names)
     assert {"time", "status"} <= set(fleet.REQUEST_COLUMNS)  # what analysis.throttling's replay rate reads

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import fleet, throttling
-from collectors.store import read_table
+from store import read_table, store_location
 from tests.collectors.test_metrics import StandIn, collect, stand_in, token  # noqa: F401 (fixtures)
 from tests.emulator.test_history import _hot_workload
 
@@ -23,7 +23,7 @@ def test_a_hot_partition_collected_from_azure_monitor_drives_the_risk(
     _hot_workload(stand_in.engine, stand_in.clock, minutes=2)
     code, _, err = collect(stand_in, tmp_path)
     assert (code, err) == (0, [])
-    metrics = read_table(tmp_path, "metrics", columns=fleet.FLEET_METRIC_COLUMNS)
+    metrics = read_table(store_location(tmp_path), "metrics", columns=fleet.FLEET_METRIC_COLUMNS)
     empty = pd.DataFrame()
     executions, requests = empty.reindex(columns=fleet.EXECUTION_COLUMNS), empty.reindex(columns=fleet.REQUEST_COLUMNS)
     ranked = fleet.summarize_fleet(executions, requests, metrics)

@@ -13,7 +13,7 @@ import pytest
 
 from analysis import overview
 from analysis.report import to_csv_bytes
-from collectors.store import TABLES
+from store import TABLES
 from tests.analysis.test_query_costs import T0, execution, executions_frame, request, requests_frame
 
 GOLDEN = Path(__file__).with_name("golden")

@@ -15,8 +15,8 @@ from analysis import query_costs as qc
 from analysis import query_runs
 from analysis.report import to_csv_bytes
 from analysis.scope import Scope, select_scope
-from collectors.store import EXECUTIONS, REQUESTS
 from dashboard import figures
+from store import EXECUTIONS, REQUESTS, store_location
 
 T0 = pd.Timestamp("2026-05-01T10:00:00Z")
 
@@ -487,19 +487,21 @@ def test_empty_figures_say_so() -> None:
 
 
 def test_frames_read_back_from_the_store(two_runs: pd.DataFrame, wide_requests: pd.DataFrame, tmp_path: Path) -> None:
-    from collectors.store import read_table, write_frame
+    from store import read_table, write_frame
 
     gaps = two_runs.astype({"routing_mismatch": object, "throttled": object, "retrieved_documents": object})
     gaps.loc[gaps["query_name"].eq("point"), ["routing_mismatch", "throttled", "retrieved_documents"]] = None
     for run in ("r1", "r2"):
-        write_frame(tmp_path, "executions", gaps[gaps["run_id"].eq(run)], run_id=run, part="0")
-        write_frame(tmp_path, "requests", wide_requests[wide_requests["run_id"].eq(run)], run_id=run, part="0")
-    stored = read_table(tmp_path, "executions")
+        write_frame(store_location(tmp_path), "executions", gaps[gaps["run_id"].eq(run)], run_id=run, part="0")
+        write_frame(
+            store_location(tmp_path), "requests", wide_requests[wide_requests["run_id"].eq(run)], run_id=run, part="0"
+        )
+    stored = read_table(store_location(tmp_path), "executions")
     assert stored["total_ru"].dtype == "Float64" and stored["routing_mismatch"].isna().any()
     expected = qc.summarize_query_costs(two_runs)
     pd.testing.assert_frame_equal(qc.summarize_query_costs(stored), expected, check_dtype=False)
     assert qc.ru_per_execution(stored)["total_ru"].tolist() == qc.ru_per_execution(two_runs)["total_ru"].tolist()
-    breakdown = qc.pkrange_breakdown(read_table(tmp_path, "requests"), "r1")
+    breakdown = qc.pkrange_breakdown(read_table(store_location(tmp_path), "requests"), "r1")
     assert breakdown["ru"].tolist() == [3.0, 4.5, 1.5, 6.0]
     assert len(select_scope(stored, Scope(database="shop", container="orders"))) == len(stored)
     assert qc.failed_executions(stored)["status"].tolist() == ["error"]

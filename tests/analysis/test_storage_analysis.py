@@ -8,8 +8,8 @@ from typing import Any
 import pandas as pd
 
 from analysis import storage
-from collectors.store import TABLES
 from cosmoscore.limits import GB, Limits
+from store import TABLES
 
 PARTITIONS, LOGICAL_KEYS, LOG_KEY_SIZES = (TABLES[name] for name in ("partitions", "logical_keys", "log_key_sizes"))
 T0 = pd.Timestamp("2026-05-01T00:00:00Z")

@@ -16,9 +16,9 @@ from analysis.alerts import latest_alerts
 from collectors.alerts import EXIT_ALERTS, after_collect
 from collectors.config import AlertSettings, Config, ConfigError, load_config, parse_config
 from collectors.registry import Options, collector, run_collector
-from collectors.store import read_table
 from cosmoscore.limits import Limits
 from emulator.engine import Context
+from store import read_table, store_location
 from tests.collectors.test_config import GOOD, error_of, write
 from tests.collectors.test_replay import load_orders, run
 
@@ -47,7 +47,7 @@ def evaluate(
     out: list[str] = []
     err: list[str] = []
     now = now or datetime.now(UTC)
-    code = after_collect(cfg, store, now=now, out=out.append, err=err.append, **kwargs)
+    code = after_collect(cfg, store_location(store), now=now, out=out.append, err=err.append, **kwargs)
     return code, out, err
 
 
@@ -76,20 +76,22 @@ def test_a_query_costing_more_than_its_baseline_and_full_partitions_fire(emulato
         assert run(emulator, cfg, tmp_path)[0].exit_code == 0
     add_orders(emulator, 240)
     assert run(emulator, cfg, tmp_path)[0].exit_code == 0
-    storage = run_collector(collector("storage"), cfg, store=tmp_path, options=Options(credential=emulator.key))
+    storage = run_collector(
+        collector("storage"), cfg, store=store_location(tmp_path), options=Options(credential=emulator.key)
+    )
     assert storage.exit_code == 0
 
     code, out, err = evaluate(cfg, tmp_path)
 
     assert (code, err) == (EXIT_ALERTS, [])
-    executions = read_table(tmp_path, "executions")
+    executions = read_table(store_location(tmp_path), "executions")
     *before, latest = mean_ru(executions, "everything")
     change = (latest / statistics.median(before) - 1) * 100
     assert change >= 50, "the workload should cost more than 1.5x after the new orders"
-    partitions = read_table(tmp_path, "partitions")
+    partitions = read_table(store_location(tmp_path), "partitions")
     full = sorted(partitions.loc[partitions["size_kb"] > 0, "pkrange_id"])
     assert full, "the orders should fill some partitions"
-    stored = read_table(tmp_path, "alerts")
+    stored = read_table(store_location(tmp_path), "alerts")
     assert stored["run_id"].nunique() == 1 and stored["time"].nunique() == 1
     fired = stored[stored["rule"] != "evaluated"].sort_values(["rule", "subject"])
     assert [tuple(r) for r in fired[["rule", "subject", "database", "container"]].itertuples(index=False)] == [
@@ -110,14 +112,14 @@ def test_a_query_costing_more_than_its_baseline_and_full_partitions_fire(emulato
 def test_an_evaluation_that_fires_nothing_closes_the_earlier_alerts(emulator: Any, tmp_path: Path) -> None:
     load_orders(emulator, docs=30)
     noisy = config(emulator, {"partition_storage_percent": 1e-6})
-    run_collector(collector("storage"), noisy, store=tmp_path, options=Options(credential=emulator.key))
+    run_collector(collector("storage"), noisy, store=store_location(tmp_path), options=Options(credential=emulator.key))
     assert evaluate(noisy, tmp_path, run_id="e1")[0] == EXIT_ALERTS
-    assert set(latest_alerts(read_table(tmp_path, "alerts"))["run_id"]) == {"e1"}
+    assert set(latest_alerts(read_table(store_location(tmp_path), "alerts"))["run_id"]) == {"e1"}
 
     calm = config(emulator, {"partition_storage_percent": 100})
     naive_utc = datetime.now(UTC).replace(tzinfo=None)  # a naive time is UTC, as in the store
     assert evaluate(calm, tmp_path, run_id="e2", now=naive_utc) == (0, [], [])
-    stored = read_table(tmp_path, "alerts")
+    stored = read_table(store_location(tmp_path), "alerts")
     assert latest_alerts(stored).empty
     assert stored.loc[stored["run_id"] == "e2", ["rule", "value"]].values.tolist() == [["evaluated", 0.0]]
 
@@ -128,7 +130,7 @@ def test_without_alerts_or_rules_nothing_is_read_or_written(tmp_path: Path) -> N
     (tmp_path / "_migrating").touch()  # any read or write would refuse this store
     for cfg in (bare, defaults_only):
         out: list[str] = []
-        assert after_collect(cfg, tmp_path, now=datetime.now(UTC), out=out.append, err=out.append) == 0
+        assert after_collect(cfg, store_location(tmp_path), now=datetime.now(UTC), out=out.append, err=out.append) == 0
         assert out == []
 
 
@@ -150,7 +152,7 @@ def test_an_empty_store_evaluates_to_no_alerts(tmp_path: Path) -> None:
     }
     cfg = parse_config({"cosmos": {"database": "shop"}, "alerts": every_rule}, Path("a.toml"))
     assert evaluate(cfg, tmp_path / "store") == (0, [], [])
-    assert read_table(tmp_path / "store", "alerts")["rule"].tolist() == ["evaluated"]
+    assert read_table(store_location(tmp_path / "store"), "alerts")["rule"].tolist() == ["evaluated"]
 
 
 ALERTS = """
@@ -206,12 +208,12 @@ def test_the_collected_shops_hot_range_and_429s_fire_from_azure_monitor(collecte
     code, out, err = evaluate(cfg, store, now=now)
 
     assert (code, err) == (EXIT_ALERTS, [])
-    fired = read_table(store, "alerts").query("rule != 'evaluated'").sort_values(["rule", "subject"])
+    fired = read_table(store_location(store), "alerts").query("rule != 'evaluated'").sort_values(["rule", "subject"])
     assert fired[["account", "rule", "subject"]].values.tolist() == [
         *(["local", "hot_partition", pk] for pk in collected.hot_pkranges),
         ["local", "throttle_rate", ""],
     ]
-    metrics = read_table(store, "metrics", columns=["metric", "status_code", "value"]).query(
+    metrics = read_table(store_location(store), "metrics", columns=["metric", "status_code", "value"]).query(
         "metric == 'TotalRequests'"
     )
     rate = metrics.loc[metrics["status_code"] == "429", "value"].sum() / metrics["value"].sum() * 100

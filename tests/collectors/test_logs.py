@@ -24,8 +24,8 @@ from collectors.config_monitor import LOGS_ENDPOINT
 from collectors.fleet import collect_fleet
 from collectors.logs import table_frame, window
 from collectors.registry import collector, run_collector
-from collectors.store import read_table
 from emulator.monitor.tls import Certificates, ensure_certificates
+from store import read_table, store_location
 from tests.emulator.test_monitor_metrics import FixedToken
 
 WORKSPACE = "11111111-2222-3333-4444-555555555555"
@@ -192,7 +192,9 @@ def config(server: Server, certs: Certificates, **monitor: Any) -> Config:
 def collect(cfg: Config, store: Path, clock: Clock) -> tuple[int, list[str], list[str]]:
     out: list[str] = []
     err: list[str] = []
-    summary = run_collector(collector("logs"), cfg, store=store, clock=clock, out=out.append, err=err.append)
+    summary = run_collector(
+        collector("logs"), cfg, store=store_location(store), clock=clock, out=out.append, err=err.append
+    )
     return summary.exit_code, out, err
 
 
@@ -231,7 +233,7 @@ def test_rows_are_stored_once_with_no_gap(
     sent = [r for r in workspace.requests if "PartitionKeyRUConsumption" in r["query"]]
     assert sent[0]["timespan"] == "2026-11-30T11:20:00.000Z/2026-11-30T12:20:00.000Z"  # backfill .. last full bin
     assert sent[0]["query"].startswith("AzureDiagnostics" if mode == "azure-diagnostics" else "CDBPartition")
-    frame = read_table(tmp_path, "log_key_ru")
+    frame = read_table(store_location(tmp_path), "log_key_ru")
     by_key = frame.groupby("partition_key")["request_charge"].sum().sort_values(ascending=False)
     assert list(by_key.index) == ['["hot"]', '["cold"]'] and by_key.iloc[0] == 90.0 * 50
     assert set(frame["pkrange_id"]) == {"0", "1"} and not frame["partial"].any()
@@ -239,19 +241,19 @@ def test_rows_are_stored_once_with_no_gap(
 
     code, out, err = collect(cfg, tmp_path, clock)  # nothing new: nothing written
     assert (code, err) == (0, [])
-    assert len(read_table(tmp_path, "log_key_ru")) == len(frame)
+    assert len(read_table(store_location(tmp_path), "log_key_ru")) == len(frame)
     assert any("logs key_ru: 0 new row(s)" in line for line in out), out
 
     clock.now += 600  # ten more minutes of logs: the next run adds them, no repeat, no gap
     code, out, err = collect(cfg, tmp_path, clock)
     assert (code, err) == (0, [])
-    frame = read_table(tmp_path, "log_key_ru")
+    frame = read_table(store_location(tmp_path), "log_key_ru")
     assert not frame.duplicated(["time", "pkrange_id", "partition_key"]).any()
     times = sorted(set(frame["time"]))
     assert times[-1] == pd.Timestamp("2026-11-30T12:25:00Z") and len(times) == 12  # 11:20 .. 12:25 every 5 min
     assert all(b - a == pd.Timedelta(minutes=5) for a, b in zip(times, times[1:]))
 
-    sizes = read_table(tmp_path, "log_key_sizes")
+    sizes = read_table(store_location(tmp_path), "log_key_sizes")
     assert list(sizes["size_kb"]) == [4096] * 3 and sizes["generated"].iloc[0] == pd.Timestamp(START)
 
 
@@ -281,14 +283,14 @@ def test_a_partial_result_is_stored_flagged_and_said(
     workspace.override = partial
     code, out, err = collect(config(server, certs), tmp_path, clock)
     assert code == 1 and len(err) == 1 and "'key_ru': partial result (PartialError" in err[0], err
-    frame = read_table(tmp_path, "log_key_ru")
+    frame = read_table(store_location(tmp_path), "log_key_ru")
     assert len(frame) == 8 and frame["partial"].all()
 
     workspace.override = None  # the partial window is asked again; the rows it lacked are added
     workspace.ru.append((START + dt.timedelta(minutes=3), "2", '["late"]', 7.0))
     code, out, err = collect(config(server, certs), tmp_path, clock)
     assert (code, err) == (0, [])
-    frame = read_table(tmp_path, "log_key_ru")
+    frame = read_table(store_location(tmp_path), "log_key_ru")
     assert len(frame) == 9 and not frame[frame["partition_key"] == '["late"]']["partial"].any()
 
 
@@ -327,7 +329,7 @@ def test_a_refused_query_and_throttling_fail_that_query_only(
     assert "'throttles': 400 BadArgumentError: Failed to resolve table expression named" in err[0]
     assert "'query_stats': 429 throttled by Log Analytics after 3 retries" in err[1]
     assert sum("QueryRuntimeStatistics" in r["query"] for r in workspace.requests) == 4  # retried, as advised
-    assert len(read_table(tmp_path, "log_key_ru")) == 8  # what was collected is kept
+    assert len(read_table(store_location(tmp_path), "log_key_ru")) == 8  # what was collected is kept
 
 
 def _free_port() -> int:
@@ -354,7 +356,11 @@ def test_faults_are_one_line_each_and_other_collectors_still_run(
     out: list[str] = []
     errors: list[str] = []
     outcome = collect_fleet(
-        [collector("logs"), collector("storage")], cfg, store=tmp_path, out=out.append, err=errors.append
+        [collector("logs"), collector("storage")],
+        cfg,
+        store=store_location(tmp_path),
+        out=out.append,
+        err=errors.append,
     )
     assert outcome.exit_code == 1
     assert [line for line in errors if "Log Analytics" in line] == [
@@ -371,7 +377,7 @@ def test_nothing_to_do_without_a_workspace(server: Server, certs: Certificates, 
     code, out, err = collect(cfg, tmp_path, Clock(START))
     assert (code, err) == (0, [])
     assert out[0] == "local: no Log Analytics workspace (monitor.workspace_id): no logs to collect"
-    assert read_table(tmp_path, "log_key_ru").empty
+    assert read_table(store_location(tmp_path), "log_key_ru").empty
 
 
 def test_logs_settings_errors_are_located() -> None:

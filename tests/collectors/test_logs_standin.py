@@ -17,11 +17,11 @@ import pytest
 
 from collectors.config import Config, parse_config
 from collectors.registry import collector, run_collector
-from collectors.store import read_table
 from emulator.engine import Engine
 from emulator.monitor.app import MonitorApp
 from emulator.monitor.tls import Certificates, ensure_certificates
 from emulator.server import RunningEmulator, start_in_thread
+from store import read_table, store_location
 from tests.conftest import ManualClock
 from tests.emulator.test_history import CTX, LIMITS, START, _hot_workload, _key_on, _reads, _setup
 from tests.emulator.test_monitor_metrics import RESOURCE
@@ -74,7 +74,9 @@ def config(stand_in: StandIn, **monitor: Any) -> Config:
 def collect(stand_in: StandIn, store: Path, cfg: Config) -> tuple[int, list[str], list[str]]:
     out: list[str] = []
     err: list[str] = []
-    summary = run_collector(collector("logs"), cfg, store=store, clock=stand_in.clock, out=out.append, err=err.append)
+    summary = run_collector(
+        collector("logs"), cfg, store=store_location(store), clock=stand_in.clock, out=out.append, err=err.append
+    )
     return summary.exit_code, out, err
 
 
@@ -96,7 +98,7 @@ def test_hot_key_first_by_ru_and_429s_on_the_hot_range(stand_in: StandIn, tmp_pa
     code, out, err = collect(stand_in, tmp_path, config(stand_in, logs_mode=mode))
     assert (code, err) == (0, []), err
 
-    frame = read_table(tmp_path, "log_key_ru")
+    frame = read_table(store_location(tmp_path), "log_key_ru")
     assert set(frame["account"]) == {"local"} and set(frame["container"]) == {"c"} and not frame["partial"].any()
     totals = frame.groupby("partition_key")["request_charge"].sum().sort_values(ascending=False)
     hottest = frame[frame["partition_key"] == totals.index[0]]
@@ -106,15 +108,15 @@ def test_hot_key_first_by_ru_and_429s_on_the_hot_range(stand_in: StandIn, tmp_pa
         Counter(r.partition_key for r in _records(engine) if r.partition_key)
     )
 
-    throttles = read_table(tmp_path, "log_throttles")
+    throttles = read_table(store_location(tmp_path), "log_throttles")
     assert set(throttles["partition_id"]) == {stand_in.hot}
     assert int(throttles["throttled"].sum()) == sum(1 for r in _records(engine) if r.status == 429) > 0
 
-    stats = read_table(tmp_path, "log_query_stats")
+    stats = read_table(store_location(tmp_path), "log_query_stats")
     assert set(stats["query_text"]) == {QUERY}
     assert int(stats["queries"].sum()) == sum(1 for r in _records(engine) if r.operation == "Query") > 0
 
-    sizes = read_table(tmp_path, "log_key_sizes")
+    sizes = read_table(store_location(tmp_path), "log_key_sizes")
     assert not sizes.empty and set(sizes["container"]) == {"c"}
     assert (sizes["time"] == pd.Timestamp(stand_in.clock.now, unit="s", tz="UTC")).all()
 
@@ -123,12 +125,12 @@ def test_incremental_twice_stores_no_duplicate_and_leaves_no_gap(stand_in: Stand
     engine, clock = stand_in.engine, stand_in.clock
     cfg = config(stand_in)
     assert collect(stand_in, tmp_path, cfg)[0] == 0
-    rows = len(read_table(tmp_path, "log_key_ru"))
+    rows = len(read_table(store_location(tmp_path), "log_key_ru"))
 
     code, out, err = collect(stand_in, tmp_path, cfg)  # nothing new: nothing written
     assert (code, err) == (0, [])
     assert any("logs key_ru: 0 new row(s)" in line for line in out), out
-    assert len(read_table(tmp_path, "log_key_ru")) == rows
+    assert len(read_table(store_location(tmp_path), "log_key_ru")) == rows
 
     key = _key_on(engine, stand_in.hot)
     for _ in range(120):  # two more minutes of the hot key
@@ -137,7 +139,7 @@ def test_incremental_twice_stores_no_duplicate_and_leaves_no_gap(stand_in: Stand
     clock.advance(60)
     code, out, err = collect(stand_in, tmp_path, cfg)
     assert (code, err) == (0, [])
-    frame = read_table(tmp_path, "log_key_ru")
+    frame = read_table(store_location(tmp_path), "log_key_ru")
     assert len(frame) > rows
     assert not frame.duplicated(["time", "pkrange_id", "partition_key"]).any()
     totals = frame.groupby("partition_key")["request_charge"].sum()
@@ -151,7 +153,7 @@ def test_without_a_token_one_line_and_nothing_stored(
     monkeypatch.setenv("RUSCOPE_MONITOR_TOKEN", "")
     code, _, err = collect(stand_in, tmp_path, config(stand_in))
     assert code == 1 and len(err) == 1 and "401" in err[0] and "Log Analytics Reader" in err[0], err
-    assert read_table(tmp_path, "log_key_ru").empty
+    assert read_table(store_location(tmp_path), "log_key_ru").empty
 
 
 def test_rows_of_another_account_in_the_workspace_are_not_collected(stand_in: StandIn, tmp_path: Path) -> None:
@@ -161,7 +163,10 @@ def test_rows_of_another_account_in_the_workspace_are_not_collected(stand_in: St
     )
     code, _, err = collect(stand_in, tmp_path, other)
     assert (code, err) == (0, [])
-    assert read_table(tmp_path, "log_key_ru").empty and read_table(tmp_path, "log_throttles").empty
+    assert (
+        read_table(store_location(tmp_path), "log_key_ru").empty
+        and read_table(store_location(tmp_path), "log_throttles").empty
+    )
 
 
 def test_cli_logs_exits_0_with_its_lines(stand_in: StandIn, tmp_path: Path) -> None:

@@ -15,12 +15,12 @@ import pytest
 
 from collectors.config import Config, parse_config
 from collectors.registry import collector, run_collector
-from collectors.store import read_table
 from emulator.engine import Engine
 from emulator.history import NORMALIZED_RU, TOTAL_REQUEST_UNITS
 from emulator.monitor.metrics import MetricsApp
 from emulator.monitor.tls import Certificates, ensure_certificates
 from emulator.server import RunningEmulator, start_in_thread
+from store import read_table, store_location
 from tests.conftest import ManualClock
 from tests.emulator.test_history import LIMITS, START, _by, _hot_workload, _key_on, _reads, _setup
 
@@ -57,7 +57,7 @@ def collect(stand_in: StandIn, store: Path, cfg: Config | None = None) -> tuple[
     summary = run_collector(
         collector("metrics"),
         cfg or config(stand_in),
-        store=store,
+        store=store_location(store),
         clock=stand_in.clock,
         out=out.append,
         err=err.append,
@@ -66,7 +66,7 @@ def collect(stand_in: StandIn, store: Path, cfg: Config | None = None) -> tuple[
 
 
 def stored(store: Path, metric: str) -> dict[tuple[float, str], float]:
-    frame = read_table(store, "metrics")
+    frame = read_table(store_location(store), "metrics")
     frame = frame[frame["metric"] == metric]
     assert set(frame["container"]) <= {"c"} and set(frame["account"]) <= {"local"}
     return {(t.timestamp(), pk): v for t, pk, v in zip(frame["time"], frame["pkrange_id"], frame["value"], strict=True)}
@@ -87,15 +87,15 @@ def test_incremental_collection_stores_each_point_once(stand_in: StandIn, tmp_pa
     got = stored(tmp_path, NORMALIZED_RU)
     assert got == pytest.approx(expected) and len(got) == 2 * (1 + len(cold))
     assert all(v >= 99 for (_, pk), v in got.items() if pk == hot)
-    frame = read_table(tmp_path, "metrics")
+    frame = read_table(store_location(tmp_path), "metrics")
     totals = frame[frame["metric"] == TOTAL_REQUEST_UNITS]
     assert set(totals["status_code"]) >= {"200", "429"} and set(totals["aggregation"]) == {"Total"}
-    rows, before = len(read_table(tmp_path, "metrics")), len(got)
+    rows, before = len(read_table(store_location(tmp_path), "metrics")), len(got)
 
     code, out, err = collect(stand_in, tmp_path)  # nothing new: nothing written
     assert (code, err) == (0, [])
     assert all(" 0 new point(s)" in line for line in out if "new point(s)" in line)
-    assert len(read_table(tmp_path, "metrics")) == rows
+    assert len(read_table(store_location(tmp_path), "metrics")) == rows
 
     key = _key_on(engine, hot)
     for _ in range(120):  # two more minutes of the hot key
@@ -107,7 +107,7 @@ def test_incremental_collection_stores_each_point_once(stand_in: StandIn, tmp_pa
     expected = _by(engine.history.series("t", "c", NORMALIZED_RU, START, end), "PartitionKeyRangeId")
     assert stored(tmp_path, NORMALIZED_RU) == pytest.approx(expected)  # no gap, no repeat
     assert any(f"{NORMALIZED_RU}: {len(expected) - before} new point(s)" in line for line in out), out
-    frame = read_table(tmp_path, "metrics")
+    frame = read_table(store_location(tmp_path), "metrics")
     columns = ["metric", "aggregation", "time", "pkrange_id", "physical_partition_id", "operation_type", "status_code"]
     assert not frame.duplicated(columns).any()
     assert len(frame.drop_duplicates(["run_id"])) == 2  # the second run wrote nothing
@@ -137,7 +137,7 @@ def test_nothing_to_do_without_monitor(stand_in: StandIn, tmp_path: Path, token:
     cfg = parse_config({"accounts": [account], "monitor": {"endpoint": stand_in.url}}, Path("m.toml"))
     code, _, err = collect(stand_in, tmp_path, cfg)
     assert (code, err) == (0, [])
-    assert read_table(tmp_path, "metrics").empty
+    assert read_table(store_location(tmp_path), "metrics").empty
 
 
 def test_monitor_section_errors_are_located() -> None:

@@ -13,13 +13,13 @@ import pytest
 from collectors.config import parse_config
 from collectors.config_monitor import DEFAULT_METRICS
 from collectors.metrics import FINEST_GRAIN, grain_of
-from collectors.store import read_table
 from emulator.engine import Engine
 from emulator.history import NORMALIZED_RU, TOTAL_REQUEST_UNITS
 from emulator.monitor.metrics import MetricsApp
 from emulator.monitor.tls import ensure_certificates
 from emulator.request import Request
 from emulator.server import start_in_thread
+from store import read_table, store_location
 from tests.collectors.test_metrics import StandIn, collect, config
 from tests.conftest import ManualClock
 from tests.emulator.test_history import LIMITS, START, _hot_workload, _setup
@@ -72,7 +72,7 @@ def test_a_429_is_retried_after_the_advised_delay(throttled: StandIn, tmp_path: 
     seen = [s for s in throttled.app.seen if s[0] == NORMALIZED_RU]  # type: ignore[attr-defined]
     assert [s[3] for s in seen] == [429, 200]
     assert seen[1][2] - seen[0][2] >= 0.9  # the retry waited what the service advised (1 s)
-    frame = read_table(tmp_path, "metrics")
+    frame = read_table(store_location(tmp_path), "metrics")
     assert len(frame) > 0 and set(frame["metric"]) == {NORMALIZED_RU}
 
 
@@ -86,7 +86,7 @@ def test_a_permanent_429_is_one_line_and_the_other_metrics_go_on(
     assert code == 1 and len(err) == 1, err
     assert "Azure Monitor throttled the request" in err[0] and "retry later" in err[0] and NORMALIZED_RU in err[0]
     assert "Traceback" not in err[0] and "local-token" not in err[0]
-    frame = read_table(tmp_path, "metrics")
+    frame = read_table(store_location(tmp_path), "metrics")
     assert set(frame["metric"]) == {TOTAL_REQUEST_UNITS}  # what the other metric brought is kept
     tries = [s for s in throttled.app.seen if s[0] == NORMALIZED_RU]  # type: ignore[attr-defined]
     assert len(tries) == 4  # the first try and azure-core's 3 retries
@@ -98,7 +98,7 @@ def test_each_metric_is_asked_at_its_finest_grain(throttled: StandIn, tmp_path: 
     collect(throttled, tmp_path, cfg)  # the stand-in may not compute DataUsage: the wire is what counts
     intervals = {name: interval for name, interval, _, _ in throttled.app.seen}  # type: ignore[attr-defined]
     assert intervals == {"DataUsage": "PT5M", NORMALIZED_RU: "PT1M"}
-    frame = read_table(tmp_path, "metrics")
+    frame = read_table(store_location(tmp_path), "metrics")
     grains = dict(zip(frame["metric"], frame["grain"], strict=True))
     assert grains[NORMALIZED_RU] == "PT1M" and grains.get("DataUsage", "PT5M") == "PT5M"
 

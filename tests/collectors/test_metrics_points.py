@@ -8,7 +8,7 @@ import datetime as dt
 from azure.monitor.querymetrics import Metric, MetricsQueryResult, MetricValue, TimeSeriesElement
 
 from collectors.metrics import points_table
-from collectors.store.records import METRICS
+from store.records import METRICS
 
 T0 = dt.datetime(2027, 1, 1, tzinfo=dt.UTC)
 

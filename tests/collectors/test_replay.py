@@ -12,9 +12,9 @@ from azure.cosmos import CosmosClient, PartitionKey
 
 from collectors.config import Config, parse_config
 from collectors.replay import replay
-from collectors.store import read_table
 from cosmoscore.limits import Limits
 from emulator.engine import Context, Engine
+from store import read_table, store_location
 from tests.conftest import ManualClock
 
 
@@ -32,7 +32,15 @@ def config_for(
 def run(emu, config: Config, store: Path, **kwargs: Any):
     out: list[str] = []
     err: list[str] = []
-    summary = replay(config, store=store, credential=emu.key, progress=False, out=out.append, err=err.append, **kwargs)
+    summary = replay(
+        config,
+        store=store_location(store),
+        credential=emu.key,
+        progress=False,
+        out=out.append,
+        err=err.append,
+        **kwargs,
+    )
     return summary, out, err
 
 
@@ -81,7 +89,7 @@ def loaded(emulator):
 def test_records_every_request_with_the_emulators_own_charges(loaded, tmp_path: Path) -> None:
     summary, out, err = run(loaded, config_for(loaded, QUERIES), tmp_path)
     assert summary.failed == 0 and summary.exit_code == 0 and not err
-    requests = read_table(tmp_path, "requests")
+    requests = read_table(store_location(tmp_path), "requests")
     accounting = {r.activity_id: r for r in loaded.engine.accounting.records()}
     assert len(requests) > 0
     for row in requests.itertuples():
@@ -100,7 +108,7 @@ def test_records_every_request_with_the_emulators_own_charges(loaded, tmp_path: 
 
 def test_routing_classes_predicted_and_observed(loaded, tmp_path: Path) -> None:
     run(loaded, config_for(loaded, QUERIES), tmp_path)
-    executions = read_table(tmp_path, "executions")
+    executions = read_table(store_location(tmp_path), "executions")
     assert (executions["status"] == "ok").all()
     assert not executions["routing_mismatch"].any()
     single = by_name(executions, "one-tenant")
@@ -122,8 +130,8 @@ def test_routing_classes_predicted_and_observed(loaded, tmp_path: Path) -> None:
 
 def test_per_feed_range_mode_measures_each_partitions_share(loaded, tmp_path: Path) -> None:
     run(loaded, config_for(loaded, QUERIES), tmp_path)
-    executions = read_table(tmp_path, "executions")
-    requests = read_table(tmp_path, "requests")
+    executions = read_table(store_location(tmp_path), "executions")
+    requests = read_table(store_location(tmp_path), "requests")
     each = by_name(executions, "count-each")
     assert len(each) == 4 and set(each["pkrange_count"]) == {1}
     assert sorted(each["pkranges"]) == sorted(r.id for r in loaded.engine.container("shop", "orders").ranges)
@@ -163,7 +171,7 @@ def test_a_hierarchical_prefix_that_spans_partitions_is_targeted(make_emulator, 
     ]
     summary, _, err = run(emu, config_for(emu, queries), tmp_path)
     assert summary.failed == 0, err
-    executions = read_table(tmp_path, "executions").set_index("query_name")
+    executions = read_table(store_location(tmp_path), "executions").set_index("query_name")
     assert executions.loc["prefix-key", "routing_observed"] == "targeted"
     assert executions.loc["prefix-key", "items"] == 160
     assert executions.loc["prefix-where", "routing_observed"] == "targeted"
@@ -174,10 +182,10 @@ def test_a_hierarchical_prefix_that_spans_partitions_is_targeted(make_emulator, 
 def test_the_budget_stops_a_run(loaded, tmp_path: Path) -> None:
     queries = [{"name": f"q{i}", "container": "orders", "sql": "SELECT * FROM c WHERE c.n > 100"} for i in range(6)]
     summary, _, _ = run(loaded, config_for(loaded, queries, replay_settings={"budget_ru": 25}), tmp_path)
-    executions = read_table(tmp_path, "executions")
+    executions = read_table(store_location(tmp_path), "executions")
     assert summary.ended_by == "budget" and summary.exit_code == 1
     assert 0 < len(executions) < 6
-    spent = read_table(tmp_path, "requests")["request_charge"].sum()
+    spent = read_table(store_location(tmp_path), "requests")["request_charge"].sum()
     assert spent <= 25 + executions["total_ru"].max()  # at most the execution that crossed the line
 
 
@@ -194,7 +202,7 @@ def test_each_failure_is_one_line_and_one_row_and_the_run_goes_on(loaded, tmp_pa
     assert "SC1001" in err[0] and "near 'FORM'" in err[0] and "(at 9-13)" in err[0]
     assert "container 'nope' not found in database 'shop'" in err[1]
     assert "400" in err[2] and "Partition key" in err[2]
-    executions = read_table(tmp_path, "executions").set_index("query_name")
+    executions = read_table(store_location(tmp_path), "executions").set_index("query_name")
     assert list(executions["status"]) == ["error", "error", "error", "ok"]
     assert executions.loc["fine", "items"] == 1 and out == [line for line in out if line.startswith("fine:")]
 
@@ -204,7 +212,7 @@ def test_wrong_key_and_unreachable_endpoint(loaded, tmp_path: Path) -> None:
     wrong = "d3JvbmcgYnV0IHZhbGlkIGJhc2U2NCBrZXkgb2YgYW55IGxlbmd0aA=="
     summary = replay(
         config_for(loaded, queries),
-        store=tmp_path / "a",
+        store=store_location(tmp_path / "a"),
         credential=wrong,
         progress=False,
         out=lambda _: None,
@@ -218,7 +226,7 @@ def test_wrong_key_and_unreachable_endpoint(loaded, tmp_path: Path) -> None:
         and err == [err[0]]
         and err[0].startswith("account '127.0.0.1': cannot reach http://127.0.0.1:9/")
     )
-    assert read_table(tmp_path / "b", "executions")["error"].str.startswith("cannot reach").all()
+    assert read_table(store_location(tmp_path / "b"), "executions")["error"].str.startswith("cannot reach").all()
     for path in (tmp_path / "a").rglob("*.parquet"):
         assert wrong.encode() not in path.read_bytes()
 
@@ -236,8 +244,8 @@ def test_a_storm_of_429s_is_recorded_not_fatal(make_emulator, tmp_path: Path) ->
     ]
     config = config_for(emu, queries, cosmos={"max_retry_attempts": 2, "max_retry_wait_s": 1})
     summary, _, err = run(emu, config, tmp_path)
-    executions = read_table(tmp_path, "executions").set_index("query_name")
-    requests = read_table(tmp_path, "requests")
+    executions = read_table(store_location(tmp_path), "executions").set_index("query_name")
+    requests = read_table(store_location(tmp_path), "requests")
     refused = requests[(requests["query_name"] == "storm") & (requests["status"] == 429)]
     assert executions.loc["storm", "status"] == "error" and executions.loc["storm", "throttled"] == len(refused) >= 3
     assert executions.loc["storm", "retry_after_ms_total"] == refused["retry_after_ms"].sum() > 0
@@ -259,7 +267,7 @@ def test_a_stop_signal_finishes_the_request_and_keeps_what_was_collected(loaded,
 
     summary = replay(
         config_for(loaded, queries),
-        store=tmp_path,
+        store=store_location(tmp_path),
         credential=loaded.key,
         progress=False,
         out=out,
@@ -267,5 +275,5 @@ def test_a_stop_signal_finishes_the_request_and_keeps_what_was_collected(loaded,
         stop=stop,
     )
     assert summary.ended_by == "signal" and summary.exit_code == 0
-    executions = read_table(tmp_path, "executions")
+    executions = read_table(store_location(tmp_path), "executions")
     assert list(executions["query_name"]) == ["q0"] and executions["items"].item() == 200

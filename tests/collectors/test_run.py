@@ -12,8 +12,8 @@ from azure.identity import DefaultAzureCredential
 from collectors import credentials, registry
 from collectors.config import Config, parse_config
 from collectors.run import BudgetReached, Run, Stopped
-from collectors.store import read_table
-from tests.collectors.test_pending import execution, row
+from store import read_table, store_location
+from tests.store.test_pending import execution, row
 
 CONFIG = parse_config({"cosmos": {"database": "shop"}, "replay": {"budget_ru": 10}}, Path("t.toml"))
 
@@ -43,22 +43,24 @@ class Counting:
 
 def test_a_run_records_seals_and_summarizes(tmp_path: Path) -> None:
     lines: list[str] = []
-    summary = registry.run_collector(Counting(), CONFIG, store=tmp_path, out=lines.append, clock=lambda: 1.8e9)
+    summary = registry.run_collector(
+        Counting(), CONFIG, store=store_location(tmp_path), out=lines.append, clock=lambda: 1.8e9
+    )
     assert summary.run_id.startswith("20270115T080000Z-") and lines == ["item 0", "item 1"]
     assert (summary.items, summary.failed, summary.total_ru, summary.exit_code) == (2, 1, 8.0, 1)
-    assert read_table(tmp_path, "requests")["seq"].tolist() == [0, 1]
+    assert read_table(store_location(tmp_path), "requests")["seq"].tolist() == [0, 1]
     assert summary.line(tmp_path) == f"run {summary.run_id}: 2 execution(s), 1 failed, 8.00 RU; stored in {tmp_path}"
     assert list((tmp_path / "_pending").iterdir()) == []
 
 
 def test_the_budget_ends_a_run_and_makes_it_partial(tmp_path: Path) -> None:
-    summary = registry.run_collector(Counting(5), CONFIG, store=tmp_path, out=lambda _: None)
+    summary = registry.run_collector(Counting(5), CONFIG, store=store_location(tmp_path), out=lambda _: None)
     assert summary.ended_by == "budget" and summary.items == 2 and summary.exit_code == 1
     assert "(stopped at the RU budget)" in summary.line(tmp_path)
 
 
 def test_check_raises_on_a_signal_or_past_the_budget(tmp_path: Path) -> None:
-    run = Run(tmp_path, budget=5.0)
+    run = Run(store_location(tmp_path), budget=5.0)
     run.check()
     run.charge(6.0)
     with pytest.raises(BudgetReached):
@@ -76,8 +78,8 @@ def test_a_failing_collector_still_seals_what_it_recorded(tmp_path: Path) -> Non
             raise RuntimeError("bug")
 
     with pytest.raises(RuntimeError):
-        registry.run_collector(Broken(), CONFIG, store=tmp_path, stop=threading.Event())
-    assert read_table(tmp_path, "requests")["seq"].tolist() == [0]
+        registry.run_collector(Broken(), CONFIG, store=store_location(tmp_path), stop=threading.Event())
+    assert read_table(store_location(tmp_path), "requests")["seq"].tolist() == [0]
 
 
 def test_the_registry_runs_the_replay_first() -> None:

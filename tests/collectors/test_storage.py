@@ -12,8 +12,8 @@ from azure.cosmos import CosmosClient, PartitionKey
 from collectors.config import Config, parse_config
 from collectors.registry import Options, collector, run_collector
 from collectors.storage import parse_quota
-from collectors.store import read_table
 from emulator.server import RunningEmulator, open_engine, start_in_thread
+from store import read_table, store_location
 
 
 def shop_config(emu: RunningEmulator, **account: object) -> Config:
@@ -41,7 +41,7 @@ def collect(emu: RunningEmulator, store: Path, config: Config | None = None) -> 
     summary = run_collector(
         collector("storage"),
         config or shop_config(emu),
-        store=store,
+        store=store_location(store),
         out=out.append,
         err=err.append,
         options=Options(credential=emu.key),
@@ -55,7 +55,7 @@ def test_storage_per_pkrange_equals_what_was_written(emulator: RunningEmulator, 
     assert (code, err) == (0, [])
     ranges = emulator.engine.container("shop", "orders").ranges
     assert len(ranges) == 3
-    partitions = read_table(tmp_path, "partitions").set_index("pkrange_id")
+    partitions = read_table(store_location(tmp_path), "partitions").set_index("pkrange_id")
     assert sorted(partitions.index) == sorted(r.id for r in ranges)
     for rng in ranges:
         row = partitions.loc[rng.id]
@@ -74,7 +74,7 @@ def test_storage_per_pkrange_equals_what_was_written(emulator: RunningEmulator, 
 def test_the_largest_logical_key_comes_first(emulator: RunningEmulator, tmp_path: Path) -> None:
     load_orders(emulator)
     collect(emulator, tmp_path)
-    keys = read_table(tmp_path, "logical_keys")
+    keys = read_table(store_location(tmp_path), "logical_keys")
     assert len(keys) == 6 and keys.sort_values("size_kb", ascending=False).iloc[0]["partition_key"] == '["t0"]'
     engine = {
         (rng.id, json.dumps(list(lp.key))): -(-lp.size // 1024)
@@ -92,7 +92,7 @@ def test_a_split_container_shows_children_with_their_parents(emulator: RunningEm
     container.get_container_client("orders").replace_throughput(45_000)  # P = 5: two of three ranges split
     code, out, _ = collect(emulator, tmp_path)
     assert code == 0 and out[0].startswith("orders: 5 partition(s)")
-    partitions = read_table(tmp_path, "partitions").set_index("pkrange_id")
+    partitions = read_table(store_location(tmp_path), "partitions").set_index("pkrange_id")
     engine = {r.id: ",".join(r.parents) for r in emulator.engine.container("shop", "orders").ranges}
     assert partitions["parents"].to_dict() == engine
     bounds = {r.id: (r.min, r.max) for r in emulator.engine.container("shop", "orders").ranges}
@@ -114,7 +114,7 @@ def test_every_container_of_every_database_and_an_unknown_database(
     code, out, err = collect(emulator, tmp_path, config)
     assert code == 1 and err == ["database 'nope' not found in account 'eu-1'"]
     assert sorted(line.split(":")[0] for line in out) == ["shared/events", "shop/carts", "shop/orders"]
-    partitions = read_table(tmp_path, "partitions")
+    partitions = read_table(store_location(tmp_path), "partitions")
     events = partitions[partitions["container"] == "events"]
     assert events["throughput_ru"].isna().all() and events["document_count"].sum() == 1  # shared throughput
     assert set(partitions["account"]) == {"eu-1"}

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from collectors.store import write_frame
 from dashboard.display import MISSING_NUMBER, MISSING_TIME
+from store import store_location, write_frame
 from tests.analysis.test_query_costs import T0, execution, executions_frame, request, requests_frame
 
 APP = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"
@@ -64,14 +64,18 @@ def store_rows(plan: list[tuple[str, int, str, int, str, str, list[Part]]]) -> t
 def write_store(store: Path, executions: list[dict], requests: list[dict]) -> None:
     for run in sorted({row["run_id"] for row in executions}):
         write_frame(
-            store,
+            store_location(store),
             "executions",
             executions_frame(*[r for r in executions if r["run_id"] == run]),
             run_id=run,
             part="000",
         )
         write_frame(
-            store, "requests", requests_frame(*[r for r in requests if r["run_id"] == run]), run_id=run, part="000"
+            store_location(store),
+            "requests",
+            requests_frame(*[r for r in requests if r["run_id"] == run]),
+            run_id=run,
+            part="000",
         )
 
 
@@ -124,9 +128,9 @@ def write_rows(store: Path, executions: list[dict], requests: list[dict], *, par
     """Add `executions` and `requests` rows to the store, one part per run."""
     for run in sorted({row["run_id"] for row in executions}):
         mine = [r for r in executions if r["run_id"] == run]
-        write_frame(store, "executions", executions_frame(*mine), run_id=run, part=part)
+        write_frame(store_location(store), "executions", executions_frame(*mine), run_id=run, part=part)
         asked = [r for r in requests if r["run_id"] == run]
-        write_frame(store, "requests", requests_frame(*asked), run_id=run, part=part)
+        write_frame(store_location(store), "requests", requests_frame(*asked), run_id=run, part=part)
 
 
 def table(app: AppTest, index: int = 0) -> pd.DataFrame:

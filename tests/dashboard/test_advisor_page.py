@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from analysis import advice
-from collectors.store import read_table
+from store import read_table, store_location
 from tests.dashboard.apptest import chart, run_app, table, values
 from tests.ruscope.test_advise import _write
 
@@ -50,7 +50,7 @@ def test_an_empty_store_says_how_to_advise(store: Path) -> None:
 
 def test_the_designs_side_by_side(advised: Path) -> None:
     app = open_advisor()
-    designs = read_table(advised, "advice_designs").sort_values("rank", ignore_index=True)
+    designs = read_table(store_location(advised), "advice_designs").sort_values("rank", ignore_index=True)
     winner = designs["design"].iloc[0]
     assert winner == "/tenantId,/sessionId"  # the guides' case: hierarchical fixes /tenantId's skew
     assert f"Advice: {winner}" in app.success[0].value
@@ -79,7 +79,7 @@ def test_an_older_advice_can_be_picked(advised: Path, tmp_path: Path) -> None:
     )
     assert again.returncode == 0, again.stderr
     app = open_advisor()
-    runs = advice.advice_runs(read_table(advised, "advice_designs"))
+    runs = advice.advice_runs(read_table(store_location(advised), "advice_designs"))
     picker = app.selectbox(key="advisor_run")
     assert picker.options == [advice.run_label(row) for _, row in runs.iterrows()] and len(runs) == 2
     picker.set_value(runs["run_id"].iloc[1]).run()

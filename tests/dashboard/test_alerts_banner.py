@@ -10,7 +10,7 @@ import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from analysis import alerts
-from collectors.store import write_frame
+from store import store_location, write_frame
 
 T0 = pd.Timestamp("2026-05-01T10:00:00Z")
 
@@ -38,7 +38,9 @@ def row(rule: str, subject: str, message: str, *, database: str = "shop", contai
 def evaluation(store: Path, run: str, minute: int, rows: list[dict[str, Any]]) -> None:
     fired = pd.DataFrame(rows, columns=alerts.ALERT_COLUMNS)
     frame = pd.concat([fired, alerts.evaluated_rows(["127.0.0.1"], fired)], ignore_index=True)
-    write_frame(store, "alerts", frame.assign(time=T0 + pd.Timedelta(minutes=minute)), run_id=run, part="alerts")
+    write_frame(
+        store_location(store), "alerts", frame.assign(time=T0 + pd.Timedelta(minutes=minute)), run_id=run, part="alerts"
+    )
 
 
 def two_evaluations(store: Path) -> None:

@@ -12,8 +12,8 @@ from streamlit.testing.v1 import AppTest
 
 from analysis import fleet, throttling
 from analysis.scope import Scope
-from collectors.store import read_table
 from dashboard import figures
+from store import read_table, store_location
 from tests.collected import CollectedStore
 from tests.dashboard.apptest import chart, minutes_ago, run_app, store_rows, write_plan, write_rows
 from tests.dashboard.apptest import table as shown_table
@@ -138,7 +138,7 @@ def test_the_collected_store_shows_monitors_429_rate_and_no_waste_for_a_hot_part
     monkeypatch.setenv("RUSCOPE_STORE", str(copy))
     app = open_fleet()
     [row] = shown_table(app).to_dict("records")
-    metrics = read_table(copy, "metrics", columns=throttling.METRIC_COLUMNS)
+    metrics = read_table(store_location(copy), "metrics", columns=throttling.METRIC_COLUMNS)
     monitor = throttling.throttle_summary(metrics, pd.DataFrame(columns=throttling.REQUEST_COLUMNS))
     assert row["throttle_source"] == throttling.MONITOR and row["requests"] == monitor["requests"][0]
     assert row["throttle_rate"] == pytest.approx(100 * round(monitor["rate"][0], 4))  # the Throttling page's rate

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from collectors.store import write_frame
+from store import store_location, write_frame
 from tests.analysis.test_query_costs import T0
 from tests.collected import CollectedStore
 from tests.dashboard.apptest import PLAN, chart, run_app, store_rows, write_plan, write_rows
@@ -69,7 +69,7 @@ def with_monitor(store: Path) -> None:
         unit="Percent",
         grain="PT1M",
     )
-    write_frame(store, "metrics", metrics, run_id="m1", part="0")
+    write_frame(store_location(store), "metrics", metrics, run_id="m1", part="0")
     snapshot = pd.DataFrame(
         {
             "pkrange_id": ["0", "2", "3"],
@@ -81,7 +81,7 @@ def with_monitor(store: Path) -> None:
             "throughput_share": 100.0,
         }
     ).assign(**WHERE, time=T0 + pd.Timedelta(minutes=50))
-    write_frame(store, "partitions", snapshot, run_id="s1", part="0")
+    write_frame(store_location(store), "partitions", snapshot, run_id="s1", part="0")
     key_ru = pd.DataFrame(
         {
             "pkrange_id": ["1", "1", "0"],
@@ -92,7 +92,7 @@ def with_monitor(store: Path) -> None:
             "partial": False,
         }
     ).assign(**WHERE, time=T0 + pd.Timedelta(minutes=30))
-    write_frame(store, "log_key_ru", key_ru, run_id="l1", part="0")
+    write_frame(store_location(store), "log_key_ru", key_ru, run_id="l1", part="0")
     replay_only(store)
 
 

@@ -13,8 +13,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from analysis import overview, units
-from collectors.store import write_frame
 from dashboard import figures_overview
+from store import store_location, write_frame
 from tests.analysis.test_overview import frame, row, shop_frames
 from tests.dashboard.apptest import chart, minutes_ago, run_app, write_plan
 
@@ -42,7 +42,7 @@ def values(data: list | dict) -> list[float]:
 
 def write_shop(store: Path) -> None:
     for table, rows in shop_frames().items():
-        write_frame(store, table, rows.drop(columns="run_id"), run_id="r1", part="000")
+        write_frame(store_location(store), table, rows.drop(columns="run_id"), run_id="r1", part="000")
 
 
 def test_the_default_page_on_an_empty_store_says_how_to_collect(store: Path) -> None:
@@ -74,7 +74,7 @@ def test_metrics_storage_and_alerts(store: Path) -> None:
     alert = dict(rule="hot_partition", subject="1", value=100.0, threshold=90.0, unit="%", message="pkrange 1 hot")
     evaluated = dict(rule="evaluated", subject="", value=1.0, threshold=0.0, unit="alerts", message="1 alert(s) fired")
     rows = [row("alerts", **alert), row("alerts", container="", **evaluated)]
-    write_frame(store, "alerts", frame("alerts", *rows).drop(columns="run_id"), run_id="a1", part="000")
+    write_frame(store_location(store), "alerts", frame("alerts", *rows).drop(columns="run_id"), run_id="a1", part="000")
     app = open_overview()
     assert not app.info  # metrics present: nothing missing to explain
     assert "changes compare the 7 days up to the newest data (2026-05-01 10:02 UTC)" in app.caption[0].value

@@ -12,7 +12,7 @@ import pytest
 from streamlit.runtime.memory_media_file_storage import _calculate_file_id  # cross-check of the download only
 from streamlit.testing.v1 import AppTest
 
-from collectors.store import write_frame
+from store import store_location, write_frame
 from tests.analysis.test_query_costs import execution, executions_frame
 from tests.dashboard.apptest import APP, PLAN, chart, store_rows, write_rows
 
@@ -158,7 +158,7 @@ def test_the_scope_filter_narrows_the_table(two_runs: Path) -> None:
     executions, requests = store_rows(other)
     for row in executions + requests:
         row.update(database="crm", container="people")
-    write_frame(two_runs, "executions", executions_frame(*executions), run_id="r2", part="001")
+    write_frame(store_location(two_runs), "executions", executions_frame(*executions), run_id="r2", part="001")
     app = run_app()
     assert len(app.dataframe[0].value) == 4
     assert app.selectbox(key="frame_database").options == ["(all)", "crm", "shop"]
@@ -178,7 +178,7 @@ def test_a_corrupt_file_is_skipped_with_a_warning(two_runs: Path) -> None:
 
 def test_only_failed_executions_show_the_errors(store: Path) -> None:
     failed = [execution("r1", "broken", status="error", pkranges="", routing="unknown")]
-    write_frame(store, "executions", executions_frame(*failed), run_id="r1", part="000")
+    write_frame(store_location(store), "executions", executions_frame(*failed), run_id="r1", part="000")
     app = run_app()
     assert any("No execution succeeded" in w.value for w in app.warning)
     summary, errors = (frame.value for frame in app.dataframe)
@@ -214,7 +214,12 @@ def test_the_whole_path_from_the_emulator_to_the_page(emulator, store: Path) -> 
     )
     for _ in range(2):
         summary = replay(
-            config, store=store, credential=emulator.key, progress=False, out=lambda _: None, err=lambda _: None
+            config,
+            store=store_location(store),
+            credential=emulator.key,
+            progress=False,
+            out=lambda _: None,
+            err=lambda _: None,
         )
         assert summary.exit_code == 0
     app = run_app()

@@ -14,9 +14,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from analysis import storage
-from collectors.store import write_frame
 from cosmoscore.limits import GB, Limits
 from dashboard import figures_storage
+from store import store_location, write_frame
 from tests.analysis.test_storage_analysis import LOGICAL_KEYS, PARTITIONS, key, partition
 from tests.collected import CollectedStore
 from tests.dashboard.apptest import APP, chart
@@ -70,9 +70,17 @@ def write_snapshots(store: Path) -> None:
     usage = {"usage_collection_kb": 5000, "usage_documents_kb": 5000}
     for run, day, sizes in (("s1", 0, (1000, 2000)), ("s2", 1, (1000 + GB_KB, 2000))):
         rows = [partition(run, day, str(n), size, **usage) for n, size in enumerate(sizes)]
-        write_frame(store, "partitions", pd.DataFrame(rows, columns=PARTITIONS.columns), run_id=run, part="0")
+        write_frame(
+            store_location(store), "partitions", pd.DataFrame(rows, columns=PARTITIONS.columns), run_id=run, part="0"
+        )
         keys = [key(run, day, '["t1"]', sizes[0] // 2), key(run, day, '["t2"]', 10, pkrange="1")]
-        write_frame(store, "logical_keys", pd.DataFrame(keys, columns=LOGICAL_KEYS.columns), run_id=run, part="0")
+        write_frame(
+            store_location(store),
+            "logical_keys",
+            pd.DataFrame(keys, columns=LOGICAL_KEYS.columns),
+            run_id=run,
+            part="0",
+        )
 
 
 def test_an_empty_store_says_how_to_collect(store: Path) -> None:
@@ -129,14 +137,18 @@ def test_snapshots_show_fill_growth_keys_and_index(store: Path) -> None:
 
 def test_several_containers_say_their_labels_carry_the_container(store: Path) -> None:
     rows = [partition("s1", 0, "0", 100), partition("s1", 0, "0", 300, container="carts")]
-    write_frame(store, "partitions", pd.DataFrame(rows, columns=PARTITIONS.columns), run_id="s1", part="0")
+    write_frame(
+        store_location(store), "partitions", pd.DataFrame(rows, columns=PARTITIONS.columns), run_id="s1", part="0"
+    )
     read = shown(open_storage(), "storage_partitions")
     assert read[["container/pkrange", "size KB"]].values.tolist() == [["carts/0", "300"], ["orders/0", "100"]]
 
 
 def test_two_databases_sharing_a_container_name_say_so_in_the_headers(store: Path) -> None:
     rows = [partition("s1", 0, "0", 100), {**partition("s1", 0, "0", 300), "database": "crm"}]
-    write_frame(store, "partitions", pd.DataFrame(rows, columns=PARTITIONS.columns), run_id="s1", part="0")
+    write_frame(
+        store_location(store), "partitions", pd.DataFrame(rows, columns=PARTITIONS.columns), run_id="s1", part="0"
+    )
     app = open_storage()
     assert shown(app, "storage_partitions")["database/container/pkrange"].tolist() == ["crm/orders/0", "shop/orders/0"]
     assert list(shown(app, "storage_sizes"))[0] == list(shown(app, "storage_index"))[0] == "database/container"

@@ -10,8 +10,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from analysis import throttling
-from collectors.store import write_frame
 from dashboard import figures_throttling
+from store import store_location, write_frame
 from tests.analysis.test_throttling import METRIC_ROWS, T0
 from tests.collected import CollectedStore
 from tests.dashboard.apptest import APP, chart, store_rows, write_rows
@@ -99,7 +99,7 @@ def test_a_replay_only_store_shows_the_replays_429s(store: Path) -> None:
 
 
 def test_metrics_show_the_rate_and_the_429s_by_operation(store: Path) -> None:
-    write_frame(store, "metrics", METRIC_ROWS, run_id="m1", part="0")
+    write_frame(store_location(store), "metrics", METRIC_ROWS, run_id="m1", part="0")
     app = open_throttling()
     assert not app.info
     summary = table(app, "throttling_summary")

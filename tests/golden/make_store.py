@@ -12,7 +12,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from collectors.store.maintenance import compact
+from store import store_location
+from store.maintenance import compact
 from tests.collected import build_collected_store
 
 GOLDEN_STORE = Path(__file__).resolve().parent / "store"
@@ -23,7 +24,7 @@ def main() -> None:
     shutil.rmtree(GOLDEN_STORE, ignore_errors=True)
     with tempfile.TemporaryDirectory() as work:
         build_collected_store(GOLDEN_STORE, Path(work), start=GOLDEN_START)
-    compact(GOLDEN_STORE, retention_hours=0)
+    compact(store_location(GOLDEN_STORE), retention_hours=0)
     files = [path for path in GOLDEN_STORE.rglob("*") if path.is_file()]
     print(f"{GOLDEN_STORE}: {len(files)} files, {sum(path.stat().st_size for path in files) / 1024:.0f} KB")
 

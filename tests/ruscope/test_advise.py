@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from advisor.verdict import WRITES
-from collectors.store import read_table
 from ruscope.advise import AdviseError, advice_text, advise_from_config
+from store import read_table, store_location
 from workloads.chat import generator as g
 
 CONFIG = """
@@ -204,21 +204,25 @@ def test_ruscope_advise_in_a_real_process_prints_the_ranking_and_writes_the_csv(
     assert header.startswith("rank,design,") and len(out.read_text().splitlines()) > 3
     first = next(csv.DictReader(out.read_text().splitlines()))
     assert first["section"] == "design" and first["partitions"] == "3"  # 3, not 3.0 beside the blank cells
-    designs = read_table(tmp_path / "ruscope-data", "advice_designs")
+    designs = read_table(store_location(tmp_path / "ruscope-data"), "advice_designs")
     n = sum(1 for row in csv.DictReader(out.read_text().splitlines()) if row["section"] == "design")
     assert sorted(designs["rank"]) == list(range(1, n + 1)) and set(designs["container"]) == {"query-logs"}
     assert {"/tenantId", "/tenantId,/sessionId", "tenant-month"} <= set(designs["design"])
     winner = designs.set_index("rank").loc[1]
     assert json.loads(winner["definition"])["partitionKey"]["version"] == 2 and winner["migration"]
-    queries = read_table(tmp_path / "ruscope-data", "advice_queries")
+    queries = read_table(store_location(tmp_path / "ruscope-data"), "advice_queries")
     assert len(queries) == n * 2 and set(queries["query"]) == {"tenant-day", "errors"}
-    shares = read_table(tmp_path / "ruscope-data", "advice_partitions").groupby("design")["write_share"].sum()
+    shares = (
+        read_table(store_location(tmp_path / "ruscope-data"), "advice_partitions")
+        .groupby("design")["write_share"]
+        .sum()
+    )
     assert shares.round(6).eq(1.0).all() and len(shares) == n
     again = subprocess.run(
         [str(ruscope), "advise", "--config", str(config), "--no-store"], capture_output=True, text=True, cwd=tmp_path
     )
     assert again.returncode == 0 and "stored" not in again.stdout
-    assert read_table(tmp_path / "ruscope-data", "advice_designs")["run_id"].nunique() == 1
+    assert read_table(store_location(tmp_path / "ruscope-data"), "advice_designs")["run_id"].nunique() == 1
     bad = subprocess.run(
         [str(ruscope), "advise", "--config", str(tmp_path / "missing.toml")],
         capture_output=True,

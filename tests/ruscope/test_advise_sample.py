@@ -12,8 +12,8 @@ from pathlib import Path
 
 from azure.cosmos import CosmosClient, PartitionKey
 
-from collectors.store import read_table
 from emulator.engine import Context
+from store import read_table, store_location
 from workloads.chat import generator as g
 
 RUSCOPE = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "ruscope"
@@ -87,7 +87,7 @@ def test_from_account_samples_the_container_and_prints_the_ranking(emulator, tmp
     assert len(docs) == 200 and all(d["tenantId"] == by_id[d["id"]]["tenantId"] and "_rid" not in d for d in docs)
     assert "1. /tenantId,/sessionId" in done.stdout and "2. /tenantId" in done.stdout
     assert out.read_text().startswith("rank,design,")
-    designs = read_table(tmp_path / "ruscope-data", "advice_designs")  # stored for the Advisor page
+    designs = read_table(store_location(tmp_path / "ruscope-data"), "advice_designs")  # stored for the Advisor page
     assert designs.sort_values("rank")["design"].iloc[0] == "/tenantId,/sessionId"
     assert set(designs["account"]) == {"127.0.0.1"} and set(designs["container"]) == {"query-logs"}
     assert f"as run {designs['run_id'].iloc[0]}" in done.stdout

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from azure.cosmos import CosmosClient, PartitionKey
 
-from collectors.store import StoreWarning, read_table
 from emulator.engine import Context
+from store import StoreWarning, read_table, store_location
 from tests.conftest import wait_for_sdk_background_requests
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,8 +136,8 @@ def test_kill_9_mid_run_then_rerun_loses_and_duplicates_nothing(shop, tmp_path: 
     for _ in range(2):  # and a third run recovers nothing twice
         with warnings.catch_warnings():
             warnings.simplefilter("error", StoreWarning)  # nothing half-written is visible
-            executions = read_table(store, "executions")
-            requests = read_table(store, "requests")
+            executions = read_table(store_location(store), "executions")
+            requests = read_table(store_location(store), "requests")
         first = executions[executions["run_id"] == killed_run]
         assert len(first) == executions_captured  # every captured execution, once
         assert len(requests[requests["run_id"] == killed_run]) == len(captured) - executions_captured
@@ -161,7 +161,7 @@ def test_collect_every_stops_cleanly_on_sigterm(shop, tmp_path: Path) -> None:
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert "stopping after the current request" in err and "Traceback" not in err
-    executions = read_table(store, "executions")
+    executions = read_table(store_location(store), "executions")
     assert executions["run_id"].nunique() >= 2 and set(executions["status"]) <= {"ok", "stopped"}
 
 
@@ -185,8 +185,8 @@ def test_two_runs_sharing_a_store_lose_nothing(shop, tmp_path: Path) -> None:
     assert first.returncode == 0, err
     assert overlapping >= 1, "the second run never started while the first was writing"
 
-    executions = read_table(store, "executions")
-    requests = read_table(store, "requests")
+    executions = read_table(store_location(store), "executions")
+    requests = read_table(store_location(store), "requests")
     per_run = executions.groupby("run_id")["query_name"].agg(lambda names: sorted(set(names)))
     long_ids = [run for run, names in per_run.items() if names == ["all", "one"]]
     assert len(long_ids) == 1
@@ -279,7 +279,7 @@ def test_a_fleet_with_one_account_down_collects_the_others_and_exits_1(shop, fle
     assert "[eu-1] all: 1 execution(s)" in done.stdout and "[eu-3] one: 1 execution(s)" in done.stdout
     # checked once at the start: no replay (or storage) run for eu-2, so no error row per query
     assert not [line for line in done.stdout.splitlines() if line.startswith("[eu-2]") and "execution(s)" in line]
-    executions = read_table(store, "executions")
+    executions = read_table(store_location(store), "executions")
     ok = executions[executions["status"] == "ok"].groupby("account")["items"].sum().to_dict()
     assert ok == {"eu-1": 60 + 10, "eu-3": 1 + 1}  # each account's rows carry its name
     assert set(executions["account"]) == {"eu-1", "eu-3"} and set(executions["status"]) == {"ok"}
@@ -291,7 +291,7 @@ def test_account_picks_one_account_of_the_fleet(shop, fleet) -> None:
     done = ruscope("replay", "--config", str(config), "--account", "eu-3", "--only", "one", key=shop.key)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("one: 1 execution(s)") and "[eu-3]" not in done.stdout  # alone: no prefix
-    assert set(read_table(store, "executions")["account"]) == {"eu-3"}
+    assert set(read_table(store_location(store), "executions")["account"]) == {"eu-3"}
     done = ruscope("collect", "--config", str(config), "--account", "nope", key=shop.key)
     assert done.returncode == 2 and "--account: no account named 'nope' (known: eu-1, eu-2, eu-3)" in done.stderr
 
@@ -304,7 +304,7 @@ def test_the_cosmos_shorthand_labels_rows_with_the_host_and_collect_compacts(sho
         done = ruscope("collect", "--config", str(config), key=shop.key)
         assert done.returncode == 0 and not done.stderr, done.stderr
     assert "compacted executions: 2 -> 1 file(s)" in done.stdout and "[" not in done.stdout  # one account: no labels
-    assert set(read_table(store, "executions")["account"]) == {"127.0.0.1"}
+    assert set(read_table(store_location(store), "executions")["account"]) == {"127.0.0.1"}
 
 
 def test_sigterm_stops_every_account_of_a_fleet_cleanly(shop, fleet, tmp_path: Path) -> None:
@@ -321,7 +321,7 @@ def test_sigterm_stops_every_account_of_a_fleet_cleanly(shop, fleet, tmp_path: P
     assert proc.returncode == 0, err
     assert "stopping after the current request" in err and "Traceback" not in err
     assert "[eu-1] run " in out and "[eu-3] run " in out and out.count("(stopped by a signal)") == 2
-    executions = read_table(store, "executions")
+    executions = read_table(store_location(store), "executions")
     assert set(executions["account"]) == {"eu-1", "eu-3"} and set(executions["status"]) <= {"ok", "stopped"}
     assert len(executions) < 2 * 2001 and not list((store / "_pending").glob("*-*/"))  # stopped early, all committed
 
@@ -335,7 +335,7 @@ def test_storage_snapshots_each_container_and_an_unknown_database_exits_1(shop, 
         done.stdout.startswith("orders: 2 partition(s), ") and "of 50 GB" in done.stdout and "of 20 GB" in done.stdout
     )
     assert ": 1 container(s), 0 failed, " in done.stdout  # the run's closing line counts what storage reads
-    assert read_table(store, "partitions")["document_count"].sum() == 60
+    assert read_table(store_location(store), "partitions")["document_count"].sum() == 60
     config.write_text(config.read_text().replace('database = "shop"', 'database = "nope"'))
     done = ruscope("storage", "--config", str(config), "--store", str(store), key=shop.key)
     assert done.returncode == 1 and done.stderr == "ruscope: database 'nope' not found in account '127.0.0.1'\n"
@@ -353,5 +353,5 @@ def test_collect_prints_the_alerts_that_fired_and_exits_3(shop, tmp_path: Path) 
     assert done.returncode == 3, done.stdout + done.stderr
     lines = [line for line in done.stdout.splitlines() if line.startswith("alert:")]
     assert lines and all("of the 50 GB limit" in line for line in lines), done.stdout
-    fired = read_table(store, "alerts")
+    fired = read_table(store_location(store), "alerts")
     assert set(fired.loc[fired["rule"] != "evaluated", "rule"]) == {"partition_storage"}

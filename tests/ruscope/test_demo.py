@@ -18,8 +18,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from collectors.store import read_table
 from ruscope.demo import Built, DemoPaths, DemoSettings, prepare
+from store import read_table, store_location
 from workloads.chat import generator as gen
 
 
@@ -44,7 +44,7 @@ def small_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SmallDemo]:
 
 
 def _table(demo: SmallDemo, name: str) -> pd.DataFrame:
-    return read_table(DemoPaths(demo.settings.dir).store, name)
+    return read_table(store_location(DemoPaths(demo.settings.dir).store), name)
 
 
 def test_the_large_tenant_asks_about_half_the_questions() -> None:

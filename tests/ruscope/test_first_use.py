@@ -16,10 +16,10 @@ import pytest
 from azure.cosmos import CosmosClient, PartitionKey
 
 from analysis.query_costs import logical_executions
-from collectors.store import read_table
 from emulator.auth import WELL_KNOWN_KEY
 from emulator.engine import Context, Engine
 from emulator.server import open_engine, start_in_thread
+from store import read_table, store_location
 from tests.conftest import ManualClock
 from tests.emulator.child import read_until
 from tests.ruscope.test_cli import query, write_config
@@ -141,7 +141,7 @@ def test_a_per_feed_range_line_counts_logical_executions_as_the_dashboard(shop, 
     config = write_config(tmp_path / "c.toml", shop, query("all", mode="per-feed-range", repeat=3))
     done = run("replay", "--config", str(config), "--store", str(store))
     assert done.returncode == 0, done.stderr
-    logical = logical_executions(read_table(store, "executions"))
+    logical = logical_executions(read_table(store_location(store), "executions"))
     assert len(logical) == 3 and set(logical["routing"]) == {"fan-out"}  # as the Query costs page counts
     line = done.stdout.splitlines()[0]
     assert line == (
@@ -177,7 +177,7 @@ def test_429s_and_the_time_waited_are_in_the_summary_line(make_emulator, tmp_pat
     finally:
         stop.set()
     assert done.returncode == 0, done.stderr
-    executions = read_table(store, "executions")
+    executions = read_table(store_location(store), "executions")
     throttled, waited = int(executions["throttled"].sum()), executions["retry_after_ms_total"].sum() / 1000
     assert throttled >= 1 and waited > 0
     assert done.stdout.splitlines()[0].endswith(

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from collectors.store import write_frame
 from ruscope.cli import app
+from store import store_location, write_frame
 from tests.analysis.test_overview import GOLDEN, shop_frames
 
 EMULATOR_KEY = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
@@ -27,7 +27,7 @@ def write_config(tmp_path: Path, store: Path) -> Path:
 def shop_store(tmp_path: Path) -> Path:
     store = tmp_path / "store"
     for table, frame in shop_frames().items():
-        write_frame(store, table, frame.drop(columns="run_id"), run_id="r1", part="000")
+        write_frame(store_location(store), table, frame.drop(columns="run_id"), run_id="r1", part="000")
     return store
 
 

@@ -19,8 +19,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from collectors.store.location import StoreLocation
-from collectors.store.records import TABLES
+from store.location import StoreLocation
+from store.records import TABLES
 
 DELTA_LOG = "_delta_log"
 MIGRATING = "_migrating"  # at the store's root while `ruscope store migrate` has work left

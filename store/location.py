@@ -1,7 +1,7 @@
 """Where the store lives: a local directory (the default, `ruscope-data`) or Azure Blob / ADLS Gen2.
 
-`StoreLocation` is the one value every store function takes (each also accepts a `Path` or a `str`, turned
-into one by `store_location`). Why it carries its own pending directory: pending segments need a local disk
+`StoreLocation` is the one value every store function takes (`require_location` refuses anything else); it is
+built once, by `store_location`, where the store is named (the config, the command line, the dashboard). Why it carries its own pending directory: pending segments need a local disk
 with `flock` (a kill -9 must lose nothing and two runs must never seal one segment), which object storage
 is not; a local store keeps them in `STORE/_pending`, a remote one in a local state directory named by a
 short hash of the URI, so two stores on one host never share segments.
@@ -57,6 +57,18 @@ class StoreLocation:
 
     def __str__(self) -> str:
         return self.uri
+
+
+def require_location(store: object, what: str) -> StoreLocation:
+    """`store` itself when it is a `StoreLocation`; a TypeError naming `what` otherwise.
+
+    Every store function takes the one location type, built once by `store_location` where the store is named
+    (the config, the command line, the dashboard's frame): a `Path` or a `str` carried about instead is how an
+    `az://container/path` became `az:/container/path` on its way through `Path()`.
+    """
+    if not isinstance(store, StoreLocation):
+        raise TypeError(f"{what} takes a StoreLocation (store_location(...)), not {type(store).__name__} {store!r}")
+    return store
 
 
 def store_location(

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
 
-from collectors.store import PENDING, ExecutionRecord, RequestRecord, Segment, pending, read_table, recover
+from store import PENDING, ExecutionRecord, RequestRecord, Segment, pending, read_table, recover, store_location
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -69,13 +69,13 @@ def raw_line(path: Path, line: bytes) -> None:
 
 
 def test_seal_writes_parquet_and_removes_the_segment(tmp_path: Path) -> None:
-    segment = Segment(tmp_path, "r1", "p000")
+    segment = Segment(store_location(tmp_path), "r1", "p000")
     for seq in range(3):  # times with and without a fraction of a second
         segment.append(row(seq))
     segment.append(execution())
     segment.seal()
-    assert read_table(tmp_path, "executions")["routing_mismatch"].tolist() == [False]
-    frame = read_table(tmp_path, "requests")
+    assert read_table(store_location(tmp_path), "executions")["routing_mismatch"].tolist() == [False]
+    frame = read_table(store_location(tmp_path), "requests")
     assert list(frame["seq"]) == [0, 1, 2] and list(frame["request_charge"]) == [2.5, 3.5, 4.5]
     assert frame["retrieved_document_count"].isna().all() and str(frame["time"].dt.tz) == "UTC"
     assert frame["time"].iloc[0] == datetime(2026, 11, 30, 9, 0, 0, 250, tzinfo=UTC)
@@ -83,58 +83,58 @@ def test_seal_writes_parquet_and_removes_the_segment(tmp_path: Path) -> None:
 
 
 def test_recover_seals_a_killed_runs_segment_once_and_skips_a_torn_line(tmp_path: Path) -> None:
-    segment = Segment(tmp_path, "r1", "p003")
+    segment = Segment(store_location(tmp_path), "r1", "p003")
     for seq in range(4):
         segment.append(row(seq))
     with open(segment.dir / "requests.jsonl", "ab") as fh:
         fh.write(b'{"seq": 9, "status')  # the write a kill interrupted
     segment.close()  # what the kill did to its lock
-    assert recover(tmp_path) == 1
-    assert recover(tmp_path) == 0
-    frame = read_table(tmp_path, "requests")
+    assert recover(store_location(tmp_path)) == 1
+    assert recover(store_location(tmp_path)) == 0
+    frame = read_table(store_location(tmp_path), "requests")
     assert list(frame["seq"]) == [0, 1, 2, 3] and set(frame["run_id"]) == {"r1"}
     assert DeltaTable(tmp_path / "requests").transaction_version("ruscope-r1-p003") == 1
 
 
 def test_a_damaged_line_is_set_aside_once_and_the_valid_rows_are_stored(tmp_path: Path) -> None:
-    bad = Segment(tmp_path, "r1", "p000")
+    bad = Segment(store_location(tmp_path), "r1", "p000")
     bad.append(row(0))
     damaged = orjson.dumps({**dataclasses.asdict(row(1)), "status": "not a number"})
     raw_line(bad.dir / "requests.jsonl", damaged)  # row 2 of the segment
     bad.append(row(2))
     bad.append(execution())
     bad.close()
-    good = Segment(tmp_path, "r2", "p000")
+    good = Segment(store_location(tmp_path), "r2", "p000")
     good.append(row(6))
     good.close()
     warned: list[str] = []
-    assert recover(tmp_path, warn=warned.append) == 2
+    assert recover(store_location(tmp_path), warn=warned.append) == 2
     aside = tmp_path / PENDING / "_damaged" / "r1-p000-requests.jsonl"
     assert warned == [f"store: set aside 1 damaged line(s) of pending segment r1-p000 in {aside}"]
     assert aside.read_bytes() == damaged + b"\n"  # kept for a human to look at
-    assert seqs(tmp_path) == [0, 2, 6] and len(read_table(tmp_path, "executions")) == 1
-    assert recover(tmp_path, warn=warned.append) == 0 and len(warned) == 1  # reported once, never again
+    assert seqs(tmp_path) == [0, 2, 6] and len(read_table(store_location(tmp_path), "executions")) == 1
+    assert recover(store_location(tmp_path), warn=warned.append) == 0 and len(warned) == 1  # reported once, never again
     assert sorted(p.name for p in (tmp_path / PENDING).iterdir()) == ["_damaged"]
 
 
 def test_rows_of_another_run_or_unknown_fields_are_set_aside(tmp_path: Path) -> None:
-    stray = Segment(tmp_path, "r1", "p000")
+    stray = Segment(store_location(tmp_path), "r1", "p000")
     stray.append(row(7))  # row(7) belongs to run r2
     stray.close()
-    extra = Segment(tmp_path, "r3", "p000")
+    extra = Segment(store_location(tmp_path), "r3", "p000")
     extra.append(row(1, run_id="r3"))
     extra.close()
     raw_line(extra.dir / "requests.jsonl", orjson.dumps({**dataclasses.asdict(row(2)), "run_id": "r3", "surprise": 1}))
     warned: list[str] = []
-    assert recover(tmp_path, warn=warned.append) == 2
-    assert list(read_table(tmp_path, "requests")["run_id"]) == ["r3"] and seqs(tmp_path) == [1]
+    assert recover(store_location(tmp_path), warn=warned.append) == 2
+    assert list(read_table(store_location(tmp_path), "requests")["run_id"]) == ["r3"] and seqs(tmp_path) == [1]
     damaged = tmp_path / PENDING / "_damaged"
     assert sorted(p.name for p in damaged.iterdir()) == ["r1-p000-requests.jsonl", "r3-p000-requests.jsonl"]
     assert b"surprise" in (damaged / "r3-p000-requests.jsonl").read_bytes() and len(warned) == 2
 
 
 def test_a_live_run_sets_aside_its_own_damaged_lines_when_it_seals(tmp_path: Path) -> None:
-    segment = Segment(tmp_path, "r1", "p000")
+    segment = Segment(store_location(tmp_path), "r1", "p000")
     segment.append(row(0))
     raw_line(segment.dir / "requests.jsonl", b"{not json")
     warned: list[str] = []
@@ -163,7 +163,7 @@ def test_a_record_of_the_wrong_shape_fails_when_it_is_built() -> None:
 
 
 def test_the_arrow_schema_is_derived_from_the_record() -> None:
-    from collectors.store import EXECUTIONS, REQUESTS
+    from store import EXECUTIONS, REQUESTS
 
     assert REQUESTS.columns == [f.name for f in dataclasses.fields(RequestRecord)]
     assert REQUESTS.schema.field("status").type == pa.int32() and REQUESTS.schema.field("seq").type == pa.int64()
@@ -179,9 +179,9 @@ WRITER = """
 import sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[2])
-from tests.collectors.test_pending import row
-from collectors.store import Segment
-segment = Segment(Path(sys.argv[1]), "ra", "p000")
+from tests.store.test_pending import row
+from store import Segment, store_location
+segment = Segment(store_location(sys.argv[1]), "ra", "p000")
 for seq in range(3):
     segment.append(row(seq, run_id="ra"))
 print("appended", flush=True)
@@ -205,56 +205,56 @@ def writer(store: Path) -> subprocess.Popen:
 
 
 def seqs(store: Path) -> list[int]:
-    return sorted(read_table(store, "requests")["seq"].tolist())
+    return sorted(read_table(store_location(store), "requests")["seq"].tolist())
 
 
 def test_in_process_a_live_segment_is_not_recovered_under_its_run(tmp_path: Path) -> None:
-    run_a = Segment(tmp_path, "ra", "p000")
+    run_a = Segment(store_location(tmp_path), "ra", "p000")
     for seq in range(3):
         run_a.append(row(seq, run_id="ra"))
-    assert recover(tmp_path) == 0  # run B starts beside A
+    assert recover(store_location(tmp_path)) == 0  # run B starts beside A
     for seq in range(3, 6):
         run_a.append(row(seq, run_id="ra"))
     run_a.seal()
-    assert recover(tmp_path) == 0 and seqs(tmp_path) == [0, 1, 2, 3, 4, 5]
+    assert recover(store_location(tmp_path)) == 0 and seqs(tmp_path) == [0, 1, 2, 3, 4, 5]
     assert list((tmp_path / PENDING).iterdir()) == []  # no segment, no lock file left
 
 
 def test_in_another_process_a_live_segment_is_not_recovered_under_its_run(tmp_path: Path) -> None:
     run_a = writer(tmp_path)
-    assert recover(tmp_path) == 0 and seqs(tmp_path) == []
+    assert recover(store_location(tmp_path)) == 0 and seqs(tmp_path) == []
     out, _ = run_a.communicate("go on\n", timeout=60)
     assert out == "sealed\n" and run_a.returncode == 0
-    assert recover(tmp_path) == 0 and seqs(tmp_path) == [0, 1, 2, 3, 4, 5]
+    assert recover(store_location(tmp_path)) == 0 and seqs(tmp_path) == [0, 1, 2, 3, 4, 5]
 
 
 def test_a_killed_runs_segment_is_recovered_exactly_once(tmp_path: Path) -> None:
     run_a = writer(tmp_path)
     run_a.kill()  # SIGKILL: the kernel releases its lock
     run_a.wait(timeout=60)
-    assert recover(tmp_path) == 1 and recover(tmp_path) == 0
+    assert recover(store_location(tmp_path)) == 1 and recover(store_location(tmp_path)) == 0
     assert seqs(tmp_path) == [0, 1, 2]
     assert list((tmp_path / PENDING).iterdir()) == []
 
 
 def test_two_recoveries_at_once_seal_a_segment_once(tmp_path: Path) -> None:
-    killed = Segment(tmp_path, "rk", "p000")
+    killed = Segment(store_location(tmp_path), "rk", "p000")
     killed.append(row(0, run_id="rk"))
     killed.close()
     holder = pending._lock(killed.lock_path)  # recovery 1 is sealing it right now
     assert holder is not None
-    assert recover(tmp_path) == 0  # recovery 2 leaves it alone
+    assert recover(store_location(tmp_path)) == 0  # recovery 2 leaves it alone
     os.close(holder)
-    assert recover(tmp_path) == 1 and seqs(tmp_path) == [0]
+    assert recover(store_location(tmp_path)) == 1 and seqs(tmp_path) == [0]
 
 
 def test_an_orphan_lock_file_is_dropped_unless_held(tmp_path: Path) -> None:
     (tmp_path / PENDING).mkdir()
     orphan = tmp_path / PENDING / "rx-p000.lock"
     orphan.touch()  # its run died after removing the segment, before removing the lock
-    held = Segment(tmp_path, "ry", "p000")
+    held = Segment(store_location(tmp_path), "ry", "p000")
     held.append(row(0, run_id="ry"))
-    assert recover(tmp_path) == 0
+    assert recover(store_location(tmp_path)) == 0
     assert not orphan.exists() and held.lock_path.exists()
     held.seal()
     assert seqs(tmp_path) == [0]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from collectors.store.records import TABLES, Table
+from store.records import TABLES, Table
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -1,32 +1,35 @@
 """The store: one Delta Lake table per store table at `STORE/<table>/`, partitioned by `date` (YYYY-MM-DD, UTC).
 
-This package is the store's one interface; nothing outside it knows the format. STORE is a local directory
-(default `ruscope-data`) or `az://container/path` / `abfss://container@account.dfs.core.windows.net/path`;
-every function takes a `Path`, a `str` or a `StoreLocation` (`store_location(...)` resolves credentials from
-the environment). Spark, Fabric, Databricks, DuckDB and Polars read the tables as they are.
+This package is the store's one interface; nothing outside it knows the format. It stands on `cosmoscore`
+alone: the collectors write it, analysis reads its schema's columns, the dashboard and the advisor read and
+write through it. STORE is a local directory (default `ruscope-data`) or `az://container/path` /
+`abfss://container@account.dfs.core.windows.net/path`; every function takes a `StoreLocation`, built once
+where the store is named (`store_location(...)`, which resolves credentials from the environment), and
+refuses anything else (`require_location`). Spark, Fabric, Databricks, DuckDB and Polars read the tables as
+they are.
 
 - `records`: each table declared once as a frozen, slotted record; the Arrow schema derives from it
   (`records_advice`: the advisor's tables, declared the same way).
 - `pending`: rows a run captured but has not committed, journaled to a locked local segment (`Segment`,
   `recover`); sealing commits them with the app transaction `ruscope-<run_id>-<part>`, exactly once.
 - `delta`: commits (`write_frame`, `write_arrow` for one run's part; concurrent writers retry conflicts).
-- `reader`: `read_table(store, table, *, since=None, columns=None, run_ids=None) -> pandas.DataFrame`,
-  `list_runs`, `StoreWarning`.
+- `reader`: `read_table(store, table, *, since=None, columns=None, run_ids=None) -> pandas.DataFrame` (a
+  column the table does not declare is a ValueError naming both), `empty_frame`, `list_runs`, `StoreWarning`.
 - `maintenance`: `compact(store, *, retention_hours=168)`: optimize, checkpoint, vacuum (`ruscope compact`).
 - `migrate`: converts a store of the Parquet layout before Delta Lake, once, resumably (`ruscope store
   migrate`); until then reads and writes raise `StoreLayoutError` naming that command (`layout`).
 - `location`: `StoreLocation`, `store_location`; `conform`: frames and files to a table's schema.
 """
 
-from collectors.store import records_advice  # noqa: F401  (registers the advisor's tables)
-from collectors.store.delta import write_arrow, write_frame
-from collectors.store.layout import StoreLayoutError
-from collectors.store.location import PENDING, StoreLocation, store_location
-from collectors.store.maintenance import CompactReport, compact
-from collectors.store.migrate import MigrationReport, migrate
-from collectors.store.pending import Segment, recover
-from collectors.store.reader import StoreWarning, list_runs, read_table
-from collectors.store.records import (
+from store import records_advice  # noqa: F401  (registers the advisor's tables)
+from store.delta import write_arrow, write_frame
+from store.layout import StoreLayoutError
+from store.location import PENDING, StoreLocation, require_location, store_location
+from store.maintenance import CompactReport, compact
+from store.migrate import MigrationReport, migrate
+from store.pending import Segment, recover
+from store.reader import StoreWarning, empty_frame, list_runs, read_table
+from store.records import (
     EXECUTIONS,
     LOGICAL_KEYS,
     PARTITIONS,
@@ -64,10 +67,12 @@ __all__ = [
     "StoreWarning",
     "Table",
     "compact",
+    "empty_frame",
     "list_runs",
     "migrate",
     "read_table",
     "recover",
+    "require_location",
     "store_location",
     "write_arrow",
     "write_frame",

@@ -11,14 +11,14 @@ Three tables, all keyed by the advice's run and the container it was about (acco
 - `advice_partitions`: one row per design and physical partition (in EPK order): its share of the writes,
   the skew heatmap's cells.
 
-Registered by importing this module (`collectors.store` does), like `records`.
+Registered by importing this module (`store` does), like `records`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from collectors.store.records import TABLES, Int32, Scoped, table
+from store.records import TABLES, Int32, Scoped, table
 
 _SCOPE_KEY = ("run_id", "account", "database", "container")
 

@@ -21,7 +21,6 @@ import logging
 import threading
 import warnings
 from collections.abc import Collection, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -31,11 +30,11 @@ import pyarrow.fs as pafs
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError
 
-from collectors.store.conform import pandas_dtypes, selected, table_spec
-from collectors.store.delta import DATE, open_table
-from collectors.store.layout import MIGRATE_HINT, refuse_old_layout, stray_parts
-from collectors.store.location import StoreLocation, store_location
-from collectors.store.records import UTC_TIME, Table
+from store.conform import pandas_dtypes, selected, table_spec
+from store.delta import DATE, open_table
+from store.layout import MIGRATE_HINT, refuse_old_layout, stray_parts
+from store.location import StoreLocation, require_location
+from store.records import UTC_TIME, Table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,7 +49,7 @@ class StoreWarning(UserWarning):
 
 
 def read_table(
-    store: Path | str | StoreLocation,
+    store: StoreLocation,
     table: Table | str,
     *,
     since: dt.datetime | dt.date | None = None,
@@ -66,7 +65,7 @@ def read_table(
     - `columns`: only these, in this order (the schema's when None); an unknown name is a ValueError.
     - `run_ids`: only these runs.
     """
-    spec, location = table_spec(table), store_location(store)
+    spec, location = table_spec(table), require_location(store, "read_table")
     names = selected(spec, columns)
     needed = {*names, spec.time, *(["run_id"] if run_ids is not None else [])}
     schema = pa.schema([f for f in spec.schema if f.name in needed])
@@ -77,6 +76,15 @@ def read_table(
     if run_ids is not None:
         data = data.filter(pc.is_in(data["run_id"], value_set=pa.array(sorted(map(str, run_ids)), pa.string())))
     frame: pd.DataFrame = _by_time(data, spec.time).select(names).to_pandas(types_mapper=pandas_dtypes().get)
+    return frame
+
+
+def empty_frame(table: Table | str, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """What `read_table` returns for a table with no rows: `columns` (the schema's when None) and their dtypes,
+    for a caller that could not reach the store at all and must still hand analysis the table's shape."""
+    spec = table_spec(table)
+    schema = pa.schema([spec.schema.field(name) for name in selected(spec, columns)])
+    frame: pd.DataFrame = schema.empty_table().to_pandas(types_mapper=pandas_dtypes().get)
     return frame
 
 
@@ -222,7 +230,7 @@ def _warn_strays(location: StoreLocation, spec: Table, first_day: str | None) ->
         )
 
 
-def list_runs(store: Path | str | StoreLocation, table: Table | str = "executions") -> list[str]:
+def list_runs(store: StoreLocation, table: Table | str = "executions") -> list[str]:
     """Distinct run ids in `table`, newest first by the run's first `time` (runs with no time last)."""
     frame = read_table(store, table, columns=["run_id", "time"]).dropna(subset=["run_id"])
     starts = frame.groupby("run_id", sort=False)["time"].min().reset_index()

@@ -14,10 +14,10 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
-from collectors.store import REQUESTS, Segment, StoreLocation, compact, read_table, recover, store_location, write_arrow
-from collectors.store.delta import with_date
-from collectors.store.location import AZURITE_ACCOUNT
-from tests.collectors.test_pending import row
+from store import REQUESTS, Segment, StoreLocation, compact, read_table, recover, store_location, write_arrow
+from store.delta import with_date
+from store.location import AZURITE_ACCOUNT
+from tests.store.test_pending import row
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -50,15 +50,15 @@ def run_script(script: str, *args: str, env: dict[str, str]) -> subprocess.Compl
 
 
 def seqs(store: str | StoreLocation, run_id: str | None = None) -> list[int]:
-    frame = read_table(store, "requests", columns=["run_id", "seq"])
+    frame = read_table(store_location(store), "requests", columns=["run_id", "seq"])
     return sorted(frame[frame["run_id"].eq(run_id)]["seq"] if run_id else frame["seq"])
 
 
 APPENDER = """
 import dataclasses, sys
-from collectors.store import Segment
-from tests.collectors.test_pending import row
-store, writer = sys.argv[1], sys.argv[2]
+from store import Segment, store_location
+from tests.store.test_pending import row
+store, writer = store_location(sys.argv[1]), sys.argv[2]
 for n in range(20):
     segment = Segment(store, f"w{writer}", f"p{n:03d}")
     for k in range(5):
@@ -74,16 +74,16 @@ def test_concurrent_appends_from_four_processes_lose_and_duplicate_nothing(store
         for w in range(4)
     ]
     assert [w.wait(timeout=300) for w in writers] == [0, 0, 0, 0]
-    frame = read_table(store, "requests", columns=["run_id", "seq"])
+    frame = read_table(store_location(store), "requests", columns=["run_id", "seq"])
     assert len(frame) == 400 and not frame.duplicated().any()
     assert all(seqs(store, f"w{w}") == list(range(100)) for w in range(4))
 
 
 CRASHER = """
 import os, signal, sys
-from collectors.store import Segment, delta, pending
-from tests.collectors.test_pending import row
-store, step = sys.argv[1], sys.argv[2]
+from store import Segment, delta, pending, store_location
+from tests.store.test_pending import row
+store, step = store_location(sys.argv[1]), sys.argv[2]
 die = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)
 if step == "before-commit":
     delta.write_deltalake = die
@@ -101,15 +101,15 @@ def test_a_writer_killed_at_each_step_is_recovered_exactly_once(store_env, step:
     store, env = store_env
     assert run_script(CRASHER, store, step, env=env).returncode == -9
     assert seqs(store) == ([] if step == "before-commit" else [0, 1, 2])
-    assert recover(store) == 1 and recover(store) == 0
+    assert recover(store_location(store)) == 1 and recover(store_location(store)) == 0
     assert seqs(store) == [0, 1, 2]
     assert not any(p.is_dir() and not p.name.startswith("_") for p in store_location(store).pending_dir.iterdir())
 
 
 READER = """
 import sys
-from collectors.store import read_table
-store, expected = sys.argv[1], int(sys.argv[2])
+from store import read_table, store_location
+store, expected = store_location(sys.argv[1]), int(sys.argv[2])
 for n in range(int(sys.argv[3])):
     rows = len(read_table(store, "requests", columns=["seq"]))
     assert rows == expected, (n, rows)
@@ -120,7 +120,7 @@ print("ok", flush=True)
 def test_compaction_and_vacuum_while_another_process_reads(store_env) -> None:
     store, env = store_env
     for n in range(12):
-        segment = Segment(store, "rc", f"p{n:03d}")
+        segment = Segment(store_location(store), "rc", f"p{n:03d}")
         for k in range(4):
             segment.append(dataclasses.replace(row(k, run_id="rc"), seq=n * 4 + k))
         segment.seal()
@@ -131,7 +131,7 @@ def test_compaction_and_vacuum_while_another_process_reads(store_env) -> None:
         stdout=subprocess.PIPE,
         text=True,
     )
-    reports = [compact(store, retention_hours=0) for _ in range(3)]  # an explicit 0: files go at once
+    reports = [compact(store_location(store), retention_hours=0) for _ in range(3)]  # an explicit 0: files go at once
     out, _ = reader.communicate(timeout=300)
     assert reader.returncode == 0 and out == "ok\n"
     first = next(r for r in reports[0] if r.table == "requests")
@@ -146,8 +146,8 @@ def test_a_column_added_to_a_record_merges_and_old_commits_read_null(store_env) 
     older = first.drop_columns(["index_utilization", "index_hit_ratio"])  # the record before two columns existed
     write_deltalake(location.table_uri("requests"), older, partition_by=["date"], storage_options=location.options())
     second = pa.Table.from_pylist([dataclasses.asdict(row(1, index_utilization="{}"))], schema=REQUESTS.schema)
-    assert write_arrow(store, "requests", second, run_id="r1", part="p1") == 1  # schema_mode="merge"
-    frame = read_table(store, "requests")
+    assert write_arrow(store_location(store), "requests", second, run_id="r1", part="p1") == 1  # schema_mode="merge"
+    frame = read_table(store_location(store), "requests")
     assert frame["seq"].tolist() == [0, 1] and frame["index_utilization"].tolist() == [pd.NA, "{}"]
 
 
@@ -205,7 +205,7 @@ def test_without_an_account_a_remote_store_says_what_to_set() -> None:
 
 def test_a_location_is_accepted_everywhere(tmp_path: Path) -> None:
     location = StoreLocation(str(tmp_path / "s"), tmp_path / "elsewhere")
-    segment = Segment(location, "r1", "p000")
+    segment = Segment(store_location(location), "r1", "p000")
     segment.append(row(0))
     assert (tmp_path / "elsewhere" / "r1-p000").is_dir()
     segment.seal()

@@ -13,17 +13,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import DeltaTable, WriterProperties
 from deltalake.exceptions import CommitFailedError
 
-from collectors.store.delta import DATE, open_table
-from collectors.store.layout import refuse_old_layout
-from collectors.store.location import StoreLocation, store_location
-from collectors.store.records import TABLES
+from store.delta import DATE, open_table
+from store.layout import refuse_old_layout
+from store.location import StoreLocation, require_location
+from store.records import TABLES
 
 DEFAULT_RETENTION_HOURS = 168.0  # delta-rs refuses less unless told to: a week of safe reads
 COMPACT_ATTEMPTS = 5
@@ -50,11 +49,9 @@ class CompactReport:
         )
 
 
-def compact(
-    store: Path | str | StoreLocation, *, retention_hours: float = DEFAULT_RETENTION_HOURS
-) -> list[CompactReport]:
+def compact(store: StoreLocation, *, retention_hours: float = DEFAULT_RETENTION_HOURS) -> list[CompactReport]:
     """Compact, checkpoint and vacuum every table of the store that exists; a report per table."""
-    location = store_location(store)
+    location = require_location(store, "compact")
     refuse_old_layout(location)
     reports = []
     for name in TABLES:

@@ -24,11 +24,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from deltalake import DeltaTable
 
-from collectors.store.conform import conform_file
-from collectors.store.delta import DATE, commit, delta_schema, with_date
-from collectors.store.layout import MIGRATING, is_delta, old_parts
-from collectors.store.location import StoreLocation, store_location
-from collectors.store.records import TABLES, Table
+from store.conform import conform_file
+from store.delta import DATE, commit, delta_schema, with_date
+from store.layout import MIGRATING, is_delta, old_parts
+from store.location import StoreLocation, require_location
+from store.records import TABLES, Table
 
 log = logging.getLogger("ruscope.store")
 Warn = Callable[[str], None]
@@ -49,14 +49,14 @@ class MigrationReport:
 
 
 def migrate(
-    store: Path | str | StoreLocation,
+    store: StoreLocation,
     *,
     warn: Warn = log.warning,
     committed: Callable[[Path], None] = lambda path: None,
 ) -> MigrationReport:
     """Convert every old-layout part of the store (see the module docstring); `committed(path)` is called
     after each file's commit, before its removal (where a kill is most interesting to test)."""
-    location = store_location(store)
+    location = require_location(store, "migrate")
     root = location.local
     if root is None:
         raise ValueError(f"store {location}: only a local store can hold the old layout; nothing to migrate")

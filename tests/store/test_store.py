@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from collectors.store import EXECUTIONS, REQUESTS, StoreWarning, list_runs, read_table, write_frame
+from store import EXECUTIONS, REQUESTS, StoreWarning, list_runs, read_table, store_location, write_frame
 
 T0 = pd.Timestamp("2024-05-01 10:00:00", tz="UTC")
 DAY = dt.date(2024, 5, 1)
@@ -48,8 +48,8 @@ def rows(frame: pd.DataFrame, column: str = "execution_id") -> list[str]:
 
 def test_executions_round_trip_keeps_types_nulls_and_schema_order(tmp_path: Path) -> None:
     frame = executions()
-    write_frame(tmp_path, EXECUTIONS, frame, run_id="r1", part="q0001")
-    back = read_table(tmp_path, "executions")
+    write_frame(store_location(tmp_path), EXECUTIONS, frame, run_id="r1", part="q0001")
+    back = read_table(store_location(tmp_path), "executions")
 
     assert list(back.columns) == EXECUTIONS.columns
     assert back["execution_id"].tolist() == ["e1", "e2", "e3"]
@@ -80,8 +80,8 @@ def test_requests_round_trip(tmp_path: Path) -> None:
             "index_utilization": ['{"UtilizedSingleIndexes":[]}', None],
         }
     )
-    write_frame(tmp_path, "requests", frame, run_id="r1", part="q1")
-    back = read_table(tmp_path, REQUESTS)
+    write_frame(store_location(tmp_path), "requests", frame, run_id="r1", part="q1")
+    back = read_table(store_location(tmp_path), REQUESTS)
 
     assert list(back.columns) == REQUESTS.columns
     assert back["run_id"].tolist() == ["r1", "r1"]
@@ -96,17 +96,23 @@ def test_requests_round_trip(tmp_path: Path) -> None:
 
 def test_naive_times_are_taken_as_utc(tmp_path: Path) -> None:
     frame = executions().assign(time=pd.to_datetime(["2024-05-01 23:30", "2024-05-01 23:31", "2024-05-01 23:32"]))
-    write_frame(tmp_path, "executions", frame, run_id="r1", part="p")
+    write_frame(store_location(tmp_path), "executions", frame, run_id="r1", part="p")
     assert partitions(tmp_path) == ["date=2024-05-01"]
-    assert read_table(tmp_path, "executions")["time"].iloc[0] == pd.Timestamp("2024-05-01 23:30", tz="UTC")
+    assert read_table(store_location(tmp_path), "executions")["time"].iloc[0] == pd.Timestamp(
+        "2024-05-01 23:30", tz="UTC"
+    )
 
 
 def test_read_sorts_by_time(tmp_path: Path) -> None:
     write_frame(
-        tmp_path, "executions", executions(ids=("late",), start=T0 + pd.Timedelta(hours=1)), run_id="r1", part="a"
+        store_location(tmp_path),
+        "executions",
+        executions(ids=("late",), start=T0 + pd.Timedelta(hours=1)),
+        run_id="r1",
+        part="a",
     )
-    write_frame(tmp_path, "executions", executions(ids=("early",)), run_id="r1", part="b")
-    assert read_table(tmp_path, "executions")["execution_id"].tolist() == ["early", "late"]
+    write_frame(store_location(tmp_path), "executions", executions(ids=("early",)), run_id="r1", part="b")
+    assert read_table(store_location(tmp_path), "executions")["execution_id"].tolist() == ["early", "late"]
 
 
 # --- layout and exactly-once parts -------------------------------------------------------------------------
@@ -117,7 +123,10 @@ def partitions(root: Path, table: str = "executions") -> list[str]:
 
 
 def test_each_table_is_a_delta_table_partitioned_by_date(tmp_path: Path) -> None:
-    assert write_frame(tmp_path, "executions", executions(run_id="run-7"), run_id="run-7", part="q0003") == 3
+    assert (
+        write_frame(store_location(tmp_path), "executions", executions(run_id="run-7"), run_id="run-7", part="q0003")
+        == 3
+    )
     table = DeltaTable(tmp_path / "executions")
     assert table.metadata().partition_columns == ["date"]
     assert [f.name for f in table.schema().fields] == [*EXECUTIONS.columns, "date"]
@@ -127,32 +136,40 @@ def test_each_table_is_a_delta_table_partitioned_by_date(tmp_path: Path) -> None
 
 def test_rows_are_dated_by_their_own_utc_time_unless_a_day_is_given(tmp_path: Path) -> None:
     evening_in_chicago = pd.Timestamp("2024-05-01 18:59:59", tz="America/Chicago")  # 23:59:59 UTC, then 00:00
-    write_frame(tmp_path, "executions", executions(ids=("a", "b"), start=evening_in_chicago), run_id="r1", part="a")
+    write_frame(
+        store_location(tmp_path),
+        "executions",
+        executions(ids=("a", "b"), start=evening_in_chicago),
+        run_id="r1",
+        part="a",
+    )
     assert partitions(tmp_path) == ["date=2024-05-01", "date=2024-05-02"]
-    write_frame(tmp_path, "executions", executions(ids=("c",)), run_id="r1", part="b", day=dt.date(2023, 1, 9))
+    write_frame(
+        store_location(tmp_path), "executions", executions(ids=("c",)), run_id="r1", part="b", day=dt.date(2023, 1, 9)
+    )
     assert partitions(tmp_path) == ["date=2023-01-09", "date=2024-05-01", "date=2024-05-02"]
-    assert rows(read_table(tmp_path, "executions", since=dt.date(2024, 5, 2))) == ["b"]
+    assert rows(read_table(store_location(tmp_path), "executions", since=dt.date(2024, 5, 2))) == ["b"]
 
 
 def test_an_empty_frame_commits_nothing(tmp_path: Path) -> None:
-    assert write_frame(tmp_path, "executions", executions().iloc[0:0], run_id="r1", part="a") == 0
-    assert write_frame(tmp_path, "executions", pd.DataFrame(), run_id="r1", part="b", day=DAY) == 0
+    assert write_frame(store_location(tmp_path), "executions", executions().iloc[0:0], run_id="r1", part="a") == 0
+    assert write_frame(store_location(tmp_path), "executions", pd.DataFrame(), run_id="r1", part="b", day=DAY) == 0
     assert not (tmp_path / "executions").exists()
 
 
 def test_a_part_is_committed_exactly_once(tmp_path: Path) -> None:
-    assert write_frame(tmp_path, "executions", executions(), run_id="r1", part="q1") == 3
+    assert write_frame(store_location(tmp_path), "executions", executions(), run_id="r1", part="q1") == 3
     again = executions().assign(total_ru=[9.0, 9.0, 9.0])
-    assert write_frame(tmp_path, "executions", again, run_id="r1", part="q1") == 0  # a retried seal
-    back = read_table(tmp_path, "executions")
+    assert write_frame(store_location(tmp_path), "executions", again, run_id="r1", part="q1") == 0  # a retried seal
+    back = read_table(store_location(tmp_path), "executions")
     assert len(back) == 3 and back["total_ru"].tolist() == [2.5, 3.5, 4.5]
     assert DeltaTable(tmp_path / "executions").version() == 0
 
 
 def test_the_same_ids_in_two_runs_are_different_rows(tmp_path: Path) -> None:
-    write_frame(tmp_path, "executions", executions(run_id="r1"), run_id="r1", part="a")
-    write_frame(tmp_path, "executions", executions(run_id="r2"), run_id="r2", part="a")
-    assert len(read_table(tmp_path, "executions")) == 6
+    write_frame(store_location(tmp_path), "executions", executions(run_id="r1"), run_id="r1", part="a")
+    write_frame(store_location(tmp_path), "executions", executions(run_id="r2"), run_id="r2", part="a")
+    assert len(read_table(store_location(tmp_path), "executions")) == 6
 
 
 # --- conforming errors -----------------------------------------------------------------------------------------
@@ -160,7 +177,7 @@ def test_the_same_ids_in_two_runs_are_different_rows(tmp_path: Path) -> None:
 
 def test_unknown_column_is_named(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="'totl_ru'"):
-        write_frame(tmp_path, "executions", executions().assign(totl_ru=1.0), run_id="r1", part="a")
+        write_frame(store_location(tmp_path), "executions", executions().assign(totl_ru=1.0), run_id="r1", part="a")
     assert not (tmp_path / "executions").exists()
 
 
@@ -176,27 +193,29 @@ def test_unknown_column_is_named(tmp_path: Path) -> None:
 )
 def test_uncastable_value_names_the_column(tmp_path: Path, column: str, values: list[object]) -> None:
     with pytest.raises(ValueError, match=f"column '{column}'"):
-        write_frame(tmp_path, "executions", executions().assign(**{column: values}), run_id="r1", part="a")
+        write_frame(
+            store_location(tmp_path), "executions", executions().assign(**{column: values}), run_id="r1", part="a"
+        )
 
 
 def test_castable_values_are_cast(tmp_path: Path) -> None:
     frame = executions().assign(pages=["1", "2", None], total_ru=[1, 2, 3], time=T0.isoformat())
-    write_frame(tmp_path, "executions", frame, run_id="r1", part="a")
-    back = read_table(tmp_path, "executions")
+    write_frame(store_location(tmp_path), "executions", frame, run_id="r1", part="a")
+    back = read_table(store_location(tmp_path), "executions")
     assert back["pages"].tolist() == [1, 2, pd.NA] and back["total_ru"].tolist() == [1.0, 2.0, 3.0]
     assert (back["time"] == T0).all()
 
 
 def test_run_id_column_is_filled_and_must_match(tmp_path: Path) -> None:
-    write_frame(tmp_path, "executions", executions().drop(columns="run_id"), run_id="r9", part="a")
-    assert read_table(tmp_path, "executions")["run_id"].unique().tolist() == ["r9"]
+    write_frame(store_location(tmp_path), "executions", executions().drop(columns="run_id"), run_id="r9", part="a")
+    assert read_table(store_location(tmp_path), "executions")["run_id"].unique().tolist() == ["r9"]
     with pytest.raises(ValueError, match="'other'"):
-        write_frame(tmp_path, "executions", executions(run_id="other"), run_id="r9", part="b")
+        write_frame(store_location(tmp_path), "executions", executions(run_id="other"), run_id="r9", part="b")
 
 
 def test_unknown_table_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="'exections'"):
-        write_frame(tmp_path, "exections", executions(), run_id="r1", part="a")
+        write_frame(store_location(tmp_path), "exections", executions(), run_id="r1", part="a")
 
 
 @pytest.mark.parametrize("bad", ["", ".hidden", "a/b", "../up", "a b", "r\u00e9", "x\n", "a*"])
@@ -204,13 +223,15 @@ def test_unknown_table_is_an_error(tmp_path: Path) -> None:
 def test_unsafe_run_id_or_part_is_rejected(tmp_path: Path, what: str, bad: str) -> None:
     names = {"run_id": "r1", "part": "a", what: bad}
     with pytest.raises(ValueError, match=what):
-        write_frame(tmp_path, "executions", executions(run_id=names["run_id"]).drop(columns="run_id"), **names)
+        write_frame(
+            store_location(tmp_path), "executions", executions(run_id=names["run_id"]).drop(columns="run_id"), **names
+        )
     assert not list(tmp_path.rglob("*"))
 
 
 def test_safe_tokens_are_accepted(tmp_path: Path) -> None:
     frame = executions().drop(columns="run_id")
-    assert write_frame(tmp_path, "executions", frame, run_id="2024-05-01T10.00_Z", part="q-1.a_b") == 3
+    assert write_frame(store_location(tmp_path), "executions", frame, run_id="2024-05-01T10.00_Z", part="q-1.a_b") == 3
     assert DeltaTable(tmp_path / "executions").transaction_version("ruscope-2024-05-01T10.00_Z-q-1.a_b") == 1
 
 
@@ -219,8 +240,8 @@ def test_safe_tokens_are_accepted(tmp_path: Path) -> None:
 
 def _good_store(root: Path) -> Path:
     """Two commits; returns the path of one data file of the table."""
-    write_frame(root, "executions", executions(ids=("g1", "g2")), run_id="r1", part="a")
-    write_frame(root, "executions", executions(ids=("g3",)), run_id="r1", part="b")
+    write_frame(store_location(root), "executions", executions(ids=("g1", "g2")), run_id="r1", part="a")
+    write_frame(store_location(root), "executions", executions(ids=("g3",)), run_id="r1", part="b")
     return Path(DeltaTable(root / "executions").file_uris()[0])
 
 
@@ -248,7 +269,7 @@ def test_a_file_not_in_the_table_is_named_in_a_warning_and_not_read(tmp_path: Pa
     stray = make_stray(good.parent, good)
     caplog.set_level(logging.WARNING, logger="ruscope.store")
     with pytest.warns(StoreWarning, match=re.escape(str(stray))) as record:
-        back = read_table(tmp_path, "executions")
+        back = read_table(store_location(tmp_path), "executions")
     assert rows(back) == ["g1", "g2", "g3"]
     assert len(record) == 1 and "ruscope store migrate" in str(record[0].message)
     assert [r.name for r in caplog.records] == ["ruscope.store"] and stray.name in caplog.text
@@ -261,7 +282,7 @@ def test_a_damaged_file_of_the_table_is_skipped_with_a_warning_naming_it(tmp_pat
     data = victim.read_bytes()
     victim.write_bytes(data[: len(data) // 2] if damage == "truncate" else b"")
     with pytest.warns(StoreWarning, match=re.escape(f"skipped {victim}")):
-        assert rows(read_table(tmp_path, "executions")) == ["g1", "g2"]
+        assert rows(read_table(store_location(tmp_path), "executions")) == ["g1", "g2"]
 
 
 def test_a_table_whose_log_is_unreadable_is_one_warning_naming_it(tmp_path: Path) -> None:
@@ -269,7 +290,7 @@ def test_a_table_whose_log_is_unreadable_is_one_warning_naming_it(tmp_path: Path
     for entry in (tmp_path / "executions" / "_delta_log").glob("*.json"):
         entry.write_text("{not json")
     with pytest.warns(StoreWarning, match=r"^store: table 'executions' in .+ cannot be read: ") as record:
-        back = read_table(tmp_path, "executions")
+        back = read_table(store_location(tmp_path), "executions")
     assert back.empty and list(back.columns) == EXECUTIONS.columns and len(record) == 1
     assert "\n" not in str(record[0].message)
 
@@ -280,7 +301,7 @@ def test_a_writers_uncommitted_file_is_ignored_silently(tmp_path: Path) -> None:
     (good.parent / "README.txt").write_text("not data")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert rows(read_table(tmp_path, "executions")) == ["g1", "g2", "g3"]
+        assert rows(read_table(store_location(tmp_path), "executions")) == ["g1", "g2", "g3"]
 
 
 def test_commits_made_before_a_column_existed_read_it_as_null(tmp_path: Path) -> None:
@@ -294,13 +315,15 @@ def test_commits_made_before_a_column_existed_read_it_as_null(tmp_path: Path) ->
         }
     )
     write_deltalake(tmp_path / "executions", old, partition_by=["date"])  # a table from an older record
-    write_frame(tmp_path, "executions", executions(ids=("new",)), run_id="r1", part="a")  # merges the schema
-    back = read_table(tmp_path, "executions")
+    write_frame(
+        store_location(tmp_path), "executions", executions(ids=("new",)), run_id="r1", part="a"
+    )  # merges the schema
+    back = read_table(store_location(tmp_path), "executions")
     assert list(back.columns) == EXECUTIONS.columns and rows(back) == ["e1", "new"]
     first = back[back["execution_id"].eq("e1")]
     assert first["pages"].tolist() == [4] and str(back["pages"].dtype) == "Int32"
     assert first[["total_ru", "throttled", "sql"]].isna().all().all()
-    assert len(read_table(tmp_path, "executions", columns=["sql"])) == 2
+    assert len(read_table(store_location(tmp_path), "executions", columns=["sql"])) == 2
 
 
 # --- filters, empty stores, runs -----------------------------------------------------------------------------
@@ -312,19 +335,31 @@ def on(day: dt.date) -> pd.Timestamp:
 
 def test_since_selects_partitions(tmp_path: Path) -> None:
     for day in (dt.date(2024, 4, 30), dt.date(2024, 5, 1), dt.date(2024, 5, 2)):
-        write_frame(tmp_path, "executions", executions(ids=(f"e{day.day}",), start=on(day)), run_id="r1", part=f"{day}")
-    assert rows(read_table(tmp_path, "executions", since=dt.date(2024, 5, 1))) == ["e1", "e2"]
-    assert rows(read_table(tmp_path, "executions", since=dt.date(2024, 5, 3))) == []
-    assert len(read_table(tmp_path, "executions")) == 3
+        write_frame(
+            store_location(tmp_path),
+            "executions",
+            executions(ids=(f"e{day.day}",), start=on(day)),
+            run_id="r1",
+            part=f"{day}",
+        )
+    assert rows(read_table(store_location(tmp_path), "executions", since=dt.date(2024, 5, 1))) == ["e1", "e2"]
+    assert rows(read_table(store_location(tmp_path), "executions", since=dt.date(2024, 5, 3))) == []
+    assert len(read_table(store_location(tmp_path), "executions")) == 3
 
 
 def test_run_ids_filter(tmp_path: Path) -> None:
     # "r1" is a prefix of "r1-b": file names alone cannot tell them apart, the rows can.
     for run_id in ("r1", "r1-b", "r2"):
-        write_frame(tmp_path, "executions", executions(run_id=run_id, ids=(f"x-{run_id}",)), run_id=run_id, part="a")
-    assert rows(read_table(tmp_path, "executions", run_ids=["r1"])) == ["x-r1"]
-    assert rows(read_table(tmp_path, "executions", run_ids={"r1-b", "r2"})) == ["x-r1-b", "x-r2"]
-    assert read_table(tmp_path, "executions", run_ids=[]).empty
+        write_frame(
+            store_location(tmp_path),
+            "executions",
+            executions(run_id=run_id, ids=(f"x-{run_id}",)),
+            run_id=run_id,
+            part="a",
+        )
+    assert rows(read_table(store_location(tmp_path), "executions", run_ids=["r1"])) == ["x-r1"]
+    assert rows(read_table(store_location(tmp_path), "executions", run_ids={"r1-b", "r2"})) == ["x-r1-b", "x-r2"]
+    assert read_table(store_location(tmp_path), "executions", run_ids=[]).empty
 
 
 def test_filters_combine(tmp_path: Path) -> None:
@@ -334,18 +369,18 @@ def test_filters_combine(tmp_path: Path) -> None:
         ("r2", "c", dt.date(2024, 2, 1)),
     ):
         frame = executions(run_id=run_id, ids=(ids,), start=on(day))
-        write_frame(tmp_path, "executions", frame, run_id=run_id, part=ids)
-    assert rows(read_table(tmp_path, "executions", since=dt.date(2024, 2, 1), run_ids=["r1"])) == ["b"]
+        write_frame(store_location(tmp_path), "executions", frame, run_id=run_id, part=ids)
+    assert rows(read_table(store_location(tmp_path), "executions", since=dt.date(2024, 2, 1), run_ids=["r1"])) == ["b"]
 
 
 @pytest.mark.parametrize("table", [EXECUTIONS, REQUESTS])
 def test_an_empty_store_gives_the_same_columns_and_dtypes(tmp_path: Path, table) -> None:
-    missing = read_table(tmp_path / "nowhere", table)
+    missing = read_table(store_location(tmp_path / "nowhere"), table)
     (tmp_path / "here" / table.name / "date=2024-05-01").mkdir(parents=True)  # a directory, no table
-    no_files = read_table(tmp_path / "here", table)
+    no_files = read_table(store_location(tmp_path / "here"), table)
     frame = executions() if table is EXECUTIONS else pd.DataFrame({"time": [T0], "execution_id": ["e"], "seq": [0]})
-    write_frame(tmp_path / "full", table, frame, run_id="r1", part="a")
-    full = read_table(tmp_path / "full", table)
+    write_frame(store_location(tmp_path / "full"), table, frame, run_id="r1", part="a")
+    full = read_table(store_location(tmp_path / "full"), table)
 
     for empty in (missing, no_files):
         assert empty.empty and list(empty.columns) == table.columns
@@ -357,36 +392,45 @@ def test_an_empty_store_gives_the_same_columns_and_dtypes(tmp_path: Path, table)
 def test_list_runs_newest_first(tmp_path: Path) -> None:
     starts = {"monday": T0, "wednesday": T0 + pd.Timedelta(days=2), "tuesday": T0 + pd.Timedelta(days=1)}
     for run_id, start in starts.items():
-        write_frame(tmp_path, "executions", executions(run_id=run_id, start=start), run_id=run_id, part="a")
+        write_frame(
+            store_location(tmp_path), "executions", executions(run_id=run_id, start=start), run_id=run_id, part="a"
+        )
     # a later part of Monday's run does not make it newer than Wednesday's: runs are ordered by their start
     write_frame(
-        tmp_path,
+        store_location(tmp_path),
         "executions",
         executions(run_id="monday", ids=("m9",), start=T0 + pd.Timedelta(days=5)),
         run_id="monday",
         part="b",
     )
-    assert list_runs(tmp_path) == ["wednesday", "tuesday", "monday"]
-    assert list_runs(tmp_path, "requests") == []
-    assert list_runs(tmp_path / "nowhere") == []
+    assert list_runs(store_location(tmp_path)) == ["wednesday", "tuesday", "monday"]
+    assert list_runs(store_location(tmp_path), "requests") == []
+    assert list_runs(store_location(tmp_path / "nowhere")) == []
 
 
 def test_since_a_datetime_keeps_rows_at_or_after_it(tmp_path: Path) -> None:
     # one part whose rows run past midnight: each row is in its own day's partition
     late = executions(ids=("a", "b", "c"), start=pd.Timestamp("2024-04-30 23:59:59", tz="UTC"))
-    write_frame(tmp_path, "executions", late, run_id="r1", part="a")
-    write_frame(tmp_path, "executions", executions(ids=("d",)), run_id="r1", part="b", day=dt.date(2024, 4, 1))
+    write_frame(store_location(tmp_path), "executions", late, run_id="r1", part="a")
+    write_frame(
+        store_location(tmp_path), "executions", executions(ids=("d",)), run_id="r1", part="b", day=dt.date(2024, 4, 1)
+    )
     since = dt.datetime(2024, 5, 1, 0, 0, 0, tzinfo=dt.UTC)
-    assert rows(read_table(tmp_path, "executions", since=since)) == ["b", "c"]
-    assert rows(read_table(tmp_path, "executions", since=since.replace(tzinfo=None))) == ["b", "c"]  # naive: UTC
+    assert rows(read_table(store_location(tmp_path), "executions", since=since)) == ["b", "c"]
+    assert rows(read_table(store_location(tmp_path), "executions", since=since.replace(tzinfo=None))) == [
+        "b",
+        "c",
+    ]  # naive: UTC
     berlin = dt.timezone(dt.timedelta(hours=2))
-    assert rows(read_table(tmp_path, "executions", since=dt.datetime(2024, 5, 1, 2, 0, 1, tzinfo=berlin))) == ["c"]
+    assert rows(
+        read_table(store_location(tmp_path), "executions", since=dt.datetime(2024, 5, 1, 2, 0, 1, tzinfo=berlin))
+    ) == ["c"]
 
 
 def test_since_never_opens_older_partitions(tmp_path: Path) -> None:
-    write_frame(tmp_path, "executions", executions(ids=("new",)), run_id="r1", part="a")
+    write_frame(store_location(tmp_path), "executions", executions(ids=("new",)), run_id="r1", part="a")
     write_frame(
-        tmp_path,
+        store_location(tmp_path),
         "executions",
         executions(run_id="r0", ids=("old",), start=on(dt.date(2024, 4, 1))),
         run_id="r0",
@@ -396,28 +440,33 @@ def test_since_never_opens_older_partitions(tmp_path: Path) -> None:
     old.write_bytes(b"not parquet")  # would warn if it were opened
     with warnings.catch_warnings():
         warnings.simplefilter("error", StoreWarning)
-        assert rows(read_table(tmp_path, "executions", since=DAY)) == ["new"]
-        assert rows(read_table(tmp_path, "executions", since=dt.datetime(2024, 5, 1, 9, tzinfo=dt.UTC))) == ["new"]
+        assert rows(read_table(store_location(tmp_path), "executions", since=DAY)) == ["new"]
+        assert rows(
+            read_table(store_location(tmp_path), "executions", since=dt.datetime(2024, 5, 1, 9, tzinfo=dt.UTC))
+        ) == ["new"]
     with pytest.warns(StoreWarning, match=re.escape(str(old))):
-        read_table(tmp_path, "executions")
+        read_table(store_location(tmp_path), "executions")
 
 
 def test_columns_reads_only_those(tmp_path: Path) -> None:
-    write_frame(tmp_path, "executions", executions(), run_id="r1", part="a")
-    full = read_table(tmp_path, "executions")
-    some = read_table(tmp_path, "executions", columns=["total_ru", "query_name"])
+    write_frame(store_location(tmp_path), "executions", executions(), run_id="r1", part="a")
+    full = read_table(store_location(tmp_path), "executions")
+    some = read_table(store_location(tmp_path), "executions", columns=["total_ru", "query_name"])
     assert list(some.columns) == ["total_ru", "query_name"]  # time read to sort, then dropped
     assert some["total_ru"].tolist() == [2.5, 3.5, 4.5] and some["query_name"].tolist() == ["q-0", "q-1", "q-2"]
     assert some.dtypes.to_dict() == full[["total_ru", "query_name"]].dtypes.to_dict()
-    assert list(read_table(tmp_path, "executions", columns=["run_id", "time"]).columns) == ["run_id", "time"]
-    empty = read_table(tmp_path / "nowhere", "executions", columns=["pages"])
+    assert list(read_table(store_location(tmp_path), "executions", columns=["run_id", "time"]).columns) == [
+        "run_id",
+        "time",
+    ]
+    empty = read_table(store_location(tmp_path / "nowhere"), "executions", columns=["pages"])
     assert empty.empty and str(empty["pages"].dtype) == "Int32"
 
 
 def test_unknown_columns_and_bad_since_are_errors(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="'nope'"):
-        read_table(tmp_path, "executions", columns=["total_ru", "nope"])
+        read_table(store_location(tmp_path), "executions", columns=["total_ru", "nope"])
     with pytest.raises(ValueError, match="list of column names"):
-        read_table(tmp_path, "executions", columns="total_ru")
+        read_table(store_location(tmp_path), "executions", columns="total_ru")
     with pytest.raises(TypeError, match="date or a datetime"):
-        read_table(tmp_path, "executions", since="2024-05-01")
+        read_table(store_location(tmp_path), "executions", since="2024-05-01")

@@ -25,14 +25,12 @@ import pyarrow.compute as pc
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 
-from collectors.store.conform import arrow_of_frame, arrow_of_run, check_token, table_spec
-from collectors.store.layout import refuse_old_layout
-from collectors.store.location import StoreLocation, store_location
-from collectors.store.records import Table
+from store.conform import arrow_of_frame, arrow_of_run, check_token, table_spec
+from store.layout import refuse_old_layout
+from store.location import StoreLocation, require_location
+from store.records import Table
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     import pandas as pd
 
 log = logging.getLogger("ruscope.store")
@@ -105,7 +103,7 @@ def _retryable(exc: Exception) -> bool:
 
 
 def write_arrow(
-    store: Path | str | StoreLocation,
+    store: StoreLocation,
     table: Table | str,
     data: pa.Table,
     *,
@@ -118,11 +116,13 @@ def write_arrow(
     spec = table_spec(table)
     check_token("run_id", run_id)
     check_token("part", part)
-    return _commit_part(store_location(store), spec, arrow_of_run(spec, data, run_id), app_id_of(run_id, part), day)
+    return _commit_part(
+        require_location(store, "write_arrow"), spec, arrow_of_run(spec, data, run_id), app_id_of(run_id, part), day
+    )
 
 
 def write_frame(
-    store: Path | str | StoreLocation,
+    store: StoreLocation,
     table: Table | str,
     frame: pd.DataFrame,
     *,
@@ -135,7 +135,9 @@ def write_frame(
     spec = table_spec(table)
     check_token("run_id", run_id)
     check_token("part", part)
-    return _commit_part(store_location(store), spec, arrow_of_frame(spec, frame, run_id), app_id_of(run_id, part), day)
+    return _commit_part(
+        require_location(store, "write_frame"), spec, arrow_of_frame(spec, frame, run_id), app_id_of(run_id, part), day
+    )
 
 
 def _commit_part(location: StoreLocation, spec: Table, data: pa.Table, app_id: str, day: dt.date | None) -> int:

@@ -36,11 +36,11 @@ import pyarrow as pa
 import pyarrow.json as pa_json
 from deltalake.exceptions import DeltaError
 
-from collectors.store.conform import TOKEN, arrow_of_run
-from collectors.store.delta import app_id_of, commit, with_date
-from collectors.store.layout import refuse_old_layout
-from collectors.store.location import StoreLocation, store_location
-from collectors.store.records import TABLES, Record
+from store.conform import TOKEN, arrow_of_run
+from store.delta import app_id_of, commit, with_date
+from store.layout import refuse_old_layout
+from store.location import StoreLocation, require_location
+from store.records import TABLES, Record
 
 log = logging.getLogger("ruscope.store")
 
@@ -71,8 +71,8 @@ def _lock(path: Path) -> int | None:
 class Segment:
     """The open segment of one run: each row reaches the OS as it is appended, under the segment's lock."""
 
-    def __init__(self, store: Path | str | StoreLocation, run_id: str, part: str) -> None:
-        self.location, self.run_id, self.part = store_location(store), run_id, part
+    def __init__(self, store: StoreLocation, run_id: str, part: str) -> None:
+        self.location, self.run_id, self.part = require_location(store, "Segment"), run_id, part
         self.dir = self.location.pending_dir / f"{run_id}-{part}"
         self.lock_path = self.dir.with_name(self.dir.name + LOCK_SUFFIX)
         self.rows = 0
@@ -194,12 +194,12 @@ def _seal(segment_dir: Path, location: StoreLocation, run_id: str, part: str, wa
     shutil.rmtree(segment_dir, ignore_errors=True)
 
 
-def recover(store: Path | str | StoreLocation, *, warn: Warn = log.warning) -> int:
+def recover(store: StoreLocation, *, warn: Warn = log.warning) -> int:
     """Seal the segments that killed runs left behind (never a locked one: its run is alive); returns how
     many. Damaged lines are set aside and reported once with `warn`; a segment that cannot be read at all
     (an I/O error) is reported and left in place for the next run. A store in the old layout raises
     StoreLayoutError before anything is done (every run starts here)."""
-    location = store_location(store)
+    location = require_location(store, "recover")
     refuse_old_layout(location)
     root = location.pending_dir
     if not root.is_dir():

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
 
-from collectors.store import (
+from store import (
     EXECUTIONS,
     REQUESTS,
     StoreLayoutError,
@@ -25,10 +25,11 @@ from collectors.store import (
     migrate,
     read_table,
     recover,
+    store_location,
     write_frame,
 )
-from collectors.store.layout import MIGRATING
-from tests.collectors.test_store import executions
+from store.layout import MIGRATING
+from tests.store.test_store import executions
 
 REPO = Path(__file__).resolve().parents[2]
 T0 = dt.datetime(2024, 5, 1, 10, tzinfo=dt.UTC)
@@ -74,7 +75,7 @@ def old_store(tmp_path: Path) -> Path:
 
 
 def all_ids(store: Path) -> list[str]:
-    return sorted(read_table(store, "executions")["execution_id"])
+    return sorted(read_table(store_location(store), "executions")["execution_id"])
 
 
 EXPECTED = sorted(f"r{n}-{p}-{i}" for n in range(3) for p in ("p000", "p001") for i in range(3))
@@ -82,11 +83,13 @@ EXPECTED = sorted(f"r{n}-{p}-{i}" for n in range(3) for p in ("p000", "p001") fo
 
 def test_every_read_and_write_refuses_an_old_layout_store_naming_the_command(old_store: Path) -> None:
     attempts = [
-        lambda: read_table(old_store, "executions"),
-        lambda: read_table(old_store, "requests"),
-        lambda: write_frame(old_store, "executions", executions(run_id="new"), run_id="new", part="p000"),
-        lambda: recover(old_store),
-        lambda: compact(old_store),
+        lambda: read_table(store_location(old_store), "executions"),
+        lambda: read_table(store_location(old_store), "requests"),
+        lambda: write_frame(
+            store_location(old_store), "executions", executions(run_id="new"), run_id="new", part="p000"
+        ),
+        lambda: recover(store_location(old_store)),
+        lambda: compact(store_location(old_store)),
     ]
     for attempt in attempts:
         with pytest.raises(StoreLayoutError, match="ruscope store migrate") as caught:
@@ -96,22 +99,24 @@ def test_every_read_and_write_refuses_an_old_layout_store_naming_the_command(old
 
 
 def test_migration_commits_every_old_row_once_and_removes_the_old_files(old_store: Path) -> None:
-    report = migrate(old_store)
+    report = migrate(store_location(old_store))
     assert (report.files, report.rows, report.skipped) == (7, 20, [])
     assert all_ids(old_store) == EXPECTED
-    requests = read_table(old_store, "requests")
+    requests = read_table(store_location(old_store), "requests")
     assert requests["seq"].tolist() == [0, 1] and requests[["status", "index_utilization"]].isna().all().all()
     assert not list(old_store.rglob("r*-p00*.parquet")) and not (old_store / MIGRATING).exists()
-    assert migrate(old_store).files == 0  # nothing left: a re-run does nothing
-    assert write_frame(old_store, "executions", executions(run_id="new"), run_id="new", part="p000") == 3
-    assert len(read_table(old_store, "executions")) == 21
+    assert migrate(store_location(old_store)).files == 0  # nothing left: a re-run does nothing
+    assert (
+        write_frame(store_location(old_store), "executions", executions(run_id="new"), run_id="new", part="p000") == 3
+    )
+    assert len(read_table(store_location(old_store), "executions")) == 21
 
 
 def test_an_unreadable_old_file_is_left_in_place_and_named(old_store: Path) -> None:
     bad = old_store / "executions" / "date=2024-05-02" / "r9-p000.parquet"
     bad.write_bytes(b"not parquet")
     warned: list[str] = []
-    report = migrate(old_store, warn=warned.append)
+    report = migrate(store_location(old_store), warn=warned.append)
     assert report.skipped == [bad] and bad.exists() and len(warned) == 1 and str(bad) in warned[0]
     with pytest.warns(StoreWarning, match="r9-p000.parquet"):  # the store is usable; the file left is named
         assert all_ids(old_store) == EXPECTED
@@ -130,11 +135,11 @@ def test_a_migration_interrupted_after_a_commit_resumes_exactly_once(old_store: 
             raise Killed  # committed, not yet removed
 
     with pytest.raises(Killed):
-        migrate(old_store, committed=crash_on_the_third)
+        migrate(store_location(old_store), committed=crash_on_the_third)
     assert (old_store / MIGRATING).exists() and seen[2].exists()
     with pytest.raises(StoreLayoutError, match="has not finished"):
-        read_table(old_store, "executions")
-    report = migrate(old_store)
+        read_table(store_location(old_store), "executions")
+    report = migrate(store_location(old_store))
     assert report.files == 5  # the interrupted file again (its commit skipped), then the rest
     assert all_ids(old_store) == EXPECTED
     assert (
@@ -144,13 +149,13 @@ def test_a_migration_interrupted_after_a_commit_resumes_exactly_once(old_store: 
 
 KILLED_MIGRATION = """
 import os, signal, sys
-from collectors.store import migrate
+from store import migrate, store_location
 count = []
 def die(path):
     count.append(path)
     if len(count) == int(sys.argv[2]):
         os.kill(os.getpid(), signal.SIGKILL)
-migrate(sys.argv[1], committed=die)
+migrate(store_location(sys.argv[1]), committed=die)
 """
 
 
@@ -164,7 +169,7 @@ def test_a_migration_killed_midway_is_finished_by_the_cli(old_store: Path, tmp_p
     assert compact.stderr.count("\n") == 1 and "ruscope store migrate" in compact.stderr
     done = ruscope("store", "migrate", "--config", str(config), "--store", str(old_store))
     assert done.returncode == 0 and done.stdout.startswith("migrated 4 Parquet part(s)"), done.stderr
-    assert all_ids(old_store) == EXPECTED and len(read_table(old_store, REQUESTS)) == 2
+    assert all_ids(old_store) == EXPECTED and len(read_table(store_location(old_store), REQUESTS)) == 2
 
 
 def ruscope(*args: str) -> subprocess.CompletedProcess[str]:
