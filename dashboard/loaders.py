@@ -30,7 +30,7 @@ import streamlit as st
 
 from analysis import scope
 from dashboard.state import FrameState
-from store import TABLES, StoreLocation, StoreWarning, empty_frame, read_table, store_location
+from store import StoreLocation, StoreWarning, empty_frame, read_table, store_location
 
 TTL_SECONDS = 30
 LOCATION_TTL_SECONDS = 30 * 60  # under a bearer token's hour, so a cached location never holds an expired one
@@ -116,21 +116,6 @@ def read_view(view: FrameState, table: str, *, columns: Sequence[str]) -> Loaded
     loaded = _read(view.store, table, since=view.since, columns=read, run_ids=None)
     frame = loaded.frame if view.scope == scope.Scope() else scope.select_scope(loaded.frame, view.scope)
     return Loaded(frame[wanted], loaded.warnings)
-
-
-def load_optional_view(view: FrameState, table: str, *, columns: Sequence[str]) -> Loaded:
-    """Like `load_view`, for a table or columns the store may not have yet (Azure Monitor's `metrics` and
-    `partitions` before their collectors exist): the one place that decides what "not there" reads as.
-
-    A table the store does not declare reads as an empty frame with `columns`; a column its schema lacks
-    reads as missing values (NaN), so an analysis sees "no data", never an error or an invented number.
-    """
-    spec = TABLES.get(table)
-    if spec is None:
-        return Loaded(pd.DataFrame(columns=list(columns)))
-    present = [name for name in columns if name in spec.columns]
-    loaded = load_view(view, table, columns=present)
-    return Loaded(loaded.frame.reindex(columns=list(columns)), loaded.warnings)
 
 
 def load_scope_choices(store: str, since: dt.datetime | None) -> pd.DataFrame:

@@ -69,9 +69,9 @@ def _load_hot(
 ) -> HotData:
     view = FrameState(store=store, since=since, scope=Scope(database=database, container=container, account=account))
     metrics = loaders.read_view(view, "metrics", columns=hp.METRIC_COLUMNS)
-    partitions = loaders.load_optional_view(view, "partitions", columns=hp.PARTITION_COLUMNS)
+    partitions = loaders.load_view(view, "partitions", columns=hp.PARTITION_COLUMNS)
     key_ru = loaders.read_view(view, "log_key_ru", columns=hk.KEY_RU_COLUMNS)
-    logical = loaders.load_optional_view(view, "logical_keys", columns=hk.LOGICAL_KEY_COLUMNS)
+    logical = loaders.load_view(view, "logical_keys", columns=hk.LOGICAL_KEY_COLUMNS)
     executions = loaders.load_view(view, "executions", columns=hr.EXECUTION_COLUMNS)
     latest = tuple(sorted(hr.latest_runs(executions.frame)["run_id"].astype(str).unique()))
     requests = loaders.load_view(view, "requests", columns=hr.REQUEST_COLUMNS, run_ids=latest)  # the demand's runs

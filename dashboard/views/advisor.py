@@ -65,7 +65,7 @@ def read_advice(view: FrameState) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFr
     """The stored advice of the frame's account and database, all time (module docstring)."""
     whole = FrameState(view.store, None, Scope(view.scope.database, None, view.scope.account))
     tables = [
-        loaders.load_optional_view(whole, name, columns=columns)
+        loaders.load_view(whole, name, columns=columns)
         for name, columns in (
             ("advice_designs", advice.DESIGN_COLUMNS),
             ("advice_queries", advice.QUERY_COLUMNS),

@@ -2,8 +2,8 @@
 fill), then by waste (provisioned against p95 consumed RU/s); open one to see its query costs.
 
 Layout only: the store, time range and scope come from the frame (`dashboard.state`), the data from
-`dashboard.loaders` (`metrics` and `partitions` through `load_optional_view`, since the Azure Monitor
-collectors that write them come later), the numbers and the ranking rule from `analysis.fleet`, the figure
+`dashboard.loaders` (`metrics` and `partitions` read as no rows until the Azure Monitor and storage
+collectors have written them), the numbers and the ranking rule from `analysis.fleet`, the figure
 from `dashboard.figures`. Every widget has a key (tests drive them by key).
 """
 
@@ -82,8 +82,8 @@ TABLE_COLUMNS = {
 def load_fleet(view: FrameState) -> pd.DataFrame:
     executions = loaders.load_view(view, "executions", columns=fleet.EXECUTION_COLUMNS)
     requests = loaders.load_view(view, "requests", columns=fleet.REQUEST_COLUMNS)
-    metrics = loaders.load_optional_view(view, "metrics", columns=fleet.FLEET_METRIC_COLUMNS)
-    partitions = loaders.load_optional_view(view, "partitions", columns=fleet.PARTITION_COLUMNS)
+    metrics = loaders.load_view(view, "metrics", columns=fleet.FLEET_METRIC_COLUMNS)
+    partitions = loaders.load_view(view, "partitions", columns=fleet.PARTITION_COLUMNS)
     widgets.render_store_warnings(tuple(dict.fromkeys(executions.warnings + requests.warnings)))
     widgets.render_store_warnings(metrics.warnings + partitions.warnings)
     return fleet.summarize_fleet(executions.frame, requests.frame, metrics.frame, partitions.frame)

@@ -30,7 +30,6 @@ TABLES = {  # what `summarize_containers` reads
     "partitions": overview.fleet.PARTITION_COLUMNS,
     "logical_keys": overview.LOGICAL_KEY_COLUMNS,
 }
-OPTIONAL = {"metrics", "partitions", "logical_keys"}  # written by collectors a replay-only store lacks
 
 _NUMBER = st.column_config.NumberColumn
 CONTAINER_TABLE = {
@@ -101,8 +100,7 @@ def load_frames(view: FrameState) -> dict[str, pd.DataFrame]:
     """The five frames the overview reads, in the view's scope from `view.since` on."""
     frames, messages = {}, ()
     for table, columns in TABLES.items():
-        load = loaders.load_optional_view if table in OPTIONAL else loaders.load_view
-        loaded = load(view, table, columns=columns)
+        loaded = loaders.load_view(view, table, columns=columns)
         frames[table], messages = loaded.frame, messages + loaded.warnings
     widgets.render_store_warnings(tuple(dict.fromkeys(messages)))
     return frames
@@ -126,7 +124,7 @@ def load_overview(view: FrameState) -> tuple[pd.DataFrame, pd.DataFrame, overvie
 
 def load_open_alerts(view: FrameState) -> pd.DataFrame:
     """The alerts of each account's latest evaluation, in the view's scope, whatever the time range."""
-    stored = loaders.load_optional_view(dataclasses.replace(view, since=None), "alerts", columns=alerts.STORED_COLUMNS)
+    stored = loaders.load_view(dataclasses.replace(view, since=None), "alerts", columns=alerts.STORED_COLUMNS)
     return alerts.latest_alerts(stored.frame)
 
 

@@ -18,7 +18,6 @@ from dashboard.state import FrameState, frame_state
 
 HOW_TO_COLLECT = "Collect the configured queries and Azure Monitor data into it, then open it here"
 COLLECT = ['ruscope collect --config ruscope.toml   # [store] uri = "{store}"']
-REQUIRED = {"executions", "requests"}  # every other table comes from a collector a replay-only store lacks
 ABOUT = """The capacity review of this time range and scope: the same rows, in the same format, as
 `ruscope report --config ruscope.toml --out report.csv` writes (add `--since 30d` for a time range, `--format
 xlsx` for a workbook with a sheet per section). One row per number: `section` (container, partition, key,
@@ -55,8 +54,7 @@ SECTIONS = {"partition": "Partitions", "key": "Largest and costliest keys", "que
 def load_report(view: FrameState) -> pd.DataFrame:
     frames, messages = {}, ()
     for table, columns in capacity.REPORT_TABLES.items():
-        load = loaders.load_view if table in REQUIRED else loaders.load_optional_view
-        loaded = load(view, table, columns=columns)
+        loaded = loaders.load_view(view, table, columns=columns)
         frames[table], messages = loaded.frame, messages + loaded.warnings
     widgets.render_store_warnings(tuple(dict.fromkeys(messages)))
     return capacity.build_capacity_report(**frames)

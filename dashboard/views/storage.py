@@ -151,9 +151,9 @@ def render_index(partitions: pd.DataFrame) -> None:
 
 st.title("Storage")
 view = frame_state()
-partitions = loaders.load_optional_view(view, "partitions", columns=storage.PARTITION_COLUMNS)
-logical_keys = loaders.load_optional_view(view, "logical_keys", columns=storage.LOGICAL_KEY_COLUMNS)
-log_key_sizes = loaders.load_optional_view(view, "log_key_sizes", columns=storage.LOG_KEY_SIZE_COLUMNS)
+partitions = loaders.load_view(view, "partitions", columns=storage.PARTITION_COLUMNS)
+logical_keys = loaders.load_view(view, "logical_keys", columns=storage.LOGICAL_KEY_COLUMNS)
+log_key_sizes = loaders.load_view(view, "log_key_sizes", columns=storage.LOG_KEY_SIZE_COLUMNS)
 executions = loaders.load_view(view, "executions", columns=["run_id"])
 widgets.render_store_warnings(partitions.warnings + logical_keys.warnings + log_key_sizes.warnings)
 if partitions.frame.empty and logical_keys.frame.empty and log_key_sizes.frame.empty:

@@ -3,7 +3,7 @@ operation (Azure Monitor), by physical partition (Log Analytics) and by pkrange 
 the retry-after they cost, and which replayed queries were throttled.
 
 Layout only: the store, time range and scope come from the frame (`dashboard.state`), the data from
-`dashboard.loaders` (`metrics` and `log_throttles` through `load_optional_view`: a replay-only store has
+`dashboard.loaders` (`metrics` and `log_throttles` read as no rows on a replay-only store, which has
 neither), the numbers from `analysis.throttling`, the figures from `dashboard.figures_throttling`. Every
 widget has a key (tests drive them by key).
 """
@@ -115,8 +115,8 @@ def render_replay(requests: pd.DataFrame, executions: pd.DataFrame) -> None:
 
 st.title("Throttling")
 view = frame_state()
-metrics = loaders.load_optional_view(view, "metrics", columns=throttling.METRIC_COLUMNS)
-log_throttles = loaders.load_optional_view(view, "log_throttles", columns=throttling.LOG_THROTTLE_COLUMNS)
+metrics = loaders.load_view(view, "metrics", columns=throttling.METRIC_COLUMNS)
+log_throttles = loaders.load_view(view, "log_throttles", columns=throttling.LOG_THROTTLE_COLUMNS)
 requests = loaders.load_view(view, "requests", columns=throttling.REQUEST_COLUMNS)
 executions = loaders.load_view(view, "executions", columns=throttling.EXECUTION_COLUMNS)
 widgets.render_store_warnings(metrics.warnings + log_throttles.warnings)

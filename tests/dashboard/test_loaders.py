@@ -65,12 +65,20 @@ def test_an_unknown_column_is_an_error(store: Path) -> None:
         loaders.load_view(FrameState(store=str(store)), "executions", columns=["nope"])
 
 
-def test_an_optional_table_or_column_the_store_lacks_reads_as_no_data(two_containers: Path) -> None:
+def test_a_table_the_store_has_not_written_yet_reads_as_no_data_and_a_column_it_lacks_is_an_error(
+    two_containers: Path,
+) -> None:
     view = FrameState(store=str(two_containers), scope=Scope(database="crm"))
-    absent = loaders.load_optional_view(view, "metrics", columns=["time", "metric", "value"])
+    absent = loaders.load_view(view, "metrics", columns=["time", "metric", "value"])
     assert absent.frame.empty and absent.frame.columns.tolist() == ["time", "metric", "value"]
-    partly = loaders.load_optional_view(view, "executions", columns=["query_name", "not_yet"])
-    assert partly.frame["query_name"].tolist() == ["people"] and partly.frame["not_yet"].isna().all()
+    with pytest.raises(ValueError, match="table 'executions' has no column.*'not_yet'"):
+        loaders.load_view(view, "executions", columns=["query_name", "not_yet"])
+
+
+def test_a_store_uri_that_cannot_be_a_store_is_a_warning_and_no_rows() -> None:
+    loaded = loaders.load_view(FrameState(store="ftp://somewhere/store"), "executions", columns=["query_name"])
+    assert loaded.frame.empty and loaded.frame.columns.tolist() == ["query_name"]
+    assert loaded.warnings and "ftp://somewhere/store" in loaded.warnings[0]
 
 
 def test_read_view_cuts_the_scope_like_load_view_but_is_never_cached(two_containers: Path) -> None:
