@@ -10,7 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-DESIGN_COLUMNS = [
+from store.records_advice import ADVICE_DESIGNS, ADVICE_PARTITIONS, ADVICE_QUERIES
+
+DESIGN_COLUMNS = ADVICE_DESIGNS.pick(
     "run_id",
     "time",
     "account",
@@ -39,20 +41,11 @@ DESIGN_COLUMNS = [
     "cardinality",
     "definition",
     "migration",
-]
-QUERY_COLUMNS = [
-    "run_id",
-    "design",
-    "query",
-    "weight",
-    "request_charge",
-    "partitions",
-    "total_partitions",
-    "routing",
-    "fix",
-    "lint",
-]
-PARTITION_COLUMNS = ["run_id", "design", "partition", "write_share"]
+)
+QUERY_COLUMNS = ADVICE_QUERIES.pick(
+    "run_id", "design", "query", "weight", "request_charge", "partitions", "total_partitions", "routing", "fix", "lint"
+)
+PARTITION_COLUMNS = ADVICE_PARTITIONS.pick("run_id", "design", "partition", "write_share")
 HORIZON_DAYS = 365  # how far the limit projection looks when no design reaches the limit sooner
 MAX_HORIZON_DAYS = 3 * 365  # and at most: the advisor's planning horizon (advisor.measure.Workload)
 

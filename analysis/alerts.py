@@ -36,6 +36,7 @@ import pandas as pd
 from analysis import query_costs
 from analysis.scope import Scope, select_scope
 from cosmoscore.limits import GB
+from store.records import ALERTS, EXECUTIONS, LOGICAL_KEYS, METRICS, PARTITIONS, REQUESTS, SCOPE_COLUMNS
 
 HOT, THROTTLE, KEY_STORAGE, PARTITION_STORAGE, QUERY_RU = (
     "hot_partition",
@@ -47,16 +48,18 @@ HOT, THROTTLE, KEY_STORAGE, PARTITION_STORAGE, QUERY_RU = (
 RULES = (HOT, THROTTLE, KEY_STORAGE, PARTITION_STORAGE, QUERY_RU)
 EVALUATED = "evaluated"  # the rule of the one row per account each evaluation writes, alerts or not
 TOLERANCE = 1e-9
-CONTAINER = ["account", "database", "container"]
-ALERT_COLUMNS = [*CONTAINER, "rule", "subject", "value", "threshold", "unit", "message"]
-STORED_COLUMNS = ["run_id", "time", *ALERT_COLUMNS]  # the `alerts` table's columns `latest_alerts` reads
+CONTAINER = list(SCOPE_COLUMNS)
+ALERT_COLUMNS = ALERTS.pick(*CONTAINER, "rule", "subject", "value", "threshold", "unit", "message")
+STORED_COLUMNS = ALERTS.pick("run_id", "time", *ALERT_COLUMNS)  # the `alerts` table's columns `latest_alerts` reads
 
 # The store columns each rule reads: the collector loads only these.
-METRIC_COLUMNS = [*CONTAINER, "time", "metric", "aggregation", "pkrange_id", "status_code", "value", "grain"]
-REQUEST_COLUMNS = [*CONTAINER, "time", "status"]
-PARTITION_COLUMNS = [*CONTAINER, "run_id", "time", "pkrange_id", "size_kb"]
-KEY_COLUMNS = [*CONTAINER, "run_id", "time", "partition_key", "size_kb"]
-EXECUTION_COLUMNS = ["account", *query_costs.EXECUTION_COLUMNS]
+METRIC_COLUMNS = METRICS.pick(
+    *CONTAINER, "time", "metric", "aggregation", "pkrange_id", "status_code", "value", "grain"
+)
+REQUEST_COLUMNS = REQUESTS.pick(*CONTAINER, "time", "status")
+PARTITION_COLUMNS = PARTITIONS.pick(*CONTAINER, "run_id", "time", "pkrange_id", "size_kb")
+KEY_COLUMNS = LOGICAL_KEYS.pick(*CONTAINER, "run_id", "time", "partition_key", "size_kb")
+EXECUTION_COLUMNS = EXECUTIONS.pick("account", *query_costs.EXECUTION_COLUMNS)
 
 
 def hot_partition_alerts(metrics: pd.DataFrame, *, percent: float, minutes: int) -> pd.DataFrame:

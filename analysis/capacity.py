@@ -54,6 +54,7 @@ from analysis.capacity_rules import (
 )
 from analysis.units import round_to_unit, size_text
 from cosmoscore.limits import GB, Limits
+from store.records import LOG_KEY_RU, PARTITIONS
 
 KEY = overview.KEY
 REPORT_COLUMNS = ["section", *KEY, "subject", "measure", "value", "unit", "detail"]
@@ -65,9 +66,9 @@ REPORT_TABLES = {
     "executions": overview.EXECUTION_COLUMNS,
     "requests": overview.fleet.REQUEST_COLUMNS,
     "metrics": overview.METRIC_COLUMNS,
-    "partitions": [*overview.fleet.PARTITION_COLUMNS, "document_count"],
+    "partitions": PARTITIONS.pick(*overview.fleet.PARTITION_COLUMNS, "document_count"),
     "logical_keys": overview.LOGICAL_KEY_COLUMNS,
-    "log_key_ru": [*KEY, "time", "pkrange_id", "partition_key", "request_charge"],
+    "log_key_ru": LOG_KEY_RU.pick(*KEY, "time", "pkrange_id", "partition_key", "request_charge"),
 }
 
 # -- the report ------------------------------------------------------------------------------------------

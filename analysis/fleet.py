@@ -52,8 +52,9 @@ import pandas as pd
 
 from analysis import query_costs, throttling
 from cosmoscore.limits import GB, Limits
+from store.records import EXECUTIONS, METRICS, PARTITIONS, REQUESTS, SCOPE_COLUMNS
 
-FLEET_KEY = ["account", "database", "container"]
+FLEET_KEY = list(SCOPE_COLUMNS)
 THROTTLE_FULL_RATE = 0.05  # a 429 rate at which the throttling signal is at its maximum (see the docstring)
 PROVISIONED_METRICS = ("AutoscaleMaxThroughput", "ProvisionedThroughput")  # preferred first
 # in the order a tie is named: a hot partition first, since it is what a container's 429s come from
@@ -63,13 +64,15 @@ HOT_NORMALIZED_RU = 90.0  # percent: a range this close to its share of the RU/s
 HOT_WASTE_NOTE = "a hot partition: the RU/s are not wasted, the key is skewed"
 
 # The store columns these functions read: a view loads only these.
-EXECUTION_COLUMNS = ["account", *query_costs.EXECUTION_COLUMNS]
-REQUEST_COLUMNS = [*FLEET_KEY, "time", "request_kind", "pkrange_id", "status", "request_charge"]
-METRIC_COLUMNS = [*FLEET_KEY, "time", "metric", "aggregation", "pkrange_id", "value", "grain"]  # throughput_stats
+EXECUTION_COLUMNS = EXECUTIONS.pick("account", *query_costs.EXECUTION_COLUMNS)
+REQUEST_COLUMNS = REQUESTS.pick(*FLEET_KEY, "time", "request_kind", "pkrange_id", "status", "request_charge")
+METRIC_COLUMNS = METRICS.pick(
+    *FLEET_KEY, "time", "metric", "aggregation", "pkrange_id", "value", "grain"
+)  # throughput_stats
 # all summarize_fleet reads: the status code the 429 rate needs (kept out of METRIC_COLUMNS, which others
 # extend with it: a column named twice breaks a load)
-FLEET_METRIC_COLUMNS = [*METRIC_COLUMNS, "status_code"]
-PARTITION_COLUMNS = [*FLEET_KEY, "time", "pkrange_id", "size_kb"]  # the storage collector's `partitions`
+FLEET_METRIC_COLUMNS = METRICS.pick(*METRIC_COLUMNS, "status_code")
+PARTITION_COLUMNS = PARTITIONS.pick(*FLEET_KEY, "time", "pkrange_id", "size_kb")  # the storage collector's `partitions`
 
 COUNT_COLUMNS = ["executions", "requests", "pkranges_seen"]
 TEXT_COLUMNS = ["risk_driver", "waste_note", "throttle_source", "hot_pkrange", "last_seen"]

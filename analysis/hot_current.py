@@ -22,7 +22,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-CONTAINER_KEY = ["account", "database", "container"]
+from store.records import SCOPE_COLUMNS
+
+CONTAINER_KEY = list(SCOPE_COLUMNS)
 ROW_KEY = [*CONTAINER_KEY, "pkrange_id"]  # one pkrange (`analysis.hot_partitions` re-exports both)
 
 

@@ -25,14 +25,15 @@ from analysis.hot_partitions import (
     smallest_step,
 )
 from analysis.query_costs import pkrange_sort_key
+from store.records import LOG_KEY_RU, LOGICAL_KEYS
 
 TOP_KEY_CHOICES = (10, 20, 50, 100)  # how many of the hottest keys a heatmap may show
 
 # The store columns these functions read: a view loads only these.
-KEY_RU_COLUMNS = [*ROW_KEY, "time", "partition_key", "request_charge"]
-LOGICAL_KEY_COLUMNS = [*ROW_KEY, "time", "partition_key", "size_kb"]
+KEY_RU_COLUMNS = LOG_KEY_RU.pick(*ROW_KEY, "time", "partition_key", "request_charge")
+LOGICAL_KEY_COLUMNS = LOGICAL_KEYS.pick(*ROW_KEY, "time", "partition_key", "size_kb")
 KEY_TOTAL_COLUMNS = [*ROW_KEY, "partition_key", "ru"]
-KEY_SIZE_COLUMNS = [*ROW_KEY, "partition_key", "size_kb"]
+KEY_SIZE_COLUMNS = LOGICAL_KEYS.pick(*ROW_KEY, "partition_key", "size_kb")
 KEYS_IN_RANGE_COLUMNS = [*ROW_KEY, "label", "partition_key", "ru", "ru_share_pct", "size_kb"]
 
 

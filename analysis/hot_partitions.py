@@ -31,6 +31,7 @@ import pandas as pd
 
 from analysis.hot_current import CONTAINER_KEY, ROW_KEY, current_rows
 from analysis.query_costs import pkrange_sort_key
+from store.records import METRICS, PARTITIONS
 
 NORMALIZED = "NormalizedRUConsumption"  # percent of a pkrange's share of the RU/s, max per interval
 MAX_CELLS = 50_000  # a heatmap a browser draws at once (the 43,000 cells are fine)
@@ -41,8 +42,10 @@ NICE_BINS = [
 ]
 
 # The store columns these functions read: a view loads only these.
-METRIC_COLUMNS = [*CONTAINER_KEY, "time", "metric", "aggregation", "pkrange_id", "value"]
-PARTITION_COLUMNS = [*ROW_KEY, "time", "parents", "min_epk", "max_epk", "size_kb", "document_count", "throughput_share"]
+METRIC_COLUMNS = METRICS.pick(*CONTAINER_KEY, "time", "metric", "aggregation", "pkrange_id", "value")
+PARTITION_COLUMNS = PARTITIONS.pick(
+    *ROW_KEY, "time", "parents", "min_epk", "max_epk", "size_kb", "document_count", "throughput_share"
+)
 ROW_COLUMNS = [*ROW_KEY, "label", "min_epk", "max_epk", "parent", "first_time", "last_time"]
 SPLIT_COLUMNS = [*CONTAINER_KEY, "parent", "children", "time", "first_row", "last_row"]
 HEATMAP_ROW_COLUMNS = [*ROW_COLUMNS, "peak", "mean", "current", "current_mean"]  # summarize_normalized_heatmap's

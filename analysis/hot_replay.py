@@ -35,14 +35,15 @@ import pandas as pd
 from analysis import fleet, hot_partitions
 from analysis.hot_partitions import CONTAINER_KEY, ROW_KEY
 from analysis.query_costs import pkrange_sort_key
+from store.records import EXECUTIONS, METRICS, REQUESTS
 
 ASSUMED_RATE = 1.0  # executions per second of a query without a configured rate_per_s
 QUERY = [*CONTAINER_KEY, "query_name"]
 
 # The store columns these functions read: a view loads only these.
-REQUEST_COLUMNS = [*CONTAINER_KEY, "run_id", "query_name", "request_kind", "pkrange_id", "request_charge"]
-EXECUTION_COLUMNS = [*CONTAINER_KEY, "run_id", "time", "query_name", "repeat", "rate_per_s"]
-BUDGET_METRIC_COLUMNS = [*CONTAINER_KEY, "time", "metric", "aggregation", "pkrange_id", "value", "grain"]
+REQUEST_COLUMNS = REQUESTS.pick(*CONTAINER_KEY, "run_id", "query_name", "request_kind", "pkrange_id", "request_charge")
+EXECUTION_COLUMNS = EXECUTIONS.pick(*CONTAINER_KEY, "run_id", "time", "query_name", "repeat", "rate_per_s")
+BUDGET_METRIC_COLUMNS = METRICS.pick(*CONTAINER_KEY, "time", "metric", "aggregation", "pkrange_id", "value", "grain")
 PARTITION_COLUMNS = hot_partitions.PARTITION_COLUMNS  # the budget, and the EPK bounds that order the rows
 QUERY_DEMAND_COLUMNS = [*QUERY, "pkrange_id", "executions", "ru_per_execution", "rate_per_s", "rate_assumed", "ru_s"]
 DEMAND_COLUMNS = [

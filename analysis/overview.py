@@ -38,6 +38,7 @@ import pandas as pd
 
 from analysis import fleet, query_costs, throttling
 from cosmoscore.limits import GB, Limits
+from store.records import EXECUTIONS, LOGICAL_KEYS, METRICS
 
 KEY = fleet.FLEET_KEY
 # ru-cost-model.md P12 (learn "troubleshoot-request-rate-too-large"): 1-5% of requests answered 429 is
@@ -46,9 +47,9 @@ THROTTLE_HEALTHY_MAX = throttling.HEALTHY_429_RATE[1]
 ALL_TIME_SPAN = dt.timedelta(days=7)  # what "All time" compares (see the module docstring)
 TOP_QUERIES = 10
 
-METRIC_COLUMNS = [*fleet.METRIC_COLUMNS, "status_code"]
-LOGICAL_KEY_COLUMNS = [*KEY, "time", "pkrange_id", "partition_key", "size_kb"]
-EXECUTION_COLUMNS = [*fleet.EXECUTION_COLUMNS, "sql"]
+METRIC_COLUMNS = METRICS.pick(*fleet.METRIC_COLUMNS, "status_code")
+LOGICAL_KEY_COLUMNS = LOGICAL_KEYS.pick(*KEY, "time", "pkrange_id", "partition_key", "size_kb")
+EXECUTION_COLUMNS = EXECUTIONS.pick(*fleet.EXECUTION_COLUMNS, "sql")
 
 CONTAINER_COLUMNS = [
     *KEY,

@@ -38,11 +38,13 @@ import pandas as pd
 
 from analysis.pkrange_ids import GATEWAY, count_ids, counts, normalised, pkrange_sort_key, union_per_group
 from cosmoscore.routing import ROUTING_CLASSES, routing_class
+from store.records import EXECUTIONS, REQUESTS
 
-QUERY_KEY = ["database", "container", "query_name"]
-SHAPE = ["pages", "round_trips", "items", "retrieved_documents", "output_documents"]  # summed over the parts
+QUERY_KEY = EXECUTIONS.pick("database", "container", "query_name")
+# summed over the parts
+SHAPE = EXECUTIONS.pick("pages", "round_trips", "items", "retrieved_documents", "output_documents")
 LATEST_SHAPE = [f"latest_{name}" for name in SHAPE]  # per logical execution of the latest run (mean)
-LOGICAL_KEY = ["run_id", *QUERY_KEY, "repeat"]
+LOGICAL_KEY = EXECUTIONS.pick("run_id", *QUERY_KEY, "repeat")
 _CLASSES = pd.Index(ROUTING_CLASSES)  # a class's rank is its position: the widest class is the largest
 
 SUMMARY_COLUMNS = [
@@ -85,11 +87,11 @@ LOGICAL_COLUMNS = [
     "throttled",
     *SHAPE,
 ]
-SERIES_COLUMNS = ["time", "run_id", *QUERY_KEY, "repeat", "total_ru"]
+SERIES_COLUMNS = EXECUTIONS.pick("time", "run_id", *QUERY_KEY, "repeat", "total_ru")
 BREAKDOWN_COLUMNS = [*QUERY_KEY, "pkrange_id", "ru"]
-ERROR_COLUMNS = ["time", "run_id", *QUERY_KEY, "repeat", "mode", "feed_range", "status", "error"]
+ERROR_COLUMNS = EXECUTIONS.pick("time", "run_id", *QUERY_KEY, "repeat", "mode", "feed_range", "status", "error")
 # The store columns these functions read: a view loads only these (the tables have many more).
-EXECUTION_COLUMNS = [
+EXECUTION_COLUMNS = EXECUTIONS.pick(
     *LOGICAL_KEY,
     "time",
     "execution_id",
@@ -105,8 +107,8 @@ EXECUTION_COLUMNS = [
     "throttled",
     *SHAPE,
     "sql",
-]
-REQUEST_COLUMNS = [
+)
+REQUEST_COLUMNS = REQUESTS.pick(
     "run_id",
     "time",
     *QUERY_KEY,
@@ -116,7 +118,7 @@ REQUEST_COLUMNS = [
     "request_charge",
     "index_hit_ratio",
     "index_utilization",
-]
+)
 
 
 def logical_executions(executions: pd.DataFrame) -> pd.DataFrame:

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-SCOPE_COLUMNS = ["account", "database", "container"]
+from store import records
+
+SCOPE_COLUMNS = list(records.SCOPE_COLUMNS)
 
 # The time ranges a view offers, widest last; None: no lower bound.
 TIME_RANGES: dict[str, dt.timedelta | None] = {

@@ -39,8 +39,9 @@ import numpy as np
 import pandas as pd
 
 from cosmoscore.limits import GB, Limits
+from store.records import LOG_KEY_SIZES, LOGICAL_KEYS, PARTITIONS, SCOPE_COLUMNS
 
-KEY = ["account", "database", "container"]
+KEY = list(SCOPE_COLUMNS)
 KB = 1024
 INDEX_NOT_REPORTED = "index size not reported"
 NOT_GROWING = "not growing"
@@ -51,7 +52,7 @@ HORIZON_DAYS = 100 * 365  # a projection further out is noise (and past what a t
 BEYOND_HORIZON = "not within 100 years"
 
 # The store columns these functions read: a view loads only these.
-PARTITION_COLUMNS = [
+PARTITION_COLUMNS = PARTITIONS.pick(
     *KEY,
     "run_id",
     "time",
@@ -61,9 +62,9 @@ PARTITION_COLUMNS = [
     "usage_collection_kb",
     "usage_documents_kb",
     "min_epk",
-]
-LOGICAL_KEY_COLUMNS = [*KEY, "run_id", "time", "pkrange_id", "partition_key", "size_kb"]
-LOG_KEY_SIZE_COLUMNS = [*KEY, "run_id", "time", "partition_key", "size_kb"]
+)
+LOGICAL_KEY_COLUMNS = LOGICAL_KEYS.pick(*KEY, "run_id", "time", "pkrange_id", "partition_key", "size_kb")
+LOG_KEY_SIZE_COLUMNS = LOG_KEY_SIZES.pick(*KEY, "run_id", "time", "partition_key", "size_kb")
 
 GROWTH_COLUMNS = ["snapshots", "growth_kb_per_day", "projected_full", "projection_note"]
 SIZE_COLUMNS = ["size_kb", "size_gb", "fill", "fill_pct"]

@@ -29,6 +29,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.storage import KEY, container_labels, labels
+from store.records import EXECUTIONS, LOG_THROTTLES, METRICS, REQUESTS
 
 HEALTHY_429_RATE = (0.01, 0.05)  # ru-cost-model.md P12: 1-5% of requests throttled is considered healthy
 MAX_BINS = 500
@@ -39,19 +40,12 @@ OTHER = "other"
 MONITOR, REPLAY = "Azure Monitor", "replay"
 
 # The store columns these functions read: a view loads only these.
-METRIC_COLUMNS = [*KEY, "time", "metric", "aggregation", "operation_type", "status_code", "value"]
-LOG_THROTTLE_COLUMNS = [*KEY, "time", "partition_id", "operation_name", "throttled"]
-REQUEST_COLUMNS = [*KEY, "time", "pkrange_id", "status", "retry_after_ms"]
-EXECUTION_COLUMNS = [
-    *KEY,
-    "run_id",
-    "time",
-    "query_name",
-    "status",
-    "total_ru",
-    "throttled",
-    "retry_after_ms_total",
-]
+METRIC_COLUMNS = METRICS.pick(*KEY, "time", "metric", "aggregation", "operation_type", "status_code", "value")
+LOG_THROTTLE_COLUMNS = LOG_THROTTLES.pick(*KEY, "time", "partition_id", "operation_name", "throttled")
+REQUEST_COLUMNS = REQUESTS.pick(*KEY, "time", "pkrange_id", "status", "retry_after_ms")
+EXECUTION_COLUMNS = EXECUTIONS.pick(
+    *KEY, "run_id", "time", "query_name", "status", "total_ru", "throttled", "retry_after_ms_total"
+)
 
 RATE_COLUMNS = [*KEY, "label", "source", "time", "requests", "throttled", "rate"]
 SUMMARY_COLUMNS = [*KEY, "label", "source", "requests", "throttled", "rate", "verdict"]

@@ -84,6 +84,15 @@ class Table:
     def columns(self) -> list[str]:
         return list(self.schema.names)
 
+    def pick(self, *names: str) -> list[str]:
+        """`names`, each a column of this table, in that order: how a reader outside the store (analysis) names
+        the columns it reads, so a column renamed or dropped here fails where it is named (at import), with the
+        table and the column, instead of reading as missing values later."""
+        unknown = [name for name in names if name not in self.schema.names]
+        if unknown:
+            raise ValueError(f"table {self.name!r} has no column(s) {', '.join(map(repr, unknown))}")
+        return list(names)
+
 
 TABLES: dict[str, Table] = {}
 R = TypeVar("R", bound=type[Record])
@@ -136,6 +145,9 @@ class Scoped(Record):
     account: str
     database: str
     container: str
+
+
+SCOPE_COLUMNS = ("account", "database", "container")  # what every row is about (`Scoped`), in this order
 
 
 @table("requests", key=("run_id", "seq"))

@@ -103,6 +103,47 @@ def test_a_large_module_or_class_was_looked_at(package: str) -> None:
     assert sorted(large) == listed, "name each large module or class in LOOKED_AT with its reason (or cut it)"
 
 
+def _literal_column_lists(path: Path) -> list[tuple[int, list[str]]]:
+    """(line, strings) of each module-level list or tuple literal of strings (starred names aside)."""
+    found = []
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+        if isinstance(value, ast.List | ast.Tuple):
+            strings = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            others = [e for e in value.elts if not isinstance(e, ast.Constant | ast.Starred)]
+            if strings and not others:
+                found.append((node.lineno, strings))
+    return found
+
+
+def _store_column_lists(package: str) -> list[str]:
+    """Literal lists of two or more strings that are all columns of one store table: a copy of the schema."""
+    from store import TABLES
+
+    found = []
+    for path in _modules(package):
+        for line, strings in _literal_column_lists(path):
+            tables = [t for t, spec in TABLES.items() if set(strings) <= set(spec.columns)]
+            if len(strings) >= 2 and tables:
+                found.append(f"{path.relative_to(ROOT)}:{line} {strings} (columns of {', '.join(tables)})")
+    return found
+
+
+def test_analysis_names_store_columns_through_the_schema() -> None:
+    """The columns analysis reads are named with `Table.pick` (checked against the store's schema where they are
+    named), never as a literal list that copies it and drifts."""
+    assert _store_column_lists("analysis") == []
+
+
+def test_the_column_list_rule_can_fail(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text('READ = ["run_id", "request_charge", *KEY]\nOWN = ["ru_share_pct", "gini"]\n')
+    from store import TABLES
+
+    flagged = [s for _, s in _literal_column_lists(sample) if set(s) <= set(TABLES["requests"].columns)]
+    assert flagged == [["run_id", "request_charge"]]
+
+
 def _loaded_after(statement: str) -> list[str]:
     code = f"import sys; {statement}; print(' '.join(sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
