@@ -13,6 +13,7 @@ from tests.dashboard.apptest import PLAN, store_rows, write_store
 @pytest.fixture(autouse=True)
 def clear_cache() -> None:
     st.cache_data.clear()
+    st.cache_resource.clear()  # the loaders' store locations, one per URI
 
 
 @pytest.fixture

@@ -1,0 +1,49 @@
+"""The dashboard on a store in Azure Blob Storage (Azurite): `ruscope dashboard --store az://...` must read it.
+
+The loaders once turned the store's name into a `Path`, which folds `az://container/path` into
+`az:/container/path`: the pages then read zero rows from a remote store and said there was no data yet.
+"""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.azurite import RunningAzurite
+from tests.dashboard.apptest import APP, PLAN, store_rows, write_store
+
+
+@pytest.fixture
+def remote_store(azurite: RunningAzurite, tmp_path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """`az://<new container>/store` holding PLAN's two runs, which `RUSCOPE_STORE` names."""
+    for name, value in {**azurite.env, "XDG_STATE_HOME": str(tmp_path / "state")}.items():
+        monkeypatch.setenv(name, value)
+    uri = azurite.uri_for("store")
+    write_store(uri, *store_rows(PLAN))
+    monkeypatch.setenv("RUSCOPE_STORE", uri)
+    return uri
+
+
+def test_the_query_costs_page_reads_a_store_in_azure_blob_storage(remote_store: str) -> None:
+    app = AppTest.from_file(str(APP), default_timeout=60)
+    app.switch_page("views/query_costs.py")
+    app.run()
+    assert not app.exception, [e.message for e in app.exception]
+    assert app.text_input(key="frame_store").value == remote_store  # the URI as given, `//` and all
+    summary = app.dataframe[0].value
+    assert summary["query_name"].tolist() == ["wide", "scan", "point"]
+    assert summary["executions"].tolist() == [2, 2, 3]
+    assert not app.warning, [w.value for w in app.warning]
+
+
+def test_a_store_whose_container_does_not_exist_says_so_rather_than_crashing(
+    azurite: RunningAzurite, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in {**azurite.env, "XDG_STATE_HOME": str(tmp_path / "state")}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("RUSCOPE_STORE", "az://no-such-container/store")
+    app = AppTest.from_file(str(APP), default_timeout=60)
+    app.switch_page("views/query_costs.py")
+    app.run()
+    assert not app.exception, [e.message for e in app.exception]
+    assert not app.dataframe
