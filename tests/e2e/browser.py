@@ -110,7 +110,7 @@ class RunningDashboard:
 
 
 @contextmanager
-def running_dashboard(store: Path, workdir: Path, *, timeout: float = 60.0) -> Iterator[RunningDashboard]:
+def running_dashboard(store: Path | str, workdir: Path, *, timeout: float = 60.0) -> Iterator[RunningDashboard]:
     """`<venv>/bin/ruscope dashboard --store STORE --port PORT` started in `workdir`, answering on PORT.
     On exit it is killed if still running (the test stops it itself with SIGTERM and checks it exited)."""
     executable = Path(sys.executable).with_name("ruscope")

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.azurite import RunningAzurite
 from tests.e2e.browser import (
     DRAWN_FIGURES_JS,
     HOST,
@@ -62,15 +63,37 @@ def chromium() -> str:
     return executable
 
 
-@pytest.mark.timeout(180)
-@pytest.mark.parametrize("store_name", ["collected", "demo"])
+@pytest.fixture
+def azurite_store(
+    collected_store: Path, azurite: RunningAzurite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> str:
+    """The collected store's Delta tables copied as they are into a blob container in Azurite, named by its
+    `az://` URI: what `ruscope dashboard --store az://...` reads (the environment reaches the dashboard)."""
+    from azure.storage.blob import BlobServiceClient
+
+    for name, value in {**azurite.env, "XDG_STATE_HOME": str(tmp_path / "state")}.items():
+        monkeypatch.setenv(name, value)
+    uri = azurite.uri_for("store")
+    container, prefix = uri.removeprefix("az://").split("/", 1)
+    with BlobServiceClient.from_connection_string(azurite.connection_string) as service:
+        blobs = service.get_container_client(container)
+        for path in sorted(p for p in collected_store.rglob("*") if p.is_file()):
+            relative = path.relative_to(collected_store).as_posix()
+            if not relative.startswith("_pending"):
+                blobs.upload_blob(f"{prefix}/{relative}", path.read_bytes())
+    return uri
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("store_name", ["collected", "demo", "azurite"])
 def test_every_page_draws_in_chromium_with_no_external_request(
     chromium: str, store_name: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    """On the store the real collectors wrote (tests/collected.py) and on the one `ruscope demo` builds."""
+    """On the store the real collectors wrote (tests/collected.py), the same store in Azure Blob Storage
+    (Azurite, `az://`), and the one `ruscope demo` builds."""
     from playwright.sync_api import sync_playwright
 
-    store: Path = request.getfixturevalue(f"{store_name}_store")
+    store: Path | str = request.getfixturevalue(f"{store_name}_store")
 
     pages = dashboard_pages()
     assert len(pages) >= 2, pages
