@@ -226,11 +226,17 @@ def predict_partitions(
     definition: Mapping[str, Any],
     ranges: Sequence[HasRange],
 ) -> set[int] | None:
-    """Positions in `ranges` (sorted by EPK) a query should reach, or None when its SQL cannot be analysed.
+    """Positions in `ranges` (sorted by EPK) a query should reach, or None when that cannot be known.
 
-    `ranges` are the container's whole set (they must tile the EPK space, see `RoutingMap`).
+    `ranges` are the container's whole set, which must tile the EPK space (see `RoutingMap`), or none at
+    all when the layout is unknown: a query against a container that could not be read (not found, the
+    endpoint unreachable) is still recorded, with nothing predicted. None also when its SQL cannot be
+    analysed.
     """
     from cosmoscore.sql import SqlError, parse_query
+
+    if not ranges:
+        return None
 
     key = None if partition_key is None else partition_key if isinstance(partition_key, list) else [partition_key]
     try:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from cosmoscore.epk import MAX_EPK, MIN_EPK, EpkRange
 from cosmoscore.layout import even_boundaries, midpoint
-from cosmoscore.routing import RoutingMap, tiling_faults
+from cosmoscore.routing import RoutingMap, predict_partitions, predicted_class, tiling_faults
 
 
 @dataclass(frozen=True)
@@ -160,3 +160,13 @@ def test_bisecting_overlap_search_equals_a_linear_scan(case: tuple[list[Pk], lis
 def test_every_epk_has_exactly_one_owner(ranges: list[Pk], epk: str) -> None:
     owners = [r for r in ranges if EpkRange(r.min, r.max).contains(epk)]
     assert owners == [RoutingMap(ranges).range_for(epk)]
+
+
+def test_a_prediction_without_ranges_is_unknown_but_an_incomplete_set_is_refused() -> None:
+    """No ranges: the collector could not read the container, and records the query without a prediction."""
+    definition = {"paths": ["/tenant"], "kind": "Hash", "version": 2}
+    assert predict_partitions("SELECT * FROM c", {}, None, definition, []) is None
+    assert predicted_class(predict_partitions("SELECT * FROM c", {}, None, definition, []), 0) == "unknown"
+    with pytest.raises(ValueError, match="ends below"):
+        predict_partitions("SELECT * FROM c", {}, None, definition, [EpkRange(MIN_EPK, "20")])
+    assert predict_partitions("SELECT * FROM c", {}, None, definition, pkranges(*even_boundaries(3))) == {0, 1, 2}
