@@ -4,6 +4,9 @@ The rule (ru-cost-model.md Q5/H3, cosmos-wire-protocol.md §1.6-1.9): a full par
 partition holding its EPK; an `IN` list -> the owners of its keys; a hierarchical prefix -> every
 partition its EPK range overlaps; anything else -> all partitions. The emulator serves queries by it,
 the replay collector predicts routing with it, analysis and the advisor name its classes.
+
+`RoutingMap` holds a container's ranges; it accepts only a complete, non-overlapping set (a tiling of
+["", "FF")), so an answer from it is never quietly wrong about a key the set leaves out or covers twice.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from cosmoscore.epk import FULL_RANGE, EpkRange, epk_for, prefix_range
+from cosmoscore.epk import FULL_RANGE, MAX_EPK, MIN_EPK, EpkRange, epk_for, prefix_range
 from cosmoscore.keys import key_paths
 
 if TYPE_CHECKING:  # the SQL engine (and lark) load only when a query is analysed, not for the vocabulary
@@ -82,6 +85,9 @@ def query_intervals(
 
 
 class HasRange(Protocol):
+    """What the routing map needs of a range: its EPK bounds [min, max). A range that also has an `id`
+    (a pkrange) is checked for a duplicate id and named by it in errors; an `EpkRange` has none."""
+
     @property
     def min(self) -> str: ...
 
@@ -109,10 +115,22 @@ class Target(Generic[R]):
 
 
 class RoutingMap(Generic[R]):
-    """A container's physical partitions sorted by EPK: which holds an EPK, which overlap an interval."""
+    """A container's physical partitions, which tile the EPK space: which holds an EPK, which overlap an interval.
+
+    The ranges must cover ["", "FF") exactly once: no gap, no overlap, no range twice, none empty. A map
+    that trusted a broken set would route a key to a neighbour (a gap) or to two partitions (an overlap)
+    and every query plan built on it would be silently wrong, so a broken set is refused at construction
+    with a `ValueError` naming the ranges at fault. The service and the emulator always hold such a tiling
+    (after a split the parent is gone and its two children cover its span), and so do the feed ranges the
+    SDK reads. Sorted once here, the map answers by bisection: an EPK in O(log n), an interval in
+    O(log n + k) for the k ranges it reaches.
+    """
 
     def __init__(self, ranges: Iterable[R]) -> None:
-        self.ranges: list[R] = sorted(ranges, key=lambda r: r.min)
+        self.ranges: list[R] = sorted(ranges, key=lambda r: (r.min, r.max))
+        faults = tiling_faults(self.ranges)
+        if faults:
+            raise ValueError('partition key ranges must tile the EPK space ["", "FF") exactly: ' + "; ".join(faults))
         self._mins = [r.min for r in self.ranges]
 
     def __len__(self) -> int:
@@ -122,11 +140,20 @@ class RoutingMap(Generic[R]):
         """The partition whose [min, max) holds an EPK."""
         return self.ranges[bisect.bisect_right(self._mins, epk) - 1]
 
+    def _span(self, interval: EpkRange) -> range:
+        """Positions of the partitions an interval reaches: from the one holding its start up to the last
+        starting below its end. The tiling makes this exact: every range before the first ends at or
+        below the interval's start, every range from the end on starts at or above its end."""
+        first = bisect.bisect_right(self._mins, interval.min) - 1
+        if interval.is_point:
+            return range(first, first + 1)
+        end = len(self._mins) if interval.max == MAX_EPK else bisect.bisect_left(self._mins, interval.max)
+        return range(first, end)  # an inverted interval (min above max) holds no EPK: empty
+
     def overlapping(self, interval: EpkRange) -> list[R]:
         """The partitions sharing any EPK with the interval, in EPK order."""
-        if interval.is_point:
-            return [self.range_for(interval.min)]
-        return [r for r in self.ranges if EpkRange(r.min, r.max).overlaps(interval)]
+        span = self._span(interval)
+        return self.ranges[span.start : span.stop]
 
     def targets(self, intervals: Iterable[EpkRange]) -> list[Target[R]]:
         """Each overlapping partition with the part of the interval inside it, in EPK order."""
@@ -140,8 +167,56 @@ class RoutingMap(Generic[R]):
 
     def indexes(self, intervals: Iterable[EpkRange]) -> set[int]:
         """Positions (in EPK order) of the partitions the intervals reach."""
-        hit = {id(r) for interval in intervals for r in self.overlapping(interval)}
-        return {i for i, r in enumerate(self.ranges) if id(r) in hit}
+        return {i for interval in intervals for i in self._span(interval)}
+
+
+def tiling_faults(ordered: Sequence[HasRange]) -> list[str]:
+    """What keeps ranges sorted by (min, max) from covering ["", "FF") exactly once, one line per fault
+    (an empty list for a tiling). Ranges are named by their `id` when they have one."""
+    if not ordered:
+        return ["there are no ranges"]
+    faults = [f"{_name(r)} is empty (min >= max)" for r in ordered if r.min >= r.max]
+    faults += _duplicate_ids(ordered)
+    spans = [r for r in ordered if r.min < r.max]
+    if not spans:
+        return faults
+    if spans[0].min != MIN_EPK:
+        faults.append(f'the first range {_name(spans[0])} starts above ""')
+    reach = spans[0]  # of the ranges so far, the one ending highest
+    for rng in spans[1:]:
+        if rng.min > reach.max:
+            faults.append(f"a gap [{reach.max!r}, {rng.min!r}) between {_name(reach)} and {_name(rng)}")
+        elif rng.min < reach.max:
+            same = (rng.min, rng.max) == (reach.min, reach.max)
+            faults.append(f"{_name(reach)} and {_name(rng)} {'are the same range' if same else 'overlap'}")
+        if rng.max > reach.max:
+            reach = rng
+    if reach.max != MAX_EPK:
+        faults.append(f'the last range {_name(reach)} ends below "FF"')
+    return faults
+
+
+def _duplicate_ids(ranges: Sequence[HasRange]) -> list[str]:
+    by_id: dict[str, list[HasRange]] = {}
+    for rng in ranges:
+        range_id = getattr(rng, "id", None)
+        if range_id is not None:
+            by_id.setdefault(str(range_id), []).append(rng)
+    return [
+        f"id {rid!r} names {len(same)} ranges: {', '.join(_bounds(r) for r in same)}"
+        for rid, same in by_id.items()
+        if len(same) > 1
+    ]
+
+
+def _name(rng: HasRange) -> str:
+    """A range as an error names it: its id (a pkrange, a feed range with one) and its bounds."""
+    range_id = getattr(rng, "id", None)
+    return _bounds(rng) if range_id is None else f"range {str(range_id)!r} {_bounds(rng)}"
+
+
+def _bounds(rng: HasRange) -> str:
+    return f"[{rng.min!r}, {rng.max!r})"
 
 
 def predict_partitions(
@@ -151,8 +226,17 @@ def predict_partitions(
     definition: Mapping[str, Any],
     ranges: Sequence[HasRange],
 ) -> set[int] | None:
-    """Positions in `ranges` (sorted by EPK) a query should reach, or None when its SQL cannot be analysed."""
+    """Positions in `ranges` (sorted by EPK) a query should reach, or None when that cannot be known.
+
+    `ranges` are the container's whole set, which must tile the EPK space (see `RoutingMap`), or none at
+    all when the layout is unknown: a query against a container that could not be read (not found, the
+    endpoint unreachable) is still recorded, with nothing predicted. None also when its SQL cannot be
+    analysed.
+    """
     from cosmoscore.sql import SqlError, parse_query
+
+    if not ranges:
+        return None
 
     key = None if partition_key is None else partition_key if isinstance(partition_key, list) else [partition_key]
     try:
