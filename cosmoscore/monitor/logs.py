@@ -15,10 +15,11 @@ To add a column: its name constant, then the `Column` in its table (and its lega
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final
 
 # Destination modes of a diagnostic setting (§6)
-RESOURCE_SPECIFIC = "resource-specific"
-AZURE_DIAGNOSTICS = "azure-diagnostics"
+RESOURCE_SPECIFIC: Final = "resource-specific"
+AZURE_DIAGNOSTICS: Final = "azure-diagnostics"
 MODES = (RESOURCE_SPECIFIC, AZURE_DIAGNOSTICS)
 
 # Tables (§6.1-6.4) and the legacy one (§6)

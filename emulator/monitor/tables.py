@@ -92,8 +92,8 @@ def _column(name: str, kusto_type: str) -> Column:
 
 
 def _own_columns(category: str) -> dict[str, Column]:
-    table = catalogue.BY_CATEGORY[category]
-    return {name: _column(name, table.column(name).type) for name in _SERVED[category]}  # type: ignore[union-attr]
+    types = {c.name: c.type for c in catalogue.BY_CATEGORY[category].columns}  # KeyError: not catalogued
+    return {name: _column(name, types[name]) for name in _SERVED[category]}
 
 
 _STANDARD = {name: Column(catalogue.STRING) for name in _STANDARD_NAMES}
