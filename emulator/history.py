@@ -18,18 +18,18 @@ request updates a few dict entries keyed by its second and minute (O(1)), and th
 - storage and throughput change-points per container and physical partition (`history_storage`).
 
 Public query API (`History.series(db, coll, metric, since, until, grain_minutes)`; `History.containers()`):
-the catalogue's metrics (`cosmoscore.monitor.metrics`, azure-monitor.md §5) NORMALIZED_RU,
-TOTAL_REQUEST_UNITS, TOTAL_REQUESTS; the stand-in's own series KEY_RU ("PartitionKeyRUConsumption")
-and KEY_COUNT ("PartitionKeyRequests"), dims (PartitionKeyRangeId, PartitionKey), summed per interval;
-KEY_SIZE ("PartitionKeySize", bytes), dims (PartitionKeyRangeId, PartitionKey), forward-filled;
-QUERY_RU ("QueryRequestUnits") and QUERY_COUNT ("QueryRequests"), dims (PartitionKeyRangeId, QueryText);
-the catalogue's storage metrics, forward-filled (the value at each interval's last minute, or now if earlier): DATA_USAGE
-("DataUsage", bytes), INDEX_USAGE ("IndexUsage", always 0: the emulator does not model index storage,
-its quota headers report collectionSize = documentsSize), DOCUMENT_COUNT ("DocumentCount"), no dims;
+the catalogue's (`cosmoscore.monitor.metrics`, azure-monitor.md §5) NORMALIZED_RU, TOTAL_REQUEST_UNITS,
+TOTAL_REQUESTS; the stand-in's own KEY_RU ("PartitionKeyRUConsumption") and KEY_COUNT
+("PartitionKeyRequests"), dims (PartitionKeyRangeId, PartitionKey), summed per interval; KEY_SIZE
+("PartitionKeySize", bytes), dims (PartitionKeyRangeId, PartitionKey), forward-filled; QUERY_RU
+("QueryRequestUnits") and QUERY_COUNT ("QueryRequests"), dims (PartitionKeyRangeId, QueryText); the
+catalogue's storage metrics, forward-filled (the value at each interval's last minute, or now if earlier):
+DATA_USAGE ("DataUsage", bytes), INDEX_USAGE ("IndexUsage", always 0: the emulator does not model index
+storage, its quota headers report collectionSize = documentsSize), DOCUMENT_COUNT ("DocumentCount"), no dims;
 PARTITION_SIZE ("PhysicalPartitionSizeInfo", bytes) and PARTITION_THROUGHPUT
-("PhysicalPartitionThroughputInfo", RU/s budget), dim PartitionKeyRangeId (one physical partition per
-pkrange in the emulator); PROVISIONED ("ProvisionedThroughput", the container's or its database's offer)
-and AUTOSCALE_MAX ("AutoscaleMaxThroughput", only for an autoscale offer), no dims.
+("PhysicalPartitionThroughputInfo", RU/s budget), dim PartitionKeyRangeId (one physical partition per pkrange
+in the emulator); PROVISIONED ("ProvisionedThroughput", the container's or its database's offer) and
+AUTOSCALE_MAX ("AutoscaleMaxThroughput", only for an autoscale offer), no dims.
 
 Memory is bounded by the retention (93 days, Azure Monitor's) and a cap on minutes kept; within a
 minute, by the schema (containers x pkranges x operations x statuses) and the top-N key lists.
@@ -69,9 +69,7 @@ from emulator.history_storage import Coll, Snapshots, top_sizes
 
 __all__ = ["History", "HistoryConfig", "Point", "OpKey", "PartKey"]
 
-AZURE_MONITOR_RETENTION_DAYS = RETENTION_DAYS
-# The query intervals: PT1M (the emitted grain) and the coarser ones aggregated server-side.
-GRAINS_MINUTES = tuple(GRAIN_MINUTES.values())
+GRAINS_MINUTES = tuple(GRAIN_MINUTES.values())  # PT1M (emitted) and the coarser ones aggregated server-side
 
 # The stand-in's own series, beside the catalogue's metrics: what its Log Analytics rows are made from.
 KEY_RU = KEY_RU_CATEGORY  # azure-monitor.md §6.1: CDBPartitionKeyRUConsumption, RU per logical key
@@ -105,8 +103,8 @@ METRICS = (
 class HistoryConfig:
     """How much history is kept. Defaults follow Azure Monitor; all are configurable."""
 
-    retention_days: float = AZURE_MONITOR_RETENTION_DAYS  # azure-monitor.md: metrics kept 93 days
-    max_minutes: int = AZURE_MONITOR_RETENTION_DAYS * 1440  # a minute per minute of the retention
+    retention_days: float = RETENTION_DAYS  # azure-monitor.md: metrics kept 93 days
+    max_minutes: int = RETENTION_DAYS * 1440  # a minute per minute of the retention
     top_keys: int = 10  # logical keys (and query texts) kept per (container, pkrange, minute)
     # Distinct keys tracked in the open minute before the smallest are evicted (bounds a minute that
     # touches millions of keys; past it the top-N becomes approximate). Not from Azure: a memory guard.
