@@ -319,7 +319,8 @@ class Metrics:
 
     def collect(self) -> None:
         now = dt.datetime.fromtimestamp(self.run.clock(), dt.UTC)
-        coarsest = max(GRAINS[grain_of(m, self.settings.grain)] for m in self.settings.metrics)
+        # the coarsest grain a point is asked at: PT5M (the coarsest a config names), or a metric's finest
+        coarsest = max([GRAINS["PT5M"], *(GRAINS[grain_of(m, self.settings.grain)] for m in self.settings.metrics)])
         overlap = dt.timedelta(minutes=self.settings.overlap_minutes) + coarsest
         marks = self.watermarks(now - dt.timedelta(hours=self.settings.backfill_hours) - overlap)
         seen = self.stored(min(marks.values()) - overlap) if marks else set()

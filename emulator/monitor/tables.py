@@ -83,7 +83,16 @@ _SERVED = {
 }
 _MEASURES = frozenset({REQUEST_CHARGE, catalogue.KEY_RU.legacy[REQUEST_CHARGE]})  # a minute's RU sum
 _STANDARD_NAMES = (TENANT_ID, SOURCE_SYSTEM, TYPE, RESOURCE_ID_, SUBSCRIPTION_ID_)
-_LEGACY_OWN = (TIME_GENERATED, CATEGORY, RESOURCE, RESOURCE_ID, RESOURCE_GROUP, SUBSCRIPTION_ID, RESOURCE_PROVIDER)
+_LEGACY_OWN = (
+    TIME_GENERATED,
+    CATEGORY,
+    RESOURCE,
+    RESOURCE_ID,
+    RESOURCE_GROUP,
+    SUBSCRIPTION_ID,
+    RESOURCE_PROVIDER,
+    RESOURCE_TYPE,
+)  # AzureDiagnostics' own columns the stand-in fills (§6.5)
 
 
 def _column(name: str, kusto_type: str) -> Column:
@@ -104,7 +113,7 @@ LEGACY_NAMES = {
     for category in CATEGORIES
 }
 _LEGACY_COLUMNS = {
-    **{name: Column(legacy_type(name)) for name in (*_LEGACY_OWN, RESOURCE_TYPE)},
+    **{name: Column(legacy_type(name)) for name in _LEGACY_OWN},
     **{legacy: _column(legacy, legacy_type(legacy)) for names in LEGACY_NAMES.values() for legacy in names.values()},
     **_STANDARD,
 }
@@ -172,9 +181,10 @@ def rows(table: str, scan: Scan, source: Source) -> Iterator[Row]:
         for category in categories:
             for minute, fields, weight in _facts(category, source.history, db, coll, scan):
                 when = times.get(minute) or times.setdefault(minute, dt.datetime.fromtimestamp(minute, dt.UTC))
-                common = {DATABASE_NAME: db, COLLECTION_NAME: coll, **fields}
-                if REGION_NAME in _FIELDS[category]:
+                common: dict[str, object] = {DATABASE_NAME: db, COLLECTION_NAME: coll}
+                if REGION_NAME in _FIELDS[category]:  # not in every table (§6.3)
                     common[REGION_NAME] = source.region
+                common.update(fields)
                 if not legacy:
                     yield {TIME_GENERATED: when, ACCOUNT_NAME: source.account, **common, **standard, WEIGHT: weight}
                     continue
