@@ -36,6 +36,7 @@ import pandas as pd
 from analysis import query_costs
 from analysis.scope import Scope, select_scope
 from cosmoscore.limits import GB
+from cosmoscore.monitor.metrics import NORMALIZED_RU, TOTAL_REQUESTS
 from store.records import ALERTS, EXECUTIONS, LOGICAL_KEYS, METRICS, PARTITIONS, REQUESTS, SCOPE_COLUMNS
 
 HOT, THROTTLE, KEY_STORAGE, PARTITION_STORAGE, QUERY_RU = (
@@ -65,7 +66,7 @@ EXECUTION_COLUMNS = EXECUTIONS.pick("account", *query_costs.EXECUTION_COLUMNS)
 def hot_partition_alerts(metrics: pd.DataFrame, *, percent: float, minutes: int) -> pd.DataFrame:
     """Pkranges at or above `percent` normalized RU for `minutes` consecutive minutes (module docstring)."""
     rows = _in_containers(metrics)
-    rows = rows[_is(rows["metric"], "NormalizedRUConsumption") & rows["aggregation"].fillna("Maximum").eq("Maximum")]
+    rows = rows[_is(rows["metric"], NORMALIZED_RU) & rows["aggregation"].fillna("Maximum").eq("Maximum")]
     rows = rows.dropna(subset=["time", "value", "pkrange_id"])
     rows = rows[rows["value"].astype(float) >= percent - TOLERANCE]
     if rows.empty:
@@ -102,7 +103,7 @@ def throttle_rate_alerts(
 ) -> pd.DataFrame:
     """Containers whose 429s were at or above `percent` of their requests (module docstring)."""
     rows = _in_containers(metrics)
-    rows = rows[_is(rows["metric"], "TotalRequests")].dropna(subset=["value"])
+    rows = rows[_is(rows["metric"], TOTAL_REQUESTS)].dropna(subset=["value"])
     monitor = _rates(rows, rows["status_code"].astype("string").eq("429").fillna(False), rows["value"].astype(float))
     replay = _in_containers(requests)
     replay = _rates(replay, replay["status"].eq(429).fillna(False).astype(bool), pd.Series(1.0, index=replay.index))

@@ -54,6 +54,7 @@ from analysis.capacity_rules import (
 )
 from analysis.units import round_to_unit, size_text
 from cosmoscore.limits import GB, Limits
+from cosmoscore.monitor.metrics import NORMALIZED_RU
 from store.records import LOG_KEY_RU, PARTITIONS
 
 KEY = overview.KEY
@@ -179,7 +180,7 @@ def partition_rows(partitions: pd.DataFrame, metrics: pd.DataFrame, limits: Limi
         size_gb=(size / GB).round(6), headroom=(1 - size / limit).round(6), documents=latest["document_count"]
     )
     latest = latest.assign(size_text=(size / GB).map(size_text))  # from the bytes: not the rounded GB
-    normalized = overview.metric_rows(metrics, "NormalizedRUConsumption").dropna(subset=["pkrange_id"])
+    normalized = overview.metric_rows(metrics, NORMALIZED_RU).dropna(subset=["pkrange_id"])
     peaks = normalized.groupby([*KEY, "pkrange_id"])["value"].max().rename("max_normalized_ru").reset_index()
     parts = [
         _long(latest, "partition", c, u, subject="pkrange_id", detail=d)

@@ -52,11 +52,12 @@ import pandas as pd
 
 from analysis import query_costs, throttling
 from cosmoscore.limits import GB, Limits
+from cosmoscore.monitor.metrics import AUTOSCALE_MAX, NORMALIZED_RU, PROVISIONED, TOTAL_REQUEST_UNITS
 from store.records import EXECUTIONS, METRICS, PARTITIONS, REQUESTS, SCOPE_COLUMNS
 
 FLEET_KEY = list(SCOPE_COLUMNS)
 THROTTLE_FULL_RATE = 0.05  # a 429 rate at which the throttling signal is at its maximum (see the docstring)
-PROVISIONED_METRICS = ("AutoscaleMaxThroughput", "ProvisionedThroughput")  # preferred first
+PROVISIONED_METRICS = (AUTOSCALE_MAX, PROVISIONED)  # preferred first
 # in the order a tie is named: a hot partition first, since it is what a container's 429s come from
 RISK_SIGNALS = {"hot_risk": "hot partition", "throttle_risk": "429s", "storage_risk": "storage"}
 DEFAULT_GRAIN_SECONDS = 60.0
@@ -221,7 +222,7 @@ def _latest_provisioned(metrics: pd.DataFrame) -> pd.DataFrame:
 
 def _p95_consumed(metrics: pd.DataFrame) -> pd.DataFrame:
     """The 95th percentile of TotalRequestUnits per second (an interval's total over its grain)."""
-    rows = metrics[metrics["metric"].eq("TotalRequestUnits").fillna(False)].dropna(subset=["time", "value"])
+    rows = metrics[metrics["metric"].eq(TOTAL_REQUEST_UNITS).fillna(False)].dropna(subset=["time", "value"])
     rows = rows[rows["aggregation"].fillna("Total").eq("Total")]
     per_second = rows.assign(ru_s=rows["value"].astype(float) / rows["grain"].map(grain_seconds).astype(float))
     intervals = per_second.groupby([*FLEET_KEY, "time"])["ru_s"].sum().reset_index()
@@ -231,7 +232,7 @@ def _p95_consumed(metrics: pd.DataFrame) -> pd.DataFrame:
 
 def _max_normalized(metrics: pd.DataFrame) -> pd.DataFrame:
     """The largest NormalizedRUConsumption (percent) of the rows split by PartitionKeyRangeId (`pkrange_id`)."""
-    rows = metrics[metrics["metric"].eq("NormalizedRUConsumption").fillna(False)].dropna(subset=["value"])
+    rows = metrics[metrics["metric"].eq(NORMALIZED_RU).fillna(False)].dropna(subset=["value"])
     by_pkrange = rows.dropna(subset=["pkrange_id"])
     rows = by_pkrange if not by_pkrange.empty else rows
     peak = rows.groupby(FLEET_KEY)["value"].max().astype(float).reset_index()

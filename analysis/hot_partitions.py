@@ -31,9 +31,10 @@ import pandas as pd
 
 from analysis.hot_current import CONTAINER_KEY, ROW_KEY, current_rows
 from analysis.query_costs import pkrange_sort_key
+from cosmoscore.monitor.metrics import NORMALIZED_RU
 from store.records import METRICS, PARTITIONS
 
-NORMALIZED = "NormalizedRUConsumption"  # percent of a pkrange's share of the RU/s, max per interval
+NORMALIZED = NORMALIZED_RU  # percent of a pkrange's share of the RU/s, max per interval
 MAX_CELLS = 50_000  # a heatmap a browser draws at once (the 43,000 cells are fine)
 MAX_COLUMNS = 300
 NICE_BINS = [

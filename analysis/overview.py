@@ -38,6 +38,7 @@ import pandas as pd
 
 from analysis import fleet, query_costs, throttling
 from cosmoscore.limits import GB, Limits
+from cosmoscore.monitor.metrics import AUTOSCALE_MAX, NORMALIZED_RU, TOTAL_REQUEST_UNITS
 from store.records import EXECUTIONS, LOGICAL_KEYS, METRICS
 
 KEY = fleet.FLEET_KEY
@@ -196,7 +197,7 @@ def _source(monitor: pd.Series, replay: pd.Series) -> pd.Series:
 
 def consumed_per_second(metrics: pd.DataFrame) -> pd.DataFrame:
     """Per container and interval: TotalRequestUnits (Total) summed over its dimension rows, over the grain."""
-    rows = metric_rows(metrics, "TotalRequestUnits")
+    rows = metric_rows(metrics, TOTAL_REQUEST_UNITS)
     rows = rows[rows["aggregation"].fillna("Total").eq("Total")]
     seconds = rows["grain"].map(fleet.grain_seconds).astype(float)
     per_second = rows.assign(ru_s=rows["value"].astype(float) / seconds)
@@ -211,7 +212,7 @@ def peak_consumed(metrics: pd.DataFrame) -> pd.DataFrame:
 
 def monitor_ru(metrics: pd.DataFrame) -> pd.DataFrame:
     """Per container: the RU Azure Monitor counted (TotalRequestUnits, Total) in the frame's time range."""
-    rows = metric_rows(metrics, "TotalRequestUnits")
+    rows = metric_rows(metrics, TOTAL_REQUEST_UNITS)
     total = rows[rows["aggregation"].fillna("Total").eq("Total")].groupby(KEY)["value"].sum().astype(float)
     return total.round(2).rename("monitor_ru").reset_index()
 
@@ -221,7 +222,7 @@ def hottest_range(metrics: pd.DataFrame) -> pd.DataFrame:
     with the largest NormalizedRUConsumption (ties: the larger mean), that value, its share of the summed mean
     normalized RU of those ranges, and how many there are."""
     columns = [*KEY, "monitor_hot", "hot_normalized_ru", "monitor_share", "monitor_pkranges"]
-    rows = metric_rows(metrics, "NormalizedRUConsumption").dropna(subset=["pkrange_id", "time"])
+    rows = metric_rows(metrics, NORMALIZED_RU).dropna(subset=["pkrange_id", "time"])
     if rows.empty:
         return pd.DataFrame(columns=columns)
     latest = rows[rows["time"].eq(rows.groupby(KEY)["time"].transform("max"))][[*KEY, "pkrange_id"]]
@@ -247,7 +248,7 @@ def monitor_throttle_rate(metrics: pd.DataFrame) -> pd.DataFrame:
 
 def autoscaled(metrics: pd.DataFrame) -> pd.DataFrame:
     """Per container that reports AutoscaleMaxThroughput: True (its provisioned RU/s is the autoscale max)."""
-    rows = metric_rows(metrics, "AutoscaleMaxThroughput")
+    rows = metric_rows(metrics, AUTOSCALE_MAX)
     return rows[KEY].drop_duplicates().assign(autoscale=True)
 
 

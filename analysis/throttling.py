@@ -29,6 +29,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.storage import KEY, container_labels, labels
+from cosmoscore.monitor.metrics import TOTAL_REQUESTS
 from store.records import EXECUTIONS, LOG_THROTTLES, METRICS, REQUESTS
 
 HEALTHY_429_RATE = (0.01, 0.05)  # ru-cost-model.md P12: 1-5% of requests throttled is considered healthy
@@ -67,7 +68,7 @@ def request_counts(metrics: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFram
     interval's rows summed over operations and status codes) and the replay's requests (one each)."""
     columns = [*KEY, "source", "time", "requests", "throttled"]
     rows = _in_containers(metrics)
-    rows = rows[rows["metric"].eq("TotalRequests").fillna(False) & rows["status_code"].notna()].dropna(
+    rows = rows[rows["metric"].eq(TOTAL_REQUESTS).fillna(False) & rows["status_code"].notna()].dropna(
         subset=["time", "value"]
     )
     if rows["aggregation"].eq("Count").any():
@@ -134,7 +135,7 @@ def monitor_throttles(metrics: pd.DataFrame, *, bin: pd.Timedelta | None = None,
     """Azure Monitor's 429s per operation over time (`SERIES_COLUMNS`; series `container/operation` when
     several containers)."""
     rows = _in_containers(metrics)
-    rows = rows[rows["metric"].eq("TotalRequests").fillna(False) & _is_429(rows["status_code"])]
+    rows = rows[rows["metric"].eq(TOTAL_REQUESTS).fillna(False) & _is_429(rows["status_code"])]
     rows = rows.dropna(subset=["time", "value"])
     names = labels(rows, rows["operation_type"].fillna("(all operations)"))
     return _series(rows["time"], names, rows["value"].astype(float), bin=bin, top=top)

@@ -178,6 +178,8 @@ def _table(schema: pa.Schema, columns: dict) -> pa.Table:
 
 def metric_day(day: dt.datetime, pkranges: int, rng: np.random.Generator) -> pa.Table:
     """A day of per-minute NormalizedRUConsumption (Maximum) per pkrange: a daily wave, two hot ranges."""
+    from cosmoscore.monitor.metrics import NORMALIZED_RU
+
     minutes = np.arange(1440)
     base = 20 + 15 * np.sin(minutes / 1440 * 2 * np.pi)
     hot = np.zeros(pkranges)
@@ -187,7 +189,7 @@ def metric_day(day: dt.datetime, pkranges: int, rng: np.random.Generator) -> pa.
     times = np.datetime64(day.replace(tzinfo=None), "us") + np.tile(minutes, pkranges).astype("timedelta64[m]")
     columns = {
         "run_id": [f"m{day:%Y%m%d}"] * n, "time": times, "account": ["bench"] * n, "database": ["shop"] * n,
-        "container": ["orders"] * n, "metric": ["NormalizedRUConsumption"] * n, "aggregation": ["Maximum"] * n,
+        "container": ["orders"] * n, "metric": [NORMALIZED_RU] * n, "aggregation": ["Maximum"] * n,
         "pkrange_id": np.repeat(np.arange(pkranges).astype(str), 1440), "physical_partition_id": [None] * n,
         "operation_type": [None] * n, "status_code": [None] * n, "value": np.round(values, 1),
         "unit": ["Percent"] * n, "grain": ["PT1M"] * n,

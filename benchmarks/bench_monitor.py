@@ -47,10 +47,12 @@ from urllib3.response import HTTPResponse
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
+from cosmoscore.monitor.metrics import NORMALIZED_RU, TOTAL_REQUEST_UNITS, TOTAL_REQUESTS  # noqa: E402
+
 RESOURCE = "/subscriptions/0000/resourceGroups/rg/providers/Microsoft.DocumentDB/databaseAccounts/localhost"
 ENDPOINT = "https://westeurope.metrics.monitor.azure.com"  # what the replaying transport pretends to be
 START = 1_800_000_000.0 - 1_800_000_000.0 % 86400  # a midnight: days and PT5M intervals align
-METRICS = ["NormalizedRUConsumption", "TotalRequestUnits", "TotalRequests"]  # what the stand-in computes
+METRICS = [NORMALIZED_RU, TOTAL_REQUEST_UNITS, TOTAL_REQUESTS]  # what the stand-in computes
 GB = 1024**3
 
 
@@ -226,7 +228,7 @@ def child_decode(args: argparse.Namespace) -> dict[str, Any]:
         results = client.query_resources(
             resource_ids=[RESOURCE],
             metric_namespace="Microsoft.DocumentDB/databaseAccounts",
-            metric_names=["NormalizedRUConsumption"],
+            metric_names=[NORMALIZED_RU],
             timespan=(end - dt.timedelta(days=1), end),
             granularity=dt.timedelta(minutes=1),
             filter="PartitionKeyRangeId eq '*'",

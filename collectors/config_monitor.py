@@ -13,6 +13,20 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from cosmoscore.monitor.logs import RESOURCE_SPECIFIC
+from cosmoscore.monitor.metrics import (
+    AUTOSCALE_MAX,
+    DATA_USAGE,
+    DOCUMENT_COUNT,
+    INDEX_USAGE,
+    NORMALIZED_RU,
+    PARTITION_SIZE,
+    PARTITION_THROUGHPUT,
+    PROVISIONED,
+    TOTAL_REQUEST_UNITS,
+    TOTAL_REQUESTS,
+)
+
 # azure-monitor.md §1.2: LogsQueryClient's default endpoint (and the production token audience)
 LOGS_ENDPOINT = "https://api.loganalytics.io"
 _WORKSPACE_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -25,19 +39,20 @@ def _https_url(value: str, example: str) -> str:
     return value.rstrip("/")
 
 
-# The metrics issue 10 names (azure-monitor.md §5): the hot-partition signal, RU and requests by operation and
-# status (429s), storage and documents per container and physical partition, and the throughput in force.
+# The metrics collected unless the config names others (azure-monitor.md §5): the hot-partition signal, RU and
+# requests by operation and status (429s), storage and documents per container and physical partition, and the
+# throughput in force.
 DEFAULT_METRICS = (
-    "NormalizedRUConsumption",
-    "TotalRequestUnits",
-    "TotalRequests",
-    "DataUsage",
-    "IndexUsage",
-    "DocumentCount",
-    "PhysicalPartitionSizeInfo",
-    "PhysicalPartitionThroughputInfo",
-    "ProvisionedThroughput",
-    "AutoscaleMaxThroughput",
+    NORMALIZED_RU,
+    TOTAL_REQUEST_UNITS,
+    TOTAL_REQUESTS,
+    DATA_USAGE,
+    INDEX_USAGE,
+    DOCUMENT_COUNT,
+    PARTITION_SIZE,
+    PARTITION_THROUGHPUT,
+    PROVISIONED,
+    AUTOSCALE_MAX,
 )
 
 
@@ -55,7 +70,7 @@ class MonitorSettings(BaseModel):
     metrics: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)] = list(DEFAULT_METRICS)
     workspace_id: str | None = None  # the Log Analytics workspace (a GUID) the diagnostic settings send to
     logs_endpoint: str = LOGS_ENDPOINT  # or the local stand-in's https URL
-    logs_mode: Literal["resource-specific", "azure-diagnostics"] = "resource-specific"  # azure-monitor.md §6
+    logs_mode: Literal["resource-specific", "azure-diagnostics"] = RESOURCE_SPECIFIC  # azure-monitor.md §6
     logs_bin_minutes: Annotated[int, Field(ge=1, le=1440)] = 5  # the time bin of RU, 429 and query rows
     logs_top_keys: Annotated[int, Field(ge=1, le=100_000)] = 1000  # largest logical keys kept per snapshot
     # bins closer to now than this are left to a later run: a row of a bin is stored once, so the bin must be

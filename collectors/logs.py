@@ -34,11 +34,23 @@ from collectors.config import Account, Config, MonitorSettings
 from collectors.config_monitor import LOGS_ENDPOINT
 from collectors.credentials import monitor_credential
 from collectors.errors import Fatal, auth_failure
-from collectors.logs_queries import KEY_RU, KEY_SIZE, QUERIES, QUERY_STATS, THROTTLES, TIME, Params, build
+from collectors.logs_queries import KEY_RU, KEY_SIZE, QUERIES, QUERY_STATS, THROTTLES, Params, build
 from collectors.logs_queries import result_columns as legacy_renames
 from collectors.metrics import aligned_window, chunks  # windows and day-long chunks, as for metrics
 from collectors.registry import Options
 from collectors.run import SEAL_SECONDS, Run
+from cosmoscore.monitor.logs import (
+    COLLECTION_NAME,
+    DATABASE_NAME,
+    OPERATION_NAME,
+    PARTITION_ID,
+    PARTITION_KEY,
+    PARTITION_KEY_RANGE_ID,
+    QUERY_TEXT,
+    REQUEST_CHARGE,
+    SIZE_KB,
+    TIME_GENERATED,
+)
 from store import Record, Table, read_table
 from store.records import (
     LOG_KEY_RU,
@@ -98,29 +110,29 @@ FIELDS: dict[str, tuple[type[Record], dict[str, tuple[str, Convert]]]] = {
     KEY_RU: (
         LogKeyRURecord,
         {
-            "pkrange_id": ("PartitionKeyRangeId", _text),
-            "partition_key": ("PartitionKey", _text),
-            "request_charge": ("RequestCharge", _number),
+            "pkrange_id": (PARTITION_KEY_RANGE_ID, _text),
+            "partition_key": (PARTITION_KEY, _text),
+            "request_charge": (REQUEST_CHARGE, _number),
             "requests": ("Requests", _count),
         },
     ),
     KEY_SIZE: (
         LogKeySizeRecord,
-        {"partition_key": ("PartitionKey", _text), "generated": (TIME, _time), "size_kb": ("SizeKb", _count)},
+        {"partition_key": (PARTITION_KEY, _text), "generated": (TIME_GENERATED, _time), "size_kb": (SIZE_KB, _count)},
     ),
     THROTTLES: (
         LogThrottleRecord,
         {
-            "partition_id": ("PartitionId", _text),
-            "operation_name": ("OperationName", _text),
+            "partition_id": (PARTITION_ID, _text),
+            "operation_name": (OPERATION_NAME, _text),
             "throttled": ("Throttled", _count),
         },
     ),
     QUERY_STATS: (
         LogQueryStatsRecord,
         {
-            "pkrange_id": ("PartitionKeyRangeId", _text),
-            "query_text": ("QueryText", _text),
+            "pkrange_id": (PARTITION_KEY_RANGE_ID, _text),
+            "query_text": (QUERY_TEXT, _text),
             "queries": ("Queries", _count),
         },
     ),
@@ -144,10 +156,10 @@ def frame_records(name: str, frame: pd.DataFrame, ids: dict[str, Any], bin_minut
 def _scope(row: dict[str, Any], ids: dict[str, Any], binned: bool) -> dict[str, Any]:
     return {
         "run_id": ids["run_id"],
-        "time": _time(row[TIME]) if binned else ids["time"],
+        "time": _time(row[TIME_GENERATED]) if binned else ids["time"],
         "account": ids["account"],
-        "database": _text(row.get("DatabaseName")) or ids["database"],
-        "container": _text(row.get("CollectionName")),
+        "database": _text(row.get(DATABASE_NAME)) or ids["database"],
+        "container": _text(row.get(COLLECTION_NAME)),
         "partial": ids["partial"],
     }
 
@@ -226,12 +238,14 @@ class Logs:
         marks = {str(db): t.to_pydatetime() for db, t in complete.groupby("database")["time"].max().items()}
         return keys, marks
 
-    def fetch_tables(self, kql: str, start: dt.datetime, end: dt.datetime) -> tuple[pd.DataFrame, str | None]:
-        """The query's rows over [start, end) as one frame, and the partial error's line (None: complete)."""
+    def fetch_tables(
+        self, name: str, kql: str, start: dt.datetime, end: dt.datetime
+    ) -> tuple[pd.DataFrame, str | None]:
+        """Query `name`'s rows over [start, end) as one frame, and the partial error's line (None: complete)."""
         result = self.client.query_workspace(self.settings.workspace_id, kql, timespan=(start, end))
         partial = getattr(result, "partial_error", None)
         tables = (result.partial_data if partial is not None else result.tables) or []
-        renames = legacy_renames(self.settings.logs_mode)
+        renames = legacy_renames(name, self.settings.logs_mode)
         frames = [table_frame(t.columns, t.columns_types, t.rows, renames) for t in tables[:1]]
         line = None if partial is None else f"{partial.code}: {str(partial.message).splitlines()[0]}"
         return (frames[0] if frames else pd.DataFrame()), line
@@ -250,7 +264,7 @@ class Logs:
         partial_lines: list[str] = []
         try:
             for first, last in spans:
-                frame, partial = self.fetch_tables(kql, first, last)
+                frame, partial = self.fetch_tables(name, kql, first, last)
                 if partial is not None:
                     partial_lines.append(partial)
                 for record in frame_records(

@@ -9,7 +9,9 @@ Four queries (azure-monitor.md §6, §7), each in both diagnostic-settings modes
 
 "resource-specific" mode reads the `CDB*` tables; "azure-diagnostics" (the legacy destination) reads
 `AzureDiagnostics` rows of the matching `Category`, whose columns carry type suffixes (`_s` string, `_d`
-real, `_g` guid). `result_columns` renames those back, so the collector reads one shape in both modes.
+real, `_g` guid) and are spelled per category (`databasename_s` in QueryRuntimeStatistics, `databaseName_s`
+elsewhere). Tables, categories and both spellings come from `cosmoscore.monitor.logs`; `result_columns`
+renames a result's columns back, so the collector reads one shape in both modes.
 
 The time window is not in the KQL: the collector passes it as `timespan` (the service applies it).
 Only a small KQL subset is used (where with comparisons, `in`, `and`; summarize with sum/count/arg_max by
@@ -24,37 +26,37 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-RESOURCE_SPECIFIC = "resource-specific"
-AZURE_DIAGNOSTICS = "azure-diagnostics"
-MODES = (RESOURCE_SPECIFIC, AZURE_DIAGNOSTICS)
-TIME = "TimeGenerated"  # the same column in both modes
+from cosmoscore.monitor import logs
+from cosmoscore.monitor.logs import (
+    ACCOUNT_NAME,
+    AZURE_DIAGNOSTICS,
+    CATEGORY,
+    COLLECTION_NAME,
+    DATABASE_NAME,
+    LEGACY_TABLE,
+    MODES,
+    OPERATION_NAME,
+    PARTITION_ID,
+    PARTITION_KEY,
+    PARTITION_KEY_RANGE_ID,
+    QUERY_TEXT,
+    REQUEST_CHARGE,
+    RESOURCE_SPECIFIC,
+    SIZE_KB,
+    STATUS_CODE,
+    TIME_GENERATED,
+    Table,
+)
 
-# Legacy AzureDiagnostics column of each resource-specific column. Sources: azure-monitor.md §6 (partitionKey_s,
-# requestCharge_s, sizeKb_d, partitionId_g) and Microsoft's Cosmos DB diagnostic queries for AzureDiagnostics
-# (MicrosoftDocs azure-databases-docs, nosql/diagnostic-queries.md: databaseName_s, collectionName_s,
-# partitionKeyRangeId_s, statusCode_s, OperationName, querytext_s).
-LEGACY_COLUMNS = {
-    "AccountName": "Resource",  # the standard AzureDiagnostics column: the resource's name, upper-cased
-    "DatabaseName": "databaseName_s",
-    "CollectionName": "collectionName_s",
-    "PartitionKeyRangeId": "partitionKeyRangeId_s",
-    "PartitionKey": "partitionKey_s",
-    "RequestCharge": "requestCharge_s",
-    "SizeKb": "sizeKb_d",
-    "PartitionId": "partitionId_g",
-    "OperationName": "OperationName",
-    "StatusCode": "statusCode_s",
-    "QueryText": "querytext_s",
-}
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
 class Spec:
-    """One query: its table (resource-specific) or Category (legacy), what it filters, computes and groups by."""
+    """One query: its table (the catalogue's, which knows the category and the legacy spellings), what it
+    filters, computes and groups by."""
 
-    table: str
-    category: str
+    table: Table
     aggregates: tuple[tuple[str, str, str], ...]  # (result column, function, source column or "")
     by: tuple[str, ...]  # group columns (resource-specific names); TimeGenerated binned when `binned`
     binned: bool = True
@@ -65,31 +67,27 @@ class Spec:
 KEY_RU, KEY_SIZE, THROTTLES, QUERY_STATS = "key_ru", "key_size", "throttles", "query_stats"
 SPECS: dict[str, Spec] = {
     KEY_RU: Spec(
-        "CDBPartitionKeyRUConsumption",
-        "PartitionKeyRUConsumption",
-        (("RequestCharge", "sum", "RequestCharge"), ("Requests", "count", "")),
-        ("DatabaseName", "CollectionName", "PartitionKeyRangeId", "PartitionKey"),
+        logs.KEY_RU,
+        ((REQUEST_CHARGE, "sum", REQUEST_CHARGE), ("Requests", "count", "")),
+        (DATABASE_NAME, COLLECTION_NAME, PARTITION_KEY_RANGE_ID, PARTITION_KEY),
     ),
     KEY_SIZE: Spec(
-        "CDBPartitionKeyStatistics",
-        "PartitionKeyStatistics",
-        (("", "arg_max", "SizeKb"),),
-        ("DatabaseName", "CollectionName", "PartitionKey"),
+        logs.KEY_STATS,
+        (("", "arg_max", SIZE_KB),),
+        (DATABASE_NAME, COLLECTION_NAME, PARTITION_KEY),
         binned=False,
-        top="SizeKb",
+        top=SIZE_KB,
     ),
     THROTTLES: Spec(
-        "CDBDataPlaneRequests",
-        "DataPlaneRequests",
+        logs.REQUESTS,
         (("Throttled", "count", ""),),
-        ("DatabaseName", "CollectionName", "PartitionId", "OperationName"),
-        where=(("StatusCode", "429"),),  # StatusCode is an int column; statusCode_s a string one (below)
+        (DATABASE_NAME, COLLECTION_NAME, PARTITION_ID, OPERATION_NAME),
+        where=((STATUS_CODE, "429"),),  # StatusCode is an int column; statusCode_s a string one (below)
     ),
     QUERY_STATS: Spec(
-        "CDBQueryRuntimeStatistics",
-        "QueryRuntimeStatistics",
+        logs.QUERY_STATS,
         (("Queries", "count", ""),),
-        ("DatabaseName", "CollectionName", "PartitionKeyRangeId", "QueryText"),
+        (DATABASE_NAME, COLLECTION_NAME, PARTITION_KEY_RANGE_ID, QUERY_TEXT),
     ),
 }
 QUERIES = tuple(SPECS)
@@ -118,38 +116,35 @@ def kql_string(value: str) -> str:
     return "'" + escaped.replace("\t", "\\t") + "'"
 
 
-def column(name: str, mode: str) -> str:
-    """The column `name` (a resource-specific name) as the mode's table spells it."""
-    return LEGACY_COLUMNS.get(name, name) if mode == AZURE_DIAGNOSTICS else name
-
-
-def result_columns(mode: str) -> dict[str, str]:
-    """Renames for a result's columns to the resource-specific names (empty in that mode)."""
-    return {legacy: name for name, legacy in LEGACY_COLUMNS.items()} if mode == AZURE_DIAGNOSTICS else {}
+def result_columns(name: str, mode: str) -> dict[str, str]:
+    """Renames for the columns of query `name`'s result to the resource-specific names (empty in that mode):
+    the legacy spellings of its category (they differ per category, azure-monitor.md §6.5)."""
+    legacy = SPECS[name].table.legacy
+    return {spelled: column for column, spelled in legacy.items()} if mode == AZURE_DIAGNOSTICS else {}
 
 
 def _filters(spec: Spec, params: Params) -> list[str]:
-    mode = params.mode
-    terms = [f"Category == {kql_string(spec.category)}"] if mode == AZURE_DIAGNOSTICS else []
+    mode, column = params.mode, spec.table.spelled
+    terms = [f"{CATEGORY} == {kql_string(spec.table.category)}"] if mode == AZURE_DIAGNOSTICS else []
     if params.account is not None:
         name = params.account.upper() if mode == AZURE_DIAGNOSTICS else params.account
-        terms.append(f"{column('AccountName', mode)} == {kql_string(name)}")
-    terms.append(f"{column('DatabaseName', mode)} == {kql_string(params.database)}")
+        terms.append(f"{column(ACCOUNT_NAME, mode)} == {kql_string(name)}")
+    terms.append(f"{column(DATABASE_NAME, mode)} == {kql_string(params.database)}")
     if params.containers:
         listed = ", ".join(kql_string(c) for c in params.containers)
-        terms.append(f"{column('CollectionName', mode)} in ({listed})")
+        terms.append(f"{column(COLLECTION_NAME, mode)} in ({listed})")
     for name, literal in spec.where:  # legacy columns are strings: the literal is quoted there
         terms.append(f"{column(name, mode)} == {kql_string(literal) if mode == AZURE_DIAGNOSTICS else literal}")
     return terms
 
 
-def _aggregate(result: str, function: str, source: str, mode: str) -> str:
+def _aggregate(table: Table, result: str, function: str, source: str, mode: str) -> str:
     if function == "count":
         call = "count()"
     elif function == "sum":
-        call = f"sum(todouble({column(source, mode)}))"
+        call = f"sum(todouble({table.spelled(source, mode)}))"
     else:  # arg_max: the latest row's value, named after its column
-        call = f"{function}({TIME}, {column(source, mode)})"
+        call = f"{function}({TIME_GENERATED}, {table.spelled(source, mode)})"
     return f"{result} = {call}" if result else call
 
 
@@ -160,18 +155,18 @@ def build(name: str, params: Params) -> str:
     if not 1 <= params.bin_minutes <= 1440 or params.top < 1:
         raise ValueError("the time bin is 1 to 1440 minutes and top at least 1")
     spec, mode = SPECS[name], params.mode
-    source = spec.table if mode == RESOURCE_SPECIFIC else "AzureDiagnostics"
-    aggregates = ", ".join(_aggregate(*a, mode) for a in spec.aggregates)
-    groups = [column(c, mode) for c in spec.by]
+    source = spec.table.name if mode == RESOURCE_SPECIFIC else LEGACY_TABLE
+    aggregates = ", ".join(_aggregate(spec.table, *a, mode) for a in spec.aggregates)
+    groups = [spec.table.spelled(c, mode) for c in spec.by]
     if spec.binned:
-        groups.append(f"bin({TIME}, {params.bin_minutes}m)")
+        groups.append(f"bin({TIME_GENERATED}, {params.bin_minutes}m)")
     lines = [
         source,
         "| where " + " and ".join(_filters(spec, params)),
         f"| summarize {aggregates} by {', '.join(groups)}",
     ]
     if spec.top is not None:
-        lines.append(f"| top {params.top} by {column(spec.top, mode)} desc")
+        lines.append(f"| top {params.top} by {spec.table.spelled(spec.top, mode)} desc")
     return "\n".join(lines)
 
 

@@ -5,7 +5,8 @@ per database and metric: `MetricsClient.query_resources` split by container and 
 (`NormalizedRUConsumption` by `PartitionKeyRangeId` and `PhysicalPartitionId`, the totals by `OperationType`
 and `StatusCode`), with `max_results` set (the service returns 10 series by default when splitting), long
 ranges cut into chunks of at most a day, and each metric asked at the configured grain or its own finest
-one when that is coarser (`FINEST_GRAIN`, azure-monitor.md §5: asking PT1M of a PT5M metric is refused).
+one when that is coarser (the catalogue's, `cosmoscore.monitor.metrics`: asking PT1M of a PT5M metric is
+refused). The aggregation asked is the catalogue's default; the split (`SPLITS`) is the collector's choice.
 
 Incremental: the watermark of (account, database, metric) is the latest point the store holds; a run asks
 from it less `overlap_minutes` (late points), or `backfill_hours` back on a first run, up to the last
@@ -43,10 +44,26 @@ from collectors.credentials import monitor_credential
 from collectors.errors import Fatal, auth_failure
 from collectors.registry import Options
 from collectors.run import Run
+from cosmoscore.monitor.metrics import (
+    COLLECTION_NAME,
+    DATABASE_NAME,
+    GRAIN_MINUTES,
+    NAMESPACE,
+    NORMALIZED_RU,
+    OPERATION_TYPE,
+    PARTITION_KEY_RANGE_ID,
+    PARTITION_SIZE,
+    PARTITION_THROUGHPUT,
+    PHYSICAL_PARTITION_ID,
+    STATUS_CODE,
+    TOTAL,
+    TOTAL_REQUEST_UNITS,
+    TOTAL_REQUESTS,
+    find_metric,
+)
 from store import UTC_TIME, read_table, write_arrow
 from store.records import METRIC_DIMENSIONS, METRICS
 
-NAMESPACE = "Microsoft.DocumentDB/databaseAccounts"
 MAX_RESULTS = 1000
 CHUNK = dt.timedelta(days=1)
 RETRIES = 3  # azure-core's RetryPolicy retries 429/5xx, waiting what the service advises (Retry-After, retry-after-ms)
@@ -54,33 +71,22 @@ RETRIES = 3  # azure-core's RetryPolicy retries 429/5xx, waiting what the servic
 # it is as safe to repeat as a GET: a 429 without that header is retried too (with azure-core's backoff).
 RETRY_METHODS = frozenset({"GET", "POST"})
 BATCH_ROWS = 500_000  # points per commit: a few tens of MB of Arrow, and few Delta commits
-GRAINS = {"PT1M": dt.timedelta(minutes=1), "PT5M": dt.timedelta(minutes=5)}
-# azure-monitor.md §5, column "Time grains": the finest grain a metric is emitted at, where it is coarser
-# than PT1M (the others, e.g. NormalizedRUConsumption, TotalRequestUnits, PhysicalPartitionSizeInfo: PT1M).
-FINEST_GRAIN = {
-    "DataUsage": "PT5M",
-    "IndexUsage": "PT5M",
-    "DocumentCount": "PT5M",
-    "PhysicalPartitionThroughputInfo": "PT5M",  # the 2023 revision also listed PT1M; 2024 does not
-    "PhysicalPartitionCount": "PT5M",
-    "ProvisionedThroughput": "PT5M",
-    "AutoscaleMaxThroughput": "PT5M",
+GRAINS = {grain: dt.timedelta(minutes=minutes) for grain, minutes in GRAIN_MINUTES.items()}
+# The collector's choice of split per metric: the hot-partition signal by range and physical partition, the
+# totals by operation and status (429s), the partition metrics by physical partition; any other metric by
+# container only. Each is one of the metric's dimensions in the catalogue (azure-monitor.md §5).
+SPLITS: dict[str, tuple[str, ...]] = {
+    NORMALIZED_RU: (PARTITION_KEY_RANGE_ID, PHYSICAL_PARTITION_ID),
+    TOTAL_REQUEST_UNITS: (OPERATION_TYPE, STATUS_CODE),
+    TOTAL_REQUESTS: (OPERATION_TYPE, STATUS_CODE),
+    PARTITION_SIZE: (PHYSICAL_PARTITION_ID,),
+    PARTITION_THROUGHPUT: (PHYSICAL_PARTITION_ID,),
 }
-# metric -> (aggregation, split dimensions); others: Total, split by container only (azure-monitor.md §5)
-SPECS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "NormalizedRUConsumption": ("Maximum", ("PartitionKeyRangeId", "PhysicalPartitionId")),
-    "TotalRequestUnits": ("Total", ("OperationType", "StatusCode")),
-    "TotalRequests": ("Count", ("OperationType", "StatusCode")),
-    "PhysicalPartitionSizeInfo": ("Maximum", ("PhysicalPartitionId",)),
-    "PhysicalPartitionThroughputInfo": ("Maximum", ("PhysicalPartitionId",)),
-    "ProvisionedThroughput": ("Maximum", ()),
-    "AutoscaleMaxThroughput": ("Maximum", ()),
-}
-COLUMNS = {  # metadata_values names (lower-cased by the service) -> store columns
-    "partitionkeyrangeid": "pkrange_id",
-    "physicalpartitionid": "physical_partition_id",
-    "operationtype": "operation_type",
-    "statuscode": "status_code",
+COLUMNS = {  # metadata_values names (lower-cased by the service, azure-monitor.md §2.3) -> store columns
+    PARTITION_KEY_RANGE_ID.lower(): "pkrange_id",
+    PHYSICAL_PARTITION_ID.lower(): "physical_partition_id",
+    OPERATION_TYPE.lower(): "operation_type",
+    STATUS_CODE.lower(): "status_code",
 }
 KEY_COLUMNS = ["database", "container", "metric", "aggregation", "time", *METRIC_DIMENSIONS]
 Key = tuple[Any, ...]
@@ -88,13 +94,18 @@ _TIMESTAMP = attrgetter("timestamp")
 
 
 def spec(metric: str) -> tuple[str, tuple[str, ...]]:
-    return SPECS.get(metric, ("Total", ()))
+    """(aggregation, split dimensions) of `metric`: the catalogue's default aggregation (Total for a metric
+    it does not know) and the collector's split (pure)."""
+    known = find_metric(metric)
+    return (known.default_aggregation if known else TOTAL), SPLITS.get(metric, ())
 
 
 def grain_of(metric: str, configured: str) -> str:
-    """The grain to ask `metric` at: the configured one, or the metric's finest when that is coarser (pure)."""
-    finest = FINEST_GRAIN.get(metric, "PT1M")
-    return finest if GRAINS[finest] > GRAINS[configured] else configured
+    """The grain to ask `metric` at: the configured one, or the metric's finest when that is coarser
+    (azure-monitor.md §5: asking PT1M of a PT5M metric is refused) (pure)."""
+    known = find_metric(metric)
+    finest = known.finest_grain if known else "PT1M"
+    return finest if GRAIN_MINUTES[finest] > GRAIN_MINUTES[configured] else configured
 
 
 def _quoted(value: str) -> str:
@@ -103,7 +114,7 @@ def _quoted(value: str) -> str:
 
 def metric_filter(database: str, metric: str) -> str:
     """The `filter` of one database's query: every container, split by the metric's dimensions (pure)."""
-    terms = [f"DatabaseName eq {_quoted(database)}", "CollectionName eq '*'"]
+    terms = [f"{DATABASE_NAME} eq {_quoted(database)}", f"{COLLECTION_NAME} eq '*'"]
     return " and ".join([*terms, *(f"{d} eq '*'" for d in spec(metric)[1])])
 
 
@@ -153,7 +164,7 @@ def points_table(
                 dims = {k.lower(): v for k, v in (series.metadata_values or {}).items()}
                 times += map(_TIMESTAMP, series.data)
                 values += map(value_of, series.data)
-                repeated["container"] += [dims.get("collectionname", "")] * n
+                repeated["container"] += [dims.get(COLLECTION_NAME.lower(), "")] * n
                 repeated["metric"] += [metric.name] * n
                 repeated["unit"] += [unit] * n
                 for name, column in COLUMNS.items():
@@ -308,7 +319,9 @@ class Metrics:
 
     def collect(self) -> None:
         now = dt.datetime.fromtimestamp(self.run.clock(), dt.UTC)
-        overlap = dt.timedelta(minutes=self.settings.overlap_minutes) + max(GRAINS.values())
+        # the coarsest grain a point is asked at: PT5M (the coarsest a config names), or a metric's finest
+        coarsest = max([GRAINS["PT5M"], *(GRAINS[grain_of(m, self.settings.grain)] for m in self.settings.metrics)])
+        overlap = dt.timedelta(minutes=self.settings.overlap_minutes) + coarsest
         marks = self.watermarks(now - dt.timedelta(hours=self.settings.backfill_hours) - overlap)
         seen = self.stored(min(marks.values()) - overlap) if marks else set()
         for database in self.account.databases:

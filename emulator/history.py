@@ -18,17 +18,18 @@ request updates a few dict entries keyed by its second and minute (O(1)), and th
 - storage and throughput change-points per container and physical partition (`history_storage`).
 
 Public query API (`History.series(db, coll, metric, since, until, grain_minutes)`; `History.containers()`):
-NORMALIZED_RU, TOTAL_REQUEST_UNITS, TOTAL_REQUESTS (azure-monitor.md §5); KEY_RU ("PartitionKeyRUConsumption")
-and KEY_COUNT ("PartitionKeyRequests"), dims (PartitionKeyRangeId, PartitionKey), summed per interval;
-KEY_SIZE ("PartitionKeySize", bytes), dims (PartitionKeyRangeId, PartitionKey), forward-filled;
-QUERY_RU ("QueryRequestUnits") and QUERY_COUNT ("QueryRequests"), dims (PartitionKeyRangeId, QueryText);
-storage, forward-filled (the value at each interval's last minute, or now if earlier): DATA_USAGE
-("DataUsage", bytes), INDEX_USAGE ("IndexUsage", always 0: the emulator does not model index storage,
-its quota headers report collectionSize = documentsSize), DOCUMENT_COUNT ("DocumentCount"), no dims;
+the catalogue's (`cosmoscore.monitor.metrics`, azure-monitor.md §5) NORMALIZED_RU, TOTAL_REQUEST_UNITS,
+TOTAL_REQUESTS; the stand-in's own KEY_RU ("PartitionKeyRUConsumption") and KEY_COUNT
+("PartitionKeyRequests"), dims (PartitionKeyRangeId, PartitionKey), summed per interval; KEY_SIZE
+("PartitionKeySize", bytes), dims (PartitionKeyRangeId, PartitionKey), forward-filled; QUERY_RU
+("QueryRequestUnits") and QUERY_COUNT ("QueryRequests"), dims (PartitionKeyRangeId, QueryText); the
+catalogue's storage metrics, forward-filled (the value at each interval's last minute, or now if earlier):
+DATA_USAGE ("DataUsage", bytes), INDEX_USAGE ("IndexUsage", always 0: the emulator does not model index
+storage, its quota headers report collectionSize = documentsSize), DOCUMENT_COUNT ("DocumentCount"), no dims;
 PARTITION_SIZE ("PhysicalPartitionSizeInfo", bytes) and PARTITION_THROUGHPUT
-("PhysicalPartitionThroughputInfo", RU/s budget), dim PartitionKeyRangeId (one physical partition per
-pkrange in the emulator); PROVISIONED ("ProvisionedThroughput", the container's or its database's offer)
-and AUTOSCALE_MAX ("AutoscaleMaxThroughput", only for an autoscale offer), no dims.
+("PhysicalPartitionThroughputInfo", RU/s budget), dim PartitionKeyRangeId (one physical partition per pkrange
+in the emulator); PROVISIONED ("ProvisionedThroughput", the container's or its database's offer) and
+AUTOSCALE_MAX ("AutoscaleMaxThroughput", only for an autoscale offer), no dims.
 
 Memory is bounded by the retention (93 days, Azure Monitor's) and a cap on minutes kept; within a
 minute, by the schema (containers x pkranges x operations x statuses) and the top-N key lists.
@@ -42,6 +43,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cosmoscore.monitor.logs import KEY_RU_CATEGORY, PARTITION_KEY, QUERY_TEXT
+from cosmoscore.monitor.metrics import (
+    AUTOSCALE_MAX,
+    DATA_USAGE,
+    DOCUMENT_COUNT,
+    GRAIN_MINUTES,
+    INDEX_USAGE,
+    NORMALIZED_RU,
+    OPERATION_TYPE,
+    PARTITION_KEY_RANGE_ID,
+    PARTITION_SIZE,
+    PARTITION_THROUGHPUT,
+    PROVISIONED,
+    RETENTION_DAYS,
+    STATUS_CODE,
+    TOTAL_REQUEST_UNITS,
+    TOTAL_REQUESTS,
+)
 from emulator import history_cells as cells_
 from emulator import history_store
 from emulator.history_cells import Minute, OpKey, PartKey, Point
@@ -50,27 +69,14 @@ from emulator.history_storage import Coll, Snapshots, top_sizes
 
 __all__ = ["History", "HistoryConfig", "Point", "OpKey", "PartKey"]
 
-# azure-monitor.md, metric table notes: "Platform metrics are kept for 93 days."
-AZURE_MONITOR_RETENTION_DAYS = 93
-# azure-monitor.md: query intervals PT1M (the emitted grain) and the coarser ones aggregated server-side
-# (PT5M, PT15M, PT30M, PT1H, PT6H, PT12H, P1D).
-GRAINS_MINUTES = (1, 5, 15, 30, 60, 360, 720, 1440)
+GRAINS_MINUTES = tuple(GRAIN_MINUTES.values())  # PT1M (emitted) and the coarser ones aggregated server-side
 
-NORMALIZED_RU = "NormalizedRUConsumption"  # azure-monitor.md §5: Percent, Maximum, by PartitionKeyRangeId
-TOTAL_REQUEST_UNITS = "TotalRequestUnits"  # azure-monitor.md §5: Count, Total, by OperationType, StatusCode
-TOTAL_REQUESTS = "TotalRequests"  # azure-monitor.md §5: Count, Count, by OperationType, StatusCode
-KEY_RU = "PartitionKeyRUConsumption"  # azure-monitor.md §6.1: CDBPartitionKeyRUConsumption, RU per logical key
+# The stand-in's own series, beside the catalogue's metrics: what its Log Analytics rows are made from.
+KEY_RU = KEY_RU_CATEGORY  # azure-monitor.md §6.1: CDBPartitionKeyRUConsumption, RU per logical key
 KEY_COUNT = "PartitionKeyRequests"  # requests per logical key (count() over §6.1's rows)
 KEY_SIZE = "PartitionKeySize"  # azure-monitor.md §6.2: CDBPartitionKeyStatistics, bytes per logical key
 QUERY_RU = "QueryRequestUnits"  # azure-monitor.md §6.3: CDBQueryRuntimeStatistics, RU per query text
 QUERY_COUNT = "QueryRequests"  # query requests per query text
-DATA_USAGE = "DataUsage"  # azure-monitor.md §5: Bytes
-INDEX_USAGE = "IndexUsage"  # azure-monitor.md §5: Bytes (0 here: no index storage in the emulator)
-DOCUMENT_COUNT = "DocumentCount"  # azure-monitor.md §5: Count
-PARTITION_SIZE = "PhysicalPartitionSizeInfo"  # azure-monitor.md §5: Bytes, by physical partition
-PARTITION_THROUGHPUT = "PhysicalPartitionThroughputInfo"  # azure-monitor.md §5: RU/s, by physical partition
-PROVISIONED = "ProvisionedThroughput"  # azure-monitor.md §5: RU/s
-AUTOSCALE_MAX = "AutoscaleMaxThroughput"  # azure-monitor.md §5: RU/s, autoscale containers only
 STORAGE_METRICS = (
     DATA_USAGE,
     INDEX_USAGE,
@@ -97,8 +103,8 @@ METRICS = (
 class HistoryConfig:
     """How much history is kept. Defaults follow Azure Monitor; all are configurable."""
 
-    retention_days: float = AZURE_MONITOR_RETENTION_DAYS  # azure-monitor.md: metrics kept 93 days
-    max_minutes: int = AZURE_MONITOR_RETENTION_DAYS * 1440  # a minute per minute of the retention
+    retention_days: float = RETENTION_DAYS  # azure-monitor.md: metrics kept 93 days
+    max_minutes: int = RETENTION_DAYS * 1440  # a minute per minute of the retention
     top_keys: int = 10  # logical keys (and query texts) kept per (container, pkrange, minute)
     # Distinct keys tracked in the open minute before the smallest are evicted (bounds a minute that
     # touches millions of keys; past it the top-N becomes approximate). Not from Azure: a memory guard.
@@ -303,7 +309,7 @@ class History(SnapshotRecorder):
                 acc[slot] = acc.get(slot, 0.0) + value
         names = _DIMENSIONS[metric]
         if split_pkrange and metric in (TOTAL_REQUESTS, TOTAL_REQUEST_UNITS):
-            names = (*names, "PartitionKeyRangeId")
+            names = (*names, PARTITION_KEY_RANGE_ID)
         points = [Point(float(i * 60), dict(zip(names, d, strict=True)), v) for (i, d), v in sorted(acc.items())]
         return cells_.top_points(points, self.config.top_keys) if metric in _TOP_N else points
 
@@ -375,19 +381,19 @@ class History(SnapshotRecorder):
 
 
 _DIMENSIONS: dict[str, tuple[str, ...]] = {
-    NORMALIZED_RU: ("PartitionKeyRangeId",),
-    TOTAL_REQUEST_UNITS: ("OperationType", "StatusCode"),
-    TOTAL_REQUESTS: ("OperationType", "StatusCode"),
-    KEY_RU: ("PartitionKeyRangeId", "PartitionKey"),
-    KEY_COUNT: ("PartitionKeyRangeId", "PartitionKey"),
-    KEY_SIZE: ("PartitionKeyRangeId", "PartitionKey"),
-    QUERY_RU: ("PartitionKeyRangeId", "QueryText"),
-    QUERY_COUNT: ("PartitionKeyRangeId", "QueryText"),
+    NORMALIZED_RU: (PARTITION_KEY_RANGE_ID,),
+    TOTAL_REQUEST_UNITS: (OPERATION_TYPE, STATUS_CODE),
+    TOTAL_REQUESTS: (OPERATION_TYPE, STATUS_CODE),
+    KEY_RU: (PARTITION_KEY_RANGE_ID, PARTITION_KEY),
+    KEY_COUNT: (PARTITION_KEY_RANGE_ID, PARTITION_KEY),
+    KEY_SIZE: (PARTITION_KEY_RANGE_ID, PARTITION_KEY),
+    QUERY_RU: (PARTITION_KEY_RANGE_ID, QUERY_TEXT),
+    QUERY_COUNT: (PARTITION_KEY_RANGE_ID, QUERY_TEXT),
     DATA_USAGE: (),
     INDEX_USAGE: (),
     DOCUMENT_COUNT: (),
-    PARTITION_SIZE: ("PartitionKeyRangeId",),
-    PARTITION_THROUGHPUT: ("PartitionKeyRangeId",),
+    PARTITION_SIZE: (PARTITION_KEY_RANGE_ID,),
+    PARTITION_THROUGHPUT: (PARTITION_KEY_RANGE_ID,),
     PROVISIONED: (),
     AUTOSCALE_MAX: (),
 }

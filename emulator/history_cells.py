@@ -9,6 +9,8 @@ import heapq
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from cosmoscore.monitor.logs import PARTITION_KEY
+from cosmoscore.monitor.metrics import PARTITION_KEY_RANGE_ID
 from emulator.history_storage import Coll, Series, top_sizes
 
 OpKey = tuple[str, str, str, str, int]  # database, container, pkrange, operation, status
@@ -57,7 +59,7 @@ def top_points(points: list[Point], n: int) -> list[Point]:
     """The N largest points per (interval, pkrange), largest first."""
     groups: dict[tuple[float, str], list[Point]] = {}
     for p in points:
-        groups.setdefault((p.time, p.dimensions["PartitionKeyRangeId"]), []).append(p)
+        groups.setdefault((p.time, p.dimensions[PARTITION_KEY_RANGE_ID]), []).append(p)
     return [p for _, group in sorted(groups.items()) for p in heapq.nlargest(n, group, key=lambda p: p.value)]
 
 
@@ -79,11 +81,11 @@ def partition_points(parts: Mapping[str, Series], picks: list[tuple[int, int]], 
     """One point per interval and live partition: value `index` of (bytes, documents, budget)."""
     minutes, start_of = [m for _, m in picks], {m: s for s, m in picks}
     points = [
-        Point(start_of[m] * 60.0, {"PartitionKeyRangeId": pk}, v[index])
+        Point(start_of[m] * 60.0, {PARTITION_KEY_RANGE_ID: pk}, v[index])
         for pk, series in parts.items()
         for m, v in series.sampled(minutes)
     ]
-    return sorted(points, key=lambda p: (p.time, p.dimensions["PartitionKeyRangeId"]))
+    return sorted(points, key=lambda p: (p.time, p.dimensions[PARTITION_KEY_RANGE_ID]))
 
 
 def total_points(parts: Mapping[str, Series], picks: list[tuple[int, int]], index: int | None) -> list[Point]:
@@ -126,4 +128,4 @@ def key_size_points(
             if series is None or series.at(minute) is not None:
                 ranked = sorted(top_sizes(running[pk], top).items(), key=lambda kv: -kv[1])
                 for key, size in ranked:
-                    yield Point(start * 60.0, {"PartitionKeyRangeId": pk, "PartitionKey": key}, size)
+                    yield Point(start * 60.0, {PARTITION_KEY_RANGE_ID: pk, PARTITION_KEY: key}, size)

@@ -9,14 +9,23 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 
+from cosmoscore.monitor.metrics import (
+    AUTOSCALE_MAX,
+    DATA_USAGE,
+    DOCUMENT_COUNT,
+    INDEX_USAGE,
+    PARTITION_SIZE,
+    PARTITION_THROUGHPUT,
+    PROVISIONED,
+)
 from emulator import history_cells as cells_
 from emulator.history_cells import Minute, PartKey, Point
 from emulator.history_storage import Snapshots, Value, top_sizes
 
 KEY_SIZE = "PartitionKeySize"  # emulator.history.KEY_SIZE
-_OFFER = {"ProvisionedThroughput": 0, "AutoscaleMaxThroughput": 1}  # index in (provisioned, autoscale max)
-_PARTITION = {"PhysicalPartitionSizeInfo": 0, "PhysicalPartitionThroughputInfo": 2}  # in (bytes, docs, budget)
-_TOTAL = {"DataUsage": 0, "DocumentCount": 1, "IndexUsage": None}  # IndexUsage: no index storage, always 0
+_OFFER = {PROVISIONED: 0, AUTOSCALE_MAX: 1}  # index in (provisioned, autoscale max)
+_PARTITION = {PARTITION_SIZE: 0, PARTITION_THROUGHPUT: 2}  # in (bytes, docs, budget)
+_TOTAL = {DATA_USAGE: 0, DOCUMENT_COUNT: 1, INDEX_USAGE: None}  # IndexUsage: no index storage, always 0
 
 
 class SnapshotRecorder:

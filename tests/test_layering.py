@@ -159,3 +159,70 @@ def test_analysis_and_figures_load_neither_the_emulator_nor_the_sql_engine(state
 def test_the_emulator_runs_without_the_collectors() -> None:
     loaded = _loaded_after("import emulator.cli, emulator.server")
     assert [m for m in loaded if m.split(".")[0] in ("collectors", "ruscope")] == []
+
+
+# The Azure Monitor catalogue (cosmoscore/monitor) is the one place a metric name, a metric dimension, a Log
+# Analytics table, category or column is spelled; everyone else imports the constant, so the collectors and the
+# stand-in cannot drift apart. Docstrings and comments are prose and may name them.
+CATALOGUE = ROOT / "cosmoscore" / "monitor"
+# Catalogue words that are also another contract's names, so the rule does not look for them: `AccountName`
+# is a key of Azure Storage connection strings (the store's location), `Resource` a field of the emulator's
+# error bodies.
+SHARED_WORDS = frozenset({"AccountName", "Resource"})
+
+
+def _catalogue_names() -> frozenset[str]:
+    from cosmoscore.monitor import logs, metrics
+
+    names = {*metrics.CATALOGUE, *metrics.DIMENSIONS, *logs.column_names(), *logs.TABLES, *logs.CATEGORIES}
+    return frozenset(names | {logs.LEGACY_TABLE}) - SHARED_WORDS
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    bodies = [
+        n for n in ast.walk(tree) if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
+    firsts = [b.body[0] for b in bodies if b.body]
+    return {id(f.value) for f in firsts if isinstance(f, ast.Expr) and isinstance(f.value, ast.Constant)}
+
+
+def _spelled(path: Path, names: frozenset[str]) -> list[str]:
+    """Where `path` spells one of `names` as a string literal (or a keyword argument's name), docstrings aside."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    prose = _docstrings(tree)
+    where = f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}"
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
+            if id(node) not in prose:
+                found.append(f"{where}:{node.lineno} spells {node.value!r}")
+        elif isinstance(node, ast.keyword) and node.arg in names:
+            found.append(f"{where}:{node.value.lineno} spells {node.arg!r} (a keyword)")
+    return found
+
+
+@pytest.mark.parametrize("package", list(dict.fromkeys((*PACKAGES, "store"))))
+def test_only_the_catalogue_spells_azure_monitor_names(package: str) -> None:
+    names = _catalogue_names()
+    found = [hit for path in _modules(package) if CATALOGUE not in path.parents for hit in _spelled(path, names)]
+    assert found == [], "import the name from cosmoscore.monitor instead"
+
+
+def test_the_spelling_checker_finds_a_planted_literal(tmp_path: Path) -> None:
+    """The rule must be able to fail: a literal and a keyword are seen; a docstring and a comment are not."""
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        '"""NormalizedRUConsumption"""\n'
+        "# TimeGenerated\n"
+        'METRIC = "NormalizedRUConsumption"\n'
+        "row = dict(TimeGenerated=0)\n"
+        'def f():\n    """databasename_s"""\n    return {"querytext_s": 1}\n',
+        encoding="utf-8",
+    )
+    found = _spelled(planted, _catalogue_names())
+    assert [hit.split(" spells ")[1] for hit in found] == [
+        "'NormalizedRUConsumption'",
+        "'TimeGenerated' (a keyword)",
+        "'querytext_s'",
+    ]
+    assert _spelled(CATALOGUE / "metrics.py", _catalogue_names())  # the catalogue itself does spell them

@@ -12,16 +12,15 @@ import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
+from cosmoscore.monitor.logs import CATEGORY, COLLECTION_NAME, DATABASE_NAME, TIME_GENERATED
 from emulator.monitor.kql_ast import BinOp, Col, InList, KqlError, Lit, Query
 from emulator.monitor.kql_expr import constant, uses_columns
-from emulator.monitor.tables import LEGACY_NAMES, Scan
+from emulator.monitor.tables import Scan, spellings
 
 _PINNED = {
-    "DatabaseName": "databases",
-    LEGACY_NAMES["DatabaseName"]: "databases",
-    "CollectionName": "containers",
-    LEGACY_NAMES["CollectionName"]: "containers",
-    "Category": "categories",
+    **dict.fromkeys(spellings(DATABASE_NAME), "databases"),
+    **dict.fromkeys(spellings(COLLECTION_NAME), "containers"),
+    CATEGORY: "categories",
 }
 
 
@@ -65,7 +64,7 @@ def _narrow(scan: Scan, term: Any, now: dt.datetime) -> Scan:
     name, value = term.left.name, _value(term.right, now)
     if term.op == "==" and name in _PINNED and isinstance(value, str):
         return _pin(scan, _PINNED[name], frozenset({value}))
-    if name == "TimeGenerated" and isinstance(value, dt.datetime):
+    if name == TIME_GENERATED and isinstance(value, dt.datetime):
         at = value.timestamp()
         if term.op in (">", ">="):
             return dataclasses.replace(scan, since=max(scan.since, at))

@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from cosmoscore.monitor.logs import TIME_GENERATED
 from emulator.engine import Engine
 from emulator.monitor.kql import KqlError, parse
 from emulator.monitor.kql_eval import plan, run
@@ -134,7 +135,7 @@ class LogsApp:
         containers = frozenset(self.engine.monitored_containers())
         source = Source(self.engine.history, containers, self.engine.account_name, resource_id, self.region, workspace)
         start, end = dt.datetime.fromtimestamp(since, dt.UTC), dt.datetime.fromtimestamp(until, dt.UTC)
-        table_rows = (r for r in rows(query.table, scan, source) if start <= r["TimeGenerated"] < end)
+        table_rows = (r for r in rows(query.table, scan, source) if start <= r[TIME_GENERATED] < end)
         names = list(shape.columns)
         types = [c.type for c in shape.columns.values()]
         out = [[_wire(r.get(n), t) for n, t in zip(names, types, strict=True)] for r in run(shape, table_rows)]

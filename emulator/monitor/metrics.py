@@ -24,24 +24,42 @@ from dataclasses import dataclass
 
 import orjson
 
-from emulator.engine import Engine
-from emulator.history import (
+from cosmoscore.monitor.metrics import (
     AUTOSCALE_MAX,
+    AUTOSCALED_RU,
+    AVERAGE,
+    CATALOGUE,
+    COLLECTION_NAME,
+    COUNT,
     DATA_USAGE,
+    DATABASE_NAME,
     DOCUMENT_COUNT,
     INDEX_USAGE,
+    LATENCY_DIRECT,
+    LATENCY_GATEWAY,
+    MAXIMUM,
+    METADATA_REQUESTS,
+    MINIMUM,
+    NAMESPACE,
     NORMALIZED_RU,
+    OPERATION_TYPE,
+    PARTITION_COUNT,
+    PARTITION_KEY_RANGE_ID,
     PARTITION_SIZE,
     PARTITION_THROUGHPUT,
+    PHYSICAL_PARTITION_ID,
     PROVISIONED,
-    STORAGE_METRICS,
+    SERVICE_AVAILABILITY,
+    STATUS_CODE,
+    TOTAL,
     TOTAL_REQUEST_UNITS,
     TOTAL_REQUESTS,
 )
+from emulator.engine import Engine
+from emulator.history import STORAGE_METRICS
 from emulator.monitor.query import (
     DEFAULT_TOP,
     INTERVALS,
-    NAMESPACE,
     Filter,
     MonitorError,
     MonitorRequest,
@@ -67,7 +85,8 @@ _JSON = {"content-type": "application/json; charset=utf-8"}
 
 @dataclass(frozen=True)
 class Definition:
-    """A metric as the stand-in serves it: azure-monitor.md §5, less what the accounting cannot back."""
+    """A metric as the stand-in serves it: the catalogue's (azure-monitor.md §5), less the aggregations and
+    dimensions the accounting cannot back."""
 
     name: str
     unit: str
@@ -77,61 +96,51 @@ class Definition:
     grain: int = 1  # the finest time grain it is emitted at, in minutes (§5); finer intervals are refused
 
 
-_CONTAINER = ("DatabaseName", "CollectionName")
-_SIZES = ("Total", "Average", "Maximum", "Minimum")
+def served(
+    name: str, description: str, aggregations: tuple[str, ...] | None = None, dimensions: tuple[str, ...] = ()
+) -> Definition:
+    """The catalogue's metric `name` as served: its unit and finest grain, the given subset of its
+    aggregations (default: all; the default stays first) and its container dimensions plus `dimensions`."""
+    metric = CATALOGUE[name]
+    aggs = aggregations or metric.aggregations
+    dims = (DATABASE_NAME, COLLECTION_NAME, *dimensions)
+    if aggs[0] != metric.default_aggregation or not set(aggs) <= set(metric.aggregations):
+        raise ValueError(f"{name}: {aggs} is not a subset of {metric.aggregations} led by the default")
+    if not set(dims) <= set(metric.dimensions):
+        raise ValueError(f"{name}: {dims} is not a subset of {metric.dimensions}")
+    return Definition(name, metric.unit, description, aggs, dims, metric.finest_minutes)
+
+
 DEFINITIONS = {
     d.name.lower(): d
     for d in (
-        Definition(
+        # PhysicalPartitionId: one physical partition per range in the emulator, so the same id
+        served(
             NORMALIZED_RU,
-            "Percent",
             "Max RU consumption percentage per minute",
-            ("Maximum", "Average", "Minimum"),
-            # PhysicalPartitionId: one physical partition per range in the emulator, so the same id
-            (*_CONTAINER, "PartitionKeyRangeId", "PhysicalPartitionId"),
+            dimensions=(PARTITION_KEY_RANGE_ID, PHYSICAL_PARTITION_ID),
         ),
-        Definition(
-            TOTAL_REQUEST_UNITS,
-            "Count",
-            "SQL Request Units consumed",
-            ("Total", "Average", "Count"),
-            (*_CONTAINER, "OperationType", "StatusCode"),
-        ),
-        Definition(
-            TOTAL_REQUESTS, "Count", "Number of requests made", ("Count",), (*_CONTAINER, "OperationType", "StatusCode")
-        ),
-        # azure-monitor.md §5: units, aggregations (default first), dimensions (less Region, OfferOwnerRid)
-        # and the finest listed time grain.
-        Definition(DATA_USAGE, "Bytes", "Total data usage reported at 5 minutes granularity", _SIZES, _CONTAINER, 5),
-        Definition(INDEX_USAGE, "Bytes", "Total index usage reported at 5 minutes granularity", _SIZES, _CONTAINER, 5),
-        Definition(DOCUMENT_COUNT, "Count", "Total document count", ("Total", "Average"), _CONTAINER, 5),
-        Definition(
-            PARTITION_SIZE,
-            "Bytes",
-            "Physical Partition Size in bytes",
-            ("Maximum", "Average"),
-            (*_CONTAINER, "PhysicalPartitionId"),
-        ),
-        Definition(
-            PARTITION_THROUGHPUT,
-            "Count",
-            "Physical Partition Throughput",
-            ("Maximum",),
-            (*_CONTAINER, "PhysicalPartitionId"),
-            5,
-        ),
-        Definition(PROVISIONED, "Count", "Provisioned Throughput", ("Maximum",), _CONTAINER, 5),
-        Definition(AUTOSCALE_MAX, "Count", "Autoscale Max Throughput", ("Maximum",), _CONTAINER, 5),
+        # Maximum is per request: the per-minute aggregates cannot back it
+        served(TOTAL_REQUEST_UNITS, "SQL Request Units consumed", (TOTAL, AVERAGE), (OPERATION_TYPE, STATUS_CODE)),
+        served(TOTAL_REQUESTS, "Number of requests made", dimensions=(OPERATION_TYPE, STATUS_CODE)),
+        # less Region and OfferOwnerRid: one region, no offer resource ids
+        served(DATA_USAGE, "Total data usage reported at 5 minutes granularity"),
+        served(INDEX_USAGE, "Total index usage reported at 5 minutes granularity"),
+        served(DOCUMENT_COUNT, "Total document count"),
+        served(PARTITION_SIZE, "Physical Partition Size in bytes", dimensions=(PHYSICAL_PARTITION_ID,)),
+        served(PARTITION_THROUGHPUT, "Physical Partition Throughput", dimensions=(PHYSICAL_PARTITION_ID,)),
+        served(PROVISIONED, "Provisioned Throughput"),
+        served(AUTOSCALE_MAX, "Autoscale Max Throughput"),
     )
 }
 # In Azure's catalogue (azure-monitor.md §5) but not computed from the emulator's accounting yet.
 NOT_COMPUTED = (
-    "PhysicalPartitionCount",
-    "AutoscaledRU",
-    "ServerSideLatencyDirect",
-    "ServerSideLatencyGateway",
-    "MetadataRequests",
-    "ServiceAvailability",
+    PARTITION_COUNT,
+    AUTOSCALED_RU,
+    LATENCY_DIRECT,
+    LATENCY_GATEWAY,
+    METADATA_REQUESTS,
+    SERVICE_AVAILABILITY,
 )
 
 Group = tuple[str, ...]
@@ -263,25 +272,25 @@ class MetricsApp:
         out: dict[Group, dict[int, list[float]]] = defaultdict(dict)
         history = self.engine.history
         for db, coll in self._containers(filt):
-            base = {"DatabaseName": db, "CollectionName": coll}
+            base = {DATABASE_NAME: db, COLLECTION_NAME: coll}
             if definition.name in STORAGE_METRICS:  # samples at the emitted grain, listed per minute
                 now = self.engine.clock()
                 for p in history.series(db, coll, definition.name, query.since, query.until, definition.grain, now=now):
-                    pk = p.dimensions.get("PartitionKeyRangeId")
-                    dims = {**base, "PhysicalPartitionId": pk} if pk is not None else base
+                    pk = p.dimensions.get(PARTITION_KEY_RANGE_ID)
+                    dims = {**base, PHYSICAL_PARTITION_ID: pk} if pk is not None else base
                     if filt.matches(dims):
                         out[tuple(dims[d] for d in split)].setdefault(int(p.time // 60), []).append(p.value)
                 continue
             if definition.name == NORMALIZED_RU:
                 for p in history.series(db, coll, NORMALIZED_RU, query.since, query.until):
-                    pk = p.dimensions["PartitionKeyRangeId"]
-                    dims = {**base, "PartitionKeyRangeId": pk, "PhysicalPartitionId": pk}
+                    pk = p.dimensions[PARTITION_KEY_RANGE_ID]
+                    dims = {**base, PARTITION_KEY_RANGE_ID: pk, PHYSICAL_PARTITION_ID: pk}
                     if filt.matches(dims):
                         cell = out[tuple(dims[d] for d in split)].setdefault(int(p.time // 60), [p.value])
                         cell[0] = max(cell[0], p.value)
                 continue
             counts = {
-                (p.time, p.dimensions["OperationType"], p.dimensions["StatusCode"]): p.value
+                (p.time, p.dimensions[OPERATION_TYPE], p.dimensions[STATUS_CODE]): p.value
                 for p in history.series(db, coll, TOTAL_REQUESTS, query.since, query.until)
             }
             for p in history.series(db, coll, TOTAL_REQUEST_UNITS, query.since, query.until):
@@ -289,17 +298,17 @@ class MetricsApp:
                 if filt.matches(dims):
                     cell = out[tuple(dims[d] for d in split)].setdefault(int(p.time // 60), [0.0, 0.0])
                     cell[0] += p.value
-                    cell[1] += counts.get((p.time, dims["OperationType"], dims["StatusCode"]), 0.0)
+                    cell[1] += counts.get((p.time, dims[OPERATION_TYPE], dims[STATUS_CODE]), 0.0)
         return out
 
     def _containers(self, filt: Filter) -> list[tuple[str, str]]:
         """The containers to read: the live ones, those with history (deleted ones included), and any the
         filter pins by name."""
         pairs = self.engine.monitored_containers()
-        dbs, colls = filt.exact("DatabaseName"), filt.exact("CollectionName")
+        dbs, colls = filt.exact(DATABASE_NAME), filt.exact(COLLECTION_NAME)
         if dbs and colls:
             pairs |= {(d, c) for d in dbs for c in colls}
-        return sorted(p for p in pairs if filt.matches({"DatabaseName": p[0], "CollectionName": p[1]}))
+        return sorted(p for p in pairs if filt.matches({DATABASE_NAME: p[0], COLLECTION_NAME: p[1]}))
 
 
 @dataclass(frozen=True)
@@ -344,20 +353,20 @@ def _aggregate(
 def _value(definition: Definition, aggregation: str, values: list[list[float]]) -> float:
     if definition.name in STORAGE_METRICS:  # each value: the samples of one minute
         samples = [x for v in values for x in v]
-        if aggregation == "Maximum":
+        if aggregation == MAXIMUM:
             return max(samples)
-        if aggregation == "Minimum":
+        if aggregation == MINIMUM:
             return min(samples)
-        return sum(samples) / len(samples) if aggregation == "Average" else sum(samples)
+        return sum(samples) / len(samples) if aggregation == AVERAGE else sum(samples)
     if definition.name == NORMALIZED_RU:
         peaks = [v[0] for v in values]
-        if aggregation == "Maximum":
+        if aggregation == MAXIMUM:
             return max(peaks)
-        return min(peaks) if aggregation == "Minimum" else sum(peaks) / len(peaks)
+        return min(peaks) if aggregation == MINIMUM else sum(peaks) / len(peaks)
     ru, requests = sum(v[0] for v in values), sum(v[1] for v in values)
-    if definition.name == TOTAL_REQUESTS or aggregation == "Count":
+    if definition.name == TOTAL_REQUESTS or aggregation == COUNT:
         return requests
-    if aggregation == "Average":
+    if aggregation == AVERAGE:
         return ru / requests if requests else 0.0
     return ru
 

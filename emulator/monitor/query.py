@@ -12,11 +12,9 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs
 
+from cosmoscore.monitor.metrics import GRAIN_MINUTES as INTERVALS  # PT1M emitted, coarser ones aggregated
 from emulator.request import Request
 
-NAMESPACE = "Microsoft.DocumentDB/databaseAccounts"
-# azure-monitor.md §5 notes: PT1M is emitted, coarser intervals are aggregated server-side.
-INTERVALS = {"PT1M": 1, "PT5M": 5, "PT15M": 15, "PT30M": 30, "PT1H": 60, "PT6H": 360, "PT12H": 720, "P1D": 1440}
 AGGREGATIONS = ("Average", "Count", "Maximum", "Minimum", "Total")  # MetricAggregationType, less NONE
 DEFAULT_TOP = 10  # azure-monitor.md §2.2: the service returns 10 series by default when splitting
 _RESOURCE = re.compile(

@@ -1,9 +1,11 @@
 """The Log Analytics tables the stand-in serves, computed from the engine's per-minute `History`.
 
 Resource-specific tables (azure-monitor.md §6): CDBPartitionKeyRUConsumption, CDBPartitionKeyStatistics,
-CDBDataPlaneRequests, CDBQueryRuntimeStatistics; and the legacy `AzureDiagnostics` table (§6, with
-`Category` and `_s`/`_d`/`_g`-suffixed columns). Both are served for every workspace id, so a client
-in either diagnostic-settings mode finds its data.
+CDBDataPlaneRequests, CDBQueryRuntimeStatistics; and the legacy `AzureDiagnostics` table (§6.5, with
+`Category` and `_s`/`_d`/`_g`-suffixed columns spelled per category: `databasename_s` in
+QueryRuntimeStatistics rows, `databaseName_s` in the others). Names, types and spellings come from the
+catalogue (`cosmoscore.monitor.logs`); which columns are served is the stand-in's choice (`_SERVED`). Both
+modes are served for every workspace id, so a client in either diagnostic-settings mode finds its data.
 
 History keeps per-minute aggregates, so a row is one minute (TimeGenerated = the minute's start, UTC)
 of one combination of dimensions, with its request count as a hidden weight (`kql_eval.WEIGHT`):
@@ -26,64 +28,102 @@ import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from cosmoscore.monitor import logs as catalogue
+from cosmoscore.monitor.logs import (
+    ACCOUNT_NAME,
+    CATEGORY,
+    COLLECTION_NAME,
+    DATABASE_NAME,
+    KEY_RU_CATEGORY,
+    KEY_STATS_CATEGORY,
+    LEGACY_TABLE,
+    OPERATION_NAME,
+    PARTITION_ID,
+    PARTITION_KEY,
+    PARTITION_KEY_RANGE_ID,
+    QUERY_STATS_CATEGORY,
+    QUERY_TEXT,
+    REGION_NAME,
+    REQUEST_CHARGE,
+    REQUESTS_CATEGORY,
+    RESOURCE,
+    RESOURCE_GROUP,
+    RESOURCE_ID,
+    RESOURCE_ID_,
+    RESOURCE_PROVIDER,
+    RESOURCE_TYPE,
+    SIZE_KB,
+    SOURCE_SYSTEM,
+    STATUS_CODE,
+    SUBSCRIPTION_ID,
+    SUBSCRIPTION_ID_,
+    TENANT_ID,
+    TIME_GENERATED,
+    TYPE,
+    legacy_type,
+)
+from cosmoscore.monitor.metrics import OPERATION_TYPE
+from cosmoscore.monitor.metrics import STATUS_CODE as STATUS_DIMENSION
 from emulator.history import KEY_COUNT, KEY_RU, KEY_SIZE, QUERY_COUNT, TOTAL_REQUEST_UNITS, TOTAL_REQUESTS, History
 from emulator.monitor.kql_ast import semantic
 from emulator.monitor.kql_eval import WEIGHT, Shape
 from emulator.monitor.kql_expr import Column, Row
 
-KEY_RU_CAT, KEY_SIZE_CAT = "PartitionKeyRUConsumption", "PartitionKeyStatistics"
-REQUESTS_CAT, QUERY_CAT = "DataPlaneRequests", "QueryRuntimeStatistics"
-CATEGORIES = (KEY_RU_CAT, KEY_SIZE_CAT, REQUESTS_CAT, QUERY_CAT)  # azure-monitor.md §6 diagnostic categories
-TABLE_CATEGORY = {
-    "CDBPartitionKeyRUConsumption": KEY_RU_CAT,
-    "CDBPartitionKeyStatistics": KEY_SIZE_CAT,
-    "CDBDataPlaneRequests": REQUESTS_CAT,
-    "CDBQueryRuntimeStatistics": QUERY_CAT,
+CATEGORIES = catalogue.CATEGORIES  # azure-monitor.md §6 diagnostic categories
+TABLE_CATEGORY = {t.name: t.category for t in catalogue.TABLES.values()}
+LEGACY = LEGACY_TABLE
+# What the stand-in serves of each category's columns (azure-monitor.md §6.1-6.4), less what the accounting
+# cannot back; the container columns lead every row.
+_CONTAINER = (TIME_GENERATED, ACCOUNT_NAME, DATABASE_NAME, COLLECTION_NAME, REGION_NAME)
+_SERVED = {
+    KEY_RU_CATEGORY: (*_CONTAINER, PARTITION_KEY, PARTITION_KEY_RANGE_ID, REQUEST_CHARGE),
+    KEY_STATS_CATEGORY: (*_CONTAINER, PARTITION_KEY, SIZE_KB),
+    REQUESTS_CATEGORY: (*_CONTAINER, OPERATION_NAME, STATUS_CODE, PARTITION_ID, REQUEST_CHARGE),
+    QUERY_STATS_CATEGORY: (*_CONTAINER[:4], PARTITION_KEY_RANGE_ID, QUERY_TEXT),  # §6.3 has no RegionName
 }
-LEGACY = "AzureDiagnostics"
-_S, _R, _I, _L, _T = Column("string"), Column("real"), Column("int"), Column("long"), Column("datetime")
-_STANDARD = {"TenantId": _S, "SourceSystem": _S, "Type": _S, "_ResourceId": _S, "_SubscriptionId": _S}
-_CONTAINER = {"TimeGenerated": _T, "AccountName": _S, "DatabaseName": _S, "CollectionName": _S, "RegionName": _S}
-# Resource-specific columns per category (azure-monitor.md §6.1-6.4), less what the accounting cannot back.
-_FIELDS: dict[str, dict[str, Column]] = {
-    KEY_RU_CAT: {"PartitionKey": _S, "PartitionKeyRangeId": _S, "RequestCharge": Column("real", measure=True)},
-    KEY_SIZE_CAT: {"PartitionKey": _S, "SizeKb": _I},
-    REQUESTS_CAT: {
-        "OperationName": _S,
-        "StatusCode": _I,
-        "PartitionId": _S,
-        "RequestCharge": Column("real", measure=True),
-    },
-    QUERY_CAT: {"PartitionKeyRangeId": _S, "QueryText": _S},
-}
-# AzureDiagnostics spelling of each resource-specific column (azure-monitor.md §6; the suffix is the type).
+_MEASURES = frozenset({REQUEST_CHARGE, catalogue.KEY_RU.legacy[REQUEST_CHARGE]})  # a minute's RU sum
+_STANDARD_NAMES = (TENANT_ID, SOURCE_SYSTEM, TYPE, RESOURCE_ID_, SUBSCRIPTION_ID_)
+_LEGACY_OWN = (
+    TIME_GENERATED,
+    CATEGORY,
+    RESOURCE,
+    RESOURCE_ID,
+    RESOURCE_GROUP,
+    SUBSCRIPTION_ID,
+    RESOURCE_PROVIDER,
+    RESOURCE_TYPE,
+)  # AzureDiagnostics' own columns the stand-in fills (§6.5)
+
+
+def _column(name: str, kusto_type: str) -> Column:
+    """The stand-in's column of a catalogue type (it has no guid type: a GUID is a string)."""
+    return Column(catalogue.STRING if kusto_type == catalogue.GUID else kusto_type, measure=name in _MEASURES)
+
+
+def _own_columns(category: str) -> dict[str, Column]:
+    types = {c.name: c.type for c in catalogue.BY_CATEGORY[category].columns}  # KeyError: not catalogued
+    return {name: _column(name, types[name]) for name in _SERVED[category]}
+
+
+_STANDARD = {name: Column(catalogue.STRING) for name in _STANDARD_NAMES}
+_FIELDS = {category: _own_columns(category) for category in CATEGORIES}
+# The AzureDiagnostics spelling of each served column, per category (azure-monitor.md §6.5; they differ)
 LEGACY_NAMES = {
-    "DatabaseName": "databaseName_s",
-    "CollectionName": "collectionName_s",
-    "RegionName": "regionName_s",
-    "PartitionKey": "partitionKey_s",
-    "PartitionKeyRangeId": "partitionKeyRangeId_s",
-    "RequestCharge": "requestCharge_s",
-    "SizeKb": "sizeKb_d",
-    "StatusCode": "statusCode_s",
-    "PartitionId": "partitionId_g",
-    "OperationName": "OperationName",
-    "QueryText": "querytext_s",
+    category: {name: catalogue.BY_CATEGORY[category].legacy[name] for name in _SERVED[category]}
+    for category in CATEGORIES
 }
 _LEGACY_COLUMNS = {
-    "TimeGenerated": _T,
-    "Category": _S,
-    "Resource": _S,
-    "ResourceId": _S,
-    "ResourceGroup": _S,
-    "SubscriptionId": _S,
-    "ResourceProvider": _S,
-    "ResourceType": _S,
-    **{legacy: _S for legacy in LEGACY_NAMES.values()},
-    "sizeKb_d": _R,
-    "requestCharge_s": Column("string", measure=True),
+    **{name: Column(legacy_type(name)) for name in _LEGACY_OWN},
+    **{legacy: _column(legacy, legacy_type(legacy)) for names in LEGACY_NAMES.values() for legacy in names.values()},
     **_STANDARD,
 }
+
+
+def spellings(name: str) -> frozenset[str]:
+    """Column `name` (resource-specific) and its legacy spellings in every category that serves it."""
+    return frozenset({name} | {names[name] for names in LEGACY_NAMES.values() if name in names})
+
+
 EVERYTHING = (0.0, 1e11)  # [since, until) with no time limit (History bounds it by its retention)
 
 
@@ -115,11 +155,11 @@ def shape_of(table: str, scan: Scan) -> Shape:
     """The table's columns and weighting, or the service's SEM0100 for an unknown table."""
     if table in TABLE_CATEGORY:
         category = TABLE_CATEGORY[table]
-        columns = {**_CONTAINER, **_FIELDS[category], **_STANDARD}
-        return Shape(columns, weighted=category != KEY_SIZE_CAT)
+        columns = {**_FIELDS[category], **_STANDARD}
+        return Shape(columns, weighted=category != KEY_STATS_CATEGORY)
     if table == LEGACY:
         categories = scan.categories if scan.categories is not None else frozenset(CATEGORIES)
-        return Shape(dict(_LEGACY_COLUMNS), weighted=bool(categories - {KEY_SIZE_CAT}))
+        return Shape(dict(_LEGACY_COLUMNS), weighted=bool(categories - {KEY_STATS_CATEGORY}))
     raise semantic(f"Failed to resolve table or column expression named '{table}'")
 
 
@@ -130,32 +170,33 @@ def rows(table: str, scan: Scan, source: Source) -> Iterator[Row]:
     sub = source.resource_id.split("/")[2] if source.resource_id.count("/") > 2 else ""
     group = source.resource_id.split("/")[4] if source.resource_id.count("/") > 4 else ""
     standard = {
-        "TenantId": source.workspace,
-        "SourceSystem": "Azure",
-        "Type": table,
-        "_ResourceId": source.resource_id.lower(),
-        "_SubscriptionId": sub,
+        TENANT_ID: source.workspace,
+        SOURCE_SYSTEM: "Azure",
+        TYPE: table,
+        RESOURCE_ID_: source.resource_id.lower(),
+        SUBSCRIPTION_ID_: sub,
     }
     times: dict[float, dt.datetime] = {}
     for db, coll in _containers(scan, source):
         for category in categories:
             for minute, fields, weight in _facts(category, source.history, db, coll, scan):
                 when = times.get(minute) or times.setdefault(minute, dt.datetime.fromtimestamp(minute, dt.UTC))
-                common = {"DatabaseName": db, "CollectionName": coll, "RegionName": source.region, **fields}
+                common: dict[str, object] = {DATABASE_NAME: db, COLLECTION_NAME: coll}
+                if REGION_NAME in _FIELDS[category]:  # not in every table (§6.3)
+                    common[REGION_NAME] = source.region
+                common.update(fields)
                 if not legacy:
-                    yield {"TimeGenerated": when, "AccountName": source.account, **common, **standard, WEIGHT: weight}
+                    yield {TIME_GENERATED: when, ACCOUNT_NAME: source.account, **common, **standard, WEIGHT: weight}
                     continue
-                row: Row = {LEGACY_NAMES[k]: _legacy_value(k, v) for k, v in common.items()}
-                row.update(
-                    TimeGenerated=when,
-                    Category=category,
-                    Resource=source.account.upper(),
-                    ResourceId=source.resource_id.upper(),
-                    ResourceGroup=group.upper(),
-                    SubscriptionId=sub,
-                    ResourceProvider="MICROSOFT.DOCUMENTDB",
-                    ResourceType="DATABASEACCOUNTS",
+                names = LEGACY_NAMES[category]
+                row: Row = {names[k]: _legacy_value(k, v) for k, v in common.items()}
+                row[TIME_GENERATED], row[CATEGORY], row[RESOURCE] = when, category, source.account.upper()
+                row[RESOURCE_ID], row[RESOURCE_GROUP], row[SUBSCRIPTION_ID] = (
+                    source.resource_id.upper(),
+                    group.upper(),
+                    sub,
                 )
+                row[RESOURCE_PROVIDER], row[RESOURCE_TYPE] = "MICROSOFT.DOCUMENTDB", "DATABASEACCOUNTS"
                 row.update(standard)
                 row[WEIGHT] = weight
                 yield row
@@ -171,7 +212,7 @@ def _containers(scan: Scan, source: Source) -> list[tuple[str, str]]:
 
 def _legacy_value(name: str, value: object) -> object:
     """Legacy columns are strings (`_s`, `_g`) except sizeKb_d (real)."""
-    if name == "SizeKb":
+    if name == SIZE_KB:
         return float(value)  # type: ignore[arg-type]
     return None if value is None else str(value)
 
@@ -181,31 +222,31 @@ Fact = tuple[float, dict[str, object], float | None]  # minute start, fields, re
 
 def _facts(category: str, history: History, db: str, coll: str, scan: Scan) -> Iterator[Fact]:
     since, until = scan.since, scan.until
-    if category == KEY_RU_CAT:
-        counts = _by_dims(history.series(db, coll, KEY_COUNT, since, until), "PartitionKeyRangeId", "PartitionKey")
+    if category == KEY_RU_CATEGORY:
+        counts = _by_dims(history.series(db, coll, KEY_COUNT, since, until), PARTITION_KEY_RANGE_ID, PARTITION_KEY)
         for p in history.series(db, coll, KEY_RU, since, until):
-            pk, key = p.dimensions["PartitionKeyRangeId"], p.dimensions["PartitionKey"]
-            fields: dict[str, object] = {"PartitionKey": key, "PartitionKeyRangeId": pk, "RequestCharge": p.value}
+            pk, key = p.dimensions[PARTITION_KEY_RANGE_ID], p.dimensions[PARTITION_KEY]
+            fields: dict[str, object] = {PARTITION_KEY: key, PARTITION_KEY_RANGE_ID: pk, REQUEST_CHARGE: p.value}
             yield p.time, fields, counts.get((p.time, pk, key))
-    elif category == KEY_SIZE_CAT:
+    elif category == KEY_STATS_CATEGORY:
         for p in history.series(db, coll, KEY_SIZE, since, until):
-            yield p.time, {"PartitionKey": p.dimensions["PartitionKey"], "SizeKb": round(p.value / 1024)}, 1.0
-    elif category == REQUESTS_CAT:
-        dims = ("OperationType", "StatusCode", "PartitionKeyRangeId")
+            yield p.time, {PARTITION_KEY: p.dimensions[PARTITION_KEY], SIZE_KB: round(p.value / 1024)}, 1.0
+    elif category == REQUESTS_CATEGORY:
+        dims = (OPERATION_TYPE, STATUS_DIMENSION, PARTITION_KEY_RANGE_ID)
         charges = _by_dims(history.series(db, coll, TOTAL_REQUEST_UNITS, since, until, split_pkrange=True), *dims)
         for p in history.series(db, coll, TOTAL_REQUESTS, since, until, split_pkrange=True):
             op, status, pk = (p.dimensions[d] for d in dims)
             charge = charges.get((p.time, op, status, pk), 0.0)
             yield (
                 p.time,
-                {"OperationName": op, "StatusCode": int(status), "PartitionId": pk, "RequestCharge": charge},
+                {OPERATION_NAME: op, STATUS_CODE: int(status), PARTITION_ID: pk, REQUEST_CHARGE: charge},
                 p.value,
             )
     else:
         for p in history.series(db, coll, QUERY_COUNT, since, until):
             fields = {
-                "PartitionKeyRangeId": p.dimensions["PartitionKeyRangeId"],
-                "QueryText": p.dimensions["QueryText"],
+                PARTITION_KEY_RANGE_ID: p.dimensions[PARTITION_KEY_RANGE_ID],
+                QUERY_TEXT: p.dimensions[QUERY_TEXT],
             }
             yield p.time, fields, p.value
 

@@ -7,11 +7,10 @@ import re
 import pytest
 
 from collectors.logs_queries import (
-    AZURE_DIAGNOSTICS,
     KEY_RU,
     KEY_SIZE,
     QUERIES,
-    RESOURCE_SPECIFIC,
+    QUERY_STATS,
     THROTTLES,
     Params,
     all_queries,
@@ -19,6 +18,7 @@ from collectors.logs_queries import (
     kql_string,
     result_columns,
 )
+from cosmoscore.monitor.logs import AZURE_DIAGNOSTICS, RESOURCE_SPECIFIC
 
 # a Kusto single-quoted literal: anything but a quote or a backslash, or a backslash and one character
 LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'")
@@ -73,9 +73,20 @@ def test_legacy_mode_reads_azure_diagnostics_by_category() -> None:
         "| summarize Throttled = count() by databaseName_s, collectionName_s, partitionId_g, OperationName, "
         "bin(TimeGenerated, 15m)"
     )
-    renames = result_columns(AZURE_DIAGNOSTICS)
-    assert renames["partitionId_g"] == "PartitionId" and renames["sizeKb_d"] == "SizeKb"
-    assert result_columns(RESOURCE_SPECIFIC) == {}
+    renames = result_columns(THROTTLES, AZURE_DIAGNOSTICS)
+    assert (
+        renames["partitionId_g"] == "PartitionId"
+        and result_columns(KEY_SIZE, AZURE_DIAGNOSTICS)["sizeKb_d"] == "SizeKb"
+    )
+    assert result_columns(THROTTLES, RESOURCE_SPECIFIC) == {}
+
+
+def test_legacy_query_stats_use_that_category_s_lower_case_columns() -> None:
+    """QueryRuntimeStatistics writes databasename_s, not databaseName_s (azure-monitor.md §6.5, §7b R6)."""
+    kql = build(QUERY_STATS, Params("shop", mode=AZURE_DIAGNOSTICS))
+    assert "databasename_s == 'shop'" in kql and "databaseName_s" not in kql
+    assert "by databasename_s, collectionname_s, partitionkeyrangeid_s, querytext_s," in kql
+    assert result_columns(QUERY_STATS, AZURE_DIAGNOSTICS)["collectionname_s"] == "CollectionName"
 
 
 def test_resource_specific_throttles_compare_the_int_status() -> None:

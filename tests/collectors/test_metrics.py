@@ -15,8 +15,8 @@ import pytest
 
 from collectors.config import Config, parse_config
 from collectors.registry import collector, run_collector
+from cosmoscore.monitor.metrics import NORMALIZED_RU, TOTAL_REQUEST_UNITS
 from emulator.engine import Engine
-from emulator.history import NORMALIZED_RU, TOTAL_REQUEST_UNITS
 from emulator.monitor.metrics import MetricsApp
 from emulator.monitor.tls import Certificates, ensure_certificates
 from emulator.server import RunningEmulator, start_in_thread

@@ -12,9 +12,9 @@ import pytest
 
 from collectors.config import parse_config
 from collectors.config_monitor import DEFAULT_METRICS
-from collectors.metrics import FINEST_GRAIN, grain_of
+from collectors.metrics import grain_of
+from cosmoscore.monitor.metrics import CATALOGUE, NORMALIZED_RU, TOTAL_REQUEST_UNITS
 from emulator.engine import Engine
-from emulator.history import NORMALIZED_RU, TOTAL_REQUEST_UNITS
 from emulator.monitor.metrics import MetricsApp
 from emulator.monitor.tls import ensure_certificates
 from emulator.request import Request
@@ -106,7 +106,9 @@ def test_each_metric_is_asked_at_its_finest_grain(throttled: StandIn, tmp_path: 
 def test_grain_of_follows_the_catalogue() -> None:
     assert grain_of("DataUsage", "PT1M") == "PT5M" and grain_of("DataUsage", "PT5M") == "PT5M"
     assert grain_of(NORMALIZED_RU, "PT1M") == "PT1M" and grain_of(NORMALIZED_RU, "PT5M") == "PT5M"
-    assert set(FINEST_GRAIN) >= {"IndexUsage", "DocumentCount", "ProvisionedThroughput", "AutoscaleMaxThroughput"}
+    coarser = {name for name, m in CATALOGUE.items() if m.finest_grain == "PT5M"}
+    assert coarser >= {"IndexUsage", "DocumentCount", "ProvisionedThroughput", "AutoscaleMaxThroughput"}
+    assert all(grain_of(name, "PT1M") == "PT5M" for name in coarser)
     assert {NORMALIZED_RU, TOTAL_REQUEST_UNITS, "PhysicalPartitionSizeInfo"} <= set(DEFAULT_METRICS)
     monitor = parse_config(
         {

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from cosmoscore.monitor.metrics import TOTAL_REQUESTS
 from emulator.clock import SimulatedClock
 from emulator.engine import Engine
-from emulator.history import TOTAL_REQUESTS
 from tests.emulator.test_history import CTX, LIMITS, START, _reads, _setup
 
 

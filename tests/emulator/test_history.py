@@ -12,17 +12,10 @@ from azure.cosmos import CosmosClient, PartitionKey, exceptions
 from azure.cosmos.documents import ConnectionPolicy, RetryOptions
 
 from cosmoscore.limits import Limits
+from cosmoscore.monitor.metrics import NORMALIZED_RU, TOTAL_REQUEST_UNITS, TOTAL_REQUESTS
 from emulator import errors
 from emulator.engine import Context, Engine, ThroughputSpec
-from emulator.history import (
-    KEY_RU,
-    NORMALIZED_RU,
-    TOTAL_REQUEST_UNITS,
-    TOTAL_REQUESTS,
-    History,
-    HistoryConfig,
-    Point,
-)
+from emulator.history import KEY_RU, History, HistoryConfig, Point
 from emulator.server import HISTORY_FILE, open_engine
 from tests.conftest import ManualClock
 

@@ -9,22 +9,17 @@ from pathlib import Path
 import orjson
 
 from cosmoscore.keys import key_json
-from emulator import history_store
-from emulator.engine import Context, Engine, ThroughputSpec
-from emulator.history import (
+from cosmoscore.monitor.metrics import (
     DATA_USAGE,
     DOCUMENT_COUNT,
     INDEX_USAGE,
-    KEY_COUNT,
-    KEY_RU,
-    KEY_SIZE,
     PARTITION_SIZE,
     PARTITION_THROUGHPUT,
     PROVISIONED,
-    QUERY_COUNT,
-    QUERY_RU,
-    History,
 )
+from emulator import history_store
+from emulator.engine import Context, Engine, ThroughputSpec
+from emulator.history import KEY_COUNT, KEY_RU, KEY_SIZE, QUERY_COUNT, QUERY_RU, History
 from tests.conftest import ManualClock
 from tests.emulator.test_history import LIMITS, START
 

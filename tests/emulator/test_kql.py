@@ -251,3 +251,11 @@ def test_repeated_names_get_a_suffix(app: tuple[LogsApp, Engine, str]) -> None:
         "count_",
         "count_1",
     ]
+
+
+def test_a_leading_where_on_either_legacy_spelling_pins_the_database() -> None:
+    """QueryRuntimeStatistics spells it databasename_s, the other categories databaseName_s (§6.5)."""
+    now = dt.datetime(2027, 1, 1, tzinfo=dt.UTC)
+    for column in ("databasename_s", "databaseName_s"):
+        scan = scan_of(parse(f"AzureDiagnostics | where {column} == 'd' | summarize count()"), 0.0, 1e11, now)
+        assert scan.databases == frozenset({"d"})

@@ -202,3 +202,16 @@ def test_every_collector_query_is_understood(stand_in: Fixture) -> None:
     for name, kql in all_queries():
         result = client.query_workspace(WORKSPACE, kql, timespan=_span())
         assert isinstance(result, LogsQueryResult), (name, kql, result)
+
+
+def test_legacy_query_statistics_spell_their_columns_in_lower_case(stand_in: Fixture) -> None:
+    """QueryRuntimeStatistics rows of AzureDiagnostics carry databasename_s, not databaseName_s, unlike the
+    other categories (azure-monitor.md §6.5, §7b R6: KQL identifiers are case-sensitive)."""
+    client = _client(stand_in)
+    by = "by databasename_s, databaseName_s, collectionname_s, partitionkeyrangeid_s, querytext_s"
+    kql = f"AzureDiagnostics | where Category == 'QueryRuntimeStatistics' | summarize n = count() {by}"
+    rows = _rows(_table(client.query_workspace(WORKSPACE, kql, timespan=None)))
+    assert rows and {r["querytext_s"] for r in rows} == {QUERY} and {r["collectionname_s"] for r in rows} == {"c"}
+    assert all(r["databasename_s"] == "t" and r["databaseName_s"] is None for r in rows)
+    kql = "AzureDiagnostics | where Category == 'PartitionKeyRUConsumption' | summarize n = count() by databaseName_s"
+    assert [r["databaseName_s"] for r in _rows(_table(client.query_workspace(WORKSPACE, kql, timespan=None)))] == ["t"]

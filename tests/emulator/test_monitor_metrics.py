@@ -15,8 +15,8 @@ from azure.core.credentials import AccessToken
 from azure.core.exceptions import ClientAuthenticationError, HttpResponseError
 from azure.monitor.querymetrics import Metric, MetricsClient, MetricsQueryResult
 
+from cosmoscore.monitor.metrics import NORMALIZED_RU, TOTAL_REQUEST_UNITS
 from emulator.engine import Engine
-from emulator.history import NORMALIZED_RU, TOTAL_REQUEST_UNITS
 from emulator.monitor.metrics import MetricsApp
 from emulator.monitor.tls import Certificates, ensure_certificates
 from emulator.server import RunningEmulator, start_in_thread

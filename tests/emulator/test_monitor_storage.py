@@ -14,8 +14,7 @@ import pytest
 from azure.core.exceptions import HttpResponseError
 from azure.monitor.querymetrics import MetricsClient
 
-from emulator.engine import Context, Engine, ThroughputSpec
-from emulator.history import (
+from cosmoscore.monitor.metrics import (
     AUTOSCALE_MAX,
     DATA_USAGE,
     DOCUMENT_COUNT,
@@ -24,6 +23,7 @@ from emulator.history import (
     PARTITION_THROUGHPUT,
     PROVISIONED,
 )
+from emulator.engine import Context, Engine, ThroughputSpec
 from emulator.monitor.metrics import MetricsApp
 from emulator.monitor.tls import Certificates, ensure_certificates
 from emulator.server import RunningEmulator, open_engine, start_in_thread
