@@ -36,7 +36,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis import fleet, query_costs, throttling
+from analysis import fleet, throttling
+from analysis.queries import costs as qc
 from cosmoscore.limits import GB, Limits
 
 KEY = fleet.FLEET_KEY
@@ -307,7 +308,7 @@ def query_stats(executions: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame(columns=QUERY_COLUMNS)
     logical = pd.concat(
-        [query_costs.logical_executions(mine).assign(account=acc) for acc, mine in frame.groupby("account")],
+        [qc.logical_executions(mine).assign(account=acc) for acc, mine in frame.groupby("account")],
         ignore_index=True,
     )
     logical = logical.assign(ok_ru=logical["total_ru"].where(logical["ok"]))

@@ -1,6 +1,6 @@
 """How numbers read, per unit: the precision a report keeps, a size in the unit that fits, a small percentage.
 
-**Precision per unit** (`PRECISION`, used by `analysis.capacity` for the report's `value` column): RU and
+**Precision per unit** (`PRECISION`, used by `analysis.capacity.review` for the report's `value` column): RU and
 RU/s to 0.1 (a tenth of an RU is below what a request is charged in steps of), GB to 3 decimals (a MB; the
 row's detail says the size in the unit that fits), counts whole, ratios to 2 decimals, percentages to 2
 decimals, or 2 significant digits below 1% (0.0048% is not 0) but never more than `MOST_DECIMALS`. With at

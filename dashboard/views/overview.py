@@ -5,7 +5,7 @@ with its change against the period before; the costliest queries; the open alert
 Layout only: the store, time range and scope come from the frame (`dashboard.state`), the data from
 `dashboard.loaders` (read from the start of the compared period, `analysis.overview.periods`), the numbers
 from `analysis.overview` (over `analysis.fleet`) and `analysis.alerts`, the figure from
-`dashboard.figures_overview`. Every widget has a key (tests drive them by key).
+`dashboard.figures.overview`. Every widget has a key (tests drive them by key).
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ import pandas as pd
 import streamlit as st
 
 from analysis import alerts, overview, units
-from dashboard import figures_overview, loaders, widgets
+from dashboard import widgets
+from dashboard.figures.overview import build_limits_figure, overview_cards
+from dashboard.loaders.tables import load_optional_view, load_view
 from dashboard.state import FrameState, frame_state
 
 HOW_TO_COLLECT = "Collect the configured queries and Azure Monitor data into it, then open it here"
@@ -101,7 +103,7 @@ def load_frames(view: FrameState) -> dict[str, pd.DataFrame]:
     """The five frames the overview reads, in the view's scope from `view.since` on."""
     frames, messages = {}, ()
     for table, columns in TABLES.items():
-        load = loaders.load_optional_view if table in OPTIONAL else loaders.load_view
+        load = load_optional_view if table in OPTIONAL else load_view
         loaded = load(view, table, columns=columns)
         frames[table], messages = loaded.frame, messages + loaded.warnings
     widgets.render_store_warnings(tuple(dict.fromkeys(messages)))
@@ -126,14 +128,14 @@ def load_overview(view: FrameState) -> tuple[pd.DataFrame, pd.DataFrame, overvie
 
 def load_open_alerts(view: FrameState) -> pd.DataFrame:
     """The alerts of each account's latest evaluation, in the view's scope, whatever the time range."""
-    stored = loaders.load_optional_view(dataclasses.replace(view, since=None), "alerts", columns=alerts.STORED_COLUMNS)
+    stored = load_optional_view(dataclasses.replace(view, since=None), "alerts", columns=alerts.STORED_COLUMNS)
     return alerts.latest_alerts(stored.frame)
 
 
 def render_cards(containers: pd.DataFrame) -> None:
     for _, row in containers.head(MAX_CARDS).iterrows():
         st.subheader(f"{row['database']} / {row['container']}", divider="gray")
-        cards = figures_overview.overview_cards(row)
+        cards = overview_cards(row)
         for column, (label, value, delta, colour, about) in zip(st.columns(len(cards)), cards):
             column.metric(label, value or "-", delta, delta_color=colour, help=about)
 
@@ -163,7 +165,7 @@ else:
     st.caption(f"{span.note} {BAND}")
     render_cards(containers)
     fills = overview.limit_fills(containers)
-    st.plotly_chart(figures_overview.build_limits_figure(fills, title="How close to each limit"), key="overview_limits")
+    st.plotly_chart(build_limits_figure(fills, title="How close to each limit"), key="overview_limits")
     st.subheader("Containers")
     sized, unit = units.gb_in_fitting_unit(containers, SIZES)  # the CSV keeps GB
     config = {**CONTAINER_TABLE, **size_config(unit)}

@@ -4,7 +4,7 @@ size against its data.
 
 Layout only: the store, time range and scope come from the frame (`dashboard.state`), the data from
 `dashboard.loaders` (`partitions` and `logical_keys` from `ruscope storage`, `log_key_sizes` from
-`ruscope logs`), the numbers from `analysis.storage`, the figures from `dashboard.figures_storage`, the
+`ruscope logs`), the numbers from `analysis.storage`, the figures from `dashboard.figures.storage`, the
 limits from `cosmoscore.limits`. Every widget has a key (tests drive them by key).
 """
 
@@ -15,7 +15,9 @@ import streamlit as st
 
 from analysis import storage
 from cosmoscore.limits import Limits
-from dashboard import figures_storage, loaders, widgets
+from dashboard import widgets
+from dashboard.figures.storage import build_container_growth_figure, build_key_fill_figure, build_partition_fill_figure
+from dashboard.loaders.tables import load_optional_view, load_view
 from dashboard.state import frame_state
 
 LIMITS = Limits()
@@ -76,9 +78,7 @@ def render_partitions(partitions: pd.DataFrame) -> None:
     fill = storage.partition_fill(partitions, limits=LIMITS)
     st.subheader("Physical partitions against 50 GB")
     limit = LIMITS.physical_partition_max_bytes
-    st.plotly_chart(
-        figures_storage.build_partition_fill_figure(fill, limit_bytes=limit), key="storage_partitions_chart"
-    )
+    st.plotly_chart(build_partition_fill_figure(fill, limit_bytes=limit), key="storage_partitions_chart")
     unit = storage.size_unit(fill["size_kb"])
     columns = {
         "label": st.column_config.TextColumn(storage.label_title(fill, "pkrange")),
@@ -100,7 +100,7 @@ def render_keys(logical_keys: pd.DataFrame, log_key_sizes: pd.DataFrame) -> None
         st.caption("No logical key sizes in this view: `ruscope storage` lists the largest keys it samples.")
         return
     limit = LIMITS.logical_partition_max_bytes
-    st.plotly_chart(figures_storage.build_key_fill_figure(keys, limit_bytes=limit), key="storage_keys_chart")
+    st.plotly_chart(build_key_fill_figure(keys, limit_bytes=limit), key="storage_keys_chart")
     sized = ["size_kb", "statistics_kb", "logs_kb"]
     unit = storage.size_unit(keys[sized].stack())
     columns = {
@@ -120,7 +120,7 @@ def render_keys(logical_keys: pd.DataFrame, log_key_sizes: pd.DataFrame) -> None
 def render_growth(partitions: pd.DataFrame) -> None:
     sizes = storage.container_sizes(partitions)
     st.subheader("Size over time")
-    st.plotly_chart(figures_storage.build_container_growth_figure(sizes), key="storage_growth_chart")
+    st.plotly_chart(build_container_growth_figure(sizes), key="storage_growth_chart")
     unit = storage.size_unit(sizes["size_kb"])
     columns = {
         "label": st.column_config.TextColumn(storage.container_title(sizes)),
@@ -151,10 +151,10 @@ def render_index(partitions: pd.DataFrame) -> None:
 
 st.title("Storage")
 view = frame_state()
-partitions = loaders.load_optional_view(view, "partitions", columns=storage.PARTITION_COLUMNS)
-logical_keys = loaders.load_optional_view(view, "logical_keys", columns=storage.LOGICAL_KEY_COLUMNS)
-log_key_sizes = loaders.load_optional_view(view, "log_key_sizes", columns=storage.LOG_KEY_SIZE_COLUMNS)
-executions = loaders.load_view(view, "executions", columns=["run_id"])
+partitions = load_optional_view(view, "partitions", columns=storage.PARTITION_COLUMNS)
+logical_keys = load_optional_view(view, "logical_keys", columns=storage.LOGICAL_KEY_COLUMNS)
+log_key_sizes = load_optional_view(view, "log_key_sizes", columns=storage.LOG_KEY_SIZE_COLUMNS)
+executions = load_view(view, "executions", columns=["run_id"])
 widgets.render_store_warnings(partitions.warnings + logical_keys.warnings + log_key_sizes.warnings)
 if partitions.frame.empty and logical_keys.frame.empty and log_key_sizes.frame.empty:
     if executions.frame.empty:

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from analysis import overview, units
 from collectors.store import write_frame
-from dashboard import figures_overview
+from dashboard.figures import overview as figures_overview
 from tests.analysis.test_overview import frame, row, shop_frames
 from tests.dashboard.apptest import chart, minutes_ago, run_app, write_plan
 

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from analysis import storage
 from collectors.store import write_frame
 from cosmoscore.limits import GB, Limits
-from dashboard import figures_storage
+from dashboard.figures import storage as figures_storage
 from tests.analysis.test_storage_analysis import LOGICAL_KEYS, PARTITIONS, key, partition
 from tests.collected import CollectedStore
 from tests.dashboard.apptest import APP, chart

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from analysis import throttling
 from collectors.store import write_frame
-from dashboard import figures_throttling
+from dashboard.figures import throttling as figures_throttling
 from tests.analysis.test_throttling import METRIC_ROWS, T0
 from tests.collected import CollectedStore
 from tests.dashboard.apptest import APP, chart, store_rows, write_rows

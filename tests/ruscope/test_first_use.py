@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from azure.cosmos import CosmosClient, PartitionKey
 
-from analysis.query_costs import logical_executions
+from analysis.queries.costs import logical_executions
 from collectors.store import read_table
 from emulator.auth import WELL_KNOWN_KEY
 from emulator.engine import Context, Engine

@@ -29,7 +29,7 @@ percent, so that one unit reads the same everywhere. Each value is rounded to it
 decimals, counts whole, ratios to 2 decimals), never more than 4 decimals, so the CSV holds plain decimal
 numbers (0.0048, never 4.8e-03); a size's detail says it in the unit that fits ("36 KB").
 
-Actions: each rule is a pure function in `analysis.capacity_rules` with its thresholds named as constants
+Actions: each rule is a pure function in `analysis.capacity.rules` with its thresholds named as constants
 and their sources; each returns an `Action` or None. The report must never hold a secret: it is built from store rows,
 which carry no keys or tokens.
 """
@@ -41,7 +41,7 @@ import math
 import pandas as pd
 
 from analysis import overview
-from analysis.capacity_rules import (
+from analysis.capacity.rules import (
     Action,
     autoscale_action,
     autoscale_cost_ratio,

@@ -1,7 +1,7 @@
 """Logical keys of hot partitions: which keys carry the RU (Log Analytics' CDBPartitionKeyRUConsumption, the
 `log_key_ru` table) and which are largest (the storage snapshot's `logical_keys`), per pkrange.
 
-Pure functions over those frames (only the `*_COLUMNS` below are read); `analysis.hot_partitions` orders the
+Pure functions over those frames (only the `*_COLUMNS` below are read); `analysis.hot.partitions` orders the
 pkranges and draws nothing here. A key heatmap's cell is RU per second over its bin (the logs' RU summed over
 the bin, over the bin's seconds), so cells of different bins compare.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.hot_current import current_totals
-from analysis.hot_partitions import (
+from analysis.hot.current import current_totals
+from analysis.hot.partitions import (
     CONTAINER_KEY,
     MAX_CELLS,
     MAX_COLUMNS,
@@ -24,7 +24,7 @@ from analysis.hot_partitions import (
     row_labels,
     smallest_step,
 )
-from analysis.query_costs import pkrange_sort_key
+from analysis.pkrange_ids import pkrange_sort_key
 
 TOP_KEY_CHOICES = (10, 20, 50, 100)  # how many of the hottest keys a heatmap may show
 
@@ -83,7 +83,7 @@ def key_totals(key_ru: pd.DataFrame) -> pd.DataFrame:
 
 def pkrange_totals(key_ru: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:
     """RU per (container, pkrange) in the logs, of the pkranges that exist at the end of the view and since
-    their layout is complete (`analysis.hot_current`): the logs' load per partition, for the skew."""
+    their layout is complete (`analysis.hot.current`): the logs' load per partition, for the skew."""
     totals = current_totals(key_ru, partitions, value="request_charge")
     return totals.rename(columns={"request_charge": "ru"})
 

@@ -335,12 +335,6 @@ def run_starts(executions: pd.DataFrame) -> pd.Series:
     return executions.groupby("run_id")["time"].min()
 
 
-def runs_newest_first(executions: pd.DataFrame) -> list[str]:
-    """The run ids in the frame, the most recently started first."""
-    starts = run_starts(executions).reset_index()
-    return starts.sort_values(["time", "run_id"], ascending=False)["run_id"].tolist()
-
-
 def _is(values: pd.Series, value: str) -> pd.Series:
     """values == value as plain bools: a missing value (the store's pd.NA) is not equal."""
     return values.eq(value).fillna(False).astype(bool)

@@ -1,5 +1,5 @@
 """The capacity report's action rules: each a pure function with its thresholds named as constants and
-their sources, returning an `Action` (a recommendation in plain words) or None. `analysis.capacity` runs
+their sources, returning an `Action` (a recommendation in plain words) or None. `analysis.capacity.review` runs
 them per container, query and logical key.
 
 **A hot partition is not a throughput problem.** Provisioned RU/s are split evenly across the physical

@@ -1,4 +1,4 @@
-"""Pure plotly builders of the Hot partitions page: `analysis.hot_partitions` / `analysis.hot_replay` results in,
+"""Pure plotly builders of the Hot partitions page: `analysis.hot.partitions` / `analysis.hot.replay` results in,
 a `go.Figure` out. No Streamlit, no I/O; arrays, not Python lists, go to plotly.
 
 The normalized-RU heatmap has a fixed 0-100% scale, so a colour means the same percentage in every view, and
@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from analysis.hot_partitions import Heatmap
-from dashboard.figures import empty_note
+from analysis.hot.partitions import Heatmap
+from dashboard.figures.canvas import empty_note
 
 SATURATED_FROM = 99.5  # percent: cells at or above are drawn in the saturated top colour
 TOP_COLOR = "#e00000"
@@ -103,7 +103,7 @@ def build_key_heatmap_figure(heatmap: Heatmap, *, title: str | None = None) -> g
 
 
 def build_skew_figure(shares: pd.DataFrame, *, title: str | None = None) -> go.Figure:
-    """Each pkrange's share of its container's load (`analysis.hot_replay.load_shares`) against the even share."""
+    """Each pkrange's share of its container's load (`analysis.hot.replay.load_shares`) against the even share."""
     figure = go.Figure()
     figure.update_layout(title=title, yaxis_title="share of the load", xaxis_title="pkrange", legend_title_text="")
     figure.update_layout(height=BAR_HEIGHT, margin=_margin(title))
