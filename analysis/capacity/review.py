@@ -52,7 +52,7 @@ from analysis.capacity.rules import (
     raise_action,
     skew_action,
 )
-from analysis.units import round_to_unit, size_text
+from analysis.units import Number, round_to_unit, size_text
 from cosmoscore.limits import GB, Limits
 
 KEY = overview.KEY
@@ -290,7 +290,7 @@ def action_rows(
     return pd.DataFrame(rows, columns=REPORT_COLUMNS)
 
 
-def _num(value: object, default: float = math.nan) -> float:
+def _num(value: Number, default: float = math.nan) -> float:
     """A number, or `default` for a missing one (None, NaN, pd.NA)."""
     return default if value is None or pd.isna(value) else float(value)
 

@@ -111,7 +111,7 @@ def autoscale_cost_ratio(per_second: pd.Series) -> tuple[float, int]:
     """What autoscale with its max at the peak would cost against manual RU/s at the peak, from a series of
     consumed RU/s indexed by time: 1.5 x the mean over hours of max(10%, the hour's peak / the peak); and
     the number of hours. NaN when nothing was consumed."""
-    hourly = per_second.groupby(per_second.index.floor("h")).max()
+    hourly = per_second.groupby(pd.DatetimeIndex(per_second.index).floor("h")).max()
     peak = float(hourly.max()) if not hourly.empty else 0.0
     if not peak > 0:
         return math.nan, len(hourly)

@@ -45,8 +45,8 @@ def summarize_key_heatmap(
     if rows.empty:
         return empty_heatmap()
     key = [*CONTAINER_KEY, "partition_key"]
-    totals = rows.groupby(key, sort=False)["request_charge"].sum().rename("ru")
-    totals = totals.reset_index().sort_values(["ru", *key], ascending=[False, True, True, True, True], kind="stable")
+    ru = rows.groupby(key, sort=False)["request_charge"].sum().rename("ru")
+    totals = ru.reset_index().sort_values(["ru", *key], ascending=[False, True, True, True, True], kind="stable")
     totals = totals.head(top).reset_index(drop=True)
     totals["label"] = row_labels(totals, name="partition_key")
     where = pd.MultiIndex.from_frame(totals[key]).get_indexer(pd.MultiIndex.from_frame(rows[key]))

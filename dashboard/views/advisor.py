@@ -86,8 +86,9 @@ def pick_run(runs: pd.DataFrame, container: str | None) -> str:
     """The advice to show: the newest of the scope's container when it has one, else a picker's choice."""
     preferred = runs[runs["container"] == container] if container is not None else runs
     ordered = pd.concat([preferred, runs]).drop_duplicates("run_id")
-    labels = {row.run_id: advice.run_label(pd.Series(row._asdict())) for row in ordered.itertuples()}
-    return st.selectbox("Advice", list(labels), format_func=labels.__getitem__, key="advisor_run")
+    labels = {str(run["run_id"]): advice.run_label(run) for _, run in ordered.iterrows()}
+    picked = st.selectbox("Advice", list(labels), format_func=labels.__getitem__, key="advisor_run")
+    return picked if picked is not None else next(iter(labels))  # None only without options; runs has rows
 
 
 def render_designs(designs: pd.DataFrame) -> None:
@@ -99,10 +100,9 @@ def render_designs(designs: pd.DataFrame) -> None:
         column_config=DESIGN_TABLE, csv=designs,
     )  # fmt: skip
     with st.expander("Every verdict in words"):
-        for row in designs.itertuples():
-            st.markdown(
-                f"**{row.rank}. {row.design}** ({row.origin}{': ' + row.why if row.why else ''}): {row.verdict}"
-            )
+        for _, row in designs.iterrows():
+            why = f": {row['why']}" if row["why"] else ""
+            st.markdown(f"**{row['rank']}. {row['design']}** ({row['origin']}{why}): {row['verdict']}")
 
 
 def render_queries(queries: pd.DataFrame, order: list[str]) -> None:

@@ -188,7 +188,7 @@ def render_replay(data: HotData) -> None:
         )
         return
     st.markdown(DEMAND_HELP)
-    for row in data.headroom.itertuples(index=False):
+    for _, row in data.headroom.iterrows():
         st.markdown(_headroom_sentence(row))
     st.plotly_chart(build_demand_figure(data.demand), key="hot_demand_chart")
     widgets.render_table(
@@ -205,20 +205,20 @@ def render_replay(data: HotData) -> None:
         widgets.render_table(data.by_query, key="hot_query_demand", file_name="hot-partition-query-demand.csv")
 
 
-def _headroom_sentence(row: object) -> str:
+def _headroom_sentence(row: pd.Series) -> str:
     """One plain sentence per container: the first partition to throttle and at what multiple of the workload."""
-    name = f"**{row.database}/{row.container}**"
-    unrated = int(row.queries_without_rate or 0)
-    note = f" {unrated} of {row.queries} queries have no `rate_per_s` and count as 1 execution/s." if unrated else ""
-    if pd.isna(row.multiplier):
+    name = f"**{row['database']}/{row['container']}**"
+    unrated = int(row["queries_without_rate"] or 0)
+    note = f" {unrated} of {row['queries']} queries have no `rate_per_s` and count as 1 execution/s." if unrated else ""
+    if pd.isna(row["multiplier"]):
         return (
-            f"{name}: demand {row.ru_s:.2f} RU/s; the partitions' budget is unknown (no storage snapshot or "
+            f"{name}: demand {row['ru_s']:.2f} RU/s; the partitions' budget is unknown (no storage snapshot or "
             f"provisioned RU/s metric), so the throttling point cannot be said.{note}"
         )
-    verdict = "throttles already at the configured rates" if row.multiplier < 1 else "would throttle first"
+    verdict = "throttles already at the configured rates" if row["multiplier"] < 1 else "would throttle first"
     return (
-        f"{name}: demand {row.ru_s:.2f} RU/s. Pkrange {row.first_to_throttle} {verdict}: at "
-        f"{row.multiplier:.2f}x the configured workload.{note}"
+        f"{name}: demand {row['ru_s']:.2f} RU/s. Pkrange {row['first_to_throttle']} {verdict}: at "
+        f"{row['multiplier']:.2f}x the configured workload.{note}"
     )
 
 

@@ -101,7 +101,8 @@ BAND = (
 
 def load_frames(view: FrameState) -> dict[str, pd.DataFrame]:
     """The five frames the overview reads, in the view's scope from `view.since` on."""
-    frames, messages = {}, ()
+    frames: dict[str, pd.DataFrame] = {}
+    messages: tuple[str, ...] = ()
     for table, columns in TABLES.items():
         load = load_optional_view if table in OPTIONAL else load_view
         loaded = load(view, table, columns=columns)

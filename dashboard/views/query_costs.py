@@ -139,8 +139,12 @@ def render_runs(view: FrameState, costs: QueryCosts) -> None:
     names = {run: f"{start:%Y-%m-%d %H:%M} UTC" for run, start in starts.items()}
     runs = list(starts)
     left, right = st.columns(2)
-    run_a = left.selectbox("Run A", runs, format_func=names.get, key="query_costs_run", help="newest first")
-    run_b = right.selectbox("Run B", runs, index=min(1, len(runs) - 1), format_func=names.get, key="query_costs_run_b")
+    run_a = left.selectbox("Run A", runs, format_func=names.__getitem__, key="query_costs_run", help="newest first")
+    run_b = right.selectbox(
+        "Run B", runs, index=min(1, len(runs) - 1), format_func=names.__getitem__, key="query_costs_run_b"
+    )
+    if run_a is None or run_b is None:  # no runs to pick from
+        return
     a = load_run_detail(view, run_a, starts[run_a])
     b = load_run_detail(view, run_b, starts[run_b])
     widgets.render_store_warnings(tuple(dict.fromkeys((*a.warnings, *b.warnings))))

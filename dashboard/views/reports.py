@@ -54,13 +54,14 @@ SECTIONS = {"partition": "Partitions", "key": "Largest and costliest keys", "que
 
 
 def load_report(view: FrameState) -> pd.DataFrame:
-    frames, messages = {}, ()
+    frames: dict[str, pd.DataFrame] = {}
+    messages: tuple[str, ...] = ()
     for table, columns in review.REPORT_TABLES.items():
         load = load_view if table in REQUIRED else load_optional_view
         loaded = load(view, table, columns=columns)
         frames[table], messages = loaded.frame, messages + loaded.warnings
     widgets.render_store_warnings(tuple(dict.fromkeys(messages)))
-    return review.build_capacity_report(**frames)
+    return review.build_capacity_report(**frames, limits=None)  # named: no frame can be taken for the limits
 
 
 def render_actions(report: pd.DataFrame) -> None:

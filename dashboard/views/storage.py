@@ -102,7 +102,7 @@ def render_keys(logical_keys: pd.DataFrame, log_key_sizes: pd.DataFrame) -> None
     limit = LIMITS.logical_partition_max_bytes
     st.plotly_chart(build_key_fill_figure(keys, limit_bytes=limit), key="storage_keys_chart")
     sized = ["size_kb", "statistics_kb", "logs_kb"]
-    unit = storage.size_unit(keys[sized].stack())
+    unit = storage.size_unit(pd.concat([keys[name] for name in sized], ignore_index=True))
     columns = {
         "label": st.column_config.TextColumn(storage.label_title(keys, "partition key")),
         "source": st.column_config.TextColumn("size, fill and growth from"),
