@@ -93,5 +93,5 @@ def neutralise_formula(text: str) -> str:
 def format_utc(times: pd.Series) -> pd.Series:
     """Datetimes as `YYYY-MM-DDTHH:MM:SS.mmmZ` strings in UTC (missing stays missing)."""
     utc = times.dt.tz_convert("UTC") if times.dt.tz is not None else times.dt.tz_localize("UTC")
-    text = utc.dt.strftime(TIME_FORMAT).str.slice(0, 23) + "Z"
+    text: pd.Series = utc.dt.strftime(TIME_FORMAT).str.slice(0, 23) + "Z"
     return text.where(utc.notna(), None)

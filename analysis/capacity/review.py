@@ -40,7 +40,7 @@ import math
 
 import pandas as pd
 
-from analysis import overview
+from analysis import fleet, overview
 from analysis.capacity.rules import (
     Action,
     autoscale_action,
@@ -63,9 +63,9 @@ TOP_KEYS = 5
 # The store columns the report reads, per table (`ruscope report` reads only these).
 REPORT_TABLES = {
     "executions": overview.EXECUTION_COLUMNS,
-    "requests": overview.fleet.REQUEST_COLUMNS,
+    "requests": fleet.REQUEST_COLUMNS,
     "metrics": overview.METRIC_COLUMNS,
-    "partitions": [*overview.fleet.PARTITION_COLUMNS, "document_count"],
+    "partitions": [*fleet.PARTITION_COLUMNS, "document_count"],
     "logical_keys": overview.LOGICAL_KEY_COLUMNS,
     "log_key_ru": [*KEY, "time", "pkrange_id", "partition_key", "request_charge"],
 }
@@ -132,7 +132,9 @@ def autoscale_ratios(metrics: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[*KEY, "autoscale_cost_ratio", "autoscale_hours"])
 
 
-def _long(frame: pd.DataFrame, section: str, column: str, unit: str, *, subject=None, detail=None) -> pd.DataFrame:
+def _long(
+    frame: pd.DataFrame, section: str, column: str, unit: str, *, subject: str | None = None, detail: str | None = None
+) -> pd.DataFrame:
     """One report row per frame row with a `column` value: `measure` named after the column; a `share`
     (0..1) is written in percent."""
     rows = frame[frame[column].notna()] if column in frame else frame.iloc[0:0]
@@ -227,7 +229,7 @@ def query_rows(queries: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts).sort_index(kind="stable")
 
 
-def costliest_keys(log_key_ru: pd.DataFrame | None) -> dict[tuple, str]:
+def costliest_keys(log_key_ru: pd.DataFrame | None) -> dict[tuple[str, ...], str]:
     """(account, database, container, pkrange) -> the logical key with the most RU on it in the logs."""
     if log_key_ru is None or "pkrange_id" not in log_key_ru or log_key_ru.empty:
         return {}
@@ -246,11 +248,11 @@ def action_rows(
     keys: pd.DataFrame,
     limits: Limits | None,
     *,
-    hot_keys: dict[tuple, str] | None = None,
+    hot_keys: dict[tuple[str, ...], str] | None = None,
 ) -> pd.DataFrame:
     """The `action` section: every rule that fires, per container, query and logical key (`hot_keys`:
     `costliest_keys`, to name the key of a hot partition)."""
-    found: list[tuple[tuple, str, Action]] = []
+    found: list[tuple[tuple[str, ...], str, Action]] = []
     for row in containers.to_dict("records"):
         key = tuple(row[name] for name in KEY)
         pkranges = int(_num(row["pkranges"], 0))

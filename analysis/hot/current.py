@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 CONTAINER_KEY = ["account", "database", "container"]
-ROW_KEY = [*CONTAINER_KEY, "pkrange_id"]  # one pkrange (`analysis.hot.partitions` re-exports both)
+ROW_KEY = [*CONTAINER_KEY, "pkrange_id"]  # one pkrange: the row key of every module in `analysis.hot`
 
 
 def current_rows(rows: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:

@@ -11,12 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.hot.current import current_totals
+from analysis.hot.current import CONTAINER_KEY, ROW_KEY, current_totals
 from analysis.hot.partitions import (
-    CONTAINER_KEY,
     MAX_CELLS,
     MAX_COLUMNS,
-    ROW_KEY,
     Heatmap,
     binned,
     empty_heatmap,

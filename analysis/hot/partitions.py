@@ -345,7 +345,7 @@ def _lineage_path(pkrange_id: str, ancestors: str) -> tuple[str, ...]:
     return (*[a for a in str(ancestors or "").split(",") if a], str(pkrange_id))
 
 
-def _path_key(path: tuple[str, ...]) -> tuple:
+def _path_key(path: tuple[str, ...]) -> tuple[tuple[int, int, str], ...]:
     return tuple(pkrange_sort_key(pk) for pk in path)
 
 

@@ -34,7 +34,7 @@ import pandas as pd
 
 from analysis import fleet
 from analysis.hot import partitions as hp
-from analysis.hot.partitions import CONTAINER_KEY, ROW_KEY
+from analysis.hot.current import CONTAINER_KEY, ROW_KEY
 from analysis.pkrange_ids import pkrange_sort_key
 
 ASSUMED_RATE = 1.0  # executions per second of a query without a configured rate_per_s

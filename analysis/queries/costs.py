@@ -327,7 +327,8 @@ def _ok_execution_ids(executions: pd.DataFrame) -> pd.Series:
     all_ok = (
         _is(executions["status"], "ok").groupby([executions[k] for k in LOGICAL_KEY], dropna=False).transform("all")
     )
-    return executions.loc[all_ok, "execution_id"]
+    ids: pd.Series = executions.loc[all_ok, "execution_id"]
+    return ids
 
 
 def run_starts(executions: pd.DataFrame) -> pd.Series:
@@ -347,4 +348,4 @@ def _ranks(classes: pd.Series) -> pd.Series:
 
 
 def _classes(ranks: pd.Series) -> np.ndarray:
-    return np.asarray(ROUTING_CLASSES, dtype=object)[ranks.to_numpy(dtype=int)]
+    return np.take(np.asarray(ROUTING_CLASSES, dtype=object), ranks.to_numpy(dtype=int))

@@ -24,6 +24,7 @@ import streamlit as st
 from analysis.hot import keys as hk
 from analysis.hot import partitions as hp
 from analysis.hot import replay as hr
+from analysis.hot.current import ROW_KEY
 from analysis.scope import Scope
 from dashboard.loaders import tables
 from dashboard.state import FrameState
@@ -111,5 +112,5 @@ def _load_hot(
 
 def _ordered(frame: pd.DataFrame, column: str, partitions: pd.DataFrame) -> pd.DataFrame:
     """A per-pkrange load in key-space order, with its labels."""
-    rows = hp.order_pkranges(frame[[*hp.ROW_KEY, column]].drop_duplicates(subset=hp.ROW_KEY), partitions)
-    return rows[[*hp.ROW_KEY, "label", column]]
+    rows = hp.order_pkranges(frame[[*ROW_KEY, column]].drop_duplicates(subset=ROW_KEY), partitions)
+    return rows[[*ROW_KEY, "label", column]]

@@ -14,6 +14,7 @@ import streamlit as st
 from analysis.hot import keys as hk
 from analysis.hot import partitions as hp
 from analysis.hot import replay as hr
+from analysis.hot.current import CONTAINER_KEY
 from dashboard import widgets
 from dashboard.figures.hot_partitions import (
     build_demand_figure,
@@ -123,7 +124,7 @@ def render_heatmap(data: HotData) -> None:
     )
     if not heatmap.splits.empty:
         st.caption("Splits in this view")
-        splits = heatmap.splits[[*hp.CONTAINER_KEY, "parent", "children", "time"]]
+        splits = heatmap.splits[[*CONTAINER_KEY, "parent", "children", "time"]]
         widgets.render_table(
             splits, key="hot_splits", file_name="hot-partition-splits.csv", column_config=SPLIT_COLUMNS
         )

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from analysis import alerts, overview, units
+from analysis import alerts, fleet, overview, units
 from dashboard import widgets
 from dashboard.figures.overview import build_limits_figure, overview_cards
 from dashboard.loaders.tables import load_optional_view, load_view
@@ -27,9 +28,9 @@ COLLECT = ['ruscope collect --config ruscope.toml   # [store] uri = "{store}"']
 MAX_CARDS = 3  # containers shown as headline cards (the riskiest first); the table has them all
 TABLES = {  # what `summarize_containers` reads
     "executions": overview.EXECUTION_COLUMNS,
-    "requests": overview.fleet.REQUEST_COLUMNS,
+    "requests": fleet.REQUEST_COLUMNS,
     "metrics": overview.METRIC_COLUMNS,
-    "partitions": overview.fleet.PARTITION_COLUMNS,
+    "partitions": fleet.PARTITION_COLUMNS,
     "logical_keys": overview.LOGICAL_KEY_COLUMNS,
 }
 OPTIONAL = {"metrics", "partitions", "logical_keys"}  # written by collectors a replay-only store lacks
@@ -63,7 +64,7 @@ CONTAINER_TABLE = {
 SIZES = ["largest_partition_gb", "largest_partition_gb_change", "largest_key_gb", "largest_key_gb_change"]
 
 
-def size_config(unit: str) -> dict:
+def size_config(unit: str) -> dict[str, Any]:
     """The size columns' headers in the unit the table shows them in (`analysis.units.gb_in_fitting_unit`)."""
     number, change = ("%.0f", "%+.0f") if unit == "KB" else ("%.3f", "%+.3f")
     return {

@@ -9,6 +9,8 @@ Every widget has a key (tests drive them by key): `query_costs_sql`, `query_cost
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
@@ -107,7 +109,7 @@ ERROR_COLUMNS = {
 }
 
 
-def shown(frame: pd.DataFrame, columns: dict) -> pd.DataFrame:
+def shown(frame: pd.DataFrame, columns: dict[str, Any]) -> pd.DataFrame:
     """The frame's columns a table shows, in its config's order (what matters first, run ids last)."""
     return frame[[c for c in columns if c in frame.columns]]
 

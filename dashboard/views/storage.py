@@ -10,6 +10,8 @@ limits from `cosmoscore.limits`. Every widget has a key (tests drive them by key
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
@@ -54,7 +56,7 @@ INDEX_COLUMNS = {
 HIDDEN = ["account", "database", "container"]
 
 
-def size_columns(frame: pd.DataFrame, unit: storage.SizeUnit, *, limit: str, sizes: dict[str, str]) -> dict:
+def size_columns(frame: pd.DataFrame, unit: storage.SizeUnit, *, limit: str, sizes: dict[str, str]) -> dict[str, Any]:
     """The headers of a fill table: its sizes in `unit` (`sizes`: column -> header), the fill as a percentage
     with the decimals its smallest value needs, its growth."""
     decimals = storage.percent_decimals(frame["fill_pct"])
