@@ -1,4 +1,4 @@
-"""analysis.queries.costs, analysis.report and dashboard.figures on frames built here (the schema's columns)."""
+"""analysis.queries.costs, analysis.report and dashboard.figures.query_costs on frames built here (the schema's columns)."""
 
 from __future__ import annotations
 
