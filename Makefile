@@ -53,7 +53,7 @@ test: install
 	PYTHONDONTWRITEBYTECODE=1 $(PY) -m pytest -q
 
 # Lint, format check, type check. mypy's strictness per package is in pyproject.toml; with no TYPECHECK
-# it checks pyproject's `files` (cosmoscore and collectors), `make lint TYPECHECK=cosmoscore` narrows it.
+# it checks pyproject's `files`, `make lint TYPECHECK=cosmoscore` narrows it.
 TYPECHECK ?=
 lint: install
 	$(VENV)/bin/ruff check .

@@ -6,11 +6,25 @@ test. The store columns a function reads are named with the schema's `Table.pick
 so a column the store does not have fails where it is named, never reads as missing values; a literal list
 copying the schema is refused by tests/test_layering.py.
 
-- `scope`: the time range and the scope (account, database, container) a view covers, shared by every page.
-- `query_costs`: RU per query execution, change between runs, per-pkrange breakdown, routing classes.
-- `fleet`: every container of every account ranked by risk (429s, hot partition, storage), then waste.
+A module answers one question; a question with several parts is a sub-package with one module per part:
+
+- `scope`: the time range and the scope (account, database, container) a view covers, shared by every page;
+- `queries/`: RU per query execution and its change between runs (`costs`), run by run: over time, the
+  routing multiplier, index use (`runs`);
+- `pkrange_ids`: lists of pkrange ids as the store writes them ("0,3,12"), sorted, merged, counted;
+- `hot/`: hot partitions: the heatmap and pkrange order (`partitions`), the current layout (`current`), the
+  logical keys (`keys`), the replay's demand and skew (`replay`);
+- `fleet`: every container of every account ranked by risk (429s, hot partition, storage), then waste;
+- `overview`: each container's numbers for a time range against the period before, over `fleet`;
+- `storage`: partition and key fill, growth and the projected date of each limit;
+- `throttling`: 429s per container, partition and query, from Azure Monitor, the logs and the replay;
+- `alerts`: the config's thresholds evaluated on store frames, and the open alerts;
+- `capacity/`: the capacity-review report (`review`) and its action rules (`rules`);
+- `advice`: the stored advisor results shaped for the Advisor page;
+- `units`: how numbers read per unit (precision, sizes, small percentages);
 - `report`: the one CSV path (`to_csv_bytes`), shared by every dashboard download and `ruscope report`.
 
-To add an analysis: a module named for what it answers, `summarize_*` functions for the stats, tests in
-`tests/analysis/` on synthetic frames with the schema's columns.
+To add an analysis: a module named for what it answers (in the sub-package of its question, if there is
+one), `summarize_*` functions for the stats, a `*_COLUMNS` list of the store columns it reads, tests in
+`tests/analysis/` (mirroring the sub-packages) on synthetic frames with the schema's columns.
 """

@@ -117,12 +117,12 @@ def limit_projection(designs: pd.DataFrame, horizon_days: float | None = None) -
     horizon = horizon_days or min(crossing, MAX_HORIZON_DAYS)  # a crossing decades away would flatten the rest
     horizon = max(horizon, 1.0)
     rows = []
-    for row in designs.itertuples():
-        start, limit = float(row.largest_logical_gb), float(row.logical_limit_gb)
-        slope = (limit - start) / row.days_to_limit if pd.notna(row.days_to_limit) and row.days_to_limit > 0 else 0.0
-        end = min(horizon, float(row.days_to_limit)) if slope else horizon  # a line stops where it hits the limit
+    numbers = (designs[name].astype(float) for name in ("largest_logical_gb", "logical_limit_gb", "days_to_limit"))
+    for design, start, limit, days in zip(designs["design"], *numbers):
+        slope = (limit - start) / days if pd.notna(days) and days > 0 else 0.0
+        end = min(horizon, days) if slope else horizon  # a line stops where it hits the limit
         rows += [
-            {"design": row.design, "day": 0.0, "gb": start, "limit_gb": limit},
-            {"design": row.design, "day": end, "gb": start + slope * end, "limit_gb": limit},
+            {"design": design, "day": 0.0, "gb": start, "limit_gb": limit},
+            {"design": design, "day": end, "gb": start + slope * end, "limit_gb": limit},
         ]
     return pd.DataFrame(rows)

@@ -18,7 +18,7 @@ row per (container, rule, subject), in a stable order:
 - `partition_storage`: a physical partition's size in the latest `partitions` snapshot against
   `Limits.physical_partition_max_bytes` (50 GB).
 - `query_ru_increase`: a query's latest run's mean RU per successful logical execution (as in
-  `analysis.query_costs`) against its baseline, the median of the means of up to `baseline_runs` runs before
+  `analysis.queries.costs`) against its baseline, the median of the means of up to `baseline_runs` runs before
   it; a query without a previous successful run has no baseline and cannot fire.
 
 An evaluation also records one `evaluated` row per account it covered (`evaluated_rows`), so a clean
@@ -33,7 +33,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from analysis import query_costs
+from analysis.queries import costs as qc
 from analysis.scope import Scope, select_scope
 from cosmoscore.limits import GB
 from cosmoscore.monitor.metrics import NORMALIZED_RU, TOTAL_REQUESTS
@@ -60,7 +60,7 @@ METRIC_COLUMNS = METRICS.pick(
 REQUEST_COLUMNS = REQUESTS.pick(*CONTAINER, "time", "status")
 PARTITION_COLUMNS = PARTITIONS.pick(*CONTAINER, "run_id", "time", "pkrange_id", "size_kb")
 KEY_COLUMNS = LOGICAL_KEYS.pick(*CONTAINER, "run_id", "time", "partition_key", "size_kb")
-EXECUTION_COLUMNS = EXECUTIONS.pick("account", *query_costs.EXECUTION_COLUMNS)
+EXECUTION_COLUMNS = EXECUTIONS.pick("account", *qc.EXECUTION_COLUMNS)
 
 
 def hot_partition_alerts(metrics: pd.DataFrame, *, percent: float, minutes: int) -> pd.DataFrame:
@@ -182,7 +182,7 @@ def query_ru_alerts(executions: pd.DataFrame, *, percent: float, baseline_runs: 
     means = run_means(executions)
     if means.empty:
         return no_alerts()
-    key = ["account", *query_costs.QUERY_KEY]
+    key = ["account", *qc.QUERY_KEY]
     back = means.groupby(key).cumcount(ascending=False)  # 0: the latest run, 1: the one before...
     latest = means[back == 0].set_index(key)["mean_ru"].rename("latest")
     earlier = means[(back >= 1) & (back <= baseline_runs)].groupby(key)["mean_ru"]
@@ -208,14 +208,14 @@ def query_ru_alerts(executions: pd.DataFrame, *, percent: float, baseline_runs: 
 
 def run_means(executions: pd.DataFrame) -> pd.DataFrame:
     """Per account, query and run: the mean RU of its successful logical executions, oldest run first."""
-    columns = ["account", *query_costs.QUERY_KEY, "run_id", "start", "mean_ru"]
+    columns = ["account", *qc.QUERY_KEY, "run_id", "start", "mean_ru"]
     frame = executions.dropna(subset=["account"])
-    parts = [query_costs.logical_executions(mine).assign(account=account) for account, mine in frame.groupby("account")]
-    logical = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=query_costs.LOGICAL_COLUMNS)
+    parts = [qc.logical_executions(mine).assign(account=account) for account, mine in frame.groupby("account")]
+    logical = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=qc.LOGICAL_COLUMNS)
     ok = logical[logical["ok"].astype(bool)] if not logical.empty else logical
     if ok.empty:
         return pd.DataFrame(columns=columns)
-    key = ["account", *query_costs.QUERY_KEY, "run_id"]
+    key = ["account", *qc.QUERY_KEY, "run_id"]
     means = ok.groupby(key).agg(mean_ru=("total_ru", "mean")).reset_index()
     starts = logical.groupby(["account", "run_id"])["time"].min().rename("start")
     means = means.join(starts, on=["account", "run_id"]).astype({"mean_ru": float})

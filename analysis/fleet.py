@@ -6,7 +6,7 @@ The time range and scope are cut before these run (`analysis.scope`). A containe
 account- or database-level metrics) are left out.
 
 **Columns** (`FLEET_COLUMNS`); a column without data behind it is NaN, never a guess:
-- from `executions` (the replay): `executions` (logical executions, as in `analysis.query_costs`, every
+- from `executions` (the replay): `executions` (logical executions, as in `analysis.queries.costs`, every
   status), `total_ru` (their RU, failed ones included: they were billed), `mean_ru` and `fan_out_share`
   (of the successful ones: RU per execution; the share whose observed routing was "fan-out");
 - `requests`, `throttle_rate` (429 responses / requests) and `throttle_source`: Azure Monitor's
@@ -50,7 +50,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis import query_costs, throttling
+from analysis import throttling
+from analysis.queries import costs as qc
 from cosmoscore.limits import GB, Limits
 from cosmoscore.monitor.metrics import AUTOSCALE_MAX, NORMALIZED_RU, PROVISIONED, TOTAL_REQUEST_UNITS
 from store.records import EXECUTIONS, METRICS, PARTITIONS, REQUESTS, SCOPE_COLUMNS
@@ -65,7 +66,7 @@ HOT_NORMALIZED_RU = 90.0  # percent: a range this close to its share of the RU/s
 HOT_WASTE_NOTE = "a hot partition: the RU/s are not wasted, the key is skewed"
 
 # The store columns these functions read: a view loads only these.
-EXECUTION_COLUMNS = EXECUTIONS.pick("account", *query_costs.EXECUTION_COLUMNS)
+EXECUTION_COLUMNS = EXECUTIONS.pick("account", *qc.EXECUTION_COLUMNS)
 REQUEST_COLUMNS = REQUESTS.pick(*FLEET_KEY, "time", "request_kind", "pkrange_id", "status", "request_charge")
 METRIC_COLUMNS = METRICS.pick(
     *FLEET_KEY, "time", "metric", "aggregation", "pkrange_id", "value", "grain"
@@ -136,7 +137,7 @@ def execution_stats(executions: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame(columns=columns)
     logical = pd.concat(
-        [query_costs.logical_executions(mine).assign(account=account) for account, mine in frame.groupby("account")],
+        [qc.logical_executions(mine).assign(account=account) for account, mine in frame.groupby("account")],
         ignore_index=True,
     )
     logical = logical.assign(

@@ -36,7 +36,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis import fleet, query_costs, throttling
+from analysis import fleet, throttling
+from analysis.queries import costs as qc
 from cosmoscore.limits import GB, Limits
 from cosmoscore.monitor.metrics import AUTOSCALE_MAX, NORMALIZED_RU, TOTAL_REQUEST_UNITS
 from store.records import EXECUTIONS, LOGICAL_KEYS, METRICS
@@ -309,7 +310,7 @@ def query_stats(executions: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame(columns=QUERY_COLUMNS)
     logical = pd.concat(
-        [query_costs.logical_executions(mine).assign(account=acc) for acc, mine in frame.groupby("account")],
+        [qc.logical_executions(mine).assign(account=acc) for acc, mine in frame.groupby("account")],
         ignore_index=True,
     )
     logical = logical.assign(ok_ru=logical["total_ru"].where(logical["ok"]))

@@ -6,6 +6,8 @@ factorizes the column, works on the distinct values once and maps the results ba
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
@@ -30,7 +32,7 @@ def counts(pkranges: pd.Series) -> np.ndarray:
     return np.array([count_ids(text) for text in lists] or [0], dtype=int)[codes]
 
 
-def union_per_group(groups: DataFrameGroupBy, pkranges: pd.Series) -> list[str]:
+def union_per_group(groups: DataFrameGroupBy[Any, Any], pkranges: pd.Series) -> list[str]:
     """Each group's comma-separated pkrange id lists merged into one, without repeats, in numeric order.
 
     In the groups' output order. Vectorised over the distinct lists (a few hundred however many rows): a

@@ -17,8 +17,13 @@ Format (stable, so reports diff cleanly and golden files stay small):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pandas as pd
+from pandas.api.typing import NAType
+
+if TYPE_CHECKING:
+    from xlsxwriter.worksheet import Worksheet
 
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # OWASP, "CSV Injection": what spreadsheets evaluate
@@ -54,13 +59,14 @@ def to_xlsx_bytes(frame: pd.DataFrame, *, sheets_by: str | None = "section") -> 
     return buffer.getvalue()
 
 
-def _write_cell(sheet: object, row: int, col: int, value: object) -> None:
+def _write_cell(sheet: Worksheet, row: int, col: int, value: str | float | NAType | None) -> None:
+    """One cell of `_csv_column`'s values: text as text, a number as a number, a missing value left blank."""
     if value is None or (not isinstance(value, str) and pd.isna(value)):
         return
     if isinstance(value, str):
-        sheet.write_string(row, col, value)  # type: ignore[attr-defined]
+        sheet.write_string(row, col, value)
     else:
-        sheet.write_number(row, col, float(value))  # type: ignore[attr-defined]
+        sheet.write_number(row, col, float(value))
 
 
 def _csv_column(column: pd.Series) -> pd.Series:
@@ -87,5 +93,5 @@ def neutralise_formula(text: str) -> str:
 def format_utc(times: pd.Series) -> pd.Series:
     """Datetimes as `YYYY-MM-DDTHH:MM:SS.mmmZ` strings in UTC (missing stays missing)."""
     utc = times.dt.tz_convert("UTC") if times.dt.tz is not None else times.dt.tz_localize("UTC")
-    text = utc.dt.strftime(TIME_FORMAT).str.slice(0, 23) + "Z"
+    text: pd.Series = utc.dt.strftime(TIME_FORMAT).str.slice(0, 23) + "Z"
     return text.where(utc.notna(), None)

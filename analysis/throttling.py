@@ -209,7 +209,7 @@ def _series(
     ranked = frame.groupby("series")["throttled"].sum().sort_index().sort_values(ascending=False, kind="stable")
     kept = set(ranked.index[:top])
     frame["series"] = frame["series"].where(frame["series"].isin(kept), OTHER)
-    series = frame.groupby(["series", "time"], as_index=False)["throttled"].sum()
+    series = frame.groupby(["series", "time"])["throttled"].sum().reset_index()
     return series.sort_values(["series", "time"], ignore_index=True)[SERIES_COLUMNS]
 
 

@@ -1,6 +1,6 @@
 """How numbers read, per unit: the precision a report keeps, a size in the unit that fits, a small percentage.
 
-**Precision per unit** (`PRECISION`, used by `analysis.capacity` for the report's `value` column): RU and
+**Precision per unit** (`PRECISION`, used by `analysis.capacity.review` for the report's `value` column): RU and
 RU/s to 0.1 (a tenth of an RU is below what a request is charged in steps of), GB to 3 decimals (a MB; the
 row's detail says the size in the unit that fits), counts whole, ratios to 2 decimals, percentages to 2
 decimals, or 2 significant digits below 1% (0.0048% is not 0) but never more than `MOST_DECIMALS`. With at
@@ -16,11 +16,13 @@ from __future__ import annotations
 import math
 
 import pandas as pd
+from pandas.api.typing import NAType
 
 from analysis.storage import KB, in_unit, size_unit
 from cosmoscore.limits import GB
 
 MOST_DECIMALS = 4
+Number = float | NAType | None  # a numeric cell of a frame: a number, NaN, pd.NA (nullable columns) or None
 PRECISION = {"RU": 1, "RU/s": 1, "GB": 3, "count": 0, "ratio": 2, "%": 2}  # decimals (a % may keep more)
 
 
@@ -39,7 +41,7 @@ def significant_decimals(value: float, *, digits: int) -> int:
     return min(MOST_DECIMALS, max(digits, digits - 1 - math.floor(math.log10(abs(value)))))
 
 
-def size_text(size_gb: object) -> str:
+def size_text(size_gb: Number) -> str:
     """A size given in GB in the unit that fits (KB, MB or GB: `analysis.storage.size_unit`), 3 significant
     digits ("" when missing): 0.000034 GB reads "36 KB"."""
     if size_gb is None or pd.isna(size_gb):
@@ -50,7 +52,7 @@ def size_text(size_gb: object) -> str:
     return f"{shown:,.3g} {unit.name}" if shown < 1000 else f"{shown:,.0f} {unit.name}"
 
 
-def percent_text(percent: object) -> str:
+def percent_text(percent: Number) -> str:
     """A percentage with 2 significant digits below 1 ("0.0012%"), 1 decimal below 10, whole above ("" when
     missing): a bar's text that says what a nearly invisible bar holds."""
     if percent is None or pd.isna(percent):

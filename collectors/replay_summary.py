@@ -1,4 +1,4 @@
-"""The replay's closing line per query, counted as the dashboard counts it (`analysis.query_costs`): the
+"""The replay's closing line per query, counted as the dashboard counts it (`analysis.queries.costs`): the
 parts of one repeat of a per-feed-range query (one execution per feed range) are ONE logical execution,
 their RU summed, so `ruscope replay` and the Query costs page say the same number. Pure."""
 

@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis import alerts
-from dashboard.loaders import load_table
+from dashboard.loaders.tables import load_table
 from dashboard.state import FrameState
 
 MAX_LINES = 8  # alerts listed in the banner; the rest are counted

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import loaders, state, widgets
+from dashboard import state, widgets
 from dashboard.alerts_banner import render_alert_banner
+from dashboard.loaders.tables import load_scope_choices
 
 # a local image: a `:material/...:` page icon makes the browser fetch the favicon from fonts.gstatic.com
 FAVICON = str(Path(__file__).with_name("favicon.png"))
@@ -33,7 +34,7 @@ PAGES = [
 page = st.navigation(PAGES)
 store = widgets.render_store_picker()
 since = widgets.render_time_range_picker()
-scope = widgets.render_scope_picker(loaders.load_scope_choices(store, since))
+scope = widgets.render_scope_picker(load_scope_choices(store, since))
 view = state.FrameState(store=store, since=since, scope=scope)
 state.publish(view)
 render_alert_banner(view)  # the open alerts of the scope, above every page

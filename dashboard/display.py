@@ -30,7 +30,7 @@ GRID_DRAWN = {"progress", "checkbox"}
 _NEGATIVE_ZERO = re.compile(r"-0(\.0*)?(\D*)")  # column types the grid draws itself (a bar, a box)
 
 
-def display_table(frame: pd.DataFrame, column_config: Mapping[str, Any] | None = None) -> tuple[Styler, dict]:
+def display_table(frame: pd.DataFrame, column_config: Mapping[str, Any] | None = None) -> tuple[Styler, dict[str, Any]]:
     """The frame as a Styler whose missing cells read "", and the column config without the formats it
     took over (see the module docstring)."""
     config = {name: dict(spec) if isinstance(spec, Mapping) else spec for name, spec in (column_config or {}).items()}
@@ -82,7 +82,7 @@ def _number_formatter(fmt: str | None, *, integer: bool) -> Callable[[object], s
         if value == MISSING_NUMBER or pd.isna(value):
             return ""
         if fmt is not None and "%" in fmt:
-            text = fmt % value
+            text: str = fmt % value
             return text if not _NEGATIVE_ZERO.fullmatch(text) else text[1:]  # -0.0 rounds a tiny negative
         if integer or float(value).is_integer():
             return f"{value:,.0f}"

@@ -9,6 +9,7 @@ store's warnings and the CSV download. Every widget takes a fixed `key=` (tests 
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -115,7 +116,7 @@ def render_table(
     *,
     key: str,
     file_name: str,
-    column_config: dict | None = None,
+    column_config: dict[str, Any] | None = None,
     csv: pd.DataFrame | None = None,
 ) -> None:
     """A table with its CSV download under it: every table of every page goes through here, so none lacks

@@ -5,7 +5,7 @@ winner's container definition, lint and migration outline. Each table has its CS
 
 Layout only: the advice comes from `ruscope advise` (the `advice_*` tables), read for all time (an advice
 is made once, before a migration, not collected continuously) and cut to the frame's account and
-database; the shaping is `analysis.advice`, the figures `dashboard.figures_advisor`. Every widget has a
+database; the shaping is `analysis.advice`, the figures `dashboard.figures.advisor`. Every widget has a
 key (tests drive them by key).
 """
 
@@ -18,7 +18,13 @@ import streamlit as st
 
 from analysis import advice
 from analysis.scope import Scope
-from dashboard import figures_advisor, loaders, widgets
+from dashboard import widgets
+from dashboard.figures.advisor import (
+    build_limit_projection_figure,
+    build_ru_per_query_figure,
+    build_skew_heatmap_figure,
+)
+from dashboard.loaders.tables import load_view
 from dashboard.state import FrameState, frame_state
 
 HOW = "Compare candidate partition keys on a document sample and the config's queries (an [advisor] section)"
@@ -65,7 +71,7 @@ def read_advice(view: FrameState) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFr
     """The stored advice of the frame's account and database, all time (module docstring)."""
     whole = FrameState(view.store, None, Scope(view.scope.database, None, view.scope.account))
     tables = [
-        loaders.load_view(whole, name, columns=columns)
+        load_view(whole, name, columns=columns)
         for name, columns in (
             ("advice_designs", advice.DESIGN_COLUMNS),
             ("advice_queries", advice.QUERY_COLUMNS),
@@ -80,8 +86,9 @@ def pick_run(runs: pd.DataFrame, container: str | None) -> str:
     """The advice to show: the newest of the scope's container when it has one, else a picker's choice."""
     preferred = runs[runs["container"] == container] if container is not None else runs
     ordered = pd.concat([preferred, runs]).drop_duplicates("run_id")
-    labels = {row.run_id: advice.run_label(pd.Series(row._asdict())) for row in ordered.itertuples()}
-    return st.selectbox("Advice", list(labels), format_func=labels.__getitem__, key="advisor_run")
+    labels = {str(run["run_id"]): advice.run_label(run) for _, run in ordered.iterrows()}
+    picked = st.selectbox("Advice", list(labels), format_func=labels.__getitem__, key="advisor_run")
+    return picked if picked is not None else next(iter(labels))  # None only without options; runs has rows
 
 
 def render_designs(designs: pd.DataFrame) -> None:
@@ -93,15 +100,14 @@ def render_designs(designs: pd.DataFrame) -> None:
         column_config=DESIGN_TABLE, csv=designs,
     )  # fmt: skip
     with st.expander("Every verdict in words"):
-        for row in designs.itertuples():
-            st.markdown(
-                f"**{row.rank}. {row.design}** ({row.origin}{': ' + row.why if row.why else ''}): {row.verdict}"
-            )
+        for _, row in designs.iterrows():
+            why = f": {row['why']}" if row["why"] else ""
+            st.markdown(f"**{row['rank']}. {row['design']}** ({row['origin']}{why}): {row['verdict']}")
 
 
 def render_queries(queries: pd.DataFrame, order: list[str]) -> None:
     st.subheader("RU per query, per design")
-    st.plotly_chart(figures_advisor.build_ru_per_query_figure(advice.ru_matrix(queries, order)), key="advisor_ru_chart")
+    st.plotly_chart(build_ru_per_query_figure(advice.ru_matrix(queries, order)), key="advisor_ru_chart")
     widgets.render_table(
         queries[list(QUERY_TABLE)], key="advisor_queries", file_name="advice-queries.csv",
         column_config=QUERY_TABLE, csv=queries,
@@ -112,7 +118,7 @@ def render_skew(partitions: pd.DataFrame, designs: pd.DataFrame, order: list[str
     st.subheader("Write skew per design")
     st.caption("Each physical partition's share of the sample's writes; the hottest throttles first.")
     even = designs.set_index("design")["even_share"]
-    figure = figures_advisor.build_skew_heatmap_figure(advice.skew_matrix(partitions, order), even)
+    figure = build_skew_heatmap_figure(advice.skew_matrix(partitions, order), even)
     st.plotly_chart(figure, key="advisor_skew_chart")
     widgets.render_csv_download(partitions, file_name="advice-partitions.csv", key="advisor_partitions_download")
 
@@ -121,7 +127,7 @@ def render_limits(designs: pd.DataFrame) -> None:
     st.subheader("Largest logical partition against 20 GB")
     growth = float(designs["growth_gb_per_day"].iloc[0])
     st.caption(f"At the stated growth of {growth:g} GB/day for the container, shared as the sample's keys grow.")
-    figure = figures_advisor.build_limit_projection_figure(advice.limit_projection(designs))
+    figure = build_limit_projection_figure(advice.limit_projection(designs))
     st.plotly_chart(figure, key="advisor_limits_chart")
 
 

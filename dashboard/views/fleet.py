@@ -14,7 +14,9 @@ import streamlit as st
 
 from analysis import fleet
 from analysis.scope import Scope
-from dashboard import figures, loaders, state, widgets
+from dashboard import state, widgets
+from dashboard.figures.fleet import build_fleet_figure
+from dashboard.loaders.tables import load_view
 from dashboard.state import FrameState, frame_state
 
 QUERY_COSTS_PAGE = "views/query_costs.py"
@@ -80,10 +82,10 @@ TABLE_COLUMNS = {
 
 
 def load_fleet(view: FrameState) -> pd.DataFrame:
-    executions = loaders.load_view(view, "executions", columns=fleet.EXECUTION_COLUMNS)
-    requests = loaders.load_view(view, "requests", columns=fleet.REQUEST_COLUMNS)
-    metrics = loaders.load_view(view, "metrics", columns=fleet.FLEET_METRIC_COLUMNS)
-    partitions = loaders.load_view(view, "partitions", columns=fleet.PARTITION_COLUMNS)
+    executions = load_view(view, "executions", columns=fleet.EXECUTION_COLUMNS)
+    requests = load_view(view, "requests", columns=fleet.REQUEST_COLUMNS)
+    metrics = load_view(view, "metrics", columns=fleet.FLEET_METRIC_COLUMNS)
+    partitions = load_view(view, "partitions", columns=fleet.PARTITION_COLUMNS)
     widgets.render_store_warnings(tuple(dict.fromkeys(executions.warnings + requests.warnings)))
     widgets.render_store_warnings(metrics.warnings + partitions.warnings)
     return fleet.summarize_fleet(executions.frame, requests.frame, metrics.frame, partitions.frame)
@@ -124,6 +126,6 @@ else:
     render_open(ranked)
     percent = ranked.assign(throttle_rate=ranked["throttle_rate"] * 100)[SHOWN]  # the CSV keeps the share
     widgets.render_table(percent, key="fleet_table", file_name="fleet.csv", column_config=TABLE_COLUMNS, csv=ranked)
-    st.plotly_chart(figures.build_fleet_figure(ranked, title="Riskiest containers first"), key="fleet_chart")
+    st.plotly_chart(build_fleet_figure(ranked, title="Riskiest containers first"), key="fleet_chart")
     with st.expander("What the columns mean and how the list is ranked"):
         st.markdown(COLUMNS_HELP)

@@ -2,8 +2,8 @@
 skewed the load is, and, from the replay alone, the RU/s each partition would have to serve.
 
 Layout only: the store, time range and scope come from the frame (`dashboard.state`), the reduced data from
-`dashboard.loaders_hot` (numbers from `analysis.hot_partitions`, `hot_keys`, `hot_replay`), the figures from
-`dashboard.figures_hot`, the tables through `widgets.render_table`. Every widget has a key.
+`dashboard.loaders.hot_partitions` (numbers from `analysis.hot`), the figures from
+`dashboard.figures.hot_partitions`, the tables through `widgets.render_table`. Every widget has a key.
 """
 
 from __future__ import annotations
@@ -11,9 +11,18 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis import hot_keys, hot_partitions, hot_replay
-from dashboard import figures_hot, widgets
-from dashboard.loaders_hot import LOAD_SOURCES, HotData, load_hot
+from analysis.hot import keys as hk
+from analysis.hot import partitions as hp
+from analysis.hot import replay as hr
+from analysis.hot.current import CONTAINER_KEY
+from dashboard import widgets
+from dashboard.figures.hot_partitions import (
+    build_demand_figure,
+    build_key_heatmap_figure,
+    build_normalized_heatmap_figure,
+    build_skew_figure,
+)
+from dashboard.loaders.hot_partitions import LOAD_SOURCES, HotData, load_hot
 from dashboard.state import frame_state
 
 HOW_TO_COLLECT = "Replay the queries of a config, or collect Azure Monitor metrics and logs, then open it here"
@@ -105,9 +114,9 @@ def render_heatmap(data: HotData) -> None:
         )
         return
     st.markdown(HEATMAP_HELP)
-    st.plotly_chart(figures_hot.build_normalized_heatmap_figure(heatmap), key="hot_heatmap")
+    st.plotly_chart(build_normalized_heatmap_figure(heatmap), key="hot_heatmap")
     widgets.render_table(
-        hot_partitions.pkrange_table(heatmap.rows),
+        hp.pkrange_table(heatmap.rows),
         key="hot_pkranges_table",
         file_name="hot-partitions.csv",
         column_config=PKRANGE_COLUMNS,
@@ -115,7 +124,7 @@ def render_heatmap(data: HotData) -> None:
     )
     if not heatmap.splits.empty:
         st.caption("Splits in this view")
-        splits = heatmap.splits[[*hot_partitions.CONTAINER_KEY, "parent", "children", "time"]]
+        splits = heatmap.splits[[*CONTAINER_KEY, "parent", "children", "time"]]
         widgets.render_table(
             splits, key="hot_splits", file_name="hot-partition-splits.csv", column_config=SPLIT_COLUMNS
         )
@@ -130,9 +139,9 @@ def render_keys(data: HotData) -> None:
             adds="CDBPartitionKeyRUConsumption gives the RU of each logical key on each partition over time.",
         )
     else:
-        top = st.selectbox("Top keys by RU", hot_keys.TOP_KEY_CHOICES, index=1, key="hot_top_keys")
-        heatmap = hot_keys.top_keys(data.key_heatmap, int(top))
-        st.plotly_chart(figures_hot.build_key_heatmap_figure(heatmap), key="hot_keys_heatmap")
+        top = st.selectbox("Top keys by RU", hk.TOP_KEY_CHOICES, index=1, key="hot_top_keys")
+        heatmap = hk.top_keys(data.key_heatmap, int(top))
+        st.plotly_chart(build_key_heatmap_figure(heatmap), key="hot_keys_heatmap")
     render_keys_in_range(data)
 
 
@@ -147,7 +156,7 @@ def render_keys_in_range(data: HotData) -> None:
         key="hot_pkranges",
     )
     picked = data.pkranges[data.pkranges["label"].isin(chosen)]
-    keys = hot_keys.keys_in_pkranges(data.key_totals, data.key_sizes, picked)
+    keys = hk.keys_in_pkranges(data.key_totals, data.key_sizes, picked)
     widgets.render_table(
         shown(keys), key="hot_keys_table", file_name="hot-partition-keys.csv", column_config=KEY_COLUMNS, csv=keys
     )
@@ -165,9 +174,9 @@ def render_skew(data: HotData) -> None:
         "the end of the view (a split's parent is gone), and the load is measured since the last split, when all "
         "of them had data. The Gini coefficient is 0 when even and (n-1)/n when one pkrange takes it all."
     )
-    skew = hot_replay.summarize_skew(load, column=column)
+    skew = hr.summarize_skew(load, column=column)
     widgets.render_table(skew, key="hot_skew", file_name="hot-partition-skew.csv", column_config=SKEW_COLUMNS)
-    st.plotly_chart(figures_hot.build_skew_figure(hot_replay.load_shares(load, column=column)), key="hot_skew_chart")
+    st.plotly_chart(build_skew_figure(hr.load_shares(load, column=column)), key="hot_skew_chart")
 
 
 def render_replay(data: HotData) -> None:
@@ -180,9 +189,9 @@ def render_replay(data: HotData) -> None:
         )
         return
     st.markdown(DEMAND_HELP)
-    for row in data.headroom.itertuples(index=False):
+    for _, row in data.headroom.iterrows():
         st.markdown(_headroom_sentence(row))
-    st.plotly_chart(figures_hot.build_demand_figure(data.demand), key="hot_demand_chart")
+    st.plotly_chart(build_demand_figure(data.demand), key="hot_demand_chart")
     widgets.render_table(
         shown(data.demand),
         key="hot_demand_table",
@@ -197,20 +206,20 @@ def render_replay(data: HotData) -> None:
         widgets.render_table(data.by_query, key="hot_query_demand", file_name="hot-partition-query-demand.csv")
 
 
-def _headroom_sentence(row: object) -> str:
+def _headroom_sentence(row: pd.Series) -> str:
     """One plain sentence per container: the first partition to throttle and at what multiple of the workload."""
-    name = f"**{row.database}/{row.container}**"
-    unrated = int(row.queries_without_rate or 0)
-    note = f" {unrated} of {row.queries} queries have no `rate_per_s` and count as 1 execution/s." if unrated else ""
-    if pd.isna(row.multiplier):
+    name = f"**{row['database']}/{row['container']}**"
+    unrated = int(row["queries_without_rate"] or 0)
+    note = f" {unrated} of {row['queries']} queries have no `rate_per_s` and count as 1 execution/s." if unrated else ""
+    if pd.isna(row["multiplier"]):
         return (
-            f"{name}: demand {row.ru_s:.2f} RU/s; the partitions' budget is unknown (no storage snapshot or "
+            f"{name}: demand {row['ru_s']:.2f} RU/s; the partitions' budget is unknown (no storage snapshot or "
             f"provisioned RU/s metric), so the throttling point cannot be said.{note}"
         )
-    verdict = "throttles already at the configured rates" if row.multiplier < 1 else "would throttle first"
+    verdict = "throttles already at the configured rates" if row["multiplier"] < 1 else "would throttle first"
     return (
-        f"{name}: demand {row.ru_s:.2f} RU/s. Pkrange {row.first_to_throttle} {verdict}: at "
-        f"{row.multiplier:.2f}x the configured workload.{note}"
+        f"{name}: demand {row['ru_s']:.2f} RU/s. Pkrange {row['first_to_throttle']} {verdict}: at "
+        f"{row['multiplier']:.2f}x the configured workload.{note}"
     )
 
 

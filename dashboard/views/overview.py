@@ -5,19 +5,22 @@ with its change against the period before; the costliest queries; the open alert
 Layout only: the store, time range and scope come from the frame (`dashboard.state`), the data from
 `dashboard.loaders` (read from the start of the compared period, `analysis.overview.periods`), the numbers
 from `analysis.overview` (over `analysis.fleet`) and `analysis.alerts`, the figure from
-`dashboard.figures_overview`. Every widget has a key (tests drive them by key).
+`dashboard.figures.overview`. Every widget has a key (tests drive them by key).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from analysis import alerts, overview, units
-from dashboard import figures_overview, loaders, widgets
+from analysis import alerts, fleet, overview, units
+from dashboard import widgets
+from dashboard.figures.overview import build_limits_figure, overview_cards
+from dashboard.loaders.tables import load_view
 from dashboard.state import FrameState, frame_state
 
 HOW_TO_COLLECT = "Collect the configured queries and Azure Monitor data into it, then open it here"
@@ -25,9 +28,9 @@ COLLECT = ['ruscope collect --config ruscope.toml   # [store] uri = "{store}"']
 MAX_CARDS = 3  # containers shown as headline cards (the riskiest first); the table has them all
 TABLES = {  # what `summarize_containers` reads
     "executions": overview.EXECUTION_COLUMNS,
-    "requests": overview.fleet.REQUEST_COLUMNS,
+    "requests": fleet.REQUEST_COLUMNS,
     "metrics": overview.METRIC_COLUMNS,
-    "partitions": overview.fleet.PARTITION_COLUMNS,
+    "partitions": fleet.PARTITION_COLUMNS,
     "logical_keys": overview.LOGICAL_KEY_COLUMNS,
 }
 
@@ -60,7 +63,7 @@ CONTAINER_TABLE = {
 SIZES = ["largest_partition_gb", "largest_partition_gb_change", "largest_key_gb", "largest_key_gb_change"]
 
 
-def size_config(unit: str) -> dict:
+def size_config(unit: str) -> dict[str, Any]:
     """The size columns' headers in the unit the table shows them in (`analysis.units.gb_in_fitting_unit`)."""
     number, change = ("%.0f", "%+.0f") if unit == "KB" else ("%.3f", "%+.3f")
     return {
@@ -98,9 +101,10 @@ BAND = (
 
 def load_frames(view: FrameState) -> dict[str, pd.DataFrame]:
     """The five frames the overview reads, in the view's scope from `view.since` on."""
-    frames, messages = {}, ()
+    frames: dict[str, pd.DataFrame] = {}
+    messages: tuple[str, ...] = ()
     for table, columns in TABLES.items():
-        loaded = loaders.load_view(view, table, columns=columns)
+        loaded = load_view(view, table, columns=columns)
         frames[table], messages = loaded.frame, messages + loaded.warnings
     widgets.render_store_warnings(tuple(dict.fromkeys(messages)))
     return frames
@@ -124,14 +128,14 @@ def load_overview(view: FrameState) -> tuple[pd.DataFrame, pd.DataFrame, overvie
 
 def load_open_alerts(view: FrameState) -> pd.DataFrame:
     """The alerts of each account's latest evaluation, in the view's scope, whatever the time range."""
-    stored = loaders.load_view(dataclasses.replace(view, since=None), "alerts", columns=alerts.STORED_COLUMNS)
+    stored = load_view(dataclasses.replace(view, since=None), "alerts", columns=alerts.STORED_COLUMNS)
     return alerts.latest_alerts(stored.frame)
 
 
 def render_cards(containers: pd.DataFrame) -> None:
     for _, row in containers.head(MAX_CARDS).iterrows():
         st.subheader(f"{row['database']} / {row['container']}", divider="gray")
-        cards = figures_overview.overview_cards(row)
+        cards = overview_cards(row)
         for column, (label, value, delta, colour, about) in zip(st.columns(len(cards)), cards):
             column.metric(label, value or "-", delta, delta_color=colour, help=about)
 
@@ -161,7 +165,7 @@ else:
     st.caption(f"{span.note} {BAND}")
     render_cards(containers)
     fills = overview.limit_fills(containers)
-    st.plotly_chart(figures_overview.build_limits_figure(fills, title="How close to each limit"), key="overview_limits")
+    st.plotly_chart(build_limits_figure(fills, title="How close to each limit"), key="overview_limits")
     st.subheader("Containers")
     sized, unit = units.gb_in_fitting_unit(containers, SIZES)  # the CSV keeps GB
     config = {**CONTAINER_TABLE, **size_config(unit)}

@@ -2,18 +2,28 @@
 multiplies its cost by, its SQL; RU per run over time; two runs side by side, split by partition.
 
 Layout only: the store, time range and scope come from the frame (`dashboard.state`), the derived frames
-from `dashboard.derived` (cached: computed once per view), the numbers from `analysis.query_costs` and
-`analysis.query_runs`, the figures from `dashboard.figures`, the shared widgets from `dashboard.widgets`.
+from `dashboard.loaders.query_costs` (cached: computed once per view), the numbers from `analysis.queries.costs` and
+`analysis.queries.runs`, the figures from `dashboard.figures`, the shared widgets from `dashboard.widgets`.
 Every widget has a key (tests drive them by key): `query_costs_sql`, `query_costs_run`, `query_costs_run_b`.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
-from analysis import query_runs
-from dashboard import derived, figures, widgets
+from analysis.queries import runs as qr
+from dashboard import widgets
+from dashboard.figures.query_costs import (
+    build_pkrange_breakdown_figure,
+    build_ru_over_time_figure,
+    partition_colors,
+    partition_labels,
+    query_labels,
+)
+from dashboard.loaders.query_costs import QueryCosts, load_query_costs, load_run_detail
 from dashboard.state import FrameState, frame_state
 
 HOW_TO_COLLECT = "Replay the queries of a config into it, then open it here"
@@ -99,15 +109,15 @@ ERROR_COLUMNS = {
 }
 
 
-def shown(frame: pd.DataFrame, columns: dict) -> pd.DataFrame:
+def shown(frame: pd.DataFrame, columns: dict[str, Any]) -> pd.DataFrame:
     """The frame's columns a table shows, in its config's order (what matters first, run ids last)."""
     return frame[[c for c in columns if c in frame.columns]]
 
 
-def render_summary(costs: derived.QueryCosts) -> None:
+def render_summary(costs: QueryCosts) -> None:
     st.subheader("Per query")
     widgets.render_table(shown(costs.summary, SUMMARY_COLUMNS), key="query_costs_table", file_name="query-costs.csv", column_config=SUMMARY_COLUMNS, csv=costs.summary)  # fmt: skip
-    sql = dict(zip(figures.query_labels(costs.summary), costs.summary["sql"]))
+    sql = dict(zip(query_labels(costs.summary), costs.summary["sql"]))
     picked = st.selectbox("SQL of", list(sql), key="query_costs_sql", help="the queries in the table's order")
     text = sql.get(picked) if picked is not None else None
     st.code(text if isinstance(text, str) and text else "-- not recorded", language="sql")
@@ -125,38 +135,42 @@ def render_errors(failed: pd.DataFrame, *, only_failures: bool) -> None:
         widgets.render_table(table, key="query_costs_errors", file_name="failed-executions.csv", column_config=ERROR_COLUMNS, csv=failed)  # fmt: skip
 
 
-def render_runs(view: FrameState, costs: derived.QueryCosts) -> None:
+def render_runs(view: FrameState, costs: QueryCosts) -> None:
     st.subheader("Two runs side by side")
     starts = dict(zip(costs.runs["run_id"], costs.runs["start"]))
     names = {run: f"{start:%Y-%m-%d %H:%M} UTC" for run, start in starts.items()}
     runs = list(starts)
     left, right = st.columns(2)
-    run_a = left.selectbox("Run A", runs, format_func=names.get, key="query_costs_run", help="newest first")
-    run_b = right.selectbox("Run B", runs, index=min(1, len(runs) - 1), format_func=names.get, key="query_costs_run_b")
-    a = derived.load_run_detail(view, run_a, starts[run_a])
-    b = derived.load_run_detail(view, run_b, starts[run_b])
+    run_a = left.selectbox("Run A", runs, format_func=names.__getitem__, key="query_costs_run", help="newest first")
+    run_b = right.selectbox(
+        "Run B", runs, index=min(1, len(runs) - 1), format_func=names.__getitem__, key="query_costs_run_b"
+    )
+    if run_a is None or run_b is None:  # no runs to pick from
+        return
+    a = load_run_detail(view, run_a, starts[run_a])
+    b = load_run_detail(view, run_b, starts[run_b])
     widgets.render_store_warnings(tuple(dict.fromkeys((*a.warnings, *b.warnings))))
-    keep = query_runs.costliest_partitions(a.breakdown, b.breakdown)  # the same partitions drawn in both
-    shown_a, shown_b = (query_runs.fold_partitions(d.breakdown, keep) for d in (a, b))
-    colors = figures.partition_colors([*figures.partition_labels(shown_a), *figures.partition_labels(shown_b)])
+    keep = qr.costliest_partitions(a.breakdown, b.breakdown)  # the same partitions drawn in both
+    shown_a, shown_b = (qr.fold_partitions(d.breakdown, keep) for d in (a, b))
+    colors = partition_colors([*partition_labels(shown_a), *partition_labels(shown_b)])
     for column, run, breakdown, key in (
         (left, run_a, shown_a, "query_costs_breakdown"),
         (right, run_b, shown_b, "query_costs_breakdown_b"),
     ):
-        figure = figures.build_pkrange_breakdown_figure(breakdown, title=f"run {names[run]}", colors=colors)
+        figure = build_pkrange_breakdown_figure(breakdown, title=f"run {names[run]}", colors=colors)
         column.plotly_chart(figure, key=key)
     st.caption(
         f"Run A: {run_a}, run B: {run_b}. RU per execution of each query in the run, by the partition "
-        f"(container/pkrange) that charged it, the {query_runs.MAX_PARTITIONS} costliest on their own and the rest "
+        f"(container/pkrange) that charged it, the {qr.MAX_PARTITIONS} costliest on their own and the rest "
         "as container/other; gateway: the refused first attempt, the query plan and metadata reads."
     )  # fmt: skip
-    compared = query_runs.compare_runs(a.multipliers, b.multipliers, index=a.index)
+    compared = qr.compare_runs(a.multipliers, b.multipliers, index=a.index)
     widgets.render_table(shown(compared, COMPARE_COLUMNS), key="query_costs_compare", file_name="query-costs-runs.csv", column_config=COMPARE_COLUMNS, csv=compared)  # fmt: skip
 
 
 st.title("Query costs")
 view = frame_state()
-costs = derived.load_query_costs(view)
+costs = load_query_costs(view)
 widgets.render_store_warnings(costs.warnings)
 if costs.empty:
     widgets.render_empty_state(view, what="query executions", how=HOW_TO_COLLECT, commands=COLLECT)
@@ -165,7 +179,7 @@ else:
     render_errors(costs.failed, only_failures=costs.series.empty)
     if not costs.series.empty:
         st.subheader("RU per execution over time")
-        st.plotly_chart(figures.build_ru_over_time_figure(costs.series), key="query_costs_over_time")
+        st.plotly_chart(build_ru_over_time_figure(costs.series), key="query_costs_over_time")
         st.caption("Each point: a query's mean RU per successful execution in one run (or window of runs).")
         render_runs(view, costs)
     with st.expander("Routing classes, × one partition, mismatch"):

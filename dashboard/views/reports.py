@@ -1,9 +1,9 @@
 """Reports: the capacity-review report of the view (its time range and scope), the same generator and the
-same bytes as `ruscope report --config F --out report.csv` (`analysis.capacity`, `analysis.report`):
+same bytes as `ruscope report --config F --out report.csv` (`analysis.capacity.review`, `analysis.report`):
 recommended actions first, then the containers, partitions, keys and queries it is built from.
 
 Layout only: the store, time range and scope come from the frame (`dashboard.state`), the data from
-`dashboard.loaders`, the report from `analysis.capacity`. Every widget has a key (tests drive them by key).
+`dashboard.loaders`, the report from `analysis.capacity.review`. Every widget has a key (tests drive them by key).
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis import capacity
+from analysis.capacity import review
 from analysis.report import to_xlsx_bytes
-from dashboard import loaders, widgets
+from dashboard import widgets
+from dashboard.loaders.tables import load_view
 from dashboard.state import FrameState, frame_state
 
 HOW_TO_COLLECT = "Collect the configured queries and Azure Monitor data into it, then open it here"
@@ -22,13 +23,13 @@ ABOUT = """The capacity review of this time range and scope: the same rows, in t
 `ruscope report --config ruscope.toml --out report.csv` writes (add `--since 30d` for a time range, `--format
 xlsx` for a workbook with a sheet per section). One row per number: `section` (container, partition, key,
 query, action), the container, `subject` (a pkrange, a partition key, a query), `measure`, `value`, `unit`
-and `detail`. The rules behind the actions and their thresholds are in `analysis/capacity.py`."""
+and `detail`. The rules behind the actions and their thresholds are in `analysis/capacity/rules.py`."""
 
 _NUMBER = st.column_config.NumberColumn
 SECTION_TABLE = {
     "subject": st.column_config.TextColumn("subject"),
     "measure": st.column_config.TextColumn("measure"),
-    "value": _NUMBER("value"),  # rounded per unit in analysis.capacity: shown as is, never 3.6e-05
+    "value": _NUMBER("value"),  # rounded per unit in analysis.capacity.review: shown as is, never 3.6e-05
     "unit": st.column_config.TextColumn("unit"),
     "detail": st.column_config.TextColumn("detail", width="large"),
 }
@@ -52,17 +53,18 @@ SECTIONS = {"partition": "Partitions", "key": "Largest and costliest keys", "que
 
 
 def load_report(view: FrameState) -> pd.DataFrame:
-    frames, messages = {}, ()
-    for table, columns in capacity.REPORT_TABLES.items():
-        loaded = loaders.load_view(view, table, columns=columns)
+    frames: dict[str, pd.DataFrame] = {}
+    messages: tuple[str, ...] = ()
+    for table, columns in review.REPORT_TABLES.items():
+        loaded = load_view(view, table, columns=columns)
         frames[table], messages = loaded.frame, messages + loaded.warnings
     widgets.render_store_warnings(tuple(dict.fromkeys(messages)))
-    return capacity.build_capacity_report(**frames)
+    return review.build_capacity_report(**frames, limits=None)  # named: no frame can be taken for the limits
 
 
 def render_actions(report: pd.DataFrame) -> None:
     st.subheader("Recommended actions")
-    actions = capacity.section(report, "action")
+    actions = review.section(report, "action")
     if actions.empty:
         st.caption("No rule fired: nothing to raise, lower, re-key or rewrite in this view.")
         return
@@ -72,7 +74,7 @@ def render_actions(report: pd.DataFrame) -> None:
 
 def render_sections(report: pd.DataFrame) -> None:
     for tab, (name, title) in zip(st.tabs(list(SECTIONS.values())), SECTIONS.items()):
-        rows = capacity.section(report, name)
+        rows = review.section(report, name)
         with tab:
             if rows.empty:
                 st.caption(f"No {title.lower()} in this view's data.")
@@ -89,7 +91,7 @@ else:
     st.markdown(ABOUT)
     render_actions(report)
     st.subheader("Containers")
-    summary = capacity.container_summary(report)
+    summary = review.container_summary(report)
     widgets.render_table(summary, key="reports_containers", file_name="containers.csv", column_config=SUMMARY_TABLE)
     render_sections(report)
     st.subheader("The whole report")

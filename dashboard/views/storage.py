@@ -4,18 +4,22 @@ size against its data.
 
 Layout only: the store, time range and scope come from the frame (`dashboard.state`), the data from
 `dashboard.loaders` (`partitions` and `logical_keys` from `ruscope storage`, `log_key_sizes` from
-`ruscope logs`), the numbers from `analysis.storage`, the figures from `dashboard.figures_storage`, the
+`ruscope logs`), the numbers from `analysis.storage`, the figures from `dashboard.figures.storage`, the
 limits from `cosmoscore.limits`. Every widget has a key (tests drive them by key).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
 from analysis import storage
 from cosmoscore.limits import Limits
-from dashboard import figures_storage, loaders, widgets
+from dashboard import widgets
+from dashboard.figures.storage import build_container_growth_figure, build_key_fill_figure, build_partition_fill_figure
+from dashboard.loaders.tables import load_view
 from dashboard.state import frame_state
 
 LIMITS = Limits()
@@ -52,7 +56,7 @@ INDEX_COLUMNS = {
 HIDDEN = ["account", "database", "container"]
 
 
-def size_columns(frame: pd.DataFrame, unit: storage.SizeUnit, *, limit: str, sizes: dict[str, str]) -> dict:
+def size_columns(frame: pd.DataFrame, unit: storage.SizeUnit, *, limit: str, sizes: dict[str, str]) -> dict[str, Any]:
     """The headers of a fill table: its sizes in `unit` (`sizes`: column -> header), the fill as a percentage
     with the decimals its smallest value needs, its growth."""
     decimals = storage.percent_decimals(frame["fill_pct"])
@@ -76,9 +80,7 @@ def render_partitions(partitions: pd.DataFrame) -> None:
     fill = storage.partition_fill(partitions, limits=LIMITS)
     st.subheader("Physical partitions against 50 GB")
     limit = LIMITS.physical_partition_max_bytes
-    st.plotly_chart(
-        figures_storage.build_partition_fill_figure(fill, limit_bytes=limit), key="storage_partitions_chart"
-    )
+    st.plotly_chart(build_partition_fill_figure(fill, limit_bytes=limit), key="storage_partitions_chart")
     unit = storage.size_unit(fill["size_kb"])
     columns = {
         "label": st.column_config.TextColumn(storage.label_title(fill, "pkrange")),
@@ -100,9 +102,9 @@ def render_keys(logical_keys: pd.DataFrame, log_key_sizes: pd.DataFrame) -> None
         st.caption("No logical key sizes in this view: `ruscope storage` lists the largest keys it samples.")
         return
     limit = LIMITS.logical_partition_max_bytes
-    st.plotly_chart(figures_storage.build_key_fill_figure(keys, limit_bytes=limit), key="storage_keys_chart")
+    st.plotly_chart(build_key_fill_figure(keys, limit_bytes=limit), key="storage_keys_chart")
     sized = ["size_kb", "statistics_kb", "logs_kb"]
-    unit = storage.size_unit(keys[sized].stack())
+    unit = storage.size_unit(pd.concat([keys[name] for name in sized], ignore_index=True))
     columns = {
         "label": st.column_config.TextColumn(storage.label_title(keys, "partition key")),
         "source": st.column_config.TextColumn("size, fill and growth from"),
@@ -120,7 +122,7 @@ def render_keys(logical_keys: pd.DataFrame, log_key_sizes: pd.DataFrame) -> None
 def render_growth(partitions: pd.DataFrame) -> None:
     sizes = storage.container_sizes(partitions)
     st.subheader("Size over time")
-    st.plotly_chart(figures_storage.build_container_growth_figure(sizes), key="storage_growth_chart")
+    st.plotly_chart(build_container_growth_figure(sizes), key="storage_growth_chart")
     unit = storage.size_unit(sizes["size_kb"])
     columns = {
         "label": st.column_config.TextColumn(storage.container_title(sizes)),
@@ -151,10 +153,10 @@ def render_index(partitions: pd.DataFrame) -> None:
 
 st.title("Storage")
 view = frame_state()
-partitions = loaders.load_view(view, "partitions", columns=storage.PARTITION_COLUMNS)
-logical_keys = loaders.load_view(view, "logical_keys", columns=storage.LOGICAL_KEY_COLUMNS)
-log_key_sizes = loaders.load_view(view, "log_key_sizes", columns=storage.LOG_KEY_SIZE_COLUMNS)
-executions = loaders.load_view(view, "executions", columns=["run_id"])
+partitions = load_view(view, "partitions", columns=storage.PARTITION_COLUMNS)
+logical_keys = load_view(view, "logical_keys", columns=storage.LOGICAL_KEY_COLUMNS)
+log_key_sizes = load_view(view, "log_key_sizes", columns=storage.LOG_KEY_SIZE_COLUMNS)
+executions = load_view(view, "executions", columns=["run_id"])
 widgets.render_store_warnings(partitions.warnings + logical_keys.warnings + log_key_sizes.warnings)
 if partitions.frame.empty and logical_keys.frame.empty and log_key_sizes.frame.empty:
     if executions.frame.empty:

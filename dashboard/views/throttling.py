@@ -4,7 +4,7 @@ the retry-after they cost, and which replayed queries were throttled.
 
 Layout only: the store, time range and scope come from the frame (`dashboard.state`), the data from
 `dashboard.loaders` (`metrics` and `log_throttles` read as no rows on a replay-only store, which has
-neither), the numbers from `analysis.throttling`, the figures from `dashboard.figures_throttling`. Every
+neither), the numbers from `analysis.throttling`, the figures from `dashboard.figures.throttling`. Every
 widget has a key (tests drive them by key).
 """
 
@@ -14,7 +14,9 @@ import pandas as pd
 import streamlit as st
 
 from analysis import storage, throttling
-from dashboard import figures_throttling, loaders, widgets
+from dashboard import widgets
+from dashboard.figures.throttling import build_throttle_rate_figure, build_throttle_series_figure
+from dashboard.loaders.tables import load_view
 from dashboard.state import frame_state
 
 HOW_TO_COLLECT = (
@@ -65,7 +67,7 @@ def render_rate(metrics: pd.DataFrame, requests: pd.DataFrame) -> None:
         column_config=columns, csv=summary,
     )  # fmt: skip
     rate = throttling.throttle_rate(metrics, requests)
-    st.plotly_chart(figures_throttling.build_throttle_rate_figure(rate), key="throttling_rate_chart")
+    st.plotly_chart(build_throttle_rate_figure(rate), key="throttling_rate_chart")
 
 
 def render_series(series: pd.DataFrame, *, key: str, legend: str, empty: str) -> None:
@@ -73,7 +75,7 @@ def render_series(series: pd.DataFrame, *, key: str, legend: str, empty: str) ->
     if series.empty:
         st.caption(empty)
         return
-    st.plotly_chart(figures_throttling.build_throttle_series_figure(series, legend=legend), key=key)
+    st.plotly_chart(build_throttle_series_figure(series, legend=legend), key=key)
 
 
 def render_monitor(metrics: pd.DataFrame, log_throttles: pd.DataFrame) -> None:
@@ -115,10 +117,10 @@ def render_replay(requests: pd.DataFrame, executions: pd.DataFrame) -> None:
 
 st.title("Throttling")
 view = frame_state()
-metrics = loaders.load_view(view, "metrics", columns=throttling.METRIC_COLUMNS)
-log_throttles = loaders.load_view(view, "log_throttles", columns=throttling.LOG_THROTTLE_COLUMNS)
-requests = loaders.load_view(view, "requests", columns=throttling.REQUEST_COLUMNS)
-executions = loaders.load_view(view, "executions", columns=throttling.EXECUTION_COLUMNS)
+metrics = load_view(view, "metrics", columns=throttling.METRIC_COLUMNS)
+log_throttles = load_view(view, "log_throttles", columns=throttling.LOG_THROTTLE_COLUMNS)
+requests = load_view(view, "requests", columns=throttling.REQUEST_COLUMNS)
+executions = load_view(view, "executions", columns=throttling.EXECUTION_COLUMNS)
 widgets.render_store_warnings(metrics.warnings + log_throttles.warnings)
 widgets.render_store_warnings(tuple(dict.fromkeys(requests.warnings + executions.warnings)))
 has_monitor = not (metrics.frame.empty and log_throttles.frame.empty)

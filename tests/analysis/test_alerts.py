@@ -10,7 +10,7 @@ import pandas as pd
 from analysis import alerts
 from analysis.scope import Scope
 from cosmoscore.limits import GB, Limits
-from tests.analysis.test_query_costs import execution, executions_frame
+from tests.analysis.queries.test_costs import execution, executions_frame
 
 T0 = pd.Timestamp("2026-05-01T10:00:00Z")
 ACCOUNT = "127.0.0.1"

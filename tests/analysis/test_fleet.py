@@ -10,7 +10,7 @@ import pytest
 
 from analysis import fleet, throttling
 from cosmoscore.limits import GB, Limits
-from tests.analysis.test_query_costs import T0, execution, executions_frame, request, requests_frame
+from tests.analysis.queries.test_costs import T0, execution, executions_frame, request, requests_frame
 
 METRIC_NAN = ["provisioned_ru_s", "p95_ru_s", "waste", "max_normalized_ru", "largest_partition_gb", "storage_headroom"]
 

@@ -14,7 +14,7 @@ import pytest
 from analysis import overview
 from analysis.report import to_csv_bytes
 from store import TABLES
-from tests.analysis.test_query_costs import T0, execution, executions_frame, request, requests_frame
+from tests.analysis.queries.test_costs import T0, execution, executions_frame, request, requests_frame
 
 GOLDEN = Path(__file__).with_name("golden")
 UPDATE = os.environ.get("RUSCOPE_UPDATE_GOLDEN") == "1"  # rewrite the golden files (then review the diff)

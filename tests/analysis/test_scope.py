@@ -9,7 +9,7 @@ import pytest
 
 from analysis import scope
 from analysis.scope import Scope
-from tests.analysis.test_query_costs import execution, executions_frame
+from tests.analysis.queries.test_costs import execution, executions_frame
 
 NOW = dt.datetime(2026, 5, 2, 10, 0, 42, 123, tzinfo=dt.UTC)
 

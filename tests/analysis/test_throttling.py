@@ -8,7 +8,7 @@ import pandas as pd
 
 from analysis import throttling as th
 from store import REQUESTS, TABLES
-from tests.analysis.test_query_costs import execution, executions_frame
+from tests.analysis.queries.test_costs import execution, executions_frame
 
 T0 = pd.Timestamp("2026-05-01T10:00:00Z")
 METRICS, LOG_THROTTLES = TABLES["metrics"], TABLES["log_throttles"]

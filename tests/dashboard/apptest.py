@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.display import MISSING_NUMBER, MISSING_TIME
 from store import store_location, write_frame
-from tests.analysis.test_query_costs import T0, execution, executions_frame, request, requests_frame
+from tests.analysis.queries.test_costs import T0, execution, executions_frame, request, requests_frame
 
 APP = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"
 

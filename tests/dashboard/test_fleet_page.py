@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from analysis import fleet, throttling
 from analysis.scope import Scope
-from dashboard import figures
+from dashboard.figures import fleet as figures
 from store import read_table, store_location
 from tests.collected import CollectedStore
 from tests.dashboard.apptest import chart, minutes_ago, run_app, store_rows, write_plan, write_rows

@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from store import store_location, write_frame
-from tests.analysis.test_query_costs import T0
+from tests.analysis.queries.test_costs import T0
 from tests.collected import CollectedStore
 from tests.dashboard.apptest import PLAN, chart, run_app, store_rows, write_plan, write_rows
 

@@ -1,4 +1,4 @@
-"""dashboard.loaders on a temp store: a view reads only its columns, days and scope."""
+"""dashboard.loaders.tables on a temp store: a view reads only its columns, days and scope."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis import query_costs
+from analysis.queries import costs as qc
 from analysis.scope import Scope
-from dashboard import loaders
+from dashboard.loaders import tables
 from dashboard.state import FrameState
 from tests.dashboard.apptest import PLAN, store_rows, write_plan, write_store
 
@@ -30,31 +30,31 @@ def two_containers(two_runs: Path) -> Path:
 
 def test_a_view_reads_only_its_columns_and_scope(two_containers: Path) -> None:
     view = FrameState(store=str(two_containers), scope=Scope(database="crm"))
-    loaded = loaders.load_view(view, "executions", columns=query_costs.EXECUTION_COLUMNS)
-    assert loaded.frame.columns.tolist() == query_costs.EXECUTION_COLUMNS
+    loaded = tables.load_view(view, "executions", columns=qc.EXECUTION_COLUMNS)
+    assert loaded.frame.columns.tolist() == qc.EXECUTION_COLUMNS
     assert loaded.frame["query_name"].tolist() == ["people"] and loaded.frame.index.tolist() == [0]
     assert loaded.warnings == ()
 
 
 def test_a_view_reads_from_its_since_on(two_containers: Path) -> None:
     view = FrameState(store=str(two_containers), since=MAY_1_1030)
-    loaded = loaders.load_view(view, "requests", columns=query_costs.REQUEST_COLUMNS, run_ids=("r1", "r2"))
+    loaded = tables.load_view(view, "requests", columns=qc.REQUEST_COLUMNS, run_ids=("r1", "r2"))
     assert set(loaded.frame["run_id"]) == {"r2"}
-    assert loaded.frame.columns.tolist() == query_costs.REQUEST_COLUMNS
+    assert loaded.frame.columns.tolist() == qc.REQUEST_COLUMNS
 
 
 def test_scope_choices_follow_the_time_range(two_containers: Path, tmp_path: Path) -> None:
-    choices = loaders.load_scope_choices(str(two_containers), None)
+    choices = tables.load_scope_choices(str(two_containers), None)
     assert choices.values.tolist() == [["127.0.0.1", "crm", "people"], ["127.0.0.1", "shop", "orders"]]
     later = dt.datetime(2026, 5, 1, 11, 5, tzinfo=dt.UTC)  # only crm's run-r2 row (11:10) is after
-    assert loaders.load_scope_choices(str(two_containers), later).values.tolist() == [["127.0.0.1", "crm", "people"]]
-    assert loaders.load_scope_choices(str(tmp_path / "nothing"), None).empty
+    assert tables.load_scope_choices(str(two_containers), later).values.tolist() == [["127.0.0.1", "crm", "people"]]
+    assert tables.load_scope_choices(str(tmp_path / "nothing"), None).empty
 
 
 def test_the_store_warnings_come_with_the_frame(two_runs: Path) -> None:
     day = next((two_runs / "executions").iterdir())
     (day / "r3-000.parquet").write_bytes(b"not parquet")
-    loaded = loaders.load_view(FrameState(store=str(two_runs)), "executions", columns=["run_id", "time"])
+    loaded = tables.load_view(FrameState(store=str(two_runs)), "executions", columns=["run_id", "time"])
     assert any("r3-000.parquet" in message for message in loaded.warnings)
     assert sorted(set(loaded.frame["run_id"])) == ["r1", "r2"]
 
@@ -62,36 +62,36 @@ def test_the_store_warnings_come_with_the_frame(two_runs: Path) -> None:
 def test_an_unknown_column_is_an_error(store: Path) -> None:
     write_store(store, *store_rows(PLAN[:1]))
     with pytest.raises(ValueError, match="nope"):
-        loaders.load_view(FrameState(store=str(store)), "executions", columns=["nope"])
+        tables.load_view(FrameState(store=str(store)), "executions", columns=["nope"])
 
 
 def test_a_table_the_store_has_not_written_yet_reads_as_no_data_and_a_column_it_lacks_is_an_error(
     two_containers: Path,
 ) -> None:
     view = FrameState(store=str(two_containers), scope=Scope(database="crm"))
-    absent = loaders.load_view(view, "metrics", columns=["time", "metric", "value"])
+    absent = tables.load_view(view, "metrics", columns=["time", "metric", "value"])
     assert absent.frame.empty and absent.frame.columns.tolist() == ["time", "metric", "value"]
     with pytest.raises(ValueError, match="table 'executions' has no column.*'not_yet'"):
-        loaders.load_view(view, "executions", columns=["query_name", "not_yet"])
+        tables.load_view(view, "executions", columns=["query_name", "not_yet"])
 
 
 def test_a_store_uri_that_cannot_be_a_store_is_a_warning_and_no_rows() -> None:
-    loaded = loaders.load_view(FrameState(store="ftp://somewhere/store"), "executions", columns=["query_name"])
+    loaded = tables.load_view(FrameState(store="ftp://somewhere/store"), "executions", columns=["query_name"])
     assert loaded.frame.empty and loaded.frame.columns.tolist() == ["query_name"]
     assert loaded.warnings and "ftp://somewhere/store" in loaded.warnings[0]
 
 
 def test_read_view_cuts_the_scope_like_load_view_but_is_never_cached(two_containers: Path) -> None:
     view = FrameState(store=str(two_containers), scope=Scope(database="crm"))
-    assert loaders.read_view(view, "executions", columns=["query_name"]).frame["query_name"].tolist() == ["people"]
-    assert loaders.load_view(view, "executions", columns=["query_name"]).frame["query_name"].tolist() == ["people"]
+    assert tables.read_view(view, "executions", columns=["query_name"]).frame["query_name"].tolist() == ["people"]
+    assert tables.load_view(view, "executions", columns=["query_name"]).frame["query_name"].tolist() == ["people"]
     later = [("r3", 80, "later", 0, "as-is", "single", [[("page", "0", 1.0)]])]
     write_plan(two_containers, later, database="crm", container="people", part="2")
-    fresh = loaders.read_view(view, "executions", columns=["query_name"]).frame
+    fresh = tables.read_view(view, "executions", columns=["query_name"]).frame
     assert sorted(fresh["query_name"]) == ["later", "people"]  # read again: the new run is there
-    cached = loaders.load_view(view, "executions", columns=["query_name"]).frame
+    cached = tables.load_view(view, "executions", columns=["query_name"]).frame
     assert cached["query_name"].tolist() == ["people"]  # load_view's cache still holds the first read
-    everything = loaders.read_view(FrameState(store=str(two_containers)), "executions", columns=["database"])
+    everything = tables.read_view(FrameState(store=str(two_containers)), "executions", columns=["database"])
     assert sorted(set(everything.frame["database"])) == ["crm", "shop"] and everything.frame.columns.tolist() == [
         "database"
     ]

@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from analysis import overview, units
-from dashboard import figures_overview
+from dashboard.figures import overview as figures_overview
 from store import store_location, write_frame
 from tests.analysis.test_overview import frame, row, shop_frames
 from tests.dashboard.apptest import chart, minutes_ago, run_app, write_plan

@@ -13,7 +13,7 @@ from streamlit.runtime.memory_media_file_storage import _calculate_file_id  # cr
 from streamlit.testing.v1 import AppTest
 
 from store import store_location, write_frame
-from tests.analysis.test_query_costs import execution, executions_frame
+from tests.analysis.queries.test_costs import execution, executions_frame
 from tests.dashboard.apptest import APP, PLAN, chart, store_rows, write_rows
 
 EXPECTED_CSV = """\

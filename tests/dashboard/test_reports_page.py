@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from analysis import capacity
+from analysis.capacity import review
 from analysis.report import to_csv_bytes
 from tests.analysis.test_overview import GOLDEN, shop_frames
 from tests.dashboard.apptest import minutes_ago, run_app, write_plan
@@ -73,7 +73,7 @@ def test_the_download_is_the_bytes_ruscope_report_writes(store: Path) -> None:
         "reports_report_download",
         "reports_xlsx",
     ]
-    report = capacity.build_capacity_report(**shop_frames())
+    report = review.build_capacity_report(**shop_frames())
     assert to_csv_bytes(report) == (GOLDEN / "capacity_report.csv").read_bytes()  # what the CLI test writes
     shown = found["reports_report"]
     assert (

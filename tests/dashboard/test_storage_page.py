@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from analysis import storage
 from cosmoscore.limits import GB, Limits
-from dashboard import figures_storage
+from dashboard.figures import storage as figures_storage
 from store import store_location, write_frame
 from tests.analysis.test_storage_analysis import LOGICAL_KEYS, PARTITIONS, key, partition
 from tests.collected import CollectedStore

@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from analysis import throttling
-from dashboard import figures_throttling
+from dashboard.figures import throttling as figures_throttling
 from store import store_location, write_frame
 from tests.analysis.test_throttling import METRIC_ROWS, T0
 from tests.collected import CollectedStore

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from azure.cosmos import CosmosClient, PartitionKey
 
-from analysis.query_costs import logical_executions
+from analysis.queries.costs import logical_executions
 from emulator.auth import WELL_KNOWN_KEY
 from emulator.engine import Context, Engine
 from emulator.server import open_engine, start_in_thread

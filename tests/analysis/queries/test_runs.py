@@ -1,5 +1,5 @@
-"""analysis.query_runs (over time per run, routing multiplier, index use, two runs compared) and the
-vectorised pkrange union of analysis.query_costs, on frames built here."""
+"""analysis.queries.runs (over time per run, routing multiplier, index use, two runs compared) and the
+vectorised pkrange union of analysis.queries.costs, on frames built here."""
 
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import pkrange_ids, query_runs
-from analysis import query_costs as qc
-from tests.analysis.test_query_costs import T0, execution, executions_frame, per_feed_range, request, requests_frame
+from analysis import pkrange_ids
+from analysis.queries import costs as qc
+from analysis.queries import runs as qr
+from tests.analysis.queries.test_costs import T0, execution, executions_frame, per_feed_range, request, requests_frame
 
 
 def over_time(executions: pd.DataFrame, **kwargs: int) -> pd.DataFrame:
-    return query_runs.ru_over_time(qc.logical_executions(executions), qc.run_starts(executions), **kwargs)
+    return qr.ru_over_time(qc.logical_executions(executions), qc.run_starts(executions), **kwargs)
 
 
 # -- over time -------------------------------------------------------------------------------------------
@@ -32,7 +33,7 @@ def test_one_point_per_query_per_run_at_the_run_start() -> None:
         execution("r2", "q", minute=61, repeat=1, status="error", ru=99.0),  # failures are not averaged
     )
     series = over_time(frame)
-    assert series.columns.tolist() == query_runs.OVER_TIME_COLUMNS
+    assert series.columns.tolist() == qr.OVER_TIME_COLUMNS
     assert series[["query_name", "mean_ru", "executions", "runs", "run_id"]].values.tolist() == [
         ["late", 1.0, 1, 1, "r1"],
         ["q", 3.0, 2, 1, "r1"],
@@ -53,7 +54,7 @@ def test_many_runs_are_drawn_as_windows() -> None:
 
 
 def test_over_time_of_nothing_successful_is_empty() -> None:
-    assert over_time(executions_frame(execution(status="error"))).columns.tolist() == query_runs.OVER_TIME_COLUMNS
+    assert over_time(executions_frame(execution(status="error"))).columns.tolist() == qr.OVER_TIME_COLUMNS
     assert over_time(executions_frame()).empty
 
 
@@ -82,15 +83,15 @@ def test_the_routing_multiplier_is_ru_over_the_costliest_partition(run_requests:
         execution("r1", "point", repeat=1, ru=5.0, execution_id="p1"),
         execution("r1", "lost", ru=0.5, pkranges="", execution_id="l0"),
     )
-    multipliers = query_runs.routing_multiplier(qc.pkrange_breakdown(run_requests, "r1", executions=executions))
-    assert multipliers.columns.tolist() == query_runs.MULTIPLIER_COLUMNS
+    multipliers = qr.routing_multiplier(qc.pkrange_breakdown(run_requests, "r1", executions=executions))
+    assert multipliers.columns.tolist() == qr.MULTIPLIER_COLUMNS
     rows = multipliers[["query_name", "ru", "costliest_pkrange_ru", "pkranges", "routing_multiplier"]]
     assert rows.fillna(-1).values.tolist() == [
         ["wide", 12.5, 6.0, 3, 2.08],  # 12.5 / 6.0: the gateway's 1.5 and two partitions' minimums on top
         ["point", 4.0, 4.0, 1, 1.0],  # one partition: per execution (3 + 5) / 2 on both sides
         ["lost", 0.5, -1, 0, -1],  # no data page: no multiplier
     ]
-    assert query_runs.routing_multiplier(qc.pkrange_breakdown(run_requests, "nope")).empty
+    assert qr.routing_multiplier(qc.pkrange_breakdown(run_requests, "nope")).empty
 
 
 def test_the_summary_takes_each_querys_latest_run_multiplier() -> None:
@@ -99,9 +100,9 @@ def test_the_summary_takes_each_querys_latest_run_multiplier() -> None:
     multipliers = pd.DataFrame(
         {"database": "s", "container": "c", "query_name": ["a", "a", "b"], "run_id": ["r1", "r2", "r2"]}
     ).assign(routing_multiplier=[9.0, 2.0, 7.0])
-    out = query_runs.with_multipliers(summary, multipliers)
+    out = qr.with_multipliers(summary, multipliers)
     assert out["routing_multiplier"].fillna(-1).tolist() == [2.0, -1]  # b's multiplier is of r2, not its latest
-    assert query_runs.with_multipliers(summary, pd.DataFrame())["routing_multiplier"].isna().all()
+    assert qr.with_multipliers(summary, pd.DataFrame())["routing_multiplier"].isna().all()
 
 
 # -- index use -------------------------------------------------------------------------------------------
@@ -121,8 +122,8 @@ def test_index_use_from_the_query_metrics_and_the_index_header() -> None:
         request("r1", "q", "e", "query_plan", "", 1.0, seq=2) | {"index_hit_ratio": 0.0},  # not a data page
         request("r1", "bare", "f", "page", "0", 1.0, seq=3) | {"index_utilization": "not json"},
     ]
-    index = query_runs.index_use(requests_frame(*rows))
-    assert index.columns.tolist() == query_runs.INDEX_COLUMNS
+    index = qr.index_use(requests_frame(*rows))
+    assert index.columns.tolist() == qr.INDEX_COLUMNS
     q, bare = index.set_index("query_name").loc["q"], index.set_index("query_name").loc["bare"]
     assert (q["index_hit_ratio"], q["indexes_used"], q["indexes_missing"]) == (
         0.75,
@@ -130,7 +131,7 @@ def test_index_use_from_the_query_metrics_and_the_index_header() -> None:
         "/a ASC, /b ASC, /total/?",
     )
     assert np.isnan(bare["index_hit_ratio"]) and bare["indexes_used"] == bare["indexes_missing"] == ""
-    assert query_runs.index_use(requests_frame()).empty
+    assert qr.index_use(requests_frame()).empty
 
 
 # -- two runs --------------------------------------------------------------------------------------------
@@ -139,13 +140,13 @@ def test_index_use_from_the_query_metrics_and_the_index_header() -> None:
 def test_two_runs_compared_per_query() -> None:
     def run(rows: list[tuple[str, float, int, float]]) -> pd.DataFrame:
         frame = pd.DataFrame(rows, columns=["query_name", "ru", "pkranges", "routing_multiplier"])
-        return frame.assign(database="s", container="c", costliest_pkrange_ru=1.0)[query_runs.MULTIPLIER_COLUMNS]
+        return frame.assign(database="s", container="c", costliest_pkrange_ru=1.0)[qr.MULTIPLIER_COLUMNS]
 
     a = run([("wide", 12.0, 4, 3.0), ("new", 2.0, 1, 1.0)])
     b = run([("gone", 5.0, 1, 1.0), ("wide", 10.0, 2, 2.5)])
     index = pd.DataFrame({"database": ["s"], "container": ["c"], "query_name": ["wide"], "index_hit_ratio": [0.9]})
-    compared = query_runs.compare_runs(a, b, index=index.assign(indexes_used="/x/?", indexes_missing=""))
-    assert compared.columns.tolist() == query_runs.COMPARE_COLUMNS
+    compared = qr.compare_runs(a, b, index=index.assign(indexes_used="/x/?", indexes_missing=""))
+    assert compared.columns.tolist() == qr.COMPARE_COLUMNS
     got = compared[["query_name", "ru_a", "ru_b", "change_pct", "pkranges_a", "pkranges_b", "index_hit_ratio"]]
     assert got.astype(object).where(got.notna(), None).values.tolist() == [
         ["wide", 12.0, 10.0, 20.0, 4, 2, 0.9],
@@ -198,10 +199,10 @@ def test_partitions_past_the_costliest_fold_into_other() -> None:
         {"database": "s", "container": "c", "query_name": ["q", "q", "q", "q"], "pkrange_id": ["0", "1", "2", ""]}
     ).assign(ru=[5.0, 1.0, 2.0, 0.5])
     b = a.assign(query_name="p", ru=[1.0, 1.0, 9.0, 0.5])
-    keep = query_runs.costliest_partitions(a, b, top=2)
+    keep = qr.costliest_partitions(a, b, top=2)
     assert keep == {("s", "c", "2"), ("s", "c", "0")}  # 11 and 6 RU over both runs; pkrange 1 has 2
-    folded = query_runs.fold_partitions(a, keep)
+    folded = qr.fold_partitions(a, keep)
     assert folded[["pkrange_id", "ru"]].values.tolist() == [["0", 5.0], ["other", 1.0], ["2", 2.0], ["", 0.5]]
     assert folded["ru"].sum() == a["ru"].sum()  # the same total, fewer segments
-    assert query_runs.fold_partitions(a, {("s", "c", p) for p in "012"}) is a  # nothing to fold
-    assert query_runs.costliest_partitions(a.iloc[:0]) == set()
+    assert qr.fold_partitions(a, {("s", "c", p) for p in "012"}) is a  # nothing to fold
+    assert qr.costliest_partitions(a.iloc[:0]) == set()

@@ -2,8 +2,8 @@
 
 Pure functions over the store's `metrics`, `partitions`, `log_key_ru` and `logical_keys` frames (only the
 `*_COLUMNS` below are read; scope and time range are cut before these run). The logical keys are in
-`analysis.hot_keys`; the replay-only view (RU/s demand per partition from the configured queries) and the skew
-measures in `analysis.hot_replay`.
+`analysis.hot.keys`; the replay-only view (RU/s demand per partition from the configured queries) and the skew
+measures in `analysis.hot.replay`.
 
 **Rows: one per pkrange, in key-space order.** A pkrange covers the effective partition keys
 [min_epk, max_epk) (the `partitions` table, from `/pkranges`). Rows sort by min_epk, then the wider range
@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from analysis.hot_current import CONTAINER_KEY, ROW_KEY, current_rows
-from analysis.query_costs import pkrange_sort_key
+from analysis.hot.current import CONTAINER_KEY, ROW_KEY, current_rows
+from analysis.pkrange_ids import pkrange_sort_key
 from cosmoscore.monitor.metrics import NORMALIZED_RU
 from store.records import METRICS, PARTITIONS
 
 NORMALIZED = NORMALIZED_RU  # percent of a pkrange's share of the RU/s, max per interval
-MAX_CELLS = 50_000  # a heatmap a browser draws at once (the issue's 43,000 cells are fine)
+MAX_CELLS = 50_000  # a heatmap a browser draws at once (100 pkranges x MAX_COLUMNS is 30,000 cells)
 MAX_COLUMNS = 300
 NICE_BINS = [
     pd.Timedelta(s)
@@ -92,7 +92,7 @@ def summarize_normalized_heatmap(
 ) -> Heatmap:
     """The pkrange x time heatmap of normalized RU (percent, max per bin), rows in key-space order, splits
     marked. `rows` also carries each pkrange's `peak` and `mean` (of its points), whether it is `current`
-    (exists at the end of the view) and its `current_mean` since the current layout start (`analysis.hot_current`:
+    (exists at the end of the view) and its `current_mean` since the current layout start (`analysis.hot.current`:
     what the skew compares; NaN for a retired pkrange)."""
     mask = normalized_mask(metrics)
     if not mask.any():
@@ -118,7 +118,7 @@ def _with_current_mean(
     keys: pd.DataFrame, partitions: pd.DataFrame, codes: np.ndarray, ns: np.ndarray, values: np.ndarray
 ) -> pd.DataFrame:
     """`keys` (one row per code) with `current` and `current_mean`: the mean of the points at or after the
-    container's current layout start, of the pkranges that exist at the end (`analysis.hot_current`)."""
+    container's current layout start, of the pkranges that exist at the end (`analysis.hot.current`)."""
     layout = current_rows(keys[[*ROW_KEY, "first_time", "last_time"]], partitions)
     current = layout["current"].to_numpy(dtype=bool)
     since = np.where(current, naive_ns(layout["since"].where(layout["current"], layout["first_time"])), 0)
@@ -349,7 +349,7 @@ def _lineage_path(pkrange_id: str, ancestors: str) -> tuple[str, ...]:
     return (*[a for a in str(ancestors or "").split(",") if a], str(pkrange_id))
 
 
-def _path_key(path: tuple[str, ...]) -> tuple:
+def _path_key(path: tuple[str, ...]) -> tuple[tuple[int, int, str], ...]:
     return tuple(pkrange_sort_key(pk) for pk in path)
 
 

@@ -1,15 +1,16 @@
-"""The Hot partitions page's cached loader: the store's frames (through `dashboard.loaders`) reduced once to what
-the page draws, and that small result cached.
+"""The Hot partitions page's cached loader: the store's frames (through `dashboard.loaders.tables`) reduced once
+to what the page draws, and that small result cached.
 
 Why a second cache: a month of one-minute NormalizedRUConsumption for 100 pkranges is 4.3 million points. The
 page draws a few hundred columns of them; copying the points out of `load_table`'s cache and reducing them again
 on every widget change would cost seconds, while the reduced heatmap is a few hundred KB. So this loader reads
-through `loaders.load_view` (one store read, shared with other pages) and caches only the reductions, for the
-same time as the store reads (`loaders.TTL_SECONDS`). The numbers all come from `analysis`.
+through `tables.load_view` (one store read, shared with other pages) and caches only the reductions, for the
+same time as the store reads (`tables.TTL_SECONDS`). The numbers all come from `analysis`.
 
-The metrics and the logs' RU per key are read with `loaders.read_view`, the uncached read: caching 4.3
+The metrics and the logs' RU per key are read with `tables.read_view`, the uncached read: caching 4.3
 million points would pickle them (0.5 GB, and a peak of twice that while pickling) only for this loader to
-reduce them once per view, so the page's peak memory would pass the issue's 2 GB.
+reduce them once per view, so the page's peak memory would pass the 2 GB `benchmarks/bench_dashboard.py`
+holds it to.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from analysis import hot_keys as hk
-from analysis import hot_partitions as hp
-from analysis import hot_replay as hr
+from analysis.hot import keys as hk
+from analysis.hot import partitions as hp
+from analysis.hot import replay as hr
+from analysis.hot.current import ROW_KEY
 from analysis.scope import Scope
-from dashboard import loaders
+from dashboard.loaders import tables
 from dashboard.state import FrameState
 
 LOAD_SOURCES = {  # the skew's per-pkrange load: name -> (column, unit), the service's own measures first
@@ -43,12 +45,12 @@ class HotData:
     key_totals: pd.DataFrame  # RU per (container, pkrange, logical key) from the logs
     key_sizes: pd.DataFrame  # the latest storage snapshot's largest logical keys
     loads: dict[str, pd.DataFrame]  # LOAD_SOURCES name -> ROW_KEY, label, load column (key-space order) of
-    # the pkranges that exist at the end of the view, since their layout is complete (analysis.hot_current)
+    # the pkranges that exist at the end of the view, since their layout is complete (analysis.hot.current)
     pkranges: pd.DataFrame  # every pkrange any source knows: ROW_KEY and label, in key-space order
     hottest: str | None  # the label (in `pkranges`) of the hottest existing pkrange: the heatmap's peak, else a load's
-    by_query: pd.DataFrame  # hot_replay.query_demand
-    demand: pd.DataFrame  # hot_replay.summarize_demand
-    headroom: pd.DataFrame  # hot_replay.summarize_headroom
+    by_query: pd.DataFrame  # hr.query_demand
+    demand: pd.DataFrame  # hr.summarize_demand
+    headroom: pd.DataFrame  # hr.summarize_headroom
     has_replay: bool
     warnings: tuple[str, ...]
 
@@ -63,18 +65,18 @@ def load_hot(view: FrameState) -> HotData:
     return _load_hot(view.store, view.since, scope.account, scope.database, scope.container)
 
 
-@st.cache_data(ttl=loaders.TTL_SECONDS, show_spinner="Reducing the partitions' metrics...", max_entries=16)
+@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Reducing the partitions' metrics...", max_entries=16)
 def _load_hot(
     store: str, since: dt.datetime | None, account: str | None, database: str | None, container: str | None
 ) -> HotData:
     view = FrameState(store=store, since=since, scope=Scope(database=database, container=container, account=account))
-    metrics = loaders.read_view(view, "metrics", columns=hp.METRIC_COLUMNS)
-    partitions = loaders.load_view(view, "partitions", columns=hp.PARTITION_COLUMNS)
-    key_ru = loaders.read_view(view, "log_key_ru", columns=hk.KEY_RU_COLUMNS)
-    logical = loaders.load_view(view, "logical_keys", columns=hk.LOGICAL_KEY_COLUMNS)
-    executions = loaders.load_view(view, "executions", columns=hr.EXECUTION_COLUMNS)
+    metrics = tables.read_view(view, "metrics", columns=hp.METRIC_COLUMNS)
+    partitions = tables.load_view(view, "partitions", columns=hp.PARTITION_COLUMNS)
+    key_ru = tables.read_view(view, "log_key_ru", columns=hk.KEY_RU_COLUMNS)
+    logical = tables.load_view(view, "logical_keys", columns=hk.LOGICAL_KEY_COLUMNS)
+    executions = tables.load_view(view, "executions", columns=hr.EXECUTION_COLUMNS)
     latest = tuple(sorted(hr.latest_runs(executions.frame)["run_id"].astype(str).unique()))
-    requests = loaders.load_view(view, "requests", columns=hr.REQUEST_COLUMNS, run_ids=latest)  # the demand's runs
+    requests = tables.load_view(view, "requests", columns=hr.REQUEST_COLUMNS, run_ids=latest)  # the demand's runs
     loaded = (metrics, partitions, key_ru, logical, requests, executions)
     heatmap = hp.summarize_normalized_heatmap(metrics.frame, partitions.frame)
     key_totals = hk.key_totals(key_ru.frame)
@@ -110,5 +112,5 @@ def _load_hot(
 
 def _ordered(frame: pd.DataFrame, column: str, partitions: pd.DataFrame) -> pd.DataFrame:
     """A per-pkrange load in key-space order, with its labels."""
-    rows = hp.order_pkranges(frame[[*hp.ROW_KEY, column]].drop_duplicates(subset=hp.ROW_KEY), partitions)
-    return rows[[*hp.ROW_KEY, "label", column]]
+    rows = hp.order_pkranges(frame[[*ROW_KEY, column]].drop_duplicates(subset=ROW_KEY), partitions)
+    return rows[[*ROW_KEY, "label", column]]

@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from dashboard.figures import empty_note
+from dashboard.figures.canvas import empty_note
 
 PALETTE = qualitative.Safe  # colour-blind safe; a design keeps its colour across the page's figures
 _ROW_PX, _BASE_PX = 34, 140

@@ -6,7 +6,7 @@ frames; only the `*_COLUMNS` below are read.
 
 **Demand.** A query's RU per execution on a pkrange is the RU of its data pages (`request_kind` "page")
 served by that pkrange, over its logical executions (a per-feed-range query's parts are one execution, as
-in `analysis.query_costs`), in the query's latest run: a split changes which pkranges serve a key, and the
+in `analysis.queries.costs`), in the query's latest run: a split changes which pkranges serve a key, and the
 latest run is the one made on the partitions as they are now. Times its rate (`rate_per_s` of the config, the latest one recorded; a query
 without one counts as 1 execution/s, and `rate_assumed` says so) that is RU/s; summed over the queries, a
 pkrange's demand. The gateway's RU (query plans, refusals) is charged to no partition and left out.
@@ -23,7 +23,7 @@ throttle. Below 1, that partition throttles already at the configured rates.
 **Skew.** For a load per pkrange: the hottest pkrange's share against an even share (1/n), and the Gini
 coefficient (0: even; (n-1)/n: one pkrange takes everything). One pkrange is not skewed (0); no load at all
 has no skew (NaN). n is the rows of the load given: the page passes the pkranges that exist at the end of the
-view, measured since their layout is complete (`analysis.hot_current`), so a split's parent is not counted as
+view, measured since their layout is complete (`analysis.hot.current`), so a split's parent is not counted as
 one more range; the replay's demand is already its latest run's, on the partitions as they were then.
 """
 
@@ -32,10 +32,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis import fleet, hot_partitions
-from analysis.hot_partitions import CONTAINER_KEY, ROW_KEY
-from analysis.query_costs import pkrange_sort_key
-from store.records import EXECUTIONS, METRICS, REQUESTS
+from analysis import fleet
+from analysis.hot import partitions as hp
+from analysis.hot.current import CONTAINER_KEY, ROW_KEY
+from analysis.pkrange_ids import pkrange_sort_key
+from store.records import EXECUTIONS, REQUESTS
 
 ASSUMED_RATE = 1.0  # executions per second of a query without a configured rate_per_s
 QUERY = [*CONTAINER_KEY, "query_name"]
@@ -43,8 +44,7 @@ QUERY = [*CONTAINER_KEY, "query_name"]
 # The store columns these functions read: a view loads only these.
 REQUEST_COLUMNS = REQUESTS.pick(*CONTAINER_KEY, "run_id", "query_name", "request_kind", "pkrange_id", "request_charge")
 EXECUTION_COLUMNS = EXECUTIONS.pick(*CONTAINER_KEY, "run_id", "time", "query_name", "repeat", "rate_per_s")
-BUDGET_METRIC_COLUMNS = METRICS.pick(*CONTAINER_KEY, "time", "metric", "aggregation", "pkrange_id", "value", "grain")
-PARTITION_COLUMNS = hot_partitions.PARTITION_COLUMNS  # the budget, and the EPK bounds that order the rows
+PARTITION_COLUMNS = hp.PARTITION_COLUMNS  # the budget, and the EPK bounds that order the rows
 QUERY_DEMAND_COLUMNS = [*QUERY, "pkrange_id", "executions", "ru_per_execution", "rate_per_s", "rate_assumed", "ru_s"]
 DEMAND_COLUMNS = [
     *ROW_KEY,
@@ -140,7 +140,7 @@ def summarize_demand(
     demand = demand.merge(partition_budgets(partitions, metrics, demand), on=ROW_KEY, how="left")
     demand["utilization_pct"] = (100 * demand["ru_s"] / demand["budget_ru_s"]).round(2)
     demand["multiplier"] = (demand["budget_ru_s"] / demand["ru_s"].where(demand["ru_s"] > 0)).round(2)
-    return hot_partitions.order_pkranges(demand, partitions)[DEMAND_COLUMNS]
+    return hp.order_pkranges(demand, partitions)[DEMAND_COLUMNS]
 
 
 def summarize_headroom(demand: pd.DataFrame, by_query: pd.DataFrame) -> pd.DataFrame:

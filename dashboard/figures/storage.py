@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from analysis.storage import SOURCES, SizeUnit, in_unit, percent_decimals, size_unit
 from cosmoscore.limits import GB
-from dashboard.figures import empty_note, utc_naive
+from dashboard.figures.canvas import empty_note, utc_naive
 
 LIMIT_COLOR = "#d62728"
 BAR_COLOR = "#1f77b4"

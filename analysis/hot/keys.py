@@ -1,7 +1,7 @@
 """Logical keys of hot partitions: which keys carry the RU (Log Analytics' CDBPartitionKeyRUConsumption, the
 `log_key_ru` table) and which are largest (the storage snapshot's `logical_keys`), per pkrange.
 
-Pure functions over those frames (only the `*_COLUMNS` below are read); `analysis.hot_partitions` orders the
+Pure functions over those frames (only the `*_COLUMNS` below are read); `analysis.hot.partitions` orders the
 pkranges and draws nothing here. A key heatmap's cell is RU per second over its bin (the logs' RU summed over
 the bin, over the bin's seconds), so cells of different bins compare.
 """
@@ -11,12 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.hot_current import current_totals
-from analysis.hot_partitions import (
-    CONTAINER_KEY,
+from analysis.hot.current import CONTAINER_KEY, ROW_KEY, current_totals
+from analysis.hot.partitions import (
     MAX_CELLS,
     MAX_COLUMNS,
-    ROW_KEY,
     Heatmap,
     binned,
     empty_heatmap,
@@ -24,7 +22,7 @@ from analysis.hot_partitions import (
     row_labels,
     smallest_step,
 )
-from analysis.query_costs import pkrange_sort_key
+from analysis.pkrange_ids import pkrange_sort_key
 from store.records import LOG_KEY_RU, LOGICAL_KEYS
 
 TOP_KEY_CHOICES = (10, 20, 50, 100)  # how many of the hottest keys a heatmap may show
@@ -46,8 +44,8 @@ def summarize_key_heatmap(
     if rows.empty:
         return empty_heatmap()
     key = [*CONTAINER_KEY, "partition_key"]
-    totals = rows.groupby(key, sort=False)["request_charge"].sum().rename("ru")
-    totals = totals.reset_index().sort_values(["ru", *key], ascending=[False, True, True, True, True], kind="stable")
+    ru = rows.groupby(key, sort=False)["request_charge"].sum().rename("ru")
+    totals = ru.reset_index().sort_values(["ru", *key], ascending=[False, True, True, True, True], kind="stable")
     totals = totals.head(top).reset_index(drop=True)
     totals["label"] = row_labels(totals, name="partition_key")
     where = pd.MultiIndex.from_frame(totals[key]).get_indexer(pd.MultiIndex.from_frame(rows[key]))
@@ -84,7 +82,7 @@ def key_totals(key_ru: pd.DataFrame) -> pd.DataFrame:
 
 def pkrange_totals(key_ru: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:
     """RU per (container, pkrange) in the logs, of the pkranges that exist at the end of the view and since
-    their layout is complete (`analysis.hot_current`): the logs' load per partition, for the skew."""
+    their layout is complete (`analysis.hot.current`): the logs' load per partition, for the skew."""
     totals = current_totals(key_ru, partitions, value="request_charge")
     return totals.rename(columns={"request_charge": "ru"})
 

@@ -1,4 +1,4 @@
-"""analysis.query_costs, analysis.report and dashboard.figures on frames built here (the schema's columns)."""
+"""analysis.queries.costs, analysis.report and dashboard.figures.query_costs on frames built here (the schema's columns)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import query_costs as qc
-from analysis import query_runs
+from analysis.queries import costs as qc
+from analysis.queries import runs as qr
 from analysis.report import to_csv_bytes
 from analysis.scope import Scope, select_scope
-from dashboard import figures
+from dashboard.figures import query_costs as figures
 from store import EXECUTIONS, REQUESTS, store_location
 
 T0 = pd.Timestamp("2026-05-01T10:00:00Z")
@@ -271,10 +271,6 @@ def test_failed_executions_lists_each_failed_part(two_runs: pd.DataFrame) -> Non
     assert failed[["query_name", "feed_range", "status"]].values.tolist() == [["scan", "range1", "error"]]
 
 
-def test_runs_newest_first(two_runs: pd.DataFrame) -> None:
-    assert qc.runs_newest_first(two_runs) == ["r2", "r1"]
-
-
 def test_the_parts_pkranges_merge_in_numeric_order() -> None:
     parts = per_feed_range("r1", "scan", minute=0, repeat=0, parts=[(pk, 1.0, "ok") for pk in ("10,2", "2,1", "")])
     parts.append({**parts[0], "pkranges": None, "execution_id": "scan-0-3", "feed_range": "range3"})
@@ -401,7 +397,7 @@ def test_summary_csv(two_runs: pd.DataFrame) -> None:
 
 
 def over_time(executions: pd.DataFrame) -> pd.DataFrame:
-    return query_runs.ru_over_time(qc.logical_executions(executions), qc.run_starts(executions))
+    return qr.ru_over_time(qc.logical_executions(executions), qc.run_starts(executions))
 
 
 def test_ru_over_time_figure(two_runs: pd.DataFrame) -> None:
@@ -467,7 +463,6 @@ def test_a_partition_keeps_its_colour_across_figures() -> None:
     second = {t.name: t.marker.color for t in figures.build_pkrange_breakdown_figure(both, colors=colors).data}
     assert first["orders/1"] == second["orders/1"] != second["orders/0"]
     assert figures.partition_colors(["b/0", "a/10", "a/2"]) == figures.partition_colors(["a/2", "b/0", "a/10"])
-    assert figures.pkrange_color("abc") == figures.pkrange_color("abc")  # kept for the other pages
 
 
 def test_partition_labels_name_the_database_only_when_there_are_several() -> None:

@@ -1,5 +1,5 @@
 """The capacity report's action rules: each a pure function with its thresholds named as constants and
-their sources, returning an `Action` (a recommendation in plain words) or None. `analysis.capacity` runs
+their sources, returning an `Action` (a recommendation in plain words) or None. `analysis.capacity.review` runs
 them per container, query and logical key.
 
 **A hot partition is not a throughput problem.** Provisioned RU/s are split evenly across the physical
@@ -111,7 +111,7 @@ def autoscale_cost_ratio(per_second: pd.Series) -> tuple[float, int]:
     """What autoscale with its max at the peak would cost against manual RU/s at the peak, from a series of
     consumed RU/s indexed by time: 1.5 x the mean over hours of max(10%, the hour's peak / the peak); and
     the number of hours. NaN when nothing was consumed."""
-    hourly = per_second.groupby(per_second.index.floor("h")).max()
+    hourly = per_second.groupby(pd.DatetimeIndex(per_second.index).floor("h")).max()
     peak = float(hourly.max()) if not hourly.empty else 0.0
     if not peak > 0:
         return math.nan, len(hourly)

@@ -1,6 +1,6 @@
 """Cached derived frames of the Query costs page: computed once per view, not on every rerun.
 
-The pure numbers come from `analysis.query_costs` and `analysis.query_runs`; this module only wires them to
+The pure numbers come from `analysis.queries.costs` and `analysis.queries.runs`; this module only wires them to
 the cached loaders and caches the result (`st.cache_data` sits on these wrappers, never on the pure
 functions). A widget change on the page (a run picked, a query's SQL shown) then costs a cache hit of a few
 small frames instead of reading and grouping 100,000 executions again.
@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 import streamlit as st
 
-from analysis import query_costs as qc
-from analysis import query_runs
-from dashboard import loaders
+from analysis.queries import costs as qc
+from analysis.queries import runs as qr
+from dashboard.loaders import tables
 from dashboard.state import FrameState
 
 RUN_COLUMNS = ["run_id", "start"]
@@ -30,9 +30,9 @@ RUN_COLUMNS = ["run_id", "start"]
 class QueryCosts:
     """Everything the page shows before a run is picked, for one view (store, time range, scope)."""
 
-    summary: pd.DataFrame  # analysis.query_costs.SUMMARY_COLUMNS + routing_multiplier
-    series: pd.DataFrame  # analysis.query_runs.OVER_TIME_COLUMNS
-    failed: pd.DataFrame  # analysis.query_costs.ERROR_COLUMNS
+    summary: pd.DataFrame  # analysis.queries.costs.SUMMARY_COLUMNS + routing_multiplier
+    series: pd.DataFrame  # analysis.queries.runs.OVER_TIME_COLUMNS
+    failed: pd.DataFrame  # analysis.queries.costs.ERROR_COLUMNS
     runs: pd.DataFrame  # RUN_COLUMNS, the most recently started first
     warnings: tuple[str, ...] = field(default=())
 
@@ -45,17 +45,17 @@ class QueryCosts:
 class RunDetail:
     """One run: where its RU went per query and partition, the routing multipliers, the index use."""
 
-    breakdown: pd.DataFrame  # analysis.query_costs.BREAKDOWN_COLUMNS
-    multipliers: pd.DataFrame  # analysis.query_runs.MULTIPLIER_COLUMNS
-    index: pd.DataFrame  # analysis.query_runs.INDEX_COLUMNS
+    breakdown: pd.DataFrame  # analysis.queries.costs.BREAKDOWN_COLUMNS
+    multipliers: pd.DataFrame  # analysis.queries.runs.MULTIPLIER_COLUMNS
+    index: pd.DataFrame  # analysis.queries.runs.INDEX_COLUMNS
     warnings: tuple[str, ...] = field(default=())
 
 
-@st.cache_data(ttl=loaders.TTL_SECONDS, show_spinner="Computing query costs...")
+@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Computing query costs...")
 def load_query_costs(view: FrameState) -> QueryCosts:
     """The summary (with each query's routing multiplier in its latest run), the over-time series, the
     failed executions and the runs of the view; the logical executions are computed once for all of them."""
-    loaded = loaders.load_view(view, "executions", columns=qc.EXECUTION_COLUMNS)
+    loaded = tables.load_view(view, "executions", columns=qc.EXECUTION_COLUMNS)
     executions = loaded.frame
     logical = qc.logical_executions(executions)
     starts = qc.run_starts(executions)
@@ -67,17 +67,17 @@ def load_query_costs(view: FrameState) -> QueryCosts:
         detail = load_run_detail(view, str(run_id), starts[run_id])  # cached: the page's run pickers reuse it
         multipliers.append(detail.multipliers.assign(run_id=run_id))
         warnings.extend(detail.warnings)
-    summary = query_runs.with_multipliers(summary, pd.concat(multipliers) if multipliers else pd.DataFrame())
+    summary = qr.with_multipliers(summary, pd.concat(multipliers) if multipliers else pd.DataFrame())
     return QueryCosts(
         summary=summary,
-        series=query_runs.ru_over_time(logical, starts),
+        series=qr.ru_over_time(logical, starts),
         failed=qc.failed_executions(executions),
         runs=runs[RUN_COLUMNS],
         warnings=tuple(dict.fromkeys(warnings)),
     )
 
 
-@st.cache_data(ttl=loaders.TTL_SECONDS, show_spinner="Reading the run...")
+@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Reading the run...")
 def load_run_detail(view: FrameState, run_id: str, start: dt.datetime) -> RunDetail:
     """One run's breakdown, multipliers and index use; `start` is the run's start (from `QueryCosts.runs`)."""
     return _run_detail(view, run_id, start)
@@ -86,17 +86,17 @@ def load_run_detail(view: FrameState, run_id: str, start: dt.datetime) -> RunDet
 def _run_detail(view: FrameState, run_id: str, start: dt.datetime, executions: pd.DataFrame | None = None) -> RunDetail:
     """The run's requests (and its executions, unless given) read from its start on, then the pure numbers."""
     mine = _from(view, start)
-    requests = loaders.load_view(mine, "requests", columns=qc.REQUEST_COLUMNS, run_ids=(run_id,))
+    requests = tables.load_view(mine, "requests", columns=qc.REQUEST_COLUMNS, run_ids=(run_id,))
     warnings = requests.warnings
     if executions is None:
-        loaded = loaders.load_view(mine, "executions", columns=qc.EXECUTION_COLUMNS, run_ids=(run_id,))
+        loaded = tables.load_view(mine, "executions", columns=qc.EXECUTION_COLUMNS, run_ids=(run_id,))
         executions, warnings = loaded.frame, (*warnings, *loaded.warnings)
     run_executions = executions[executions["run_id"].eq(run_id).fillna(False).astype(bool)]
     breakdown = qc.pkrange_breakdown(requests.frame, run_id, executions=run_executions)
     return RunDetail(
         breakdown=breakdown,
-        multipliers=query_runs.routing_multiplier(breakdown),
-        index=query_runs.index_use(requests.frame),
+        multipliers=qr.routing_multiplier(breakdown),
+        index=qr.index_use(requests.frame),
         warnings=warnings,
     )
 

@@ -1,45 +1,28 @@
-"""Pure plotly figure builders: frames from `analysis` in, a `go.Figure` out.
+"""The Query costs page's figures: RU per execution over time, and a run's RU per partition as stacked bars.
 
-No Streamlit, no I/O, no caching: tests assert on the traces these return. Values go to plotly as numpy
-arrays (sent as packed binary, not lists of Python floats), y axes start at zero, and figures draw what a
-person can see: aggregates (`analysis.query_runs`), not every row. Times are drawn in UTC (as naive
-timestamps, since plotly.js ignores time zones). A partition is labelled `container/pkrange`
-(`partition_labels`) and its colour is keyed on that label (`partition_colors`), so two containers' ranges
-never share a colour and figures given the same colours draw a partition alike; `pkrange_color` (a function
-of the id alone) stays for the pages that show one container.
+Values go to plotly as numpy arrays (sent as packed binary, not lists of Python floats), y axes start at
+zero, and figures draw what a person can see: aggregates (`analysis.queries.runs`), not every row. A
+partition is labelled `container/pkrange` (`partition_labels`) and its colour is keyed on that label
+(`partition_colors`), so two containers' ranges never share a colour and figures given the same colours
+draw a partition alike.
 """
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterable
 
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from analysis.fleet import container_choices
-from analysis.query_costs import GATEWAY, pkrange_sort_key
-from analysis.query_runs import OTHER
+from analysis.pkrange_ids import GATEWAY, pkrange_sort_key
+from analysis.queries.runs import OTHER
+from dashboard.figures.canvas import empty_note, utc_naive
 
-PKRANGE_PALETTE = qualitative.Alphabet  # 26 distinct colours; ids beyond wrap around
 PARTITION_PALETTE = [*qualitative.Alphabet, *qualitative.Dark24, *qualitative.Light24]  # 74 colours
 GATEWAY_COLOR = "#9e9e9e"
-OTHER_COLOR = "#d9d9d9"  # the partitions folded together (analysis.query_runs.fold_partitions)
+OTHER_COLOR = "#d9d9d9"  # the partitions folded together (analysis.queries.runs.fold_partitions)
 GATEWAY_LABEL = "gateway"
-
-
-def pkrange_color(pkrange_id: str) -> str:
-    """The colour of a pkrange id: numeric ids index the palette, other ids hash into it; the gateway is grey."""
-    if pkrange_id == GATEWAY:
-        return GATEWAY_COLOR
-    index = int(pkrange_id) if pkrange_id.isdigit() else zlib.crc32(pkrange_id.encode())
-    return PKRANGE_PALETTE[index % len(PKRANGE_PALETTE)]
-
-
-def pkrange_label(pkrange_id: str) -> str:
-    """The legend name of a pkrange id: "pkrange 3", or "gateway" for RU not charged by a data page."""
-    return GATEWAY_LABEL if pkrange_id == GATEWAY else f"pkrange {pkrange_id}"
 
 
 def query_labels(frame: pd.DataFrame) -> pd.Series:
@@ -79,7 +62,7 @@ def _partition_order(label: str) -> tuple[str, tuple[int, int, str]]:
 
 def build_ru_over_time_figure(series: pd.DataFrame, *, title: str | None = None) -> go.Figure:
     """One line per query: its mean RU per execution per run (or window) at the run's start
-    (`analysis.query_runs.ru_over_time`); the y axis from zero."""
+    (`analysis.queries.runs.ru_over_time`); the y axis from zero."""
     figure = go.Figure()
     figure.update_layout(
         title=title,
@@ -119,7 +102,7 @@ def build_pkrange_breakdown_figure(
     y_title: str = "RU per execution",
     colors: dict[str, str] | None = None,
 ) -> go.Figure:
-    """Stacked bars: one bar per query, one segment per partition (`analysis.query_costs.pkrange_breakdown`).
+    """Stacked bars: one bar per query, one segment per partition (`analysis.queries.costs.pkrange_breakdown`).
 
     Bars keep the frame's query order (most expensive first); segments stack in partition order with the
     gateway on top; one trace per `container/pkrange` label, coloured by `colors` (default: this frame's
@@ -148,40 +131,4 @@ def build_pkrange_breakdown_figure(
                 hovertemplate="%{x}<br>%{y:.2f} RU<extra>" + name + "</extra>",
             )
         )
-    return figure
-
-
-def build_fleet_figure(fleet: pd.DataFrame, *, top: int = 15, title: str | None = None) -> go.Figure:
-    """Risk and waste (both 0..1) of the `top` first containers of a ranked fleet (`analysis.fleet`), as
-    grouped horizontal bars, the first on top; a missing number draws no bar."""
-    figure = go.Figure()
-    figure.update_layout(title=title, barmode="group", xaxis_title="0 = none, 1 = at the limit", legend_title_text="")
-    shown = fleet.head(top)
-    if shown.empty:
-        return empty_note(figure, "No containers in this view.")
-    labels = list(container_choices(shown).values())
-    figure.update_yaxes(categoryorder="array", categoryarray=labels[::-1])
-    for column, name, color in (("risk", "risk", "#d62728"), ("waste", "waste", "#1f77b4")):
-        values = shown[column].astype(float)
-        figure.add_trace(
-            go.Bar(
-                x=[None if pd.isna(v) else float(v) for v in values],
-                y=labels,
-                name=name,
-                orientation="h",
-                marker_color=color,
-                hovertemplate="%{y}<br>" + name + " %{x:.2f}<extra></extra>",
-            )
-        )
-    return figure
-
-
-def utc_naive(times: pd.Series) -> pd.Series:
-    """Times in UTC without a zone (plotly.js ignores zones); every figure module draws times through it."""
-    return times.dt.tz_convert("UTC").dt.tz_localize(None) if times.dt.tz is not None else times
-
-
-def empty_note(figure: go.Figure, message: str) -> go.Figure:
-    """A figure with nothing to draw says so in its middle, rather than showing empty axes."""
-    figure.add_annotation(text=message, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
     return figure

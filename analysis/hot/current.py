@@ -13,7 +13,7 @@ compared over half the time of its older siblings):
   the view, or the view's start when there was none). Ranges that reported nothing in the period (an idle
   child in the logs, which only hold keys that spent RU) get no row.
 
-Pure functions over the store's frames; `analysis.hot_partitions` adds `current` and `current_mean` (the
+Pure functions over the store's frames; `analysis.hot.partitions` adds `current` and `current_mean` (the
 mean normalized RU since the layout start) to its heatmap rows, `current_totals` sums the logs' RU.
 """
 
@@ -25,7 +25,7 @@ import pandas as pd
 from store.records import SCOPE_COLUMNS
 
 CONTAINER_KEY = list(SCOPE_COLUMNS)
-ROW_KEY = [*CONTAINER_KEY, "pkrange_id"]  # one pkrange (`analysis.hot_partitions` re-exports both)
+ROW_KEY = [*CONTAINER_KEY, "pkrange_id"]  # one pkrange: the row key of every module in `analysis.hot`
 
 
 def current_rows(rows: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:

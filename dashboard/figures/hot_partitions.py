@@ -1,4 +1,4 @@
-"""Pure plotly builders of the Hot partitions page: `analysis.hot_partitions` / `analysis.hot_replay` results in,
+"""Pure plotly builders of the Hot partitions page: `analysis.hot.partitions` / `analysis.hot.replay` results in,
 a `go.Figure` out. No Streamlit, no I/O; arrays, not Python lists, go to plotly.
 
 The normalized-RU heatmap has a fixed 0-100% scale, so a colour means the same percentage in every view, and
@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from analysis.hot_partitions import Heatmap
-from dashboard.figures import empty_note
+from analysis.hot.partitions import Heatmap
+from dashboard.figures.canvas import empty_note, utc_naive
 
 SATURATED_FROM = 99.5  # percent: cells at or above are drawn in the saturated top colour
 TOP_COLOR = "#e00000"
@@ -57,20 +57,25 @@ def build_normalized_heatmap_figure(heatmap: Heatmap, *, title: str | None = Non
             hovertemplate="%{y}<br>%{x}<br>%{z:.0f}% (max in bin)<extra></extra>",
         )
     )
-    for mark in heatmap.splits.itertuples(index=False):
-        time = _naive(mark.time)
+    splits = heatmap.splits
+    if splits.empty:  # no split: no marks (and an empty frame's columns are not times)
+        return figure
+    first_rows, last_rows = (splits[name].to_numpy(dtype=float) for name in ("first_row", "last_row"))
+    for time, first, last, parent, children in zip(
+        utc_naive(splits["time"]), first_rows, last_rows, splits["parent"], splits["children"]
+    ):
         figure.add_shape(
             type="line",
             x0=time,
             x1=time,
-            y0=mark.first_row - 0.5,
-            y1=mark.last_row + 0.5,
+            y0=first - 0.5,
+            y1=last + 0.5,
             line={"color": "#000000", "width": 2, "dash": "dot"},
         )
         figure.add_annotation(
             x=time,
-            y=mark.first_row,
-            text=f"split: {mark.parent} → {mark.children}",
+            y=first,
+            text=f"split: {parent} → {children}",
             showarrow=True,
             arrowhead=2,
             ax=40,
@@ -103,7 +108,7 @@ def build_key_heatmap_figure(heatmap: Heatmap, *, title: str | None = None) -> g
 
 
 def build_skew_figure(shares: pd.DataFrame, *, title: str | None = None) -> go.Figure:
-    """Each pkrange's share of its container's load (`analysis.hot_replay.load_shares`) against the even share."""
+    """Each pkrange's share of its container's load (`analysis.hot.replay.load_shares`) against the even share."""
     figure = go.Figure()
     figure.update_layout(title=title, yaxis_title="share of the load", xaxis_title="pkrange", legend_title_text="")
     figure.update_layout(height=BAR_HEIGHT, margin=_margin(title))
@@ -202,8 +207,3 @@ def _bin_text(step: pd.Timedelta) -> str:
     if minutes % 1440 == 0:
         return f"{minutes // 1440}-day"
     return f"{minutes // 60}-hour" if minutes % 60 == 0 else f"{minutes}-minute"
-
-
-def _naive(time: object) -> pd.Timestamp:
-    stamp = pd.Timestamp(time)
-    return stamp.tz_convert("UTC").tz_localize(None) if stamp.tzinfo is not None else stamp

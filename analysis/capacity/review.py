@@ -29,7 +29,7 @@ percent, so that one unit reads the same everywhere. Each value is rounded to it
 decimals, counts whole, ratios to 2 decimals), never more than 4 decimals, so the CSV holds plain decimal
 numbers (0.0048, never 4.8e-03); a size's detail says it in the unit that fits ("36 KB").
 
-Actions: each rule is a pure function in `analysis.capacity_rules` with its thresholds named as constants
+Actions: each rule is a pure function in `analysis.capacity.rules` with its thresholds named as constants
 and their sources; each returns an `Action` or None. The report must never hold a secret: it is built from store rows,
 which carry no keys or tokens.
 """
@@ -40,8 +40,8 @@ import math
 
 import pandas as pd
 
-from analysis import overview
-from analysis.capacity_rules import (
+from analysis import fleet, overview
+from analysis.capacity.rules import (
     Action,
     autoscale_action,
     autoscale_cost_ratio,
@@ -52,7 +52,7 @@ from analysis.capacity_rules import (
     raise_action,
     skew_action,
 )
-from analysis.units import round_to_unit, size_text
+from analysis.units import Number, round_to_unit, size_text
 from cosmoscore.limits import GB, Limits
 from cosmoscore.monitor.metrics import NORMALIZED_RU
 from store.records import LOG_KEY_RU, PARTITIONS
@@ -65,9 +65,9 @@ TOP_KEYS = 5
 # The store columns the report reads, per table (`ruscope report` reads only these).
 REPORT_TABLES = {
     "executions": overview.EXECUTION_COLUMNS,
-    "requests": overview.fleet.REQUEST_COLUMNS,
+    "requests": fleet.REQUEST_COLUMNS,
     "metrics": overview.METRIC_COLUMNS,
-    "partitions": PARTITIONS.pick(*overview.fleet.PARTITION_COLUMNS, "document_count"),
+    "partitions": PARTITIONS.pick(*fleet.PARTITION_COLUMNS, "document_count"),
     "logical_keys": overview.LOGICAL_KEY_COLUMNS,
     "log_key_ru": LOG_KEY_RU.pick(*KEY, "time", "pkrange_id", "partition_key", "request_charge"),
 }
@@ -134,7 +134,9 @@ def autoscale_ratios(metrics: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[*KEY, "autoscale_cost_ratio", "autoscale_hours"])
 
 
-def _long(frame: pd.DataFrame, section: str, column: str, unit: str, *, subject=None, detail=None) -> pd.DataFrame:
+def _long(
+    frame: pd.DataFrame, section: str, column: str, unit: str, *, subject: str | None = None, detail: str | None = None
+) -> pd.DataFrame:
     """One report row per frame row with a `column` value: `measure` named after the column; a `share`
     (0..1) is written in percent."""
     rows = frame[frame[column].notna()] if column in frame else frame.iloc[0:0]
@@ -229,7 +231,7 @@ def query_rows(queries: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts).sort_index(kind="stable")
 
 
-def costliest_keys(log_key_ru: pd.DataFrame | None) -> dict[tuple, str]:
+def costliest_keys(log_key_ru: pd.DataFrame | None) -> dict[tuple[str, ...], str]:
     """(account, database, container, pkrange) -> the logical key with the most RU on it in the logs."""
     if log_key_ru is None or "pkrange_id" not in log_key_ru or log_key_ru.empty:
         return {}
@@ -248,11 +250,11 @@ def action_rows(
     keys: pd.DataFrame,
     limits: Limits | None,
     *,
-    hot_keys: dict[tuple, str] | None = None,
+    hot_keys: dict[tuple[str, ...], str] | None = None,
 ) -> pd.DataFrame:
     """The `action` section: every rule that fires, per container, query and logical key (`hot_keys`:
     `costliest_keys`, to name the key of a hot partition)."""
-    found: list[tuple[tuple, str, Action]] = []
+    found: list[tuple[tuple[str, ...], str, Action]] = []
     for row in containers.to_dict("records"):
         key = tuple(row[name] for name in KEY)
         pkranges = int(_num(row["pkranges"], 0))
@@ -292,7 +294,7 @@ def action_rows(
     return pd.DataFrame(rows, columns=REPORT_COLUMNS)
 
 
-def _num(value: object, default: float = math.nan) -> float:
+def _num(value: Number, default: float = math.nan) -> float:
     """A number, or `default` for a missing one (None, NaN, pd.NA)."""
     return default if value is None or pd.isna(value) else float(value)
 

@@ -1,7 +1,7 @@
 """Query costs run by run: what a person can see over time, one run against another, where a run's RU went
 per query (the routing multiplier), and how the index served it.
 
-Pure functions over the frames of `analysis.query_costs` (logical executions, `pkrange_breakdown`) and the
+Pure functions over the frames of `analysis.queries.costs` (logical executions, `pkrange_breakdown`) and the
 store's `requests`; no I/O.
 
 **Over time** (`ru_over_time`): one point per query per run (the mean RU of its successful logical
@@ -38,7 +38,8 @@ import json
 import numpy as np
 import pandas as pd
 
-from analysis.query_costs import BREAKDOWN_COLUMNS, GATEWAY, QUERY_KEY
+from analysis.pkrange_ids import GATEWAY
+from analysis.queries.costs import BREAKDOWN_COLUMNS, QUERY_KEY
 
 MAX_POINTS = 240  # per query: 30 days of hourly runs draw 3-hour windows
 MAX_PARTITIONS = 24  # partitions drawn on their own in a breakdown; the rest fold into OTHER

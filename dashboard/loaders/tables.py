@@ -1,4 +1,4 @@
-"""Cached loaders: the only dashboard code that reads the store.
+"""The store's tables in the frame's view: every dashboard read of the store goes through here.
 
 A page asks for a table in the frame's view (`FrameState`: store, since, scope) and only for the columns it
 needs; the store prunes whole days by their date partitions and reads only those columns, so a page over
@@ -7,14 +7,16 @@ the last day of a large `requests` table reads a day of a few columns, not the t
 Each loader returns a `Loaded`: the frame plus the store's warnings (a skipped corrupt file, a leftover temp
 file) as text, so a page can show them even when the result comes from the cache. Reads are cached for
 `TTL_SECONDS`, so a running collector's new files show up within that time without hammering the disk on
-every widget change. `st.cache_data` sits on `load_table` and nowhere else; the scope cut after it is a
+every widget change. In this module `st.cache_data` sits on `load_table` alone; the scope cut after it is a
 pure function from `analysis.scope` (cheap, and cutting outside the cache keeps one entry per time range).
-Tests call `st.cache_data.clear()` between runs.
+The page loaders beside this module (`query_costs`, `hot_partitions`) cache their own results on top, for
+the same `TTL_SECONDS` (the package docstring lists the three caches). Tests call `st.cache_data.clear()`
+between runs.
 
 `read_view` is the one uncached read: the same view and scope cut as `load_view`, for a page that reduces a
 large table (a month of one-minute metrics is millions of points) and caches the small reduced result in
-its own loader instead. Caching the raw points would pickle them into the cache (hundreds of MB, and twice
-that at the peak while pickling) only to reduce them once per view.
+its own loader instead (`hot_partitions`). Caching the raw points would pickle them into the cache (hundreds
+of MB, and twice that at the peak while pickling) only to reduce them once per view.
 """
 
 from __future__ import annotations

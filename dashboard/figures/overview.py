@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from analysis.fleet import container_choices
 from analysis.overview import FILLS
-from analysis.units import percent_text, size_text
+from analysis.units import Number, percent_text, size_text
 
 COLORS = ("#1f77b4", "#d62728", "#ff7f0e", "#2ca02c", "#9467bd")  # one per limit of FILLS, in order
 LIMIT_COLOR = "#444444"
@@ -35,7 +37,7 @@ def build_limits_figure(fills: pd.DataFrame, *, top: int = 10, title: str | None
                 name=label,
                 orientation="h",
                 marker_color=color,
-                text=np.array([percent_text(v) for v in values], dtype=object),  # a near-zero bar still reads
+                text=np.array([percent_text(v) for v in values.tolist()], dtype=object),  # a near-zero bar still reads
                 textposition="outside",
                 cliponaxis=False,
                 hovertemplate="%{y}<br>" + label + ": %{x:.1f}%<extra></extra>",
@@ -48,7 +50,8 @@ def build_limits_figure(fills: pd.DataFrame, *, top: int = 10, title: str | None
     return figure
 
 
-Card = tuple[str, str, str | None, str, str]  # label, value, delta, delta colour, help
+DeltaColor = Literal["normal", "inverse", "off"]  # st.metric's: "inverse" shows a rise in red
+Card = tuple[str, str, str | None, DeltaColor, str]  # label, value, delta, delta colour, help
 MAX_LABEL = 13  # characters: a longer label is cut ("Hottest range (5) n…") in a row of seven cards
 
 
@@ -70,16 +73,16 @@ def overview_cards(row: pd.Series) -> list[Card]:
     ]  # fmt: skip
 
 
-def _size_delta(gb: object) -> str | None:
+def _size_delta(gb: Number) -> str | None:
     """A change of size in the unit that fits, signed (None when missing)."""
     if gb is None or pd.isna(gb):
         return None
     return ("+" if float(gb) >= 0 else "-") + size_text(abs(float(gb)))
 
 
-def _number(value: object, template: str) -> str:
+def _number(value: Number, template: str) -> str:
     return "" if value is None or pd.isna(value) else template.format(float(value))
 
 
-def _delta(value: object, template: str) -> str | None:
+def _delta(value: Number, template: str) -> str | None:
     return None if value is None or pd.isna(value) else template.format(float(value))

@@ -1,4 +1,4 @@
-"""analysis.capacity: each action rule at and around its threshold, the autoscale cost, the whole report as a
+"""analysis.capacity (rules and review): each action rule at and around its threshold, the autoscale cost, the whole report as a
 golden CSV, and formula injection through the CSV and xlsx writers."""
 
 from __future__ import annotations
@@ -10,88 +10,88 @@ import zipfile
 
 import pandas as pd
 
-from analysis import capacity
+from analysis.capacity import review, rules
 from analysis.report import to_csv_bytes, to_xlsx_bytes
 from tests.analysis.test_overview import assert_golden, frame, metric, row, shop_frames
 
 
 def test_raise_above_the_healthy_band_only() -> None:
-    assert capacity.raise_action(0.05, skewed=False) is None  # the band's top is still healthy
-    action = capacity.raise_action(0.0725, skewed=False)
-    assert action == capacity.Action(
+    assert rules.raise_action(0.05, skewed=False) is None  # the band's top is still healthy
+    action = rules.raise_action(0.0725, skewed=False)
+    assert action == rules.Action(
         "raise_throughput",
         7.25,
         "%",
         "Raise the RU/s: 7.2% of requests were throttled (429), above the 1-5% the service documents as healthy.",
     )
-    assert "fixing the key" in capacity.raise_action(0.2, skewed=True).detail
-    assert capacity.raise_action(math.nan, skewed=False) is None
+    assert "fixing the key" in rules.raise_action(0.2, skewed=True).detail
+    assert rules.raise_action(math.nan, skewed=False) is None
 
 
 def test_lower_when_even_the_peak_uses_under_half() -> None:
-    action = capacity.lower_action(300.0, 1000.0, 0.0, autoscale=False)
+    action = rules.lower_action(300.0, 1000.0, 0.0, autoscale=False)
     assert action is not None and (action.measure, action.value) == ("lower_throughput", 30.0)
     assert "from 1,000 to about 400" in action.detail  # 300 / 0.8 = 375, in steps of 100
-    assert capacity.lower_action(500.0, 1000.0, 0.0, autoscale=False) is None  # half: not under half
-    assert capacity.lower_action(300.0, 1000.0, 0.02, autoscale=False) is None  # throttled: do not lower
-    assert capacity.lower_action(100.0, 400.0, 0.0, autoscale=False) is None  # already at the 400 minimum
-    auto = capacity.lower_action(1000.0, 10000.0, 0.0, autoscale=True)
+    assert rules.lower_action(500.0, 1000.0, 0.0, autoscale=False) is None  # half: not under half
+    assert rules.lower_action(300.0, 1000.0, 0.02, autoscale=False) is None  # throttled: do not lower
+    assert rules.lower_action(100.0, 400.0, 0.0, autoscale=False) is None  # already at the 400 minimum
+    auto = rules.lower_action(1000.0, 10000.0, 0.0, autoscale=True)
     assert "autoscale max RU/s from 10,000 to about 2,000" in auto.detail  # 1250 in steps of 1,000
-    assert capacity.lower_action(math.nan, 1000.0, 0.0, autoscale=False) is None
+    assert rules.lower_action(math.nan, 1000.0, 0.0, autoscale=False) is None
 
 
 def test_autoscale_cost_ratio_of_a_spiky_and_a_flat_day() -> None:
     hours = pd.date_range("2026-05-01", periods=24, freq="h", tz="UTC")
     spiky = pd.Series([1000.0] + [50.0] * 23, index=hours)  # one busy hour, quiet (under 10%) otherwise
-    assert capacity.autoscale_cost_ratio(spiky) == (round(1.5 * (1 + 23 * 0.1) / 24, 4), 24)
+    assert rules.autoscale_cost_ratio(spiky) == (round(1.5 * (1 + 23 * 0.1) / 24, 4), 24)
     flat = pd.Series(500.0, index=hours)
-    assert capacity.autoscale_cost_ratio(flat) == (1.5, 24)
+    assert rules.autoscale_cost_ratio(flat) == (1.5, 24)
     minutes = pd.Series([10.0, 30.0], index=pd.to_datetime(["2026-05-01T10:05Z", "2026-05-01T10:50Z"]))
-    assert capacity.autoscale_cost_ratio(minutes) == (1.5, 1)  # an hour bills its busiest minute
-    assert math.isnan(capacity.autoscale_cost_ratio(pd.Series(0.0, index=hours))[0])
+    assert rules.autoscale_cost_ratio(minutes) == (1.5, 1)  # an hour bills its busiest minute
+    assert math.isnan(rules.autoscale_cost_ratio(pd.Series(0.0, index=hours))[0])
 
 
 def test_autoscale_for_a_manual_spiky_container_with_a_day_of_data() -> None:
-    action = capacity.autoscale_action(0.2, 24, autoscale=False)
+    action = rules.autoscale_action(0.2, 24, autoscale=False)
     assert action is not None and action.measure == "move_to_autoscale" and "about 20% of manual" in action.detail
-    assert capacity.autoscale_action(0.9, 24, autoscale=False) is None  # a saving under 10%: not worth it
-    assert capacity.autoscale_action(0.2, 23, autoscale=False) is None  # less than a day
-    assert capacity.autoscale_action(0.2, 24, autoscale=True) is None  # already autoscale
-    assert capacity.autoscale_action(math.nan, 24, autoscale=False) is None
+    assert rules.autoscale_action(0.9, 24, autoscale=False) is None  # a saving under 10%: not worth it
+    assert rules.autoscale_action(0.2, 23, autoscale=False) is None  # less than a day
+    assert rules.autoscale_action(0.2, 24, autoscale=True) is None  # already autoscale
+    assert rules.autoscale_action(math.nan, 24, autoscale=False) is None
 
 
 def test_skewed_key_against_an_even_share() -> None:
-    action = capacity.skew_action(0.75, 2, "1", "monitor")
+    action = rules.skew_action(0.75, 2, "1", "monitor")
     assert action is not None and (action.value, action.unit) == (75.0, "%")  # the report writes shares in %
     assert "pkrange 1 takes 75% of the RU in Azure Monitor, against an even 50% of 2 ranges" in action.detail
-    assert capacity.skew_action(0.74, 2, "1", "monitor") is None
-    assert capacity.skew_action(0.15, 10, "3", "replay").detail.count("replayed queries") == 1
-    assert capacity.skew_action(1.0, 1, "0", "replay") is None  # one range cannot be skewed
-    assert capacity.skew_action(math.nan, 4, "", "") is None
+    assert rules.skew_action(0.74, 2, "1", "monitor") is None
+    assert rules.skew_action(0.15, 10, "3", "replay").detail.count("replayed queries") == 1
+    assert rules.skew_action(1.0, 1, "0", "replay") is None  # one range cannot be skewed
+    assert rules.skew_action(math.nan, 4, "", "") is None
 
 
 def test_a_fan_out_query_needs_the_key_or_top() -> None:
-    action = capacity.fan_out_action("wide", "fan-out", 4, "SELECT * FROM c")
-    assert action == capacity.Action(
+    action = rules.fan_out_action("wide", "fan-out", 4, "SELECT * FROM c")
+    assert action == rules.Action(
         "query_fans_out", 4.0, "count", "Query wide fans out to all 4 partitions: add the partition key filter or TOP."
     )
-    with_top = capacity.fan_out_action("wide", "fan-out", 4, "SELECT top 10 * FROM c")
+    with_top = rules.fan_out_action("wide", "fan-out", 4, "SELECT top 10 * FROM c")
     assert with_top.detail.endswith("add the partition key filter.")
-    assert capacity.fan_out_action("one", "fan-out", 1, "SELECT * FROM c") is None  # one partition: nothing to fix
-    assert capacity.fan_out_action("some", "targeted", 3, "SELECT * FROM c") is None
+    assert rules.fan_out_action("one", "fan-out", 1, "SELECT * FROM c") is None  # one partition: nothing to fix
+    assert rules.fan_out_action("some", "targeted", 3, "SELECT * FROM c") is None
 
 
 def test_a_key_near_20_gb() -> None:
-    action = capacity.key_storage_action('["t1"]', 16.0)
+    action = rules.key_storage_action('["t1"]', 16.0)
     assert action is not None and action.value == 80.0 and 'key ["t1"] holds 16.0 GB of the 20 GB' in action.detail
-    assert capacity.key_storage_action('["t1"]', 15.9) is None
+    assert rules.key_storage_action('["t1"]', 15.9) is None
 
 
 def test_report_golden() -> None:
-    report = capacity.build_capacity_report(**shop_frames())
-    assert report.columns.tolist() == capacity.REPORT_COLUMNS
+    report = review.build_capacity_report(**shop_frames())
+    assert report.columns.tolist() == review.REPORT_COLUMNS
     assert_golden(to_csv_bytes(report), "capacity_report.csv")
-    actions = capacity.section(report, "action")
+    actions = review.section(report, "action")
     assert actions[["container", "subject", "measure"]].values.tolist() == [
         ["orders", "1", "skewed_key"],
         ["orders", "wide", "query_fans_out"],
@@ -100,14 +100,14 @@ def test_report_golden() -> None:
 
 
 def test_the_container_summary_is_one_row_per_container() -> None:
-    summary = capacity.container_summary(capacity.build_capacity_report(**shop_frames()))
+    summary = review.container_summary(review.build_capacity_report(**shop_frames()))
     assert summary["container"].tolist() == ["orders", "people"]
     assert summary.columns.tolist()[:5] == ["account", "database", "container", "ru_consumed", "provisioned_ru_s"]
     assert summary.loc[0, "peak_ru_s"] == 20.0 and pd.isna(summary.loc[1, "peak_ru_s"])
 
 
 def test_formula_cells_are_neutralised_in_csv_and_xlsx() -> None:
-    report = capacity.build_capacity_report(**shop_frames())
+    report = review.build_capacity_report(**shop_frames())
     csv = to_csv_bytes(report).decode()
     assert "query,127.0.0.1,shop,people,'=cmd,total_ru,1.0,RU," in csv
     assert '"[""=cmd""]"' in csv  # a key in JSON text starts with [: nothing to neutralise
@@ -123,15 +123,15 @@ def test_formula_cells_are_neutralised_in_csv_and_xlsx() -> None:
 
 def test_an_empty_store_gives_an_empty_report() -> None:
     empty = {name: f.iloc[0:0] for name, f in shop_frames().items()}
-    report = capacity.build_capacity_report(**empty)
-    assert report.empty and report.columns.tolist() == capacity.REPORT_COLUMNS
+    report = review.build_capacity_report(**empty)
+    assert report.empty and report.columns.tolist() == review.REPORT_COLUMNS
 
 
 def test_autoscale_in_the_report_from_a_day_of_metrics() -> None:
     hours = [metric("TotalRequestUnits", 60_000.0 if h == 0 else 600.0, minute=60 * h) for h in range(24)]
     frames = {**{k: f.iloc[0:0] for k, f in shop_frames().items()}, "metrics": frame("metrics", *hours)}
     frames["metrics"] = pd.concat([frames["metrics"], frame("metrics", metric("ProvisionedThroughput", 1000.0))])
-    actions = capacity.section(capacity.build_capacity_report(**frames), "action")
+    actions = review.section(review.build_capacity_report(**frames), "action")
     assert actions["measure"].tolist() == ["move_to_autoscale"]
     assert actions["value"].tolist() == [0.21]  # 1.5 x (1 + 23 x 0.1) / 24 = 0.206: a ratio to 2 decimals
 
@@ -148,8 +148,8 @@ def hot_partition_frames(*, provisioned: float) -> dict[str, pd.DataFrame]:
 
 
 def test_429s_of_a_hot_partition_in_an_idle_container_ask_for_the_key_not_more_ru() -> None:
-    report = capacity.build_capacity_report(**hot_partition_frames(provisioned=2000.0))  # p95 19 RU/s: 0.95%
-    actions = capacity.section(report, "action")
+    report = review.build_capacity_report(**hot_partition_frames(provisioned=2000.0))  # p95 19 RU/s: 0.95%
+    actions = review.section(report, "action")
     orders = actions[actions["container"].eq("orders")]
     assert "raise_throughput" not in orders["measure"].tolist()
     [hot] = orders[orders["measure"].eq("skewed_key")].to_dict("records")
@@ -165,31 +165,31 @@ def test_429s_of_a_hot_partition_in_an_idle_container_ask_for_the_key_not_more_r
         for k, ru in [('["t1"]', 90.0), ('["t2"]', 9.0)]
     ]
     logs.append(row("log_key_ru", pkrange_id="0", partition_key='["t3"]', request_charge=500.0))
-    named = capacity.build_capacity_report(
+    named = review.build_capacity_report(
         **hot_partition_frames(provisioned=2000.0), log_key_ru=frame("log_key_ru", *logs)
     )
-    named_actions = capacity.section(named, "action")
+    named_actions = review.section(named, "action")
     assert (
         'spread the hot key ["t1"]\'s load'
         in named_actions[named_actions["measure"].eq("skewed_key")]["detail"].iloc[0]
     )
-    busy = capacity.section(capacity.build_capacity_report(**hot_partition_frames(provisioned=30.0)), "action")
+    busy = review.section(review.build_capacity_report(**hot_partition_frames(provisioned=30.0)), "action")
     assert "raise_throughput" in busy["measure"].tolist()  # p95 19 of 30 RU/s: the container is busy too
 
 
 def test_the_hot_partition_rule_at_its_thresholds() -> None:
-    assert capacity.hot_partition_action(0.1, 100.0, 0.005, "5", 5).measure == "skewed_key"
-    assert capacity.hot_partition_action(0.05, 100.0, 0.005, "5", 5) is None  # 429s within the healthy band
-    assert capacity.hot_partition_action(0.1, 89.0, 0.005, "5", 5) is None  # no range at its share
-    assert capacity.hot_partition_action(0.1, 100.0, 0.5, "5", 5) is None  # half the RU/s used: raise them
-    assert capacity.hot_partition_action(0.1, math.nan, math.nan, "", 0) is None
+    assert rules.hot_partition_action(0.1, 100.0, 0.005, "5", 5).measure == "skewed_key"
+    assert rules.hot_partition_action(0.05, 100.0, 0.005, "5", 5) is None  # 429s within the healthy band
+    assert rules.hot_partition_action(0.1, 89.0, 0.005, "5", 5) is None  # no range at its share
+    assert rules.hot_partition_action(0.1, 100.0, 0.5, "5", 5) is None  # half the RU/s used: raise them
+    assert rules.hot_partition_action(0.1, math.nan, math.nan, "", 0) is None
 
 
 def test_values_are_rounded_per_unit_and_the_csv_has_no_scientific_notation() -> None:
     frames = hot_partition_frames(provisioned=2000.0)
     tiny = [row("partitions", pkrange_id=pk, size_kb=kb, document_count=3) for pk, kb in [("0", 18.0), ("1", 230.0)]]
     frames["partitions"] = frame("partitions", *tiny)
-    report = capacity.build_capacity_report(**frames)
+    report = review.build_capacity_report(**frames)
     orders = report[report["container"].eq("orders")]
     values = orders.set_index(["section", "subject", "measure"])["value"]
     assert values[("container", "", "p95_utilization")] == 0.95  # 19 of 2,000 RU/s, in %

@@ -329,18 +329,13 @@ def _ok_execution_ids(executions: pd.DataFrame) -> pd.Series:
     all_ok = (
         _is(executions["status"], "ok").groupby([executions[k] for k in LOGICAL_KEY], dropna=False).transform("all")
     )
-    return executions.loc[all_ok, "execution_id"]
+    ids: pd.Series = executions.loc[all_ok, "execution_id"]
+    return ids
 
 
 def run_starts(executions: pd.DataFrame) -> pd.Series:
     """Start time of each run (its earliest execution), indexed by run_id."""
     return executions.groupby("run_id")["time"].min()
-
-
-def runs_newest_first(executions: pd.DataFrame) -> list[str]:
-    """The run ids in the frame, the most recently started first."""
-    starts = run_starts(executions).reset_index()
-    return starts.sort_values(["time", "run_id"], ascending=False)["run_id"].tolist()
 
 
 def _is(values: pd.Series, value: str) -> pd.Series:
@@ -355,4 +350,4 @@ def _ranks(classes: pd.Series) -> pd.Series:
 
 
 def _classes(ranks: pd.Series) -> np.ndarray:
-    return np.asarray(ROUTING_CLASSES, dtype=object)[ranks.to_numpy(dtype=int)]
+    return np.take(np.asarray(ROUTING_CLASSES, dtype=object), ranks.to_numpy(dtype=int))

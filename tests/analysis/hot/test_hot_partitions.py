@@ -1,4 +1,4 @@
-"""analysis.hot_partitions, hot_keys and hot_replay, and dashboard.figures_hot, on small frames built here."""
+"""analysis.hot (partitions, keys, replay) and dashboard.figures.hot_partitions, on small frames built here."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import hot_keys as hk
-from analysis import hot_partitions as hp
-from analysis import hot_replay as hr
-from dashboard import figures_hot
-from tests.analysis.test_query_costs import T0, executions_frame, requests_frame
+from analysis.hot import keys as hk
+from analysis.hot import partitions as hp
+from analysis.hot import replay as hr
+from dashboard.figures import hot_partitions as figures_hot
+from tests.analysis.queries.test_costs import T0, executions_frame, requests_frame
 from tests.dashboard.apptest import store_rows
 
 C = {"account": "127.0.0.1", "database": "shop", "container": "orders"}

@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analysis.throttling import HEALTHY_429_RATE
-from dashboard.figures import empty_note, utc_naive
+from dashboard.figures.canvas import empty_note, utc_naive
 
 BAND_COLOR = "rgba(44, 160, 44, 0.15)"
 BAND_NAME = "healthy 1-5% of requests (ru-cost-model.md P12)"

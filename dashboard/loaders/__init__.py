@@ -1,0 +1,15 @@
+"""Cached loaders: the only dashboard code that reads the store, and the only code with `st.cache_data`.
+
+- `tables`: a store table in the frame's view (store, time range, scope), only the columns a page needs;
+  `load_table` caches the store read itself, for `tables.TTL_SECONDS`;
+- `query_costs`: the Query costs page's derived frames (`load_query_costs`, `load_run_detail`), cached
+  once per view so a widget change is a cache hit rather than regrouping every execution;
+- `hot_partitions`: the Hot partitions page's reductions (`load_hot`), cached small, over reads that
+  are not cached (`tables.read_view`), since caching millions of metric points would cost more than
+  reducing them.
+
+So three modules cache, each for `tables.TTL_SECONDS` (a collector's new rows show up within it). Caching
+decorators sit on these loaders, never on the pure functions of `analysis`. To add a loader: read through
+`tables` (never the store directly), put the numbers in `analysis`, cache the result here in the module of
+its page, and have the page call it; tests call `st.cache_data.clear()` between runs.
+"""
