@@ -20,11 +20,11 @@ from cosmoscore.limits import Limits
 from emulator.accounting import Accounting
 from emulator.budget import QuerySettings
 from emulator.catalog import Catalog
+from emulator.durability.journal import Journal
 from emulator.feeds import Feeds
 from emulator.history import History
 from emulator.history_sampler import StorageSampler
 from emulator.items import Items
-from emulator.journal import Journal
 from emulator.metering import Context, Metering
 from emulator.model import Container, Database, Offer
 from emulator.queries import QueryPlan

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from emulator import datadir
-from emulator.journal_lines import Damaged
+from emulator.durability import datadir
+from emulator.durability.lines import Damaged
 
 FORMAT = "ruscope-history"
 VERSION = 1

@@ -24,10 +24,10 @@ from pathlib import Path
 
 from emulator import heap
 from emulator.auth import WELL_KNOWN_KEY
+from emulator.durability.journal import Journal
 from emulator.engine import Engine
 from emulator.history import History
 from emulator.http import CosmosApp
-from emulator.journal import Journal
 from emulator.transport import App, Connection, ConnectionStats, Registry, TransportLimits, served_names
 
 log = logging.getLogger("ruscope.emulator")

@@ -17,7 +17,7 @@ from cosmoscore.keys import key_from_json, key_to_json
 from cosmoscore.layout import even_boundaries
 from cosmoscore.limits import Limits
 from emulator import errors, splits
-from emulator.journal import Journal
+from emulator.durability.journal import Journal
 from emulator.model import Container, Database, LogicalPartition, Offer, PkRange, StoredItem
 
 

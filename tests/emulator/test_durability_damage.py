@@ -12,9 +12,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from emulator.durability.journal import JOURNAL, SNAPSHOT
+from emulator.durability.lines import Damaged, encode
 from emulator.engine import Context, Engine, ThroughputSpec
-from emulator.journal import JOURNAL, SNAPSHOT
-from emulator.journal_lines import Damaged, encode
 from emulator.server import open_engine
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,7 +116,7 @@ def test_journal_damage_refuses_to_start_naming_file_line_and_write(tmp_path: Pa
     assert message.startswith(f"{tmp_path / JOURNAL}, line {number}: ")
     assert words in message
     assert any(what in message for what in ("is affected", "cannot apply the", "the writes with seq"))
-    assert f"python -m emulator.repair {tmp_path}" in message
+    assert f"python -m emulator.durability.repair {tmp_path}" in message
     assert _files(tmp_path) == before  # nothing rewritten: the loss is not made permanent
 
 

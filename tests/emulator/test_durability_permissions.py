@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from emulator.durability.journal import JOURNAL, SNAPSHOT
 from emulator.engine import Context, ThroughputSpec
-from emulator.journal import JOURNAL, SNAPSHOT
 from emulator.server import HISTORY_FILE, open_engine
 
 

@@ -3,12 +3,12 @@
 `repair(data_dir)` first replays the directory strictly in memory; if that works there is nothing to
 repair and nothing is touched. Otherwise the damaged files are copied into `damaged-<UTC time>/` inside
 the data directory (0700; the copies keep their bytes for a later look), every intact snapshot and
-journal line is applied (`emulator.salvage`), and the state that results is written back as a fresh
+journal line is applied (`emulator.durability.salvage`), and the state that results is written back as a fresh
 checksummed snapshot with an empty journal, the same way compaction writes it (temp file, fsync,
 rename, directory fsync). A metrics history that cannot be read is moved into the backup (it holds
 per-minute metrics, not items). The repaired directory is then replayed strictly once more.
 
-`python -m emulator.repair DIR` (and `ruscope emulator --data-dir DIR --repair`) prints the report;
+`python -m emulator.durability.repair DIR` (and `ruscope emulator --data-dir DIR --repair`) prints the report;
 exit 0 when nothing was lost, 1 when the repair lost something (listed, or noted where it cannot be
 told exactly, e.g. a snapshot cut at a line boundary), 2 when DIR is not a data directory.
 """
@@ -26,10 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cosmoscore.limits import Limits
-from emulator import datadir, history_store
-from emulator.journal import JOURNAL, SNAPSHOT, replay_dir, write_snapshot
-from emulator.journal_lines import Damaged
-from emulator.salvage import Lost, Salvage, salvage_journal, salvage_snapshot
+from emulator import history_store
+from emulator.durability import datadir
+from emulator.durability.journal import JOURNAL, SNAPSHOT, replay_dir, write_snapshot
+from emulator.durability.lines import Damaged
+from emulator.durability.salvage import Lost, Salvage, salvage_journal, salvage_snapshot
 from emulator.state import State
 
 HISTORY = "history.jsonl.gz"  # emulator.server.HISTORY_FILE (the server imports the engine; not here)
@@ -138,8 +139,8 @@ def _history_damaged(data_dir: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m emulator.repair DIR`: repair and print the report (exit 0 nothing lost, 1 losses, 2 usage)."""
-    parser = argparse.ArgumentParser(prog="python -m emulator.repair", description=__doc__.splitlines()[0])
+    """`python -m emulator.durability.repair DIR`: repair and print the report (exit 0 nothing lost, 1 losses, 2 usage)."""
+    parser = argparse.ArgumentParser(prog="python -m emulator.durability.repair", description=__doc__.splitlines()[0])
     parser.add_argument("data_dir", type=Path, help="the emulator's --data-dir")
     args = parser.parse_args(argv)
     try:

@@ -3,14 +3,14 @@
 A write is acknowledged only after its entry is handed to the OS whole (and fsynced when asked), so
 killing the process loses nothing acknowledged. An append that does not land whole (disk full, a
 file-size limit) is truncated back to the last good offset and fails its request with 503
-(`emulator.datadir`), so a later append never continues a partial line.
+(`emulator.durability.datadir`), so a later append never continues a partial line.
 
-Lines carry seq numbers and checksums (`emulator.journal_lines`). On start the snapshot and then the
+Lines carry seq numbers and checksums (`emulator.durability.lines`). On start the snapshot and then the
 journal are replayed, strictly: a torn LAST journal line (no newline, or unreadable at the very end) was
 never acknowledged and is dropped (its bytes kept beside the journal as `journal.jsonl.torn-<time>`);
 any other damage, in the journal or the snapshot, or an entry that cannot be applied (a delete of an
 absent item, `{}`), raises `Damaged` naming the file, the line and the write affected, before anything
-is written. `emulator.repair` salvages such a directory.
+is written. `emulator.durability.repair` salvages such a directory.
 
 The snapshot's header records the last journal seq it folds in, so replay skips journal lines the
 snapshot already holds. That makes every crash point of `compact()` safe: the snapshot is written to a
@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from emulator import datadir
-from emulator.journal_lines import Damaged, Line, describe, encode, read
+from emulator.durability import datadir
+from emulator.durability.lines import Damaged, Line, describe, encode, read
 
 SNAPSHOT = "snapshot.jsonl"
 JOURNAL = "journal.jsonl"
