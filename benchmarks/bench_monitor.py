@@ -258,7 +258,7 @@ def run_child(role: str, **options: Any) -> dict[str, Any]:
 
 
 def noop_history() -> Any:
-    from emulator.history import History
+    from emulator.history.aggregates import History
 
     class NoopHistory(History):
         """Records nothing: the point-read path without the stand-in's accounting."""
@@ -286,7 +286,7 @@ def engine_reads(history: Any, reads: int) -> float:
 
 def child_serve(args: argparse.Namespace) -> dict[str, Any]:
     """An emulator over HTTP (the Cosmos API) with the real or a no-op History, until stdin closes."""
-    from emulator.history import History
+    from emulator.history.aggregates import History
     from emulator.server import start_in_thread
 
     engine, _ = make_engine(1, time.time, noop_history() if args.noop else History(), throttling=False)

@@ -22,7 +22,7 @@ from emulator.budget import QuerySettings
 from emulator.catalog import Catalog
 from emulator.durability.journal import Journal
 from emulator.feeds import Feeds
-from emulator.history import History
+from emulator.history.aggregates import History
 from emulator.history_sampler import StorageSampler
 from emulator.items import Items
 from emulator.metering import Context, Metering

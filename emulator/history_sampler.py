@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import heapq
 
-from emulator.history import History
+from emulator.history.aggregates import History
 from emulator.metering import Meter
 from emulator.model import Container
 from emulator.state import State

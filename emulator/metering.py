@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from cosmoscore.costmodel import CostModel
 from emulator import errors
 from emulator.accounting import Accounting, RequestRecord
-from emulator.history import History
+from emulator.history.aggregates import History
 from emulator.model import Container, PkRange
 from emulator.throttle import Throttle
 

@@ -26,13 +26,13 @@ from emulator import heap
 from emulator.auth import WELL_KNOWN_KEY
 from emulator.durability.journal import Journal
 from emulator.engine import Engine
-from emulator.history import History
+from emulator.history.aggregates import History
 from emulator.http import CosmosApp
 from emulator.transport import App, Connection, ConnectionStats, Registry, TransportLimits, served_names
 
 log = logging.getLogger("ruscope.emulator")
 
-HISTORY_FILE = "history.jsonl.gz"  # the metrics history in the data directory (emulator.history_store)
+HISTORY_FILE = "history.jsonl.gz"  # the metrics history in the data directory (emulator.history.on_disk)
 INDEX_SLICE_MS = 10.0  # ours: index building between requests, in slices no request waits longer than
 INDEX_IDLE_S = 0.2  # how often to look for index builds when there are none
 

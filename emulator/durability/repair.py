@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cosmoscore.limits import Limits
-from emulator import history_store
 from emulator.durability import datadir
 from emulator.durability.journal import JOURNAL, SNAPSHOT, replay_dir, write_snapshot
 from emulator.durability.lines import Damaged
 from emulator.durability.salvage import Lost, Salvage, salvage_journal, salvage_snapshot
+from emulator.history import on_disk
 from emulator.state import State
 
 HISTORY = "history.jsonl.gz"  # emulator.server.HISTORY_FILE (the server imports the engine; not here)
@@ -67,7 +67,7 @@ class RepairReport:
 def _strict_replay(data_dir: Path, limits: Limits) -> None:
     """Replay everything in memory exactly as a start would (raises `Damaged`); writes nothing."""
     replay_dir(data_dir, State(limits, time.time, None).apply)
-    list(history_store.read_lines(data_dir / HISTORY))
+    list(on_disk.read_lines(data_dir / HISTORY))
 
 
 def repair(
@@ -132,7 +132,7 @@ def _write_back(data_dir: Path, state: State, folded: int) -> int:
 
 def _history_damaged(data_dir: Path) -> bool:
     try:
-        list(history_store.read_lines(data_dir / HISTORY))
+        list(on_disk.read_lines(data_dir / HISTORY))
     except Damaged:
         return True
     return False

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import orjson
 
 from emulator.engine import Engine
-from emulator.history import (
+from emulator.history.aggregates import (
     AUTOSCALE_MAX,
     DATA_USAGE,
     DOCUMENT_COUNT,

@@ -26,7 +26,15 @@ import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from emulator.history import KEY_COUNT, KEY_RU, KEY_SIZE, QUERY_COUNT, TOTAL_REQUEST_UNITS, TOTAL_REQUESTS, History
+from emulator.history.aggregates import (
+    KEY_COUNT,
+    KEY_RU,
+    KEY_SIZE,
+    QUERY_COUNT,
+    TOTAL_REQUEST_UNITS,
+    TOTAL_REQUESTS,
+    History,
+)
 from emulator.monitor.kql_ast import semantic
 from emulator.monitor.kql_eval import WEIGHT, Shape
 from emulator.monitor.kql_expr import Column, Row

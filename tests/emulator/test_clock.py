@@ -6,7 +6,7 @@ import pytest
 
 from emulator.clock import SimulatedClock
 from emulator.engine import Engine
-from emulator.history import TOTAL_REQUESTS
+from emulator.history.aggregates import TOTAL_REQUESTS
 from tests.emulator.test_history import CTX, LIMITS, START, _reads, _setup
 
 

@@ -14,7 +14,7 @@ from azure.cosmos.documents import ConnectionPolicy, RetryOptions
 from cosmoscore.limits import Limits
 from emulator import errors
 from emulator.engine import Context, Engine, ThroughputSpec
-from emulator.history import (
+from emulator.history.aggregates import (
     KEY_RU,
     NORMALIZED_RU,
     TOTAL_REQUEST_UNITS,

@@ -9,9 +9,9 @@ from pathlib import Path
 import orjson
 
 from cosmoscore.keys import key_json
-from emulator import history_store
 from emulator.engine import Context, Engine, ThroughputSpec
-from emulator.history import (
+from emulator.history import on_disk
+from emulator.history.aggregates import (
     DATA_USAGE,
     DOCUMENT_COUNT,
     INDEX_USAGE,
@@ -159,7 +159,7 @@ def test_a_history_file_from_before_these_fields_still_loads(tmp_path: Path) -> 
         "peaks": [],
         "keys": [["t", "c", "0", [['["a"]', 3.0]]]],
     }
-    history_store.write_lines(tmp_path / "old.jsonl.gz", [old])
+    on_disk.write_lines(tmp_path / "old.jsonl.gz", [old])
     history = History.open(tmp_path / "old.jsonl.gz")
     assert [p.value for p in history.series("t", "c", KEY_RU, START, START + 60)] == [3.0]
     assert [p.value for p in history.series("t", "c", KEY_COUNT, START, START + 60)] == [0.0]  # not recorded then

@@ -15,7 +15,7 @@ from azure.core.exceptions import HttpResponseError
 from azure.monitor.querymetrics import MetricsClient
 
 from emulator.engine import Context, Engine, ThroughputSpec
-from emulator.history import (
+from emulator.history.aggregates import (
     AUTOSCALE_MAX,
     DATA_USAGE,
     DOCUMENT_COUNT,

@@ -15,7 +15,7 @@ request updates a few dict entries keyed by its second and minute (O(1)), and th
 - per (database, container, pkrange): the size of the logical keys a write changed, top N (by size)
   per minute (`CDBPartitionKeyStatistics`, §6.2; approximate like Azure's sampled statistics: a key a
   write shrank outside that minute's top N keeps its earlier size);
-- storage and throughput change-points per container and physical partition (`history_storage`).
+- storage and throughput change-points per container and physical partition (`changepoints`).
 
 Public query API (`History.series(db, coll, metric, since, until, grain_minutes)`; `History.containers()`):
 NORMALIZED_RU, TOTAL_REQUEST_UNITS, TOTAL_REQUESTS (azure-monitor.md §5); KEY_RU ("PartitionKeyRUConsumption")
@@ -42,11 +42,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from emulator import history_cells as cells_
-from emulator import history_store
-from emulator.history_cells import Minute, OpKey, PartKey, Point
-from emulator.history_snapshots import SnapshotRecorder
-from emulator.history_storage import Coll, Snapshots, top_sizes
+from emulator.history import cells as cells_
+from emulator.history import on_disk
+from emulator.history.cells import Minute, OpKey, PartKey, Point
+from emulator.history.changepoints import Coll, Snapshots, top_sizes
+from emulator.history.snapshots import SnapshotRecorder
 
 __all__ = ["History", "HistoryConfig", "Point", "OpKey", "PartKey"]
 
@@ -340,18 +340,17 @@ class History(SnapshotRecorder):
             return
         with self._lock:
             lines = [
-                history_store.minute_line(m, c.ops, c.peaks, c.keys, c.queries, c.sizes)
-                for m, c in self._minutes.items()
+                on_disk.minute_line(m, c.ops, c.peaks, c.keys, c.queries, c.sizes) for m, c in self._minutes.items()
             ]
             lines += self._storage.to_lines()
             lines += [{"keybase": [*part, list(sizes.items())]} for part, sizes in self._key_base.items()]
-        history_store.write_lines(self.path, lines)
+        on_disk.write_lines(self.path, lines)
 
     @classmethod
     def open(cls, path: str | Path, config: HistoryConfig | None = None) -> History:
         """The history saved at `path` (empty if none), saving back there."""
         history = cls(config, path)
-        history.load(history_store.read_lines(Path(path)))
+        history.load(on_disk.read_lines(Path(path)))
         return history
 
     def load(self, lines: Iterable[dict[str, Any]]) -> None:
@@ -365,7 +364,7 @@ class History(SnapshotRecorder):
                     self._key_base[(d, c, p)] = dict(sizes)
                     continue
                 minute, cell = int(line["m"]), Minute(sealed=True)
-                cell.ops, cell.peaks, cell.keys, cell.queries, cell.sizes = history_store.parse_minute(line)
+                cell.ops, cell.peaks, cell.keys, cell.queries, cell.sizes = on_disk.parse_minute(line)
                 self._minutes[minute] = cell
                 self._seen |= cell.containers()
                 self._now_minute = max(self._now_minute, minute)

@@ -1,7 +1,7 @@
 """The on-disk form of the metrics history: gzip-compressed JSON lines, written atomically.
 
 One header line, then one line per minute (`minute_line`), then the storage series (`{"part": ...}`,
-`{"offer": ...}`, `emulator.history_storage`) and the key sizes older than the kept minutes
+`{"offer": ...}`, `emulator.history.changepoints`) and the key sizes older than the kept minutes
 (`{"keybase": ...}`). Files written before those existed (minutes with no query or size fields, key
 entries without a count) still load. Lines keep the file streamable (a 93-day history is read
 and written one minute at a time) and gzip keeps it compact: the rows repeat database, container and

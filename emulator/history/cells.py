@@ -1,4 +1,4 @@
-"""The per-minute cell of `emulator.history` and the pure functions that read cells and series.
+"""The per-minute cell of `emulator.history.aggregates` and the pure functions that read cells and series.
 
 Kept apart from `History` (recording, locking, retention) so each stays small; nothing here locks.
 """
@@ -9,7 +9,7 @@ import heapq
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from emulator.history_storage import Coll, Series, top_sizes
+from emulator.history.changepoints import Coll, Series, top_sizes
 
 OpKey = tuple[str, str, str, str, int]  # database, container, pkrange, operation, status
 PartKey = tuple[str, str, str]  # database, container, pkrange

@@ -1,6 +1,6 @@
 """Recording and reading the storage and throughput snapshots: the part of `History` that sees state.
 
-A mixin of `emulator.history.History` (which owns the lock, the minute cells and the retention), so the
+A mixin of `emulator.history.aggregates.History` (which owns the lock, the minute cells and the retention), so the
 facade stays one object for the engine's sampler (`emulator.history_sampler`) and the stand-ins.
 """
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 
-from emulator import history_cells as cells_
-from emulator.history_cells import Minute, PartKey, Point
-from emulator.history_storage import Snapshots, Value, top_sizes
+from emulator.history import cells as cells_
+from emulator.history.cells import Minute, PartKey, Point
+from emulator.history.changepoints import Snapshots, Value, top_sizes
 
-KEY_SIZE = "PartitionKeySize"  # emulator.history.KEY_SIZE
+KEY_SIZE = "PartitionKeySize"  # emulator.history.aggregates.KEY_SIZE
 _OFFER = {"ProvisionedThroughput": 0, "AutoscaleMaxThroughput": 1}  # index in (provisioned, autoscale max)
 _PARTITION = {"PhysicalPartitionSizeInfo": 0, "PhysicalPartitionThroughputInfo": 2}  # in (bytes, docs, budget)
 _TOTAL = {"DataUsage": 0, "DocumentCount": 1, "IndexUsage": None}  # IndexUsage: no index storage, always 0
