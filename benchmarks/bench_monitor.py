@@ -60,7 +60,7 @@ GB = 1024**3
 def make_engine(pkranges: int, clock: Any, history: Any = None, throttling: bool = True) -> tuple[Any, list[str]]:
     """An engine with database t, container c of `pkranges` partitions and one document per partition
     (`throttling` off for the point-read rates, as bench_point_ops runs the emulator)."""
-    from emulator.engine import Context, Engine, ThroughputSpec
+    from emulator.engine.facade import Context, Engine, ThroughputSpec
 
     ctx = Context()
     engine = Engine(clock=clock, throttling=throttling, **({"history": history} if history is not None else {}))
@@ -82,8 +82,8 @@ def make_engine(pkranges: int, clock: Any, history: Any = None, throttling: bool
 def produce(days: int, pkranges: int) -> tuple[Any, Any, float]:
     """The history, produced through the engine on the simulated clock: per minute, one read per partition,
     spread over the minute. Returns the engine, its clock and the seconds it took."""
-    from emulator.clock import SimulatedClock
-    from emulator.engine import Context
+    from emulator.engine.clock import SimulatedClock
+    from emulator.engine.facade import Context
 
     ctx = Context()
     clock = SimulatedClock(START)
@@ -271,7 +271,7 @@ def noop_history() -> Any:
 
 def engine_reads(history: Any, reads: int) -> float:
     """Seconds for `reads` point reads through the engine in-process (real clock), after a warm-up."""
-    from emulator.engine import Context
+    from emulator.engine.facade import Context
 
     ctx = Context()
     engine, keys = make_engine(1, time.time, history, throttling=False)

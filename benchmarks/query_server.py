@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from emulator.engine import Context, ThroughputSpec
+from emulator.engine.facade import Context, ThroughputSpec
 from emulator.server import open_engine, settle_heap, start_in_thread
 
 DATABASE, CONTAINER = "bench", "items"

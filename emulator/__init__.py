@@ -20,6 +20,6 @@ Layout (Cosmos knowledge itself, SQL, EPK hashing, routing, layout, limits, the 
 How to add an operation: write it in the service it belongs to (or a new one) as a method that opens
 `metering.metered(...)`, resolves its container and partition through `state`, calls `metering.admit`
 before any work on a partition, charges with `metering.consume` (or `meter.charge`), journals mutations
-with `state.commit` before applying them, and returns an `emulator.results` value; expose it on
+with `state.commit` before applying them, and returns an `emulator.engine.results` value; expose it on
 `Engine`; then route it in `http.CosmosApp.dispatch`, decoding in `request` and shaping in `wire`.
 """

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from email.utils import formatdate, parsedate_to_datetime
 from urllib.parse import unquote
 
-from emulator import errors
+from emulator.engine import errors
 
 WELL_KNOWN_KEY = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
 

@@ -61,7 +61,7 @@ def emulator(
             min=0.0,
             show_default=False,
             help="Compute time a query page may take before it answers with a continuation, so other clients "
-            "are served meanwhile [default: 50, emulator/budget.py].",
+            "are served meanwhile [default: 50, emulator/engine/query/budget.py].",
         ),
     ] = None,
 ) -> None:
@@ -69,7 +69,7 @@ def emulator(
     It holds the terminal: its endpoint and key are printed once it listens; Ctrl+C stops it.
     The key is read from RUSCOPE_EMULATOR_KEY when set (better than --key, which other users can see)."""
     from emulator.auth import WELL_KNOWN_KEY
-    from emulator.budget import QuerySettings
+    from emulator.engine.query.budget import QuerySettings
     from emulator.server import open_engine
 
     if repair:

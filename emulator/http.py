@@ -19,8 +19,9 @@ import orjson
 
 from cosmoscore.sql import parse_query
 from cosmoscore.sql.executor import plan_for
-from emulator import auth, errors, links, wire
-from emulator.engine import Context, Engine
+from emulator import auth, links, wire
+from emulator.engine import errors
+from emulator.engine.facade import Context, Engine
 from emulator.request import PK_HEADER, Request, check_size, query_spec, required_key, throughput
 from emulator.wire import Reply, feed_reply, item_reply, listing_reply, query_reply, resource_reply
 

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from cosmoscore.epk import UNDEFINED
 from emulator.auth import is_rid_link
-from emulator.model import Container
-from emulator.state import State
+from emulator.engine.model import Container
+from emulator.engine.state import State
 
 if TYPE_CHECKING:
-    from emulator.engine import Engine
+    from emulator.engine.facade import Engine
 
 
 def named_path(engine: Engine, segments: list[str], key: Sequence[Any] | None) -> list[str]:

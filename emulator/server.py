@@ -22,10 +22,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from emulator import heap
 from emulator.auth import WELL_KNOWN_KEY
 from emulator.durability.journal import Journal
-from emulator.engine import Engine
+from emulator.engine import heap
+from emulator.engine.facade import Engine
 from emulator.history.aggregates import History
 from emulator.http import CosmosApp
 from emulator.transport import App, Connection, ConnectionStats, Registry, TransportLimits, served_names
@@ -59,7 +59,7 @@ def open_engine(
 
 
 def settle_heap() -> None:
-    """Keep full garbage collections from stalling the server (`emulator.heap.settle`): everything alive
+    """Keep full garbage collections from stalling the server (`emulator.engine.heap.settle`): everything alive
     now is frozen, full collections are spaced out, and indexes built later are frozen when complete."""
     heap.settle()
 

@@ -13,8 +13,8 @@ from typing import Any
 import orjson
 
 from cosmoscore.epk import MAX_EPK
-from emulator import errors
-from emulator.results import FeedCursor, QueryCursor
+from emulator.engine import errors
+from emulator.engine.results import FeedCursor, QueryCursor
 
 MALFORMED_CONTINUATION = (  # the service's text, Azure/azure-cosmos-dotnet-v3#3416 (and -v2#252, #660)
     "The continuation token specified in the request is malformed. Re-run the query without it and iterate."

@@ -14,11 +14,11 @@ from urllib.parse import quote
 import orjson
 
 from cosmoscore.keys import Key, key_from_json, key_to_json
-from emulator import errors
-from emulator.model import PkRange
-from emulator.queries import QueryPlan
-from emulator.querying import QueryRoute, Refusal
-from emulator.results import (
+from emulator.engine import errors
+from emulator.engine.model import PkRange
+from emulator.engine.query.plan import QueryPlan
+from emulator.engine.query.service import QueryRoute, Refusal
+from emulator.engine.results import (
     FeedPage,
     IndexUtilization,
     ItemResult,

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from emulator.durability.journal import Journal
-from emulator.engine import Engine
+from emulator.engine.facade import Engine
 from emulator.history.aggregates import History
 from emulator.server import HISTORY_FILE, WELL_KNOWN_KEY, settle_heap
 from ruscope import demo_history as history

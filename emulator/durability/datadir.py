@@ -20,7 +20,7 @@ import errno
 import os
 from pathlib import Path
 
-from emulator.errors import CosmosError
+from emulator.engine.errors import CosmosError
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600

@@ -30,8 +30,8 @@ from emulator.durability import datadir
 from emulator.durability.journal import JOURNAL, SNAPSHOT, replay_dir, write_snapshot
 from emulator.durability.lines import Damaged
 from emulator.durability.salvage import Lost, Salvage, salvage_journal, salvage_snapshot
+from emulator.engine.state import State
 from emulator.history import on_disk
-from emulator.state import State
 
 HISTORY = "history.jsonl.gz"  # emulator.server.HISTORY_FILE (the server imports the engine; not here)
 

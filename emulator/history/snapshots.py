@@ -1,7 +1,7 @@
 """Recording and reading the storage and throughput snapshots: the part of `History` that sees state.
 
 A mixin of `emulator.history.aggregates.History` (which owns the lock, the minute cells and the retention), so the
-facade stays one object for the engine's sampler (`emulator.history_sampler`) and the stand-ins.
+facade stays one object for the engine's sampler (`emulator.engine.sampler`) and the stand-ins.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from emulator.engine import Engine
+from emulator.engine.facade import Engine
 from emulator.monitor.logs import LogsApp
 from emulator.monitor.metrics import MetricsApp
 from emulator.monitor.query import MonitorRequest

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from emulator.engine import Engine
+from emulator.engine.facade import Engine
 from emulator.monitor.kql import KqlError, parse
 from emulator.monitor.kql_eval import plan, run
 from emulator.monitor.kql_expr import Row, to_text

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from emulator.engine import Engine
+from emulator.engine.facade import Engine
 from emulator.history.aggregates import (
     AUTOSCALE_MAX,
     DATA_USAGE,

@@ -18,7 +18,7 @@ from collectors.config import AlertSettings, Config, ConfigError, load_config, p
 from collectors.registry import Options, collector, run_collector
 from collectors.store import read_table
 from cosmoscore.limits import Limits
-from emulator.engine import Context
+from emulator.engine.facade import Context
 from tests.collectors.test_config import GOOD, error_of, write
 from tests.collectors.test_replay import load_orders, run
 

@@ -15,7 +15,7 @@ from collectors.fleet import Lines, collect_fleet, compact_after_collect
 from collectors.registry import Options, collector
 from collectors.run import Run
 from collectors.store import read_table
-from emulator.engine import Context
+from emulator.engine.facade import Context
 from emulator.server import RunningEmulator, open_engine, start_in_thread
 from tests.collectors.test_pending import execution
 

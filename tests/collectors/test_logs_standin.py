@@ -18,7 +18,7 @@ import pytest
 from collectors.config import Config, parse_config
 from collectors.registry import collector, run_collector
 from collectors.store import read_table
-from emulator.engine import Engine
+from emulator.engine.facade import Engine
 from emulator.monitor.app import MonitorApp
 from emulator.monitor.tls import Certificates, ensure_certificates
 from emulator.server import RunningEmulator, start_in_thread

@@ -16,7 +16,7 @@ import pytest
 from collectors.config import Config, parse_config
 from collectors.registry import collector, run_collector
 from collectors.store import read_table
-from emulator.engine import Engine
+from emulator.engine.facade import Engine
 from emulator.history.aggregates import NORMALIZED_RU, TOTAL_REQUEST_UNITS
 from emulator.monitor.metrics import MetricsApp
 from emulator.monitor.tls import Certificates, ensure_certificates

@@ -14,7 +14,7 @@ from collectors.config import parse_config
 from collectors.config_monitor import DEFAULT_METRICS
 from collectors.metrics import FINEST_GRAIN, grain_of
 from collectors.store import read_table
-from emulator.engine import Engine
+from emulator.engine.facade import Engine
 from emulator.history.aggregates import NORMALIZED_RU, TOTAL_REQUEST_UNITS
 from emulator.monitor.metrics import MetricsApp
 from emulator.monitor.tls import ensure_certificates

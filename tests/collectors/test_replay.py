@@ -14,7 +14,7 @@ from collectors.config import Config, parse_config
 from collectors.replay import replay
 from collectors.store import read_table
 from cosmoscore.limits import Limits
-from emulator.engine import Context, Engine
+from emulator.engine.facade import Context, Engine
 from tests.conftest import ManualClock
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from azure.cosmos import CosmosClient, PartitionKey
 
-from emulator.engine import Engine
+from emulator.engine.facade import Engine
 
 
 def test_every_request_is_recorded_with_its_charge(emulator) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.clock import SimulatedClock
-from emulator.engine import Engine
+from emulator.engine.clock import SimulatedClock
+from emulator.engine.facade import Engine
 from emulator.history.aggregates import TOTAL_REQUESTS
 from tests.emulator.test_history import CTX, LIMITS, START, _reads, _setup
 

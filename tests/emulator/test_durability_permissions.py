@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from emulator.durability.journal import JOURNAL, SNAPSHOT
-from emulator.engine import Context, ThroughputSpec
+from emulator.engine.facade import Context, ThroughputSpec
 from emulator.server import HISTORY_FILE, open_engine
 
 

@@ -12,8 +12,8 @@ from azure.cosmos import CosmosClient, PartitionKey, exceptions
 from azure.cosmos.documents import ConnectionPolicy, RetryOptions
 
 from cosmoscore.limits import Limits
-from emulator import errors
-from emulator.engine import Context, Engine, ThroughputSpec
+from emulator.engine import errors
+from emulator.engine.facade import Context, Engine, ThroughputSpec
 from emulator.history.aggregates import (
     KEY_RU,
     NORMALIZED_RU,

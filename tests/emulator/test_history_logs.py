@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 
 from cosmoscore.keys import key_json
-from emulator.engine import Context, Engine, ThroughputSpec
+from emulator.engine.facade import Context, Engine, ThroughputSpec
 from emulator.history import on_disk
 from emulator.history.aggregates import (
     DATA_USAGE,

@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from emulator.durability.journal import JOURNAL, SNAPSHOT, Journal
-from emulator.engine import Context, Engine, ThroughputSpec
+from emulator.engine.facade import Context, Engine, ThroughputSpec
 
 # Where compaction can die: mid-way through the temp snapshot, or just before each system call it makes.
 STEPS = ("write_snapshot", "fsync_snapshot", "rename", "fsync_dir", "truncate_journal", "after_truncate")

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
-from emulator.engine import Engine
+from emulator.engine.facade import Engine
 from emulator.monitor.kql import BinOp, Call, Col, InList, Lit, Star, parse
 from emulator.monitor.kql_scan import scan_of
 from emulator.monitor.logs import LogsApp, parse_timespan

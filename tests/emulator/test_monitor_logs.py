@@ -13,7 +13,7 @@ from azure.core.exceptions import HttpResponseError
 from azure.monitor.query import LogsBatchQuery, LogsQueryClient, LogsQueryError, LogsQueryResult, LogsTable
 from azure.monitor.querymetrics import MetricsClient
 
-from emulator.engine import Engine
+from emulator.engine.facade import Engine
 from emulator.monitor.app import MonitorApp
 from emulator.monitor.tls import ensure_certificates
 from emulator.server import RunningEmulator, start_in_thread

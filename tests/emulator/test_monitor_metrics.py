@@ -15,7 +15,7 @@ from azure.core.credentials import AccessToken
 from azure.core.exceptions import ClientAuthenticationError, HttpResponseError
 from azure.monitor.querymetrics import Metric, MetricsClient, MetricsQueryResult
 
-from emulator.engine import Engine
+from emulator.engine.facade import Engine
 from emulator.history.aggregates import NORMALIZED_RU, TOTAL_REQUEST_UNITS
 from emulator.monitor.metrics import MetricsApp
 from emulator.monitor.tls import Certificates, ensure_certificates

@@ -14,7 +14,7 @@ import pytest
 from azure.core.exceptions import HttpResponseError
 from azure.monitor.querymetrics import MetricsClient
 
-from emulator.engine import Context, Engine, ThroughputSpec
+from emulator.engine.facade import Context, Engine, ThroughputSpec
 from emulator.history.aggregates import (
     AUTOSCALE_MAX,
     DATA_USAGE,

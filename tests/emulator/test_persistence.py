@@ -45,7 +45,7 @@ def test_kill_9_then_restart_keeps_every_acknowledged_write(tmp_path: Path) -> N
 
 def test_snapshot_round_trip_keeps_layout_and_items(tmp_path: Path) -> None:
     engine = open_engine(tmp_path)
-    from emulator.engine import Context, ThroughputSpec
+    from emulator.engine.facade import Context, ThroughputSpec
 
     ctx = Context()
     engine.create_database(ctx, {"id": "d"})

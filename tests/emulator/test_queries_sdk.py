@@ -11,8 +11,8 @@ from azure.cosmos import CosmosClient, PartitionKey
 from azure.cosmos.documents import ConnectionPolicy, RetryOptions
 from azure.cosmos.exceptions import CosmosHttpResponseError
 
-from emulator.engine import Context, Engine
-from emulator.queries import NO_COMPOSITE_INDEX, ORDER_BY_EXCLUDED
+from emulator.engine.facade import Context, Engine
+from emulator.engine.query.plan import NO_COMPOSITE_INDEX, ORDER_BY_EXCLUDED
 from tests import rawhttp
 from tests.conftest import ManualClock
 

@@ -7,7 +7,7 @@ import pytest
 from azure.cosmos import CosmosClient, PartitionKey
 from azure.cosmos.exceptions import CosmosHttpResponseError
 
-from emulator.engine import Context, QuerySettings
+from emulator.engine.facade import Context, QuerySettings
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from azure.cosmos import CosmosClient, PartitionKey
 
-from emulator.engine import Context
+from emulator.engine.facade import Context
 
 
 class Last:

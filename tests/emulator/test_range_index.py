@@ -21,10 +21,10 @@ from sortedcontainers import SortedKeyList
 from cosmoscore.limits import Limits
 from cosmoscore.sql import execute, parse_query
 from cosmoscore.sql.probes import index_probes
-from emulator.engine import Context, Engine, QuerySettings, QuerySpec, ThroughputSpec
-from emulator.errors import CosmosError
-from emulator.model import StoredItem
-from emulator.range_index import IndexSettings, RangeIndexes, presorted
+from emulator.engine.errors import CosmosError
+from emulator.engine.facade import Context, Engine, QuerySettings, QuerySpec, ThroughputSpec
+from emulator.engine.model import StoredItem
+from emulator.engine.query.range_index import IndexSettings, RangeIndexes, presorted
 
 CTX = Context()
 EAGER = QuerySettings(index=IndexSettings(min_documents=0, max_share=1.0, build_budget_ms=1e9))  # built inline

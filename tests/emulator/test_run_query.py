@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from emulator.engine import Context
+from emulator.engine.facade import Context
 from tests.conformance.cases import CASES, Case
 from tests.conformance.sdk_harness import Harness, Target, assert_rows, needs_single_partition
 from tests.conformance.test_sdk_replay import SDK_LIMITS, expected_rows, single_partition_keys

@@ -9,7 +9,7 @@ from azure.cosmos import CosmosClient, PartitionKey, exceptions
 from azure.cosmos.documents import ConnectionPolicy, RetryOptions
 
 from cosmoscore.limits import Limits
-from emulator.engine import Engine
+from emulator.engine.facade import Engine
 from tests.conftest import ManualClock
 
 SMALL = Limits(manual_ru_per_partition_at_creation=200)  # 400 RU/s -> 2 partitions of 200 RU/s each

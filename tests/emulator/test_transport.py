@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 import orjson
 import pytest
 
-from emulator.accounting import Accounting, RequestRecord
+from emulator.engine.accounting import Accounting, RequestRecord
 from emulator.server import RunningEmulator, open_engine, start_in_thread
 from emulator.transport import Registry, TransportLimits, descriptor_share
 from tests import rawhttp

@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CHILD = """
 import gc, json, sys
 from cosmoscore.keys import key_from_json
-from emulator.engine import Context
-from emulator.heap import GC_FULL_EVERY
+from emulator.engine.facade import Context
+from emulator.engine.heap import GC_FULL_EVERY
 from emulator.server import open_engine
 
 data_dir = sys.argv[1]
@@ -45,10 +45,10 @@ def test_open_engine_settles_a_loaded_state(tmp_path: Path) -> None:
 
 INDEX_CHILD = """
 import gc, json, sys
-from emulator import heap
-from emulator.budget import QuerySettings
-from emulator.engine import Context, Engine, QuerySpec, ThroughputSpec
-from emulator.range_index import IndexSettings
+from emulator.engine import heap
+from emulator.engine.query.budget import QuerySettings
+from emulator.engine.facade import Context, Engine, QuerySpec, ThroughputSpec
+from emulator.engine.query.range_index import IndexSettings
 
 engine = Engine(throttling=False, query_settings=QuerySettings(index=IndexSettings(min_documents=0, max_share=1.0, build_budget_ms=1e9)))
 ctx = Context()

@@ -10,8 +10,8 @@ import random
 from pathlib import Path
 
 from cosmoscore.limits import Limits
-from emulator.engine import Context, Engine, ThroughputSpec
-from emulator.errors import CosmosError
+from emulator.engine.errors import CosmosError
+from emulator.engine.facade import Context, Engine, ThroughputSpec
 from emulator.server import open_engine
 
 CTX = Context()

@@ -13,7 +13,7 @@ from pathlib import Path
 from azure.cosmos import CosmosClient, PartitionKey
 
 from collectors.store import read_table
-from emulator.engine import Context
+from emulator.engine.facade import Context
 from workloads.chat import generator as g
 
 RUSCOPE = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "ruscope"

@@ -16,7 +16,7 @@ import pytest
 from azure.cosmos import CosmosClient, PartitionKey
 
 from collectors.store import StoreWarning, read_table
-from emulator.engine import Context
+from emulator.engine.facade import Context
 from tests.conftest import wait_for_sdk_background_requests
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,7 +18,7 @@ from azure.cosmos import CosmosClient, PartitionKey
 from analysis.query_costs import logical_executions
 from collectors.store import read_table
 from emulator.auth import WELL_KNOWN_KEY
-from emulator.engine import Context, Engine
+from emulator.engine.facade import Context, Engine
 from emulator.server import open_engine, start_in_thread
 from tests.conftest import ManualClock
 from tests.emulator.child import read_until

@@ -10,7 +10,7 @@ entered: no probe can match them.
 
 An index only narrows the documents a query reads; the query still runs its whole WHERE over them, so
 results and charges (which count matches, not documents read) are the same as a scan's, in the same
-write order. A probed path is built by the server between requests, in slices (`emulator.index_reads`),
+write order. A probed path is built by the server between requests, in slices (`emulator.engine.query.index_reads`),
 or, with `IndexSettings.build_budget_ms`, within the pages that probe it; until then its queries scan.
 No build stalls other clients; writes keep built indexes
 current as they happen (a write always has the highest write sequence, so it goes last among its ties).
@@ -30,10 +30,10 @@ from sortedcontainers import SortedKeyList
 from cosmoscore.sql.probes import Bound, OrderedScan, Probe, Steps
 from cosmoscore.sql.scope import step
 from cosmoscore.sql.values import RANK_BOOL, RANK_NULL, RANK_NUMBER, RANK_STRING, hash_key, rank
-from emulator import heap
+from emulator.engine import heap
 
 if TYPE_CHECKING:
-    from emulator.model import StoredItem
+    from emulator.engine.model import StoredItem
 
 _ORDERED = (RANK_NUMBER, RANK_STRING)
 _KEYED = (RANK_NULL, RANK_BOOL)

@@ -1,6 +1,6 @@
 """Databases, containers, offers and the routing map: the metadata operations.
 
-Each validates, journals an entry and applies it through `emulator.state`; charges are the cost
+Each validates, journals an entry and applies it through `emulator.engine.state`; charges are the cost
 model's flat metadata RU. Throughput changes split partitions (P7) in the applier, so a replayed
 journal splits the same way.
 """
@@ -15,12 +15,12 @@ from cosmoscore.indexing import IndexPolicy, normalize_policy
 from cosmoscore.layout import initial_range_count
 from cosmoscore.limits import Limits
 from cosmoscore.sql import execute
-from emulator import errors
-from emulator.metering import Context, Metering
-from emulator.model import Container, PkRange, make_rid
-from emulator.queries import guarded, parse
-from emulator.results import ContainerInfo, RangesResult, RangeStatistics, Resource, StorageUsage, ThroughputSpec
-from emulator.state import State
+from emulator.engine import errors
+from emulator.engine.metering import Context, Metering
+from emulator.engine.model import Container, PkRange, make_rid
+from emulator.engine.query.sql import guarded, parse
+from emulator.engine.results import ContainerInfo, RangesResult, RangeStatistics, Resource, StorageUsage, ThroughputSpec
+from emulator.engine.state import State
 
 CONTAINER_OPTIONS = ("defaultTtl", "uniqueKeyPolicy", "conflictResolutionPolicy")
 

@@ -18,12 +18,12 @@ from cosmoscore.epk import UNDEFINED
 from cosmoscore.indexing import SYSTEM_PROPERTIES, changed_leaf_count, indexed_leaves
 from cosmoscore.keys import Key, is_key_component, key_json, key_to_json
 from cosmoscore.limits import Limits, key_value_bytes, nesting_depth
-from emulator import errors
-from emulator.metering import Context, Meter, Metering
-from emulator.model import Container, LogicalPartition, PkRange, StoredItem, make_rid
-from emulator.patch import apply_patch
-from emulator.results import ItemResult
-from emulator.state import State
+from emulator.engine import errors
+from emulator.engine.metering import Context, Meter, Metering
+from emulator.engine.model import Container, LogicalPartition, PkRange, StoredItem, make_rid
+from emulator.engine.patch import apply_patch
+from emulator.engine.results import ItemResult
+from emulator.engine.state import State
 
 
 class Items:

@@ -1,6 +1,6 @@
 """The emulator's resources: databases, containers, partition key ranges, logical partitions, items.
 
-Plain mutable records held by `emulator.state`; they hold state and answer questions about it, while
+Plain mutable records held by `emulator.engine.state`; they hold state and answer questions about it, while
 the services (catalog, items, feeds, querying) decide what an operation does.
 """
 
@@ -14,7 +14,7 @@ from cosmoscore.epk import epk_for
 from cosmoscore.indexing import IndexPolicy
 from cosmoscore.keys import extract_key, key_json, split_path
 from cosmoscore.routing import RoutingMap
-from emulator.range_index import RangeIndexes
+from emulator.engine.query.range_index import RangeIndexes
 
 
 def make_rid(*parts: int) -> str:

@@ -2,7 +2,7 @@
 changed it (a write, a split, an offer replace, a container create or delete): never on reads.
 
 A write costs O(1): its partition's running size and document count (`PkRange`, kept incrementally by
-`emulator.state`) and its logical key's size. A metadata change, a split (the container's range version
+`emulator.engine.state`) and its logical key's size. A metadata change, a split (the container's range version
 moved) or a first sight of a container re-snapshots the whole container: every range, its throughput,
 and the top logical keys of ranges the history has not seen yet (a split's children).
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import heapq
 
+from emulator.engine.metering import Meter
+from emulator.engine.model import Container
+from emulator.engine.state import State
 from emulator.history.aggregates import History
-from emulator.metering import Meter
-from emulator.model import Container
-from emulator.state import State
 
 
 class StorageSampler:

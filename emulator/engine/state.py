@@ -16,9 +16,9 @@ from cosmoscore.indexing import DEFAULT_POLICY, IndexPolicy
 from cosmoscore.keys import key_from_json, key_to_json
 from cosmoscore.layout import even_boundaries
 from cosmoscore.limits import Limits
-from emulator import errors, splits
 from emulator.durability.journal import Journal
-from emulator.model import Container, Database, LogicalPartition, Offer, PkRange, StoredItem
+from emulator.engine import errors, splits
+from emulator.engine.model import Container, Database, LogicalPartition, Offer, PkRange, StoredItem
 
 
 class State:

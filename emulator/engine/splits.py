@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cosmoscore.layout import midpoint, ranges_to_split, required_range_count, storage_split_point
 from cosmoscore.limits import Limits
-from emulator.model import Container, PkRange
+from emulator.engine.model import Container, PkRange
 
 
 def split_for_throughput(coll: Container, throughput: int, limits: Limits) -> None:

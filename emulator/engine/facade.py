@@ -3,8 +3,8 @@
 Usable in-process (the advisor and the demo drive it directly, on a simulated clock if they like);
 `emulator.http` translates REST to these calls and `emulator.wire` shapes their answers. The API is
 the domain's: resource definitions and documents are dicts, partition keys are tuples of components
-(`cosmoscore.keys`), answers are `emulator.results` values carrying their RU and the pkrange that served
-them, and failures are `emulator.errors.CosmosError` (status, substatus, message). Every operation
+(`cosmoscore.keys`), answers are `emulator.engine.results` values carrying their RU and the pkrange that served
+them, and failures are `emulator.engine.errors.CosmosError` (status, substatus, message). Every operation
 takes the caller's `Context` first and is metered: it records one `RequestRecord`, also when it fails.
 """
 
@@ -17,19 +17,17 @@ from typing import Any
 from cosmoscore.costmodel import CostModel
 from cosmoscore.epk import EpkRange
 from cosmoscore.limits import Limits
-from emulator.accounting import Accounting
-from emulator.budget import QuerySettings
-from emulator.catalog import Catalog
 from emulator.durability.journal import Journal
-from emulator.feeds import Feeds
-from emulator.history.aggregates import History
-from emulator.history_sampler import StorageSampler
-from emulator.items import Items
-from emulator.metering import Context, Metering
-from emulator.model import Container, Database, Offer
-from emulator.queries import QueryPlan
-from emulator.querying import Gate, QueryService, QuerySpec
-from emulator.results import (
+from emulator.engine.accounting import Accounting
+from emulator.engine.catalog import Catalog
+from emulator.engine.feeds import Feeds
+from emulator.engine.items import Items
+from emulator.engine.metering import Context, Metering
+from emulator.engine.model import Container, Database, Offer
+from emulator.engine.query.budget import QuerySettings
+from emulator.engine.query.plan import QueryPlan
+from emulator.engine.query.service import Gate, QueryService, QuerySpec
+from emulator.engine.results import (
     AccountInfo,
     ContainerInfo,
     FeedCursor,
@@ -41,8 +39,10 @@ from emulator.results import (
     Resource,
     ThroughputSpec,
 )
-from emulator.state import State
-from emulator.throttle import Throttle
+from emulator.engine.sampler import StorageSampler
+from emulator.engine.state import State
+from emulator.engine.throttle import Throttle
+from emulator.history.aggregates import History
 
 CONSISTENCY_LEVELS = ("Strong", "BoundedStaleness", "Session", "ConsistentPrefix", "Eventual")
 

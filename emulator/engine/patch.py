@@ -10,7 +10,7 @@ import copy
 import math
 from typing import Any
 
-from emulator import errors
+from emulator.engine import errors
 
 MAX_OPERATIONS = 10  # the service's per-request limit on patch operations
 INT64_MIN, INT64_MAX = (

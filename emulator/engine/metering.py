@@ -13,11 +13,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from cosmoscore.costmodel import CostModel
-from emulator import errors
-from emulator.accounting import Accounting, RequestRecord
+from emulator.engine import errors
+from emulator.engine.accounting import Accounting, RequestRecord
+from emulator.engine.model import Container, PkRange
+from emulator.engine.throttle import Throttle
 from emulator.history.aggregates import History
-from emulator.model import Container, PkRange
-from emulator.throttle import Throttle
 
 
 @dataclass(frozen=True)

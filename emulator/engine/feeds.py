@@ -12,12 +12,12 @@ from typing import Any
 from cosmoscore.costmodel import CostModel
 from cosmoscore.epk import FULL_RANGE, EpkRange, prefix_range
 from cosmoscore.keys import key_json
-from emulator import errors
-from emulator.items import Items
-from emulator.metering import Context, Meter, Metering
-from emulator.model import Container, PkRange, StoredItem
-from emulator.results import FeedCursor, FeedPage
-from emulator.state import State
+from emulator.engine import errors
+from emulator.engine.items import Items
+from emulator.engine.metering import Context, Meter, Metering
+from emulator.engine.model import Container, PkRange, StoredItem
+from emulator.engine.results import FeedCursor, FeedPage
+from emulator.engine.state import State
 
 
 class Feeds:

@@ -33,15 +33,17 @@ from cosmoscore.sql import (
 )
 from cosmoscore.sql.executor import plan_for
 from cosmoscore.sql.indexing import counts_from_index
-from emulator import budget, errors, queries
-from emulator.budget import QuerySettings
-from emulator.index_reads import IndexReads
-from emulator.items import Items
-from emulator.metering import Context, Meter, Metering
-from emulator.model import Container, PkRange
-from emulator.queries import QueryPlan, guarded, parse
-from emulator.results import IndexUtilization, PageMetrics, QueryCursor, QueryPage, QueryResult
-from emulator.state import State
+from emulator.engine import errors
+from emulator.engine.items import Items
+from emulator.engine.metering import Context, Meter, Metering
+from emulator.engine.model import Container, PkRange
+from emulator.engine.query import budget, paging
+from emulator.engine.query.budget import QuerySettings
+from emulator.engine.query.index_reads import IndexReads
+from emulator.engine.query.plan import PLAN_PREFIX, QueryPlan, check_features, check_order_by, key_intervals
+from emulator.engine.query.sql import guarded, parse, sql_error
+from emulator.engine.results import IndexUtilization, PageMetrics, QueryCursor, QueryPage, QueryResult
+from emulator.engine.state import State
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,7 @@ class QueryService:
         self.cost = cost
         self.items = items
         self.consistency = consistency
-        self._results = queries.ResultCache()  # query results being paged, per range and LSN
+        self._results = paging.ResultCache()  # query results being paged, per range and LSN
         self.settings = settings
         self.index_reads = IndexReads(lambda: self.settings.index)
         self._range_docs: dict[tuple[str, str], tuple[int, list[dict[str, Any]]]] = {}
@@ -112,7 +114,7 @@ class QueryService:
             meter.query_text = spec.sql  # CDBQueryRuntimeStatistics' QueryText (not obfuscated here)
             coll = self.state.coll(db_id, coll_id, spec.intended_rid)
             query = parse(spec.sql)
-            queries.check_order_by(query, coll.policy)
+            check_order_by(query, coll.policy)
             if spec.pkrange_id is not None:
                 rng = coll.range_by_id(spec.pkrange_id)
                 if rng is None:
@@ -128,7 +130,7 @@ class QueryService:
                 intervals = [EpkRange(*prefix_range(epk))]
             else:
                 key_filter = guarded(lambda: partition_key_filter(query, coll.key_paths, dict(spec.parameters)))
-                intervals = queries.key_intervals(coll, key_filter)
+                intervals = key_intervals(coll, key_filter)
             targets = coll.routing.targets(intervals)
             refusal = (
                 gate(QueryRoute(query, spec.parameters, intervals, len({t.range.id for t in targets})))
@@ -159,10 +161,10 @@ class QueryService:
                 rewritten = rewrite_for_cross_partition(query, shape)
                 key_filter = partition_key_filter(query, coll.key_paths, params)
             except SqlError as exc:
-                raise queries.sql_error(exc, queries.PLAN_PREFIX) from None
-            queries.check_features(query, shape, supported_features)
+                raise sql_error(exc, PLAN_PREFIX) from None
+            check_features(query, shape, supported_features)
             meter.charge = self.cost.query_plan_ru
-            return QueryPlan(shape, rewritten, queries.key_intervals(coll, key_filter))
+            return QueryPlan(shape, rewritten, key_intervals(coll, key_filter))
 
     # -- serving a page ------------------------------------------------------------------------
 
@@ -171,7 +173,7 @@ class QueryService:
     ) -> QueryPage:
         """Serve the next page: rows of one target, charged for the share of that target's work they carry."""
         cursor = spec.cursor or QueryCursor()
-        index, same = queries.resume_index(targets, cursor.start)
+        index, same = paging.resume_index(targets, cursor.start)
         offset = cursor.offset if same else 0
         if index >= len(targets):
             return QueryPage([], 0.0, "", None, None, coll.rid)
@@ -201,14 +203,14 @@ class QueryService:
 
     def _cut(
         self, coll: Container, target: Target[PkRange], query: Query, spec: QuerySpec, offset: int
-    ) -> tuple[queries.RangeResult | budget.Progress, budget.Cut]:
+    ) -> tuple[paging.RangeResult | budget.Progress, budget.Cut]:
         """The next page of one target: from its whole result, or from a run advanced within the page budget."""
         rng, params = target.range, dict(spec.parameters)
-        key = (coll.rid, rng.id, rng.lsn, target.lo, target.hi, spec.sql, queries.parameters_key(params))
+        key = (coll.rid, rng.id, rng.lsn, target.lo, target.hi, spec.sql, paging.parameters_key(params))
         result = self._results.get(key)
         if result is None:
             result = self._range_result(coll, target, query, params)
-        if isinstance(result, queries.RangeResult):
+        if isinstance(result, paging.RangeResult):
             self._results.put(key, result, budget.result_bytes(result.rows))
             return result, budget.cut_whole(result, offset, spec.max_items)
         try:
@@ -228,9 +230,9 @@ class QueryService:
 
     def _range_result(
         self, coll: Container, target: Target[PkRange], query: Query, params: dict[str, Any]
-    ) -> queries.RangeResult | budget.Progress:
+    ) -> paging.RangeResult | budget.Progress:
         """A query's result in one target: a run to advance page by page when its rows stream, else whole."""
-        use = queries.index_use_of(query, coll.policy)
+        use = paging.index_use_of(query, coll.policy)
         rng = target.range
         found, matched = None, None  # matched: what a scan would match, when the index hands over fewer
         if use.served_by_index and target.interval.covers(_whole(rng)):
@@ -251,14 +253,14 @@ class QueryService:
         elapsed = (time.perf_counter() - started) * 1000
         # ru-cost-model.md §3.3: an index-served filter loads only its matches; anything else scans
         retrieved = (result.matched if matched is None else matched) if use.served_by_index else result.loaded
-        return queries.RangeResult(
+        return paging.RangeResult(
             rows=result.rows,
             retrieved_docs=retrieved,
             retrieved_bytes=round(retrieved * average),
             execution_ms=elapsed,
             indexed=use.indexed_paths,
             unindexed=use.unindexed_paths,
-            index_hit_ratio=queries.hit_ratio(use.served_by_index, result.matched, retrieved),
+            index_hit_ratio=paging.hit_ratio(use.served_by_index, result.matched, retrieved),
             index_only=counts_from_index(query, use),
         )
 

@@ -5,7 +5,7 @@ empty pages that carry one (cosmos-wire-protocol.md §1.6, path A).
 
 Queries run in steps (`TopPlan.stream`): filters, JOINs and projections output as they go; ORDER BY,
 aggregates, DISTINCT and OFFSET collect their input over steps and output it at the end. A run that
-ends within the first page's budget is an ordinary whole result (`queries.RangeResult`), paged and
+ends within the first page's budget is an ordinary whole result (`paging.RangeResult`), paged and
 charged exactly as before; a longer one stays a `Progress` in the result cache, advanced by each page
 request for it.
 
@@ -23,8 +23,8 @@ from typing import Any
 
 import orjson
 
-from emulator import queries
-from emulator.range_index import IndexSettings
+from emulator.engine.query import paging
+from emulator.engine.query.range_index import IndexSettings
 
 DEFAULT_PAGE_BUDGET_MS = 50.0  # ours: keeps a reading client's worst wait near 100 ms behind a scanning query
 FIRST_BATCH_ROWS = 128  # rows per step to begin with; then sized so a step takes about 1/8 of the budget
@@ -114,16 +114,16 @@ class Cut:
 def page_limit(max_items: int | None) -> float:
     """How many rows a page may hold (the REST default when none is asked for; -1: no limit)."""
     if max_items is None or max_items == 0:
-        return queries.DEFAULT_PAGE_ITEMS
+        return paging.DEFAULT_PAGE_ITEMS
     return math.inf if max_items < 0 else max_items
 
 
-def cut_whole(result: queries.RangeResult, offset: int, max_items: int | None) -> Cut:
+def cut_whole(result: paging.RangeResult, offset: int, max_items: int | None) -> Cut:
     """A page of a whole result: each page carries its share of the range's documents (sums exactly)."""
-    page, sizes = queries.page_rows(result.rows, offset, max_items)
+    page, sizes = paging.page_rows(result.rows, offset, max_items)
     end, count = offset + len(page), len(result.rows)
-    retrieved = queries.share(result.retrieved_docs, offset, end, count)
-    retrieved_bytes = queries.share(result.retrieved_bytes, offset, end, count)
+    retrieved = paging.share(result.retrieved_docs, offset, end, count)
+    retrieved_bytes = paging.share(result.retrieved_bytes, offset, end, count)
     elapsed = result.execution_ms if offset == 0 else 0.0
     first = offset == 0
     return Cut(page, sizes, end, end < count, retrieved, retrieved_bytes, first, first and count > 0, elapsed)
@@ -132,7 +132,7 @@ def cut_whole(result: queries.RangeResult, offset: int, max_items: int | None) -
 def cut_progress(progress: Progress, offset: int, max_items: int | None) -> Cut:
     """A page of a run in progress: the rows found so far (possibly none), charged for the documents
     loaded since the previous page."""
-    page, sizes = queries.page_rows(progress.rows, offset, max_items)
+    page, sizes = paging.page_rows(progress.rows, offset, max_items)
     end = offset + len(page)
     retrieved = max(progress.retrieved - progress.charged_docs, 0)
     progress.charged_docs += retrieved
@@ -160,9 +160,9 @@ def result_bytes(rows: list[Any]) -> int:
     return 64 + total * len(rows) // len(sample)
 
 
-def whole_result(run: Progress) -> queries.RangeResult:
+def whole_result(run: Progress) -> paging.RangeResult:
     """A run that has ended, as the whole result it is."""
-    return queries.RangeResult(
+    return paging.RangeResult(
         rows=run.rows,
         retrieved_docs=run.retrieved,
         retrieved_bytes=round(run.retrieved * run.average_bytes),

@@ -144,7 +144,7 @@ class ContainerInfo:
 class RangesResult:
     """The routing map, whole or only the ranges born since a version; `changed` False: nothing new."""
 
-    ranges: list[Any]  # emulator.model.PkRange
+    ranges: list[Any]  # emulator.engine.model.PkRange
     version: int
     partitions: int  # how many ranges the container has now
     container_rid: str

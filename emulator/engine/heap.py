@@ -6,7 +6,7 @@ meanwhile. `settle` freezes everything alive (`gc.freeze`): frozen objects are n
 are still freed by reference counting. Cycles that are garbage already would stay for ever once frozen, so
 one full collection runs first.
 
-The per-partition indexes (`emulator.range_index`) are the other large long-lived structure: millions of
+The per-partition indexes (`emulator.engine.query.range_index`) are the other large long-lived structure: millions of
 references in sorted lists, built while serving (three indexed paths at 500,000 documents took a full
 collection from about 60 ms to 160 ms). A process that settled its heap settles it again, without the full
 collection, when an index is complete (`settle_again`). Test processes, which make and drop many engines,

@@ -1,4 +1,4 @@
-"""What a query reads through the physical partitions' indexes (`emulator.range_index`), for the query
+"""What a query reads through the physical partitions' indexes (`emulator.engine.query.range_index`), for the query
 service: a bounded ORDER BY's first rows, or a filter's candidates, and the builds still under way.
 
 The charge never depends on it: an index-served query is charged for its matches (ru-cost-model.md
@@ -16,9 +16,9 @@ from typing import Any
 
 from cosmoscore.sql import Query
 from cosmoscore.sql.probes import index_probes, ordered_scan
-from emulator.model import PkRange
-from emulator.queries import guarded
-from emulator.range_index import IndexSettings
+from emulator.engine.model import PkRange
+from emulator.engine.query.range_index import IndexSettings
+from emulator.engine.query.sql import guarded
 
 
 class IndexReads:
