@@ -287,7 +287,7 @@ def engine_reads(history: Any, reads: int) -> float:
 def child_serve(args: argparse.Namespace) -> dict[str, Any]:
     """An emulator over HTTP (the Cosmos API) with the real or a no-op History, until stdin closes."""
     from emulator.history.aggregates import History
-    from emulator.server import start_in_thread
+    from emulator.rest.server import start_in_thread
 
     engine, _ = make_engine(1, time.time, noop_history() if args.noop else History(), throttling=False)
     running = start_in_thread(engine, port=args.port)
@@ -345,7 +345,7 @@ def overhead(reads: int, sdk_reads_n: int) -> None:
 def collection(args: argparse.Namespace, tmp: Path) -> None:
     from emulator.monitor.metrics import MetricsApp
     from emulator.monitor.tls import ensure_certificates
-    from emulator.server import start_in_thread
+    from emulator.rest.server import start_in_thread
 
     engine, clock, seconds = produce(args.days, args.pkranges)
     reads = args.days * 1440 * args.pkranges

@@ -68,9 +68,9 @@ def emulator(
     """Run the local Cosmos DB emulator (http://HOST:PORT/, the azure-cosmos SDK talks to it unmodified).
     It holds the terminal: its endpoint and key are printed once it listens; Ctrl+C stops it.
     The key is read from RUSCOPE_EMULATOR_KEY when set (better than --key, which other users can see)."""
-    from emulator.auth import WELL_KNOWN_KEY
     from emulator.engine.query.budget import QuerySettings
-    from emulator.server import open_engine
+    from emulator.rest.auth import WELL_KNOWN_KEY
+    from emulator.rest.server import open_engine
 
     if repair:
         _repair(data_dir)
@@ -154,7 +154,7 @@ def ready_lines(
 ) -> list[str]:
     """What a user needs once the emulator listens: the endpoint, the key (the public well-known one, so
     it is printed; a key of the user's own is never echoed) and how to hand both to ruscope."""
-    from emulator.auth import WELL_KNOWN_KEY
+    from emulator.rest.auth import WELL_KNOWN_KEY
 
     lines = [f"ruscope emulator listening on {url} (data: {data_dir or 'in memory'}); Ctrl+C stops it"]
     if tls_ca is not None:
@@ -188,8 +188,8 @@ class _Options:
 def _listen(engine: Any, o: _Options) -> tuple[list[Any], Path | None]:
     """The emulator (and the monitor stand-in) accepting requests; a port in use exits 2 naming the option
     to change, before anything was announced."""
-    from emulator.server import start_in_thread
-    from emulator.transport import TransportLimits
+    from emulator.rest.server import start_in_thread
+    from emulator.rest.transport import TransportLimits
 
     limits = TransportLimits(allowed_hosts=o.allowed_hosts)
     certs = _certificates(o.data_dir) if o.tls or o.monitor_port else None

@@ -25,7 +25,7 @@ from emulator.engine.clock import SimulatedClock
 from emulator.engine.facade import Engine
 from emulator.monitor.app import MonitorApp
 from emulator.monitor.tls import ensure_certificates
-from emulator.server import WELL_KNOWN_KEY, RunningEmulator, start_in_thread
+from emulator.rest.server import WELL_KNOWN_KEY, RunningEmulator, start_in_thread
 
 EXAMPLE_CONFIG = Path(workloads.chat.__file__).resolve().parent / "ruscope.toml"
 USAGE = 2  # the exit code of a usage problem

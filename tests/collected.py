@@ -37,7 +37,7 @@ from emulator.engine.clock import SimulatedClock
 from emulator.engine.facade import Context, Engine
 from emulator.monitor.app import MonitorApp
 from emulator.monitor.tls import ensure_certificates
-from emulator.server import WELL_KNOWN_KEY, start_in_thread
+from emulator.rest.server import WELL_KNOWN_KEY, start_in_thread
 from ruscope.advise import AdvisorSettings
 from ruscope.advise_live import advise_live
 from ruscope.demo_collect import collect  # the demo's: one collector run, failing loudly

@@ -33,7 +33,7 @@ from emulator.durability.salvage import Lost, Salvage, salvage_journal, salvage_
 from emulator.engine.state import State
 from emulator.history import on_disk
 
-HISTORY = "history.jsonl.gz"  # emulator.server.HISTORY_FILE (the server imports the engine; not here)
+HISTORY = "history.jsonl.gz"  # emulator.rest.server.HISTORY_FILE (the server imports the engine; not here)
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The emulator engine: one facade over the services that make up the emulated account.
 
 Usable in-process (the advisor and the demo drive it directly, on a simulated clock if they like);
-`emulator.http` translates REST to these calls and `emulator.wire` shapes their answers. The API is
+`emulator.rest.app` translates REST to these calls and `emulator.rest.wire` shapes their answers. The API is
 the domain's: resource definitions and documents are dicts, partition keys are tuples of components
 (`cosmoscore.keys`), answers are `emulator.engine.results` values carrying their RU and the pkrange that served
 them, and failures are `emulator.engine.errors.CosmosError` (status, substatus, message). Every operation
@@ -37,6 +37,7 @@ from emulator.engine.results import (
     QueryResult,
     RangesResult,
     Resource,
+    ResourceNames,
     ThroughputSpec,
 )
 from emulator.engine.sampler import StorageSampler
@@ -112,6 +113,14 @@ class Engine:
         """Direct access for in-process users (advisor, monitor stand-in, tests)."""
         with self.metering.lock:
             return self.state.coll(db_id, coll_id)
+
+    def names_of(
+        self, db_rid: str, coll_rid: str | None = None, doc_rid: str | None = None, key: tuple[Any, ...] | None = None
+    ) -> ResourceNames:
+        """The ids of the resources a `_self` link's rids name (`State.names_of`); not metered: the operation
+        the link addresses is."""
+        with self.metering.lock:
+            return self.state.names_of(db_rid, coll_rid, doc_rid, key)
 
     def partition_budget(self, coll: Container) -> float:
         """RU/s one physical partition may spend: provisioned / P (P4), at most 10,000 (P2)."""

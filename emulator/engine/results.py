@@ -1,5 +1,5 @@
 """What the engine's operations answer: domain values (documents, keys, RU, the pkrange that served),
-never REST bodies or headers; `emulator.wire` shapes them for the protocol."""
+never REST bodies or headers; `emulator.rest.wire` shapes them for the protocol."""
 
 from __future__ import annotations
 
@@ -21,6 +21,16 @@ class ThroughputSpec:
 class AccountInfo:
     name: str
     consistency: str  # the default consistency level
+
+
+@dataclass(frozen=True)
+class ResourceNames:
+    """The ids of the resources a chain of resource ids (a `_self` link's) names; None from the first rid
+    that names nothing (a deleted or recreated resource)."""
+
+    database: str | None = None
+    container: str | None = None
+    item: str | None = None
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from cosmoscore.limits import Limits
 from emulator.durability.journal import Journal
 from emulator.engine import errors, splits
 from emulator.engine.model import Container, Database, LogicalPartition, Offer, PkRange, StoredItem
+from emulator.engine.results import ResourceNames
 
 
 class State:
@@ -69,6 +70,20 @@ class State:
         if intended_rid and intended_rid != coll.rid:
             raise errors.bad_request("The container was recreated; its resource id changed.", substatus=1024)
         return coll
+
+    def names_of(
+        self, db_rid: str, coll_rid: str | None = None, doc_rid: str | None = None, key: tuple[Any, ...] | None = None
+    ) -> ResourceNames:
+        """The ids of the database, container and document these rids name (a document is looked up in the
+        logical partition of `key`); a rid that names nothing ends the chain (the operation answers 404)."""
+        db = next((d for d in self.databases.values() if d.rid == db_rid), None)
+        if db is None:
+            return ResourceNames()
+        coll = None if coll_rid is None else next((c for c in db.containers.values() if c.rid == coll_rid), None)
+        if coll is None:
+            return ResourceNames(db.id)
+        item = None if doc_rid is None or key is None else _item_id(coll, key, doc_rid)
+        return ResourceNames(db.id, coll.id, item)
 
     def offer(self, offer_rid: str) -> Offer:
         offer = self.offers.get(offer_rid) or next(
@@ -295,3 +310,15 @@ def _container_entries(db: Database, coll: Container, offer: Offer | None) -> It
                     "doc": item.doc,
                     "size": item.size,
                 }
+
+
+def _item_id(coll: Container, key: tuple[Any, ...], doc_rid: str) -> str | None:
+    """The id of the document with `_rid` `doc_rid` in the logical partition of `key`."""
+    try:
+        epk = coll.epk(key)
+    except (ValueError, TypeError):  # a key the operation itself will refuse with the service's 400
+        return None
+    lp = coll.range_for(epk).logical.get(epk)
+    if lp is None:
+        return None
+    return next((item_id for item_id, item in lp.items.items() if item.doc.get("_rid") == doc_rid), None)

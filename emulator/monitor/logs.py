@@ -1,4 +1,4 @@
-"""The Log Analytics query API served from the engine's per-minute `History` (an `emulator.server.App`).
+"""The Log Analytics query API served from the engine's per-minute `History` (an `emulator.rest.server.App`).
 
 Paths, as `azure.monitor.query.LogsQueryClient` sends them (azure-monitor.md §3.1), under `/v1`:
 - `POST /v1/workspaces/{workspaceId}/query` (any workspace id: resource-specific and AzureDiagnostics
@@ -28,7 +28,7 @@ from emulator.monitor.kql_expr import Row, to_text
 from emulator.monitor.kql_scan import scan_of
 from emulator.monitor.query import MonitorError, MonitorRequest, authenticate, parse_resource
 from emulator.monitor.tables import EVERYTHING, Source, rows, shape_of
-from emulator.request import Request
+from emulator.rest.request import Request
 
 log = logging.getLogger("ruscope.emulator.monitor")
 

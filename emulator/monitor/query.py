@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs
 
-from emulator.request import Request
+from emulator.rest.request import Request
 
 NAMESPACE = "Microsoft.DocumentDB/databaseAccounts"
 # azure-monitor.md §5 notes: PT1M is emitted, coarser intervals are aggregated server-side.

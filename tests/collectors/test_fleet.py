@@ -16,7 +16,7 @@ from collectors.registry import Options, collector
 from collectors.run import Run
 from collectors.store import read_table
 from emulator.engine.facade import Context
-from emulator.server import RunningEmulator, open_engine, start_in_thread
+from emulator.rest.server import RunningEmulator, open_engine, start_in_thread
 from tests.collectors.test_pending import execution
 
 QUERIES = [

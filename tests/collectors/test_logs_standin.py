@@ -21,7 +21,7 @@ from collectors.store import read_table
 from emulator.engine.facade import Engine
 from emulator.monitor.app import MonitorApp
 from emulator.monitor.tls import Certificates, ensure_certificates
-from emulator.server import RunningEmulator, start_in_thread
+from emulator.rest.server import RunningEmulator, start_in_thread
 from tests.conftest import ManualClock
 from tests.emulator.test_history import CTX, LIMITS, START, _hot_workload, _key_on, _reads, _setup
 from tests.emulator.test_monitor_metrics import RESOURCE

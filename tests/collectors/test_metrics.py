@@ -20,7 +20,7 @@ from emulator.engine.facade import Engine
 from emulator.history.aggregates import NORMALIZED_RU, TOTAL_REQUEST_UNITS
 from emulator.monitor.metrics import MetricsApp
 from emulator.monitor.tls import Certificates, ensure_certificates
-from emulator.server import RunningEmulator, start_in_thread
+from emulator.rest.server import RunningEmulator, start_in_thread
 from tests.conftest import ManualClock
 from tests.emulator.test_history import LIMITS, START, _by, _hot_workload, _key_on, _reads, _setup
 

@@ -18,8 +18,8 @@ from emulator.engine.facade import Engine
 from emulator.history.aggregates import NORMALIZED_RU, TOTAL_REQUEST_UNITS
 from emulator.monitor.metrics import MetricsApp
 from emulator.monitor.tls import ensure_certificates
-from emulator.request import Request
-from emulator.server import start_in_thread
+from emulator.rest.request import Request
+from emulator.rest.server import start_in_thread
 from tests.collectors.test_metrics import StandIn, collect, config
 from tests.conftest import ManualClock
 from tests.emulator.test_history import LIMITS, START, _hot_workload, _setup

@@ -13,7 +13,7 @@ from collectors.config import Config, parse_config
 from collectors.registry import Options, collector, run_collector
 from collectors.storage import parse_quota
 from collectors.store import read_table
-from emulator.server import RunningEmulator, open_engine, start_in_thread
+from emulator.rest.server import RunningEmulator, open_engine, start_in_thread
 
 
 def shop_config(emu: RunningEmulator, **account: object) -> Config:

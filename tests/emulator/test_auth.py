@@ -17,10 +17,10 @@ import pytest
 from azure.core.credentials import AccessToken
 from azure.cosmos import CosmosClient, PartitionKey, exceptions
 
-from emulator import auth
-from emulator.http import CosmosApp
 from emulator.monitor.tls import ensure_certificates
-from emulator.server import RunningEmulator, open_engine, start_in_thread
+from emulator.rest import auth
+from emulator.rest.app import CosmosApp
+from emulator.rest.server import RunningEmulator, open_engine, start_in_thread
 
 
 def _get(emu: RunningEmulator, headers: dict[str, str], path: str = "/dbs") -> tuple[int, dict]:

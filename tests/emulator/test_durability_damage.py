@@ -15,7 +15,7 @@ import pytest
 from emulator.durability.journal import JOURNAL, SNAPSHOT
 from emulator.durability.lines import Damaged, encode
 from emulator.engine.facade import Context, Engine, ThroughputSpec
-from emulator.server import open_engine
+from emulator.rest.server import open_engine
 
 ROOT = Path(__file__).resolve().parents[2]
 IN_SNAPSHOT = [str(i) for i in range(10)]

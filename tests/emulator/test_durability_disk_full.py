@@ -17,7 +17,7 @@ import pytest
 from azure.cosmos import ContainerProxy, CosmosClient, PartitionKey
 from azure.cosmos.exceptions import CosmosHttpResponseError
 
-from emulator.auth import WELL_KNOWN_KEY
+from emulator.rest.auth import WELL_KNOWN_KEY
 from tests.emulator.child import free_port, start_emulator
 
 PAD = "x" * 400  # each journal line is about 0.6 KB

@@ -11,7 +11,7 @@ import pytest
 
 from emulator.durability.journal import JOURNAL, SNAPSHOT
 from emulator.engine.facade import Context, ThroughputSpec
-from emulator.server import HISTORY_FILE, open_engine
+from emulator.rest.server import HISTORY_FILE, open_engine
 
 
 def _mode(path: Path) -> int:

@@ -13,7 +13,7 @@ import pytest
 
 from emulator.durability.journal import JOURNAL, SNAPSHOT
 from emulator.durability.repair import main, repair
-from emulator.server import open_engine
+from emulator.rest.server import open_engine
 from tests.emulator.test_durability_damage import (
     EXPECTED,
     ROOT,

@@ -23,7 +23,7 @@ from emulator.history.aggregates import (
     HistoryConfig,
     Point,
 )
-from emulator.server import HISTORY_FILE, open_engine
+from emulator.rest.server import HISTORY_FILE, open_engine
 from tests.conftest import ManualClock
 
 # 600 RU/s -> 3 partitions of 200 RU/s; 1,600 RU/s needs 4 partitions of at most 400 (a split)

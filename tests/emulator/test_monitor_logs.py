@@ -16,7 +16,7 @@ from azure.monitor.querymetrics import MetricsClient
 from emulator.engine.facade import Engine
 from emulator.monitor.app import MonitorApp
 from emulator.monitor.tls import ensure_certificates
-from emulator.server import RunningEmulator, start_in_thread
+from emulator.rest.server import RunningEmulator, start_in_thread
 from tests.conftest import ManualClock
 from tests.emulator.test_history import CTX, LIMITS, START, _hot_workload, _setup
 from tests.emulator.test_monitor_metrics import RESOURCE, FixedToken

@@ -26,7 +26,7 @@ from emulator.history.aggregates import (
 )
 from emulator.monitor.metrics import MetricsApp
 from emulator.monitor.tls import Certificates, ensure_certificates
-from emulator.server import RunningEmulator, open_engine, start_in_thread
+from emulator.rest.server import RunningEmulator, open_engine, start_in_thread
 from tests.conftest import ManualClock
 from tests.emulator.test_history import LIMITS, START
 from tests.emulator.test_monitor_metrics import NAMESPACE, RESOURCE, FixedToken

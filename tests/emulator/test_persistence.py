@@ -8,8 +8,8 @@ from pathlib import Path
 
 from azure.cosmos import CosmosClient, PartitionKey
 
-from emulator.auth import WELL_KNOWN_KEY
-from emulator.server import open_engine
+from emulator.rest.auth import WELL_KNOWN_KEY
+from emulator.rest.server import open_engine
 from tests.emulator.child import free_port, start_emulator
 
 

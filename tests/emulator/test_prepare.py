@@ -11,9 +11,9 @@ import pytest
 from azure.cosmos import CosmosClient, PartitionKey
 from azure.cosmos.exceptions import CosmosHttpResponseError
 
-from emulator.http import PREPARE_BYTES, CosmosApp
-from emulator.request import Request
-from emulator.server import open_engine, start_in_thread
+from emulator.rest.app import PREPARE_BYTES, CosmosApp
+from emulator.rest.request import Request
+from emulator.rest.server import open_engine, start_in_thread
 from tests import rawhttp
 
 

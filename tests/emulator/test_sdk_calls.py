@@ -9,7 +9,7 @@ import pytest
 from azure.core import MatchConditions
 from azure.cosmos import CosmosClient, PartitionKey, exceptions
 
-from emulator.server import RunningEmulator, open_engine
+from emulator.rest.server import RunningEmulator, open_engine
 from tests.conftest import sdk_client
 
 
@@ -80,11 +80,7 @@ def test_error_answers_carry_the_charge(emulator: RunningEmulator, container) ->
     )
     cost = emulator.engine.cost
     assert read_404 == replace_404 == cost.read_size_ru(0) == 1.0  # a 404 point read was captured at 1 RU
-    assert (
-        create_409
-        == replace_412
-        == round(cost.read_size_ru(emulator.engine.container("shop", "orders").size), 2)
-    )
+    assert create_409 == replace_412 == round(cost.read_size_ru(emulator.engine.container("shop", "orders").size), 2)
     records = emulator.engine.accounting.records()
     charged = [r.request_charge for r in records if r.resource_type == "docs" and r.status in (404, 409, 412)]
     assert charged == [read_404, create_409, replace_412, replace_404]  # the log counts what the header says

@@ -8,7 +8,7 @@ import logging
 import pytest
 from azure.cosmos import CosmosClient, PartitionKey, ThroughputProperties, exceptions
 
-from emulator.server import RunningEmulator
+from emulator.rest.server import RunningEmulator
 from tests import rawhttp
 
 

@@ -11,8 +11,8 @@ import orjson
 import pytest
 
 from emulator.engine.accounting import Accounting, RequestRecord
-from emulator.server import RunningEmulator, open_engine, start_in_thread
-from emulator.transport import Registry, TransportLimits, descriptor_share
+from emulator.rest.server import RunningEmulator, open_engine, start_in_thread
+from emulator.rest.transport import Registry, TransportLimits, descriptor_share
 from tests import rawhttp
 
 

@@ -14,8 +14,8 @@ import pytest
 from azure.cosmos import CosmosClient, PartitionKey
 from azure.cosmos.documents import SSLConfiguration
 
-from emulator.auth import WELL_KNOWN_KEY
 from emulator.cli import safety_warnings
+from emulator.rest.auth import WELL_KNOWN_KEY
 from tests import rawhttp
 from tests.emulator.child import free_port, read_until
 

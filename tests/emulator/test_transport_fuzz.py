@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from emulator.server import RunningEmulator, open_engine, start_in_thread
-from emulator.transport import TransportLimits
+from emulator.rest.server import RunningEmulator, open_engine, start_in_thread
+from emulator.rest.transport import TransportLimits
 from tests import rawhttp
 
 DOCS = "/dbs/d/colls/c/docs"

@@ -15,7 +15,7 @@ import gc, json, sys
 from cosmoscore.keys import key_from_json
 from emulator.engine.facade import Context
 from emulator.engine.heap import GC_FULL_EVERY
-from emulator.server import open_engine
+from emulator.rest.server import open_engine
 
 data_dir = sys.argv[1]
 engine = open_engine(data_dir, throttling=False)

@@ -10,9 +10,9 @@ import orjson
 import pytest
 from azure.cosmos import CosmosClient, PartitionKey
 
-from emulator.request import Request
-from emulator.server import start_in_thread
-from emulator.transport import header_value, render
+from emulator.rest.request import Request
+from emulator.rest.server import start_in_thread
+from emulator.rest.transport import header_value, render
 from tests import rawhttp
 
 

@@ -8,7 +8,7 @@ import json
 import pytest
 from azure.cosmos import CosmosClient, PartitionKey
 
-from emulator.tokens import MALFORMED_CONTINUATION
+from emulator.rest.tokens import MALFORMED_CONTINUATION
 from tests import rawhttp
 
 BAD_TOKENS = [

@@ -12,7 +12,7 @@ from pathlib import Path
 from cosmoscore.limits import Limits
 from emulator.engine.errors import CosmosError
 from emulator.engine.facade import Context, Engine, ThroughputSpec
-from emulator.server import open_engine
+from emulator.rest.server import open_engine
 
 CTX = Context()
 LIMITS = Limits(physical_partition_max_bytes=40_000, logical_partition_max_bytes=30_000)

@@ -255,7 +255,7 @@ def fleet_toml(path: Path, urls: dict[str, str], store: Path) -> Path:
 @pytest.fixture
 def fleet(shop, make_emulator, tmp_path: Path) -> tuple[Path, dict[str, str], Path]:
     """eu-1 is the `shop` emulator, eu-3 another with its own orders, eu-2 a stopped emulator's port."""
-    from emulator.server import open_engine, start_in_thread
+    from emulator.rest.server import open_engine, start_in_thread
 
     other = make_emulator()
     CosmosClient(other.url, credential=other.key).create_database("shop").create_container(

@@ -17,9 +17,9 @@ from azure.cosmos import CosmosClient, PartitionKey
 
 from analysis.query_costs import logical_executions
 from collectors.store import read_table
-from emulator.auth import WELL_KNOWN_KEY
 from emulator.engine.facade import Context, Engine
-from emulator.server import open_engine, start_in_thread
+from emulator.rest.auth import WELL_KNOWN_KEY
+from emulator.rest.server import open_engine, start_in_thread
 from tests.conftest import ManualClock
 from tests.emulator.child import read_until
 from tests.ruscope.test_cli import query, write_config

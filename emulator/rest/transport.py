@@ -39,8 +39,8 @@ from urllib.parse import quote
 import httptools
 import orjson
 
-from emulator import offloop
-from emulator.request import Request
+from emulator.rest import offloop
+from emulator.rest.request import Request
 
 log = logging.getLogger("ruscope.emulator")
 

@@ -1,8 +1,8 @@
 """The REST layer: Cosmos DB requests in, engine calls out, REST responses back.
 
-`CosmosApp.handle` maps one parsed request to (status, headers, body); `emulator.server` does the
-networking. Routing and authentication live here, request decoding in `emulator.request`, response
-shaping in `emulator.wire`; behaviour lives in the engine. A request whose partition key, query body or
+`CosmosApp.handle` maps one parsed request to (status, headers, body); `emulator.rest.server` does the
+networking. Routing and authentication live here, request decoding in `emulator.rest.request`, response
+shaping in `emulator.rest.wire`; behaviour lives in the engine. A request whose partition key, query body or
 continuation the protocol refuses is still metered, as the operation it was meant for.
 """
 
@@ -19,11 +19,11 @@ import orjson
 
 from cosmoscore.sql import parse_query
 from cosmoscore.sql.executor import plan_for
-from emulator import auth, links, wire
 from emulator.engine import errors
 from emulator.engine.facade import Context, Engine
-from emulator.request import PK_HEADER, Request, check_size, query_spec, required_key, throughput
-from emulator.wire import Reply, feed_reply, item_reply, listing_reply, query_reply, resource_reply
+from emulator.rest import auth, links, wire
+from emulator.rest.request import PK_HEADER, Request, check_size, query_spec, required_key, throughput
+from emulator.rest.wire import Reply, feed_reply, item_reply, listing_reply, query_reply, resource_reply
 
 log = logging.getLogger("ruscope.emulator")
 
@@ -34,7 +34,7 @@ PREPARE_BYTES = 16 * 1024  # query bodies from this size are parsed and compiled
 
 
 class CosmosApp:
-    """The Cosmos DB REST API over one engine with one master key (an `emulator.server.App`)."""
+    """The Cosmos DB REST API over one engine with one master key (an `emulator.rest.server.App`)."""
 
     def __init__(
         self,

@@ -11,11 +11,11 @@ import orjson
 
 from cosmoscore.epk import EpkRange
 from cosmoscore.keys import Key
-from emulator import wire
 from emulator.engine import errors
 from emulator.engine.metering import Context
 from emulator.engine.query.service import QuerySpec
 from emulator.engine.results import ThroughputSpec
+from emulator.rest import wire
 
 PK_HEADER = "x-ms-documentdb-partitionkey"
 ACTIVITY_ID_CHARS = 36  # a GUID's text (cosmos-errors-and-stats.md: the SDK sends one GUID per attempt)

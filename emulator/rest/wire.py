@@ -1,6 +1,6 @@
 """The Cosmos DB wire format of the engine's answers: REST bodies, headers, continuation and session
 tokens, query plans and metrics, and the gateway's refusals (cosmos-wire-protocol.md,
-cosmos-errors-and-stats.md). Pure functions; `emulator.http` calls them, the engine never does.
+cosmos-errors-and-stats.md). Pure functions; `emulator.rest.app` calls them, the engine never does.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from emulator.engine.results import (
     Resource,
     StorageUsage,
 )
-from emulator.tokens import feed_cursor as feed_cursor  # re-exported: the REST layer decodes through wire
-from emulator.tokens import feed_token, query_token
-from emulator.tokens import query_cursor as query_cursor
+from emulator.rest.tokens import feed_cursor as feed_cursor  # re-exported: the REST layer decodes through wire
+from emulator.rest.tokens import feed_token, query_token
+from emulator.rest.tokens import query_cursor as query_cursor
 
 CROSS_PARTITION_DISABLED = (
     "Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition "

@@ -22,13 +22,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from emulator.auth import WELL_KNOWN_KEY
 from emulator.durability.journal import Journal
 from emulator.engine import heap
 from emulator.engine.facade import Engine
 from emulator.history.aggregates import History
-from emulator.http import CosmosApp
-from emulator.transport import App, Connection, ConnectionStats, Registry, TransportLimits, served_names
+from emulator.rest.app import CosmosApp
+from emulator.rest.auth import WELL_KNOWN_KEY
+from emulator.rest.transport import App, Connection, ConnectionStats, Registry, TransportLimits, served_names
 
 log = logging.getLogger("ruscope.emulator")
 
