@@ -6,7 +6,7 @@ CDBDataPlaneRequests, CDBQueryRuntimeStatistics; and the legacy `AzureDiagnostic
 in either diagnostic-settings mode finds its data.
 
 History keeps per-minute aggregates, so a row is one minute (TimeGenerated = the minute's start, UTC)
-of one combination of dimensions, with its request count as a hidden weight (`kql_eval.WEIGHT`):
+of one combination of dimensions, with its request count as a hidden weight (`kql.evaluate.WEIGHT`):
 RequestCharge / requestCharge_s hold the minute's RU *sum* (a measure). CDBPartitionKeyStatistics rows
 are per-minute snapshots of each key's size (forward-filled by History), SizeKb = bytes / 1024 rounded.
 Time filters (`where TimeGenerated ...`, the body's timespan) act on those minute starts, so a bound
@@ -17,7 +17,7 @@ inside a minute keeps or drops that whole minute. Deviations, by necessity:
   PartitionKeyRUConsumption reports the top keys;
 - columns the accounting cannot back (ActivityId, DurationMs, OperationName per key, ...) are absent,
   so a query naming them gets the service's "Failed to resolve" error instead of a made-up value.
-Only the containers and minutes a query's leading `where` pins are read (`Scan`, from `kql_scan`).
+Only the containers and minutes a query's leading `where` pins are read (`Scan`, from `kql.scan`).
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ from emulator.history.aggregates import (
     TOTAL_REQUESTS,
     History,
 )
-from emulator.monitor.kql_ast import semantic
-from emulator.monitor.kql_eval import WEIGHT, Shape
-from emulator.monitor.kql_expr import Column, Row
+from emulator.monitor.kql.ast import semantic
+from emulator.monitor.kql.evaluate import WEIGHT, Shape
+from emulator.monitor.kql.expr import Column, Row
 
 KEY_RU_CAT, KEY_SIZE_CAT = "PartitionKeyRUConsumption", "PartitionKeyStatistics"
 REQUESTS_CAT, QUERY_CAT = "DataPlaneRequests", "QueryRuntimeStatistics"

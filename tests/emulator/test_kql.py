@@ -12,8 +12,8 @@ import orjson
 import pytest
 
 from emulator.engine.facade import Engine
-from emulator.monitor.kql import BinOp, Call, Col, InList, Lit, Star, parse
-from emulator.monitor.kql_scan import scan_of
+from emulator.monitor.kql.parser import BinOp, Call, Col, InList, Lit, Star, parse
+from emulator.monitor.kql.scan import scan_of
 from emulator.monitor.logs import LogsApp, parse_timespan
 from emulator.monitor.query import MonitorRequest
 from tests.conftest import ManualClock

@@ -6,7 +6,7 @@ order by ... | take N | count | render ...`, with scalar expressions (comparison
 `in`/`!in`, arithmetic, literals: strings, numbers, timespans like `5m`, `datetime(...)`, `true`/`false`;
 function calls). Anything outside it (`let`, `join`, `union`, `parse`, `contains`, ...) is a syntax
 error in the service's shape (azure-monitor.md §3.1), naming the word the stand-in does not know.
-Whether a parsed query makes sense (tables, columns, functions, types) is `kql_plan`'s job.
+Whether a parsed query makes sense (tables, columns, functions, types) is `evaluate`'s job (`plan`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
-from emulator.monitor.kql_ast import (
+from emulator.monitor.kql.ast import (
     BinOp,
     Call,
     Col,

@@ -12,8 +12,8 @@ import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
-from emulator.monitor.kql_ast import BinOp, Col, InList, KqlError, Lit, Query
-from emulator.monitor.kql_expr import constant, uses_columns
+from emulator.monitor.kql.ast import BinOp, Col, InList, KqlError, Lit, Query
+from emulator.monitor.kql.expr import constant, uses_columns
 from emulator.monitor.tables import LEGACY_NAMES, Scan
 
 _PINNED = {

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from emulator.monitor.kql_ast import Call, Col, Expr, Operator, Star, not_supported, semantic
-from emulator.monitor.kql_expr import (
+from emulator.monitor.kql.ast import Call, Col, Expr, Operator, Star, not_supported, semantic
+from emulator.monitor.kql.expr import (
     ADDITIVE,
     AGGREGATES,
     NONE,

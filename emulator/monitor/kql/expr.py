@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from emulator.monitor.kql_ast import BinOp, Call, Col, Expr, InList, Lit, Star, not_supported, semantic
+from emulator.monitor.kql.ast import BinOp, Call, Col, Expr, InList, Lit, Star, not_supported, semantic
 
 Row = dict[str, Any]
 NONE, ADDITIVE, OTHER = 0, 1, 2  # how an expression uses measure columns

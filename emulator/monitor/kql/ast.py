@@ -1,4 +1,4 @@
-"""The KQL stand-in's syntax tree and its error: what `kql` parses into and every stage raises."""
+"""The KQL stand-in's syntax tree and its error: what `parser` parses into and every stage raises."""
 
 from __future__ import annotations
 
