@@ -4,7 +4,7 @@ This is the emulator's own ground truth. The Azure Monitor stand-in, the demo hi
 read it (in-process); the collectors never do, so they work the same against Azure.
 
 The log is bounded twice: by records and by (estimated) bytes, so clients sending long header values
-cannot make it hoard memory (issue 14 §2 measured 0.4-0.9 KB a record, 1.7 GB at the record cap alone);
+cannot make it hoard memory (measured: 0.4-0.9 KB a record, 1.7 GB at the record cap alone);
 its string fields are capped too. The oldest records go first.
 """
 

@@ -1,4 +1,4 @@
-"""The server process's heap and the garbage collector (issue 14 §6: worst pause at most 150 ms).
+"""The server process's heap and the garbage collector (the target: no pause over 150 ms).
 
 A loaded engine is millions of long-lived objects (documents are dicts) that every full collection
 traverses: 2.3-2.8 s at 500,000 documents, 0.67 s at 200,000, and the one event loop serves nobody

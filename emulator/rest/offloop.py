@@ -1,6 +1,6 @@
 """Work a request needs before it is answered (parsing and compiling a large query), done on one worker
-thread while the event loop goes on serving other connections (issue 14 §1: a 400 KB IN list or OR chain
-held the one serving thread 0.3-0.5 s). The work is pure: it only fills the SQL engine's caches, which
+thread while the event loop goes on serving other connections (measured: a 400 KB IN list or OR chain held
+the one serving thread 0.3-0.5 s). The work is pure: it only fills the SQL engine's caches, which
 are thread-safe, and its failures are left for the request itself to report, in its own words.
 
 glibc gives the worker thread its own malloc arena and keeps what the work freed there; the arena is

@@ -1,6 +1,6 @@
 """The HTTP/1.1 side of the emulator's servers: one asyncio protocol per connection, parsed with `httptools`.
 
-No client can make a server hoard memory or connections (issue 14 §2), and no header can break the wire (§4):
+No client can make a server hoard memory or connections, and no header can break the wire:
 - an oversized URL is a 414 and oversized headers a 431, answered before a `Request` exists (so before any
   authentication, routing or cache sees them); bodies past `max_body_bytes` are a 413;
 - requests are queued as parsed and answered one by one; while a connection's write buffer is above its high

@@ -1,5 +1,5 @@
 """Authentication as the service checks it: a current, dated master-key signature, and Entra ID tokens where
-the emulator is asked to accept them (issue 14 §4, §7)."""
+the emulator is asked to accept them."""
 
 from __future__ import annotations
 
@@ -78,7 +78,9 @@ def test_the_date_header_stands_in_for_x_ms_date(emulator: RunningEmulator) -> N
 
 
 def test_nothing_is_cached_from_paths_before_authentication() -> None:
-    assert not hasattr(auth.resource_of, "cache_info")  # the path cache of any size is gone (issue 14 §2)
+    assert not hasattr(
+        auth.resource_of, "cache_info"
+    )  # no path cache: one that grows with the paths clients send hoards memory
 
 
 def _jwt(claims: dict[str, object]) -> str:

@@ -1,4 +1,4 @@
-"""Work an app names in `prepare` runs off the event loop (issue 14 §1: parsing a 400 KB IN list or OR chain
+"""Work an app names in `prepare` runs off the event loop (measured: parsing a 400 KB IN list or OR chain
 held the one serving thread 0.3-0.5 s), so other connections are answered meanwhile, and the request is
 answered after it, in its connection's order. Large queries go that way through the real SDK with the
 same answers and the same errors."""

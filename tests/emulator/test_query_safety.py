@@ -1,5 +1,4 @@
-"""Queries a hostile or careless client sends are 400s, never 500s, through the real SDK and raw HTTP
-(issue 14 §1, §5, §7)."""
+"""Queries a hostile or careless client sends are 400s, never 500s, through the real SDK and raw HTTP."""
 
 from __future__ import annotations
 
@@ -97,7 +96,7 @@ def test_patch_incr_overflowing_to_infinity_is_a_400(items) -> None:
     assert items.read_item("big", "p0")["x"] == 0.0
 
 
-# -- the per-page execution budget (issue 14 §1) -------------------------------------------------
+# -- the per-page execution budget ------------------------------------------------------------
 
 
 class Pages:

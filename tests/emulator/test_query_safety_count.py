@@ -1,4 +1,4 @@
-"""An index-served single-partition COUNT (issue 14 §7): reported as the service reports it
+"""An index-served single-partition COUNT: reported as the service reports it
 (retrievedDocumentCount 0, counted from the index), charged for the index entries it scans."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Per-partition indexes (issue 14 §6): a selective filter reads only its matches, and the answer is the
+"""Per-partition indexes: a selective filter reads only its matches, and the answer is the
 scan's, row for row and in the same order, through writes, deletes, replaces, a paced build and a split.
 
 The values at the probed path mix every type (numbers as int and float, strings, booleans, null, arrays,

@@ -1,4 +1,4 @@
-"""What the SDK's own calls expect (issue 14 §7), each through the unmodified azure-cosmos SDK."""
+"""What the SDK's own calls expect, each through the unmodified azure-cosmos SDK."""
 
 from __future__ import annotations
 

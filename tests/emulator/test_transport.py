@@ -1,4 +1,4 @@
-"""The transport refuses what would make the server hoard memory or connections (issue 14 §2), over raw sockets."""
+"""The transport refuses what would make the server hoard memory or connections, over raw sockets."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`ruscope emulator` as a user runs it: HTTPS with the local CA through the SDK, the key from the environment,
-warnings before it listens where it would be unsafe (issue 14 §4, §7)."""
+warnings before it listens where it would be unsafe."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Any name and any id survive the wire (issue 14 §4): header values are rendered printable ASCII, names are
+"""Any name and any id survive the wire: header values are rendered printable ASCII, names are
 percent-encoded as the service encodes them, and no value can start a header of its own."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Continuation tokens of the wrong shape are the service's 400 (issue 14 §5): never a 500, never a page that
+"""Continuation tokens of the wrong shape are the service's 400: never a 500, never a page that
 is silently empty or starts over; the tokens the emulator writes still page through everything."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A physical partition keeps its documents in write order as writes happen (issue 14 §6: re-sorting the
+"""A physical partition keeps its documents in write order as writes happen (measured: re-sorting the
 range after every write cost more than the query that followed): creates, replaces, upserts, deletes,
 a storage split and a restart from the journal all leave `PkRange.written` equal to the items sorted by
 their write sequence, and a query after a write sees the write."""

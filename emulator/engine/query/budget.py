@@ -1,4 +1,4 @@
-"""The per-page execution budget (issue 14 §1): a query page stops computing once it has spent its budget and
+"""The per-page execution budget: a query page stops computing once it has spent its budget and
 returns the rows found so far with a continuation, as the service does, so one slow query cannot stall the
 other clients of the single-threaded server. The SDKs follow continuations transparently and tolerate
 empty pages that carry one (cosmos-wire-protocol.md §1.6, path A).

@@ -2,7 +2,7 @@
 
 The service answers filters on indexed paths from its inverted index (ru-cost-model.md §3.3: an
 index-served filter loads only its matches). Scanning every document of a physical partition for them,
-as the emulator did, made a filtered fan-out 8-10x a plain loop at 500,000 documents (issue 14 §6). Here
+as the emulator did, made a filtered fan-out 8-10x a plain loop at 500,000 documents (measured). Here
 each physical partition indexes, on demand, the paths its queries probe (`cosmoscore.sql.probes`):
 numbers and strings in lists sorted by value (the stored items themselves: 16 bytes an entry, ties in
 write order), nulls and booleans in maps by write sequence. Arrays, objects and undefined values are not

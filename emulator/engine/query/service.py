@@ -182,7 +182,7 @@ class QueryService:
         self.metering.admit(coll, rng, meter)
         result, cut = self._cut(coll, target, query, spec, offset)
         page, sizes = cut.page, cut.sizes
-        # an index-only COUNT costs at least what listing its matches would (issue 14 §7; azure-cosmos-dotnet-v3#3503)
+        # an index-only COUNT costs at least what listing its matches would (azure-cosmos-dotnet-v3#3503)
         out_docs, out_bytes = (cut.retrieved, cut.retrieved_bytes) if result.index_only else (len(page), sum(sizes))
         base = self.cost.query_page_ru(cut.first, cut.nonempty, cut.retrieved, cut.retrieved_bytes, out_docs, out_bytes)
         late_nonempty = self.cost.query_nonempty_partition if cut.nonempty and not cut.first else 0.0
