@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from click.core import ParameterSource
 
 
 def _fail(message: str) -> NoReturn:
@@ -75,7 +74,7 @@ def emulator(
     if repair:
         _repair(data_dir)
         return
-    for line in safety_warnings(host, key, ctx.get_parameter_source("key") == ParameterSource.COMMANDLINE):
+    for line in safety_warnings(host, key, _on_command_line(ctx, "key")):
         typer.echo(line, err=True)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
@@ -119,6 +118,13 @@ def safety_warnings(host: str, key: str | None, key_on_command_line: bool) -> li
             "set RUSCOPE_EMULATOR_KEY instead."
         )
     return lines
+
+
+def _on_command_line(ctx: typer.Context, name: str) -> bool:
+    """Whether the option was given on the command line (not by its environment variable or default). Read
+    by name: typer vendors its own click, whose `ParameterSource` is not `click.core.ParameterSource`."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
 
 
 def _loopback(host: str) -> bool:

@@ -256,7 +256,8 @@ def require_id(definition: Any) -> str:
     """The id of a resource definition (400 when it has none)."""
     if not isinstance(definition, Mapping) or not isinstance(definition.get("id"), str) or not definition["id"]:
         raise errors.bad_request("The input content is invalid because the required properties - 'id; ' - are missing")
-    return definition["id"]
+    resource_id: str = definition["id"]
+    return resource_id
 
 
 def _validate_partition_key_definition(pk: Any, limits: Limits) -> dict[str, Any]:

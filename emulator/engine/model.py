@@ -140,7 +140,8 @@ class Container:
 
     @property
     def self_link(self) -> str:
-        return self.props["_self"]
+        link: str = self.props["_self"]
+        return link
 
     def reindex_ranges(self) -> None:
         self.routing = RoutingMap(self.ranges)

@@ -22,9 +22,10 @@ from typing import Any
 import orjson
 
 from emulator.engine.facade import Engine
+from emulator.monitor.kql.ast import KqlError
 from emulator.monitor.kql.evaluate import plan, run
 from emulator.monitor.kql.expr import Row, to_text
-from emulator.monitor.kql.parser import KqlError, parse
+from emulator.monitor.kql.parser import parse
 from emulator.monitor.kql.scan import scan_of
 from emulator.monitor.query import MonitorError, MonitorRequest, authenticate, parse_resource
 from emulator.monitor.tables import EVERYTHING, Source, rows, shape_of

@@ -39,7 +39,7 @@ def run_quietly(work: Callable[[], object]) -> None:
 def _load_trim() -> Callable[[int], int] | None:
     name = ctypes.util.find_library("c")
     try:
-        return ctypes.CDLL(name).malloc_trim if name else None  # type: ignore[no-any-return]
+        return ctypes.CDLL(name).malloc_trim if name else None
     except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
         return None
 

@@ -118,12 +118,11 @@ class Listener:
     sock: socket.socket
     tls: ssl.SSLContext | None = None
     limits: TransportLimits = field(default_factory=TransportLimits)
-    registry: Registry | None = None
+    registry: Registry = field(init=False)  # its connections, bounded by `limits`
 
     def __post_init__(self) -> None:
-        if self.registry is None:
-            host = self.sock.getsockname()[0]
-            object.__setattr__(self, "registry", Registry(self.limits, served_names(host, self.limits.allowed_hosts)))
+        host = self.sock.getsockname()[0]
+        object.__setattr__(self, "registry", Registry(self.limits, served_names(host, self.limits.allowed_hosts)))
 
 
 async def _sweep(registries: list[Registry]) -> None:
@@ -150,7 +149,7 @@ async def _serve(stop: asyncio.Event, engine: Engine, *listeners: Listener) -> N
     for x in listeners:
         factory = functools.partial(Connection, x.app, "https" if x.tls else "http", x.registry)
         servers.append(await loop.create_server(factory, sock=x.sock, ssl=x.tls))
-    sweeper = loop.create_task(_sweep([x.registry for x in listeners if x.registry is not None]))
+    sweeper = loop.create_task(_sweep([x.registry for x in listeners]))
     builder = loop.create_task(_build_indexes(engine))
     try:
         await stop.wait()

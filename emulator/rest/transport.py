@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
 from string import printable, whitespace
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, cast
 from urllib.parse import quote
 
 import httptools
@@ -202,14 +202,15 @@ class Connection(asyncio.Protocol):
     # -- asyncio callbacks ----------------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        tcp = cast(asyncio.Transport, transport)  # a stream server's transport (asyncio's, uvloop's or TLS)
+        self.transport = tcp
         if not self.registry.make_room():
             message = f"The emulator is serving its maximum of {self.registry.cap} busy connections."
-            transport.write(error_response(503, "ServiceUnavailable", message))  # type: ignore[attr-defined]
-            transport.close()
+            tcp.write(error_response(503, "ServiceUnavailable", message))
+            tcp.close()
             return
         self.registry.live.add(self)
-        self.transport.set_write_buffer_limits(self.limits.write_buffer_high, self.limits.write_buffer_low)
+        tcp.set_write_buffer_limits(self.limits.write_buffer_high, self.limits.write_buffer_low)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.registry.live.discard(self)

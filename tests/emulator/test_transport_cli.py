@@ -127,3 +127,16 @@ def test_a_negative_page_budget_is_refused() -> None:
     proc = _start("--page-budget-ms", "-1")
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 2 and "--page-budget-ms" in err.decode()
+
+
+def test_a_key_on_the_command_line_warns_and_one_from_the_environment_does_not() -> None:
+    """The option's source is read by name: typer's own click has its own `ParameterSource` enum."""
+    warnings = []
+    cases: list[tuple[tuple[str, ...], str | None]] = [(("--key", OWN_KEY), None), ((), OWN_KEY)]
+    for args, key in cases:
+        proc = _start("--port", str(free_port()), *args, key=key)
+        try:
+            read_until(proc, "Ctrl+C stops it")
+        finally:
+            warnings.append("--key on the command line is visible" in _stop(proc))
+    assert warnings == [True, False]

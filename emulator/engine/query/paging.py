@@ -8,7 +8,7 @@ continuations and metrics for the protocol.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +25,7 @@ DEFAULT_PAGE_ITEMS = 100  # no page size asked for: the REST API's default page 
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # a page never exceeds the service's 4 MB response size
 
 
-def resume_index(targets: list[Target], start: str | None) -> tuple[int, bool]:
+def resume_index(targets: Sequence[Target[Any]], start: str | None) -> tuple[int, bool]:
     """Which target a continuation resumes, and whether it is the very same one (else begin it afresh:
     the range split or vanished between pages)."""
     if start is None:
@@ -38,11 +38,13 @@ def resume_index(targets: list[Target], start: str | None) -> tuple[int, bool]:
     return len(targets), False
 
 
-def page_rows(rows: list, offset: int, max_items: int | None) -> tuple[list, list[int]]:
+def page_rows(rows: list[Any], offset: int, max_items: int | None) -> tuple[list[Any], list[int]]:
     """The next page of rows and each row's serialized size, within the item and 4 MB limits."""
     limit = DEFAULT_PAGE_ITEMS if max_items is None or max_items == 0 else max_items
     end = len(rows) if limit < 0 else min(len(rows), offset + limit)
-    page, sizes, total = [], [], 0
+    page: list[Any] = []
+    sizes: list[int] = []
+    total = 0
     for row in rows[offset:end]:
         try:
             size = len(orjson.dumps(row))
@@ -68,7 +70,7 @@ def share(total: int, start: int, end: int, count: int) -> int:
 class RangeResult:
     """A query's whole result in one target, computed once and paged from a cache."""
 
-    rows: list
+    rows: list[Any]
     retrieved_docs: int
     retrieved_bytes: int
     execution_ms: float
