@@ -23,8 +23,8 @@ from emulator.monitor.app import MonitorApp
 from emulator.monitor.tls import Certificates, ensure_certificates
 from emulator.rest.server import RunningEmulator, start_in_thread
 from tests.conftest import ManualClock
-from tests.emulator.test_history import CTX, LIMITS, START, _hot_workload, _key_on, _reads, _setup
-from tests.emulator.test_monitor_metrics import RESOURCE
+from tests.emulator.history.test_history import CTX, LIMITS, START, _hot_workload, _key_on, _reads, _setup
+from tests.emulator.monitor.test_metrics import RESOURCE
 
 WORKSPACE = "11111111-2222-3333-4444-555555555555"
 QUERY = "SELECT * FROM c WHERE c.k = @k"

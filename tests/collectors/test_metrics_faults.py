@@ -22,7 +22,7 @@ from emulator.rest.request import Request
 from emulator.rest.server import start_in_thread
 from tests.collectors.test_metrics import StandIn, collect, config
 from tests.conftest import ManualClock
-from tests.emulator.test_history import LIMITS, START, _hot_workload, _setup
+from tests.emulator.history.test_history import LIMITS, START, _hot_workload, _setup
 
 THROTTLED = b'{"error": {"code": "TooManyRequests", "message": "The request was throttled."}}'
 

@@ -191,7 +191,7 @@ def presorted(pairs: list[tuple[Any, StoredItem]], key: Callable[[StoredItem], A
     """The SortedKeyList of `(key, item)` pairs already sorted by key, as `SortedKeyList(items, key)` builds it
     but without reading every item's key twice more in sorted order: that walks memory at random, and was
     three quarters of a build (80 ms for 50,000 items). Fills the list's own fields the way its `update`
-    does (sortedcontainers 2.4, pinned; tests/emulator/test_range_index.py checks the result is the same)."""
+    does (sortedcontainers 2.4, pinned; tests/emulator/engine/query/test_range_index.py checks the result is the same)."""
     out = SortedKeyList(key=key)
     load = out._load
     out._lists.extend([item for _, item in pairs[i : i + load]] for i in range(0, len(pairs), load))

@@ -11,5 +11,5 @@
 
 How to add an operator or a function: parse it in `parser` (grammar and tree), type and compile it in
 `expr` (functions) or check and stream it in `evaluate` (operators), refusing with the service's 400 what
-the aggregates cannot answer exactly; tests/emulator/test_kql.py shows the shapes.
+the aggregates cannot answer exactly; tests/emulator/monitor/test_kql.py shows the shapes.
 """

@@ -26,7 +26,7 @@ from emulator.history.aggregates import (
     History,
 )
 from tests.conftest import ManualClock
-from tests.emulator.test_history import LIMITS, START
+from tests.emulator.history.test_history import LIMITS, START
 
 CTX = Context()
 

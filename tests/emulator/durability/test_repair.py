@@ -14,7 +14,7 @@ import pytest
 from emulator.durability.journal import JOURNAL, SNAPSHOT
 from emulator.durability.repair import main, repair
 from emulator.rest.server import open_engine
-from tests.emulator.test_durability_damage import (
+from tests.emulator.durability.test_damage import (
     EXPECTED,
     ROOT,
     _cut,

@@ -1,4 +1,4 @@
-"""Malformed requests from a generator : whatever arrives on the socket, the answer is a 4xx
+"""Malformed requests from a generator: whatever arrives on the socket, the answer is a 4xx
 JSON body, a valid answer or a closed connection, never a 500, and the server still answers a read afterwards."""
 
 from __future__ import annotations

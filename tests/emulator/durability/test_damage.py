@@ -17,7 +17,7 @@ from emulator.durability.lines import Damaged, encode
 from emulator.engine.facade import Context, Engine, ThroughputSpec
 from emulator.rest.server import open_engine
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 IN_SNAPSHOT = [str(i) for i in range(10)]
 IN_JOURNAL = [str(i) for i in range(10, 20)]  # journal lines 1..10, then line 11 deletes item "3"
 EXPECTED = sorted(i for i in IN_SNAPSHOT + IN_JOURNAL if i != "3")

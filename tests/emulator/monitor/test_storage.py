@@ -28,8 +28,8 @@ from emulator.monitor.metrics import MetricsApp
 from emulator.monitor.tls import Certificates, ensure_certificates
 from emulator.rest.server import RunningEmulator, open_engine, start_in_thread
 from tests.conftest import ManualClock
-from tests.emulator.test_history import LIMITS, START
-from tests.emulator.test_monitor_metrics import NAMESPACE, RESOURCE, FixedToken
+from tests.emulator.history.test_history import LIMITS, START
+from tests.emulator.monitor.test_metrics import NAMESPACE, RESOURCE, FixedToken
 
 CTX = Context()
 SPLIT_MINUTE = 7

@@ -21,7 +21,7 @@ from emulator.monitor.metrics import MetricsApp
 from emulator.monitor.tls import Certificates, ensure_certificates
 from emulator.rest.server import RunningEmulator, start_in_thread
 from tests.conftest import ManualClock
-from tests.emulator.test_history import LIMITS, START, _by, _hot_workload, _setup
+from tests.emulator.history.test_history import LIMITS, START, _by, _hot_workload, _setup
 
 RESOURCE = "/subscriptions/0000/resourceGroups/rg/providers/Microsoft.DocumentDB/databaseAccounts/localhost"
 NAMESPACE = "Microsoft.DocumentDB/databaseAccounts"

@@ -7,7 +7,7 @@ import pytest
 from emulator.engine.clock import SimulatedClock
 from emulator.engine.facade import Engine
 from emulator.history.aggregates import TOTAL_REQUESTS
-from tests.emulator.test_history import CTX, LIMITS, START, _reads, _setup
+from tests.emulator.history.test_history import CTX, LIMITS, START, _reads, _setup
 
 
 def test_a_simulated_day_fills_every_minute_of_the_history() -> None:

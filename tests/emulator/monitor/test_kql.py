@@ -17,7 +17,7 @@ from emulator.monitor.kql.scan import scan_of
 from emulator.monitor.logs import LogsApp, parse_timespan
 from emulator.monitor.query import MonitorRequest
 from tests.conftest import ManualClock
-from tests.emulator.test_history import LIMITS, START, _hot_workload, _setup
+from tests.emulator.history.test_history import LIMITS, START, _hot_workload, _setup
 
 T0 = dt.datetime.fromtimestamp(START, dt.UTC)
 

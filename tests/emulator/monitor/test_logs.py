@@ -18,8 +18,8 @@ from emulator.monitor.app import MonitorApp
 from emulator.monitor.tls import ensure_certificates
 from emulator.rest.server import RunningEmulator, start_in_thread
 from tests.conftest import ManualClock
-from tests.emulator.test_history import CTX, LIMITS, START, _hot_workload, _setup
-from tests.emulator.test_monitor_metrics import RESOURCE, FixedToken
+from tests.emulator.history.test_history import CTX, LIMITS, START, _hot_workload, _setup
+from tests.emulator.monitor.test_metrics import RESOURCE, FixedToken
 
 WORKSPACE = "11111111-2222-3333-4444-555555555555"
 MINUTES = 2
