@@ -38,7 +38,7 @@ from cosmoscore.keys import key_json
 from cosmoscore.limits import GB, Limits
 from cosmoscore.routing import routing_class
 from cosmoscore.sql import parse_query, partition_key_filter
-from emulator.engine import Context, Engine, ThroughputSpec
+from emulator.engine.facade import Context, Engine, ThroughputSpec
 
 _DB = "advisor"
 

@@ -44,7 +44,7 @@ from advisor.measure import (
     order_by_indexes,
 )
 from advisor.verdict import judge, rank_verdicts
-from emulator.engine import Context, Engine, ThroughputSpec
+from emulator.engine.facade import Context, Engine, ThroughputSpec
 from workloads.chat import generator as gen
 
 TARGET_S, TARGET_GB = 60.0, 4.0

@@ -23,8 +23,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from emulator.clock import SimulatedClock
-from emulator.engine import Engine
+from emulator.engine.clock import SimulatedClock
+from emulator.engine.facade import Engine
 from ruscope import demo_history as history
 from workloads.chat import generator as gen
 

@@ -62,7 +62,7 @@ GB = 1024**3
 def make_engine(pkranges: int, clock: Any, history: Any = None, throttling: bool = True) -> tuple[Any, list[str]]:
     """An engine with database t, container c of `pkranges` partitions and one document per partition
     (`throttling` off for the point-read rates, as bench_point_ops runs the emulator)."""
-    from emulator.engine import Context, Engine, ThroughputSpec
+    from emulator.engine.facade import Context, Engine, ThroughputSpec
 
     ctx = Context()
     engine = Engine(clock=clock, throttling=throttling, **({"history": history} if history is not None else {}))
@@ -84,8 +84,8 @@ def make_engine(pkranges: int, clock: Any, history: Any = None, throttling: bool
 def produce(days: int, pkranges: int) -> tuple[Any, Any, float]:
     """The history, produced through the engine on the simulated clock: per minute, one read per partition,
     spread over the minute. Returns the engine, its clock and the seconds it took."""
-    from emulator.clock import SimulatedClock
-    from emulator.engine import Context
+    from emulator.engine.clock import SimulatedClock
+    from emulator.engine.facade import Context
 
     ctx = Context()
     clock = SimulatedClock(START)
@@ -261,7 +261,7 @@ def run_child(role: str, **options: Any) -> dict[str, Any]:
 
 
 def noop_history() -> Any:
-    from emulator.history import History
+    from emulator.history.aggregates import History
 
     class NoopHistory(History):
         """Records nothing: the point-read path without the stand-in's accounting."""
@@ -274,7 +274,7 @@ def noop_history() -> Any:
 
 def engine_reads(history: Any, reads: int) -> float:
     """Seconds for `reads` point reads through the engine in-process (real clock), after a warm-up."""
-    from emulator.engine import Context
+    from emulator.engine.facade import Context
 
     ctx = Context()
     engine, keys = make_engine(1, time.time, history, throttling=False)
@@ -289,8 +289,8 @@ def engine_reads(history: Any, reads: int) -> float:
 
 def child_serve(args: argparse.Namespace) -> dict[str, Any]:
     """An emulator over HTTP (the Cosmos API) with the real or a no-op History, until stdin closes."""
-    from emulator.history import History
-    from emulator.server import start_in_thread
+    from emulator.history.aggregates import History
+    from emulator.rest.server import start_in_thread
 
     engine, _ = make_engine(1, time.time, noop_history() if args.noop else History(), throttling=False)
     running = start_in_thread(engine, port=args.port)
@@ -348,7 +348,7 @@ def overhead(reads: int, sdk_reads_n: int) -> None:
 def collection(args: argparse.Namespace, tmp: Path) -> None:
     from emulator.monitor.metrics import MetricsApp
     from emulator.monitor.tls import ensure_certificates
-    from emulator.server import start_in_thread
+    from emulator.rest.server import start_in_thread
 
     engine, clock, seconds = produce(args.days, args.pkranges)
     reads = args.days * 1440 * args.pkranges

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from emulator.auth import WELL_KNOWN_KEY as KEY  # noqa: E402
+from emulator.rest.auth import WELL_KNOWN_KEY as KEY  # noqa: E402
 from tests import rawhttp  # noqa: E402
 
 

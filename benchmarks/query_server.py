@@ -5,7 +5,7 @@ data is the same. The parent (bench_query.py) reads this process's memory from /
 each handshake line, so the figures are the emulator's own, not the load generator's:
   stdout "idle"              after imports; waits for a line on stdin, then populates
   stdout "ready URL BYTES"   populated, its heap settled as `ruscope emulator` settles it
-                             (`emulator.server.settle_heap`), and serving (BYTES: stored size, system
+                             (`emulator.rest.server.settle_heap`), and serving (BYTES: stored size, system
                              properties included); serves until stdin closes
   stdout "gc MAX COUNT SUM"  on the way out: the garbage collector's pauses while serving (worst and
                              total milliseconds, and how many), timed with `gc.callbacks`
@@ -22,8 +22,8 @@ from typing import Any
 
 import orjson
 
-from emulator.engine import Context, ThroughputSpec
-from emulator.server import open_engine, settle_heap, start_in_thread
+from emulator.engine.facade import Context, ThroughputSpec
+from emulator.rest.server import open_engine, settle_heap, start_in_thread
 
 DATABASE, CONTAINER = "bench", "items"
 TENANTS, CATEGORIES, DOC_BYTES = 1_000, 20, 1_000

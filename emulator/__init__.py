@@ -1,25 +1,21 @@
 """The ruscope emulator: a local Cosmos DB (NoSQL API) that the unmodified azure-cosmos SDK talks to.
 
-Layout (Cosmos knowledge itself, SQL, EPK hashing, routing, layout, limits, the RU cost model, lives in
-`cosmoscore`):
-- engine side, no wire format: `engine` (the `Engine` facade, the domain API the advisor and the demo
-  call in-process), `state` (resources and the journal appliers and snapshot), `catalog` (databases,
-  containers, offers, the routing map), `items` (point operations), `feeds` (read feeds), `querying`
-  (query pages, plans and `run_query`'s SDK-like fan-out) with `queries` (its pure helpers), `budget`
-  (the per-page execution budget, `QuerySettings`), `range_index` (per-partition equality/range
-  indexes) and `index_reads` (what a query reads through them; builds finished between requests),
-  `heap` (keeping long-lived state out of full garbage collections), `splits`,
-  `metering` (request records, 429s) with `throttle`, `accounting` and `history` (per-minute
-  aggregates for the Azure Monitor stand-in, saved by `history_store`), `journal`, `model`, `patch`,
-  `results` (what operations answer) and `errors`;
-- REST layer: `http` (`CosmosApp`: routing and auth), `request` (decoding headers and bodies), `wire`
-  (bodies, headers, continuation and session tokens, plans, the gateway's 400/1004 refusal), `auth`;
-- `server` serves any `App` (one `handle(request)` method, and optionally `prepare(request)`: pure work run
-  off the event loop first, `offloop`) over HTTP/1.1 (`transport`); `cli` is `ruscope emulator`.
+Cosmos knowledge itself (SQL, EPK hashing, routing, layout, limits, the RU cost model) lives in `cosmoscore`.
+Importing this package loads nothing else; its parts, each a sub-package with its own docstring:
+- `engine`: the account without any wire format: `engine.facade.Engine`, the domain API the advisor and
+  the demo call in-process, over its services (catalog, items, feeds, `engine.query`) and what they share
+  (state, model, metering, throttle, accounting, splits, results, errors, a simulated clock);
+- `rest`: the Cosmos DB REST protocol in front of the engine (`rest.app.CosmosApp`, request decoding, wire
+  shaping, tokens, auth, `_self` links) and the HTTP/1.1 server that carries it and the stand-in;
+- `history`: the per-minute aggregates metering records and the Azure Monitor stand-in computes from;
+- `durability`: `--data-dir`: the journal and snapshot, their checksummed lines, salvage and repair;
+- `monitor`: the Azure Monitor stand-in (metrics and Log Analytics, with its KQL subset in `monitor.kql`);
+- `cli`: `ruscope emulator` / `python -m emulator`.
 
-How to add an operation: write it in the service it belongs to (or a new one) as a method that opens
-`metering.metered(...)`, resolves its container and partition through `state`, calls `metering.admit`
-before any work on a partition, charges with `metering.consume` (or `meter.charge`), journals mutations
-with `state.commit` before applying them, and returns an `emulator.results` value; expose it on
-`Engine`; then route it in `http.CosmosApp.dispatch`, decoding in `request` and shaping in `wire`.
+How to add an operation: write it in the engine service it belongs to (or a new one) as a method that
+opens `metering.metered(...)`, resolves its container and partition through `state`, calls
+`metering.admit` before any work on a partition, charges with `metering.consume` (or `meter.charge`),
+journals mutations with `state.commit` before applying them, and returns an `engine.results` value;
+expose it on `engine.facade.Engine`; then route it in `rest.app.CosmosApp.dispatch`, decoding in
+`rest.request` and shaping in `rest.wire`.
 """

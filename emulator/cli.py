@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from click.core import ParameterSource
 
 
 def _fail(message: str) -> NoReturn:
@@ -61,21 +60,21 @@ def emulator(
             min=0.0,
             show_default=False,
             help="Compute time a query page may take before it answers with a continuation, so other clients "
-            "are served meanwhile [default: 50, emulator/budget.py].",
+            "are served meanwhile [default: 50, emulator/engine/query/budget.py].",
         ),
     ] = None,
 ) -> None:
     """Run the local Cosmos DB emulator (http://HOST:PORT/, the azure-cosmos SDK talks to it unmodified).
     It holds the terminal: its endpoint and key are printed once it listens; Ctrl+C stops it.
     The key is read from RUSCOPE_EMULATOR_KEY when set (better than --key, which other users can see)."""
-    from emulator.auth import WELL_KNOWN_KEY
-    from emulator.budget import QuerySettings
-    from emulator.server import open_engine
+    from emulator.engine.query.budget import QuerySettings
+    from emulator.rest.auth import WELL_KNOWN_KEY
+    from emulator.rest.server import open_engine
 
     if repair:
         _repair(data_dir)
         return
-    for line in safety_warnings(host, key, ctx.get_parameter_source("key") == ParameterSource.COMMANDLINE):
+    for line in safety_warnings(host, key, _on_command_line(ctx, "key")):
         typer.echo(line, err=True)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
@@ -121,6 +120,13 @@ def safety_warnings(host: str, key: str | None, key_on_command_line: bool) -> li
     return lines
 
 
+def _on_command_line(ctx: typer.Context, name: str) -> bool:
+    """Whether the option was given on the command line (not by its environment variable or default). Read
+    by name: typer vendors its own click, whose `ParameterSource` is not `click.core.ParameterSource`."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
+
+
 def _loopback(host: str) -> bool:
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
@@ -129,9 +135,9 @@ def _loopback(host: str) -> bool:
 
 
 def _repair(data_dir: Path | None) -> None:
-    """`--repair`: the data directory repaired by `emulator.repair.repair` (a backup kept), its report printed;
-    exit 1 when something was lost (as `python -m emulator.repair`), 2 when there is no such directory."""
-    from emulator.repair import repair
+    """`--repair`: the data directory repaired by `emulator.durability.repair.repair` (a backup kept), its report printed;
+    exit 1 when something was lost (as `python -m emulator.durability.repair`), 2 when there is no such directory."""
+    from emulator.durability.repair import repair
 
     if data_dir is None:
         _fail("--repair needs --data-dir (the directory to repair)")
@@ -154,7 +160,7 @@ def ready_lines(
 ) -> list[str]:
     """What a user needs once the emulator listens: the endpoint, the key (the public well-known one, so
     it is printed; a key of the user's own is never echoed) and how to hand both to ruscope."""
-    from emulator.auth import WELL_KNOWN_KEY
+    from emulator.rest.auth import WELL_KNOWN_KEY
 
     lines = [f"ruscope emulator listening on {url} (data: {data_dir or 'in memory'}); Ctrl+C stops it"]
     if tls_ca is not None:
@@ -188,8 +194,8 @@ class _Options:
 def _listen(engine: Any, o: _Options) -> tuple[list[Any], Path | None]:
     """The emulator (and the monitor stand-in) accepting requests; a port in use exits 2 naming the option
     to change, before anything was announced."""
-    from emulator.server import start_in_thread
-    from emulator.transport import TransportLimits
+    from emulator.rest.server import start_in_thread
+    from emulator.rest.transport import TransportLimits
 
     limits = TransportLimits(allowed_hosts=o.allowed_hosts)
     certs = _certificates(o.data_dir) if o.tls or o.monitor_port else None

@@ -25,10 +25,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from emulator.engine import Engine
-from emulator.history import History
-from emulator.journal import Journal
-from emulator.server import HISTORY_FILE, WELL_KNOWN_KEY, settle_heap
+from emulator.durability.journal import Journal
+from emulator.engine.facade import Engine
+from emulator.history.aggregates import History
+from emulator.rest.server import HISTORY_FILE, WELL_KNOWN_KEY, settle_heap
 from ruscope import demo_history as history
 from ruscope.dashboard_process import listen_problem, start_dashboard, stop_process, wait_until_healthy
 from ruscope.demo_collect import (

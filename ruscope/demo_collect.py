@@ -21,11 +21,11 @@ from collectors.alerts import after_collect
 from collectors.config import Config, ConfigError, parse_config
 from collectors.registry import Options, collector, run_collector
 from collectors.sample import SampleError
-from emulator.clock import SimulatedClock
-from emulator.engine import Engine
+from emulator.engine.clock import SimulatedClock
+from emulator.engine.facade import Engine
 from emulator.monitor.app import MonitorApp
 from emulator.monitor.tls import ensure_certificates
-from emulator.server import WELL_KNOWN_KEY, RunningEmulator, start_in_thread
+from emulator.rest.server import WELL_KNOWN_KEY, RunningEmulator, start_in_thread
 from store import store_location
 
 EXAMPLE_CONFIG = Path(workloads.chat.__file__).resolve().parent / "ruscope.toml"

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cosmoscore.limits import Limits
-from emulator import errors
-from emulator.clock import SimulatedClock
-from emulator.engine import Context, Engine, ThroughputSpec
+from emulator.engine import errors
+from emulator.engine.clock import SimulatedClock
+from emulator.engine.facade import Context, Engine, ThroughputSpec
 from workloads.chat import generator as gen
 
 DATABASE = "chat"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from azure.cosmos import CosmosClient
 
-from emulator.engine import Engine
-from emulator.server import RunningEmulator, open_engine, start_in_thread
+from emulator.engine.facade import Engine
+from emulator.rest.server import RunningEmulator, open_engine, start_in_thread
 from tests.azurite import MISSING, RunningAzurite, azurite_required, find_azurite, running_azurite
 from tests.collected import CollectedStore, build_collected_store
 

@@ -8,7 +8,7 @@ import socket
 from email.utils import formatdate
 from urllib.parse import quote, urlparse
 
-from emulator.auth import resource_of, signature, signing_payload
+from emulator.rest.auth import resource_of, signature, signing_payload
 
 
 def request(

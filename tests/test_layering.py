@@ -167,7 +167,7 @@ def test_analysis_and_figures_load_neither_the_emulator_nor_the_sql_engine(packa
 
 
 def test_the_emulator_runs_without_the_collectors() -> None:
-    loaded = _loaded_after("import emulator.cli, emulator.server")
+    loaded = _loaded_after("import emulator.cli, emulator.rest.server")
     assert [m for m in loaded if m.split(".")[0] in ("collectors", "ruscope")] == []
 
 

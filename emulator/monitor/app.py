@@ -3,15 +3,15 @@
 
 from __future__ import annotations
 
-from emulator.engine import Engine
+from emulator.engine.facade import Engine
 from emulator.monitor.logs import LogsApp
 from emulator.monitor.metrics import MetricsApp
 from emulator.monitor.query import MonitorRequest
-from emulator.request import Request
+from emulator.rest.request import Request
 
 
 class MonitorApp:
-    """Both APIs of the stand-in behind one `emulator.server.App`."""
+    """Both APIs of the stand-in behind one `emulator.rest.server.App`."""
 
     request_type = MonitorRequest
 

@@ -1,4 +1,4 @@
-"""The Log Analytics query API served from the engine's per-minute `History` (an `emulator.server.App`).
+"""The Log Analytics query API served from the engine's per-minute `History` (an `emulator.rest.server.App`).
 
 Paths, as `azure.monitor.query.LogsQueryClient` sends them (azure-monitor.md §3.1), under `/v1`:
 - `POST /v1/workspaces/{workspaceId}/query` (any workspace id: resource-specific and AzureDiagnostics
@@ -8,7 +8,7 @@ Paths, as `azure.monitor.query.LogsQueryClient` sends them (azure-monitor.md §3
 - `POST /v1/$batch` (each item answered in the same shape with its own status; always 200).
 A bearer token is required (401 without, as the metrics API). `Prefer: include-statistics=true` adds a
 small statistics dict. Refused queries get the service's 400 (`BadArgumentError` over a Syntax/Semantic
-error); the KQL subset is in `kql`, its evaluation rules in `kql_eval`, the tables in `tables`.
+error); the KQL subset is in `kql.parser`, its evaluation rules in `kql.evaluate`, the tables in `tables`.
 """
 
 from __future__ import annotations
@@ -22,14 +22,15 @@ from typing import Any
 import orjson
 
 from cosmoscore.monitor.logs import TIME_GENERATED
-from emulator.engine import Engine
-from emulator.monitor.kql import KqlError, parse
-from emulator.monitor.kql_eval import plan, run
-from emulator.monitor.kql_expr import Row, to_text
-from emulator.monitor.kql_scan import scan_of
+from emulator.engine.facade import Engine
+from emulator.monitor.kql.ast import KqlError
+from emulator.monitor.kql.evaluate import plan, run
+from emulator.monitor.kql.expr import Row, to_text
+from emulator.monitor.kql.parser import parse
+from emulator.monitor.kql.scan import scan_of
 from emulator.monitor.query import MonitorError, MonitorRequest, authenticate, parse_resource
 from emulator.monitor.tables import EVERYTHING, Source, rows, shape_of
-from emulator.request import Request
+from emulator.rest.request import Request
 
 log = logging.getLogger("ruscope.emulator.monitor")
 

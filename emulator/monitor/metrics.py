@@ -1,4 +1,4 @@
-"""`metrics:getBatch` served from the engine's per-minute `History` (an `emulator.server.App`).
+"""`metrics:getBatch` served from the engine's per-minute `History` (an `emulator.rest.server.App`).
 
 The stand-in computes, it does not invent: every value comes from `History.series` at PT1M, then is
 split, filtered and aggregated the way Azure Monitor documents it (azure-monitor.md §5):
@@ -55,11 +55,11 @@ from cosmoscore.monitor.metrics import (
     TOTAL_REQUEST_UNITS,
     TOTAL_REQUESTS,
 )
-from emulator.engine import Engine
-from emulator.history import STORAGE_METRICS
+from cosmoscore.monitor.metrics import GRAIN_MINUTES as INTERVALS  # PT1M emitted, coarser ones aggregated
+from emulator.engine.facade import Engine
+from emulator.history.aggregates import STORAGE_METRICS
 from emulator.monitor.query import (
     DEFAULT_TOP,
-    INTERVALS,
     Filter,
     MonitorError,
     MonitorRequest,
@@ -75,7 +75,7 @@ from emulator.monitor.query import (
     positive_int,
     rank,
 )
-from emulator.request import Request
+from emulator.rest.request import Request
 
 log = logging.getLogger("ruscope.emulator.monitor")
 
@@ -149,7 +149,7 @@ Group = tuple[str, ...]
 class MetricsApp:
     """Azure Monitor's metrics batch API for the emulator's one account; any bearer token is accepted."""
 
-    request_type = MonitorRequest  # emulator.server builds this, so the query string is kept
+    request_type = MonitorRequest  # emulator.rest.server builds this, so the query string is kept
 
     def __init__(self, engine: Engine, region: str = "local") -> None:
         self.engine = engine

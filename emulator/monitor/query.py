@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qs
 
 from cosmoscore.monitor.metrics import GRAIN_MINUTES as INTERVALS  # PT1M emitted, coarser ones aggregated
-from emulator.request import Request
+from emulator.rest.request import Request
 
 AGGREGATIONS = ("Average", "Count", "Maximum", "Minimum", "Total")  # MetricAggregationType, less NONE
 DEFAULT_TOP = 10  # azure-monitor.md §2.2: the service returns 10 series by default when splitting

@@ -8,7 +8,7 @@ catalogue (`cosmoscore.monitor.logs`); which columns are served is the stand-in'
 modes are served for every workspace id, so a client in either diagnostic-settings mode finds its data.
 
 History keeps per-minute aggregates, so a row is one minute (TimeGenerated = the minute's start, UTC)
-of one combination of dimensions, with its request count as a hidden weight (`kql_eval.WEIGHT`):
+of one combination of dimensions, with its request count as a hidden weight (`kql.evaluate.WEIGHT`):
 RequestCharge / requestCharge_s hold the minute's RU *sum* (a measure). CDBPartitionKeyStatistics rows
 are per-minute snapshots of each key's size (forward-filled by History), SizeKb = bytes / 1024 rounded.
 Time filters (`where TimeGenerated ...`, the body's timespan) act on those minute starts, so a bound
@@ -19,7 +19,7 @@ inside a minute keeps or drops that whole minute. Deviations, by necessity:
   PartitionKeyRUConsumption reports the top keys;
 - columns the accounting cannot back (ActivityId, DurationMs, OperationName per key, ...) are absent,
   so a query naming them gets the service's "Failed to resolve" error instead of a made-up value.
-Only the containers and minutes a query's leading `where` pins are read (`Scan`, from `kql_scan`).
+Only the containers and minutes a query's leading `where` pins are read (`Scan`, from `kql.scan`).
 """
 
 from __future__ import annotations
@@ -62,12 +62,12 @@ from cosmoscore.monitor.logs import (
     TYPE,
     legacy_type,
 )
-from cosmoscore.monitor.metrics import OPERATION_TYPE
+from cosmoscore.monitor.metrics import OPERATION_TYPE, TOTAL_REQUEST_UNITS, TOTAL_REQUESTS
 from cosmoscore.monitor.metrics import STATUS_CODE as STATUS_DIMENSION
-from emulator.history import KEY_COUNT, KEY_RU, KEY_SIZE, QUERY_COUNT, TOTAL_REQUEST_UNITS, TOTAL_REQUESTS, History
-from emulator.monitor.kql_ast import semantic
-from emulator.monitor.kql_eval import WEIGHT, Shape
-from emulator.monitor.kql_expr import Column, Row
+from emulator.history.aggregates import KEY_COUNT, KEY_RU, KEY_SIZE, QUERY_COUNT, History
+from emulator.monitor.kql.ast import semantic
+from emulator.monitor.kql.evaluate import WEIGHT, Shape
+from emulator.monitor.kql.expr import Column, Row
 
 CATEGORIES = catalogue.CATEGORIES  # azure-monitor.md §6 diagnostic categories
 TABLE_CATEGORY = {t.name: t.category for t in catalogue.TABLES.values()}

@@ -18,8 +18,8 @@ from advisor.definition import (
 from advisor.designs import parse_design
 from advisor.lint import lint_query
 from advisor.measure import WorkloadQuery
-from emulator.engine import Context, Engine, ThroughputSpec
-from emulator.errors import CosmosError
+from emulator.engine.errors import CosmosError
+from emulator.engine.facade import Context, Engine, ThroughputSpec
 
 LATEST = WorkloadQuery(
     "latest-errors",

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from advisor.lint import CODES, QueryToLint, composite_index, lint_queries, lint_query
-from emulator.engine import Context, Engine, ThroughputSpec
-from emulator.errors import CosmosError
+from emulator.engine.errors import CosmosError
+from emulator.engine.facade import Context, Engine, ThroughputSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = ["/tenantId"]

@@ -12,7 +12,7 @@ import pandas as pd
 from analysis import fleet, throttling
 from store import read_table, store_location
 from tests.collectors.test_metrics import StandIn, collect, stand_in, token  # noqa: F401 (fixtures)
-from tests.emulator.test_history import _hot_workload
+from tests.emulator.history.test_history import _hot_workload
 
 
 def test_a_hot_partition_collected_from_azure_monitor_drives_the_risk(

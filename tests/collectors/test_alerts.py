@@ -17,7 +17,7 @@ from collectors.alerts import EXIT_ALERTS, after_collect
 from collectors.config import AlertSettings, Config, ConfigError, load_config, parse_config
 from collectors.registry import Options, collector, run_collector
 from cosmoscore.limits import Limits
-from emulator.engine import Context
+from emulator.engine.facade import Context
 from store import read_table, store_location
 from tests.collectors.test_config import GOOD, error_of, write
 from tests.collectors.test_replay import load_orders, run

@@ -14,8 +14,8 @@ from collectors.config import Config, parse_config
 from collectors.fleet import Lines, collect_fleet, compact_after_collect
 from collectors.registry import Options, collector
 from collectors.run import Run
-from emulator.engine import Context
-from emulator.server import RunningEmulator, open_engine, start_in_thread
+from emulator.engine.facade import Context
+from emulator.rest.server import RunningEmulator, open_engine, start_in_thread
 from store import read_table, store_location
 from tests.store.test_pending import execution
 

@@ -26,7 +26,7 @@ from collectors.logs import table_frame, window
 from collectors.registry import collector, run_collector
 from emulator.monitor.tls import Certificates, ensure_certificates
 from store import read_table, store_location
-from tests.emulator.test_monitor_metrics import FixedToken
+from tests.emulator.monitor.test_metrics import FixedToken
 
 WORKSPACE = "11111111-2222-3333-4444-555555555555"
 START = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)

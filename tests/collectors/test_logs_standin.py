@@ -17,14 +17,14 @@ import pytest
 
 from collectors.config import Config, parse_config
 from collectors.registry import collector, run_collector
-from emulator.engine import Engine
+from emulator.engine.facade import Engine
 from emulator.monitor.app import MonitorApp
 from emulator.monitor.tls import Certificates, ensure_certificates
-from emulator.server import RunningEmulator, start_in_thread
+from emulator.rest.server import RunningEmulator, start_in_thread
 from store import read_table, store_location
 from tests.conftest import ManualClock
-from tests.emulator.test_history import CTX, LIMITS, START, _hot_workload, _key_on, _reads, _setup
-from tests.emulator.test_monitor_metrics import RESOURCE
+from tests.emulator.history.test_history import CTX, LIMITS, START, _hot_workload, _key_on, _reads, _setup
+from tests.emulator.monitor.test_metrics import RESOURCE
 
 WORKSPACE = "11111111-2222-3333-4444-555555555555"
 QUERY = "SELECT * FROM c WHERE c.k = @k"

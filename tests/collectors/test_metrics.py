@@ -16,13 +16,13 @@ import pytest
 from collectors.config import Config, parse_config
 from collectors.registry import collector, run_collector
 from cosmoscore.monitor.metrics import NORMALIZED_RU, TOTAL_REQUEST_UNITS
-from emulator.engine import Engine
+from emulator.engine.facade import Engine
 from emulator.monitor.metrics import MetricsApp
 from emulator.monitor.tls import Certificates, ensure_certificates
-from emulator.server import RunningEmulator, start_in_thread
+from emulator.rest.server import RunningEmulator, start_in_thread
 from store import read_table, store_location
 from tests.conftest import ManualClock
-from tests.emulator.test_history import LIMITS, START, _by, _hot_workload, _key_on, _reads, _setup
+from tests.emulator.history.test_history import LIMITS, START, _by, _hot_workload, _key_on, _reads, _setup
 
 RESOURCE = "/subscriptions/0000/resourceGroups/rg/providers/Microsoft.DocumentDB/databaseAccounts/localhost"
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,15 +14,15 @@ from collectors.config import parse_config
 from collectors.config_monitor import DEFAULT_METRICS
 from collectors.metrics import grain_of
 from cosmoscore.monitor.metrics import CATALOGUE, NORMALIZED_RU, TOTAL_REQUEST_UNITS
-from emulator.engine import Engine
+from emulator.engine.facade import Engine
 from emulator.monitor.metrics import MetricsApp
 from emulator.monitor.tls import ensure_certificates
-from emulator.request import Request
-from emulator.server import start_in_thread
+from emulator.rest.request import Request
+from emulator.rest.server import start_in_thread
 from store import read_table, store_location
 from tests.collectors.test_metrics import StandIn, collect, config
 from tests.conftest import ManualClock
-from tests.emulator.test_history import LIMITS, START, _hot_workload, _setup
+from tests.emulator.history.test_history import LIMITS, START, _hot_workload, _setup
 
 THROTTLED = b'{"error": {"code": "TooManyRequests", "message": "The request was throttled."}}'
 

@@ -13,7 +13,7 @@ from azure.cosmos import CosmosClient, PartitionKey
 from collectors.config import Config, parse_config
 from collectors.replay import replay
 from cosmoscore.limits import Limits
-from emulator.engine import Context, Engine
+from emulator.engine.facade import Context, Engine
 from store import read_table, store_location
 from tests.conftest import ManualClock
 

@@ -13,7 +13,7 @@ from azure.cosmos import CosmosClient, PartitionKey
 
 from collectors.config import Account, parse_config
 from collectors.sample import SampleError, clean_document, page_size_for, sample_container
-from emulator.engine import Context
+from emulator.engine.facade import Context
 
 
 def account_for(url: str) -> Account:

@@ -25,7 +25,7 @@ from typing import Any
 
 from azure.cosmos import ContainerProxy, CosmosClient, PartitionKey, exceptions
 
-from emulator.server import RunningEmulator, open_engine, start_in_thread
+from emulator.rest.server import RunningEmulator, open_engine, start_in_thread
 from tests import rawhttp
 from tests.conformance.compare import normalize
 from tests.conformance.dataset import DATASETS

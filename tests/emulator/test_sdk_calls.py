@@ -1,4 +1,4 @@
-"""What the SDK's own calls expect (issue 14 §7), each through the unmodified azure-cosmos SDK."""
+"""What the SDK's own calls expect, each through the unmodified azure-cosmos SDK."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from azure.core import MatchConditions
 from azure.cosmos import CosmosClient, PartitionKey, exceptions
 
-from emulator.server import RunningEmulator, open_engine
+from emulator.rest.server import RunningEmulator, open_engine
 from tests.conftest import sdk_client
 
 

@@ -1,5 +1,4 @@
-"""The engine's service limits through the SDK and raw HTTP: a 400 in the service's words, never a 500
-(issue 14 §2, §5)."""
+"""The engine's service limits through the SDK and raw HTTP: a 400 in the service's words, never a 500."""
 
 from __future__ import annotations
 
@@ -8,7 +7,7 @@ import logging
 import pytest
 from azure.cosmos import CosmosClient, PartitionKey, ThroughputProperties, exceptions
 
-from emulator.server import RunningEmulator
+from emulator.rest.server import RunningEmulator
 from tests import rawhttp
 
 

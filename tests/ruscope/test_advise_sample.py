@@ -12,7 +12,7 @@ from pathlib import Path
 
 from azure.cosmos import CosmosClient, PartitionKey
 
-from emulator.engine import Context
+from emulator.engine.facade import Context
 from store import read_table, store_location
 from workloads.chat import generator as g
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from azure.cosmos import CosmosClient, PartitionKey
 
-from emulator.engine import Context
+from emulator.engine.facade import Context
 from store import StoreWarning, read_table, store_location
 from tests.conftest import wait_for_sdk_background_requests
 
@@ -47,7 +47,7 @@ def shop(emulator):
     db.create_container("orders", PartitionKey("/tenantId"), offer_throughput=12_000)
     emulator.engine.throttle.enabled = False
     for i in range(60):
-        emulator.engine.create_item(
+        emulator.engine.facade.create_item(
             Context(), "shop", "orders", {"id": f"o{i}", "tenantId": f"t{i % 6}"}, [f"t{i % 6}"]
         )
     wait_for_sdk_background_requests()  # the tests count the requests this emulator receives
@@ -255,7 +255,7 @@ def fleet_toml(path: Path, urls: dict[str, str], store: Path) -> Path:
 @pytest.fixture
 def fleet(shop, make_emulator, tmp_path: Path) -> tuple[Path, dict[str, str], Path]:
     """eu-1 is the `shop` emulator, eu-3 another with its own orders, eu-2 a stopped emulator's port."""
-    from emulator.server import open_engine, start_in_thread
+    from emulator.rest.server import open_engine, start_in_thread
 
     other = make_emulator()
     CosmosClient(other.url, credential=other.key).create_database("shop").create_container(

@@ -16,9 +16,9 @@ import pytest
 from azure.cosmos import CosmosClient, PartitionKey
 
 from analysis.queries.costs import logical_executions
-from emulator.auth import WELL_KNOWN_KEY
-from emulator.engine import Context, Engine
-from emulator.server import open_engine, start_in_thread
+from emulator.engine.facade import Context, Engine
+from emulator.rest.auth import WELL_KNOWN_KEY
+from emulator.rest.server import open_engine, start_in_thread
 from store import read_table, store_location
 from tests.conftest import ManualClock
 from tests.emulator.child import read_until
@@ -100,7 +100,7 @@ def shop(emulator):
     db.create_container("orders", PartitionKey("/tenantId"), offer_throughput=12_000)  # two partitions
     emulator.engine.throttle.enabled = False
     for i in range(60):
-        emulator.engine.create_item(
+        emulator.engine.facade.create_item(
             Context(), "shop", "orders", {"id": f"o{i}", "tenantId": f"t{i % 6}"}, [f"t{i % 6}"]
         )
     return emulator

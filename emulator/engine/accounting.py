@@ -1,0 +1,89 @@
+"""What the emulator records: one row per request, as the service would meter it.
+
+This is the emulator's own ground truth. The Azure Monitor stand-in, the demo history and the tests
+read it (in-process); the collectors never do, so they work the same against Azure.
+
+The log is bounded twice: by records and by (estimated) bytes, so clients sending long header values
+cannot make it hoard memory (measured: 0.4-0.9 KB a record, 1.7 GB at the record cap alone);
+its string fields are capped too. The oldest records go first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections import deque
+from dataclasses import dataclass
+
+RECORD_OVERHEAD_BYTES = 200  # measured with tracemalloc: ~237 B a record with a 36-char activity id
+MAX_FIELD_CHARS = 2048  # the longest legitimate field: a partition key of 2 KB (ru-cost-model.md P17)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRecord:
+    """One request as the service would meter it (slots: millions of these are kept in memory)."""
+
+    time: float  # engine clock, epoch seconds
+    database: str
+    container: str
+    operation: str  # e.g. "Create", "Read", "Query", "ReadFeed", "Upsert"
+    resource_type: str  # "docs", "colls", "dbs", "pkranges", "offers", "databaseaccount"
+    status: int
+    substatus: int
+    request_charge: float
+    pkrange_id: str
+    partition_key: str  # the logical key as JSON, "" when none
+    activity_id: str
+    correlated_activity_id: str
+    duration_ms: float
+    retry_after_ms: int = 0
+
+
+_STRING_FIELDS = tuple(f.name for f in dataclasses.fields(RequestRecord) if f.type == "str")
+
+
+def capped(record: RequestRecord, max_chars: int = MAX_FIELD_CHARS) -> RequestRecord:
+    """The record with every string field cut to `max_chars` (the same object when none is longer)."""
+    long = {n: getattr(record, n)[:max_chars] for n in _STRING_FIELDS if len(getattr(record, n)) > max_chars}
+    return dataclasses.replace(record, **long) if long else record
+
+
+def record_bytes(record: RequestRecord) -> int:
+    """An estimate of the memory one record holds (its object plus its strings' characters)."""
+    return RECORD_OVERHEAD_BYTES + sum(len(getattr(record, n)) for n in _STRING_FIELDS)
+
+
+class Accounting:
+    """A thread-safe log of request records, bounded by count and by estimated bytes."""
+
+    def __init__(
+        self, max_records: int = 2_000_000, max_bytes: int = 256 * 1024 * 1024, max_field_chars: int = MAX_FIELD_CHARS
+    ) -> None:
+        self._records: deque[RequestRecord] = deque()
+        self._lock = threading.Lock()
+        self.max_records, self.max_bytes, self.max_field_chars = max_records, max_bytes, max_field_chars
+        self._bytes = 0
+
+    def add(self, record: RequestRecord) -> None:
+        record = capped(record, self.max_field_chars)
+        size = record_bytes(record)
+        with self._lock:
+            self._records.append(record)
+            self._bytes += size
+            while self._records and (len(self._records) > self.max_records or self._bytes > self.max_bytes):
+                self._bytes -= record_bytes(self._records.popleft())
+
+    def records(self) -> list[RequestRecord]:
+        with self._lock:
+            return list(self._records)
+
+    @property
+    def held_bytes(self) -> int:
+        """The estimated bytes the kept records hold."""
+        with self._lock:
+            return self._bytes
+
+    def clear(self) -> None:
+        with self._lock:
+            self._records.clear()
+            self._bytes = 0

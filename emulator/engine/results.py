@@ -1,0 +1,161 @@
+"""What the engine's operations answer: domain values (documents, keys, RU, the pkrange that served),
+never REST bodies or headers; `emulator.rest.wire` shapes them for the protocol."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from cosmoscore.keys import Key
+
+
+@dataclass(frozen=True)
+class ThroughputSpec:
+    """Throughput asked for at creation: manual RU/s or an autoscale maximum."""
+
+    throughput: int
+    autoscale: bool = False
+
+
+@dataclass(frozen=True)
+class AccountInfo:
+    name: str
+    consistency: str  # the default consistency level
+
+
+@dataclass(frozen=True)
+class ResourceNames:
+    """The ids of the resources a chain of resource ids (a `_self` link's) names; None from the first rid
+    that names nothing (a deleted or recreated resource)."""
+
+    database: str | None = None
+    container: str | None = None
+    item: str | None = None
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A metadata operation's answer: the resource (or list of them) and its charge."""
+
+    status: int
+    value: Any  # a resource dict, a list of them, or None after a delete
+    request_charge: float = 0.0
+    owner_rid: str = ""  # the rid a listing belongs to (a database for its containers)
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    """A point operation's answer: the document (None after a delete or when unchanged) and where it ran."""
+
+    status: int  # 201 created, 200, 204 deleted, 304 not modified
+    doc: dict[str, Any] | None
+    request_charge: float
+    pkrange_id: str
+    lsn: int  # the range's log sequence number after the operation (session consistency)
+
+
+@dataclass(frozen=True)
+class FeedCursor:
+    """Where a read feed resumes: the EPK to start from and the last (EPK, id) already returned."""
+
+    start: str | None = None
+    after: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class FeedPage:
+    docs: list[dict[str, Any]]
+    request_charge: float
+    pkrange_id: str
+    lsn: int | None  # None when no range served the page
+    next: FeedCursor | None
+    container_rid: str
+
+
+@dataclass(frozen=True)
+class QueryCursor:
+    """Where a query resumes: the EPK its current target starts at and the rows of it already returned."""
+
+    start: str | None = None
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class PageMetrics:
+    retrieved_docs: int
+    retrieved_bytes: int
+    output_docs: int
+    output_bytes: int
+    execution_ms: float
+    index_hit_ratio: float
+
+
+@dataclass(frozen=True)
+class IndexUtilization:
+    indexed: tuple[tuple[str, ...], ...]
+    unindexed: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class QueryPage:
+    rows: list[Any]
+    request_charge: float
+    pkrange_id: str
+    lsn: int | None
+    next: QueryCursor | None
+    container_rid: str
+    metrics: PageMetrics | None = None
+    index_utilization: IndexUtilization | None = None
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """A whole query, fanned out and merged the way the SDK does it, with what its requests cost."""
+
+    rows: list[Any]
+    request_charge: float
+    ru_by_pkrange: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def pkranges(self) -> set[str]:
+        """The partition key ranges that served a page of the query."""
+        return set(self.ru_by_pkrange)
+
+
+@dataclass(frozen=True)
+class RangeStatistics:
+    """Storage of one physical partition and its largest logical partitions (for container statistics)."""
+
+    pkrange_id: str
+    size_bytes: int
+    documents: int
+    distinct_keys: int
+    top_keys: list[tuple[Key, int]]  # (key, bytes), largest first
+
+
+@dataclass(frozen=True)
+class StorageUsage:
+    """A container's stored bytes and documents against its quota."""
+
+    size_bytes: int
+    documents: int
+    quota_bytes: int
+
+
+@dataclass(frozen=True)
+class ContainerInfo:
+    props: dict[str, Any]
+    request_charge: float
+    statistics: list[RangeStatistics] | None = None
+    usage: StorageUsage | None = None
+
+
+@dataclass(frozen=True)
+class RangesResult:
+    """The routing map, whole or only the ranges born since a version; `changed` False: nothing new."""
+
+    ranges: list[Any]  # emulator.engine.model.PkRange
+    version: int
+    partitions: int  # how many ranges the container has now
+    container_rid: str
+    changed: bool = True

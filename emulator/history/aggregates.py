@@ -1,0 +1,399 @@
+"""Per-minute metric aggregates kept as requests are metered: what the Azure Monitor stand-in serves.
+
+Azure Monitor answers from pre-aggregated minutes, not from raw requests, and so does this: each
+request updates a few dict entries keyed by its second and minute (O(1)), and the 2M-record raw log in
+`accounting` is never scanned. Per UTC minute it keeps:
+- per (database, container, pkrange, operation, status): request count and RU sum (`TotalRequests`,
+  `TotalRequestUnits`, azure-monitor.md metric table);
+- per (database, container, pkrange): the highest per-second RU / budget ratio of the minute, the budget
+  being the partition's RU/s in force at that second (throughput changes and splits included), which
+  gives `NormalizedRUConsumption` = min(100, 100 x that ratio) (ru-cost-model.md P11);
+- per (database, container, pkrange): RU and request count by logical partition key, cut to the top N
+  (by RU) when the minute closes (`CDBPartitionKeyRUConsumption`'s view, azure-monitor.md §6.1);
+- per (database, container, pkrange): RU and request count by query text, top N (by RU) per minute
+  (`CDBQueryRuntimeStatistics`, §6.3);
+- per (database, container, pkrange): the size of the logical keys a write changed, top N (by size)
+  per minute (`CDBPartitionKeyStatistics`, §6.2; approximate like Azure's sampled statistics: a key a
+  write shrank outside that minute's top N keeps its earlier size);
+- storage and throughput change-points per container and physical partition (`changepoints`).
+
+Public query API (`History.series(db, coll, metric, since, until, grain_minutes)`; `History.containers()`):
+the catalogue's (`cosmoscore.monitor.metrics`, azure-monitor.md §5) NORMALIZED_RU, TOTAL_REQUEST_UNITS,
+TOTAL_REQUESTS; the stand-in's own KEY_RU ("PartitionKeyRUConsumption") and KEY_COUNT
+("PartitionKeyRequests"), dims (PartitionKeyRangeId, PartitionKey), summed per interval; KEY_SIZE
+("PartitionKeySize", bytes), dims (PartitionKeyRangeId, PartitionKey), forward-filled; QUERY_RU
+("QueryRequestUnits") and QUERY_COUNT ("QueryRequests"), dims (PartitionKeyRangeId, QueryText); the
+catalogue's storage metrics, forward-filled (the value at each interval's last minute, or now if earlier):
+DATA_USAGE ("DataUsage", bytes), INDEX_USAGE ("IndexUsage", always 0: the emulator does not model index
+storage, its quota headers report collectionSize = documentsSize), DOCUMENT_COUNT ("DocumentCount"), no dims;
+PARTITION_SIZE ("PhysicalPartitionSizeInfo", bytes) and PARTITION_THROUGHPUT
+("PhysicalPartitionThroughputInfo", RU/s budget), dim PartitionKeyRangeId (one physical partition per pkrange
+in the emulator); PROVISIONED ("ProvisionedThroughput", the container's or its database's offer) and
+AUTOSCALE_MAX ("AutoscaleMaxThroughput", only for an autoscale offer), no dims.
+
+Memory is bounded by the retention (93 days, Azure Monitor's) and a cap on minutes kept; within a
+minute, by the schema (containers x pkranges x operations x statuses) and the top-N key lists.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cosmoscore.monitor.logs import KEY_RU_CATEGORY, PARTITION_KEY, QUERY_TEXT
+from cosmoscore.monitor.metrics import (
+    AUTOSCALE_MAX,
+    DATA_USAGE,
+    DOCUMENT_COUNT,
+    GRAIN_MINUTES,
+    INDEX_USAGE,
+    NORMALIZED_RU,
+    OPERATION_TYPE,
+    PARTITION_KEY_RANGE_ID,
+    PARTITION_SIZE,
+    PARTITION_THROUGHPUT,
+    PROVISIONED,
+    RETENTION_DAYS,
+    STATUS_CODE,
+    TOTAL_REQUEST_UNITS,
+    TOTAL_REQUESTS,
+)
+from emulator.history import cells as cells_
+from emulator.history import on_disk
+from emulator.history.cells import Minute, OpKey, PartKey, Point
+from emulator.history.changepoints import Coll, Snapshots, top_sizes
+from emulator.history.snapshots import SnapshotRecorder
+
+__all__ = ["History", "HistoryConfig", "Point", "OpKey", "PartKey"]
+
+GRAINS_MINUTES = tuple(GRAIN_MINUTES.values())  # PT1M (emitted) and the coarser ones aggregated server-side
+
+# The stand-in's own series, beside the catalogue's metrics: what its Log Analytics rows are made from.
+KEY_RU = KEY_RU_CATEGORY  # azure-monitor.md §6.1: CDBPartitionKeyRUConsumption, RU per logical key
+KEY_COUNT = "PartitionKeyRequests"  # requests per logical key (count() over §6.1's rows)
+KEY_SIZE = "PartitionKeySize"  # azure-monitor.md §6.2: CDBPartitionKeyStatistics, bytes per logical key
+QUERY_RU = "QueryRequestUnits"  # azure-monitor.md §6.3: CDBQueryRuntimeStatistics, RU per query text
+QUERY_COUNT = "QueryRequests"  # query requests per query text
+STORAGE_METRICS = (
+    DATA_USAGE,
+    INDEX_USAGE,
+    DOCUMENT_COUNT,
+    PARTITION_SIZE,
+    PARTITION_THROUGHPUT,
+    PROVISIONED,
+    AUTOSCALE_MAX,
+)
+METRICS = (
+    NORMALIZED_RU,
+    TOTAL_REQUEST_UNITS,
+    TOTAL_REQUESTS,
+    KEY_RU,
+    KEY_COUNT,
+    KEY_SIZE,
+    QUERY_RU,
+    QUERY_COUNT,
+    *STORAGE_METRICS,
+)
+
+
+@dataclass(frozen=True)
+class HistoryConfig:
+    """How much history is kept. Defaults follow Azure Monitor; all are configurable."""
+
+    retention_days: float = RETENTION_DAYS  # azure-monitor.md: metrics kept 93 days
+    max_minutes: int = RETENTION_DAYS * 1440  # a minute per minute of the retention
+    top_keys: int = 10  # logical keys (and query texts) kept per (container, pkrange, minute)
+    # Distinct keys tracked in the open minute before the smallest are evicted (bounds a minute that
+    # touches millions of keys; past it the top-N becomes approximate). Not from Azure: a memory guard.
+    open_keys_cap: int = 10_000
+
+
+class History(SnapshotRecorder):
+    """Per-minute aggregates, recorded incrementally, queried with `series`; saved to `path` if given."""
+
+    def __init__(
+        self,
+        config: HistoryConfig | None = None,
+        path: str | Path | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self.config = config or HistoryConfig()
+        self.top_keys, self.open_keys_cap = self.config.top_keys, self.config.open_keys_cap
+        self.path = Path(path) if path is not None else None
+        self.clock = clock  # "now" for forward-filled series; the engine sets its own when None
+        self._minutes: dict[int, Minute] = {}
+        self._seconds: dict[PartKey, list[float]] = {}  # [second, RU spent in it so far]
+        self._now_minute = -1  # newest minute seen
+        self._storage = Snapshots()
+        self._key_base: dict[PartKey, dict[str, float]] = {}  # key sizes from minutes past the retention
+        self._seen: set[Coll] = set()  # containers of the sealed minutes
+        self._lock = threading.Lock()
+
+    # -- recording -----------------------------------------------------------------------------
+
+    def record(
+        self,
+        now: float,
+        database: str,
+        container: str,
+        pkrange_id: str,
+        operation: str,
+        status: int,
+        ru: float,
+        partition_key: str = "",
+        budget: float = 0.0,
+        query_text: str = "",
+    ) -> None:
+        """Add one metered request (`budget`: its partition's RU/s at that moment, 0 when none)."""
+        second = int(now // 1)
+        minute = second // 60
+        with self._lock:
+            cell = self._minutes.get(minute) if minute == self._now_minute else None
+            if cell is None:
+                cell = self._open(minute)
+                if cell is None:
+                    return  # past the retention or the cap: Azure would not have it either
+            op_key = (database, container, pkrange_id, operation, status)
+            op = cell.ops.get(op_key)
+            if op is None:
+                cell.ops[op_key] = [1, ru]
+            else:
+                op[0] += 1
+                op[1] += ru
+            if not pkrange_id:
+                return
+            part = (database, container, pkrange_id)
+            sec = self._seconds.get(part)
+            if sec is None or sec[0] != second:
+                sec = self._seconds[part] = [second, ru]
+            else:
+                sec[1] += ru
+            if budget > 0:
+                ratio = sec[1] / budget
+                peak = cell.peaks.get(part)
+                if peak is None:
+                    cell.peaks[part] = [ratio, sec[1], budget]
+                elif ratio > peak[0]:
+                    peak[0], peak[1], peak[2] = ratio, sec[1], budget
+            if partition_key:
+                self._add(cell, cell.keys, part, partition_key, ru)
+            if query_text:
+                self._add(cell, cell.queries, part, query_text, ru)
+
+    def _add(
+        self, cell: Minute, table: dict[PartKey, dict[str, list[float]]], part: PartKey, key: str, ru: float
+    ) -> None:
+        keys = table.get(part)
+        if keys is None:
+            keys = table[part] = {}
+        entry = keys.get(key)
+        if entry is not None:
+            entry[0] += ru
+            entry[1] += 1
+        elif not cell.sealed or len(keys) < self.config.top_keys:
+            keys[key] = [ru, 1]
+            if len(keys) > self.config.open_keys_cap:  # amortised: prunes once per cap/2 new keys
+                table[part] = cells_.top_ru(keys, self.config.open_keys_cap // 2)
+
+    def _open(self, minute: int) -> Minute | None:
+        """The cell of `minute`, opened (and the clock advanced) if need be; None when too old."""
+        if minute > self._now_minute:
+            self._advance(minute)
+        elif minute != self._now_minute and self._too_old(minute):
+            return None
+        cell = self._minutes.get(minute)
+        if cell is None:
+            cell = self._minutes[minute] = Minute(sealed=minute < self._now_minute)
+            if cell.sealed:  # a late minute (the clock went back): keep time order and the cap
+                self._minutes = dict(sorted(self._minutes.items()))
+                self._expire()
+        return cell
+
+    def _too_old(self, minute: int) -> bool:
+        if minute < self._oldest_kept(self._now_minute):
+            return True
+        full = len(self._minutes) >= self.config.max_minutes
+        return full and minute not in self._minutes and minute < next(iter(self._minutes))
+
+    def _oldest_kept(self, newest: int) -> int:
+        return newest - int(self.config.retention_days * 1440) + 1
+
+    def _advance(self, minute: int) -> None:
+        """A new minute began: close the earlier ones (top-N keys) and drop what retention excludes."""
+        cell = self._minutes.get(self._now_minute)  # the only open minute: late ones open sealed
+        if cell is not None and not cell.sealed:
+            cell.seal(self.config.top_keys)
+            self._seen |= cell.containers()
+        self._now_minute = minute
+        self._expire(room=0 if minute in self._minutes else 1)
+        start = minute * 60
+        self._seconds = {part: sec for part, sec in self._seconds.items() if sec[0] >= start}
+        self._storage.prune(self._oldest_kept(minute))
+
+    def _expire(self, room: int = 0) -> None:
+        """Drop minutes past the retention, then the oldest past the cap (leaving `room` for minutes
+        about to open); `_minutes` is in time order, so this pops from the front and costs only what
+        it drops. Key sizes of a dropped minute fold into the base (sizes are states, not events)."""
+        oldest = self._oldest_kept(self._now_minute)
+        while self._minutes:
+            first = next(iter(self._minutes))
+            if first >= oldest and len(self._minutes) + room <= self.config.max_minutes:
+                break
+            for part, sizes in self._minutes.pop(first).sizes.items():
+                base = self._key_base.setdefault(part, {})
+                base.update(sizes)
+                self._key_base[part] = top_sizes(base, self.config.top_keys)
+
+    # -- queries -------------------------------------------------------------------------------
+
+    def minutes(self) -> list[int]:
+        """The minutes kept (minute numbers: epoch seconds // 60), oldest first."""
+        with self._lock:
+            return sorted(self._minutes)
+
+    def containers(self) -> set[tuple[str, str]]:
+        """(database, container) of every container with any history, deleted ones included."""
+        with self._lock:
+            found = set(self._seen) | set(self._storage.parts) | set(self._storage.offers)
+            found |= {(d, c) for d, c, _ in self._key_base}
+            cell = self._minutes.get(self._now_minute)
+            if cell is not None:
+                found |= cell.containers()
+        return {(d, c) for d, c in found if d and c}
+
+    def series(
+        self,
+        database: str,
+        container: str,
+        metric: str,
+        since: float,
+        until: float,
+        grain_minutes: int = 1,
+        *,
+        split_pkrange: bool = False,
+        now: float | None = None,
+    ) -> list[Point]:
+        """Values of `metric` for one container over [since, until) (epoch seconds), by interval.
+
+        `split_pkrange` adds `PartitionKeyRangeId` to the totals' dimensions: Azure Monitor's metrics
+        do not have it, but the stand-in's `CDBDataPlaneRequests` rows (429s by pkrange) do.
+
+        Intervals start at multiples of the grain, as Azure aligns them; PT5M and coarser are
+        aggregated from PT1M as Azure does: the maximum for `NormalizedRUConsumption`, the sum for
+        the totals and for key and query RU and counts (whose top N is then taken again per interval
+        and pkrange). Storage metrics and KEY_SIZE are states, not events: each interval gets the
+        value in force at its last minute (or `now`, default the clock, if earlier), from the first
+        snapshot on.
+        """
+        if metric not in METRICS:
+            raise ValueError(f"unknown metric {metric!r}; known: {', '.join(METRICS)}")
+        if grain_minutes not in GRAINS_MINUTES:
+            raise ValueError(f"grain_minutes must be one of {GRAINS_MINUTES}")
+        if metric in STORAGE_METRICS or metric == KEY_SIZE:
+            if now is None:
+                now = self.clock() if self.clock is not None else (self._now_minute + 1) * 60 - 1
+            since = max(since, self._oldest_kept(int(now // 60)) * 60.0)  # nothing before the retention
+            picks = cells_.samples(since, until, grain_minutes, now)
+            with self._lock:
+                return self._states(database, container, metric, picks)
+        acc: dict[tuple[int, tuple[str, ...]], float] = {}
+        cells = self._cells(database, container, metric, since, until, grain_minutes, split_pkrange)
+        for interval, dims, value in cells:
+            slot = (interval, dims)
+            if metric == NORMALIZED_RU:
+                acc[slot] = max(acc.get(slot, 0.0), value)
+            else:
+                acc[slot] = acc.get(slot, 0.0) + value
+        names = _DIMENSIONS[metric]
+        if split_pkrange and metric in (TOTAL_REQUESTS, TOTAL_REQUEST_UNITS):
+            names = (*names, PARTITION_KEY_RANGE_ID)
+        points = [Point(float(i * 60), dict(zip(names, d, strict=True)), v) for (i, d), v in sorted(acc.items())]
+        return cells_.top_points(points, self.config.top_keys) if metric in _TOP_N else points
+
+    def _cells(
+        self, database: str, container: str, metric: str, since: float, until: float, grain: int, by_pk: bool
+    ) -> Iterator[tuple[int, tuple[str, ...], float]]:
+        first, last = int(since // 60), int(-(-until // 60))  # minutes overlapping [since, until)
+        with self._lock:
+            picked = [(m, c) for m, c in self._minutes.items() if first <= m < last]
+            for minute, cell in picked:
+                interval = minute - minute % grain
+                if metric == NORMALIZED_RU:
+                    for (db, coll, pk), peak in cell.peaks.items():
+                        if db == database and coll == container:
+                            yield interval, (pk,), min(100.0, 100.0 * peak[0])
+                elif metric in _TOP_N:
+                    table = cell.keys if metric in (KEY_RU, KEY_COUNT) else cell.queries
+                    index = 0 if metric in (KEY_RU, QUERY_RU) else 1
+                    for (db, coll, pk), keys in table.items():
+                        if db == database and coll == container:
+                            for key, values in cells_.top_ru(keys, self.config.top_keys).items():
+                                yield interval, (pk, key), values[index]
+                else:
+                    index = 0 if metric == TOTAL_REQUESTS else 1
+                    for (db, coll, pk, op, status), values in cell.ops.items():
+                        if db == database and coll == container:
+                            yield interval, (op, str(status), pk) if by_pk else (op, str(status)), values[index]
+
+    # -- persistence ---------------------------------------------------------------------------
+
+    def save(self) -> None:
+        """Write the history to `path` (atomically); nothing to do without one."""
+        if self.path is None:
+            return
+        with self._lock:
+            lines = [
+                on_disk.minute_line(m, c.ops, c.peaks, c.keys, c.queries, c.sizes) for m, c in self._minutes.items()
+            ]
+            lines += self._storage.to_lines()
+            lines += [{"keybase": [*part, list(sizes.items())]} for part, sizes in self._key_base.items()]
+        on_disk.write_lines(self.path, lines)
+
+    @classmethod
+    def open(cls, path: str | Path, config: HistoryConfig | None = None) -> History:
+        """The history saved at `path` (empty if none), saving back there."""
+        history = cls(config, path)
+        history.load(on_disk.read_lines(Path(path)))
+        return history
+
+    def load(self, lines: Iterable[dict[str, Any]]) -> None:
+        """Add saved minutes (closed) and series. Retention applies from the newest minute."""
+        with self._lock:
+            for line in lines:
+                if self._storage.load_line(line):
+                    continue
+                if "keybase" in line:
+                    d, c, p, sizes = line["keybase"]
+                    self._key_base[(d, c, p)] = dict(sizes)
+                    continue
+                minute, cell = int(line["m"]), Minute(sealed=True)
+                cell.ops, cell.peaks, cell.keys, cell.queries, cell.sizes = on_disk.parse_minute(line)
+                self._minutes[minute] = cell
+                self._seen |= cell.containers()
+                self._now_minute = max(self._now_minute, minute)
+            self._minutes = dict(sorted(self._minutes.items()))
+            self._expire()
+            self._storage.prune(self._oldest_kept(self._now_minute))
+
+
+_DIMENSIONS: dict[str, tuple[str, ...]] = {
+    NORMALIZED_RU: (PARTITION_KEY_RANGE_ID,),
+    TOTAL_REQUEST_UNITS: (OPERATION_TYPE, STATUS_CODE),
+    TOTAL_REQUESTS: (OPERATION_TYPE, STATUS_CODE),
+    KEY_RU: (PARTITION_KEY_RANGE_ID, PARTITION_KEY),
+    KEY_COUNT: (PARTITION_KEY_RANGE_ID, PARTITION_KEY),
+    KEY_SIZE: (PARTITION_KEY_RANGE_ID, PARTITION_KEY),
+    QUERY_RU: (PARTITION_KEY_RANGE_ID, QUERY_TEXT),
+    QUERY_COUNT: (PARTITION_KEY_RANGE_ID, QUERY_TEXT),
+    DATA_USAGE: (),
+    INDEX_USAGE: (),
+    DOCUMENT_COUNT: (),
+    PARTITION_SIZE: (PARTITION_KEY_RANGE_ID,),
+    PARTITION_THROUGHPUT: (PARTITION_KEY_RANGE_ID,),
+    PROVISIONED: (),
+    AUTOSCALE_MAX: (),
+}
+_TOP_N = (KEY_RU, KEY_COUNT, QUERY_RU, QUERY_COUNT)

@@ -1,0 +1,104 @@
+"""The on-disk form of the metrics history: gzip-compressed JSON lines, written atomically.
+
+One header line, then one line per minute (`minute_line`), then the storage series (`{"part": ...}`,
+`{"offer": ...}`, `emulator.history.changepoints`) and the key sizes older than the kept minutes
+(`{"keybase": ...}`). Files written before those existed (minutes with no query or size fields, key
+entries without a count) still load. Lines keep the file streamable (a 93-day history is read
+and written one minute at a time) and gzip keeps it compact: the rows repeat database, container and
+operation names that compress well. The write goes to a temporary file that is fsynced, renamed over
+the old one and the directory fsynced, so a crash leaves either the old history or the new, never half.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import os
+import zlib
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from emulator.durability import datadir
+from emulator.durability.lines import Damaged
+
+FORMAT = "ruscope-history"
+VERSION = 1
+
+
+def minute_line(
+    minute: int,
+    ops: dict[Any, list[float]],
+    peaks: dict[Any, list[float]],
+    keys: dict[Any, dict[str, list[float]]],
+    queries: dict[Any, dict[str, list[float]]],
+    sizes: dict[Any, dict[str, float]],
+) -> dict[str, Any]:
+    """One minute's aggregates (already cut to their top N) as a JSON-able line."""
+    return {
+        "m": minute,
+        "ops": [[*k, int(v[0]), v[1]] for k, v in ops.items()],
+        "peaks": [[*k, *v] for k, v in peaks.items()],
+        "keys": [[*k, [[name, v[0], int(v[1])] for name, v in entries.items()]] for k, entries in keys.items()],
+        "queries": [[*k, [[text, v[0], int(v[1])] for text, v in entries.items()]] for k, entries in queries.items()],
+        "sizes": [[*k, list(entries.items())] for k, entries in sizes.items()],
+    }
+
+
+def parse_minute(line: dict[str, Any]) -> tuple[Any, Any, Any, Any, Any]:
+    """(ops, peaks, keys, queries, sizes) of a minute line; a key saved without a count has count 0."""
+    ops = {(d, c, p, o, int(s)): [n, ru] for d, c, p, o, s, n, ru in line["ops"]}
+    peaks = {(d, c, p): [r, ru, b] for d, c, p, r, ru, b in line["peaks"]}
+    keys = {(d, c, p): {e[0]: [e[1], e[2] if len(e) > 2 else 0] for e in entries} for d, c, p, entries in line["keys"]}
+    queries = {(d, c, p): {t: [ru, n] for t, ru, n in entries} for d, c, p, entries in line.get("queries", [])}
+    sizes = {(d, c, p): dict(entries) for d, c, p, entries in line.get("sizes", [])}
+    return ops, peaks, keys, queries, sizes
+
+
+def write_lines(path: Path, lines: Iterable[dict[str, Any]]) -> None:
+    """Replace `path` with a header line and `lines`, atomically (0600); a failure is `SaveFailed`."""
+    datadir.make_dir(path.parent)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        _write_gzip(tmp, lines)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        kept = "the history saved before is kept" if path.exists() else ""
+        raise datadir.SaveFailed(path, exc, kept) from exc
+    os.replace(tmp, path)
+    datadir.fsync_dir(path.parent)
+
+
+def _write_gzip(path: Path, lines: Iterable[dict[str, Any]]) -> None:
+    fd = datadir.open_private(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        with open(fd, "wb", closefd=False) as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+            gz.write(json.dumps({"format": FORMAT, "version": VERSION}).encode() + b"\n")
+            for line in lines:
+                gz.write(json.dumps(line, separators=(",", ":")).encode() + b"\n")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_lines(path: Path) -> Iterator[dict[str, Any]]:
+    """The lines after the header; nothing when the file does not exist. A foreign or damaged file is
+    `Damaged`, naming the file and the line (a gzip cut short or changed fails its CRC check)."""
+    if not path.exists():
+        return
+    number = 1
+    try:
+        with gzip.open(path, "rb") as gz:
+            header = json.loads(gz.readline() or b"{}")
+            if not isinstance(header, dict) or header.get("format") != FORMAT or header.get("version") != VERSION:
+                raise Damaged(path, 1, f"not a {FORMAT} v{VERSION} file")
+            for raw in gz:
+                number += 1
+                if raw.strip():
+                    yield json.loads(raw)
+    except (gzip.BadGzipFile, EOFError, zlib.error, ValueError) as exc:
+        if isinstance(exc, Damaged):
+            raise
+        raise Damaged(path, number, f"the metrics history cannot be read ({exc})") from exc

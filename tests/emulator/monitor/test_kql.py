@@ -1,0 +1,261 @@
+"""The KQL subset of the Log Analytics stand-in: each operator evaluated on the engine's per-minute
+history (checked against the raw records), and each refusal in the service's 400 shape."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import pytest
+
+from emulator.engine.facade import Engine
+from emulator.monitor.kql.parser import BinOp, Call, Col, InList, Lit, Star, parse
+from emulator.monitor.kql.scan import scan_of
+from emulator.monitor.logs import LogsApp, parse_timespan
+from emulator.monitor.query import MonitorRequest
+from tests.conftest import ManualClock
+from tests.emulator.history.test_history import LIMITS, START, _hot_workload, _setup
+
+T0 = dt.datetime.fromtimestamp(START, dt.UTC)
+
+
+@pytest.fixture(scope="module")
+def app() -> Iterator[tuple[LogsApp, Engine, str]]:
+    clock = ManualClock(START)
+    engine = Engine(limits=LIMITS, clock=clock)
+    _setup(engine)
+    hot, _, _ = _hot_workload(engine, clock, minutes=2)
+    yield LogsApp(engine), engine, hot
+
+
+def _ask(app: LogsApp, kql: str, timespan: str | None = None, path: str = "/v1/workspaces/w/query") -> tuple[int, Any]:
+    body = orjson.dumps({"query": kql, "timespan": timespan})
+    request = MonitorRequest("POST", path, {b"authorization": b"Bearer t"}, body, "https")
+    status, _, raw = app.handle(request)
+    return status, orjson.loads(raw)
+
+
+def _result(app: tuple[LogsApp, Engine, str], kql: str, timespan: str | None = None) -> list[dict[str, Any]]:
+    status, body = _ask(app[0], kql, timespan)
+    assert status == 200, body
+    (table,) = body["tables"]
+    names = [c["name"] for c in table["columns"]]
+    return [dict(zip(names, row, strict=True)) for row in table["rows"]]
+
+
+def _types(app: tuple[LogsApp, Engine, str], kql: str) -> list[tuple[str, str]]:
+    status, body = _ask(app[0], kql)
+    assert status == 200, body
+    return [(c["name"], c["type"]) for c in body["tables"][0]["columns"]]
+
+
+def _records(engine: Engine) -> list[Any]:
+    return [r for r in engine.accounting.records() if r.container == "c"]
+
+
+def test_parse_builds_the_ast() -> None:
+    query = parse("T | where a in ('x', 'y') and b >= ago(1h) | summarize arg_max(TimeGenerated, *) by a | take 3")
+    where, summarize, take = query.operators
+    assert query.table == "T"
+    assert where.expr == BinOp(
+        "and",
+        InList(Col("a"), (Lit("x", "string"), Lit("y", "string")), negated=False),
+        BinOp(">=", Col("b"), Call("ago", (Lit(dt.timedelta(hours=1), "timespan"),))),
+    )
+    assert summarize.items == ((None, Call("arg_max", (Col("TimeGenerated"), Star()))),)
+    assert summarize.by == ((None, Col("a")),)
+    assert take.expr == Lit(3, "long")
+    assert parse('T | where t > datetime("02/12/2021, 11:20:00.000 PM")').operators[0].expr == BinOp(
+        ">", Col("t"), Lit(dt.datetime(2021, 2, 12, 23, 20, tzinfo=dt.UTC), "datetime")
+    )
+
+
+def test_where_summarize_by_bin_and_order(app: tuple[LogsApp, Engine, str]) -> None:
+    rows = _result(
+        app,
+        "CDBDataPlaneRequests | where OperationName in ('Read') and StatusCode != 201"
+        " | summarize n = count(), ru = sum(todouble(RequestCharge)) by StatusCode, bin(TimeGenerated, 1m)"
+        " | order by TimeGenerated asc, StatusCode asc",
+    )
+    expected: dict[tuple[int, str], list[float]] = defaultdict(lambda: [0, 0.0])
+    for r in _records(app[1]):
+        if r.operation == "Read":
+            minute = dt.datetime.fromtimestamp(r.time // 60 * 60, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            expected[(r.status, minute)][0] += 1
+            expected[(r.status, minute)][1] += r.request_charge
+    assert [(r["StatusCode"], r["TimeGenerated"]) for r in rows] == sorted(expected, key=lambda k: (k[1], k[0]))
+    for r in rows:
+        n, ru = expected[(r["StatusCode"], r["TimeGenerated"])]
+        assert r["n"] == n and r["ru"] == pytest.approx(ru)
+
+
+def test_top_project_extend_take_and_count(app: tuple[LogsApp, Engine, str]) -> None:
+    _, engine, hot = app
+    rows = _result(
+        app,
+        "CDBPartitionKeyRUConsumption | summarize RU = sum(RequestCharge) by PartitionKeyRangeId"
+        " | extend Share = round(100.0 * RU / 1000, 1), Pk = toint(PartitionKeyRangeId)"
+        " | top 2 by RU desc | project Pk, RU, Label = tostring(Pk) | take 1",
+    )
+    per_range: Counter[str] = Counter()
+    for r in _records(engine):
+        if r.partition_key:
+            per_range[r.pkrange_id] += r.request_charge  # type: ignore[assignment]
+    assert rows == [{"Pk": int(hot), "RU": pytest.approx(per_range[hot]), "Label": hot}]
+    assert _result(app, "CDBPartitionKeyRUConsumption | count") == [
+        {"Count": sum(1 for r in _records(engine) if r.partition_key)}
+    ]
+
+
+def test_result_types(app: tuple[LogsApp, Engine, str]) -> None:
+    assert _types(
+        app,
+        "CDBDataPlaneRequests | summarize c = count(), s = sum(RequestCharge), m = max(StatusCode),"
+        " d = dcount(OperationName), a = avg(RequestCharge), t = min(TimeGenerated) by OperationName,"
+        " l = tolong(StatusCode)",
+    ) == [
+        ("OperationName", "string"),
+        ("l", "long"),
+        ("c", "long"),
+        ("s", "real"),
+        ("m", "int"),
+        ("d", "long"),
+        ("a", "real"),
+        ("t", "datetime"),
+    ]
+
+
+def test_avg_is_ru_over_requests_and_time_filters(app: tuple[LogsApp, Engine, str]) -> None:
+    _, engine, _ = app
+    start = T0 + dt.timedelta(minutes=1)
+    kql = (
+        "CDBDataPlaneRequests | where TimeGenerated >= datetime(" + start.isoformat() + ")"
+        " | summarize a = avg(RequestCharge), n = count()"
+    )
+    (row,) = _result(app, kql)
+    picked = [r for r in _records(engine) if r.time >= start.timestamp()]
+    assert row["n"] == len(picked)
+    assert row["a"] == pytest.approx(sum(r.request_charge for r in picked) / len(picked))
+    # the body's timespan applies in addition: the first minute only
+    (row,) = _result(app, "CDBDataPlaneRequests | summarize n = count()", f"{T0.isoformat()}/PT1M")
+    assert row["n"] == sum(1 for r in _records(engine) if r.time < START + 60)
+
+
+def test_snapshots_table_is_not_weighted(app: tuple[LogsApp, Engine, str]) -> None:
+    rows = _result(app, "CDBPartitionKeyStatistics | where SizeKb >= 0 | project PartitionKey, SizeKb | take 2")
+    assert len(rows) == 2 and all(r["PartitionKey"].startswith('["') for r in rows)
+    legacy = _result(
+        app,
+        "AzureDiagnostics | where Category == 'PartitionKeyStatistics' | project partitionKey_s, sizeKb_d | take 1",
+    )
+    assert isinstance(legacy[0]["sizeKb_d"], float)
+
+
+def test_leading_where_is_pushed_down() -> None:
+    query = parse(
+        "AzureDiagnostics | where TimeGenerated > ago(1h) and databaseName_s == 'd' and collectionName_s in ('a', 'b')"
+        " and Category == 'DataPlaneRequests' | where TimeGenerated <= datetime(2027-01-01) | summarize count()"
+    )
+    now = dt.datetime(2027, 1, 1, 12, tzinfo=dt.UTC)
+    scan = scan_of(query, 0.0, 1e11, now)
+    assert scan.since == (now - dt.timedelta(hours=1)).timestamp()
+    assert scan.until == dt.datetime(2027, 1, 1, tzinfo=dt.UTC).timestamp() + 1
+    assert (scan.databases, scan.containers) == (frozenset({"d"}), frozenset({"a", "b"}))
+    assert scan.categories == frozenset({"DataPlaneRequests"})
+
+
+def test_timespans() -> None:
+    assert parse_timespan("PT86400.0S", 100_000.0) == (13_600.0, 100_000.0)
+    assert parse_timespan("2024-01-01T00:00:00.000Z/PT3600.0S", 0) == (1704067200.0, 1704070800.0)
+    assert parse_timespan("2024-01-01T00:00:00Z/2024-01-02T00:00:00Z", 0)[1] == 1704153600.0
+
+
+REFUSALS = [
+    ("Nope | count", "SemanticError", "SEM0100", "Failed to resolve table or column expression named 'Nope'"),
+    (
+        "CDBDataPlaneRequests | where ActivityId == 'x' | count",
+        "SemanticError",
+        "SEM0100",
+        "'where' operator: Failed to resolve scalar expression named 'ActivityId'",
+    ),
+    ("cdbdataplanerequests | count", "SemanticError", "SEM0100", "Failed to resolve table"),
+    ("CDBDataPlaneRequests | where (", "SyntaxError", "SYN0002", "Query could not be parsed"),
+    ("CDBDataPlaneRequests | where StatusCode == '429' | count", "SemanticError", "SEM0025", "Cannot compare"),
+    ("CDBDataPlaneRequests | join (CDBQueryRuntimeStatistics) on ActivityId", "SemanticError", "", "'join'"),
+    ("let x = 1; CDBDataPlaneRequests", "SemanticError", "", "'let'"),
+    ("CDBDataPlaneRequests | where OperationName contains 'R' | count", "SemanticError", "", "'contains'"),
+    ("CDBPartitionKeyRUConsumption | extend k = parse_json(PartitionKey) | count", "SemanticError", "", "parse_json"),
+    ("CDBDataPlaneRequests | summarize percentile(StatusCode, 95)", "SemanticError", "", "bare aggregate"),
+    ("CDBDataPlaneRequests | where RequestCharge > 5 | count", "SemanticError", "", "per-minute aggregates"),
+    ("CDBDataPlaneRequests | summarize max(RequestCharge)", "SemanticError", "", "per-minute aggregates"),
+    ("CDBDataPlaneRequests | summarize sum(tolong(RequestCharge))", "SemanticError", "", "per-minute aggregates"),
+    ("CDBDataPlaneRequests | summarize count() by bin(TimeGenerated, 30s)", "SemanticError", "", "whole minutes"),
+    ("CDBDataPlaneRequests | take 5", "SemanticError", "", "'take' before a summarize"),
+    ("CDBDataPlaneRequests | order by TimeGenerated | summarize count()", "SemanticError", "", "'order'"),
+    ("CDBDataPlaneRequests | project OperationName", "SemanticError", "", "returning a log table's rows"),
+    ("AzureDiagnostics | summarize max(todouble(requestCharge_s))", "SemanticError", "", "per-minute aggregates"),
+    ("CDBDataPlaneRequests | where count() > 1", "SemanticError", "SEM0222", "only be used in the 'summarize'"),
+]
+
+
+@pytest.mark.parametrize(("kql", "kind", "code", "message"), REFUSALS)
+def test_refusals_in_the_services_shape(
+    app: tuple[LogsApp, Engine, str], kql: str, kind: str, code: str, message: str
+) -> None:
+    status, body = _ask(app[0], kql)
+    assert status == 400
+    error = body["error"]
+    assert (error["code"], error["message"]) == ("BadArgumentError", "The request had some invalid properties")
+    assert error["innererror"]["code"] == kind
+    inner = error["innererror"]["innererror"]
+    assert inner["code"] == (code or "NotSupportedByStandIn")
+    assert message in inner["message"]
+
+
+def test_http_errors(app: tuple[LogsApp, Engine, str]) -> None:
+    request = MonitorRequest("POST", "/v1/workspaces/w/query", {}, b"{}", "https")
+    assert app[0].handle(request)[0] == 401
+    assert _ask(app[0], "CDBDataPlaneRequests | count", path="/v1/nowhere")[0] == 404
+    status, body = _ask(app[0], "CDBDataPlaneRequests | count", timespan="yesterday")
+    assert status == 400 and "timespan" in body["error"]["message"]
+
+
+def test_string_and_time_functions(app: tuple[LogsApp, Engine, str]) -> None:
+    _, engine, hot = app
+    records = _records(engine)
+    rows = _result(
+        app,
+        "CDBDataPlaneRequests | where OperationName =~ 'READ' and PartitionId !in ('nope') and TimeGenerated < now()"
+        " and isnotempty(PartitionId) | summarize n = count(), ranges = dcount(PartitionId),"
+        " throttled = countif(StatusCode == 429) | extend hot = iff(throttled > 0, 'yes', 'no')",
+    )
+    reads = [r for r in records if r.operation == "Read"]
+    assert rows == [
+        {
+            "n": len(reads),
+            "ranges": len({r.pkrange_id for r in reads}),
+            "throttled": sum(1 for r in reads if r.status == 429),
+            "hot": "yes",
+        }
+    ]
+    (day,) = _result(app, "CDBDataPlaneRequests | summarize count() by bin(TimeGenerated, 1d)")
+    assert day["TimeGenerated"] == T0.strftime("%Y-%m-%dT00:00:00Z") and day["count_"] == len(records)
+
+
+def test_repeated_names_get_a_suffix(app: tuple[LogsApp, Engine, str]) -> None:
+    assert [name for name, _ in _types(app, "CDBDataPlaneRequests | summarize count(), count() by OperationName")] == [
+        "OperationName",
+        "count_",
+        "count_1",
+    ]
+
+
+def test_a_leading_where_on_either_legacy_spelling_pins_the_database() -> None:
+    """QueryRuntimeStatistics spells it databasename_s, the other categories databaseName_s (§6.5)."""
+    now = dt.datetime(2027, 1, 1, tzinfo=dt.UTC)
+    for column in ("databasename_s", "databaseName_s"):
+        scan = scan_of(parse(f"AzureDiagnostics | where {column} == 'd' | summarize count()"), 0.0, 1e11, now)
+        assert scan.databases == frozenset({"d"})
