@@ -178,7 +178,7 @@ def test_without_candidates_the_proposals_are_compared_and_with_neither_it_says_
 
 def test_no_advisor_section_says_what_is_missing(tmp_path: Path) -> None:
     path = tmp_path / "ruscope.toml"
-    path.write_text('[cosmos]\nendpoint = "http://127.0.0.1:8081/"\n')
+    path.write_text('[cosmos]\nendpoint = "http://127.0.0.1:8081/"\ndatabase = "chat"\n')  # valid, but no [advisor]
     with pytest.raises(AdviseError, match=r"no \[advisor\] section"):
         advise_from_config(path, tmp_path / "x.jsonl")
 
