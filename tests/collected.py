@@ -30,7 +30,7 @@ from typing import Any
 from azure.cosmos import CosmosClient, PartitionKey
 
 from collectors.alerts import EXIT_ALERTS, after_collect
-from collectors.config import Config, parse_config
+from collectors.config import AdvisorSettings, Config, parse_config
 from cosmoscore.limits import Limits
 from emulator import errors
 from emulator.clock import SimulatedClock
@@ -38,9 +38,8 @@ from emulator.engine import Context, Engine
 from emulator.monitor.app import MonitorApp
 from emulator.monitor.tls import ensure_certificates
 from emulator.server import WELL_KNOWN_KEY, start_in_thread
-from ruscope.advise import AdvisorSettings
-from ruscope.advise_live import advise_live
-from ruscope.demo_collect import collect  # the demo's: one collector run, failing loudly
+from ruscope.advise import advise_live
+from ruscope.demo.collect import collect  # the demo's: one collector run, failing loudly
 
 RESOURCE = "/subscriptions/0000/resourceGroups/rg/providers/Microsoft.DocumentDB/databaseAccounts/localhost"
 WORKSPACE = "11111111-2222-3333-4444-555555555555"

@@ -172,16 +172,15 @@ def evaluate_alerts(config: Config, store: Path, at: float) -> list[str]:
 def advise_demo(config: Config, store: Path, sample_path: Path, at: float) -> str:
     """The config's `[advisor]` on its live container, as `ruscope advise --from-account` does: one line
     naming the advice (an advisor failure is a DemoError, as a collector's is)."""
-    from ruscope.advise import AdviseError, AdvisorSettings
-    from ruscope.advise_live import advise_live
+    from advisor.pipeline import AdviseError
+    from ruscope.advise import advise_live
 
     if config.advisor is None:
         return "advise: no [advisor] section in the config"
     when = dt.datetime.fromtimestamp(at, dt.UTC)
     try:
-        settings = AdvisorSettings.model_validate(config.advisor)
         advice, run_id = advise_live(
-            config, settings, store=store, sample_path=sample_path, now=when, credential=WELL_KNOWN_KEY
+            config, config.advisor, store=store, sample_path=sample_path, now=when, credential=WELL_KNOWN_KEY
         )
     except (AdviseError, ValueError, SampleError) as exc:
         raise DemoError(f"`ruscope advise` failed on the demo account: {exc}") from None
