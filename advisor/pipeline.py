@@ -5,13 +5,16 @@ ranked, the winner's container definition, the lint of the workload's queries on
 their config spelling), so the advisor knows nothing of the config file: the `ruscope advise` command
 reads `[advisor]` (`collectors.config_advisor`) and hands its values here. `advice_text` prints the advice
 and `Advice.frame` holds it as rows (`section` design, query, definition, migration, lint: one CSV table);
-`advisor.tables` turns it into the store's `advice_*` rows.
+`advisor.tables` turns it into the store's `advice_*` rows. `read_sample` reads the documents of a JSONL
+file (one JSON object a line, as `collectors.sample` writes them).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -47,6 +50,26 @@ class Advice:
     definition: ContainerDefinition | None = None  # the winner's container to create
     migration: list[str] = field(default_factory=list)
     lint: list[Finding] = field(default_factory=list)  # the workload's queries on the winner's definition
+
+
+def read_sample(path: Path) -> list[dict[str, Any]]:
+    """Documents from a JSONL file (blank lines skipped); a line that is not a JSON object is an error."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AdviseError(f"{path}: cannot read the sample ({exc})") from None
+    docs = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            doc = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise AdviseError(f"{path}:{number}: not JSON ({exc.msg})") from None
+        if not isinstance(doc, Mapping):
+            raise AdviseError(f"{path}:{number}: a document is a JSON object, not {type(doc).__name__}")
+        docs.append(dict(doc))
+    return docs
 
 
 def advise_documents(

@@ -20,9 +20,7 @@ and the tests' stores do the same in one call (`advise_live`).
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -31,7 +29,7 @@ import pandas as pd
 import typer
 
 from advisor.measure import Workload, WorkloadQuery
-from advisor.pipeline import Advice, AdviseError, advice_text, advise_documents
+from advisor.pipeline import Advice, AdviseError, advice_text, advise_documents, read_sample
 from advisor.tables import advice_frames
 from analysis.report import to_csv_bytes
 from collectors.config import Account, AdvisorSettings, Config, ConfigError, load_config
@@ -94,26 +92,6 @@ def advise_on(config: Config, settings: AdvisorSettings, docs: list[dict[str, An
         proposals=settings.propose,
         new_container=settings.new_container,
     )
-
-
-def read_sample(path: Path) -> list[dict[str, Any]]:
-    """Documents from a JSONL file (blank lines skipped); a line that is not a JSON object is an error."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AdviseError(f"{path}: cannot read the sample ({exc})") from None
-    docs = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            doc = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise AdviseError(f"{path}:{number}: not JSON ({exc.msg})") from None
-        if not isinstance(doc, Mapping):
-            raise AdviseError(f"{path}:{number}: a document is a JSON object, not {type(doc).__name__}")
-        docs.append(dict(doc))
-    return docs
 
 
 def advise_from_config(config_path: Path, sample: Path | None = None) -> Advice:
