@@ -37,7 +37,8 @@ CandidateKey = str | Sequence[str]  # a path, a template "{tenantId}-{createdAt:
 
 
 class AdviseError(Exception):
-    """A candidate, a sample or a query the advisor cannot measure: one message for the user."""
+    """A candidate, a sample or a query the advisor cannot measure: one message for the user (`ruscope advise`
+    raises it for an unusable config or sample too: exit 2)."""
 
 
 @dataclass(frozen=True)
