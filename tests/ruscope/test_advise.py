@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from advisor.verdict import WRITES
+from collectors.config import ConfigError, load_config
 from collectors.store import read_table
 from ruscope.advise import AdviseError, advice_text, advise_from_config
 from workloads.chat import generator as g
@@ -151,8 +152,11 @@ def test_the_sample_option_overrides_the_config(tmp_path: Path) -> None:
     ],
 )
 def test_a_bad_advisor_section_is_located(tmp_path: Path, extra: str, message: str) -> None:
+    path = _write(tmp_path, extra)
     with pytest.raises(AdviseError, match=message):
-        advise_from_config(_write(tmp_path, extra))
+        advise_from_config(path)
+    with pytest.raises(ConfigError, match=message):  # validated with the config: every command says it
+        load_config(path)
 
 
 def test_a_bad_sample_line_and_an_unknown_property_are_clear(tmp_path: Path) -> None:
@@ -185,8 +189,6 @@ def test_no_advisor_section_says_what_is_missing(tmp_path: Path) -> None:
 
 def test_ruscope_advise_in_a_real_process_prints_the_ranking_and_writes_the_csv(tmp_path: Path) -> None:
     import subprocess
-
-    from collectors.config import load_config
 
     config = _write(tmp_path)
     assert load_config(config).advisor is not None  # the other commands still load a config with [advisor]
