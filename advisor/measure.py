@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -358,13 +358,13 @@ def project_growth(
     """The largest logical partition projected (bytes x scale) and the days until one reaches the 20 GB
     limit (P1, docs/reference/ru-cost-model.md) when the container grows `growth_gb_per_day`, shared by
     the keys as their recent writes are; a key stops growing after `life` days (a month's bucket, a session)."""
-    size: Counter[str] = Counter()
+    size: dict[str, float] = defaultdict(float)
     growth: dict[str, float] = defaultdict(float)
     for doc, key, weight, now in zip(docs, keys, weights, recent, strict=True):
         label = key_json(key)
         size[label] += len(json.dumps(doc, default=str).encode()) * workload.scale
         growth[label] += weight if now else 0.0
-    largest = max(size.values(), default=0)
+    largest = max(size.values(), default=0.0)
     whole = sum(growth.values())
     if workload.growth_gb_per_day <= 0 or whole <= 0:
         return largest, None

@@ -27,7 +27,6 @@ from cosmoscore.sql import parse_query, partition_key_filter
 from cosmoscore.sql.checks import is_aggregate
 
 CARDINALITY, WRITES, STORAGE, ALIGNMENT = "cardinality", "write distribution", "20 GB limit", "query alignment"
-CRITERIA = (CARDINALITY, WRITES, STORAGE, ALIGNMENT)
 KEYS_PER_PARTITION = 10  # heuristic: below this many distinct keys per physical partition, splits go lumpy
 _LISTED = 6  # key values shown in a "list them" fix
 
@@ -59,7 +58,7 @@ class Verdict:
 
     @property
     def flags(self) -> tuple[str, ...]:
-        """The criteria the design fails, in CRITERIA order."""
+        """The criteria the design fails, in the order `judge` checks them (cardinality, writes, 20 GB, queries)."""
         return tuple(f.criterion for f in self.findings if not f.ok)
 
     @property

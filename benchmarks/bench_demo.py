@@ -1,11 +1,12 @@
 """`ruscope demo` against its target: from an empty directory to the dashboard answering, at most 3 minutes
-on this machine (issue 12), and the history generation alone in simulated minutes per wall second.
+on this machine (a first-time user waits no longer), and the history generation alone in simulated minutes
+per wall second.
 
 Run by hand: `.venv/bin/python benchmarks/bench_demo.py [--size full|small] [--skip-command]`.
 
 1. History alone: the demo's engine in this process (no journal, no HTTP, no collectors) on a simulated
    clock, the containers created, the older conversations loaded, then `size.history_minutes` minutes
-   driven (`ruscope.demo_history.drive_history`).
+   driven (`workloads.chat.history.drive_history`).
 2. The command: `ruscope demo --no-browser` in a child process from an empty temporary directory (free
    ports), timed until the dashboard's /_stcore/health answers; its own progress lines are printed, then
    it is stopped with SIGTERM (and must exit 0).
@@ -25,8 +26,8 @@ from pathlib import Path
 
 from emulator.engine.clock import SimulatedClock
 from emulator.engine.facade import Engine
-from ruscope import demo_history as history
 from workloads.chat import generator as gen
+from workloads.chat import history
 
 TARGET_S = 180.0
 

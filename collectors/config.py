@@ -26,6 +26,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from collectors.config_advisor import AdvisorSettings as AdvisorSettings
 from collectors.config_alerts import AlertSettings as AlertSettings
 from collectors.config_errors import format_validation_error, toml_type
 from collectors.config_monitor import MonitorSettings as MonitorSettings  # re-exported: its home before
@@ -228,7 +229,7 @@ class Config(_Model):
     fleet: FleetSettings = FleetSettings()
     monitor: MonitorSettings | None = None  # None: `ruscope metrics` and `ruscope logs` have nothing to do
     alerts: AlertSettings | None = None  # None: `ruscope collect` evaluates no alerts
-    advisor: dict[str, Any] | None = None  # `ruscope advise` validates it (ruscope.advise.AdvisorSettings)
+    advisor: AdvisorSettings | None = None  # None: `ruscope advise` has nothing to compare
     queries: list[QuerySpec] = []  # shared by every account (each [[accounts]] entry may pick some)
 
     @model_validator(mode="after")

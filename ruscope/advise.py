@@ -1,136 +1,72 @@
-"""`ruscope advise`: candidate partition keys measured on a JSONL sample and the config's queries.
+"""The `ruscope advise` command: the `[advisor]` section of the config handed to the advisor's pipeline
+(`advisor.pipeline`), the ranking and verdicts printed, and its rows written as CSV (the one CSV writer,
+`analysis.report.to_csv_bytes`) when `--out` is given. Exit 2 names what was wrong in the config or the
+sample; nothing is written then.
 
-The command is thin: read the `[advisor]` section and the `[[queries]]` of the config, read the sample,
-let `advisor.verdict.advise` measure and judge every candidate, hand back the rows for a CSV. The
-`[advisor]` section (validated here, so the rest of the config loads as it always has):
+The config is read once (`collectors.config.load_config`, which validates `[advisor]` with the rest);
+the section's values become the advisor's plain inputs here (`advise_on`), the one place that knows both.
 
-    [advisor]
-    container = "query-logs"      # the [[queries]] on this container are the workload (weight: rate_per_s)
-    sample = "logs.jsonl"         # one document per line; --sample overrides it
-    throughput = 18000            # RU/s of the container to be (sets the physical partitions)
-    growth_gb_per_day = 1.0       # the container's growth, for the 20 GB projection
-    scale = 1.0                   # projected container size / the sample's size
-    max_load_copies = 1           # load the sample up to `scale` times for query RU (costs time)
-    time_property = "createdAt"   # when a document was written (ISO 8601 or epoch seconds)
-    recent_days = 1.0             # "now": the sample's last days, for the write skew
-    entity_property = "tenantId"  # optional: write weights per value
-    entity_rates = { contoso = 2.0 }
-    horizon_days = 1095           # a key reaching 20 GB later than this is not flagged
-    synthetic_property = "pk"     # where a synthetic key's computed value is stored (/pk)
+The advice is also stored (`advisor.tables`: the `advice_*` tables of the config's `[store]`, or
+`--store`) under a new run id, for the dashboard's Advisor page; `--no-store` skips that. A store that
+cannot be written is exit 1 after the advice was printed and the CSV written (nothing measured is lost).
 
-    propose = 6                   # designs proposed from the sample and the queries (0: none)
-    new_container = "logs-v2"     # optional: the new container's id (default: <container>-by-<properties>)
-
-    [[advisor.candidates]]       # optional when propose > 0
-    key = "/tenantId"             # a path, a template "{tenantId}-{createdAt:yyyy-MM}", or a list of paths
-    name = "by tenant"            # optional
-
-Besides the ranking, the advice holds the winner's container definition (the JSON to create), the lint of
-the workload's queries against that definition, and the migration outline: `advice_text` prints them and
-`Advice.frame` holds them as rows (`section` design, query, definition, migration, lint: one CSV table).
+`--from-account` reads the sample from the live `[advisor] container` of the config's account (the first,
+or `--account NAME`; its first database) through the SDK (`collectors.sample`): at most `--max-documents`
+spread over every physical partition, stopping before `--budget-ru`. The JSONL lands beside the config
+(`advisor-sample.jsonl`, or `--sample-out`), so the next run can take it with `--sample`. An account that
+cannot be read is exit 1 (the command ran; the account failed), as a failed collector run is. The demo
+and the tests' stores do the same in one call (`advise_live`).
 """
 
 from __future__ import annotations
 
-import json
-import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import os
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+import typer
 
-from advisor.definition import (
-    ContainerDefinition,
-    container_definition,
-    definition_rows,
-    migration_steps,
-    new_container_id,
-)
-from advisor.designs import Design, DesignError, parse_design
-from advisor.lint import Finding, QueryToLint, lint_queries
 from advisor.measure import Workload, WorkloadQuery
-from advisor.propose import MAX_PROPOSALS, Proposal, propose
-from advisor.verdict import Verdict, advise, verdict_rows
-from collectors.config import Config, ConfigError, parse_config
-from collectors.config_errors import format_validation_error
-from cosmoscore.sql import SqlError
+from advisor.pipeline import Advice, AdviseError, advice_text, advise_documents, read_sample
+from advisor.tables import advice_frames
+from analysis.report import to_csv_bytes
+from collectors.config import Account, AdvisorSettings, Config, ConfigError, load_config
+from collectors.run import new_run_id
+from collectors.sample import SampleError, SampleReport, sample_container
+from store import StoreLocation, store_location, write_frame
+
+SAMPLE_NAME = "advisor-sample.jsonl"
+EXIT_FAILED = 1
+PART = "advice"  # the store part the advice's rows are committed under
 
 
-class AdviseError(Exception):
-    """Bad config, sample or candidate: one message, exit code 2."""
+# -- the config's [advisor] as the advisor's inputs ------------------------------------------------------
 
 
-class Candidate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    key: str | Annotated[list[str], Field(min_length=1)]
-    name: str | None = None
-
-
-class AdvisorSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    container: str
-    candidates: list[Candidate] = []
-    sample: str | None = None
-    throughput: Annotated[int, Field(ge=400)] = 18_000  # P9, docs/reference/ru-cost-model.md: 400 RU/s minimum
-    growth_gb_per_day: Annotated[float, Field(ge=0)] = 0.0
-    scale: Annotated[float, Field(gt=0)] = 1.0
-    max_load_copies: Annotated[int, Field(ge=1, le=1000)] = 1
-    time_property: str = "createdAt"
-    recent_days: Annotated[float, Field(gt=0)] = 1.0
-    entity_property: str | None = None
-    entity_rates: dict[str, Annotated[float, Field(ge=0)]] = {}
-    horizon_days: Annotated[float, Field(gt=0)] = 3 * 365
-    synthetic_property: Annotated[str, Field(pattern=r"^[A-Za-z_$][\w$]*$")] = "pk"
-    propose: Annotated[int, Field(ge=0, le=20)] = MAX_PROPOSALS
-    new_container: str | None = None
-
-
-@dataclass(frozen=True)
-class Advice:
-    verdicts: list[Verdict]
-    frame: pd.DataFrame  # rows by `section`: design, query (verdict_rows), definition, migration, lint
-    proposals: list[Proposal] = field(default_factory=list)
-    definition: ContainerDefinition | None = None  # the winner's container to create
-    migration: list[str] = field(default_factory=list)
-    lint: list[Finding] = field(default_factory=list)  # the workload's queries on the winner's definition
-    settings: AdvisorSettings | None = None  # the [advisor] section it was made with
-
-
-def read_advisor_config(path: Path) -> tuple[AdvisorSettings, Workload]:
-    """The `[advisor]` section and the workload its container's `[[queries]]` make."""
+def load_advisor_config(path: Path) -> tuple[Config, AdvisorSettings]:
+    """The config and its `[advisor]` section; AdviseError when either is unusable."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise AdviseError(f"{path}: cannot read it ({exc})") from None
-    section = data.pop("advisor", None)
-    if section is None:
-        raise AdviseError(f"{path}: no [advisor] section (container and [[advisor.candidates]] to compare)")
-    try:
-        settings = AdvisorSettings.model_validate(section)
-        config = parse_config(data, path)
-    except ValidationError as exc:
-        message = format_validation_error(path, exc, section, root=AdvisorSettings)
-        raise AdviseError(message.replace(f"{path}: ", f"{path}: advisor.")) from None
+        config = load_config(path)
     except ConfigError as exc:
         raise AdviseError(str(exc)) from None
+    settings = config.advisor
+    if settings is None:
+        raise AdviseError(f"{path}: no [advisor] section (container and [[advisor.candidates]] to compare)")
     if not settings.candidates and not settings.propose:
         raise AdviseError(f"{path}: advisor: nothing to compare: add [[advisor.candidates]] or set propose above 0")
-    return settings, workload_of(settings, workload_queries(config, settings.container))
+    return config, settings
 
 
-def workload_queries(config: Config, container: str) -> tuple[WorkloadQuery, ...]:
-    """The config's `[[queries]]` on `container`, weighted by their `rate_per_s` (1 when unset)."""
-    return tuple(
+def workload_of(config: Config, settings: AdvisorSettings) -> Workload:
+    """The config's `[[queries]]` on the section's container, weighted by their `rate_per_s` (1 when
+    unset), with the section's measuring settings."""
+    queries = tuple(
         WorkloadQuery(q.name, q.sql, dict(q.parameters), q.rate_per_s if q.rate_per_s else 1.0)
         for q in config.queries
-        if q.container == container
+        if q.container == settings.container
     )
-
-
-def workload_of(settings: AdvisorSettings, queries: tuple[WorkloadQuery, ...]) -> Workload:
     return Workload(
         queries=queries,
         throughput=settings.throughput,
@@ -145,31 +81,29 @@ def workload_of(settings: AdvisorSettings, queries: tuple[WorkloadQuery, ...]) -
     )
 
 
-def read_sample(path: Path) -> list[dict[str, Any]]:
-    """Documents from a JSONL file (blank lines skipped); a line that is not a JSON object is an error."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AdviseError(f"{path}: cannot read the sample ({exc})") from None
-    docs = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            doc = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise AdviseError(f"{path}:{number}: not JSON ({exc.msg})") from None
-        if not isinstance(doc, Mapping):
-            raise AdviseError(f"{path}:{number}: a document is a JSON object, not {type(doc).__name__}")
-        docs.append(dict(doc))
-    return docs
+def advise_on(config: Config, settings: AdvisorSettings, docs: list[dict[str, Any]]) -> Advice:
+    """The advisor's pipeline on `docs` with the section's values."""
+    return advise_documents(
+        docs,
+        workload_of(config, settings),
+        container=settings.container,
+        candidates=[(c.key, c.name) for c in settings.candidates],
+        synthetic_property=settings.synthetic_property,
+        proposals=settings.propose,
+        new_container=settings.new_container,
+    )
 
 
 def advise_from_config(config_path: Path, sample: Path | None = None) -> Advice:
     """Measure every `[[advisor.candidates]]` and the proposed designs on the sample (`--sample`, else
     `advisor.sample`, relative to the config's folder) and the workload; raises `AdviseError` with one
     located message."""
-    settings, workload = read_advisor_config(config_path)
+    config, settings = load_advisor_config(config_path)
+    return advise_file(config, settings, config_path, sample)
+
+
+def advise_file(config: Config, settings: AdvisorSettings, config_path: Path, sample: Path | None) -> Advice:
+    """The advice on the JSONL sample `advise_from_config` describes."""
     source = sample or (config_path.parent / settings.sample if settings.sample else None)
     if source is None:
         raise AdviseError(f"{config_path}: no sample: pass --sample docs.jsonl or set advisor.sample")
@@ -177,87 +111,153 @@ def advise_from_config(config_path: Path, sample: Path | None = None) -> Advice:
     if not docs:
         raise AdviseError(f"{source}: the document sample is empty: nothing to measure a design on")
     try:
-        return advise_documents(settings, workload, docs)
-    except SqlError as exc:
-        raise AdviseError(f"{config_path}: a query of the workload: {exc}") from None
+        return advise_on(config, settings, docs)
+    except AdviseError as exc:
+        raise AdviseError(f"{config_path}: {exc}") from None
 
 
-def advise_documents(settings: AdvisorSettings, workload: Workload, docs: list[dict[str, Any]]) -> Advice:
-    """The advice on documents already read (a JSONL file or a live container's sample)."""
+# -- the live container and the store ------------------------------------------------------------------
+
+
+def sample_account(
+    target: Account,
+    settings: AdvisorSettings,
+    out_path: Path,
+    *,
+    max_documents: int,
+    budget_ru: float,
+    credential: Any = None,
+) -> SampleReport:
+    """Sample the section's container of `target` (its first database) into `out_path`; SampleError when
+    the account cannot be read. `credential`: a key or token credential (else the account's, from the
+    environment)."""
+    return sample_container(
+        target,
+        target.databases[0],
+        settings.container,
+        max_documents=max_documents,
+        budget_ru=budget_ru,
+        out_path=out_path,
+        credential=credential,
+    )
+
+
+def store_advice(store: StoreLocation, advice: Advice, target: Account, *, time: datetime) -> str:
+    """Write the advice's rows (scoped to `target` and its first database) under one new run id; that id."""
+    run_id = new_run_id(time.timestamp())
+    frames = advice_frames(advice, account=target.name, database=target.databases[0], time=time)
+    for table, frame in frames.items():
+        write_frame(store, table, frame, run_id=run_id, part=PART)
+    return run_id
+
+
+def advise_live(
+    config: Config,
+    settings: AdvisorSettings,
+    *,
+    store: StoreLocation,
+    sample_path: Path,
+    now: datetime,
+    account: str | None = None,
+    max_documents: int = 2_000,
+    budget_ru: float = 5_000,
+    credential: Any = None,
+) -> tuple[Advice, str]:
+    """What `--from-account` does, as one call for a parsed config: sample the section's container of the
+    account (the first, or `account`) into `sample_path`, advise on it and store the advice at `now`; the
+    advice and its run id. Raises SampleError (the account) and AdviseError (the advice)."""
+    target = config.account(account)
+    report = sample_account(
+        target, settings, sample_path, max_documents=max_documents, budget_ru=budget_ru, credential=credential
+    )
+    advice = advise_on(config, settings, read_sample(report.path))
+    return advice, store_advice(store, advice, target, time=now)
+
+
+# -- the command ---------------------------------------------------------------------------------------
+
+
+def advise(
+    config: Annotated[Path, typer.Option("--config", help="The ruscope.toml with an [advisor] section.")] = Path(
+        "ruscope.toml"
+    ),
+    sample: Annotated[Path | None, typer.Option(help="Documents, one JSON per line (else [advisor] sample).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Write the designs and query rows as CSV here.")] = None,
+    from_account: Annotated[
+        bool, typer.Option("--from-account", help="Sample the [advisor] container of the live account first.")
+    ] = False,
+    account: Annotated[str | None, typer.Option(help="With --from-account: the account (else the first).")] = None,
+    sample_out: Annotated[
+        Path | None,
+        typer.Option(help=f"With --from-account: where the sample goes (else {SAMPLE_NAME} by the config)."),
+    ] = None,
+    max_documents: Annotated[
+        int, typer.Option(min=1, help="With --from-account: documents to sample at most.")
+    ] = 10_000,
+    budget_ru: Annotated[float, typer.Option(min=1, help="With --from-account: RU the sampling may spend.")] = 5_000,
+    store: Annotated[
+        str | None, typer.Option(help="Store the advice here (a directory or az:// URI; else the config's [store]).")
+    ] = None,
+    no_store: Annotated[
+        bool, typer.Option("--no-store", help="Print (and --out) the advice; do not store it.")
+    ] = False,
+) -> None:
+    """Measure candidate partition keys on a document sample and the config's queries; rank them."""
+    if from_account and sample is not None:
+        _fail("--from-account reads the sample from the account; drop --sample (or use it alone)")
     try:
-        path = f"/{settings.synthetic_property}"
-        configured = [parse_design(c.key, c.name, synthetic_path=path) for c in settings.candidates]
-        proposals = propose(docs, workload.queries, configured, settings.propose)
-        verdicts = advise([*configured, *(p.design for p in proposals)], docs, workload)
-    except DesignError as exc:
+        cfg, settings = load_advisor_config(config)
+        if from_account:
+            target = _account(cfg, account)
+            out_path = sample_out or config.parent / SAMPLE_NAME
+            report = sample_account(target, settings, out_path, max_documents=max_documents, budget_ru=budget_ru)
+            typer.echo(report.line())
+            sample = report.path
+        advice = advise_file(cfg, settings, config, sample)
+    except AdviseError as exc:
+        _fail(str(exc))
+    except SampleError as exc:
+        _fail(f"cannot sample the account: {exc}", EXIT_FAILED)
+    typer.echo(advice_text(advice))
+    if out is not None:
+        write_csv(advice.frame, out)
+    if not no_store:
+        keep_advice(store or cfg.store.uri, advice, cfg, account)
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
+    typer.echo(f"ruscope: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _account(config: Config, name: str | None) -> Account:
+    """The account `--account` names (else the first): the one sampled and the one the advice is stored for."""
+    try:
+        return config.account(name)
+    except LookupError as exc:
         raise AdviseError(str(exc)) from None
-    winner = verdicts[0].design
-    target = settings.new_container or new_container_id(settings.container, winner)
-    definition = container_definition(winner, workload.queries, target)
-    steps = migration_steps(winner, settings.container, target)
-    findings = lint_on(verdicts[0], workload, definition)
-    frame = pd.DataFrame(
-        [
-            *design_origins(verdict_rows(verdicts), proposals),
-            *definition_rows(winner.name, winner.kind, definition, steps),
-            *lint_rows(winner, findings),
-        ]
-    )
-    counts = {c: "Int64" for c in ("rank", "partitions", "step") if c in frame}  # 3, not 3.0, beside blank cells
-    frame = frame.astype(counts)
-    return Advice(verdicts, frame, proposals, definition, steps, findings, settings)
 
 
-def lint_on(winner: Verdict, workload: Workload, definition: ContainerDefinition) -> list[Finding]:
-    """The workload's queries linted against the new container (its key paths and indexing policy); a
-    query the design pins by its own key (a synthetic key derived from the filters) is taken as passing it."""
-    pinned = {q.name: q.partition_key for q in winner.measure.queries}
-    return lint_queries(
-        QueryToLint(
-            q.name,
-            q.sql,
-            q.parameters,
-            partition_key_paths=winner.design.paths,
-            indexing_policy=definition.body["indexingPolicy"],
-            partition_key=pinned.get(q.name),
-        )
-        for q in workload.queries
-    )
+def keep_advice(uri: str, advice: Advice, config: Config, account: str | None) -> None:
+    """Store the advice under a new run id (module docstring); a store that fails is one line, exit 1."""
+    try:
+        target = _account(config, account)
+    except AdviseError as exc:
+        _fail(str(exc))
+    try:
+        run_id = store_advice(store_location(uri), advice, target, time=datetime.now(UTC))
+    except Exception as exc:  # the store unreachable or refusing: one line; the advice was printed already
+        _fail(f"{uri}: the advice was not stored: {' '.join(str(exc).split())[:300]}", EXIT_FAILED)
+    typer.echo(f"advice stored in {uri} as run {run_id} (the dashboard's Advisor page shows it)")
 
 
-def design_origins(rows: list[dict[str, Any]], proposals: list[Proposal]) -> list[dict[str, Any]]:
-    """Tag each design's rows `configured` or `proposed` (with why)."""
-    why = {p.design.name: p.reason for p in proposals}
-    return [
-        row | {"origin": "proposed" if row["design"] in why else "configured", "why": why.get(row["design"], "")}
-        for row in rows
-    ]
-
-
-def lint_rows(winner: Design, findings: list[Finding]) -> list[dict[str, Any]]:
-    base = {"rank": 1, "design": winner.name, "kind": winner.kind, "section": "lint"}
-    return [
-        base | {"query": f.query, "code": f.code, "severity": f.severity, "text": f.message, "fix": f.fix}
-        for f in findings
-    ]
-
-
-def advice_text(advice: Advice) -> str:
-    """The plain-words report the command prints: the ranking, each verdict and fix, then the winner's
-    container definition, the lint of the queries on it and the migration outline."""
-    why = {p.design.name: p.reason for p in advice.proposals}
-    lines = []
-    for v in advice.verdicts:
-        lines.append(f"{v.rank}. {v.summary}")
-        if v.design.name in why:
-            lines.append(f"   proposed: {why[v.design.name]}")
-        lines += [f"   fix {f.query!r} ({f.routing}): {f.fix}" for f in v.fixes]
-    if advice.definition is not None and advice.verdicts:
-        lines += ["", f"Container to create for {advice.verdicts[0].design.name}:", advice.definition.json()]
-        lines += [f"  note: {n}" for n in advice.definition.notes]
-        lines += ["", "Lint of the workload's queries on that container:"]
-        lines += [f"  {f.query!r} {f.severity} {f.code}: {f.message} Fix: {f.fix}" for f in advice.lint] or ["  none"]
-    if advice.migration:
-        lines += ["", "Migration (a partition key cannot be changed):"]
-        lines += [f"  {i}. {step}" for i, step in enumerate(advice.migration, 1)]
-    return "\n".join(lines)
+def write_csv(frame: pd.DataFrame, out: Path) -> None:
+    """The rows through the one CSV writer, atomically (a reader never sees half a file)."""
+    temp = out.with_name(f".{out.name}.tmp")
+    try:
+        temp.write_bytes(to_csv_bytes(frame))
+        os.replace(temp, out)
+    except OSError as exc:
+        temp.unlink(missing_ok=True)
+        _fail(f"{out}: cannot write: {exc.strerror or exc}")
+    typer.echo(f"{out}: {len(frame)} row(s)")

@@ -1,5 +1,5 @@
 """The process side of the commands: stop signals, whether a port can be listened on, and the Streamlit
-flags that hold from any directory. `ruscope.cli` and the demo (`ruscope.dashboard_process`) share them."""
+flags that hold from any directory. `ruscope.cli` and the demo (`ruscope.demo.dashboard`) share them."""
 
 from __future__ import annotations
 

@@ -30,17 +30,17 @@ from typing import Any
 from azure.cosmos import CosmosClient, PartitionKey
 
 from collectors.alerts import EXIT_ALERTS, after_collect
-from collectors.config import Config, parse_config
+from collectors.config import AdvisorSettings, Config, parse_config
 from cosmoscore.limits import Limits
 from emulator.engine import errors
 from emulator.engine.clock import SimulatedClock
 from emulator.engine.facade import Context, Engine
 from emulator.monitor.app import MonitorApp
 from emulator.monitor.tls import ensure_certificates
-from emulator.rest.server import WELL_KNOWN_KEY, start_in_thread
-from ruscope.advise import AdvisorSettings
-from ruscope.advise_live import advise_live
-from ruscope.demo_collect import collect  # the demo's: one collector run, failing loudly
+from emulator.rest.auth import WELL_KNOWN_KEY
+from emulator.rest.server import start_in_thread
+from ruscope.advise import advise_live
+from ruscope.demo.collect import collect  # the demo's: one collector run, failing loudly
 from store import store_location
 
 RESOURCE = "/subscriptions/0000/resourceGroups/rg/providers/Microsoft.DocumentDB/databaseAccounts/localhost"

@@ -123,7 +123,7 @@ def collected_store(collected: CollectedStore) -> Path:
 def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The store `ruscope demo --size small` builds (the AI-chat day: a hot tenant, a split, throttling),
     once per session; read it only."""
-    from ruscope.demo import DemoPaths, DemoSettings, prepare
+    from ruscope.demo.run import DemoPaths, DemoSettings, prepare
 
     settings = DemoSettings(tmp_path_factory.mktemp("demo-store"), "small", cosmos_port=0, monitor_port=0)
     engine, _clock, servers, _built = prepare(settings, lambda line: None)

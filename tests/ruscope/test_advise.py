@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from advisor.verdict import WRITES
+from collectors.config import ConfigError, load_config
 from ruscope.advise import AdviseError, advice_text, advise_from_config
 from store import read_table, store_location
 from workloads.chat import generator as g
@@ -151,8 +152,11 @@ def test_the_sample_option_overrides_the_config(tmp_path: Path) -> None:
     ],
 )
 def test_a_bad_advisor_section_is_located(tmp_path: Path, extra: str, message: str) -> None:
+    path = _write(tmp_path, extra)
     with pytest.raises(AdviseError, match=message):
-        advise_from_config(_write(tmp_path, extra))
+        advise_from_config(path)
+    with pytest.raises(ConfigError, match=message):  # validated with the config: every command says it
+        load_config(path)
 
 
 def test_a_bad_sample_line_and_an_unknown_property_are_clear(tmp_path: Path) -> None:
@@ -178,15 +182,13 @@ def test_without_candidates_the_proposals_are_compared_and_with_neither_it_says_
 
 def test_no_advisor_section_says_what_is_missing(tmp_path: Path) -> None:
     path = tmp_path / "ruscope.toml"
-    path.write_text('[cosmos]\nendpoint = "http://127.0.0.1:8081/"\n')
+    path.write_text('[cosmos]\nendpoint = "http://127.0.0.1:8081/"\ndatabase = "chat"\n')  # valid, but no [advisor]
     with pytest.raises(AdviseError, match=r"no \[advisor\] section"):
         advise_from_config(path, tmp_path / "x.jsonl")
 
 
 def test_ruscope_advise_in_a_real_process_prints_the_ranking_and_writes_the_csv(tmp_path: Path) -> None:
     import subprocess
-
-    from collectors.config import load_config
 
     config = _write(tmp_path)
     assert load_config(config).advisor is not None  # the other commands still load a config with [advisor]

@@ -18,9 +18,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ruscope.demo import Built, DemoPaths, DemoSettings, prepare
+from ruscope.demo.run import Built, DemoPaths, DemoSettings, prepare
 from store import read_table, store_location
-from workloads.chat import generator as gen
 
 
 @dataclass(frozen=True)
@@ -45,26 +44,6 @@ def small_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SmallDemo]:
 
 def _table(demo: SmallDemo, name: str) -> pd.DataFrame:
     return read_table(store_location(DemoPaths(demo.settings.dir).store), name)
-
-
-def test_the_large_tenant_asks_about_half_the_questions() -> None:
-    tenants = gen.build_tenants(40)
-    turns = [t for m in range(600) for t in gen.turns_in_minute(7, tenants, 1_767_225_600 + m * 60, 10.0)]
-    share = sum(t.tenant_id == gen.LARGE_TENANT for t in turns) / len(turns)
-    assert 0.45 < share < 0.55
-    assert len({t.tenant_id for t in turns}) > 30  # and a long tail of small tenants
-
-
-def test_the_generator_is_deterministic_and_sized_like_a_chat() -> None:
-    tenants = gen.build_tenants(8)
-    first = gen.turns_in_minute(3, tenants, 1_767_225_600, 5.0)
-    assert first == gen.turns_in_minute(3, tenants, 1_767_225_600, 5.0)
-    assert first != gen.turns_in_minute(4, tenants, 1_767_225_600, 5.0)
-    question, answer = gen.message_docs(first[0])
-    log = gen.query_log_doc(first[0])
-    assert len(answer["content"]) > len(question["content"])  # type: ignore[arg-type]
-    assert log["partitionKey"] == f"{log['tenantId']}-2026-01"
-    assert question["order"] == answer["order"]
 
 
 def test_the_hot_pkrange_reaches_100_percent_and_throttles(small_demo: SmallDemo) -> None:
@@ -146,7 +125,7 @@ def test_a_rerun_reuses_the_data_and_fresh_rebuilds_it(small_demo: SmallDemo, tm
         servers.stop()
         engine.close()
     other = _settings(small_demo.settings.dir, seed=small_demo.settings.seed + 1)
-    from ruscope.demo import reusable
+    from ruscope.demo.run import reusable
 
     assert not reusable(DemoPaths(other.dir), other)  # another seed: rebuilt
 

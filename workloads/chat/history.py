@@ -1,4 +1,5 @@
-"""The demo's day of traffic, driven through the engine's domain API on a simulated clock (no HTTP).
+"""The demo's day of traffic, driven through the engine's domain API on a simulated clock (no HTTP): what
+`ruscope demo` collects from and `benchmarks/bench_demo.py` times.
 
 The account (`chat` database): `messages` (/sessionId), the query logs three ways (`query-logs` on
 /tenantId, the hot one; `query-logs-by-month` on the synthetic {tenantId}-{yyyy-MM} key; `chat-data` on

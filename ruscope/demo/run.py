@@ -2,9 +2,9 @@
 
 Steps (`run_demo`): start the emulator (HTTP) and the monitor stand-in (TLS) on the demo's engine; unless
 the demo directory already holds data of this generator version, seed and size (`demo.json`), load the
-older conversations, drive the day through the engine on a simulated clock (`demo_history`) with the
+older conversations, drive the day through the engine on a simulated clock (`workloads.chat.history`) with the
 replay and storage collectors at several moments, then the metrics and logs collectors and the alerts
-(`demo_collect`); then the clock follows real time, the dashboard starts as a child process on the
+(`ruscope.demo.collect`); then the clock follows real time, the dashboard starts as a child process on the
 demo store, and everything runs until Ctrl+C or SIGTERM, which stop every process the demo started.
 
 The directory holds `store/` (the ruscope store), `emulator/` (the engine's journal and metrics history,
@@ -28,10 +28,9 @@ from pathlib import Path
 from emulator.durability.journal import Journal
 from emulator.engine.facade import Engine
 from emulator.history.aggregates import History
-from emulator.rest.server import HISTORY_FILE, WELL_KNOWN_KEY, settle_heap
-from ruscope import demo_history as history
-from ruscope.dashboard_process import listen_problem, start_dashboard, stop_process, wait_until_healthy
-from ruscope.demo_collect import (
+from emulator.rest.auth import WELL_KNOWN_KEY
+from emulator.rest.server import HISTORY_FILE, settle_heap
+from ruscope.demo.collect import (
     USAGE,
     DemoClock,
     DemoError,
@@ -43,7 +42,10 @@ from ruscope.demo_collect import (
     evaluate_alerts,
     start_servers,
 )
+from ruscope.demo.dashboard import start_dashboard, stop_process, wait_until_healthy
+from ruscope.launch import listen_problem
 from workloads.chat import generator as gen
+from workloads.chat import history
 
 Line = Callable[[str], None]
 LOAD_LEAD_S = 4 * 3600  # the older conversations are loaded this long before the history starts

@@ -1,49 +1,27 @@
-"""The advice as store rows: `ruscope advise` keeps every advice it makes (the `advice_*` tables of
-`store.records_advice`), so the dashboard's Advisor page shows the designs side by side and a
-later advice can be compared with an earlier one.
+"""The advice as store rows: every advice `ruscope advise` makes is kept in the store's `advice_*` tables
+(declared in `store.records_advice`), so the dashboard's Advisor page shows the designs side by
+side and a later advice can be compared with an earlier one.
 
-`advice_frames` is pure (the advice in, one frame per table out); `store_advice` is the I/O edge.
+`advice_frames` is pure (the advice in, one frame per table out); the command writes them under one run id.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import pandas as pd
 
+from advisor.pipeline import Advice
 from advisor.verdict import Verdict, json_key
-from collectors.config import Account
-from collectors.run import new_run_id
-from ruscope.advise import Advice, AdvisorSettings
-from store import StoreLocation, write_frame
-
-PART = "advice"
-GB = 1024**3
+from cosmoscore.limits import GB
 
 
-@dataclass(frozen=True)
-class AdviceScope:
-    """Where the advice belongs and how it was measured: the store rows' scope columns and settings."""
-
-    account: str
-    database: str
-    container: str
-    throughput: int
-    growth_gb_per_day: float
-
-    @classmethod
-    def of(cls, account: Account, settings: AdvisorSettings) -> AdviceScope:
-        """The `[advisor] container` of `account` (its first database), at the section's throughput."""
-        return cls(
-            account.name, account.databases[0], settings.container, settings.throughput, settings.growth_gb_per_day
-        )
-
-
-def advice_frames(advice: Advice, scope: AdviceScope, time: datetime) -> dict[str, pd.DataFrame]:
-    """One frame per advisor table (`advice_designs`, `advice_queries`, `advice_partitions`)."""
-    base = {"time": time, "account": scope.account, "database": scope.database, "container": scope.container}
+def advice_frames(advice: Advice, *, account: str, database: str, time: datetime) -> dict[str, pd.DataFrame]:
+    """One frame per advisor table (`advice_designs`, `advice_queries`, `advice_partitions`), each row
+    scoped to `account`, `database` and the advice's container, made at `time`."""
+    base = {"time": time, "account": account, "database": database, "container": advice.container}
     why = {p.design.name: p.reason for p in advice.proposals}
     lint: dict[str, list[str]] = {}
     for finding in advice.lint:
@@ -51,7 +29,7 @@ def advice_frames(advice: Advice, scope: AdviceScope, time: datetime) -> dict[st
     designs, queries, partitions = [], [], []
     for verdict in advice.verdicts:
         winner = verdict.rank == 1
-        designs.append(base | _design_row(verdict, scope, why, advice if winner else None))
+        designs.append(base | _design_row(verdict, advice, why, winner=winner))
         fixes = {f.query: f.fix for f in verdict.fixes}
         for q in verdict.measure.queries:
             queries.append(
@@ -79,9 +57,10 @@ def advice_frames(advice: Advice, scope: AdviceScope, time: datetime) -> dict[st
     }
 
 
-def _design_row(verdict: Verdict, scope: AdviceScope, why: dict[str, str], advice: Advice | None) -> dict:
+def _design_row(verdict: Verdict, advice: Advice, why: dict[str, str], *, winner: bool) -> dict[str, Any]:
+    """A design's row; the winner's carries the container definition and the migration steps."""
     m = verdict.measure
-    definition = advice.definition if advice is not None else None
+    definition = advice.definition if winner else None
     return {
         "design": verdict.design.name,
         "kind": verdict.design.kind,
@@ -92,7 +71,7 @@ def _design_row(verdict: Verdict, scope: AdviceScope, why: dict[str, str], advic
         "flags": "; ".join(verdict.flags),
         "verdict": verdict.summary,
         "workload_ru": float(m.workload_ru),
-        "throughput": scope.throughput,
+        "throughput": advice.workload.throughput,
         "partitions": m.partitions,
         "hottest_partition_share": float(m.hottest_share),
         "even_share": float(m.even_share),
@@ -102,16 +81,8 @@ def _design_row(verdict: Verdict, scope: AdviceScope, why: dict[str, str], advic
         "largest_logical_gb": m.largest_logical_bytes / GB,
         "logical_limit_gb": m.logical_limit_bytes / GB,
         "days_to_limit": None if m.days_to_limit is None else float(m.days_to_limit),
-        "growth_gb_per_day": float(scope.growth_gb_per_day),
+        "growth_gb_per_day": float(advice.workload.growth_gb_per_day),
         "cardinality": " / ".join(str(c) for c in m.cardinality),
         "definition": json.dumps(definition.body) if definition is not None else "",
-        "migration": "\n".join(advice.migration) if advice is not None else "",
+        "migration": "\n".join(advice.migration) if winner else "",
     }
-
-
-def store_advice(store: StoreLocation, frames: dict[str, pd.DataFrame], *, time: datetime) -> str:
-    """Write the advice's frames under one new run id; that run id."""
-    run_id = new_run_id(time.timestamp())
-    for table, frame in frames.items():
-        write_frame(store, table, frame, run_id=run_id, part=PART)
-    return run_id

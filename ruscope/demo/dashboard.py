@@ -14,10 +14,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from ruscope.launch import listen_problem, streamlit_flags
+from ruscope.launch import streamlit_flags
 
-__all__ = ["listen_problem", "start_dashboard", "stop_process", "wait_until_healthy"]
-APP_FILE = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"  # installed beside this package
+APP_FILE = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"  # installed beside the ruscope package
 
 
 def start_dashboard(store: Path, *, host: str, port: int, log: Path) -> subprocess.Popen[bytes]:

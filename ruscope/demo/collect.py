@@ -25,7 +25,8 @@ from emulator.engine.clock import SimulatedClock
 from emulator.engine.facade import Engine
 from emulator.monitor.app import MonitorApp
 from emulator.monitor.tls import ensure_certificates
-from emulator.rest.server import WELL_KNOWN_KEY, RunningEmulator, start_in_thread
+from emulator.rest.auth import WELL_KNOWN_KEY
+from emulator.rest.server import RunningEmulator, start_in_thread
 from store import store_location
 
 EXAMPLE_CONFIG = Path(workloads.chat.__file__).resolve().parent / "ruscope.toml"
@@ -173,16 +174,20 @@ def evaluate_alerts(config: Config, store: Path, at: float) -> list[str]:
 def advise_demo(config: Config, store: Path, sample_path: Path, at: float) -> str:
     """The config's `[advisor]` on its live container, as `ruscope advise --from-account` does: one line
     naming the advice (an advisor failure is a DemoError, as a collector's is)."""
-    from ruscope.advise import AdviseError, AdvisorSettings
-    from ruscope.advise_live import advise_live
+    from advisor.pipeline import AdviseError
+    from ruscope.advise import advise_live
 
     if config.advisor is None:
         return "advise: no [advisor] section in the config"
     when = dt.datetime.fromtimestamp(at, dt.UTC)
     try:
-        settings = AdvisorSettings.model_validate(config.advisor)
         advice, run_id = advise_live(
-            config, settings, store=store_location(store), sample_path=sample_path, now=when, credential=WELL_KNOWN_KEY
+            config,
+            config.advisor,
+            store=store_location(store),
+            sample_path=sample_path,
+            now=when,
+            credential=WELL_KNOWN_KEY,
         )
     except (AdviseError, ValueError, SampleError) as exc:
         raise DemoError(f"`ruscope advise` failed on the demo account: {exc}") from None

@@ -1,0 +1,79 @@
+"""`ruscope report`: the capacity-review report of the store (`analysis.capacity.review`), as CSV or xlsx."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ruscope.options import EXIT_PARTIAL, STORE_HELP, fail, load, store_dir
+
+REPORT_FORMATS = ("csv", "xlsx")
+
+
+def report(
+    config: Annotated[Path, typer.Option("--config", help="The ruscope.toml whose store to report on.")],
+    out: Annotated[Path, typer.Option("--out", help="The file to write (replaced atomically).")],
+    store: Annotated[str | None, typer.Option(help=STORE_HELP)] = None,
+    format: Annotated[str, typer.Option("--format", help="csv (default) or xlsx (a sheet per section).")] = "csv",
+    since: Annotated[str | None, typer.Option(help="Only the last span of data, e.g. 30d, 24h (default: all).")] = None,
+) -> None:
+    """Write the capacity-review report of the store (analysis/capacity/ documents its columns and rules).
+
+    Exit 0 written; 1 the store has no data (in the time range): nothing written, the line names the store;
+    2 bad config or usage."""
+    from analysis.capacity.review import REPORT_TABLES, build_capacity_report, report_summary
+    from analysis.report import to_csv_bytes, to_xlsx_bytes
+    from store import read_table
+
+    cfg = load(config)
+    if format not in REPORT_FORMATS:
+        fail(f"--format: {format!r} is not one of {', '.join(REPORT_FORMATS)}")
+    start = _report_since(since)
+    target = store_dir(store, cfg)
+    try:
+        frames = {name: read_table(target, name, since=start, columns=cols) for name, cols in REPORT_TABLES.items()}
+    except (OSError, ValueError) as exc:
+        fail(f"{target}: cannot read the store: {exc}")
+    built = build_capacity_report(
+        frames["executions"],
+        frames["requests"],
+        frames["metrics"],
+        frames["partitions"],
+        frames["logical_keys"],
+        frames["log_key_ru"],
+    )
+    if built.empty:
+        when = f" in the last {since}" if since else ""
+        fail(f"{target}: no data to report{when}; collect some first: ruscope collect --config {config}", EXIT_PARTIAL)
+    data = to_csv_bytes(built) if format == "csv" else to_xlsx_bytes(built)
+    _write_file(out, data)
+    typer.echo(f"{out}: {report_summary(built)}")
+
+
+def _report_since(text: str | None) -> dt.datetime | None:
+    """`--since 30d` (days) or any `--every` interval (`24h`, `90m`), as the instant that long before now."""
+    from collectors.schedule import parse_interval
+
+    if text is None:
+        return None
+    try:
+        days = text.strip().lower().removesuffix("d")
+        seconds = int(days) * 86400 if days.isdigit() and text.strip().lower().endswith("d") else parse_interval(text)
+    except ValueError as exc:
+        fail(f"--since: {exc}; or days, e.g. 30d")
+    return dt.datetime.now(dt.UTC) - dt.timedelta(seconds=seconds)
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """`data` to `path` through a temp file beside it and a rename: a reader never sees half a report."""
+    temp = path.with_name(f".{path.name}.tmp")
+    try:
+        temp.write_bytes(data)
+        os.replace(temp, path)
+    except OSError as exc:
+        temp.unlink(missing_ok=True)
+        fail(f"{path}: cannot write: {exc.strerror or exc}")
