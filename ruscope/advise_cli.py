@@ -14,7 +14,6 @@ cannot be read is exit 1 (the command ran; the account failed), as a failed coll
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
@@ -28,6 +27,7 @@ from collectors.sample import SampleError, SampleReport, sample_container
 from ruscope.advise import Advice, AdviseError, advice_text, advise_from_config, read_advisor_config
 from ruscope.advise_store import AdviceScope, advice_frames, store_advice
 from store import store_location
+from wholefile import write_whole
 
 SAMPLE_NAME = "advisor-sample.jsonl"
 EXIT_FAILED = 1
@@ -123,12 +123,9 @@ def keep_advice(config: Path, advice: Advice, account: str | None, store: str | 
 
 def write_csv(frame: pd.DataFrame, out: Path) -> None:
     """The rows through the one CSV writer, atomically (a reader never sees half a file)."""
-    temp = out.with_name(f".{out.name}.tmp")
     try:
-        temp.write_bytes(to_csv_bytes(frame))
-        os.replace(temp, out)
+        write_whole(out, to_csv_bytes(frame))
     except OSError as exc:
-        temp.unlink(missing_ok=True)
         typer.echo(f"ruscope: {out}: cannot write: {exc.strerror or exc}", err=True)
         raise typer.Exit(2) from None
     typer.echo(f"{out}: {len(frame)} row(s)")

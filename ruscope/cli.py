@@ -18,6 +18,7 @@ import typer
 from emulator.cli import emulator as emulator_command
 from ruscope.advise_cli import advise as advise_command
 from ruscope.launch import listen_problem, stop_on_signals, streamlit_flags
+from wholefile import write_whole
 
 if TYPE_CHECKING:
     from collectors.config import Account, Config
@@ -314,12 +315,9 @@ def _report_since(text: str | None) -> dt.datetime | None:
 
 def _write_file(path: Path, data: bytes) -> None:
     """`data` to `path` through a temp file beside it and a rename: a reader never sees half a report."""
-    temp = path.with_name(f".{path.name}.tmp")
     try:
-        temp.write_bytes(data)
-        os.replace(temp, path)
+        write_whole(path, data)
     except OSError as exc:
-        temp.unlink(missing_ok=True)
         _fail(f"{path}: cannot write: {exc.strerror or exc}")
 
 
