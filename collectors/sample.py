@@ -19,7 +19,6 @@ Why this shape:
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +32,7 @@ from collectors.client import fetch_client
 from collectors.config import Account
 from collectors.credentials import account_credential
 from collectors.errors import describe_error, no_key_line
+from wholefile import write_whole
 
 DROPPED_PROPERTIES = frozenset({"_rid", "_self", "_etag", "_attachments", "_lsn"})
 SAMPLE_SQL = "SELECT * FROM c"
@@ -123,14 +123,10 @@ def fetch_sample(
 
 def write_sample(docs: list[dict[str, Any]], path: Path) -> None:
     """The documents as JSONL, atomically (a temporary file beside it, then a rename)."""
-    temp = path.with_name(f".{path.name}.tmp")
+    lines = ((json.dumps(doc, ensure_ascii=False) + "\n").encode() for doc in docs)
     try:
-        with temp.open("w", encoding="utf-8") as out:
-            for doc in docs:
-                out.write(json.dumps(doc, ensure_ascii=False) + "\n")
-        os.replace(temp, path)
+        write_whole(path, lambda out: out.writelines(lines))
     except OSError as exc:
-        temp.unlink(missing_ok=True)
         raise SampleError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 

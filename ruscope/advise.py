@@ -20,7 +20,6 @@ and the tests' stores do the same in one call (`advise_live`).
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -36,6 +35,7 @@ from collectors.config import Account, AdvisorSettings, Config, ConfigError, loa
 from collectors.run import new_run_id
 from collectors.sample import SampleError, SampleReport, sample_container
 from store import StoreLocation, store_location, write_frame
+from wholefile import write_whole
 
 SAMPLE_NAME = "advisor-sample.jsonl"
 EXIT_FAILED = 1
@@ -253,11 +253,8 @@ def keep_advice(uri: str, advice: Advice, config: Config, account: str | None) -
 
 def write_csv(frame: pd.DataFrame, out: Path) -> None:
     """The rows through the one CSV writer, atomically (a reader never sees half a file)."""
-    temp = out.with_name(f".{out.name}.tmp")
     try:
-        temp.write_bytes(to_csv_bytes(frame))
-        os.replace(temp, out)
+        write_whole(out, to_csv_bytes(frame))
     except OSError as exc:
-        temp.unlink(missing_ok=True)
         _fail(f"{out}: cannot write: {exc.strerror or exc}")
     typer.echo(f"{out}: {len(frame)} row(s)")

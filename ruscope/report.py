@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from ruscope.options import EXIT_PARTIAL, STORE_HELP, fail, load, store_dir
+from wholefile import write_whole
 
 REPORT_FORMATS = ("csv", "xlsx")
 
@@ -70,10 +70,7 @@ def _report_since(text: str | None) -> dt.datetime | None:
 
 def _write_file(path: Path, data: bytes) -> None:
     """`data` to `path` through a temp file beside it and a rename: a reader never sees half a report."""
-    temp = path.with_name(f".{path.name}.tmp")
     try:
-        temp.write_bytes(data)
-        os.replace(temp, path)
+        write_whole(path, data)
     except OSError as exc:
-        temp.unlink(missing_ok=True)
         fail(f"{path}: cannot write: {exc.strerror or exc}")

@@ -1,7 +1,7 @@
 """The store: one Delta Lake table per store table at `STORE/<table>/`, partitioned by `date` (YYYY-MM-DD, UTC).
 
 This package is the store's one interface; nothing outside it knows the format. It stands on `cosmoscore`
-alone: the collectors write it, analysis reads its schema's columns, the dashboard and the advisor read and
+(and `wholefile`) alone: the collectors write it, analysis reads its schema's columns, the dashboard and the advisor read and
 write through it. STORE is a local directory (default `ruscope-data`) or `az://container/path` /
 `abfss://container@account.dfs.core.windows.net/path`; every function takes a `StoreLocation`, built once
 where the store is named (`store_location(...)`, which resolves credentials from the environment), and

@@ -41,6 +41,7 @@ from store.delta import app_id_of, commit, with_date
 from store.layout import refuse_old_layout
 from store.location import StoreLocation, require_location
 from store.records import TABLES, Record
+from wholefile import write_whole
 
 log = logging.getLogger("ruscope.store")
 
@@ -168,12 +169,8 @@ def _set_aside(pending_dir: Path, segment: str, table: str, lines: list[bytes]) 
     """Damaged lines to `_pending/_damaged/<segment>-<table>.jsonl` (replaced whole: a repeat is identical)."""
     path = pending_dir / DAMAGED / f"{segment}-{table}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.tmp")
-    with open(temp, "wb") as fh:
-        fh.writelines(line if line.endswith(b"\n") else line + b"\n" for line in lines)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(temp, path)
+    whole = (line if line.endswith(b"\n") else line + b"\n" for line in lines)
+    write_whole(path, lambda out: out.writelines(whole), fsync=True)
     return path
 
 

@@ -1,8 +1,9 @@
 """The package layering of DESIGN.md, checked on the source: who may import whom, and how big a module gets.
 
+- `wholefile` (files written whole or not at all) imports no other ruscope package: every package may use it;
 - `cosmoscore` is pure Cosmos knowledge: it imports no other ruscope package and no `azure.*` client;
 - `store` (the Delta Lake store and its schema, which collectors write and analysis reads) stands on
-  `cosmoscore` alone;
+  `cosmoscore` and `wholefile` alone;
 - `emulator` and `collectors` never import each other;
 - `analysis` and `dashboard` import nothing from `emulator`;
 - `ruscope` is the composition root: no library module imports it;
@@ -20,10 +21,22 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("cosmoscore", "store", "emulator", "collectors", "analysis", "dashboard", "advisor", "ruscope", "workloads")
+PACKAGES = (
+    "wholefile",
+    "cosmoscore",
+    "store",
+    "emulator",
+    "collectors",
+    "analysis",
+    "dashboard",
+    "advisor",
+    "ruscope",
+    "workloads",
+)
 FORBIDDEN = {
+    "wholefile": set(PACKAGES) - {"wholefile"},
     "cosmoscore": set(PACKAGES) - {"cosmoscore"},
-    "store": set(PACKAGES) - {"cosmoscore", "store"},
+    "store": set(PACKAGES) - {"wholefile", "cosmoscore", "store"},
     "emulator": {"collectors", "analysis", "dashboard", "advisor", "ruscope", "workloads"},
     "collectors": {"emulator", "dashboard", "advisor", "ruscope", "workloads"},
     "analysis": {"emulator", "dashboard", "ruscope", "workloads"},

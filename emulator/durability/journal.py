@@ -21,16 +21,16 @@ in. Seq numbers never go backwards: after a truncation they continue from the sn
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from emulator.durability import datadir
 from emulator.durability.lines import Damaged, Line, describe, encode, read
+from wholefile import write_whole
 
 SNAPSHOT = "snapshot.jsonl"
 JOURNAL = "journal.jsonl"
@@ -251,15 +251,10 @@ class Journal:
     def compact(self, entries: Iterable[dict[str, Any]]) -> None:
         """Write the whole state as a new snapshot, then empty the journal (safe to crash at any point)."""
         folded = self._ready()  # everything appended so far: the state passed in holds it
-        tmp = self.dir / (SNAPSHOT + ".tmp")
-        try:
-            write_snapshot(tmp, folded, entries)
+        try:  # the new snapshot is durable (renamed, the directory fsynced) before the journal it replaces goes
+            write_snapshot(self.dir / SNAPSHOT, folded, entries)
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
             raise datadir.SaveFailed(self.dir / SNAPSHOT, exc, f"{self.path} still holds every write") from exc
-        os.replace(tmp, self.dir / SNAPSHOT)
-        datadir.fsync_dir(self.dir)  # the new snapshot is durable before the journal it replaces goes
         os.ftruncate(self._fd, 0)
         self._end = self._good_end = 0
 
@@ -270,15 +265,14 @@ class Journal:
 
 
 def write_snapshot(path: Path, folded: int, entries: Iterable[dict[str, Any]]) -> None:
-    """Header, every entry and the trailer, checksummed, written whole and fsynced (or an OSError)."""
-    fd = datadir.open_private(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    try:
-        with open(fd, "wb", closefd=False) as fh:
-            fh.write(encode(0, {"snapshot": folded}))
-            count = 0
-            for count, entry in enumerate(entries, 1):
-                fh.write(encode(count, entry))
-            fh.write(encode(count + 1, {"end": count}))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    """Replace the snapshot at `path` with a header, every entry and the trailer, checksummed: whole, 0600,
+    fsynced and its rename fsynced too (or an OSError, the snapshot before left as it was)."""
+
+    def write(out: BinaryIO) -> None:
+        out.write(encode(0, {"snapshot": folded}))
+        count = 0
+        for count, entry in enumerate(entries, 1):
+            out.write(encode(count, entry))
+        out.write(encode(count + 1, {"end": count}))
+
+    write_whole(path, write, private=True, fsync=True, fsync_dir=True)

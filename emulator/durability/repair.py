@@ -119,10 +119,7 @@ def _back_up(data_dir: Path, clock: Callable[[], float]) -> Path:
 def _write_back(data_dir: Path, state: State, folded: int) -> int:
     """The salvaged state as the snapshot (compaction's way), then an empty journal; the entries written."""
     entries = list(state.snapshot_entries())
-    tmp = data_dir / (SNAPSHOT + ".tmp")
-    write_snapshot(tmp, folded, entries)
-    os.replace(tmp, data_dir / SNAPSHOT)
-    datadir.fsync_dir(data_dir)
+    write_snapshot(data_dir / SNAPSHOT, folded, entries)
     fd = datadir.open_private(data_dir / JOURNAL, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     with contextlib.suppress(OSError):
         os.fsync(fd)

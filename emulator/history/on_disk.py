@@ -11,17 +11,16 @@ the old one and the directory fsynced, so a crash leaves either the old history 
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import json
-import os
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from emulator.durability import datadir
 from emulator.durability.lines import Damaged
+from wholefile import write_whole
 
 FORMAT = "ruscope-history"
 VERSION = 1
@@ -59,28 +58,18 @@ def parse_minute(line: dict[str, Any]) -> tuple[Any, Any, Any, Any, Any]:
 def write_lines(path: Path, lines: Iterable[dict[str, Any]]) -> None:
     """Replace `path` with a header line and `lines`, atomically (0600); a failure is `SaveFailed`."""
     datadir.make_dir(path.parent)
-    tmp = path.with_name(path.name + ".tmp")
     try:
-        _write_gzip(tmp, lines)
+        write_whole(path, lambda out: _write_gzip(out, lines), private=True, fsync=True, fsync_dir=True)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
         kept = "the history saved before is kept" if path.exists() else ""
         raise datadir.SaveFailed(path, exc, kept) from exc
-    os.replace(tmp, path)
-    datadir.fsync_dir(path.parent)
 
 
-def _write_gzip(path: Path, lines: Iterable[dict[str, Any]]) -> None:
-    fd = datadir.open_private(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    try:
-        with open(fd, "wb", closefd=False) as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
-            gz.write(json.dumps({"format": FORMAT, "version": VERSION}).encode() + b"\n")
-            for line in lines:
-                gz.write(json.dumps(line, separators=(",", ":")).encode() + b"\n")
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def _write_gzip(out: BinaryIO, lines: Iterable[dict[str, Any]]) -> None:
+    with gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as gz:
+        gz.write(json.dumps({"format": FORMAT, "version": VERSION}).encode() + b"\n")
+        for line in lines:
+            gz.write(json.dumps(line, separators=(",", ":")).encode() + b"\n")
 
 
 def read_lines(path: Path) -> Iterator[dict[str, Any]]:

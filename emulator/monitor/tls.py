@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
-import os
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from wholefile import write_whole
 
 CA_FILE = "ca.pem"
 CERT_FILE = "server.pem"
@@ -54,12 +55,7 @@ def ensure_certificates(directory: str | Path) -> Certificates:
 
 
 def _write_private(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as out:
-        out.write(data)
-    os.chmod(tmp, 0o600)  # O_CREAT's mode does not apply to a file left by an interrupted run
-    os.replace(tmp, path)
+    write_whole(path, data, private=True)
 
 
 def _generate() -> tuple[bytes, bytes, bytes]:
