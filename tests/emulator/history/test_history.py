@@ -13,7 +13,7 @@ from azure.cosmos.documents import ConnectionPolicy, RetryOptions
 
 from cosmoscore.limits import Limits
 from cosmoscore.monitor.metrics import NORMALIZED_RU, TOTAL_REQUEST_UNITS, TOTAL_REQUESTS
-from emulator import errors
+from emulator.engine import errors
 from emulator.engine.facade import Context, Engine, ThroughputSpec
 from emulator.history.aggregates import KEY_RU, History, HistoryConfig, Point
 from emulator.rest.server import HISTORY_FILE, open_engine
