@@ -1,4 +1,4 @@
-"""The partition-key advisor against its target (issue 13): four designs x 200,000 documents x 10,000 query
+"""The partition-key advisor against its target: four designs x 200,000 documents x 10,000 query
 executions in at most 60 s and 4 GB on this machine.
 
 Run by hand: `.venv/bin/python benchmarks/bench_advisor.py [--small]`.

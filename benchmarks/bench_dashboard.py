@@ -1,4 +1,4 @@
-"""The dashboard at issue 11's scale: time to the first rendered page, cold and warm, and peak memory.
+"""The dashboard at scale (30 days x 1 minute x 100 pkranges): time to the first rendered page, cold and warm, and peak memory.
 
 Run by hand: `.venv/bin/python benchmarks/bench_dashboard.py [--small] [--root DIR] [--store DIR] [--keep]`
 (`--small` is a quick check: 3 days, 20 pkranges, 72 runs; `--repeat N` child processes per measurement,
@@ -18,7 +18,7 @@ Then, each in a child process of its own (a fresh Streamlit cache, and its peak 
 - each page (Query costs, Hot partitions) through Streamlit's AppTest: the first run (cold: an empty
   cache) and a second run (warm: what a widget change costs), with the libraries already imported.
 
-Targets (issue 11): warm <= 2 s, cold <= 3x the baseline read, peak memory <= 2 GB. `--root DIR` runs the
+Targets: warm <= 2 s, cold <= 3x the baseline read, peak memory <= 2 GB. `--root DIR` runs the
 pages of another checkout (e.g. `git worktree add /tmp/base <commit>`) against the same store.
 """
 

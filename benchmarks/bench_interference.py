@@ -1,4 +1,4 @@
-"""Does one pathological query stall everyone else? (issue 14 §1 benchmark)
+"""Does one pathological query stall everyone else?
 
 The emulator runs in a subprocess (`python -m emulator --port N`, a fresh data-less engine). A reader
 thread reads one item every 50 ms through the real SDK, from its own container (so RU throttling of the

@@ -1,4 +1,4 @@
-"""The Azure Monitor stand-in and `ruscope metrics` at issue 10's scale: 30 days x 1 minute x 100 pkranges.
+"""The Azure Monitor stand-in and `ruscope metrics` at scale: 30 days x 1 minute x 100 pkranges.
 
 Run by hand: `.venv/bin/python benchmarks/bench_monitor.py [--days 30] [--pkranges 100] [--reads 20000]`
 (`--days 1` is a quick check). In a temporary directory it removes afterwards, it prints:
@@ -18,7 +18,7 @@ Run by hand: `.venv/bin/python benchmarks/bench_monitor.py [--days 30] [--pkrang
     in-process through the engine and through the real azure-cosmos SDK over HTTP (bench_point_ops' path),
     interleaved, medians of 5.
 
-Targets (issue 10): collection <= 2x the bare decode, peak memory <= 1.5 GB, recording overhead <= 5%.
+Targets: collection <= 2x the bare decode, peak memory <= 1.5 GB, recording overhead <= 5%.
 """
 
 from __future__ import annotations

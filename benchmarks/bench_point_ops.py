@@ -2,7 +2,7 @@
 
 Both servers run as separate processes (the machine has 2 cores: one for the SDK, one for the
 server); the null server answers with canned responses, so its rate is the SDK's own floor.
-Target (issue 2): emulator time / null-server time <= 1.5 for both operations.
+Target: emulator time / null-server time <= 1.5 for both operations.
 Run: .venv/bin/python benchmarks/bench_point_ops.py [--ops 3000]
 """
 

@@ -1,5 +1,5 @@
 """The replay collector's overhead: `ruscope replay` on a 50-query workload against a bare loop of the same
-SDK calls that records nothing, timed in the same run (issue 4).
+SDK calls that records nothing, timed in the same run.
 
 The emulator runs in its own process (`python -m emulator --no-throttling`), populated through the SDK:
 `shop/orders` (/tenantId, 4,000 small items, 24,000 RU/s = 4 physical partitions) and `shop/chats`

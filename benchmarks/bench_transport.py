@@ -1,4 +1,4 @@
-"""What hostile clients can make the emulator hold (issue 14 §2): its RSS after each batch, and whether a
+"""What hostile clients can make the emulator hold: its RSS after each batch, and whether a
 normal client is still served. The emulator runs as `python -m emulator` in a child process with a
 file-descriptor limit of 1,024 (a common default), so the figures are its own.
 

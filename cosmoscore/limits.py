@@ -23,10 +23,10 @@ class Limits:
     max_hierarchy_levels: int = 3  # H1
     default_throughput: int = 400  # cosmos-errors-and-stats.md §2.6: the long-standing minimum, 400 RU/s
     min_throughput: int = 400  # P9: manual minimum (the GB and history terms are not modelled)
-    # concepts-limits: 1,000,000 RU/s per container or database without a support ticket (issue 14 §2);
+    # concepts-limits: 1,000,000 RU/s per container or database without a support ticket;
     # the service's refusal is captured in pagopa-archive/io-infrastructure-live-new#582
     max_throughput: int = 1_000_000
-    # concepts-limits: "maximum level of nesting for embedded objects / arrays" 128 (issue 14 §1);
+    # concepts-limits: "maximum level of nesting for embedded objects / arrays" 128;
     # deeper documents are refused with a 400 instead of failing later at serialisation
     max_document_depth: int = 128
 

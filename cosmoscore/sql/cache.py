@@ -1,4 +1,4 @@
-"""A least-recently-used cache bounded by entries and by bytes (issue 14 §2: caches of entries of any size
+"""A least-recently-used cache bounded by entries and by bytes (caches of entries of any size
 held hundreds of MB). The caller says what an entry weighs; the most recent entry is always kept, so a
 result larger than the whole budget can still be paged, until the next one replaces it. Thread-safe: the
 emulator parses large queries on a worker thread into the same caches its event loop reads."""
@@ -45,13 +45,6 @@ class BoundedCache(Generic[V]):
         while len(self._entries) > 1 and (len(self._entries) > self.max_entries or self.bytes > self.max_bytes):
             _, (_, dropped) = self._entries.popitem(last=False)
             self.bytes -= dropped
-
-    def reweigh(self, key: Hashable, weight: int) -> None:
-        """An entry grew (a query run in progress): account its new weight and evict others if needed."""
-        with self._lock:
-            hit = self._entries.get(key)
-            if hit is not None:
-                self._put(key, hit[0], weight)
 
     def pop(self, key: Hashable) -> None:
         with self._lock:

@@ -165,7 +165,7 @@ def index_use(query: a.Query, is_indexed: Callable[[Path], bool]) -> IndexUse:
 
 
 def counts_from_index(query: a.Query, use: IndexUse) -> bool:
-    """A COUNT the index answers alone (issue 14 §7: the service reports retrievedDocumentCount 0
+    """A COUNT the index answers alone (the service reports retrievedDocumentCount 0
     for it): one container source, no GROUP BY, an index-served filter, and a select list made only of
     COUNTs of constants or paths (inside array/object constructors, as the cross-partition rewrite has them)."""
     if len(query.sources) != 1 or query.sources[0].iterate or query.group_by or not use.served_by_index:

@@ -2,7 +2,7 @@
 
 The LALR parser reduces each list item through the whole precedence cascade (expression down to literal,
 about 20 reductions): 50 us an item, 3.5 s for a 70,000-number list, during which the single-threaded
-server answers no one (issue 14 §1). A list of literal constants is read here by one regex pass instead:
+server answers no one. A list of literal constants is read here by one regex pass instead:
 its items are replaced by a placeholder parameter padded to the same length (every other position in the
 text is unchanged), and the parser puts the decoded literals back in place of the placeholder. String
 literals are skipped, so `'... IN (1, 2)'` inside a string is never touched.

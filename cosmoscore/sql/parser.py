@@ -15,6 +15,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 from lark.tree import Meta
 
 from . import ast as a
+from . import bounds
 from .cache import BoundedCache, cached
 from .chains import Chains, extract_chains
 from .checks import check_query
@@ -360,8 +361,12 @@ AST_BYTES_PER_CHAR = 80  # measured with tracemalloc: a parsed query holds 55-72
 
 
 def parse_query(text: str) -> a.Query:
-    """Parse and check one query (cached, bounded by bytes); raises SqlError with the service's code and location."""
-    return cached(_PARSED, text, lambda: _parse(text), lambda q: AST_BYTES_PER_CHAR * len(text))
+    """Parse and check one query (cached, bounded by bytes); raises SqlError with the service's code and location.
+
+    Cached per text and per limits in force: a query parsed under a raised limit must be checked again once
+    the limit is put back (`bounds.configure`)."""
+    key = (text, bounds.LIMITS)
+    return cached(_PARSED, key, lambda: _parse(text), lambda q: AST_BYTES_PER_CHAR * len(text))
 
 
 def _parse(text: str) -> a.Query:

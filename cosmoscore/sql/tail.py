@@ -198,7 +198,7 @@ def _orderer(q: a.Query, scope: Scope, ctx: Context) -> Callable[[list[Any], int
 
     def order(rows: list[Any], limit: int | None) -> list[Any]:
         if limit is not None and limit < len(rows):
-            # top-k (issue 14 §6): one composite key, descending parts inverted; nsmallest keeps ties in
+            # top-k: one composite key, descending parts inverted; nsmallest keeps ties in
             # input order, as the stable sorts below do
             ranked = [
                 tuple(_Descending(sort_key(fn(r))) if desc else sort_key(fn(r)) for fn, desc in keys) for r in rows

@@ -1,4 +1,4 @@
-"""Pure limit helpers and the legacy indexing-policy normalisation (issue 14 §2, §5, §7)."""
+"""Pure limit helpers and the legacy indexing-policy normalisation."""
 
 from __future__ import annotations
 

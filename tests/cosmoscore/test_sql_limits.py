@@ -1,13 +1,14 @@
-"""The engine's bounds (issue 14 §1, §5): linear LIKE, bounded RegexMatch, strings sized before they are
+"""The engine's bounds: linear LIKE, bounded RegexMatch, strings sized before they are
 built, and the service's limits as 400 SqlErrors. Counted in steps or sizes, never timed."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
 
-from cosmoscore.sql import SqlError, execute, parse_query
+from cosmoscore.sql import SqlError, bounds, execute, parse_query
 from cosmoscore.sql.patterns import like_pattern
 
 
@@ -103,7 +104,7 @@ def test_string_builders_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
     assert run("SELECT VALUE REPLACE('aaaa', 'a', 'bb')") == ["bbbbbbbb"]
 
 
-# -- recursion and the service's limits (issue 14 §1, §5, §7) ------------------------------------
+# -- recursion and the service's limits ------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -175,7 +176,20 @@ def test_more_than_ten_joins_is_a_400() -> None:
         parse_query(ten + " JOIN t10 IN c.a")
 
 
-# -- caches bounded by bytes (issue 14 §2) ---------------------------------------------------------
+def test_a_limit_is_configurable_and_restored() -> None:
+    """The JOIN limit "can be raised through support" (cosmos-sql-semantics.md §7): an embedder raises it with
+    `bounds.configure`, which returns the settings to put back."""
+    eleven = "SELECT VALUE 1 FROM c" + "".join(f" JOIN t{i} IN c.a" for i in range(11))
+    previous = bounds.configure(max_joins=11)
+    try:
+        assert run(eleven, [{"a": [1]}]) == [1]
+    finally:
+        bounds.configure(**dataclasses.asdict(previous))
+    with pytest.raises(SqlError, match="The allowed limit is 10"):
+        parse_query(eleven)
+
+
+# -- caches bounded by bytes ---------------------------------------------------------
 
 
 def test_bounded_cache_evicts_by_bytes_and_keeps_the_latest() -> None:

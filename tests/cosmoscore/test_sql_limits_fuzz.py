@@ -1,5 +1,5 @@
 """Any query text is answered or refused with a SqlError (the service's 400), never another exception
-(issue 14 §5: 19 kinds of 500). Hypothesis generates well-formed expressions from risky parts (LIKE sets,
+(once 19 kinds of 500). Hypothesis generates well-formed expressions from risky parts (LIKE sets,
 regex patterns, string builders, deep nesting, long chains) and token soup."""
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ def _dedupe_numbers(vs: list) -> list:
 def test_a_bounded_multi_key_order_is_the_head_of_the_full_sort(
     pairs: list, desc_a: bool, desc_b: bool, offset: int, limit: int
 ) -> None:
-    """OFFSET/LIMIT and TOP over a multi-key ORDER BY take the top k without sorting everything (issue 14 §6);
+    """OFFSET/LIMIT and TOP over a multi-key ORDER BY take the top k without sorting everything;
     ties and every type order exactly as the full stable sort does."""
     docs = [
         {"i": i, **({} if a is MISSING else {"a": a}), **({} if b is MISSING else {"b": b})}
