@@ -209,9 +209,7 @@ def query_ru_alerts(executions: pd.DataFrame, *, percent: float, baseline_runs: 
 def run_means(executions: pd.DataFrame) -> pd.DataFrame:
     """Per account, query and run: the mean RU of its successful logical executions, oldest run first."""
     columns = ["account", *qc.QUERY_KEY, "run_id", "start", "mean_ru"]
-    frame = executions.dropna(subset=["account"])
-    parts = [qc.logical_executions(mine).assign(account=account) for account, mine in frame.groupby("account")]
-    logical = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=qc.LOGICAL_COLUMNS)
+    logical = qc.account_logical_executions(executions)
     ok = logical[logical["ok"].astype(bool)] if not logical.empty else logical
     if ok.empty:
         return pd.DataFrame(columns=columns)

@@ -136,10 +136,7 @@ def execution_stats(executions: pd.DataFrame) -> pd.DataFrame:
     frame = _in_containers(executions)
     if frame.empty:
         return pd.DataFrame(columns=columns)
-    logical = pd.concat(
-        [qc.logical_executions(mine).assign(account=account) for account, mine in frame.groupby("account")],
-        ignore_index=True,
-    )
+    logical = qc.account_logical_executions(frame)
     logical = logical.assign(
         ok_ru=logical["total_ru"].where(logical["ok"]),
         fan_out=(logical["routing"] == "fan-out").where(logical["ok"]).astype("float"),

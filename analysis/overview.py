@@ -309,10 +309,7 @@ def query_stats(executions: pd.DataFrame) -> pd.DataFrame:
     frame = fleet_rows(executions)
     if frame.empty:
         return pd.DataFrame(columns=QUERY_COLUMNS)
-    logical = pd.concat(
-        [qc.logical_executions(mine).assign(account=acc) for acc, mine in frame.groupby("account")],
-        ignore_index=True,
-    )
+    logical = qc.account_logical_executions(frame)
     logical = logical.assign(ok_ru=logical["total_ru"].where(logical["ok"]))
     names = [*KEY, "query_name"]
     stats = logical.groupby(names).agg(

@@ -1,54 +1,48 @@
-"""The replay's closing line per query, counted as the dashboard counts it (`analysis.queries.costs`): the
-parts of one repeat of a per-feed-range query (one execution per feed range) are ONE logical execution,
-their RU summed, so `ruscope replay` and the Query costs page say the same number. Pure."""
+"""The replay's closing line per query, counted by the one rule of what a logical execution is
+(`analysis.queries.costs.logical_executions`: the parts of one repeat of a per-feed-range query are ONE
+logical execution, their RU summed, successful when every part is), so `ruscope replay` and the Query costs
+page say the same number. Pure: the run's records become a frame of the `executions` table first."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
+import pandas as pd
+
+from analysis.queries.costs import logical_executions
 from collectors.config import QuerySpec
-from cosmoscore.routing import routing_class
-from store import ExecutionRecord
-
-OK = "ok"
+from store import EXECUTIONS, ExecutionRecord
 
 
-def logical_executions(executions: Sequence[ExecutionRecord]) -> list[list[ExecutionRecord]]:
-    """The successful logical executions: the parts of each repeat, kept when every part succeeded."""
-    parts: dict[int, list[ExecutionRecord]] = {}
-    for execution in executions:
-        parts.setdefault(execution.repeat, []).append(execution)
-    return [group for group in parts.values() if all(e.status == OK for e in group)]
+def executions_frame(executions: Sequence[ExecutionRecord]) -> pd.DataFrame:
+    """The records as rows of the `executions` table, as the store would read them back."""
+    return pd.DataFrame([dataclasses.asdict(e) for e in executions], columns=EXECUTIONS.columns)
 
 
-def _pkranges(group: Sequence[ExecutionRecord]) -> set[str]:
-    return {p for e in group for p in e.pkranges.split(",") if p}
-
-
-def _routing(spec: QuerySpec, logical: list[list[ExecutionRecord]]) -> str:
+def _routing(spec: QuerySpec, ok: pd.DataFrame) -> str:
     """`fan-out over 4 range(s)` per feed range (one part per range); else the observed class over the
     pkranges reached."""
+    classes = "/".join(dict.fromkeys(ok["routing"]))
     if spec.mode == "per-feed-range":
-        classes = dict.fromkeys(routing_class(len(_pkranges(g)), len(g)) for g in logical)
-        return f"{'/'.join(classes)} over {max(len(g) for g in logical)} range(s), one execution per feed range"
-    classes = dict.fromkeys(e.routing_observed for g in logical for e in g)
-    reached = set().union(*(_pkranges(g) for g in logical))
-    return f"{'/'.join(classes)} over {len(reached)} pkrange(s)"
+        return f"{classes} over {int(ok['parts'].max())} range(s), one execution per feed range"
+    reached = {p for ids in ok["pkranges"] for p in str(ids).split(",") if p}
+    return f"{classes} over {len(reached)} pkrange(s)"
 
 
 def summary_line(spec: QuerySpec, executions: Sequence[ExecutionRecord]) -> str | None:
     """`name: N execution(s), X RU each, <routing>[, T throttled (429), W s waited]`; None when no
     execution succeeded (its errors are the lines then). The 429s count every execution's throttled
     responses, which the SDK retried after waiting the service's retry-after."""
-    logical = logical_executions(executions)
-    if not logical:
+    logical = logical_executions(executions_frame(executions))
+    ok = logical[logical["ok"].astype(bool)]
+    if ok.empty:
         return None
-    ru = sum(e.total_ru for g in logical for e in g) / len(logical)
-    line = f"{spec.name}: {len(logical)} execution(s), {ru:.2f} RU each, {_routing(spec, logical)}"
+    line = f"{spec.name}: {len(ok)} execution(s), {ok['total_ru'].mean():.2f} RU each, {_routing(spec, ok)}"
     throttled = sum(e.throttled for e in executions)
     if throttled:
         waited = sum(e.retry_after_ms_total for e in executions) / 1000
         line += f", {throttled} throttled (429), {waited:.1f} s waited"
-    if any(e.routing_mismatch for g in logical for e in g):
+    if ok["routing_mismatch"].astype(bool).any():
         line += "  (routing differs from the prediction)"
     return line

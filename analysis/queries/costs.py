@@ -152,6 +152,16 @@ def logical_executions(executions: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["time", *LOGICAL_KEY], kind="stable", ignore_index=True)
 
 
+def account_logical_executions(executions: pd.DataFrame) -> pd.DataFrame:
+    """`logical_executions` of each account apart, with its `account` column: the accounts of a fleet share
+    query, database and container names, so the parts of one account's execution never join another's."""
+    frame = executions.dropna(subset=["account"])
+    parts = [logical_executions(mine).assign(account=account) for account, mine in frame.groupby("account")]
+    if not parts:
+        return pd.DataFrame(columns=[*LOGICAL_COLUMNS, "account"])
+    return pd.concat(parts, ignore_index=True)
+
+
 def _whole(frame: pd.DataFrame) -> pd.DataFrame:
     """Logical executions of one part each (as-is rows): the row's own numbers, no grouping."""
     out = frame[[*LOGICAL_KEY, "time", "mode", "ok", "total_ru", "routing_rank", "predicted_rank"]].copy()

@@ -53,7 +53,7 @@ def test_storage_per_pkrange_equals_what_was_written(emulator: RunningEmulator, 
     load_orders(emulator)
     code, out, err = collect(emulator, tmp_path)
     assert (code, err) == (0, [])
-    ranges = emulator.engine.facade.container("shop", "orders").ranges
+    ranges = emulator.engine.container("shop", "orders").ranges
     assert len(ranges) == 3
     partitions = read_table(store_location(tmp_path), "partitions").set_index("pkrange_id")
     assert sorted(partitions.index) == sorted(r.id for r in ranges)
@@ -78,7 +78,7 @@ def test_the_largest_logical_key_comes_first(emulator: RunningEmulator, tmp_path
     assert len(keys) == 6 and keys.sort_values("size_kb", ascending=False).iloc[0]["partition_key"] == '["t0"]'
     engine = {
         (rng.id, json.dumps(list(lp.key))): -(-lp.size // 1024)
-        for rng in emulator.engine.facade.container("shop", "orders").ranges
+        for rng in emulator.engine.container("shop", "orders").ranges
         for lp in rng.logical.values()
     }
     assert {(r.pkrange_id, r.partition_key): r.size_kb for r in keys.itertuples()} == engine
@@ -93,9 +93,9 @@ def test_a_split_container_shows_children_with_their_parents(emulator: RunningEm
     code, out, _ = collect(emulator, tmp_path)
     assert code == 0 and out[0].startswith("orders: 5 partition(s)")
     partitions = read_table(store_location(tmp_path), "partitions").set_index("pkrange_id")
-    engine = {r.id: ",".join(r.parents) for r in emulator.engine.facade.container("shop", "orders").ranges}
+    engine = {r.id: ",".join(r.parents) for r in emulator.engine.container("shop", "orders").ranges}
     assert partitions["parents"].to_dict() == engine
-    bounds = {r.id: (r.min, r.max) for r in emulator.engine.facade.container("shop", "orders").ranges}
+    bounds = {r.id: (r.min, r.max) for r in emulator.engine.container("shop", "orders").ranges}
     assert dict(zip(partitions.index, zip(partitions["min_epk"], partitions["max_epk"]))) == bounds
     assert sum(1 for parents in engine.values() if parents) == 4
     assert partitions["document_count"].sum() == 60 and set(partitions["throughput_share"]) == {9_000.0}

@@ -47,7 +47,7 @@ def shop(emulator):
     db.create_container("orders", PartitionKey("/tenantId"), offer_throughput=12_000)
     emulator.engine.throttle.enabled = False
     for i in range(60):
-        emulator.engine.facade.create_item(
+        emulator.engine.create_item(
             Context(), "shop", "orders", {"id": f"o{i}", "tenantId": f"t{i % 6}"}, [f"t{i % 6}"]
         )
     wait_for_sdk_background_requests()  # the tests count the requests this emulator receives

@@ -100,7 +100,7 @@ def shop(emulator):
     db.create_container("orders", PartitionKey("/tenantId"), offer_throughput=12_000)  # two partitions
     emulator.engine.throttle.enabled = False
     for i in range(60):
-        emulator.engine.facade.create_item(
+        emulator.engine.create_item(
             Context(), "shop", "orders", {"id": f"o{i}", "tenantId": f"t{i % 6}"}, [f"t{i % 6}"]
         )
     return emulator
