@@ -11,9 +11,9 @@
   text; `tables`: the advice as rows of the store's `advice_*` tables.
 
 The advisor imports `cosmoscore` and the emulator's engine, never the collectors: the `[advisor]` section
-is validated with the config (`collectors.config_advisor`) and `ruscope advise` hands its values here.
+is validated with the config (`collectors.config.advisor`) and `ruscope advise` hands its values here.
 
 To add a criterion: a `judge_*` function in `verdict.py` returning a `Finding`, listed in `judge`.
 To add a design kind: `parse_design` and `Design.definition` / `Design.key_of` in `designs.py`.
-To add an `[advisor]` setting: a field in `collectors/config_advisor.py`, passed on in `ruscope/advise.py`.
+To add an `[advisor]` setting: a field in `collectors/config/advisor.py`, passed on in `ruscope/advise.py`.
 """

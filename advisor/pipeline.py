@@ -3,7 +3,7 @@ ranked, the winner's container definition, the lint of the workload's queries on
 
 `advise_documents` takes plain values (the documents, the `Workload`, the container and the candidates in
 their config spelling), so the advisor knows nothing of the config file: the `ruscope advise` command
-reads `[advisor]` (`collectors.config_advisor`) and hands its values here. `advice_text` prints the advice
+reads `[advisor]` (`collectors.config.advisor`) and hands its values here. `advice_text` prints the advice
 and `Advice.frame` holds it as rows (`section` design, query, definition, migration, lint: one CSV table);
 `advisor.tables` turns it into the store's `advice_*` rows. `read_sample` reads the documents of a JSONL
 file (one JSON object a line, as `collectors.sample` writes them).

@@ -336,8 +336,8 @@ class Bench:
 
 def check_same_work(bench: Bench) -> tuple[int, Counter[str], int]:
     """One replay and one hooked bare loop must send the same requests and see the same items."""
-    from collectors.capture import request_kind
     from collectors.replay import _query_kwargs
+    from collectors.replay.capture import request_kind
     from store import read_table, store_location
 
     for spec, raw in zip(bench.config.queries, bench.data["queries"]):
@@ -455,7 +455,7 @@ IMPORTS = (
     "pyarrow",
     "collectors.config",
     "pydantic",
-    "collectors.routing",
+    "collectors.replay.routing",
     "cosmoscore.sql",
     "ruscope.cli",
     "typer",

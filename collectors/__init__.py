@@ -1,8 +1,10 @@
 """ruscope collectors: config models, the collector framework and the collectors (the only code importing
 azure.* clients). They write the store (the top-level `store` package).
 
-- `config.py`: `ruscope.toml` as pydantic models (`extra="forbid"`, located errors, read-only SQL); one
-  account (`[cosmos]`) or many (`[[accounts]]`), both seen as `Config.all_accounts()` (`Account` values).
+- `config/`: `ruscope.toml` as pydantic models (`extra="forbid"`, located errors, read-only SQL); one
+  account (`[cosmos]`) or many (`[[accounts]]`), both seen as `Config.all_accounts()` (`Account` values);
+  its sections `[monitor]` (`monitor`), `[alerts]` (`alerts`), `[advisor]` (`advisor`), and the error
+  lines (`errors`).
 - The framework: `run.py` (a `Run`: run id, clock, stop event, budget, the pending segment that
   `run.record(record)` journals to, sealing, progress bar, summary and exit code), `registry.py` (the
   `Collector` protocol, `REGISTERED`, `run_collector`), `credentials.py` (`account_credential(account)`: the
@@ -13,16 +15,20 @@ azure.* clients). They write the store (the top-level `store` package).
   `client.py` (`fetch_client`: the one CosmosClient set-up, with hooks that see every HTTP exchange).
 - The storage collector: `storage.py` (per container: partition statistics, quota, split lineage, the
   largest logical keys -> the `partitions` and `logical_keys` tables).
-- The replay collector: `replay.py` (its `fetch_*`, `execution_record`, the walk over the queries),
-  `capture.py` (every HTTP request the SDK sends, as a `RequestRecord`), `routing.py` (the SDK's feed
-  ranges as EPK ranges for `cosmoscore.routing`'s prediction).
+- The replay collector: `replay/` (its `fetch_*`, `execution_record`, the walk over the queries), with
+  `capture` (every HTTP request the SDK sends, as a `RequestRecord`), `routing` (the SDK's feed ranges as
+  EPK ranges for `cosmoscore.routing`'s prediction) and `summary` (each query's closing line, counted by
+  analysis' one rule of a logical execution).
+- The Azure Monitor collectors: `metrics.py` (platform metrics) and `logs/` (Log Analytics; its KQL in
+  `logs/queries.py`), both naming what they ask through `cosmoscore.monitor`; `sample.py` (a container's
+  documents for the advisor); `alerts.py` (the `[alerts]` rules after a collect).
 
 To add a query: a `[[queries]]` entry in the config, nothing else.
 
-To add a collector: a module `collectors/<name>.py` with its `fetch_*` functions (network) and pure record
-builders, a record class per new table in `store/records.py` (the top-level store package), and an object `COLLECTOR` with `name`,
-`budget(config)` and `collect(config, run, options)` (see `registry.Collector`); add the module to
-`registry.REGISTERED` and `ruscope collect` runs it after the others, once per account. `collect` works on
+To add a collector: a module `collectors/<name>.py` (a package when it has parts) with its `fetch_*`
+functions (network) and pure record builders, a record class per new table in `store/records.py`, and an
+object `COLLECTOR` with `name`, `budget(config)` and `collect(config, run, options)` (see
+`registry.Collector`); add the module to `registry.REGISTERED` and `ruscope collect` runs it after the others, once per account. `collect` works on
 one account, `config.account(options.account)` (its endpoint, databases, `monitor_resource`, queries, and
 `account.name` for every row's `account` column), builds records and hands them to `run.record(...)`,
 counts items with `run.count(failed=...)`, calls `run.check()` between requests (raises `Stopped` on a

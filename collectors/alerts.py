@@ -20,7 +20,7 @@ import pandas as pd
 
 from analysis import alerts as rules
 from collectors.config import Config
-from collectors.config_alerts import AlertSettings
+from collectors.config.alerts import AlertSettings
 from collectors.run import new_run_id
 from cosmoscore.limits import Limits
 from store import StoreLayoutError, StoreLocation, read_table, write_frame

@@ -7,7 +7,7 @@ Why this shape:
   billed), so each range contributes its first pages: on Azure the feed within a partition follows write
   order, which is a bias the report states rather than hides.
 - The budget counts every response the client sees (account and container reads, `/pkranges`, query
-  plans, pages: the client-level response hook, as `collectors.capture` does; cosmos-wire-protocol.md §3)
+  plans, pages: the client-level response hook, as `collectors.replay.capture` does; cosmos-wire-protocol.md §3)
   and a page is not requested when the last page's charge would take the total past the budget. So the
   RU spent is at most the budget plus one page (a page larger than the ones before it).
 - System properties that describe storage, not the document (`_rid`, `_self`, `_etag`, `_attachments`,

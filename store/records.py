@@ -159,7 +159,7 @@ class RequestRecord(Scoped):
     query_name: str | None
     execution_id: str | None
     seq: int  # order of the request within the run (unique per run)
-    request_kind: str  # see collectors.capture.REQUEST_KINDS
+    request_kind: str  # see collectors.replay.capture.REQUEST_KINDS
     method: str
     resource: str  # the path, e.g. dbs/shop/colls/orders/docs
     pkrange_id: str  # "" when the response names none

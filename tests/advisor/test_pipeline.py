@@ -12,7 +12,7 @@ from advisor.measure import Workload, WorkloadQuery
 from advisor.pipeline import AdviseError, advise_documents
 from advisor.propose import MAX_PROPOSALS
 from advisor.tables import advice_frames
-from collectors.config_advisor import DEFAULT_PROPOSALS, AdvisorSettings
+from collectors.config.advisor import DEFAULT_PROPOSALS, AdvisorSettings
 from workloads.chat import generator as g
 
 UNTIL = dt.datetime(2026, 12, 10, tzinfo=dt.UTC).timestamp()

@@ -20,7 +20,7 @@ import pytest
 from azure.monitor.query import LogsQueryClient
 
 from collectors.config import Config, ConfigError, parse_config
-from collectors.config_monitor import LOGS_ENDPOINT
+from collectors.config.monitor import LOGS_ENDPOINT
 from collectors.fleet import collect_fleet
 from collectors.logs import table_frame, window
 from collectors.registry import collector, run_collector

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from collectors.logs_queries import (
+from collectors.logs.queries import (
     KEY_RU,
     KEY_SIZE,
     QUERIES,

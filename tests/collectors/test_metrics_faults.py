@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from collectors.config import parse_config
-from collectors.config_monitor import DEFAULT_METRICS
+from collectors.config.monitor import DEFAULT_METRICS
 from collectors.metrics import grain_of
 from cosmoscore.monitor.metrics import CATALOGUE, NORMALIZED_RU, TOTAL_REQUEST_UNITS
 from emulator.engine.facade import Engine

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from collectors import logs_queries
 from collectors import metrics as metrics_collector
-from collectors.config_monitor import DEFAULT_METRICS
+from collectors.config.monitor import DEFAULT_METRICS
+from collectors.logs import queries as logs_queries
 from cosmoscore.monitor import logs, metrics
 from emulator.monitor import metrics as stand_in_metrics
 from emulator.monitor import tables as stand_in_tables

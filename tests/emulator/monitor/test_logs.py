@@ -196,7 +196,7 @@ def test_the_same_port_still_serves_metrics(stand_in: Fixture) -> None:
 
 
 def test_every_collector_query_is_understood(stand_in: Fixture) -> None:
-    from collectors.logs_queries import all_queries  # the collector's own KQL, both modes
+    from collectors.logs.queries import all_queries  # the collector's own KQL, both modes
 
     client = _client(stand_in)
     for name, kql in all_queries():

@@ -1,13 +1,13 @@
 """The replay collector: run the configured read-only queries with the real azure-cosmos SDK and record
 the RU of every HTTP request and of every execution, per physical partition.
 
-Every request is captured by `collectors.capture` (client-level hooks); every execution becomes an
+Every request is captured by `collectors.replay.capture` (client-level hooks); every execution becomes an
 `ExecutionRecord` built here from the requests it sent. The run (run id, journaling to the pending
 segment, sealing, budget, stop signal, summary) is `collectors.run`'s.
 
 Layers: `fetch_*` talk to the service, `execution_record` is pure, `Replay` walks the queries.
 To add a per-request field: add it to `RequestRecord` (store/records.py) and fill it in
-`collectors.capture.request_fields`.
+`collectors.replay.capture.request_fields`.
 """
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ from typing import Any
 from azure.cosmos import ContainerProxy, CosmosClient
 from azure.cosmos.exceptions import CosmosResourceNotFoundError
 
-from collectors import routing
-from collectors.capture import Capture
 from collectors.client import fetch_client
 from collectors.config import Account, Config, QuerySpec
 from collectors.credentials import account_credential
 from collectors.errors import describe_error
 from collectors.registry import Options, run_collector
-from collectors.replay_summary import summary_line
+from collectors.replay import routing
+from collectors.replay.capture import Capture
+from collectors.replay.summary import summary_line
 from collectors.run import BUDGET, SEAL_SECONDS, BudgetReached, Run, RunSummary, Stopped
 from cosmoscore import routing as rules
 from cosmoscore.epk import EpkRange

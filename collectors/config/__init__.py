@@ -26,10 +26,10 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from collectors.config_advisor import AdvisorSettings as AdvisorSettings
-from collectors.config_alerts import AlertSettings as AlertSettings
-from collectors.config_errors import format_validation_error, toml_type
-from collectors.config_monitor import MonitorSettings as MonitorSettings  # re-exported: its home before
+from collectors.config.advisor import AdvisorSettings as AdvisorSettings
+from collectors.config.alerts import AlertSettings as AlertSettings
+from collectors.config.errors import format_validation_error, toml_type
+from collectors.config.monitor import MonitorSettings as MonitorSettings  # re-exported: its home before
 
 KeyComponent = str | int | float | bool
 JSONValue = Any

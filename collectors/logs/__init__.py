@@ -31,11 +31,11 @@ import pandas as pd
 from azure.core.exceptions import HttpResponseError, ServiceRequestError
 
 from collectors.config import Account, Config, MonitorSettings
-from collectors.config_monitor import LOGS_ENDPOINT
+from collectors.config.monitor import LOGS_ENDPOINT
 from collectors.credentials import monitor_credential
 from collectors.errors import Fatal, auth_failure
-from collectors.logs_queries import KEY_RU, KEY_SIZE, QUERIES, QUERY_STATS, THROTTLES, Params, build
-from collectors.logs_queries import result_columns as legacy_renames
+from collectors.logs.queries import KEY_RU, KEY_SIZE, QUERIES, QUERY_STATS, THROTTLES, Params, build
+from collectors.logs.queries import result_columns as legacy_renames
 from collectors.metrics import aligned_window, chunks  # windows and day-long chunks, as for metrics
 from collectors.registry import Options
 from collectors.run import SEAL_SECONDS, Run
