@@ -9,10 +9,10 @@ words (a one-line CLI error, the emulator's `SaveFailed`). `private` makes the f
 
 Its users: the CLI's reports and CSV exports, the collectors' document samples, the store's set-aside
 damaged lines, the emulator's snapshot, metrics history and certificates. It imports no other ruscope
-package, so every package may stand on it. What belongs here is writing a file whole; appending (the
+package, so every package may stand on it (`fsync_directory` for a rename or a copy made by hand). What belongs here is writing a file whole; appending (the
 emulator's journal, the store's pending segments) stays with the package that owns the file.
 """
 
-from wholefile.replace import Writer, temp_path, write_whole
+from wholefile.replace import Writer, fsync_directory, temp_path, write_whole
 
-__all__ = ["Writer", "temp_path", "write_whole"]
+__all__ = ["Writer", "fsync_directory", "temp_path", "write_whole"]

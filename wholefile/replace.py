@@ -52,7 +52,7 @@ def write_whole(
             temp.unlink()
         raise
     if fsync_dir:
-        _fsync_directory(path.parent)
+        fsync_directory(path.parent)
 
 
 def _open(path: Path, *, private: bool) -> io.BufferedWriter:
@@ -66,8 +66,8 @@ def _open(path: Path, *, private: bool) -> io.BufferedWriter:
         raise
 
 
-def _fsync_directory(path: Path) -> None:
-    """Make a rename in `path` durable (POSIX; Windows has no directory handle to fsync)."""
+def fsync_directory(path: Path) -> None:
+    """Make a rename (or a file created) in `path` durable (POSIX; Windows has no directory handle to fsync)."""
     if os.name != "posix":
         return
     fd = os.open(path, os.O_RDONLY)

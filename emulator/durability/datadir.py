@@ -87,14 +87,3 @@ def open_private(path: Path, flags: int) -> int:
         os.close(fd)
         raise
     return fd
-
-
-def fsync_dir(path: Path) -> None:
-    """Make a rename in `path` durable (POSIX; Windows has no directory handle to fsync)."""
-    if os.name != "posix":
-        return
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -32,6 +32,7 @@ from emulator.durability.lines import Damaged
 from emulator.durability.salvage import Lost, Salvage, salvage_journal, salvage_snapshot
 from emulator.engine.state import State
 from emulator.history import on_disk
+from wholefile import fsync_directory
 
 HISTORY = "history.jsonl.gz"  # emulator.rest.server.HISTORY_FILE (the server imports the engine; not here)
 
@@ -112,7 +113,7 @@ def _back_up(data_dir: Path, clock: Callable[[], float]) -> Path:
         if (data_dir / name).exists():
             shutil.copyfile(data_dir / name, backup / name)
             os.chmod(backup / name, datadir.FILE_MODE)
-    datadir.fsync_dir(backup)
+    fsync_directory(backup)
     return backup
 
 
