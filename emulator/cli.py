@@ -135,9 +135,9 @@ def _loopback(host: str) -> bool:
 
 
 def _repair(data_dir: Path | None) -> None:
-    """`--repair`: the data directory repaired by `emulator.durability.repair.repair` (a backup kept), its report printed;
-    exit 1 when something was lost (as `python -m emulator.durability.repair`), 2 when there is no such directory."""
-    from emulator.durability.repair import repair
+    """`--repair`: the data directory repaired by `emulator.repair.repair` (a backup kept), its report printed;
+    exit 1 when something was lost (as `python -m emulator.repair`), 2 when there is no such directory."""
+    from emulator.repair import repair
 
     if data_dir is None:
         _fail("--repair needs --data-dir (the directory to repair)")

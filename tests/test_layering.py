@@ -166,6 +166,21 @@ def test_the_column_list_rule_can_fail(tmp_path: Path) -> None:
     assert flagged == [["run_id", "request_charge"]]
 
 
+EMULATOR_FLOORS = ("durability", "history", "engine", "rest", "monitor")  # emulator/__init__.py: downwards only
+
+
+def test_the_emulators_sub_packages_depend_downwards_only() -> None:
+    upward = []
+    for floor, name in enumerate(EMULATOR_FLOORS):
+        above = set(EMULATOR_FLOORS[floor + 1 :])
+        for path in _modules(f"emulator/{name}"):
+            for line, module in _imported(path):
+                parts = module.split(".")
+                if parts[0] == "emulator" and len(parts) > 1 and parts[1] in above:
+                    upward.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
+    assert upward == []
+
+
 def _loaded_after(statement: str) -> list[str]:
     code = f"import sys; {statement}; print(' '.join(sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

@@ -2,8 +2,8 @@
 
 A write to the journal either lands whole or not at all: `write_all` checks every byte was taken (a
 full disk or a file-size limit, `RLIMIT_FSIZE`, gives a short write first and `ENOSPC`/`EFBIG` next)
-and the caller truncates back to the last good offset. The request then fails with
-`storage_failed`: **503 ServiceUnavailable**, substatus 0, the short gateway body (layout C,
+and the caller truncates back to the last good offset, raising `JournalFull`. The engine answers the
+request with **503 ServiceUnavailable**, substatus 0, the short gateway body (layout C,
 docs/reference/cosmos-errors-and-stats.md §1.1 and §1.4 "503"). 503 is the service's own status for
 "cannot serve this now"; the official HTTP status list has no 507. The Python SDK retries a 503 once
 after 500 ms, reads and writes alike (§1.4 row 7): safe here, as the failed write was not applied.
@@ -20,15 +20,18 @@ import errno
 import os
 from pathlib import Path
 
-from emulator.engine.errors import CosmosError
-
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 _PORTABLE_FLAGS = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)  # O_BINARY: no CR LF on Windows
 
 
-class StorageUnavailable(CosmosError):
-    """The 503 of a write the data directory could not hold (ServiceUnavailable, as `errors` names it)."""
+class JournalFull(OSError):
+    """A journal append the disk could not hold, cut back to the last good line: nothing was written. The
+    engine answers the request with the service's 503 (`emulator.engine.state`)."""
+
+    def __init__(self, path: Path, cause: OSError) -> None:
+        super().__init__(cause.errno, cause.strerror or str(cause), str(path))
+        self.path, self.cause = path, cause
 
 
 class SaveFailed(OSError):
@@ -49,15 +52,6 @@ def reason(exc: OSError) -> str:
     if exc.errno == errno.EFBIG:
         return "the file-size limit was reached (File too large)"
     return exc.strerror or str(exc)
-
-
-def storage_failed(path: Path, exc: OSError) -> CosmosError:
-    """The service's 503 for a write the journal could not hold (nothing was applied)."""
-    text = (
-        f"The ruscope emulator could not write its journal {path}: {reason(exc)}. "
-        "The write was not applied; free some space and retry."
-    )
-    return StorageUnavailable(503, text)
 
 
 def write_all(fd: int, data: bytes) -> None:

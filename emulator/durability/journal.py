@@ -10,7 +10,7 @@ journal are replayed, strictly: a torn LAST journal line (no newline, or unreada
 never acknowledged and is dropped (its bytes kept beside the journal as `journal.jsonl.torn-<time>`);
 any other damage, in the journal or the snapshot, or an entry that cannot be applied (a delete of an
 absent item, `{}`), raises `Damaged` naming the file, the line and the write affected, before anything
-is written. `emulator.durability.repair` salvages such a directory.
+is written. `emulator.repair` salvages such a directory.
 
 The snapshot's header records the last journal seq it folds in, so replay skips journal lines the
 snapshot already holds. That makes every crash point of `compact()` safe: the snapshot is written to a
@@ -226,7 +226,7 @@ class Journal:
         os.ftruncate(self._fd, self._good_end)
 
     def append(self, entry: dict[str, Any]) -> None:
-        """Journal `entry` whole, or raise the service's 503 with the journal as it was before."""
+        """Journal `entry` whole, or raise `JournalFull` with the journal as it was before."""
         seq = self._ready() + 1
         line = encode(seq, entry)
         try:
@@ -238,7 +238,7 @@ class Journal:
                 os.fsync(self._fd)
         except OSError as exc:
             self._roll_back()
-            raise datadir.storage_failed(self.path, exc) from exc
+            raise datadir.JournalFull(self.path, exc) from exc
         self._seq, self._end = seq, (self._end or 0) + len(line)
 
     def _roll_back(self) -> None:

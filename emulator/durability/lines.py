@@ -55,7 +55,7 @@ class Damaged(ValueError):
         self.path, self.number, self.what = path, number, what
         super().__init__(
             f"{path}, line {number}: {what}. The emulator did not start and changed nothing; "
-            f"`ruscope emulator --data-dir {path.parent} --repair` (or `python -m emulator.durability.repair "
+            f"`ruscope emulator --data-dir {path.parent} --repair` (or `python -m emulator.repair "
             f"{path.parent}`) keeps a backup, salvages every intact line and reports what was lost."
         )
 

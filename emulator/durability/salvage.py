@@ -1,6 +1,6 @@
 """Reading a damaged data directory leniently: every intact line applied, every lost write listed.
 
-The strict readers in `emulator.durability.journal` refuse to start on damage; `emulator.durability.repair` uses these
+The strict readers in `emulator.durability.journal` refuse to start on damage; `emulator.repair` uses these
 instead, which keep going and record what they could not use as `Lost` (the file, the line, what was
 wrong, and the write it held: its description when the line still reads, else the seq numbers missing).
 """

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from emulator.durability.datadir import JournalFull, reason
+
 _VERSION = "Microsoft.Azure.Documents.Common/2.14.0"
 
 _CODES = {
@@ -133,3 +135,14 @@ def token_time_range(start: str, expiry: str, now: str) -> CosmosError:
 def aad_refused(reason: str) -> CosmosError:
     """An Entra ID token the emulator does not take (the service's text for these is not captured)."""
     return CosmosError(401, f"The input authorization token can't serve the request. {reason}")
+
+
+def storage_unavailable(exc: JournalFull) -> CosmosError:
+    """The service's 503 for a write the data directory could not hold: substatus 0, the short gateway body
+    (cosmos-errors-and-stats.md §1.1 and §1.4 "503"). Nothing was applied, so the SDK's one retry of a 503
+    after 500 ms is safe."""
+    text = (
+        f"The ruscope emulator could not write its journal {exc.path}: {reason(exc.cause)}. "
+        "The write was not applied; free some space and retry."
+    )
+    return CosmosError(503, text)

@@ -16,6 +16,7 @@ from cosmoscore.indexing import DEFAULT_POLICY, IndexPolicy
 from cosmoscore.keys import key_from_json, key_to_json
 from cosmoscore.layout import even_boundaries
 from cosmoscore.limits import Limits
+from emulator.durability.datadir import JournalFull
 from emulator.durability.journal import Journal
 from emulator.engine import errors, splits
 from emulator.engine.model import Container, Database, LogicalPartition, Offer, PkRange, StoredItem
@@ -44,9 +45,13 @@ class State:
         return int(self.clock())
 
     def commit(self, entry: dict[str, Any]) -> None:
-        """Journal an entry (before it is applied and acknowledged)."""
+        """Journal an entry (before it is applied and acknowledged); a journal the disk cannot hold is the
+        service's 503 for this request (`storage_unavailable`), with nothing applied."""
         if self.journal is not None:
-            self.journal.append(entry)
+            try:
+                self.journal.append(entry)
+            except JournalFull as exc:
+                raise errors.storage_unavailable(exc) from exc
 
     def close_journal(self) -> None:
         """Fold the journal into a snapshot of the current state and release it."""

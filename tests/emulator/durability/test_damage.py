@@ -116,7 +116,7 @@ def test_journal_damage_refuses_to_start_naming_file_line_and_write(tmp_path: Pa
     assert message.startswith(f"{tmp_path / JOURNAL}, line {number}: ")
     assert words in message
     assert any(what in message for what in ("is affected", "cannot apply the", "the writes with seq"))
-    assert f"python -m emulator.durability.repair {tmp_path}" in message
+    assert f"python -m emulator.repair {tmp_path}" in message
     assert _files(tmp_path) == before  # nothing rewritten: the loss is not made permanent
 
 

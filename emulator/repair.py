@@ -8,7 +8,7 @@ checksummed snapshot with an empty journal, the same way compaction writes it (t
 rename, directory fsync). A metrics history that cannot be read is moved into the backup (it holds
 per-minute metrics, not items). The repaired directory is then replayed strictly once more.
 
-`python -m emulator.durability.repair DIR` (and `ruscope emulator --data-dir DIR --repair`) prints the report;
+`python -m emulator.repair DIR` (and `ruscope emulator --data-dir DIR --repair`) prints the report;
 exit 0 when nothing was lost, 1 when the repair lost something (listed, or noted where it cannot be
 told exactly, e.g. a snapshot cut at a line boundary), 2 when DIR is not a data directory.
 """
@@ -137,8 +137,8 @@ def _history_damaged(data_dir: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m emulator.durability.repair DIR`: repair and print the report (exit 0 nothing lost, 1 losses, 2 usage)."""
-    parser = argparse.ArgumentParser(prog="python -m emulator.durability.repair", description=__doc__.splitlines()[0])
+    """`python -m emulator.repair DIR`: repair and print the report (exit 0 nothing lost, 1 losses, 2 usage)."""
+    parser = argparse.ArgumentParser(prog="python -m emulator.repair", description=__doc__.splitlines()[0])
     parser.add_argument("data_dir", type=Path, help="the emulator's --data-dir")
     args = parser.parse_args(argv)
     try:

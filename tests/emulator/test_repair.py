@@ -1,4 +1,4 @@
-"""`emulator.durability.repair`: a backup of the damaged files, every intact line salvaged, exactly the losses reported,
+"""`emulator.repair`: a backup of the damaged files, every intact line salvaged, exactly the losses reported,
 and a directory that starts again."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from emulator.durability.journal import JOURNAL, SNAPSHOT
-from emulator.durability.repair import main, repair
+from emulator.repair import main, repair
 from emulator.rest.server import open_engine
 from tests.emulator.durability.test_damage import (
     EXPECTED,
@@ -132,9 +132,7 @@ def test_main_prints_the_report_and_exits_1_on_losses(tmp_path: Path, capsys: py
 def test_python_dash_m_emulator_repair(tmp_path: Path) -> None:
     make_data_dir(tmp_path)
     _delete_absent(tmp_path / JOURNAL)
-    done = subprocess.run(
-        [sys.executable, "-m", "emulator.durability.repair", str(tmp_path)], cwd=ROOT, capture_output=True
-    )
+    done = subprocess.run([sys.executable, "-m", "emulator.repair", str(tmp_path)], cwd=ROOT, capture_output=True)
     assert done.returncode == 1, done.stderr.decode()
     assert "line 12: cannot be applied (its target does not exist)" in done.stdout.decode()
 
