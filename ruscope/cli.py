@@ -22,7 +22,7 @@ import typer
 from emulator.cli import emulator as emulator_command
 from ruscope import collect, maintenance, report
 from ruscope.advise import advise as advise_command
-from ruscope.launch import listen_problem, streamlit_flags
+from ruscope.launch import listen_problem, streamlit_command
 from ruscope.options import EXIT_OK, EXIT_USAGE, fail, load, store_dir
 
 app = typer.Typer(
@@ -82,15 +82,15 @@ def dashboard(
     host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")] = "127.0.0.1",
 ) -> None:
     """Open the dashboard (Streamlit) on a store: --store, else the config's [store] uri, else ruscope-data."""
-    app_file = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"  # installed beside this package
     target = store_dir(store, load(config) if config is not None else None)
     shown = str(target.local.resolve()) if target.local is not None else target.uri  # Streamlit runs elsewhere
     env = {**os.environ, "RUSCOPE_STORE": shown}
     problem = listen_problem(host, port)
     if problem:
         fail(problem)
-    command = [sys.executable, "-m", "streamlit", "run", str(app_file), *streamlit_flags(host, port)]
-    os.execve(sys.executable, command, env)  # not a child: Ctrl+C and SIGTERM reach Streamlit itself
+    os.execve(
+        sys.executable, streamlit_command(host, port), env
+    )  # not a child: Ctrl+C and SIGTERM reach Streamlit itself
 
 
 app.command("compact")(maintenance.compact)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import signal
 import socket
+import sys
 import threading
+from pathlib import Path
 
 import typer
 
@@ -38,6 +40,17 @@ def listen_problem(host: str, port: int) -> str | None:
         reason = exc.strerror or str(exc)
         return f"cannot listen on {host}:{port}: {reason}; pick another port with --port (e.g. --port {port + 1})"
     return None
+
+
+DASHBOARD_APP = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"  # installed beside ruscope
+
+
+def streamlit_command(host: str, port: int, app_file: Path = DASHBOARD_APP) -> list[str]:
+    """The dashboard's process: Streamlit running `app_file` with `streamlit_flags`, under `python -P`, which
+    keeps the working directory off `sys.path` (`-m` would put it first). Otherwise a folder there named like
+    one of ruscope's packages, such as the demo's own `store/`, shadows it: `cd ruscope-demo && ruscope
+    dashboard --store store` failed with "cannot import name 'StoreLocation' from 'store'"."""
+    return [sys.executable, "-P", "-m", "streamlit", "run", str(app_file), *streamlit_flags(host, port)]
 
 
 def streamlit_flags(host: str, port: int) -> list[str]:

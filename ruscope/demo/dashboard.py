@@ -8,21 +8,18 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
-from ruscope.launch import streamlit_flags
-
-APP_FILE = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"  # installed beside the ruscope package
+from ruscope.launch import streamlit_command
 
 
 def start_dashboard(store: Path, *, host: str, port: int, log: Path) -> subprocess.Popen[bytes]:
     """Streamlit on `store`, its output in `log` (the demo's terminal keeps the demo's own lines)."""
     env = {**os.environ, "RUSCOPE_STORE": str(store.resolve())}
-    command = [sys.executable, "-m", "streamlit", "run", str(APP_FILE), *streamlit_flags(host, port)]
+    command = streamlit_command(host, port)
     with log.open("ab") as sink:
         return subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 

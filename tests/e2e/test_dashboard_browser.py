@@ -102,6 +102,8 @@ def test_every_page_draws_in_chromium_with_no_external_request(
     shots.mkdir(parents=True, exist_ok=True)
     workdir = tmp_path / "elsewhere"  # outside the repository: .streamlit/config.toml is not found from here
     workdir.mkdir()
+    for shadow in ("store", "analysis"):  # folders named like ruscope's packages (the demo's `store/`) shadow none
+        (workdir / shadow).mkdir()
     external: list[str] = []
 
     with running_dashboard(store, workdir) as dashboard, sync_playwright() as playwright:

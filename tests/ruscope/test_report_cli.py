@@ -3,6 +3,9 @@ collectors filled): the bytes written, the exit codes, one-line errors."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -103,3 +106,20 @@ def test_a_report_of_the_collected_store(collected_store: Path, tmp_path: Path) 
     assert {"skewed_key", "query_fans_out"} <= actions
     assert any(line.startswith("partition,") and ",size_gb," in line for line in lines)
     assert any(line.startswith("key,") and '""hot""' in line for line in lines)
+
+
+def test_python_m_ruscope_in_a_folder_holding_store_and_analysis_folders(shop_store: Path, tmp_path: Path) -> None:
+    """`python -m` puts the working directory first on sys.path: there, the store's own folder `store/` (and
+    any folder named like a ruscope package) must not shadow ruscope's packages."""
+    (tmp_path / "analysis").mkdir()
+    write_config(tmp_path, Path("store"))
+    done = subprocess.run(
+        [sys.executable, "-m", "ruscope", "report", "--config", "ruscope.toml", "--out", "report.csv"],
+        cwd=tmp_path,
+        env={**os.environ, "COSMOS_KEY": EMULATOR_KEY},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert (tmp_path / "report.csv").read_bytes() == (GOLDEN / "capacity_report.csv").read_bytes()
