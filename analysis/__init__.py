@@ -25,6 +25,6 @@ A module answers one question; a question with several parts is a sub-package wi
 - `report`: the one CSV path (`to_csv_bytes`), shared by every dashboard download and `ruscope report`.
 
 To add an analysis: a module named for what it answers (in the sub-package of its question, if there is
-one), `summarize_*` functions for the stats, a `*_COLUMNS` list of the store columns it reads, tests in
+one), `summarize_*` functions for the stats, a `*_COLUMNS = TABLE.pick(...)` of the store columns it reads, tests in
 `tests/analysis/` (mirroring the sub-packages) on synthetic frames with the schema's columns.
 """
