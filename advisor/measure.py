@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import threading
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -183,9 +184,12 @@ def measure_designs(
 ) -> list[DesignMeasure]:
     """`measure_design` for every design, in order, in up to `workers` forked processes (default: one per
     CPU, at most one per design): each design has its own engine, so the figures are the same as one by one,
-    and loading the sample is most of the time. One worker, or no `fork` on this platform: in this process."""
+    and loading the sample is most of the time. One worker, no `fork` on this platform, or a process running
+    other threads: in this process. A fork copies only the calling thread, so a lock another thread held at
+    that moment (the in-process emulator's server, its index builder, logging) stays locked for ever in the
+    child: `ruscope demo`, which serves the emulator while it advises, hung so under load."""
     workers = min(len(designs), workers or os.cpu_count() or 1)
-    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if workers < 2 or not can_fork_safely():
         return [measure_design(d, docs, workload, limits=limits) for d in designs]
     for design in designs:
         validate_design(design, docs)  # a bad design fails here, in words, not inside a worker
@@ -196,6 +200,11 @@ def measure_designs(
             return pool.map(_measure_nth, range(len(designs)), chunksize=1)
     finally:
         _JOB = None
+
+
+def can_fork_safely() -> bool:
+    """True when this platform forks and this process runs no thread but the calling one."""
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 
 def _measure_nth(index: int) -> DesignMeasure:

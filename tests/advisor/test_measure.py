@@ -11,6 +11,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +24,7 @@ from advisor.designs import Design, DesignError, parse_design
 from advisor.measure import (
     Workload,
     WorkloadQuery,
+    can_fork_safely,
     derived_key,
     gini,
     measure_design,
@@ -31,6 +37,7 @@ from workloads.chat import generator as g
 
 UNTIL = dt.datetime(2026, 12, 10, tzinfo=dt.UTC).timestamp()
 TENANT_MONTH = "{tenantId}-{createdAt:yyyy-MM}"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -208,6 +215,52 @@ def test_measure_designs_in_processes_gives_the_figures_of_one_by_one(
     ]
     with pytest.raises(DesignError, match="nope"):
         measure_designs([parse_design("/nope"), *designs], logs, log_workload, workers=2)
+
+
+FORKED = """
+import json, sys
+from advisor.designs import parse_design
+from advisor.measure import can_fork_safely, measure_design, measure_designs
+from tests.advisor.test_measure import TENANT_MONTH, UNTIL, Workload, g
+
+size = g.Size("advisor", 40, 0, 0.0, backfill_days=5, backfill_turns_per_hour=2.0)
+logs = [g.query_log_doc(t) for t in g.backfill_turns(g.DEFAULT_SEED, g.build_tenants(40), size, UNTIL)]
+designs = [parse_design(s) for s in ("/tenantId", TENANT_MONTH)]
+assert can_fork_safely()
+forked = measure_designs(designs, logs, Workload(), workers=2)
+print(json.dumps(forked == [measure_design(d, logs, Workload()) for d in designs]))
+"""
+
+
+def test_the_forked_workers_of_a_single_threaded_process_give_the_figures_of_one_by_one() -> None:
+    """Only a process running no other thread forks (this test process runs the suite's emulator threads)."""
+    done = subprocess.run([sys.executable, "-c", FORKED], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout.strip()) == (0, "true"), done.stderr
+
+
+@pytest.mark.timeout(60)
+def test_a_process_running_other_threads_measures_in_itself(logs: list[dict[str, Any]]) -> None:
+    """A fork copies only the calling thread: a lock another thread holds at that moment stays locked in the
+    child for ever (the demo advises while its emulator serves on threads, and hung so). Here a thread holds
+    the SQL parse cache's lock for half a second: forked workers would wait on it for ever; in this process
+    the measure waits the half second and ends."""
+    from cosmoscore.sql import parser
+
+    taken, holder = threading.Event(), None
+
+    def hold() -> None:
+        with parser._PARSED._lock:  # a lock every measure takes (test-only access to a private name)
+            taken.set()
+            time.sleep(0.5)
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    taken.wait(10)
+    assert not can_fork_safely()
+    designs = [parse_design("/tenantId"), parse_design(TENANT_MONTH)]
+    queries = Workload(queries=(WorkloadQuery("one", "SELECT * FROM c WHERE c.tenantId = 'x'"),))
+    assert measure_designs(designs, logs, queries, workers=2) == [measure_design(d, logs, queries) for d in designs]
+    holder.join()
 
 
 def test_a_multi_property_order_by_is_measured_on_its_composite_index(logs: list[dict[str, Any]]) -> None:
