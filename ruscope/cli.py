@@ -23,7 +23,7 @@ from emulator.cli import emulator as emulator_command
 from ruscope import collect, maintenance, report
 from ruscope.advise import advise as advise_command
 from ruscope.launch import listen_problem, streamlit_command
-from ruscope.options import EXIT_OK, EXIT_USAGE, fail, load, store_dir
+from ruscope.options import EXIT_OK, EXIT_USAGE, echo, fail, load, store_dir
 
 app = typer.Typer(
     add_completion=False,
@@ -62,7 +62,7 @@ def demo(
 
     settings = DemoSettings(dir, size, port=port, cosmos_port=cosmos_port, monitor_port=monitor_port, fresh=fresh)
     try:
-        raise typer.Exit(run_demo(replace(settings, browser=not no_browser)))
+        raise typer.Exit(run_demo(replace(settings, browser=not no_browser), out=echo))
     except DemoError as exc:
         fail(str(exc), exc.exit_code)
 
@@ -111,7 +111,7 @@ def main() -> None:
 
         if not isinstance(exc, StoreLayoutError):
             raise
-        typer.echo(f"ruscope: {exc}", err=True)
+        echo(f"ruscope: {exc}", err=True)
         sys.exit(EXIT_USAGE)
 
 

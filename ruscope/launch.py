@@ -9,7 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
-import typer
+from ruscope.options import echo
 
 
 def stop_on_signals() -> threading.Event:
@@ -19,7 +19,7 @@ def stop_on_signals() -> threading.Event:
     def handler(signum: int, frame: object) -> None:
         if stop.is_set():  # a second Ctrl+C: stop now
             raise KeyboardInterrupt
-        typer.echo("ruscope: stopping after the current request (again to abort)", err=True)
+        echo("ruscope: stopping after the current request (again to abort)", err=True)
         stop.set()
 
     signal.signal(signal.SIGINT, handler)
