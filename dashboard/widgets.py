@@ -17,7 +17,7 @@ import streamlit as st
 from analysis import scope
 from analysis.report import to_csv_bytes
 from dashboard.display import display_table
-from dashboard.state import FrameState, default_store, take_requested_scope
+from dashboard.state import FrameState, any_store_allowed, default_store, take_requested_scope
 
 ALL = "(all)"  # the picker's label for "no filter"
 
@@ -30,12 +30,21 @@ ruscope dashboard --store {store}
 """
 
 
-def render_store_picker() -> str:
-    """The store directory (or URI): $RUSCOPE_STORE by default, as `ruscope dashboard --store` sets it.
+FIXED_STORE_HELP = "The store `ruscope dashboard` was started on; start it with --allow-any-store to type another."
 
-    A cleared box means the default again, not the working directory.
+
+def render_store_picker() -> str:
+    """The store directory (or URI): $RUSCOPE_STORE, as `ruscope dashboard --store` sets it.
+
+    Only that store is shown, the box read-only, unless the dashboard was started with `--allow-any-store`
+    (any path or URI typed is then read, with the server's files and credentials; a cleared box means the
+    default again, not the working directory).
     """
-    return st.sidebar.text_input("Store directory", value=default_store(), key="frame_store").strip() or default_store()
+    named = default_store()
+    if not any_store_allowed():
+        st.sidebar.text_input("Store directory", value=named, key="frame_store", disabled=True, help=FIXED_STORE_HELP)
+        return named
+    return st.sidebar.text_input("Store directory", value=named, key="frame_store").strip() or named
 
 
 def render_time_range_picker(*, now: dt.datetime | None = None) -> dt.datetime | None:
