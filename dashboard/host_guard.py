@@ -6,9 +6,11 @@ page's requests to the dashboard as same-origin, with the other site's name in `
 read the store. A name the user did not serve the dashboard under is never a legitimate visitor.
 
 The names come from Streamlit's `server.allowedHosts` option, which `ruscope dashboard` sets (loopback names,
-the `--host` given, each `--allow-host`; `ruscope.launch.allowed_hosts`); Streamlit's own check of that option
-covers only the WebSocket, so `HostGuard` is the ASGI middleware `dashboard/serve.py` puts in front of every
-request. With the option empty (Streamlit started by hand), only loopback names are served.
+the `--host` given, each `--allow-host`; `ruscope.launch.allowed_hosts`). Streamlit's own check of that option
+covers only the WebSocket handshake (added in 1.61, streamlit/streamlit#16147; Streamlit has run on Starlette,
+not Tornado, since 1.57), so `HostGuard` is the ASGI middleware `dashboard/serve.py` puts in front of every
+request through `st.App(..., middleware=...)`, Streamlit's supported hook. With the option empty (Streamlit
+started by hand), only loopback names are served.
 """
 
 from __future__ import annotations
