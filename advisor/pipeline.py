@@ -31,9 +31,14 @@ from advisor.lint import Finding, QueryToLint, lint_queries
 from advisor.measure import Workload
 from advisor.propose import MAX_PROPOSALS, Proposal, propose
 from advisor.verdict import Verdict, advise, verdict_rows
+from cosmoscore.limits import Limits, nesting_depth
 from cosmoscore.sql import SqlError
 
 CandidateKey = str | Sequence[str]  # a path, a template "{tenantId}-{createdAt:yyyy-MM}", or a list of paths
+
+
+MAX_DEPTH = Limits().max_document_depth  # the service refuses deeper documents (cosmoscore.limits cites it)
+TOO_DEEP = f"the document nests objects or arrays deeper than {MAX_DEPTH} levels, which Cosmos DB does not store"
 
 
 class AdviseError(Exception):
@@ -54,7 +59,8 @@ class Advice:
 
 
 def read_sample(path: Path) -> list[dict[str, Any]]:
-    """Documents from a JSONL file (blank lines skipped); a line that is not a JSON object is an error."""
+    """Documents from a JSONL file (blank lines skipped); a line that is not a JSON object, or one nesting
+    deeper than Cosmos DB stores (`Limits.max_document_depth`), is an error naming the line."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
@@ -67,8 +73,12 @@ def read_sample(path: Path) -> list[dict[str, Any]]:
             doc = json.loads(line)
         except json.JSONDecodeError as exc:
             raise AdviseError(f"{path}:{number}: not JSON ({exc.msg})") from None
+        except RecursionError:  # the parser recurses per level: far deeper than any document may be
+            raise AdviseError(f"{path}:{number}: {TOO_DEEP}") from None
         if not isinstance(doc, Mapping):
             raise AdviseError(f"{path}:{number}: a document is a JSON object, not {type(doc).__name__}")
+        if nesting_depth(doc, MAX_DEPTH + 1) - 1 > MAX_DEPTH:  # the document object itself is not a level
+            raise AdviseError(f"{path}:{number}: {TOO_DEEP}")
         docs.append(dict(doc))
     return docs
 

@@ -8,5 +8,6 @@ builder is pure and tested on its traces), and a folder per concern keeps each r
 shared parts (`loaders.tables`, `figures.canvas`) would have no page to live in. Inside each folder a
 page's module takes the page's name (`views/hot_partitions.py`, `loaders/hot_partitions.py`,
 `figures/hot_partitions.py`). Frame-wide parts sit beside `app.py`: `state` (the session-state contract),
-`widgets` (shared `render_*`), `display` (table formatting) and `alerts_banner`.
+`widgets` (shared `render_*`), `display` (table formatting) and `alerts_banner`; `serve` runs the frame
+behind `host_guard` (the Host check every request passes).
 """

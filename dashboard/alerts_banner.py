@@ -10,18 +10,16 @@ A hot partition or a 429 rate (load that throttles now) is an error banner; stor
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 import streamlit as st
 
 from analysis import alerts
+from dashboard.display import markdown_text
 from dashboard.loaders.tables import load_table
 from dashboard.state import FrameState
 
 MAX_LINES = 8  # alerts listed in the banner; the rest are counted
 URGENT = (alerts.HOT, alerts.THROTTLE)  # throttling now, or about to: an error, not a warning
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!<>|~$])")
 
 
 def render_alert_banner(view: FrameState) -> None:
@@ -44,14 +42,9 @@ def alert_banner_text(open_now: pd.DataFrame) -> str:
     when = pd.Timestamp(open_now["time"].max()).strftime("%Y-%m-%d %H:%M")
     several = open_now["account"].nunique() > 1
     lines = [
-        (f"[{_escaped(str(row.account))}] " if several else "") + _escaped(str(row.message))
+        (f"[{markdown_text(row.account)}] " if several else "") + markdown_text(row.message)
         for row in open_now.head(MAX_LINES).itertuples()
     ]
     more = [f"and {count - MAX_LINES} more"] if count > MAX_LINES else []
     heading = f"**{count} alert{'s' if count != 1 else ''} open** (evaluated {when} UTC by `ruscope collect`):"
     return "\n".join([heading, "", *(f"- {line}" for line in [*lines, *more])])
-
-
-def _escaped(text: str) -> str:
-    """Plain text in markdown: a key such as `["a_b"]` or a name with `*` shows as written."""
-    return _MARKDOWN.sub(r"\\\1", text)

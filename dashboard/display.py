@@ -1,4 +1,11 @@
-"""How a table looks on a page: a missing value is a blank cell, never Streamlit's grey "None".
+"""How data looks on a page: as written, never as markup (`markdown_text`), and in a table a missing value
+is a blank cell, never Streamlit's grey "None".
+
+Streamlit renders the text of `st.markdown`, `st.caption`, `st.subheader`, `st.info` and the like (and widget
+labels) as Markdown: a container named `[clickme](https:evil.example)` became a link, `![x](https://...)` an
+image fetched from another host. Every value from the store that goes into such text passes through
+`markdown_text` (names, keys, query names and texts, verdicts, messages, paths); tables (`st.dataframe`) and
+`st.code` show text as it is and need nothing.
 
 Streamlit's data grid draws every null (None, NaN, NaT, pd.NA) as "None", in any column, and ignores a
 pandas Styler's `na_rep`; it does show a Styler's display text for a non-null cell while sorting by the
@@ -27,7 +34,37 @@ MISSING_NUMBER = -np.inf  # sorts before every number
 MISSING_TIME = pd.Timestamp("1900-01-01T00:00:00Z")  # sorts before every time the store holds
 DEFAULT_TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 GRID_DRAWN = {"progress", "checkbox"}
+_INLINE_MARKS = re.compile(r"([\\`*_\[\]<>&~$|@])")
+_BARE_LINK = re.compile(r"(?i)\b(?:https?|ftp|mailto):|\bwww\.")
+_BLOCK_START = re.compile(r"^(\s*\d*)([#>+-]|(?<=\d)[.)])")
 _NEGATIVE_ZERO = re.compile(r"-0(\.0*)?(\D*)")  # column types the grid draws itself (a bar, a box)
+
+
+def markdown_text(value: object) -> str:
+    """`value` as literal text inside Markdown, by CommonMark's rule that a backslash-escaped punctuation mark
+    is never markup: the marks that open inline markup (links and images `[`, emphasis `*` `_` `~`, code
+    `` ` ``, HTML and autolinks `<`, entities `&`, math `$`, GFM's e-mail autolinks `@`, tables `|`) are
+    escaped everywhere, those that open a block (`#`, `>`, `-`, `+`, `1.`) at the start, and the `:` or `.` of
+    a bare `https:` / `www.` link; line breaks become spaces (no new block)."""
+    text = _INLINE_MARKS.sub(r"\\\1", " ".join(str(value).splitlines()))
+    text = _BARE_LINK.sub(lambda found: f"{found.group()[:-1]}\\{found.group()[-1]}", text)
+    return _BLOCK_START.sub(r"\1\\\2", text, count=1)
+
+
+def markdown_code(text: str) -> str:
+    """`text` as an inline code span (shown as written), its delimiter longer than any backtick run in it."""
+    fence = "`" * (_longest_backticks(text) + 1)
+    pad = " " if "`" in text else ""  # CommonMark strips one space each side, so a backtick at an edge is kept
+    return f"{fence}{pad}{' '.join(text.splitlines())}{pad}{fence}"
+
+
+def markdown_fence(text: str) -> str:
+    """A code block's fence longer than any backtick run in `text`, so the text cannot close it."""
+    return "`" * max(3, _longest_backticks(text) + 1)
+
+
+def _longest_backticks(text: str) -> int:
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
 
 
 def display_table(frame: pd.DataFrame, column_config: Mapping[str, Any] | None = None) -> tuple[Styler, dict[str, Any]]:

@@ -32,6 +32,7 @@ from store.location import DEFAULT_STORE
 STORE, SINCE, SCOPE = "store", "since", "scope"
 REQUESTED_SCOPE = "frame_requested_scope"  # a scope a page asked the frame to show from the next run on
 STORE_ENV = "RUSCOPE_STORE"  # set by `ruscope dashboard --store DIR`
+ANY_STORE_ENV = "RUSCOPE_ANY_STORE"  # "1": set by `ruscope dashboard --allow-any-store`
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +47,12 @@ class FrameState:
 def default_store() -> str:
     """The store directory: $RUSCOPE_STORE, else `ruscope-data` (relative to the working directory)."""
     return os.environ.get(STORE_ENV) or DEFAULT_STORE
+
+
+def any_store_allowed() -> bool:
+    """Whether a visitor may open another store than the one named at start (`--allow-any-store`): the
+    dashboard reads with the server's files and credentials, so by default it shows only what its user named."""
+    return os.environ.get(ANY_STORE_ENV) == "1"
 
 
 def publish(state: FrameState) -> None:

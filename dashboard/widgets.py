@@ -12,30 +12,41 @@ import datetime as dt
 from typing import Any
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from analysis import scope
 from analysis.report import to_csv_bytes
-from dashboard.display import display_table
-from dashboard.state import FrameState, default_store, take_requested_scope
+from dashboard.display import display_table, markdown_code, markdown_fence, markdown_text
+from dashboard.figures.canvas import plain_figure
+from dashboard.state import FrameState, any_store_allowed, default_store, take_requested_scope
 
 ALL = "(all)"  # the picker's label for "no filter"
 
-EMPTY_STATE = """No {what} in `{store}`{when} yet. {how}:
+EMPTY_STATE = """No {what} in {store}{when} yet. {how}:
 
-```sh
+{fence}sh
 {commands}
-ruscope dashboard --store {store}
-```
+ruscope dashboard --store {path}
+{fence}
 """
 
 
-def render_store_picker() -> str:
-    """The store directory (or URI): $RUSCOPE_STORE by default, as `ruscope dashboard --store` sets it.
+FIXED_STORE_HELP = "The store `ruscope dashboard` was started on; start it with --allow-any-store to type another."
 
-    A cleared box means the default again, not the working directory.
+
+def render_store_picker() -> str:
+    """The store directory (or URI): $RUSCOPE_STORE, as `ruscope dashboard --store` sets it.
+
+    Only that store is shown, the box read-only, unless the dashboard was started with `--allow-any-store`
+    (any path or URI typed is then read, with the server's files and credentials; a cleared box means the
+    default again, not the working directory).
     """
-    return st.sidebar.text_input("Store directory", value=default_store(), key="frame_store").strip() or default_store()
+    named = default_store()
+    if not any_store_allowed():
+        st.sidebar.text_input("Store directory", value=named, key="frame_store", disabled=True, help=FIXED_STORE_HELP)
+        return named
+    return st.sidebar.text_input("Store directory", value=named, key="frame_store").strip() or named
 
 
 def render_time_range_picker(*, now: dt.datetime | None = None) -> dt.datetime | None:
@@ -89,14 +100,24 @@ def render_empty_state(view: FrameState, *, what: str, how: str, commands: list[
     if view.since is not None:
         how = f"Choose a longer time range in the sidebar. {how}"
     commands_text = "\n".join(command.format(store=view.store) for command in commands)
-    text = EMPTY_STATE.format(what=what, store=view.store, when=when, how=how, commands=commands_text)
+    fence = markdown_fence(commands_text + view.store)
+    store = markdown_code(view.store)
+    text = EMPTY_STATE.format(
+        what=what, store=store, path=view.store, when=when, how=how, commands=commands_text, fence=fence
+    )
     st.info(text, icon=":material/info:")
 
 
 def render_store_warnings(messages: tuple[str, ...]) -> None:
     """The store's warnings of a read (a skipped corrupt file, a stale temp file), one box each."""
     for message in messages:
-        st.warning(message, icon=":material/warning:")
+        st.warning(markdown_text(message), icon=":material/warning:")
+
+
+def render_figure(figure: go.Figure, *, key: str) -> None:
+    """A figure of a page, its text drawn as written (`figures.canvas.plain_figure`): every page's figures
+    go through here, so no name from the store becomes a link in a title, a label or a hover."""
+    st.plotly_chart(plain_figure(figure), key=key)
 
 
 def render_csv_download(frame: pd.DataFrame, *, file_name: str, key: str) -> None:

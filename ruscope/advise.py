@@ -34,6 +34,7 @@ from analysis.report import to_csv_bytes
 from collectors.config import Account, AdvisorSettings, Config, ConfigError, load_config
 from collectors.run import new_run_id
 from collectors.sample import SampleError, SampleReport, sample_container
+from ruscope.options import echo
 from store import StoreLocation, store_location, write_frame
 from wholefile import write_whole
 
@@ -211,14 +212,14 @@ def advise(
             target = _account(cfg, account)
             out_path = sample_out or config.parent / SAMPLE_NAME
             report = sample_account(target, settings, out_path, max_documents=max_documents, budget_ru=budget_ru)
-            typer.echo(report.line())
+            echo(report.line())
             sample = report.path
         advice = advise_file(cfg, settings, config, sample)
     except AdviseError as exc:
         _fail(str(exc))
     except SampleError as exc:
         _fail(f"cannot sample the account: {exc}", EXIT_FAILED)
-    typer.echo(advice_text(advice))
+    echo(advice_text(advice))
     if out is not None:
         write_csv(advice.frame, out)
     if not no_store:
@@ -226,7 +227,7 @@ def advise(
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
-    typer.echo(f"ruscope: {message}", err=True)
+    echo(f"ruscope: {message}", err=True)
     raise typer.Exit(code)
 
 
@@ -248,7 +249,7 @@ def keep_advice(uri: str, advice: Advice, config: Config, account: str | None) -
         run_id = store_advice(store_location(uri), advice, target, time=datetime.now(UTC))
     except Exception as exc:  # the store unreachable or refusing: one line; the advice was printed already
         _fail(f"{uri}: the advice was not stored: {' '.join(str(exc).split())[:300]}", EXIT_FAILED)
-    typer.echo(f"advice stored in {uri} as run {run_id} (the dashboard's Advisor page shows it)")
+    echo(f"advice stored in {uri} as run {run_id} (the dashboard's Advisor page shows it)")
 
 
 def write_csv(frame: pd.DataFrame, out: Path) -> None:
@@ -257,4 +258,4 @@ def write_csv(frame: pd.DataFrame, out: Path) -> None:
         write_whole(out, to_csv_bytes(frame))
     except OSError as exc:
         _fail(f"{out}: cannot write: {exc.strerror or exc}")
-    typer.echo(f"{out}: {len(frame)} row(s)")
+    echo(f"{out}: {len(frame)} row(s)")

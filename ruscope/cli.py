@@ -22,8 +22,10 @@ import typer
 from emulator.cli import emulator as emulator_command
 from ruscope import collect, maintenance, report
 from ruscope.advise import advise as advise_command
-from ruscope.launch import listen_problem, streamlit_command
-from ruscope.options import EXIT_OK, EXIT_USAGE, fail, load, store_dir
+from ruscope.launch import exposure_warning, listen_problem, streamlit_command
+from ruscope.options import EXIT_OK, EXIT_USAGE, echo, fail, load, store_dir
+
+ANY_STORE_ENV, STORE_ENV = "RUSCOPE_ANY_STORE", "RUSCOPE_STORE"  # read by dashboard.state
 
 app = typer.Typer(
     add_completion=False,
@@ -62,7 +64,7 @@ def demo(
 
     settings = DemoSettings(dir, size, port=port, cosmos_port=cosmos_port, monitor_port=monitor_port, fresh=fresh)
     try:
-        raise typer.Exit(run_demo(replace(settings, browser=not no_browser)))
+        raise typer.Exit(run_demo(replace(settings, browser=not no_browser), out=echo))
     except DemoError as exc:
         fail(str(exc), exc.exit_code)
 
@@ -80,17 +82,32 @@ def dashboard(
     store: Annotated[str | None, typer.Option(help="Store: a directory or an az:// / abfss:// URI.")] = None,
     port: Annotated[int, typer.Option(help="Port for the dashboard.")] = 8501,
     host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")] = "127.0.0.1",
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Another host name the dashboard is reached by (the Host header is checked).", show_default=False
+        ),
+    ] = None,
+    allow_any_store: Annotated[
+        bool, typer.Option("--allow-any-store", help="Let the sidebar open any store path or URI a visitor types.")
+    ] = False,
 ) -> None:
-    """Open the dashboard (Streamlit) on a store: --store, else the config's [store] uri, else ruscope-data."""
+    """Open the dashboard (Streamlit) on a store: --store, else the config's [store] uri, else ruscope-data.
+
+    It answers only loopback names, --host and each --allow-host (a page elsewhere cannot reach it by DNS
+    rebinding), and shows only that store unless --allow-any-store."""
     target = store_dir(store, load(config) if config is not None else None)
     shown = str(target.local.resolve()) if target.local is not None else target.uri  # Streamlit runs elsewhere
-    env = {**os.environ, "RUSCOPE_STORE": shown}
+    env = {k: v for k, v in os.environ.items() if k != ANY_STORE_ENV} | {STORE_ENV: shown}
+    if allow_any_store:
+        env[ANY_STORE_ENV] = "1"
     problem = listen_problem(host, port)
     if problem:
         fail(problem)
-    os.execve(
-        sys.executable, streamlit_command(host, port), env
-    )  # not a child: Ctrl+C and SIGTERM reach Streamlit itself
+    if warning := exposure_warning(host, allow_host or ()):
+        echo(f"ruscope: {warning}", err=True)
+    command = streamlit_command(host, port, allow=allow_host or ())
+    os.execve(sys.executable, command, env)  # not a child: Ctrl+C and SIGTERM reach Streamlit itself
 
 
 app.command("compact")(maintenance.compact)
@@ -111,7 +128,7 @@ def main() -> None:
 
         if not isinstance(exc, StoreLayoutError):
             raise
-        typer.echo(f"ruscope: {exc}", err=True)
+        echo(f"ruscope: {exc}", err=True)
         sys.exit(EXIT_USAGE)
 
 

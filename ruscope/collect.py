@@ -21,6 +21,7 @@ from ruscope.options import (
     EXIT_PARTIAL,
     STORE_HELP,
     accounts_of,
+    echo,
     error_line,
     fail,
     load,
@@ -59,7 +60,7 @@ def run_collectors(
         accounts=accounts,
         stop=stop,
         progress=sys.stderr.isatty(),
-        out=typer.echo,
+        out=echo,
         err=error_line,
         options=Options(only=only),
     )
@@ -127,7 +128,7 @@ def collect(
     while not stop.is_set():
         started = dt.datetime.now(dt.UTC)
         if interval is not None:
-            typer.echo(f"cycle at {_when(started)}")
+            echo(f"cycle at {_when(started)}")
         code, failed = _cycle(cfg, where, accounts, stop)
         worst = max(worst, code)
         if interval is None:
@@ -135,7 +136,7 @@ def collect(
         if failed and fail_on_error and not stop.is_set():
             fail(f"the cycle at {_when(started)} failed; stopping (--fail-on-error)", EXIT_PARTIAL)
         next_at = max(started + dt.timedelta(seconds=interval), dt.datetime.now(dt.UTC))
-        typer.echo(f"next cycle at {_when(next_at)}")
+        echo(f"next cycle at {_when(next_at)}")
         if stop.wait((next_at - dt.datetime.now(dt.UTC)).total_seconds()):
             break
     raise typer.Exit(EXIT_OK if stop.is_set() else worst)
@@ -156,9 +157,9 @@ def _cycle(cfg: Config, where: StoreLocation, accounts: list[Account], stop: thr
     code = run_collectors([chosen.name for chosen in collectors()], cfg, where, accounts, stop)
     if stop.is_set():
         return code, code == EXIT_PARTIAL
-    code = max(code, compact_after_collect(cfg, where, out=typer.echo, err=error_line))
+    code = max(code, compact_after_collect(cfg, where, out=echo, err=error_line))
     failed = code == EXIT_PARTIAL
     fired = after_collect(
-        cfg, where, now=dt.datetime.now(dt.UTC), out=typer.echo, err=error_line, accounts=[a.name for a in accounts]
+        cfg, where, now=dt.datetime.now(dt.UTC), out=echo, err=error_line, accounts=[a.name for a in accounts]
     )
     return max(code, fired), failed or fired == EXIT_PARTIAL

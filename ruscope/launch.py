@@ -1,15 +1,17 @@
 """The process side of the commands: stop signals, whether a port can be listened on, and the Streamlit
-flags that hold from any directory. `ruscope.cli` and the demo (`ruscope.demo.dashboard`) share them."""
+flags that hold from any directory (with the host names the dashboard answers). `ruscope.cli` and the demo (`ruscope.demo.dashboard`) share them."""
 
 from __future__ import annotations
 
+import ipaddress
 import signal
 import socket
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
-import typer
+from ruscope.options import echo
 
 
 def stop_on_signals() -> threading.Event:
@@ -19,7 +21,7 @@ def stop_on_signals() -> threading.Event:
     def handler(signum: int, frame: object) -> None:
         if stop.is_set():  # a second Ctrl+C: stop now
             raise KeyboardInterrupt
-        typer.echo("ruscope: stopping after the current request (again to abort)", err=True)
+        echo("ruscope: stopping after the current request (again to abort)", err=True)
         stop.set()
 
     signal.signal(signal.SIGINT, handler)
@@ -42,20 +44,55 @@ def listen_problem(host: str, port: int) -> str | None:
     return None
 
 
-DASHBOARD_APP = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"  # installed beside ruscope
+DASHBOARD_APP = Path(__file__).resolve().parent.parent / "dashboard" / "serve.py"  # installed beside ruscope
+WILDCARDS = ("0.0.0.0", "::", "[::]", "")
 
 
-def streamlit_command(host: str, port: int, app_file: Path = DASHBOARD_APP) -> list[str]:
+def allowed_hosts(host: str, extra: Sequence[str] = ()) -> list[str]:
+    """The host names the dashboard answers (its Host check, `dashboard.host_guard`): loopback's, the
+    address it listens on (unless a wildcard: the names it is reached by are then only the `extra` given)
+    and `extra` (`--allow-host`)."""
+    from dashboard.host_guard import LOOPBACK_NAMES  # lazily: it imports Streamlit, which every command would pay
+
+    names = [*LOOPBACK_NAMES, *([] if host in WILDCARDS else [host.strip("[]")]), *extra]
+    return list(dict.fromkeys(name.strip().lower() for name in names if name.strip()))
+
+
+def exposure_warning(host: str, extra: Sequence[str] = ()) -> str | None:
+    """A warning when the dashboard listens beyond loopback: it has no login, so whoever reaches it reads the
+    store; None on loopback."""
+    if _loopback(host):
+        return None
+    line = (
+        f"warning: listening on {host or '*'}: the dashboard has no login, so anyone who can reach it reads the store"
+    )
+    if host in WILDCARDS and not extra:
+        line += "; name the host it is reached by with --allow-host NAME (only loopback names are answered now)"
+    return line
+
+
+def _loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def streamlit_command(host: str, port: int, app_file: Path = DASHBOARD_APP, *, allow: Sequence[str] = ()) -> list[str]:
     """The dashboard's process: Streamlit running `app_file` with `streamlit_flags`, under `python -P`, which
     keeps the working directory off `sys.path` (`-m` would put it first). Otherwise a folder there named like
     one of ruscope's packages, such as the demo's own `store/`, shadows it: `cd ruscope-demo && ruscope
     dashboard --store store` failed with "cannot import name 'StoreLocation' from 'store'"."""
-    return [sys.executable, "-P", "-m", "streamlit", "run", str(app_file), *streamlit_flags(host, port)]
+    return [sys.executable, "-P", "-m", "streamlit", "run", str(app_file), *streamlit_flags(host, port, allow=allow)]
 
 
-def streamlit_flags(host: str, port: int) -> list[str]:
+def streamlit_flags(host: str, port: int, *, allow: Sequence[str] = ()) -> list[str]:
     """Streamlit reads `.streamlit/config.toml` from the working directory only, so the settings that must
-    hold from any directory are flags: loopback, headless, no usage statistics, no deploy button."""
+    hold from any directory are flags: loopback, headless, no usage statistics, no deploy button, and the host
+    names answered (`server.allowedHosts`: Streamlit checks the WebSocket's, `dashboard.host_guard` every
+    request's)."""
     settings = {
         "server.address": host,
         "server.port": str(port),
@@ -64,4 +101,5 @@ def streamlit_flags(host: str, port: int) -> list[str]:
         "client.toolbarMode": "minimal",
         "theme.base": "light",
     }
-    return [part for name, value in settings.items() for part in (f"--{name}", value)]
+    flags = [part for name, value in settings.items() for part in (f"--{name}", value)]
+    return flags + [part for name in allowed_hosts(host, allow) for part in ("--server.allowedHosts", name)]

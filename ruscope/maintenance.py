@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ruscope.options import CONFIG_HELP, DEFAULT_CONFIG, EXIT_OK, EXIT_PARTIAL, error_line, fail, load, store_dir
+from ruscope.options import CONFIG_HELP, DEFAULT_CONFIG, EXIT_OK, EXIT_PARTIAL, echo, error_line, fail, load, store_dir
 
 
 def compact(
@@ -25,9 +25,9 @@ def compact(
     except (StoreLayoutError, ValueError) as exc:
         fail(str(exc))
     for report in reports:
-        typer.echo(report.line())
+        echo(report.line())
     if not reports:
-        typer.echo(f"{target}: no table to compact")
+        echo(f"{target}: no table to compact")
 
 
 def migrate(
@@ -44,5 +44,5 @@ def migrate(
         report = migrate_store(target, warn=error_line)
     except ValueError as exc:
         fail(str(exc))
-    typer.echo(report.line(target))
+    echo(report.line(target))
     raise typer.Exit(EXIT_PARTIAL if report.skipped else EXIT_OK)

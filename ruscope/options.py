@@ -3,10 +3,15 @@ is exit 2 with its location), the store and accounts they act on, and the one-li
 
 Exit codes (DESIGN.md): 0 all good; 1 some items or an account failed (or a `--fail-on-error` cycle); 2 bad
 config or usage; 3 ran, and alerts fired. The collectors' modules are imported lazily, so `ruscope --help`
-and the commands that need few of them start fast."""
+and the commands that need few of them start fast.
+
+Every line a command prints goes through `echo`: names and keys come from the account (a container named
+with ESC sequences could clear the screen, retitle the terminal or, with CR, overwrite the line before it),
+so control characters are shown escaped (`\\x1b`, `\\r`), as Python's repr shows them."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -25,13 +30,34 @@ CONFIG_HELP = "The ruscope.toml to use (default: ./ruscope.toml)."
 ACCOUNT_HELP = "Collect only the account with this name (default: every account)."
 
 
+# C0 controls but tab and newline, DEL, C1 controls; line and paragraph separators, bidirectional overrides
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_text(text: str) -> str:
+    """`text` with every character that drives a terminal written as its escape (ESC as `\\x1b`)."""
+    return _CONTROL.sub(_escape, text)
+
+
+def _escape(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    if code == 0x0D:
+        return "\\r"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def echo(text: str, *, err: bool = False) -> None:
+    """Print one line (or several) of a command, its control characters escaped (`terminal_text`)."""
+    typer.echo(terminal_text(text), err=err)
+
+
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    typer.echo(f"ruscope: {message}", err=True)
+    echo(f"ruscope: {message}", err=True)
     raise typer.Exit(code)
 
 
 def error_line(line: str) -> None:
-    typer.echo(f"ruscope: {line}", err=True)
+    echo(f"ruscope: {line}", err=True)
 
 
 def load(config_path: Path) -> Config:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ruscope.options import EXIT_PARTIAL, STORE_HELP, fail, load, store_dir
+from ruscope.options import EXIT_PARTIAL, STORE_HELP, echo, fail, load, store_dir
 from wholefile import write_whole
 
 REPORT_FORMATS = ("csv", "xlsx")
@@ -51,7 +51,7 @@ def report(
         fail(f"{target}: no data to report{when}; collect some first: ruscope collect --config {config}", EXIT_PARTIAL)
     data = to_csv_bytes(built) if format == "csv" else to_xlsx_bytes(built)
     _write_file(out, data)
-    typer.echo(f"{out}: {report_summary(built)}")
+    echo(f"{out}: {report_summary(built)}")
 
 
 def _report_since(text: str | None) -> dt.datetime | None:

@@ -27,7 +27,7 @@ from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundErr
 
 from store.conform import arrow_of_frame, arrow_of_run, check_token, table_spec
 from store.layout import refuse_old_layout
-from store.location import StoreLocation, require_location
+from store.location import StoreLocation, create_private_dirs, require_location
 from store.records import Table
 
 if TYPE_CHECKING:
@@ -74,6 +74,7 @@ def commit(location: StoreLocation, spec: Table, data: pa.Table, *, app_id: str)
     properties = CommitProperties(
         app_transactions=[Transaction(app_id=app_id, version=1)], max_commit_retries=COMMIT_RETRIES
     )
+    create_private_dirs(location)  # a new local store is its owner's alone (0700)
     for attempt in range(COMMIT_ATTEMPTS):
         table = open_table(location, spec.name)
         if table is not None and (table.transaction_version(app_id) or 0) >= 1:

@@ -12,6 +12,10 @@ Credentials come only from the environment, never from the config file (DESIGN.m
 blob endpoint, for a non-default address); else a bearer token from azure-identity's
 `DefaultAzureCredential` (a managed identity, a workload identity, `az login`). A token lasts about an hour:
 build a new location per run. The options are kept out of `repr`, so a location never prints a key.
+
+The store's rows are the account's data: a writer creates a local store directory and every pending directory
+0700 (`create_private_dirs`), so the files inside are the owner's alone whatever mode delta-rs gives them (a
+directory the user made before keeps the mode they chose).
 """
 
 from __future__ import annotations
@@ -57,6 +61,19 @@ class StoreLocation:
 
     def __str__(self) -> str:
         return self.uri
+
+
+PRIVATE_DIR = 0o700
+
+
+def create_private_dirs(location: StoreLocation) -> None:
+    """Create the local store directory (if the store is local) and the pending directory, each 0700 when
+    this creates it; parents above them keep the umask's mode (they are not the store's)."""
+    for directory in (location.local, location.pending_dir):
+        if directory is None:
+            continue
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=PRIVATE_DIR, exist_ok=True)  # the umask can only narrow it
 
 
 def require_location(store: object, what: str) -> StoreLocation:

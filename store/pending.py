@@ -39,7 +39,7 @@ from deltalake.exceptions import DeltaError
 from store.conform import TOKEN, arrow_of_run
 from store.delta import app_id_of, commit, with_date
 from store.layout import refuse_old_layout
-from store.location import StoreLocation, require_location
+from store.location import StoreLocation, create_private_dirs, require_location
 from store.records import TABLES, Record
 from wholefile import write_whole
 
@@ -88,7 +88,7 @@ class Segment:
 
     def _open(self, table: str) -> IO[bytes]:
         if self._lock is None:  # the lock first: recover() must never see the directory unlocked
-            self.dir.parent.mkdir(parents=True, exist_ok=True)
+            create_private_dirs(self.location)  # the store's rows are its owner's: 0700
             for _ in range(3):  # a recovery may drop the new lock file as an orphan before it is locked
                 if (fd := _lock(self.lock_path)) is not None:
                     break

@@ -19,6 +19,7 @@ import streamlit as st
 from analysis import advice
 from analysis.scope import Scope
 from dashboard import widgets
+from dashboard.display import markdown_code, markdown_text
 from dashboard.figures.advisor import (
     build_limit_projection_figure,
     build_ru_per_query_figure,
@@ -93,7 +94,8 @@ def pick_run(runs: pd.DataFrame, container: str | None) -> str:
 
 def render_designs(designs: pd.DataFrame) -> None:
     best = designs.iloc[0]
-    st.success(f"**Advice: {best['design']}**. {best['verdict']}", icon=":material/recommend:")
+    text = f"**Advice: {markdown_text(best['design'])}**. {markdown_text(best['verdict'])}"
+    st.success(text, icon=":material/recommend:")
     shown = designs.assign(**{c: designs[c].astype(float) * 100 for c in PERCENTS})
     widgets.render_table(
         shown[list(DESIGN_TABLE)], key="advisor_designs", file_name="advice-designs.csv",
@@ -101,13 +103,14 @@ def render_designs(designs: pd.DataFrame) -> None:
     )  # fmt: skip
     with st.expander("Every verdict in words"):
         for _, row in designs.iterrows():
-            why = f": {row['why']}" if row["why"] else ""
-            st.markdown(f"**{row['rank']}. {row['design']}** ({row['origin']}{why}): {row['verdict']}")
+            why = f": {markdown_text(row['why'])}" if row["why"] else ""
+            design, origin, verdict = (markdown_text(row[name]) for name in ("design", "origin", "verdict"))
+            st.markdown(f"**{row['rank']}. {design}** ({origin}{why}): {verdict}")
 
 
 def render_queries(queries: pd.DataFrame, order: list[str]) -> None:
     st.subheader("RU per query, per design")
-    st.plotly_chart(build_ru_per_query_figure(advice.ru_matrix(queries, order)), key="advisor_ru_chart")
+    widgets.render_figure(build_ru_per_query_figure(advice.ru_matrix(queries, order)), key="advisor_ru_chart")
     widgets.render_table(
         queries[list(QUERY_TABLE)], key="advisor_queries", file_name="advice-queries.csv",
         column_config=QUERY_TABLE, csv=queries,
@@ -119,7 +122,7 @@ def render_skew(partitions: pd.DataFrame, designs: pd.DataFrame, order: list[str
     st.caption("Each physical partition's share of the sample's writes; the hottest throttles first.")
     even = designs.set_index("design")["even_share"]
     figure = build_skew_heatmap_figure(advice.skew_matrix(partitions, order), even)
-    st.plotly_chart(figure, key="advisor_skew_chart")
+    widgets.render_figure(figure, key="advisor_skew_chart")
     widgets.render_csv_download(partitions, file_name="advice-partitions.csv", key="advisor_partitions_download")
 
 
@@ -128,22 +131,23 @@ def render_limits(designs: pd.DataFrame) -> None:
     growth = float(designs["growth_gb_per_day"].iloc[0])
     st.caption(f"At the stated growth of {growth:g} GB/day for the container, shared as the sample's keys grow.")
     figure = build_limit_projection_figure(advice.limit_projection(designs))
-    st.plotly_chart(figure, key="advisor_limits_chart")
+    widgets.render_figure(figure, key="advisor_limits_chart")
 
 
 def render_winner(designs: pd.DataFrame, queries: pd.DataFrame) -> None:
     best = designs.iloc[0]
-    st.subheader(f"To create: the container for {best['design']}")
+    st.subheader(f"To create: the container for {markdown_text(best['design'])}")
     if best["definition"]:
         st.code(json.dumps(json.loads(best["definition"]), indent=2), language="json")
     lint = queries[(queries["design"] == best["design"]) & (queries["lint"] != "")]
     if not lint.empty:
         st.markdown("**Lint of the workload's queries on it**")
         for row in lint.itertuples():
-            st.markdown(f"- `{row.query}`: {row.lint}")
+            st.markdown(f"- {markdown_code(str(row.query))}: {markdown_text(row.lint)}")
     if best["migration"]:
         st.markdown("**Migration** (a partition key cannot be changed)")
-        st.markdown("\n".join(f"{i}. {step}" for i, step in enumerate(best["migration"].splitlines(), 1)))
+        steps = best["migration"].splitlines()
+        st.markdown("\n".join(f"{i}. {markdown_text(step)}" for i, step in enumerate(steps, 1)))
 
 
 st.title("Advisor")

@@ -126,6 +126,6 @@ else:
     render_open(ranked)
     percent = ranked.assign(throttle_rate=ranked["throttle_rate"] * 100)[SHOWN]  # the CSV keeps the share
     widgets.render_table(percent, key="fleet_table", file_name="fleet.csv", column_config=TABLE_COLUMNS, csv=ranked)
-    st.plotly_chart(build_fleet_figure(ranked, title="Riskiest containers first"), key="fleet_chart")
+    widgets.render_figure(build_fleet_figure(ranked, title="Riskiest containers first"), key="fleet_chart")
     with st.expander("What the columns mean and how the list is ranked"):
         st.markdown(COLUMNS_HELP)

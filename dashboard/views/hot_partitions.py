@@ -16,6 +16,7 @@ from analysis.hot import partitions as hp
 from analysis.hot import replay as hr
 from analysis.hot.current import CONTAINER_KEY
 from dashboard import widgets
+from dashboard.display import markdown_text
 from dashboard.figures.hot_partitions import (
     build_demand_figure,
     build_key_heatmap_figure,
@@ -114,7 +115,7 @@ def render_heatmap(data: HotData) -> None:
         )
         return
     st.markdown(HEATMAP_HELP)
-    st.plotly_chart(build_normalized_heatmap_figure(heatmap), key="hot_heatmap")
+    widgets.render_figure(build_normalized_heatmap_figure(heatmap), key="hot_heatmap")
     widgets.render_table(
         hp.pkrange_table(heatmap.rows),
         key="hot_pkranges_table",
@@ -141,7 +142,7 @@ def render_keys(data: HotData) -> None:
     else:
         top = st.selectbox("Top keys by RU", hk.TOP_KEY_CHOICES, index=1, key="hot_top_keys")
         heatmap = hk.top_keys(data.key_heatmap, int(top))
-        st.plotly_chart(build_key_heatmap_figure(heatmap), key="hot_keys_heatmap")
+        widgets.render_figure(build_key_heatmap_figure(heatmap), key="hot_keys_heatmap")
     render_keys_in_range(data)
 
 
@@ -176,7 +177,7 @@ def render_skew(data: HotData) -> None:
     )
     skew = hr.summarize_skew(load, column=column)
     widgets.render_table(skew, key="hot_skew", file_name="hot-partition-skew.csv", column_config=SKEW_COLUMNS)
-    st.plotly_chart(build_skew_figure(hr.load_shares(load, column=column)), key="hot_skew_chart")
+    widgets.render_figure(build_skew_figure(hr.load_shares(load, column=column)), key="hot_skew_chart")
 
 
 def render_replay(data: HotData) -> None:
@@ -191,7 +192,7 @@ def render_replay(data: HotData) -> None:
     st.markdown(DEMAND_HELP)
     for _, row in data.headroom.iterrows():
         st.markdown(_headroom_sentence(row))
-    st.plotly_chart(build_demand_figure(data.demand), key="hot_demand_chart")
+    widgets.render_figure(build_demand_figure(data.demand), key="hot_demand_chart")
     widgets.render_table(
         shown(data.demand),
         key="hot_demand_table",
@@ -208,7 +209,7 @@ def render_replay(data: HotData) -> None:
 
 def _headroom_sentence(row: pd.Series) -> str:
     """One plain sentence per container: the first partition to throttle and at what multiple of the workload."""
-    name = f"**{row['database']}/{row['container']}**"
+    name = f"**{markdown_text(row['database'])}/{markdown_text(row['container'])}**"
     unrated = int(row["queries_without_rate"] or 0)
     note = f" {unrated} of {row['queries']} queries have no `rate_per_s` and count as 1 execution/s." if unrated else ""
     if pd.isna(row["multiplier"]):
@@ -218,7 +219,7 @@ def _headroom_sentence(row: pd.Series) -> str:
         )
     verdict = "throttles already at the configured rates" if row["multiplier"] < 1 else "would throttle first"
     return (
-        f"{name}: demand {row['ru_s']:.2f} RU/s. Pkrange {row['first_to_throttle']} {verdict}: at "
+        f"{name}: demand {row['ru_s']:.2f} RU/s. Pkrange {markdown_text(row['first_to_throttle'])} {verdict}: at "
         f"{row['multiplier']:.2f}x the configured workload.{note}"
     )
 

@@ -19,6 +19,7 @@ import streamlit as st
 
 from analysis import alerts, fleet, overview, units
 from dashboard import widgets
+from dashboard.display import markdown_text
 from dashboard.figures.overview import build_limits_figure, overview_cards
 from dashboard.loaders.tables import load_view
 from dashboard.state import FrameState, frame_state
@@ -134,7 +135,7 @@ def load_open_alerts(view: FrameState) -> pd.DataFrame:
 
 def render_cards(containers: pd.DataFrame) -> None:
     for _, row in containers.head(MAX_CARDS).iterrows():
-        st.subheader(f"{row['database']} / {row['container']}", divider="gray")
+        st.subheader(f"{markdown_text(row['database'])} / {markdown_text(row['container'])}", divider="gray")
         cards = overview_cards(row)
         for column, (label, value, delta, colour, about) in zip(st.columns(len(cards)), cards):
             column.metric(label, value or "-", delta, delta_color=colour, help=about)
@@ -165,7 +166,7 @@ else:
     st.caption(f"{span.note} {BAND}")
     render_cards(containers)
     fills = overview.limit_fills(containers)
-    st.plotly_chart(build_limits_figure(fills, title="How close to each limit"), key="overview_limits")
+    widgets.render_figure(build_limits_figure(fills, title="How close to each limit"), key="overview_limits")
     st.subheader("Containers")
     sized, unit = units.gb_in_fitting_unit(containers, SIZES)  # the CSV keeps GB
     config = {**CONTAINER_TABLE, **size_config(unit)}

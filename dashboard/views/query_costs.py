@@ -158,7 +158,8 @@ def render_runs(view: FrameState, costs: QueryCosts) -> None:
         (right, run_b, shown_b, "query_costs_breakdown_b"),
     ):
         figure = build_pkrange_breakdown_figure(breakdown, title=f"run {names[run]}", colors=colors)
-        column.plotly_chart(figure, key=key)
+        with column:
+            widgets.render_figure(figure, key=key)
     st.caption(
         f"Run A: {run_a}, run B: {run_b}. RU per execution of each query in the run, by the partition "
         f"(container/pkrange) that charged it, the {qr.MAX_PARTITIONS} costliest on their own and the rest "
@@ -179,7 +180,7 @@ else:
     render_errors(costs.failed, only_failures=costs.series.empty)
     if not costs.series.empty:
         st.subheader("RU per execution over time")
-        st.plotly_chart(build_ru_over_time_figure(costs.series), key="query_costs_over_time")
+        widgets.render_figure(build_ru_over_time_figure(costs.series), key="query_costs_over_time")
         st.caption("Each point: a query's mean RU per successful execution in one run (or window of runs).")
         render_runs(view, costs)
     with st.expander("Routing classes, × one partition, mismatch"):

@@ -80,7 +80,7 @@ def render_partitions(partitions: pd.DataFrame) -> None:
     fill = storage.partition_fill(partitions, limits=LIMITS)
     st.subheader("Physical partitions against 50 GB")
     limit = LIMITS.physical_partition_max_bytes
-    st.plotly_chart(build_partition_fill_figure(fill, limit_bytes=limit), key="storage_partitions_chart")
+    widgets.render_figure(build_partition_fill_figure(fill, limit_bytes=limit), key="storage_partitions_chart")
     unit = storage.size_unit(fill["size_kb"])
     columns = {
         "label": st.column_config.TextColumn(storage.label_title(fill, "pkrange")),
@@ -102,7 +102,7 @@ def render_keys(logical_keys: pd.DataFrame, log_key_sizes: pd.DataFrame) -> None
         st.caption("No logical key sizes in this view: `ruscope storage` lists the largest keys it samples.")
         return
     limit = LIMITS.logical_partition_max_bytes
-    st.plotly_chart(build_key_fill_figure(keys, limit_bytes=limit), key="storage_keys_chart")
+    widgets.render_figure(build_key_fill_figure(keys, limit_bytes=limit), key="storage_keys_chart")
     sized = ["size_kb", "statistics_kb", "logs_kb"]
     unit = storage.size_unit(pd.concat([keys[name] for name in sized], ignore_index=True))
     columns = {
@@ -122,7 +122,7 @@ def render_keys(logical_keys: pd.DataFrame, log_key_sizes: pd.DataFrame) -> None
 def render_growth(partitions: pd.DataFrame) -> None:
     sizes = storage.container_sizes(partitions)
     st.subheader("Size over time")
-    st.plotly_chart(build_container_growth_figure(sizes), key="storage_growth_chart")
+    widgets.render_figure(build_container_growth_figure(sizes), key="storage_growth_chart")
     unit = storage.size_unit(sizes["size_kb"])
     columns = {
         "label": st.column_config.TextColumn(storage.container_title(sizes)),

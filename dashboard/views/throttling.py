@@ -67,7 +67,7 @@ def render_rate(metrics: pd.DataFrame, requests: pd.DataFrame) -> None:
         column_config=columns, csv=summary,
     )  # fmt: skip
     rate = throttling.throttle_rate(metrics, requests)
-    st.plotly_chart(build_throttle_rate_figure(rate), key="throttling_rate_chart")
+    widgets.render_figure(build_throttle_rate_figure(rate), key="throttling_rate_chart")
 
 
 def render_series(series: pd.DataFrame, *, key: str, legend: str, empty: str) -> None:
@@ -75,7 +75,7 @@ def render_series(series: pd.DataFrame, *, key: str, legend: str, empty: str) ->
     if series.empty:
         st.caption(empty)
         return
-    st.plotly_chart(build_throttle_series_figure(series, legend=legend), key=key)
+    widgets.render_figure(build_throttle_series_figure(series, legend=legend), key=key)
 
 
 def render_monitor(metrics: pd.DataFrame, log_throttles: pd.DataFrame) -> None:

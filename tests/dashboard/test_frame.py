@@ -94,7 +94,8 @@ def test_a_range_with_nothing_in_it_says_so(two_runs: Path) -> None:
     assert not app.dataframe and not app.get("plotly_chart")
 
 
-def test_the_store_picker_switches_every_read(two_runs: Path, tmp_path: Path) -> None:
+def test_the_store_picker_switches_every_read(two_runs: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("RUSCOPE_ANY_STORE", "1")  # ruscope dashboard --allow-any-store
     other = tmp_path / "other"
     write_store(other, *store_rows([row for row in PLAN if row[2] == "point"]))
     app = run_app()
@@ -103,6 +104,20 @@ def test_the_store_picker_switches_every_read(two_runs: Path, tmp_path: Path) ->
     app.text_input(key="frame_store").input(str(other)).run()
     assert app.session_state["store"] == str(other)
     assert queries(app) == ["point"]
+
+
+def test_without_allow_any_store_the_store_is_the_one_named_at_start(two_runs: Path, tmp_path: Path) -> None:
+    """The dashboard reads with the server's files and credentials: a visitor cannot point it elsewhere."""
+    other = tmp_path / "other"
+    write_store(other, *store_rows([row for row in PLAN if row[2] == "point"]))
+    app = run_app()
+    app.switch_page("views/query_costs.py").run()
+    picker = app.text_input(key="frame_store")
+    assert picker.disabled and picker.value == str(two_runs)
+    app.session_state["frame_store"] = str(other)  # as a forged widget message would set it
+    app.run()
+    assert app.session_state["store"] == str(two_runs)
+    assert queries(app) != ["point"]
 
 
 @pytest.mark.parametrize("view", VIEWS)

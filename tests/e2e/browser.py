@@ -20,7 +20,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,14 +110,16 @@ class RunningDashboard:
 
 
 @contextmanager
-def running_dashboard(store: Path | str, workdir: Path, *, timeout: float = 60.0) -> Iterator[RunningDashboard]:
-    """`<venv>/bin/ruscope dashboard --store STORE --port PORT` started in `workdir`, answering on PORT.
+def running_dashboard(
+    store: Path | str, workdir: Path, *, timeout: float = 60.0, options: Sequence[str] = ()
+) -> Iterator[RunningDashboard]:
+    """`<venv>/bin/ruscope dashboard --store STORE --port PORT [options]` started in `workdir`, answering on PORT.
     On exit it is killed if still running (the test stops it itself with SIGTERM and checks it exited)."""
     executable = Path(sys.executable).with_name("ruscope")
     log = workdir / "dashboard.log"
     for _attempt in range(3):  # a free port can be taken by someone else before Streamlit binds it
         port = _free_port()
-        command = [str(executable), "dashboard", "--store", str(store), "--port", str(port)]
+        command = [str(executable), "dashboard", "--store", str(store), "--port", str(port), *options]
         with log.open("ab") as out:
             process = subprocess.Popen(
                 command,

@@ -274,3 +274,22 @@ def test_the_synthetic_key_property_is_configurable(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace('synthetic_property = "partitionKey"', 'synthetic_property = "a/b"'))
     with pytest.raises(AdviseError, match=r"advisor.synthetic_property: String should match pattern"):
         advise_from_config(path)
+
+
+@pytest.mark.parametrize("depth", [130, 100_000])  # braces: the document itself and its embedded levels
+def test_a_sample_document_nested_deeper_than_the_service_allows_names_its_line(tmp_path: Path, depth: int) -> None:
+    """Cosmos DB refuses a document nesting objects or arrays deeper than 128 levels; a deeper sample line
+    (even one deep enough to exhaust Python's stack while parsing) is one clear error, not a RecursionError."""
+    path = _write(tmp_path)
+    deep = '{"a": ' * depth + "1" + "}" * depth
+    (tmp_path / "deep.jsonl").write_text('{"id": "1", "tenantId": "t"}\n' + deep + "\n")
+    with pytest.raises(AdviseError, match=r"deep.jsonl:2: the document nests objects or arrays deeper than 128"):
+        advise_from_config(path, tmp_path / "deep.jsonl")
+
+
+def test_a_document_at_the_nesting_limit_is_read(tmp_path: Path) -> None:
+    from advisor.pipeline import read_sample
+
+    deep = '{"a": ' * 129 + "1" + "}" * 129  # the document and 128 embedded objects, as the emulator stores
+    (tmp_path / "ok.jsonl").write_text(deep + "\n")
+    assert len(read_sample(tmp_path / "ok.jsonl")) == 1

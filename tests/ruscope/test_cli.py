@@ -359,3 +359,47 @@ def test_collect_prints_the_alerts_that_fired_and_exits_3(shop, tmp_path: Path) 
     assert lines and all("of the 50 GB limit" in line for line in lines), done.stdout
     fired = read_table(store_location(store), "alerts")
     assert set(fired.loc[fired["rule"] != "evaluated", "rule"]) == {"partition_storage"}
+
+
+def test_a_freshly_collected_local_store_is_private_to_its_owner(shop, tmp_path: Path) -> None:
+    """The store and its pending directory are created 0700, as the emulator keeps its data 0600: whatever
+    mode delta-rs gives the Parquet and log files, no other user can read them through a private directory."""
+    store = tmp_path / "deep" / "store"
+    config = write_config(tmp_path / "c.toml", shop, query("all"))
+    old = os.umask(0o022)  # the common default: files 0644, directories 0755
+    try:
+        done = ruscope("replay", "--config", str(config), "--store", str(store), key=shop.key)
+    finally:
+        os.umask(old)
+    assert done.returncode == 0, done.stderr
+    assert (store / "requests").is_dir()
+    for directory in (store, store / "_pending"):
+        assert directory.stat().st_mode & 0o777 == 0o700, (directory, oct(directory.stat().st_mode))
+    assert (tmp_path / "deep").stat().st_mode & 0o777 == 0o755  # a parent that was not the store keeps the umask
+
+
+HOSTILE = "ord\x1b[2J\x1b]0;owned\x07ers"  # clears the screen, retitles the terminal (the SDK refuses CR in ids)
+
+
+def test_control_characters_in_names_never_reach_the_terminal(shop, tmp_path: Path) -> None:
+    """A container named with ESC and BEL, a key with CR: every line ruscope prints shows them escaped."""
+    db = CosmosClient(shop.url, credential=shop.key).get_database_client("shop")
+    db.create_container(HOSTILE, PartitionKey("/tenantId"), offer_throughput=400)
+    shop.engine.create_item(Context(), "shop", HOSTILE, {"id": "1", "tenantId": "t\x1b[31m\r"}, ["t\x1b[31m\r"])
+    store = tmp_path / "store"
+    config = write_config(tmp_path / "c.toml", shop, query("all").replace('"orders"', json.dumps(HOSTILE)))
+    runs = [
+        ruscope(command, "--config", str(config), "--store", str(store), key=shop.key)
+        for command in ("storage", "replay")
+    ]
+    assert "ord\\x1b[2J\\x1b]0;owned\\x07ers: 1 partition(s)" in runs[0].stdout, runs[0].stdout
+    for done in runs:
+        printed = done.stdout + done.stderr
+        assert done.returncode == 0, printed
+        assert not {"\x1b", "\r", "\x07"} & set(printed), repr(printed)
+
+
+def test_terminal_text_escapes_what_drives_a_terminal_and_keeps_the_rest() -> None:
+    from ruscope.options import terminal_text
+
+    assert terminal_text("a\x1b[31mb\rc\x07\x9b\u202ed\te\nf é") == "a\\x1b[31mb\\rc\\x07\\x9b\\u202ed\te\nf é"
