@@ -79,6 +79,7 @@ class Table:
     key: tuple[str, ...]  # what makes a row unique: a reader drops repeats of it
     record: type[Record]
     time: str = "time"
+    last: bool = False  # its rows vouch for a segment's other rows: committed after them (see `pending`)
 
     @property
     def columns(self) -> list[str]:
@@ -116,7 +117,7 @@ def _field_type(hint: Any) -> tuple[pa.DataType, tuple[type, ...], bool]:
     return arrow or _ARROW[hint], _ACCEPTS.get(hint, (hint,)), optional
 
 
-def table(name: str, *, key: tuple[str, ...], time: str = "time") -> Callable[[R], R]:
+def table(name: str, *, key: tuple[str, ...], time: str = "time", last: bool = False) -> Callable[[R], R]:
     """Declare a record class as a store table: derive its schema and checks, register it in TABLES."""
 
     def declare(cls: R) -> R:
@@ -129,7 +130,7 @@ def table(name: str, *, key: tuple[str, ...], time: str = "time") -> Callable[[R
         cls.TABLE, cls.KEY, cls.TIME = name, key, time
         cls.CHECKS = tuple(Check(n, kinds, optional) for n, (_, kinds, optional) in resolved.items())
         schema = pa.schema([pa.field(n, arrow) for n, (arrow, _, _) in resolved.items()])
-        TABLES[cls.TABLE] = Table(cls.TABLE, schema, key, cls, time)
+        TABLES[cls.TABLE] = Table(cls.TABLE, schema, key, cls, time, last)
         return cls
 
     return declare
