@@ -328,10 +328,25 @@ class LogQueryStatsRecord(Scoped):
     partial: bool
 
 
+@table("log_windows", key=("run_id", "account", "database", "query", "time"), last=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogWindowRecord(Scoped):
+    """One window [time, end) of one logs query of one database whose whole answer is recorded: its rows are
+    in the segment before this row, and it is committed after them. The logs watermark is the latest `end`
+    of these, never the latest row's time: an answer is not in time order (it is grouped by container), so
+    the rows of an answer a kill or a full disk cut short say nothing of the rows that never arrived.
+    `container` is "" (an answer covers the database's containers)."""
+
+    query: str  # the logs query's name (collectors.logs.queries.QUERIES)
+    end: datetime
+    rows: int  # the rows the answer held
+
+
 LOG_KEY_RU = TABLES[LogKeyRURecord.TABLE]
 LOG_KEY_SIZES = TABLES[LogKeySizeRecord.TABLE]
 LOG_THROTTLES = TABLES[LogThrottleRecord.TABLE]
 LOG_QUERY_STATS = TABLES[LogQueryStatsRecord.TABLE]
+LOG_WINDOWS = TABLES[LogWindowRecord.TABLE]
 
 
 @table("alerts", key=("run_id", "account", "database", "container", "rule", "subject"))
