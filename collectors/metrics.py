@@ -293,7 +293,7 @@ class Metrics:
         added = write_arrow(self.run.store, METRICS, pa.concat_tables(self.batch), run_id=self.run.run_id, part=part)
         self.parts += 1
         self.batch.clear()
-        return rows - added
+        return int(rows) - added
 
     def collect_metric(self, database: str, metric: str, seen: set[Key], mark: dt.datetime | None) -> None:
         """One metric of one database, chunk by chunk; only points not stored yet are written. A failure

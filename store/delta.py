@@ -114,7 +114,7 @@ def commit(location: StoreLocation, spec: Table, data: pa.Table, *, app_id: str)
                 storage_options=location.options(),
                 commit_properties=properties,
             )
-            return data.num_rows
+            return int(data.num_rows)
         except (CommitFailedError, DeltaError) as exc:
             if attempt + 1 == COMMIT_ATTEMPTS or not _retryable(exc):
                 raise

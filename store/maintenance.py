@@ -134,7 +134,7 @@ def _rewrite_once(spec: Table, table: DeltaTable, day: str) -> int:
     before = _query(table, f"SELECT count(*) AS n FROM t WHERE {inside}")["n"][0].as_py()
     write_deltalake(table, kept, mode="overwrite", predicate=inside, partition_by=[DATE], writer_properties=COMPACTED)
     table.update_incremental()
-    return int(before) - kept.num_rows
+    return int(before) - int(kept.num_rows)
 
 
 def _rewrite_crowded(table: DeltaTable, time_column: str) -> None:
