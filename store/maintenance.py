@@ -51,8 +51,9 @@ class CompactReport:
 
     def line(self) -> str:
         return (
-            f"{self.table}: {self.repeats} repeated row(s) removed, {self.files_before} -> {self.files_after} file(s), "
-            f"{self.bytes_before:,} -> {self.bytes_after:,} bytes, {self.vacuumed} old file(s) vacuumed"
+            f"{self.table}: {self.files_before} -> {self.files_after} file(s), "
+            f"{self.bytes_before:,} -> {self.bytes_after:,} bytes, {self.vacuumed} old file(s) vacuumed, "
+            f"{self.repeats} repeated row(s) removed"
         )
 
 

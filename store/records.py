@@ -76,7 +76,9 @@ class Table:
 
     name: str
     schema: pa.Schema
-    key: tuple[str, ...]  # what makes a row unique: a reader drops repeats of it
+    key: tuple[
+        str, ...
+    ]  # what makes a row unique: without run_id, commits merge on it (`delta`); compact drops repeats
     record: type[Record]
     time: str = "time"
     last: bool = False  # its rows vouch for a segment's other rows: committed after them (see `pending`)
