@@ -198,7 +198,7 @@ def first_of_each_key(spec: Table, data: pa.Table) -> pa.Table:
         return data
     index = "__row"
     numbered = data.select(list(spec.key)).append_column(index, pa.array(range(data.num_rows), pa.int64()))
-    firsts = numbered.group_by(list(spec.key), use_threads=False).aggregate([(index, "min")])[f"{index}_min"]
+    firsts = numbered.group_by(list(spec.key)).aggregate([(index, "min")])[f"{index}_min"]  # any order: sorted below
     if len(firsts) == data.num_rows:
         return data
     return data.take(firsts.take(pc.sort_indices(firsts)))
