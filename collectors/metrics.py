@@ -74,7 +74,7 @@ RETRIES = 3  # azure-core's RetryPolicy retries 429/5xx, waiting what the servic
 # getBatch is a POST, which azure-core retries on a 429 only when it carries Retry-After; it only reads, so
 # it is as safe to repeat as a GET: a 429 without that header is retried too (with azure-core's backoff).
 RETRY_METHODS = frozenset({"GET", "POST"})
-BATCH_ROWS = 500_000  # points per commit: a few tens of MB of Arrow, and few Delta commits
+BATCH_ROWS = 250_000  # points per commit: a few tens of MB of Arrow, few Delta commits, and a merge of bounded memory
 GRAINS = {grain: dt.timedelta(minutes=minutes) for grain, minutes in GRAIN_MINUTES.items()}
 # The collector's choice of split per metric: the hot-partition signal by range and physical partition, the
 # totals by operation and status (429s), the partition metrics by physical partition; any other metric by
