@@ -103,8 +103,11 @@ def run_collector(
 
 
 def recover_store(store: StoreLocation, *, out: Line = print, err: Line = print) -> int:
-    """Commit what killed runs left pending, exactly once; one line when there was any."""
-    recovered = recover(store, warn=err)
+    """Commit what killed runs left pending, exactly once; one line when there was any, with the rows each
+    table got (rows of a table keyed by identity that were stored meanwhile are not counted: not added)."""
+    tally: dict[str, int] = {}
+    recovered = recover(store, warn=err, tally=tally)
     if recovered:
-        out(f"recovered {recovered} unwritten part(s) of an interrupted earlier run into {store}")
+        rows = ", ".join(f"{n} {table}" for table, n in tally.items() if n) or "none new"
+        out(f"recovered {recovered} unwritten part(s) of an interrupted earlier run into {store} (rows: {rows})")
     return recovered

@@ -12,10 +12,12 @@ they are.
   (`records_advice`: the advisor's tables, declared the same way).
 - `pending`: rows a run captured but has not committed, journaled to a locked local segment (`Segment`,
   `recover`); sealing commits them with the app transaction `ruscope-<run_id>-<part>`, exactly once.
-- `delta`: commits (`write_frame`, `write_arrow` for one run's part; concurrent writers retry conflicts).
+- `delta`: commits (`write_frame`, `write_arrow` for one run's part; concurrent writers retry conflicts; a
+  table keyed by a point's identity, not a run, is merged into: only the keys it lacks are inserted).
 - `reader`: `read_table(store, table, *, since=None, columns=None, run_ids=None) -> pandas.DataFrame` (a
   column the table does not declare is a ValueError naming both), `empty_frame`, `list_runs`, `StoreWarning`.
-- `maintenance`: `compact(store, *, retention_hours=168)`: optimize, checkpoint, vacuum (`ruscope compact`).
+- `maintenance`: `compact(store, *, retention_hours=168)`: repeats of a key removed, optimize, checkpoint,
+  vacuum (`ruscope compact`).
 - `migrate`: converts a store of the Parquet layout before Delta Lake, once, resumably (`ruscope store
   migrate`); until then reads and writes raise `StoreLayoutError` naming that command (`layout`).
 - `location`: `StoreLocation`, `store_location`; `conform`: frames and files to a table's schema.

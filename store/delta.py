@@ -8,8 +8,20 @@ retried. Every commit carries an app transaction `(app_id, version)`; before com
 version of that app id says whether these rows are already in (a run killed after its commit, before it
 removed its pending segment): then nothing is written, so a part is committed exactly once.
 
+A table whose key has no `run_id` (a metric point, a log bin: the same point is collected by every run
+whose window covers it, and by two collectors running at once) is keyed by the point's identity, and an app
+transaction alone cannot keep it once: two runs that read the store before either committed would both add
+it. Such a table is committed with a Delta merge that inserts only the rows whose key the table does not hold
+(`insert_new`). The merge's predicate names the rows' date partitions, time range and accounts, so it reads
+only the files that may hold those keys (a batch of half a million points costs well under a second), and
+delta-rs' conflict check, run on that predicate against whatever committed meanwhile, refuses the commit if
+another writer added files that may hold the same keys (files of other days, times or accounts do not
+conflict): the merge is then run again on the newer snapshot, which drops the keys the other writer stored.
+The check runs in the committing process against the log, whose entries are put-if-absent on object storage
+too, so it holds across processes and hosts, on a local disk and on Azure Blob / ADLS alike.
+
 `write_frame` / `write_arrow` commit one run's part (app id `ruscope-<run_id>-<part>`); `commit` takes any
-app id (the migration keys its commits by old file name).
+app id (the migration keys its commits by old file name) and returns the rows it added.
 """
 
 from __future__ import annotations
@@ -22,7 +34,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
+from deltalake import CommitProperties, DeltaTable, Transaction, WriterProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 
 from store.conform import arrow_of_frame, arrow_of_run, check_token, table_spec
@@ -38,6 +50,9 @@ log = logging.getLogger("ruscope.store")
 DATE = "date"
 COMMIT_ATTEMPTS = 40  # our own retries, around delta-rs' retries of a conflicting commit
 COMMIT_RETRIES = 20  # delta-rs' own: it rebases a blind append onto the newer version and tries again
+# Snappy, as pyarrow and a blind append write: what the reader decodes quickest (see maintenance.COMPACTED)
+MERGED = WriterProperties(compression="SNAPPY")
+SOURCE, TARGET = "s", "t"  # the merge's aliases
 
 
 def delta_schema(spec: Table) -> pa.Schema:
@@ -68,18 +83,29 @@ def open_table(location: StoreLocation, table: str) -> DeltaTable | None:
         return None
 
 
-def commit(location: StoreLocation, spec: Table, data: pa.Table, *, app_id: str) -> bool:
-    """Append `data` (with its `date` column) under `app_id`, exactly once: False if that app id had already
-    committed (nothing written), True once committed. Conflicts with concurrent writers are retried."""
+def keyed_by_identity(spec: Table) -> bool:
+    """Whether a row's key is its identity across runs (no `run_id` in it): such a table is merged into."""
+    return "run_id" not in spec.key
+
+
+def commit(location: StoreLocation, spec: Table, data: pa.Table, *, app_id: str) -> int:
+    """Add `data` (with its `date` column) under `app_id`, exactly once: the rows added, 0 if that app id had
+    already committed (nothing written). A table keyed by identity gets only the rows whose key it does not
+    hold yet (`insert_new`). Conflicts with concurrent writers are retried."""
     properties = CommitProperties(
         app_transactions=[Transaction(app_id=app_id, version=1)], max_commit_retries=COMMIT_RETRIES
     )
     create_private_dirs(location)  # a new local store is its owner's alone (0700)
+    merging = keyed_by_identity(spec)
+    if merging:
+        data = first_of_each_key(spec, data)
     for attempt in range(COMMIT_ATTEMPTS):
         table = open_table(location, spec.name)
         if table is not None and (table.transaction_version(app_id) or 0) >= 1:
-            return False
+            return 0
         try:
+            if merging:
+                return insert_new(location, spec, table, data, properties)
             write_deltalake(
                 table if table is not None else location.table_uri(spec.name),
                 data,
@@ -89,12 +115,94 @@ def commit(location: StoreLocation, spec: Table, data: pa.Table, *, app_id: str)
                 storage_options=location.options(),
                 commit_properties=properties,
             )
-            return True
+            return int(data.num_rows)
         except (CommitFailedError, DeltaError) as exc:
             if attempt + 1 == COMMIT_ATTEMPTS or not _retryable(exc):
                 raise
             time.sleep(random.uniform(0.01, 0.05 * (attempt + 1)))  # let the winner's commit land
     raise AssertionError("unreachable")
+
+
+def insert_new(
+    location: StoreLocation, spec: Table, table: DeltaTable | None, data: pa.Table, properties: CommitProperties
+) -> int:
+    """Merge `data` into the table, inserting the rows whose key it does not hold; the rows inserted. A table
+    not created yet is created empty first (a create that loses to another is fine), so that every writer
+    merges and none appends blindly. CommitFailedError when a concurrent commit may hold some of the keys."""
+    if table is None:
+        try:
+            DeltaTable.create(
+                location.table_uri(spec.name),
+                schema=delta_schema(spec),
+                partition_by=[DATE],
+                mode="ignore",
+                storage_options=location.options(),
+            )
+        except DeltaError as exc:
+            if "already exists" not in str(exc).lower():
+                raise
+        table = DeltaTable(location.table_uri(spec.name), storage_options=location.options())
+    merger = table.merge(
+        data,
+        merge_predicate(spec, data),
+        source_alias=SOURCE,
+        target_alias=TARGET,
+        merge_schema=True,  # a column added to the record joins the table, as an append's schema_mode="merge"
+        writer_properties=MERGED,
+        commit_properties=properties,
+    )
+    metrics = merger.when_not_matched_insert_all().execute()
+    return int(metrics["num_target_rows_inserted"])
+
+
+def sql_literal(value: object) -> str:
+    if isinstance(value, dt.datetime):
+        moment = value.astimezone(dt.UTC).replace(tzinfo=None).isoformat()
+        return f"""arrow_cast('{moment}', 'Timestamp(Microsecond, Some("UTC"))')"""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def sql_name(column: str) -> str:
+    """A column as a quoted SQL identifier (`date`, `time` are words of the SQL delta-rs parses)."""
+    return '"' + column.replace('"', '""') + '"'
+
+
+def merge_predicate(spec: Table, data: pa.Table) -> str:
+    """Target rows with one of `data`'s keys: the key columns equal (null equal to null in a column that may be
+    null), within `data`'s date partitions, time range and accounts. Those bounds are what lets the merge
+    skip other files, and what delta-rs' conflict check tests a concurrent commit's files against (pure)."""
+
+    def target(column: str) -> str:
+        return f"{TARGET}.{sql_name(column)}"
+
+    def one_of(column: str) -> str:
+        return f"{target(column)} IN ({', '.join(map(sql_literal, sorted(pc.unique(data[column]).to_pylist())))})"
+
+    bounds = [one_of(DATE)]
+    low, high = pc.min_max(data[spec.time]).values()
+    if low.is_valid:
+        bounds += [
+            f"{target(spec.time)} >= {sql_literal(low.as_py())}",
+            f"{target(spec.time)} <= {sql_literal(high.as_py())}",
+        ]
+    if "account" in spec.key and not data["account"].null_count:
+        bounds.append(one_of("account"))
+    nullable = {check.name for check in spec.record.CHECKS if check.optional}
+    same = [f"{target(c)} {'IS NOT DISTINCT FROM' if c in nullable else '='} {SOURCE}.{sql_name(c)}" for c in spec.key]
+    # each term in parentheses: the parser reads `a IS NOT DISTINCT FROM b AND c ...` as `a ... FROM (b AND c)`
+    return " AND ".join(f"({term})" for term in [*bounds, *same])
+
+
+def first_of_each_key(spec: Table, data: pa.Table) -> pa.Table:
+    """`data` with one row per key (the first; a null equals a null here), in its order (pure)."""
+    if data.num_rows < 2:
+        return data
+    index = "__row"
+    numbered = data.select(list(spec.key)).append_column(index, pa.array(range(data.num_rows), pa.int64()))
+    firsts = numbered.group_by(list(spec.key)).aggregate([(index, "min")])[f"{index}_min"]  # any order: sorted below
+    if len(firsts) == data.num_rows:
+        return data
+    return data.take(firsts.take(pc.sort_indices(firsts)))
 
 
 def _retryable(exc: Exception) -> bool:
@@ -113,7 +221,8 @@ def write_arrow(
     day: dt.date | None = None,
 ) -> int:
     """Commit one run's part (Arrow data with the schema's columns) exactly once; the rows committed (0 if
-    this (run_id, part) was committed before, or `data` is empty). `day` dates every row (default: its time)."""
+    this (run_id, part) was committed before, or `data` is empty; in a table keyed by identity, only the rows
+    whose key it did not hold). `day` dates every row (default: its time)."""
     spec = table_spec(table)
     check_token("run_id", run_id)
     check_token("part", part)
@@ -145,4 +254,4 @@ def _commit_part(location: StoreLocation, spec: Table, data: pa.Table, app_id: s
     if not data.num_rows:
         return 0
     refuse_old_layout(location)
-    return data.num_rows if commit(location, spec, with_date(spec, data, day), app_id=app_id) else 0
+    return commit(location, spec, with_date(spec, data, day), app_id=app_id)

@@ -7,6 +7,12 @@ conflict with); a checkpoint lets readers load the log without replaying every c
 deletes the files no recent snapshot references. The retention (default 168 h, delta-rs' enforced minimum) is what keeps concurrent
 readers safe: a reader that loaded a snapshot before the compaction still finds its files for that long.
 A shorter retention is honoured only when asked for explicitly (`[store] vacuum_retention_hours`).
+
+Repeats first: rows that share a table's key (two collectors that committed the same metric points before
+their commits were checked against each other) are removed, keeping the row of the earliest run, one date
+partition at a time: the partition's rows are rewritten once, by an overwrite of that partition, which a
+concurrent append to the same partition makes conflict (it is then done again on the newer snapshot), so no
+row committed meanwhile is lost. The count, per table, is in the report.
 """
 
 from __future__ import annotations
@@ -16,13 +22,13 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from deltalake import DeltaTable, WriterProperties
+from deltalake import DeltaTable, QueryBuilder, WriterProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError
 
-from store.delta import DATE, open_table
+from store.delta import DATE, delta_schema, open_table, sql_literal, sql_name
 from store.layout import refuse_old_layout
 from store.location import StoreLocation, require_location
-from store.records import TABLES
+from store.records import TABLES, Table
 
 DEFAULT_RETENTION_HOURS = 168.0  # delta-rs refuses less unless told to: a week of safe reads
 COMPACT_ATTEMPTS = 5
@@ -41,11 +47,13 @@ class CompactReport:
     bytes_before: int
     bytes_after: int
     vacuumed: int
+    repeats: int = 0  # rows removed because another row had the same key
 
     def line(self) -> str:
         return (
             f"{self.table}: {self.files_before} -> {self.files_after} file(s), "
-            f"{self.bytes_before:,} -> {self.bytes_after:,} bytes, {self.vacuumed} old file(s) vacuumed"
+            f"{self.bytes_before:,} -> {self.bytes_after:,} bytes, {self.vacuumed} old file(s) vacuumed, "
+            f"{self.repeats} repeated row(s) removed"
         )
 
 
@@ -63,6 +71,7 @@ def compact(store: StoreLocation, *, retention_hours: float = DEFAULT_RETENTION_
 
 def compact_table(name: str, table: DeltaTable, retention_hours: float) -> CompactReport:
     files_before, bytes_before = _size(table)
+    repeats = remove_repeats(TABLES[name], table)
     for attempt in range(COMPACT_ATTEMPTS):
         try:
             _rewrite_crowded(table, TABLES[name].time)
@@ -77,7 +86,56 @@ def compact_table(name: str, table: DeltaTable, retention_hours: float) -> Compa
         retention_hours=hours, dry_run=False, enforce_retention_duration=hours >= DEFAULT_RETENTION_HOURS
     )
     files_after, bytes_after = _size(table)
-    return CompactReport(name, files_before, files_after, bytes_before, bytes_after, len(vacuumed))
+    return CompactReport(name, files_before, files_after, bytes_before, bytes_after, len(vacuumed), repeats)
+
+
+def _query(table: DeltaTable, sql: str) -> pa.Table:
+    return pa.table(QueryBuilder().register("t", table).execute(sql).read_all())
+
+
+def repeated_rows(spec: Table, table: DeltaTable) -> dict[str, int]:
+    """Each date partition's rows beyond the first of their key (partitions without repeats left out; a null
+    equals a null here, as GROUP BY groups them), computed by delta-rs over the key columns alone."""
+    key = ", ".join(sql_name(c) for c in (DATE, *spec.key))
+    found = _query(
+        table,
+        f"SELECT {sql_name(DATE)} AS day, sum(n - 1) AS extra FROM "
+        f"(SELECT {key}, count(*) AS n FROM t GROUP BY {key}) WHERE n > 1 GROUP BY {sql_name(DATE)}",
+    )
+    return {str(d): int(n) for d, n in zip(found["day"].to_pylist(), found["extra"].to_pylist(), strict=True)}
+
+
+def remove_repeats(spec: Table, table: DeltaTable) -> int:
+    """Rewrite each date partition holding repeats with the first row of each key (the earliest run's); the
+    rows removed. A rewrite that conflicts with a concurrent commit is done again on the newer snapshot."""
+    removed = 0
+    for attempt in range(COMPACT_ATTEMPTS):
+        try:
+            for day in sorted(repeated_rows(spec, table)):
+                removed += _rewrite_once(spec, table, day)
+            return removed
+        except CommitFailedError:
+            if attempt + 1 == COMPACT_ATTEMPTS:
+                raise
+            table.update_incremental()
+    return removed
+
+
+def _rewrite_once(spec: Table, table: DeltaTable, day: str) -> int:
+    present = {f.name for f in table.schema().fields}
+    columns = [f.name for f in delta_schema(spec) if f.name in present]
+    listed = ", ".join(sql_name(c) for c in columns)
+    inside = f"{sql_name(DATE)} = {sql_literal(day)}"
+    order = ", ".join(sql_name(c) for c in ("run_id", spec.time))
+    kept = _query(
+        table,
+        f"SELECT {listed} FROM (SELECT {listed}, row_number() OVER (PARTITION BY {', '.join(map(sql_name, spec.key))} "
+        f"ORDER BY {order}) AS rn FROM t WHERE {inside}) WHERE rn = 1",
+    )
+    before = _query(table, f"SELECT count(*) AS n FROM t WHERE {inside}")["n"][0].as_py()
+    write_deltalake(table, kept, mode="overwrite", predicate=inside, partition_by=[DATE], writer_properties=COMPACTED)
+    table.update_incremental()
+    return int(before) - int(kept.num_rows)
 
 
 def _rewrite_crowded(table: DeltaTable, time_column: str) -> None:

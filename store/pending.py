@@ -17,7 +17,15 @@ locks), never one that a concurrent run, in this process or another, is still wr
 
 Damaged lines: a line that does not parse against the table's schema, or holds another run's rows, is set
 aside (the valid rows of the segment are still written) under `STORE/_pending/_damaged/<segment>-<table>.jsonl`
-and reported once, in one line naming that file; the segment is then gone, so no later run warns again.
+and reported once, in one line naming that file; the segment is then gone, so no later run warns again. A
+file of a table this version does not declare (written by a newer ruscope, or misnamed) is set aside whole
+the same way, never dropped.
+
+A failed append (a full disk, a file size limit) leaves no torn line behind: the file is cut back to the end
+of the last whole line, so what follows the failure (and a recovery) reads every line that was appended.
+Tables are committed in the order they are declared, a table declared `last` (one whose rows say that the
+segment's other rows are complete, such as the logs' collected windows) after all the others: a reader never
+sees its rows before the rows they vouch for.
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ DAMAGED = "_damaged"  # inside PENDING: lines no table could take, kept for a hu
 _BAD_LINE = (ValueError, pa.ArrowException)
 LOCK_SUFFIX = ".lock"
 Warn = Callable[[str], None]
+Tally = dict[str, int]  # table -> rows a recovery added to it
 
 
 def _lock(path: Path) -> int | None:
@@ -81,9 +90,17 @@ class Segment:
         self._lock: int | None = None
 
     def append(self, record: Record) -> None:
-        """One record, as one JSON line of its table's file (orjson writes slotted dataclasses natively)."""
+        """One record, as one JSON line of its table's file (orjson writes slotted dataclasses natively); the
+        whole line, or (OSError) nothing of it."""
         handle = self._files.get(record.TABLE) or self._open(record.TABLE)
-        handle.write(orjson.dumps(record) + b"\n")
+        line = memoryview(orjson.dumps(record) + b"\n")
+        start = handle.tell()
+        try:
+            while line:  # a raw write may take part of the line (a full disk, a size limit): the rest follows
+                line = line[handle.write(line) or 0 :]
+        except OSError:
+            handle.truncate(start)  # frees space, so it succeeds on a full disk: no torn line stays
+            raise
         self.rows += 1
 
     def _open(self, table: str) -> IO[bytes]:
@@ -174,11 +191,28 @@ def _set_aside(pending_dir: Path, segment: str, table: str, lines: list[bytes]) 
     return path
 
 
-def _seal(segment_dir: Path, location: StoreLocation, run_id: str, part: str, warn: Warn) -> None:
+def _in_commit_order(segment_dir: Path) -> list[Path]:
+    """The segment's table files: declared tables in their order (`last` ones after the rest), then others."""
+    order = [name for name, spec in TABLES.items() if not spec.last] + [n for n, t in TABLES.items() if t.last]
+    rank = {name: i for i, name in enumerate(order)}
+    return sorted(segment_dir.glob("*.jsonl"), key=lambda path: (rank.get(path.stem, len(rank)), path.name))
+
+
+def _seal(
+    segment_dir: Path, location: StoreLocation, run_id: str, part: str, warn: Warn, tally: Tally | None = None
+) -> None:
+    """Commit each table file of the segment, then remove it; `tally` gets each table's rows added."""
     refuse_old_layout(location)
-    for path in sorted(segment_dir.glob("*.jsonl")):
+    for path in _in_commit_order(segment_dir):
         lines = _complete_lines(path)
-        if path.stem not in TABLES or not lines:
+        if not lines:
+            continue
+        if path.stem not in TABLES:
+            aside = _set_aside(segment_dir.parent, segment_dir.name, path.stem, lines.splitlines(keepends=True))
+            warn(
+                f"store: pending segment {segment_dir.name} holds rows of table {path.stem!r}, which this "
+                f"version does not know; set aside in {aside}"
+            )
             continue
         data, damaged = _salvage(lines, path.stem, run_id)
         if damaged:
@@ -187,15 +221,17 @@ def _seal(segment_dir: Path, location: StoreLocation, run_id: str, part: str, wa
         if data is not None and data.num_rows:
             spec = TABLES[path.stem]
             rows = with_date(spec, arrow_of_run(spec, data, run_id))
-            commit(location, spec, rows, app_id=app_id_of(run_id, part))
+            added = commit(location, spec, rows, app_id=app_id_of(run_id, part))
+            if tally is not None:
+                tally[spec.name] = tally.get(spec.name, 0) + added
     shutil.rmtree(segment_dir, ignore_errors=True)
 
 
-def recover(store: StoreLocation, *, warn: Warn = log.warning) -> int:
+def recover(store: StoreLocation, *, warn: Warn = log.warning, tally: Tally | None = None) -> int:
     """Seal the segments that killed runs left behind (never a locked one: its run is alive); returns how
-    many. Damaged lines are set aside and reported once with `warn`; a segment that cannot be read at all
-    (an I/O error) is reported and left in place for the next run. A store in the old layout raises
-    StoreLayoutError before anything is done (every run starts here)."""
+    many, and adds each table's rows added to `tally`. Damaged lines are set aside and reported once with
+    `warn`; a segment that cannot be read at all (an I/O error) is reported and left in place for the next
+    run. A store in the old layout raises StoreLayoutError before anything is done (every run starts here)."""
     location = require_location(store, "recover")
     refuse_old_layout(location)
     root = location.pending_dir
@@ -205,12 +241,14 @@ def recover(store: StoreLocation, *, warn: Warn = log.warning) -> int:
     for segment_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("_")):
         run_id, _, part = segment_dir.name.rpartition("-")
         if TOKEN.fullmatch(run_id or "") and TOKEN.fullmatch(part or ""):
-            sealed += _recover_one(segment_dir, location, run_id, part, warn)
+            sealed += _recover_one(segment_dir, location, run_id, part, warn, tally)
     _drop_orphan_locks(root)
     return sealed
 
 
-def _recover_one(segment_dir: Path, location: StoreLocation, run_id: str, part: str, warn: Warn) -> int:
+def _recover_one(
+    segment_dir: Path, location: StoreLocation, run_id: str, part: str, warn: Warn, tally: Tally | None
+) -> int:
     """1 if this segment was sealed; 0 if a live run holds it, another recovery sealed it first, or it failed."""
     lock_path = segment_dir.with_name(segment_dir.name + LOCK_SUFFIX)
     fd = _lock(lock_path)
@@ -221,7 +259,7 @@ def _recover_one(segment_dir: Path, location: StoreLocation, run_id: str, part: 
             lock_path.unlink(missing_ok=True)
             return 0
         try:
-            _seal(segment_dir, location, run_id, part, warn)
+            _seal(segment_dir, location, run_id, part, warn, tally)
         except (
             OSError,
             ValueError,

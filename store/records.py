@@ -76,9 +76,12 @@ class Table:
 
     name: str
     schema: pa.Schema
-    key: tuple[str, ...]  # what makes a row unique: a reader drops repeats of it
+    key: tuple[
+        str, ...
+    ]  # what makes a row unique: without run_id, commits merge on it (`delta`); compact drops repeats
     record: type[Record]
     time: str = "time"
+    last: bool = False  # its rows vouch for a segment's other rows: committed after them (see `pending`)
 
     @property
     def columns(self) -> list[str]:
@@ -116,7 +119,7 @@ def _field_type(hint: Any) -> tuple[pa.DataType, tuple[type, ...], bool]:
     return arrow or _ARROW[hint], _ACCEPTS.get(hint, (hint,)), optional
 
 
-def table(name: str, *, key: tuple[str, ...], time: str = "time") -> Callable[[R], R]:
+def table(name: str, *, key: tuple[str, ...], time: str = "time", last: bool = False) -> Callable[[R], R]:
     """Declare a record class as a store table: derive its schema and checks, register it in TABLES."""
 
     def declare(cls: R) -> R:
@@ -129,7 +132,7 @@ def table(name: str, *, key: tuple[str, ...], time: str = "time") -> Callable[[R
         cls.TABLE, cls.KEY, cls.TIME = name, key, time
         cls.CHECKS = tuple(Check(n, kinds, optional) for n, (_, kinds, optional) in resolved.items())
         schema = pa.schema([pa.field(n, arrow) for n, (arrow, _, _) in resolved.items()])
-        TABLES[cls.TABLE] = Table(cls.TABLE, schema, key, cls, time)
+        TABLES[cls.TABLE] = Table(cls.TABLE, schema, key, cls, time, last)
         return cls
 
     return declare
@@ -327,10 +330,25 @@ class LogQueryStatsRecord(Scoped):
     partial: bool
 
 
+@table("log_windows", key=("run_id", "account", "database", "query", "time"), last=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogWindowRecord(Scoped):
+    """One window [time, end) of one logs query of one database whose whole answer is recorded: its rows are
+    in the segment before this row, and it is committed after them. The logs watermark is the latest `end`
+    of these, never the latest row's time: an answer is not in time order (it is grouped by container), so
+    the rows of an answer a kill or a full disk cut short say nothing of the rows that never arrived.
+    `container` is "" (an answer covers the database's containers)."""
+
+    query: str  # the logs query's name (collectors.logs.queries.QUERIES)
+    end: datetime
+    rows: int  # the rows the answer held
+
+
 LOG_KEY_RU = TABLES[LogKeyRURecord.TABLE]
 LOG_KEY_SIZES = TABLES[LogKeySizeRecord.TABLE]
 LOG_THROTTLES = TABLES[LogThrottleRecord.TABLE]
 LOG_QUERY_STATS = TABLES[LogQueryStatsRecord.TABLE]
+LOG_WINDOWS = TABLES[LogWindowRecord.TABLE]
 
 
 @table("alerts", key=("run_id", "account", "database", "container", "rule", "subject"))

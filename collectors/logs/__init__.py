@@ -6,12 +6,21 @@ database, each query of logs_queries.py through `LogsQueryClient.query_workspace
 query counts (`log_query_stats`), and a snapshot of the latest size of each of the largest keys
 (`log_key_sizes`, stored with the run's time).
 
-Incremental like metrics: the time-binned queries ask from the latest complete row the store holds for
-(account, database, query), less `overlap_minutes`, or `backfill_hours` back on a first run, up to the
-last bin complete `logs_lag_minutes` ago (its late rows ingested by then: a stored row is never updated),
-and record only rows whose key the store does not hold yet. Rows of a partial result
-(`LogsQueryPartialResult`) are stored and flagged `partial`, with one line naming the query; they do not
-move the watermark, so the next run asks that window again and adds the rows it lacked.
+Incremental like metrics: the time-binned queries ask from the watermark of (account, database, query),
+less `overlap_minutes`, or `backfill_hours` back on a first run, up to the last bin complete
+`logs_lag_minutes` ago (its late rows ingested by then: a stored row is never updated), and record only
+rows whose key the store does not hold yet; the tables are keyed by the bin, so a row that a collector
+running at the same moment stored first is not stored again (`store.delta`).
+
+The watermark is the end of the latest window whose whole answer was recorded, never the latest row's time:
+an answer is grouped by container, not ordered by time, so a run killed (or out of disk) while recording one
+leaves rows of late bins of some containers and none of the others. After the last row of an answer, the
+run records a `log_windows` row for it ([start, end), its rows), committed after the rows it vouches for;
+the next run asks again from the latest such end, and the rows a cut-short answer lacked are added then. A
+store without any window (written before they were kept) is asked from the backfill once. Rows of a partial
+result (`LogsQueryPartialResult`) are stored and flagged `partial`, with one line naming the query; their
+window is not recorded, nor any later window of that query in that run, so the next run asks that window
+again and adds the rows it lacked.
 
 Faults are one line each: 401/403 names the Log Analytics Reader role, an unknown workspace (404) and an
 endpoint that is down end the account's run; a query the service refuses (400) or throttles past the
@@ -36,7 +45,7 @@ from collectors.credentials import monitor_credential
 from collectors.errors import Fatal, auth_failure
 from collectors.logs.queries import KEY_RU, KEY_SIZE, QUERIES, QUERY_STATS, THROTTLES, Params, build
 from collectors.logs.queries import result_columns as legacy_renames
-from collectors.metrics import aligned_window, chunks  # windows and day-long chunks, as for metrics
+from collectors.metrics import CHUNK, aligned_window, chunks  # windows and day-long chunks, as for metrics
 from collectors.registry import Options
 from collectors.run import SEAL_SECONDS, Run
 from cosmoscore.monitor.logs import (
@@ -57,10 +66,12 @@ from store.records import (
     LOG_KEY_SIZES,
     LOG_QUERY_STATS,
     LOG_THROTTLES,
+    LOG_WINDOWS,
     LogKeyRURecord,
     LogKeySizeRecord,
     LogQueryStatsRecord,
     LogThrottleRecord,
+    LogWindowRecord,
 )
 
 RETRIES = 3  # azure-core RetryPolicy: 429/5xx retried, honouring Retry-After (azure-monitor.md §1.5)
@@ -225,18 +236,22 @@ class Logs:
             mode=self.settings.logs_mode,
         )
 
-    def stored(self, table: Table, since: dt.datetime) -> tuple[set[Key], dict[str, dt.datetime]]:
-        """The keys of the account's rows of `table` stored since `since`, and each database's watermark
-        (the latest row not from a partial result)."""
+    def stored(self, table: Table, since: dt.datetime) -> set[Key]:
+        """The keys of the account's rows of `table` stored since `since`."""
         key = [c for c in table.key if c != "account"]
-        frame = read_table(self.run.store, table, since=since, columns=["account", "partial", *key])
+        frame = read_table(self.run.store, table, since=since, columns=["account", *key])
         frame = frame[frame["account"] == self.account.name]
         keys: set[Key] = set()
         for row in frame[key].astype(object).itertuples(index=False, name=None):
             keys.add(tuple(v.to_pydatetime() if isinstance(v, pd.Timestamp) else v for v in row))
-        complete = frame[~frame["partial"].astype(bool)]
-        marks = {str(db): t.to_pydatetime() for db, t in complete.groupby("database")["time"].max().items()}
-        return keys, marks
+        return keys
+
+    def watermarks(self, since: dt.datetime) -> dict[tuple[str, str], dt.datetime]:
+        """Each (database, query)'s latest end of a window recorded whole (windows starting since `since`)."""
+        frame = read_table(self.run.store, LOG_WINDOWS, since=since, columns=["account", "database", "query", "end"])
+        frame = frame[frame["account"] == self.account.name]
+        latest = frame.groupby(["database", "query"])["end"].max()
+        return {(str(k[0]), str(k[1])): t.to_pydatetime() for k, t in latest.items() if isinstance(k, tuple)}
 
     def fetch_tables(
         self, name: str, kql: str, start: dt.datetime, end: dt.datetime
@@ -277,6 +292,8 @@ class Logs:
                     seen.add(key)
                     self.run.record(record)
                     new += 1
+                if name != KEY_SIZE and not partial_lines:  # the whole answer is recorded: the watermark may pass it
+                    self.run.record(self.window_record(database, name, first, last, len(frame)))
                 self.run.seal(every=SEAL_SECONDS)
         except Exception as exc:  # this query fails; the others go on
             line, fatal = describe_logs_error(exc, self.settings)
@@ -294,17 +311,22 @@ class Logs:
         self.run.out(f"{database} logs {name}: {new} new row(s), {old} already stored ({span})")
         self.run.count(failed=bool(partial_lines))
 
+    def window_record(self, database: str, name: str, first: dt.datetime, last: dt.datetime, rows: int) -> Record:
+        """The row that says query `name`'s answer for [first, last) is recorded whole."""
+        scope = {"run_id": self.run.run_id, "account": self.account.name, "database": database, "container": ""}
+        return LogWindowRecord(**scope, time=first, query=name, end=last, rows=rows)
+
     def collect(self) -> None:
         now = dt.datetime.fromtimestamp(self.run.clock(), dt.UTC)
         since = now - dt.timedelta(hours=self.settings.backfill_hours, minutes=self.settings.overlap_minutes)
         since -= dt.timedelta(minutes=self.settings.logs_bin_minutes)
         stored = {name: self.stored(TABLE_OF[name], since) for name in QUERIES if name != KEY_SIZE}
+        marks = self.watermarks(since - CHUNK)  # a window is at most a chunk long
         for database in self.account.databases:
             for name in QUERIES:
                 if self.run.stop.is_set():
                     return
-                seen, marks = stored.get(name, (set(), {}))
-                self.collect_query(database, name, seen, marks.get(database))
+                self.collect_query(database, name, stored.get(name, set()), marks.get((database, name)))
 
 
 class LogsCollector:

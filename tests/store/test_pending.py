@@ -258,3 +258,42 @@ def test_an_orphan_lock_file_is_dropped_unless_held(tmp_path: Path) -> None:
     assert not orphan.exists() and held.lock_path.exists()
     held.seal()
     assert seqs(tmp_path) == [0]
+
+
+def test_a_file_of_an_unknown_table_is_set_aside_whole_and_said_in_one_line(tmp_path: Path) -> None:
+    segment = Segment(store_location(tmp_path), "r1", "p000")
+    segment.append(row(0))
+    segment.close()
+    lines = b'{"run_id": "r1", "n": 1}\n{"run_id": "r1", "n": 2}\n'
+    (segment.dir / "from_a_newer_version.jsonl").write_bytes(lines)
+    warned: list[str] = []
+    assert recover(store_location(tmp_path), warn=warned.append) == 1
+    aside = tmp_path / PENDING / "_damaged" / "r1-p000-from_a_newer_version.jsonl"
+    assert aside.read_bytes() == lines  # kept, not deleted
+    assert len(warned) == 1 and "'from_a_newer_version'" in warned[0] and str(aside) in warned[0], warned
+    assert seqs(tmp_path) == [0]  # the segment's known rows are stored
+    assert recover(store_location(tmp_path), warn=warned.append) == 0 and len(warned) == 1
+
+
+def test_an_append_the_disk_refuses_leaves_no_torn_line(tmp_path: Path) -> None:
+    """A file size limit (RLIMIT_FSIZE, as a full disk) cuts a line short: the file is cut back to whole lines,
+    so the line after it, once there is room, is not glued to a torn one."""
+    script = f"""
+import resource, sys
+from store import Segment, store_location
+from tests.store.test_pending import row
+segment = Segment(store_location({str(tmp_path)!r}), "r1", "p000")
+segment.append(row(0))
+size = (segment.dir / "requests.jsonl").stat().st_size
+resource.setrlimit(resource.RLIMIT_FSIZE, (size + 100, size + 100))  # room for a part of the next line
+try:
+    segment.append(row(1))
+except OSError as exc:
+    print("refused", exc.errno)
+print((segment.dir / "requests.jsonl").stat().st_size == size)
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["refused", "27", "True"], done.stdout + done.stderr
+    warned: list[str] = []
+    assert recover(store_location(tmp_path), warn=warned.append) == 1 and warned == []
+    assert seqs(tmp_path) == [0]
