@@ -15,6 +15,8 @@ they are.
 - `delta`: commits (`write_frame`, `write_arrow` for one run's part; concurrent writers retry conflicts).
 - `reader`: `read_table(store, table, *, since=None, columns=None, run_ids=None) -> pandas.DataFrame` (a
   column the table does not declare is a ValueError naming both), `empty_frame`, `list_runs`, `StoreWarning`.
+- `check`: the damage of each table (`check(store) -> list[TableCheck]`: data files the log names that are
+  missing, with their rows; a log entry that does not parse), for `ruscope store check` and the reader's warnings.
 - `maintenance`: `compact(store, *, retention_hours=168)`: optimize, checkpoint, vacuum (`ruscope compact`).
 - `migrate`: converts a store of the Parquet layout before Delta Lake, once, resumably (`ruscope store
   migrate`); until then reads and writes raise `StoreLayoutError` naming that command (`layout`).
