@@ -4,7 +4,7 @@ exit codes (`ruscope.options`).
 
 - `emulator` (`emulator.cli`); `advise` (`ruscope.advise`); `demo` (`ruscope.demo`);
 - `replay`, `storage`, `metrics`, `logs`, `collect` (`ruscope.collect`); `report` (`ruscope.report`);
-- `dashboard` (here: it execs Streamlit); `compact`, `store migrate` (`ruscope.maintenance`).
+- `dashboard` (here: it execs Streamlit); `compact`, `store migrate`, `store check`, `store repair` (`ruscope.maintenance`).
 
 To add a command: a function with typer-annotated options in the module of its group (a new module for a
 new group), registered below in the order `ruscope --help` lists it."""
@@ -94,9 +94,13 @@ def dashboard(
 
 
 app.command("compact")(maintenance.compact)
-store_app = typer.Typer(no_args_is_help=True, help="Store maintenance: converting a store of an older layout.")
+store_app = typer.Typer(
+    no_args_is_help=True, help="Store maintenance: converting a store of an older layout, finding and repairing damage."
+)
 app.add_typer(store_app, name="store")
 store_app.command("migrate")(maintenance.migrate)
+store_app.command("check")(maintenance.check)
+store_app.command("repair")(maintenance.repair)
 
 
 def main() -> None:

@@ -154,13 +154,15 @@ def entry_lines(path: Path) -> tuple[list[str], int | None, str]:
         lines = text.split("\n")
         return lines, len(lines) - 1, "not UTF-8 text"
     lines = text.split("\n")
-    if lines and lines[-1] == "":
+    ends_line = not lines[-1]  # delta-rs ends none but the last line with a newline; others may end it too
+    if ends_line:
         lines.pop()
     for index, line in enumerate(lines):
         try:
             json.loads(line)
         except json.JSONDecodeError as exc:
-            return lines, index, "cut short" if exc.pos >= len(line.rstrip()) else f"not JSON ({exc.msg})"
+            cut = index == len(lines) - 1 and not ends_line
+            return lines, index, "cut short" if cut else f"not JSON ({exc.msg})"
     return lines, None, ""
 
 

@@ -5,13 +5,24 @@ from __future__ import annotations
 import json
 import os
 import re
+import warnings
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from deltalake import DeltaTable
 
-from store import EXECUTIONS, StoreWarning, read_table, store_location, write_frame
+from store import (
+    EXECUTIONS,
+    CompactFailure,
+    CompactReport,
+    StoreWarning,
+    compact,
+    read_table,
+    repair,
+    store_location,
+    write_frame,
+)
 from store.check import check, one_line
 from tests.store.test_store import T0, executions
 
@@ -104,3 +115,92 @@ def test_a_clean_store_checks_clean(tmp_path: Path) -> None:
     (found,) = check(store_location(tmp_path))
     assert found.clean and found.lines(store_location(tmp_path)) == ["executions: clean"]
     assert DeltaTable(tmp_path / "executions").version() == 1
+
+
+# --- compaction and repair ---------------------------------------------------------------------------------
+
+
+def test_compact_names_a_damaged_table_and_compacts_the_others(tmp_path: Path) -> None:
+    delete_one_file(damaged_store(tmp_path))
+    write_frame(store_location(tmp_path), "requests", pd.DataFrame({"time": [T0], "seq": [0]}), run_id="q", part="a")
+    write_frame(store_location(tmp_path), "requests", pd.DataFrame({"time": [T0], "seq": [1]}), run_id="q", part="b")
+    reports = {r.table: r for r in compact(store_location(tmp_path), retention_hours=168)}
+    assert isinstance(reports["executions"], CompactFailure)
+    line = reports["executions"].line()
+    assert "is missing (13 row(s))" in line and "ruscope store repair --store" in line and "\n" not in line
+    assert isinstance(reports["requests"], CompactReport) and reports["requests"].files_after == 1
+
+
+def test_compact_names_a_damaged_log_entry(tmp_path: Path) -> None:
+    entry = truncate_entry(damaged_store(tmp_path, parts=4), 2)
+    (report,) = compact(store_location(tmp_path), retention_hours=168)
+    assert isinstance(report, CompactFailure) and f"log entry {entry} (version 2)" in report.line()
+
+
+def read_back(table: Path) -> tuple[int, int]:
+    """The rows of the table as pyarrow and DuckDB read its current files."""
+    files = [u.removeprefix("file://") for u in DeltaTable(table).file_uris()]
+    import duckdb
+
+    ((ducks,),) = duckdb.sql(f"SELECT count(*) FROM read_parquet({files!r})").fetchall()
+    return DeltaTable(table).to_pyarrow_table().num_rows, int(ducks)
+
+
+def test_repair_drops_a_missing_file_with_a_backup_and_is_idempotent(tmp_path: Path) -> None:
+    table = damaged_store(tmp_path)
+    lost = delete_one_file(table)
+    before = {p.name: p.read_bytes() for p in (table / "_delta_log").iterdir()}
+    (report,) = repair(store_location(tmp_path))
+    assert [(m.path, m.rows) for m in report.dropped] == [(lost, ROWS)] and report.error is None
+    assert report.backup is not None and {p.name: p.read_bytes() for p in report.backup.iterdir()} == before
+    assert any(
+        f"dropped from the table: data file {table / lost} is missing (13 row(s))" in line
+        for line in report.lines(store_location(tmp_path))
+    )
+    assert read_back(table) == (234, 234)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StoreWarning)
+        assert len(read_table(store_location(tmp_path), "executions")) == 234
+    (again,) = repair(store_location(tmp_path))
+    assert not again.changed and again.backup is None
+    assert again.lines(store_location(tmp_path)) == ["executions: clean, nothing to repair"]
+    assert check(store_location(tmp_path))[0].clean
+
+
+def test_repair_of_a_damaged_entry_keeps_every_intact_commit_after_it(tmp_path: Path) -> None:
+    table = damaged_store(tmp_path)
+    entry = table / "_delta_log" / f"{5:020d}.json"
+    commit_info, add, txn = entry.read_text().splitlines()
+    entry.write_text(f"{commit_info}\n{add[:60]}")  # cut inside the add action's path
+    (report,) = repair(store_location(tmp_path))
+    assert [e.version for e in report.salvaged] == [5] and report.backup is not None
+    assert len(report.lost) == 1 and report.lost[0].rows == ROWS  # the file of the cut add, found on disk
+    assert (table / report.lost[0].path).exists()
+    assert read_back(table) == ((PARTS - 1) * ROWS,) * 2  # commits 6..18 are read again
+    assert (report.backup / entry.name).read_text() == f"{commit_info}\n{add[:60]}"
+    assert not repair(store_location(tmp_path))[0].changed
+
+
+def test_repair_of_a_cut_add_line_with_its_path_names_that_file(tmp_path: Path) -> None:
+    table = damaged_store(tmp_path, parts=3)
+    entry = table / "_delta_log" / f"{1:020d}.json"
+    commit_info, add, txn = entry.read_text().splitlines()
+    path = json.loads(add)["add"]["path"]
+    entry.write_text(f"{commit_info}\n{add[:-20]}")
+    (report,) = repair(store_location(tmp_path))
+    assert [(m.path, m.rows) for m in report.lost] == [(path, ROWS)]
+    assert read_back(table) == (2 * ROWS, 2 * ROWS)
+
+
+def test_repair_of_a_damaged_compaction_keeps_the_table_as_before_it(tmp_path: Path) -> None:
+    table = damaged_store(tmp_path, parts=6)
+    compact(store_location(tmp_path), retention_hours=168)  # version 6: removes and adds; then a checkpoint
+    (table / "_delta_log" / f"{6:020d}.checkpoint.parquet").unlink()  # so that version 6 is replayed
+    (table / "_delta_log" / "_last_checkpoint").unlink()
+    entry = table / "_delta_log" / f"{6:020d}.json"
+    lines = entry.read_text().splitlines()
+    entry.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:30])  # the last action cut short
+    (report,) = repair(store_location(tmp_path))
+    assert report.salvaged and report.error is None and not report.lost
+    assert len(report.undone) == 1 and report.undone[0].rows == 5 * ROWS  # the compacted file of the first day
+    assert read_back(table) == (6 * ROWS, 6 * ROWS)  # no row twice, none lost: the files before the compaction

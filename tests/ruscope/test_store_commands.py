@@ -1,0 +1,75 @@
+"""`ruscope compact`, `ruscope store check` and `ruscope store repair` on damaged stores, as real processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from store import store_location, write_frame
+from tests.store.test_damaged import ROWS, damaged_store, delete_one_file, truncate_entry
+from tests.store.test_store import T0
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def ruscope(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RUST_BACKTRACE": "1"}  # delta-rs' errors then carry backtraces
+    command = [sys.executable, "-m", "ruscope", *args]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def two_damaged_tables(root: Path) -> tuple[str, Path]:
+    """`executions` without one data file, `requests` with a cut log entry, `partitions` intact."""
+    lost = delete_one_file(damaged_store(root))
+    for i in range(3):
+        frame = pd.DataFrame({"time": [T0 + pd.Timedelta(minutes=i)], "seq": [i]})
+        write_frame(store_location(root), "requests", frame, run_id="q", part=f"p{i}")
+        frame = pd.DataFrame({"time": [T0], "pkrange_id": [str(i)]})
+        write_frame(store_location(root), "partitions", frame, run_id="s", part=f"p{i}")
+    return lost, truncate_entry(root / "requests", 2)
+
+
+def no_traceback(done: subprocess.CompletedProcess[str]) -> None:
+    for text in (done.stdout, done.stderr):
+        assert "Traceback" not in text and "<unknown>" not in text and "panicked" not in text
+
+
+def test_compact_names_each_damaged_table_in_one_line_and_compacts_the_others(tmp_path: Path) -> None:
+    lost, entry = two_damaged_tables(tmp_path / "s")
+    done = ruscope("compact", "--store", "s", cwd=tmp_path)
+    no_traceback(done)
+    assert done.returncode == 1, done.stderr
+    errors = sorted(done.stderr.splitlines())
+    assert len(errors) == 2
+    assert errors[0].startswith("ruscope: executions: not compacted: data file s/executions/" + lost)
+    assert f"({ROWS} row(s))" in errors[0] and "`ruscope store repair --store s`" in errors[0]
+    assert errors[1].startswith(f"ruscope: requests: not compacted: log entry s/requests/_delta_log/{entry.name}")
+    assert "partitions: 3 -> 1 file(s)" in done.stdout
+
+
+def test_check_repair_check(tmp_path: Path) -> None:
+    lost, entry = two_damaged_tables(tmp_path / "s")
+    found = ruscope("store", "check", "--store", "s", cwd=tmp_path)
+    no_traceback(found)
+    assert found.returncode == 1
+    assert f"executions: data file s/executions/{lost} is missing ({ROWS} row(s))" in found.stdout
+    assert f"requests: log entry s/requests/_delta_log/{entry.name} (version 2) is damaged" in found.stdout
+    assert "partitions: clean" in found.stdout and "2 damaged table(s)" in found.stderr
+
+    repaired = ruscope("store", "repair", "--store", "s", cwd=tmp_path)
+    no_traceback(repaired)
+    assert repaired.returncode == 0, repaired.stderr
+    assert f"executions: dropped from the table: data file s/executions/{lost} is missing" in repaired.stdout
+    assert "requests: lost with the damaged entry: data file s/requests/" in repaired.stdout
+    assert "the log before the repair is kept in s/_repair/requests-" in repaired.stdout
+
+    clean = ruscope("store", "check", "--store", "s", cwd=tmp_path)
+    assert clean.returncode == 0 and clean.stderr == ""
+    assert sorted(clean.stdout.splitlines()) == ["executions: clean", "partitions: clean", "requests: clean"]
+    again = ruscope("store", "repair", "--store", "s", cwd=tmp_path)
+    assert again.returncode == 0 and "nothing to repair" in again.stdout and "_repair" not in again.stdout
+    assert ruscope("compact", "--store", "s", cwd=tmp_path).returncode == 0
