@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import Annotated
 
@@ -103,9 +104,18 @@ store_app.command("check")(maintenance.check)
 store_app.command("repair")(maintenance.repair)
 
 
+def quiet_store_warnings() -> None:
+    """A damaged store's warning once, as one line: the store logs each (`ruscope.store`, printed as it is);
+    Python's display of the same warning would add it again with a source line."""
+    from store import StoreWarning
+
+    warnings.filterwarnings("ignore", category=StoreWarning)
+
+
 def main() -> None:
     """Console entry point."""
     logging.getLogger("azure").addHandler(logging.NullHandler())  # the SDKs' failure logs: ours are one line
+    quiet_store_warnings()
     try:
         app()
     except KeyboardInterrupt:

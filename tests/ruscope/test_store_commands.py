@@ -73,3 +73,28 @@ def test_check_repair_check(tmp_path: Path) -> None:
     again = ruscope("store", "repair", "--store", "s", cwd=tmp_path)
     assert again.returncode == 0 and "nothing to repair" in again.stdout and "_repair" not in again.stdout
     assert ruscope("compact", "--store", "s", cwd=tmp_path).returncode == 0
+
+
+def test_report_reads_the_rest_of_a_table_with_a_missing_file_and_names_it(tmp_path: Path) -> None:
+    from tests.analysis.test_overview import shop_frames
+
+    store = tmp_path / "store"
+    for table, frame in shop_frames().items():
+        rows = [frame.iloc[[i]] for i in range(len(frame))] if table == "executions" else [frame]
+        for i, part in enumerate(rows):
+            write_frame(store_location(store), table, part.drop(columns="run_id"), run_id="r1", part=f"p{i}")
+    victim = next(
+        p for p in (store / "executions").rglob("*.parquet") if "people" in pd.read_parquet(p)["container"].tolist()
+    )
+    victim.unlink()
+    (tmp_path / "ruscope.toml").write_text(
+        f'[cosmos]\nendpoint = "http://127.0.0.1:8081/"\ndatabase = "shop"\n[store]\nuri = "{store}"\n'
+    )
+    done = ruscope("report", "--config", "ruscope.toml", "--out", "report.csv", cwd=tmp_path)
+    no_traceback(done)
+    assert done.returncode == 0, done.stderr
+    [line] = done.stderr.splitlines()  # one line, once
+    assert line.startswith("store: table 'executions' in ") and f"data file {victim} is missing (1 row(s))" in line
+    report = (tmp_path / "report.csv").read_text()
+    assert "query,127.0.0.1,shop,orders,wide,total_ru,40.0" in report  # the rows read
+    assert "query,127.0.0.1,shop,people," not in report  # the one execution of the file lost
