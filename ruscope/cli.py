@@ -21,7 +21,7 @@ from typing import Annotated
 import typer
 
 from emulator.cli import emulator as emulator_command
-from ruscope import collect, maintenance, report
+from ruscope import collect, maintenance, panics, report
 from ruscope.advise import advise as advise_command
 from ruscope.launch import listen_problem, streamlit_command
 from ruscope.options import EXIT_OK, EXIT_USAGE, fail, load, store_dir
@@ -89,6 +89,7 @@ def dashboard(
     problem = listen_problem(host, port)
     if problem:
         fail(problem)
+    panics.uninstall()  # Streamlit gets the real stderr
     os.execve(
         sys.executable, streamlit_command(host, port), env
     )  # not a child: Ctrl+C and SIGTERM reach Streamlit itself
@@ -116,6 +117,7 @@ def main() -> None:
     """Console entry point."""
     logging.getLogger("azure").addHandler(logging.NullHandler())  # the SDKs' failure logs: ours are one line
     quiet_store_warnings()
+    panics.install()
     try:
         app()
     except KeyboardInterrupt:

@@ -26,6 +26,12 @@ they are.
 - `location`: `StoreLocation`, `store_location`; `conform`: frames and files to a table's schema.
 """
 
+import os
+
+# delta-rs appends a Rust backtrace to each error's text when RUST_BACKTRACE is set (many a developer's shell
+# has it): library backtraces stay off unless asked for by their own variable, so an error is one line
+os.environ.setdefault("RUST_LIB_BACKTRACE", "0")
+
 from store import records_advice  # noqa: F401  (registers the advisor's tables)
 from store.check import TableCheck, check, repair_hint
 from store.delta import write_arrow, write_frame

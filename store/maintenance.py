@@ -86,9 +86,10 @@ def _compact_or_name_damage(
         return None if table is None else compact_table(name, table, retention_hours)
     except (DeltaError, OSError, pa.ArrowException) as exc:
         found = check_table(location, name)
-        damage = "; ".join(line.removeprefix(f"{name}: ") for line in found.lines(location)) if found else None
-        reason = damage if found is not None and not found.clean else one_line(exc)
-        return CompactFailure(name, f"{reason}; `{repair_hint(location)}` repairs it")
+        if found is None or found.clean:  # not damage (a full disk, storage access): the error itself
+            return CompactFailure(name, one_line(exc))
+        damage = "; ".join(line.removeprefix(f"{name}: ") for line in found.lines(location))
+        return CompactFailure(name, f"{damage}; `{repair_hint(location)}` repairs it")
 
 
 def compact_table(name: str, table: DeltaTable, retention_hours: float) -> CompactReport:
