@@ -9,6 +9,8 @@ what was lost is listed, row counts and all; a second run finds nothing to do.
   `commitInfo` is lost) keeps no add or remove action, so the table is as it was before that commit (a
   compaction's old files are still there within the vacuum retention) rather than half of a rewrite. The
   table then loads as the last checkpoint plus every intact commit, including the ones after the damage.
+  A first entry (version 0) that lost the table's protocol or metadata gets the ones delta-rs writes for a new
+  table of the schema this package declares (the columns later commits added come with their own metadata).
 - **A missing data file**: delta-rs' own file system check (`DeltaTable.repair()`, FSCK) commits a remove
   action for each file the log names and storage lacks; the rows each held come from its add action.
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +43,7 @@ from store.check import (
     missing_text,
     one_line,
 )
-from store.delta import open_table
+from store.delta import DATE, delta_schema, open_table
 from store.layout import DELTA_FILE, DELTA_LOG
 from store.location import StoreLocation, require_location
 from store.records import TABLES
@@ -154,6 +157,9 @@ def _salvage(damaged: DamagedEntry) -> list[MissingFile]:
     cut = [line for line in lines if _parse(line) is None]
     append = _blind_append([action for _, action in intact])
     kept = [line for line, action in intact if append or not ({"add", "remove"} & action.keys())]
+    if damaged.version == 0:  # the table's protocol and metadata: delta-rs' own, for a table of this schema
+        present = {key for _, action in intact for key in action}
+        kept = [line for key, line in _header_lines(damaged.path.parent.parent.name) if key not in present] + kept
     left = [_from_add(damaged.path, action["add"]) for _, action in intact if "add" in action and not append]
     left += [_from_cut(damaged.path, match.group(1)) for line in cut if (match := ADD_PATH.search(line))]
     write_whole(damaged.path, "".join(f"{line}\n" for line in kept).encode("utf-8"))
@@ -191,6 +197,16 @@ def _add_orphans(report: RepairReport, delta: DeltaTable, windows: list[tuple[fl
             if start <= written <= end:
                 (report.undone if compaction else report.lost).append(MissingFile(path, _footer_rows(root, path)))
                 break
+
+
+def _header_lines(table: str) -> list[tuple[str, str]]:
+    """The `protocol` and `metaData` lines delta-rs writes for a new table of `table`'s schema (made in a
+    temporary directory), for a first entry that lost its own: the table's schema is declared here, once."""
+    with tempfile.TemporaryDirectory(prefix="ruscope-repair-") as scratch:
+        DeltaTable.create(scratch, delta_schema(TABLES[table]), partition_by=[DATE])
+        lines, _, _ = entry_lines(Path(scratch) / DELTA_LOG / f"{0:020d}.json")
+    actions = [(line, _parse(line) or {}) for line in lines]
+    return [(key, line) for line, action in actions for key in action if key in {"protocol", "metaData"}]
 
 
 def _parse(line: str) -> dict[str, Any] | None:

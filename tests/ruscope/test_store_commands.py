@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from store import store_location, write_frame
+from store import read_table, store_location, write_frame
+from tests.ruscope import test_cli
 from tests.store.test_damaged import ROWS, damaged_store, delete_one_file, truncate_entry
 from tests.store.test_store import T0
 
 ROOT = Path(__file__).resolve().parents[2]
+shop = test_cli.shop  # the fixture: the emulator with shop/orders and 60 items
 
 
 def ruscope(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -98,3 +100,29 @@ def test_report_reads_the_rest_of_a_table_with_a_missing_file_and_names_it(tmp_p
     report = (tmp_path / "report.csv").read_text()
     assert "query,127.0.0.1,shop,orders,wide,total_ru,40.0" in report  # the rows read
     assert "query,127.0.0.1,shop,people," not in report  # the one execution of the file lost
+
+
+def test_rows_collected_while_a_log_entry_is_damaged_wait_pending_and_land_after_the_repair(
+    shop, tmp_path: Path
+) -> None:
+    from tests.ruscope.test_cli import query, write_config
+    from tests.ruscope.test_cli import ruscope as run
+
+    store = tmp_path / "store"
+    queries = query("all") + query("one", "SELECT * FROM c WHERE c.id = 'o1'")
+    config = write_config(tmp_path / "ruscope.toml", shop, queries, extra=f'[store]\nuri = "{store}"')
+    assert run("replay", "--config", str(config), key=shop.key).returncode == 0
+    entry = sorted((store / "executions" / "_delta_log").glob("*.json"))[-1]
+    entry.write_bytes(entry.read_bytes()[:100])  # the first run's executions commit, cut short
+
+    blocked = run("replay", "--config", str(config), key=shop.key)
+    no_traceback(blocked)
+    assert blocked.returncode == 1 and len(blocked.stderr.splitlines()) == 1  # one line; the rows stay pending
+    assert any((store / "_pending").iterdir())
+
+    repaired = ruscope("store", "repair", "--store", str(store), cwd=tmp_path)
+    assert repaired.returncode == 0 and "(2 row(s); left on disk, no longer in the table)" in repaired.stdout
+    assert run("replay", "--config", str(config), key=shop.key).returncode == 0  # recovers the pending rows
+    runs = read_table(store_location(store), "executions").groupby("run_id").size()
+    assert sorted(runs.tolist()) == [2, 2]  # the blocked run's and the last one's, each once
+    assert not [p for p in (store / "_pending").iterdir() if p.is_dir()]

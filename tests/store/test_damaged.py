@@ -204,3 +204,16 @@ def test_repair_of_a_damaged_compaction_keeps_the_table_as_before_it(tmp_path: P
     assert report.salvaged and report.error is None and not report.lost
     assert len(report.undone) == 1 and report.undone[0].rows == 5 * ROWS  # the compacted file of the first day
     assert read_back(table) == (6 * ROWS, 6 * ROWS)  # no row twice, none lost: the files before the compaction
+
+
+def test_repair_of_a_cut_first_entry_gives_the_table_its_protocol_and_metadata_again(tmp_path: Path) -> None:
+    table = damaged_store(tmp_path, parts=4)
+    truncate_entry(table, 0, keep=100)  # the commitInfo cut: protocol, metaData, add and txn lost
+    with pytest.warns(StoreWarning, match="nothing is read"):
+        assert read_table(store_location(tmp_path), "executions").empty
+    (report,) = repair(store_location(tmp_path))
+    assert report.error is None and [(m.rows) for m in report.lost] == [ROWS]  # the first commit's file, found
+    assert read_back(table) == (3 * ROWS, 3 * ROWS)
+    assert check(store_location(tmp_path))[0].clean
+    write_frame(store_location(tmp_path), EXECUTIONS, executions("r9"), run_id="r9", part="a")  # committable again
+    assert len(read_table(store_location(tmp_path), "executions")) == 3 * ROWS + 3
