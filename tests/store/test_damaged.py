@@ -217,3 +217,31 @@ def test_repair_of_a_cut_first_entry_gives_the_table_its_protocol_and_metadata_a
     assert check(store_location(tmp_path))[0].clean
     write_frame(store_location(tmp_path), EXECUTIONS, executions("r9"), run_id="r9", part="a")  # committable again
     assert len(read_table(store_location(tmp_path), "executions")) == 3 * ROWS + 3
+
+
+def test_a_missing_file_of_a_store_in_blob_storage_is_named_skipped_and_repaired(
+    azurite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from azure.storage.blob import BlobServiceClient
+
+    for name, value in {**azurite.env, "XDG_STATE_HOME": str(tmp_path / "state")}.items():
+        monkeypatch.setenv(name, value)
+    uri = azurite.uri_for("store")
+    location = store_location(uri)
+    for i in range(3):
+        write_frame(location, EXECUTIONS, executions(f"r{i}", (f"e{i}a", f"e{i}b")), run_id=f"r{i}", part="a")
+    container, _, prefix = uri.removeprefix("az://").partition("/")
+    lost = DeltaTable(location.table_uri("executions"), storage_options=location.options()).get_add_actions(
+        flatten=True
+    )
+    path = lost.column("path")[0].as_py()
+    with BlobServiceClient.from_connection_string(azurite.connection_string) as service:
+        service.get_blob_client(container, f"{prefix}/executions/{path}").delete_blob()
+    with pytest.warns(StoreWarning, match=re.escape(f"data file {uri}/executions/{path} is missing (2 row(s))")):
+        assert len(read_table(location, "executions")) == 4
+    assert [(m.path, m.rows) for m in check(location)[0].missing] == [(path, 2)]
+    (report,) = repair(location)
+    assert [m.path for m in report.dropped] == [path] and report.backup is None  # FSCK only appends a commit
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StoreWarning)
+        assert len(read_table(location, "executions")) == 4
