@@ -32,3 +32,12 @@ def test_a_damaged_log_entry_is_named_and_the_commits_before_it_shown(two_runs: 
     assert not app.info
     frame = app.dataframe[0].value
     assert sorted(frame["query_name"]) == ["point", "scan", "wide"] and set(frame["latest_run"]) == {"r1"}
+
+
+def test_a_table_with_nothing_readable_shows_its_damage_not_how_to_collect(two_runs: Path) -> None:
+    entry = two_runs / "executions" / "_delta_log" / f"{0:020d}.json"  # the table's first commit
+    entry.write_bytes(entry.read_bytes()[:100])
+    app = run_app()
+    [warning] = {w.value for w in app.warning}
+    assert f"log entry {entry} (version 0) is damaged" in warning and "ruscope store repair" in warning
+    assert not app.info and not app.dataframe  # no "No query executions in ... yet"
