@@ -6,7 +6,8 @@ Two kinds of damage leave the rest of a table readable, and each is found where 
   add action of each says how many rows it held (`numRecords` in its stats, `num_records` in `get_add_actions`).
 - **A damaged log entry** (a commit file cut short, or overwritten): delta-rs only says "Truncated record" or
   "expected value" with no file name, so the entries it replays (those after the last checkpoint) are parsed
-  here line by line, and the first line that is not JSON names the entry. Only a local store's log can be
+  here line by line, and the first line that is not JSON names the entry; a newest checkpoint whose Parquet
+  footer does not read is named the same way (delta-rs says only "Corrupt footer"). Only a local store's log can be
   listed so; on object storage the table is named, and the log entry is not.
 
 `check(store)` reports every table (`TableCheck.lines()` is what `ruscope store check` prints); the reader
@@ -20,6 +21,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError
 
@@ -52,7 +55,13 @@ class DamagedEntry:
     lines: int
     reason: str
 
+    @property
+    def checkpoint(self) -> bool:
+        return self.path.suffix == ".parquet"
+
     def describe(self) -> str:
+        if self.checkpoint:
+            return f"log checkpoint {self.path} (version {self.version}) is damaged: {self.reason}"
         return f"log entry {self.path} (version {self.version}) is damaged at line {self.line} of {self.lines}: {self.reason}"
 
 
@@ -124,6 +133,11 @@ def damaged_entry(location: StoreLocation, table: str) -> DamagedEntry | None:
         return None
     log_dir = root / table / DELTA_LOG
     after = last_checkpoint(log_dir)
+    if after >= 0:
+        checkpoint = checkpoint_files(log_dir)[after]
+        reason = unreadable_parquet(checkpoint)
+        if reason is not None:
+            return DamagedEntry(after, checkpoint, 0, 0, reason)
     for version, path in commit_files(log_dir):
         if version > after:
             damage = _parse_failure(version, path)
@@ -138,10 +152,23 @@ def commit_files(log_dir: Path) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
+def checkpoint_files(log_dir: Path) -> dict[int, Path]:
+    """The log's checkpoints (`<version>.checkpoint.parquet`) by version."""
+    return {int(m.group(1)): p for p in log_dir.glob("*.parquet") if (m := CHECKPOINT_FILE.fullmatch(p.name))}
+
+
 def last_checkpoint(log_dir: Path) -> int:
     """The version of the newest checkpoint file in the log (-1 if none): where delta-rs starts replaying."""
-    versions = [int(m.group(1)) for p in log_dir.glob("*.parquet") if (m := CHECKPOINT_FILE.fullmatch(p.name))]
-    return max(versions, default=-1)
+    return max(checkpoint_files(log_dir), default=-1)
+
+
+def unreadable_parquet(path: Path) -> str | None:
+    """Why a checkpoint's Parquet footer cannot be read, or None if it can."""
+    try:
+        pq.read_metadata(path)
+    except (OSError, pa.ArrowException) as exc:
+        return f"not a readable Parquet checkpoint ({one_line(exc)})"
+    return None
 
 
 def entry_lines(path: Path) -> tuple[list[str], int | None, str]:

@@ -11,6 +11,8 @@ what was lost is listed, row counts and all; a second run finds nothing to do.
   table then loads as the last checkpoint plus every intact commit, including the ones after the damage.
   A first entry (version 0) that lost the table's protocol or metadata gets the ones delta-rs writes for a new
   table of the schema this package declares (the columns later commits added come with their own metadata).
+- **A damaged checkpoint**: taken out of the log (with the `_last_checkpoint` hint) when the commits it sums
+  up are all still there, so that delta-rs replays them; then delta-rs writes a new checkpoint. Nothing is lost.
 - **A missing data file**: delta-rs' own file system check (`DeltaTable.repair()`, FSCK) commits a remove
   action for each file the log names and storage lacks; the rows each held come from its add action.
 
@@ -35,8 +37,11 @@ from deltalake.exceptions import DeltaError
 
 from store.check import (
     ADD_PATH,
+    LAST_CHECKPOINT,
     DamagedEntry,
     MissingFile,
+    checkpoint_files,
+    commit_files,
     damaged_entry,
     entry_lines,
     missing_files,
@@ -71,7 +76,7 @@ class RepairReport:
 
     def lines(self, location: StoreLocation) -> list[str]:
         name = self.table
-        out = [f"{name}: {entry.describe()}; rewritten with its intact lines" for entry in self.salvaged]
+        out = [f"{name}: {entry.describe()}; {_done(entry)}" for entry in self.salvaged]
         out += [f"{name}: lost with the damaged entry: {_lost_text(location, name, m)}" for m in self.lost]
         out += [f"{name}: a damaged compaction undone: {_undone_text(location, name, m)}" for m in self.undone]
         out += [f"{name}: dropped from the table: {missing_text(location, name, m)}" for m in self.dropped]
@@ -82,6 +87,12 @@ class RepairReport:
         if not out:
             out.append(f"{name}: clean, nothing to repair")
         return out
+
+
+def _done(entry: DamagedEntry) -> str:
+    if entry.checkpoint:
+        return "taken out of the log (its commits are replayed) and written again"
+    return "rewritten with its intact lines"
 
 
 def _lost_text(location: StoreLocation, table: str, lost: MissingFile) -> str:
@@ -121,6 +132,12 @@ def repair_table(location: StoreLocation, name: str, stamp: str) -> RepairReport
         if damaged is None:
             break
         _back_up(location, report, stamp)
+        if damaged.checkpoint:
+            report.error = _drop_checkpoint(damaged)
+            if report.error is not None:
+                return report
+            report.salvaged.append(damaged)
+            continue
         compaction = _operation(damaged) == "OPTIMIZE"  # its removes are dropped too: its rows are in the old files
         windows.append((*_written_between(damaged), compaction))
         (report.undone if compaction else report.lost).extend(_salvage(damaged))
@@ -131,6 +148,8 @@ def repair_table(location: StoreLocation, name: str, stamp: str) -> RepairReport
             return None
         if windows:
             _add_orphans(report, delta, windows)
+        if any(entry.checkpoint for entry in report.salvaged):
+            delta.create_checkpoint()  # delta-rs' own, in place of the damaged one
         gone = missing_files(delta)
         if gone:
             _back_up(location, report, stamp)
@@ -139,6 +158,19 @@ def repair_table(location: StoreLocation, name: str, stamp: str) -> RepairReport
     except (DeltaError, OSError) as exc:
         report.error = one_line(exc)
     return report
+
+
+def _drop_checkpoint(damaged: DamagedEntry) -> str | None:
+    """Take a damaged checkpoint (and the `_last_checkpoint` hint) out of the log, so that delta-rs replays
+    the commits instead, when they are all still there (None); why not otherwise."""
+    log_dir = damaged.path.parent
+    earlier = [v for v in checkpoint_files(log_dir) if v < damaged.version]
+    needed = set(range(max(earlier, default=-1) + 1, damaged.version + 1))
+    if not needed <= {version for version, _ in commit_files(log_dir)}:
+        return f"{damaged.describe()}, and the commits it sums up were cleaned up: nothing to replay instead"
+    damaged.path.unlink()
+    (log_dir / LAST_CHECKPOINT).unlink(missing_ok=True)
+    return None
 
 
 def _back_up(location: StoreLocation, report: RepairReport, stamp: str) -> None:

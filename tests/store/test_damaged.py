@@ -245,3 +245,20 @@ def test_a_missing_file_of_a_store_in_blob_storage_is_named_skipped_and_repaired
     with warnings.catch_warnings():
         warnings.simplefilter("error", StoreWarning)
         assert len(read_table(location, "executions")) == 4
+
+
+def test_a_damaged_checkpoint_is_named_and_repaired_by_replaying_the_commits(tmp_path: Path) -> None:
+    table = damaged_store(tmp_path, parts=5)
+    compact(store_location(tmp_path), retention_hours=168)  # version 5 and its checkpoint
+    write_frame(store_location(tmp_path), EXECUTIONS, executions("r9"), run_id="r9", part="a")  # version 6
+    checkpoint = table / "_delta_log" / f"{5:020d}.checkpoint.parquet"
+    checkpoint.write_bytes(checkpoint.read_bytes()[:500])
+    with pytest.warns(StoreWarning, match=re.escape(f"log checkpoint {checkpoint} (version 5) is damaged")):
+        assert len(read_table(store_location(tmp_path), "executions")) == 5 * ROWS  # as of version 4
+    (report,) = repair(store_location(tmp_path))
+    assert report.error is None and not report.lost and report.backup is not None
+    assert (
+        "taken out of the log (its commits are replayed) and written again" in report.lines(store_location(tmp_path))[0]
+    )
+    assert read_back(table) == (5 * ROWS + 3,) * 2  # nothing lost
+    assert check(store_location(tmp_path))[0].clean and not repair(store_location(tmp_path))[0].changed
