@@ -6,7 +6,9 @@ inside delta-rs and the write fails with a proper error, which the command repor
 panic hook has already written its report to file descriptor 2 (with a stack backtrace when RUST_BACKTRACE is
 set), and Python cannot replace that hook. So the command's fd 2 is a pipe read by a thread that forwards
 every line to the real stderr but a panic report: `thread '<name>' (<id>) panicked at <file>:<line>:<col>:`,
-the message, then the backtrace frames and the closing `note:` line, and the blank line before it.
+the message, then the backtrace frames and the closing `note:` line, and the blank line before it. Python's
+own `sys.stderr` writes to the real stderr directly, so it is still a terminal when it was one (the
+collectors' progress bar asks) and no line of ours waits on the thread.
 
 `install()` once at the start of a command, `uninstall()` before the process is replaced (`os.execve`);
 both are idempotent, and an exit undoes it after forwarding what is left.
@@ -16,18 +18,20 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import io
 import os
 import re
 import sys
 import threading
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TextIO
 
 PANIC = re.compile(rb"^thread '[^']*'(?: \(\d+\))? panicked at ")
 FRAME = re.compile(rb"^\s+(?:\d+: |at )")
 NOTE = re.compile(rb"^note: ")
 JOIN_SECONDS = 2.0
 
-_state: dict[str, object] = {}
 _lock = threading.Lock()
 
 
@@ -73,37 +77,56 @@ def _next_state(state: int, line: bytes) -> int:
     return _NORMAL
 
 
+@dataclass(frozen=True)
+class _Installed:
+    real: int  # a duplicate of the real stderr
+    pump: threading.Thread
+    python_stderr: TextIO  # the sys.stderr it replaced
+
+
+_installed: list[_Installed] = []
+
+
 def install() -> None:
-    """Route fd 2 through the filter (no-op if installed already, or if fd 2 is not open)."""
+    """Route fd 2 through the filter, and Python's own `sys.stderr` straight to the real stderr (so that it
+    is still a terminal when it was one: progress bars and colours); no-op if installed already."""
     with _lock:
-        if _state:
+        if _installed or sys.stderr is None:
             return
         try:
             real = os.dup(2)
-        except OSError:
+        except OSError:  # no fd 2 at all
             return
         read_end, write_end = os.pipe()
-        sys.stderr.flush()
+        original = sys.stderr
+        original.flush()
+        sys.stderr = io.TextIOWrapper(
+            io.FileIO(real, "w", closefd=False),
+            encoding=original.encoding,
+            errors=original.errors,
+            line_buffering=True,
+            write_through=True,
+        )
         os.dup2(write_end, 2)
         os.close(write_end)
         pump = threading.Thread(target=_pump, args=(read_end, real), name="rust-panic-filter", daemon=True)
         pump.start()
-        _state.update(real=real, pump=pump)
+        _installed.append(_Installed(real, pump, original))
     atexit.register(uninstall)
 
 
 def uninstall() -> None:
-    """Give fd 2 back to the real stderr after forwarding what the pipe still holds."""
+    """Give fd 2 and `sys.stderr` back, after forwarding what the pipe still holds."""
     with _lock:
-        if not _state:
+        if not _installed:
             return
-        real, pump = _state.pop("real"), _state.pop("pump")
-    assert isinstance(real, int) and isinstance(pump, threading.Thread)
+        installed = _installed.pop()
     with contextlib.suppress(OSError, ValueError):
         sys.stderr.flush()
-    os.dup2(real, 2)  # closes the pipe's last write end: the pump reads to its end and stops
-    pump.join(JOIN_SECONDS)
-    os.close(real)
+    sys.stderr = installed.python_stderr
+    os.dup2(installed.real, 2)  # closes the pipe's last write end: the pump reads to its end and stops
+    installed.pump.join(JOIN_SECONDS)
+    os.close(installed.real)
 
 
 def _pump(read_end: int, real: int) -> None:

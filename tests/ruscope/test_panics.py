@@ -68,3 +68,33 @@ def test_compact_on_a_full_disk_prints_one_line_and_no_panic(tmp_path: Path) -> 
         "error: Unable to copy data to file: File too large (os error 27)"
     ]
     assert len(pd.read_parquet(next(store.rglob("*.parquet")))) == 3000  # the parts are as they were
+
+
+def test_python_stderr_stays_a_terminal_and_child_output_passes(tmp_path: Path) -> None:
+    import pty
+
+    script = (
+        "import os, sys; from ruscope import panics; before = sys.stderr.isatty(); panics.install(); "
+        "print('ruscope: from python', sys.stderr.isatty() == before, file=sys.stderr); "
+        "os.write(2, b'from fd 2\\n'); os.write(2, b\"\\nthread 'w' (1) panicked at x.rs:1:2:\\nAlready shut down\\n\")"
+    )
+    leader, follower = pty.openpty()
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stderr=follower,
+        timeout=60,
+    )
+    os.close(follower)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(leader)
+    assert done.returncode == 0
+    assert output.replace(b"\r\n", b"\n") == b"ruscope: from python True\nfrom fd 2\n"
