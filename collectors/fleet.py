@@ -25,7 +25,7 @@ from collectors.config import Account, Config
 from collectors.errors import describe_error
 from collectors.registry import Collector, Options, recover_store, run_collector
 from collectors.run import Line, RunSummary
-from store import StoreLayoutError, StoreLocation, compact
+from store import CompactFailure, StoreLayoutError, StoreLocation, compact
 
 EXIT_PARTIAL = 1
 # the collectors that talk to the Cosmos DB account itself (the others read Azure Monitor): an account that
@@ -175,5 +175,8 @@ def compact_after_collect(config: Config, store: StoreLocation, *, out: Line = p
         err(f"compaction of {store} failed: {cause}")
         return EXIT_PARTIAL
     for report in reports:
-        out(f"compacted {report.line()}")
-    return 0
+        if isinstance(report, CompactFailure):  # a damaged table, named with its repair command
+            err(report.line())
+        else:
+            out(f"compacted {report.line()}")
+    return EXIT_PARTIAL if any(isinstance(r, CompactFailure) for r in reports) else 0

@@ -4,7 +4,7 @@ exit codes (`ruscope.options`).
 
 - `emulator` (`emulator.cli`); `advise` (`ruscope.advise`); `demo` (`ruscope.demo`);
 - `replay`, `storage`, `metrics`, `logs`, `collect` (`ruscope.collect`); `report` (`ruscope.report`);
-- `dashboard` (here: it execs Streamlit); `compact`, `store migrate` (`ruscope.maintenance`).
+- `dashboard` (here: it execs Streamlit); `compact`, `store migrate`, `store check`, `store repair` (`ruscope.maintenance`).
 
 To add a command: a function with typer-annotated options in the module of its group (a new module for a
 new group), registered below in the order `ruscope --help` lists it."""
@@ -14,13 +14,14 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from emulator.cli import emulator as emulator_command
-from ruscope import collect, maintenance, report
+from ruscope import collect, maintenance, panics, report
 from ruscope.advise import advise as advise_command
 from ruscope.launch import exposure_warning, listen_problem, streamlit_command
 from ruscope.options import EXIT_OK, EXIT_USAGE, echo, fail, load, store_dir
@@ -106,19 +107,34 @@ def dashboard(
         fail(problem)
     if warning := exposure_warning(host, allow_host or ()):
         echo(f"ruscope: {warning}", err=True)
+    panics.uninstall()  # Streamlit gets the real stderr
     command = streamlit_command(host, port, allow=allow_host or ())
     os.execve(sys.executable, command, env)  # not a child: Ctrl+C and SIGTERM reach Streamlit itself
 
 
 app.command("compact")(maintenance.compact)
-store_app = typer.Typer(no_args_is_help=True, help="Store maintenance: converting a store of an older layout.")
+store_app = typer.Typer(
+    no_args_is_help=True, help="Store maintenance: converting a store of an older layout, finding and repairing damage."
+)
 app.add_typer(store_app, name="store")
 store_app.command("migrate")(maintenance.migrate)
+store_app.command("check")(maintenance.check)
+store_app.command("repair")(maintenance.repair)
+
+
+def quiet_store_warnings() -> None:
+    """A damaged store's warning once, as one line: the store logs each (`ruscope.store`, printed as it is);
+    Python's display of the same warning would add it again with a source line."""
+    from store import StoreWarning
+
+    warnings.filterwarnings("ignore", category=StoreWarning)
 
 
 def main() -> None:
     """Console entry point."""
     logging.getLogger("azure").addHandler(logging.NullHandler())  # the SDKs' failure logs: ours are one line
+    quiet_store_warnings()
+    panics.install()
     try:
         app()
     except KeyboardInterrupt:

@@ -16,18 +16,30 @@ they are.
   table keyed by a point's identity, not a run, is merged into: only the keys it lacks are inserted).
 - `reader`: `read_table(store, table, *, since=None, columns=None, run_ids=None) -> pandas.DataFrame` (a
   column the table does not declare is a ValueError naming both), `empty_frame`, `list_runs`, `StoreWarning`.
+- `check`: the damage of each table (`check(store) -> list[TableCheck]`: data files the log names that are
+  missing, with their rows; a log entry that does not parse), for `ruscope store check` and the reader's warnings.
+- `repair`: `repair(store) -> list[RepairReport]` (`ruscope store repair`): drops what `check` finds, log
+  backed up, rows lost listed; idempotent.
 - `maintenance`: `compact(store, *, retention_hours=168)`: repeats of a key removed, optimize, checkpoint,
-  vacuum (`ruscope compact`).
+  vacuum (`ruscope compact`); a
+  damaged table is a `CompactFailure` naming the damage, and the others are still compacted.
 - `migrate`: converts a store of the Parquet layout before Delta Lake, once, resumably (`ruscope store
   migrate`); until then reads and writes raise `StoreLayoutError` naming that command (`layout`).
 - `location`: `StoreLocation`, `store_location`; `conform`: frames and files to a table's schema.
 """
 
+import os
+
+# delta-rs appends a Rust backtrace to each error's text when RUST_BACKTRACE is set (many a developer's shell
+# has it): library backtraces stay off unless asked for by their own variable, so an error is one line
+os.environ.setdefault("RUST_LIB_BACKTRACE", "0")
+
 from store import records_advice  # noqa: F401  (registers the advisor's tables)
+from store.check import TableCheck, check, repair_hint
 from store.delta import write_arrow, write_frame
 from store.layout import StoreLayoutError
 from store.location import PENDING, StoreLocation, require_location, store_location
-from store.maintenance import CompactReport, compact
+from store.maintenance import CompactFailure, CompactReport, compact
 from store.migrate import MigrationReport, migrate
 from store.pending import Segment, recover
 from store.reader import StoreWarning, empty_frame, list_runs, read_table
@@ -46,6 +58,7 @@ from store.records import (
     RequestRecord,
     Table,
 )
+from store.repair import RepairReport, repair
 
 __all__ = [
     "EXECUTIONS",
@@ -55,6 +68,7 @@ __all__ = [
     "REQUESTS",
     "TABLES",
     "UTC_TIME",
+    "CompactFailure",
     "CompactReport",
     "ExecutionRecord",
     "Int32",
@@ -62,18 +76,23 @@ __all__ = [
     "MigrationReport",
     "PartitionRecord",
     "Record",
+    "RepairReport",
     "RequestRecord",
     "Segment",
     "StoreLayoutError",
     "StoreLocation",
     "StoreWarning",
     "Table",
+    "TableCheck",
+    "check",
     "compact",
     "empty_frame",
     "list_runs",
     "migrate",
     "read_table",
     "recover",
+    "repair",
+    "repair_hint",
     "require_location",
     "store_location",
     "write_arrow",

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import DeltaTable, QueryBuilder, WriterProperties, write_deltalake
-from deltalake.exceptions import CommitFailedError
+from deltalake.exceptions import CommitFailedError, DeltaError
 
+from store.check import check_table, one_line, repair_hint
 from store.delta import DATE, delta_schema, open_table, sql_literal, sql_name
 from store.layout import refuse_old_layout
 from store.location import StoreLocation, require_location
@@ -57,16 +58,46 @@ class CompactReport:
         )
 
 
-def compact(store: StoreLocation, *, retention_hours: float = DEFAULT_RETENTION_HOURS) -> list[CompactReport]:
-    """Compact, checkpoint and vacuum every table of the store that exists; a report per table."""
+def compact(
+    store: StoreLocation, *, retention_hours: float = DEFAULT_RETENTION_HOURS
+) -> list[CompactReport | CompactFailure]:
+    """Compact, checkpoint and vacuum every table of the store that exists; a report per table (a failure for
+    a damaged one, naming the damage)."""
     location = require_location(store, "compact")
     refuse_old_layout(location)
-    reports = []
+    reports: list[CompactReport | CompactFailure] = []
     for name in TABLES:
-        table = open_table(location, name)
-        if table is not None:
-            reports.append(compact_table(name, table, retention_hours))
+        report = _compact_or_name_damage(location, name, retention_hours)
+        if report is not None:
+            reports.append(report)
     return reports
+
+
+@dataclass(frozen=True)
+class CompactFailure:
+    """A table that could not be compacted (a missing data file, a damaged log entry), the damage named."""
+
+    table: str
+    reason: str
+
+    def line(self) -> str:
+        return f"{self.table}: not compacted: {self.reason}"
+
+
+def _compact_or_name_damage(
+    location: StoreLocation, name: str, retention_hours: float
+) -> CompactReport | CompactFailure | None:
+    """One table compacted (None if it does not exist); a damaged one is a `CompactFailure` naming the damage
+    and the repair command, so the other tables are still compacted and nothing is half-done to this one."""
+    try:
+        table = open_table(location, name)
+        return None if table is None else compact_table(name, table, retention_hours)
+    except (DeltaError, OSError, pa.ArrowException) as exc:
+        found = check_table(location, name)
+        if found is None or found.clean:  # not damage (a full disk, storage access): the error itself
+            return CompactFailure(name, one_line(exc))
+        damage = "; ".join(line.removeprefix(f"{name}: ") for line in found.lines(location))
+        return CompactFailure(name, f"{damage}; `{repair_hint(location)}` repairs it")
 
 
 def compact_table(name: str, table: DeltaTable, retention_hours: float) -> CompactReport:

@@ -9,9 +9,13 @@ Why this shape:
   system handler, and with pyarrow's thread pool that aborts about one process exit in two ("terminate called
   without an active exception", exit 134: a CLI must not do that). A remote table is read through delta-rs'
   dataset, single-threaded, for the same reason.
-- **Readers survive.** A vacuum may remove a file under a reader holding an older snapshot: the read starts
-  again from a fresh one. A file that cannot be read is skipped with a `StoreWarning` naming it; a table
-  that cannot be opened gives an empty frame and one warning line naming the table and why.
+- **Readers survive, and a damaged table loses only what is damaged.** A vacuum may remove a file under a
+  reader holding an older snapshot: the read starts again from a fresh one. A file the fresh snapshot still
+  names but storage does not have was lost (not vacuumed): it is skipped with a `StoreWarning` naming it, its
+  table and its rows, and every other file is read. A file that cannot be read is skipped with a warning
+  naming it. A table whose log does not load is read as of the version before its first damaged entry
+  (`check.damaged_entry`), with one warning naming that entry; one whose damage cannot be located gives an
+  empty frame and one warning line naming the table and why. Each warning names `ruscope store repair`.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import pyarrow.fs as pafs
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError
 
+from store.check import damaged_entry, missing_files, missing_text, one_line, repair_hint
 from store.conform import pandas_dtypes, selected, table_spec
 from store.delta import DATE, open_table
 from store.layout import MIGRATE_HINT, refuse_old_layout, stray_parts
@@ -152,23 +157,70 @@ _SNAPSHOTS = _Snapshots()
 def _read(
     location: StoreLocation, spec: Table, schema: pa.Schema, first_day: str | None, row_filter: pc.Expression | None
 ) -> pa.Table:
-    """The snapshot's rows; a fresh snapshot if a file vanished (vacuumed) meanwhile; empty if unreadable."""
+    """The snapshot's rows; a fresh snapshot if a file vanished (vacuumed) meanwhile, and if the fresh one still
+    names a file that is gone, the rows of every other file; as of the version before a damaged log entry."""
     _warn_strays(location, spec, first_day)
     partitions = [(DATE, ">=", first_day)] if first_day else None
-    for _ in range(READ_ATTEMPTS):
+    for attempt in range(READ_ATTEMPTS):
         try:
             delta = _SNAPSHOTS.latest(location, spec.name)
             if delta is None:
                 return schema.empty_table()
-            return _scan(location, delta, schema, partitions, row_filter)
+            gone = _missing(location, spec.name, delta) if attempt else frozenset()
+            return _scan(location, delta, schema, partitions, row_filter, gone)
         except FileNotFoundError:
             _SNAPSHOTS.forget(location, spec.name)
             continue
         except _READ_ERRORS as exc:
-            _warn(f"store: table {spec.name!r} in {location} cannot be read: {_one_line(exc)}")
-            return schema.empty_table()
+            _SNAPSHOTS.forget(location, spec.name)
+            return _read_before_damage(location, spec, schema, partitions, row_filter, exc)
     _warn(f"store: table {spec.name!r} in {location} kept changing under the read (files vacuumed); try again")
     return schema.empty_table()
+
+
+def _missing(location: StoreLocation, table: str, delta: DeltaTable) -> frozenset[str]:
+    """The files a fresh snapshot still names that storage does not have (so not a vacuum's), each named in a
+    warning with the rows it held: a file lost by hand or with a disk, which `ruscope store repair` drops."""
+    gone = missing_files(delta)
+    for missing in gone:
+        _warn(
+            f"store: table {table!r} in {location}: {missing_text(location, table, missing)}; the rest of the table "
+            f"is read; `{repair_hint(location)}` drops it from the table (`ruscope store check` lists the damage)"
+        )
+    return frozenset(m.path for m in gone)
+
+
+def _read_before_damage(
+    location: StoreLocation,
+    spec: Table,
+    schema: pa.Schema,
+    partitions: list[tuple[str, str, str]] | None,
+    row_filter: pc.Expression | None,
+    exc: Exception,
+) -> pa.Table:
+    """A table whose log does not load: read as of the version before its first damaged entry (the last
+    checkpoint plus the intact commits before it) when that entry can be found; else empty. One warning."""
+    damaged = damaged_entry(location, spec.name) if isinstance(exc, DeltaError) else None
+    if damaged is None:
+        _warn(f"store: table {spec.name!r} in {location} cannot be read: {one_line(exc)}")
+        return schema.empty_table()
+    hint = f"`{repair_hint(location)}` restores it from the intact entries"
+    if damaged.version == 0:
+        _warn(f"store: table {spec.name!r} in {location}: {damaged.describe()}; nothing is read; {hint}")
+        return schema.empty_table()
+    try:
+        before = DeltaTable(location.table_uri(spec.name), version=damaged.version - 1)
+        data = _scan(location, before, schema, partitions, row_filter, frozenset())
+    except _READ_ERRORS as again:
+        _warn(
+            f"store: table {spec.name!r} in {location}: {damaged.describe()}; nothing is read ({one_line(again)}); {hint}"
+        )
+        return schema.empty_table()
+    _warn(
+        f"store: table {spec.name!r} in {location}: {damaged.describe()}; read as of version {damaged.version - 1}, "
+        f"without the rows of that commit and the ones after it; {hint}"
+    )
+    return data
 
 
 def _scan(
@@ -177,16 +229,19 @@ def _scan(
     schema: pa.Schema,
     partitions: list[tuple[str, str, str]] | None,
     row_filter: pc.Expression | None,
+    gone: frozenset[str],
 ) -> pa.Table:
+    """The rows of the snapshot's files but those in `gone` (missing from storage, already named)."""
     if location.local is None:
-        dataset = delta.to_pyarrow_dataset(partitions=partitions)
+        dataset = _without(delta.to_pyarrow_dataset(partitions=partitions), gone)
         raw = dataset.to_table(
             columns=[n for n in schema.names if n in dataset.schema.names], filter=row_filter, use_threads=False
         )
         return _conformed(raw, schema)
     # in path order, i.e. by date partition: compacted files are each in time order, so the rows come out sorted
     # and `_by_time` has nothing to do (a sort is most of a large read's cost otherwise)
-    paths = sorted(uri.removeprefix("file://") for uri in delta.file_uris(file_pruning_predicate=partitions))
+    uris = (uri.removeprefix("file://") for uri in delta.file_uris(file_pruning_predicate=partitions))
+    paths = sorted(path for path in uris if not any(path.endswith(f"/{lost}") for lost in gone))
     try:
         return _local_dataset(paths, schema).to_table(filter=row_filter)
     except FileNotFoundError:
@@ -194,6 +249,14 @@ def _scan(
     except (OSError, pa.ArrowException) as exc:  # one bad file: read the others, name it
         log.debug("whole-table read failed (%s); reading file by file", exc)
         return _file_by_file(paths, schema, row_filter)
+
+
+def _without(dataset: pds.Dataset, gone: frozenset[str]) -> pds.Dataset:
+    """`dataset` without the fragments of the files in `gone` (paths relative to the table)."""
+    if not gone:
+        return dataset
+    kept = [f for f in dataset.get_fragments() if f.path not in gone]
+    return pds.FileSystemDataset(kept, dataset.schema, dataset.format, dataset.filesystem)
 
 
 def _local_dataset(paths: list[str], schema: pa.Schema) -> pds.Dataset:
@@ -209,7 +272,7 @@ def _file_by_file(paths: list[str], schema: pa.Schema, row_filter: pc.Expression
         except FileNotFoundError:
             raise
         except (OSError, pa.ArrowException) as exc:
-            _warn(f"store: skipped {path}: {_one_line(exc)}")
+            _warn(f"store: skipped {path}: {one_line(exc)}")
     return pa.concat_tables(pieces) if pieces else schema.empty_table()
 
 
@@ -236,11 +299,6 @@ def list_runs(store: StoreLocation, table: Table | str = "executions") -> list[s
     starts = frame.groupby("run_id", sort=False)["time"].min().reset_index()
     starts = starts.sort_values(["time", "run_id"], ascending=False, na_position="last")
     return [str(run_id) for run_id in starts["run_id"]]
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text[:300]}"
 
 
 def _warn(message: str) -> None:

@@ -174,7 +174,8 @@ view = frame_state()
 costs = load_query_costs(view)
 widgets.render_store_warnings(costs.warnings)
 if costs.empty:
-    widgets.render_empty_state(view, what="query executions", how=HOW_TO_COLLECT, commands=COLLECT)
+    if not costs.warnings:  # a damaged table is what its warning says, not a store to collect into
+        widgets.render_empty_state(view, what="query executions", how=HOW_TO_COLLECT, commands=COLLECT)
 else:
     render_summary(costs)
     render_errors(costs.failed, only_failures=costs.series.empty)
