@@ -121,7 +121,14 @@ def compact_table(name: str, table: DeltaTable, retention_hours: float) -> Compa
 
 
 def _query(table: DeltaTable, sql: str) -> pa.Table:
-    return pa.table(QueryBuilder().register("t", table).execute(sql).read_all())
+    """delta-rs' SQL over the table; a file it cannot read (missing, damaged) is an OSError, as a read's is:
+    its query engine raises a bare `Exception` for one."""
+    try:
+        return pa.table(QueryBuilder().register("t", table).execute(sql).read_all())
+    except DeltaError:
+        raise
+    except Exception as exc:
+        raise OSError(one_line(exc)) from exc
 
 
 def repeated_rows(spec: Table, table: DeltaTable) -> dict[str, int]:
