@@ -204,7 +204,7 @@ def _listen(engine: Any, o: _Options) -> tuple[list[Any], Path | None]:
         tls = certs.server_context() if o.tls and certs is not None else None
         running.append(_start(start_in_thread, engine, o.host, o.port, "--port", key=o.key, tls=tls, limits=limits))
         if o.monitor_port and certs is not None:
-            from emulator.monitor.app import MonitorApp
+            from emulator.monitor.app import MonitorApp, transport_limits
 
             context = certs.server_context()
             app = MonitorApp(engine)
@@ -217,7 +217,7 @@ def _listen(engine: Any, o: _Options) -> tuple[list[Any], Path | None]:
                     "--monitor-port",
                     app=app,
                     tls=context,
-                    limits=limits,
+                    limits=transport_limits(limits),
                 )
             )
     except BaseException:

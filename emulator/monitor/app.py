@@ -3,11 +3,24 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from emulator.engine.facade import Engine
 from emulator.monitor.logs import LogsApp
 from emulator.monitor.metrics import MetricsApp
 from emulator.monitor.query import MonitorRequest
 from emulator.rest.request import Request
+from emulator.rest.transport import TransportLimits
+
+# The largest request body the stand-in reads (413 beyond). Ours: the references give no figure; the
+# largest legitimate body, 50 resource ids (cosmoscore.monitor.metrics.MAX_RESOURCE_IDS) or a long KQL
+# query, is a few kilobytes, and a body is held whole in memory before it is parsed.
+MAX_BODY_BYTES = 256 * 1024
+
+
+def transport_limits(base: TransportLimits | None = None) -> TransportLimits:
+    """The transport limits of the stand-in's port: `base` (the endpoint's), with the smaller body cap."""
+    return replace(base or TransportLimits(), max_body_bytes=MAX_BODY_BYTES)
 
 
 class MonitorApp:

@@ -37,6 +37,10 @@ from cosmoscore.monitor.metrics import (
     INDEX_USAGE,
     LATENCY_DIRECT,
     LATENCY_GATEWAY,
+    MAX_METRIC_NAMES,
+    MAX_POINTS,
+    MAX_RANGE_DAYS,
+    MAX_RESOURCE_IDS,
     MAXIMUM,
     METADATA_REQUESTS,
     MINIMUM,
@@ -185,25 +189,38 @@ class MetricsApp:
         ids = payload.get("resourceids") if isinstance(payload, dict) else None
         if not isinstance(ids, list) or not ids:
             raise bad_request('The body must be {"resourceids": [...]} with at least one resource id.')
+        if len(ids) > MAX_RESOURCE_IDS:
+            raise bad_request(
+                f"The batch names {len(ids)} resource ids; a metrics:getBatch call takes at most {MAX_RESOURCE_IDS}."
+            )
         for rid in ids:
             if parse_resource(rid)[0].lower() != subscription.lower():
                 raise bad_request(f"Resource {rid} is not in subscription {subscription}.")
         namespace = request.param("metricnamespace")
         if namespace is None or namespace.lower() != NAMESPACE.lower():
             raise bad_request(f"Invalid metricnamespace {namespace!r}: the stand-in serves {NAMESPACE} only.")
-        definitions = [_definition(n) for n in (request.param("metricnames") or "").split(",") if n.strip()]
-        if not definitions:
+        names = [n for n in (request.param("metricnames") or "").split(",") if n.strip()]
+        if not names:
             raise bad_request("metricnames is required.")
+        if len(names) > MAX_METRIC_NAMES:
+            raise bad_request(f"The query names {len(names)} metrics; a query takes at most {MAX_METRIC_NAMES}.")
+        definitions = [_definition(n) for n in names]
         interval, grain = parse_interval(request.param("interval"))
         end_text, start_text = request.param("endtime"), request.param("starttime")
         until = parse_time(end_text, "endtime") if end_text else self.engine.clock()
         since = parse_time(start_text, "starttime") if start_text else until - 3600
         if since >= until:
             raise bad_request("starttime must be before endtime.")
+        if until - since > MAX_RANGE_DAYS * 86400:
+            raise bad_request(
+                f"The time range {iso(since)}/{iso(until)} is longer than the {MAX_RANGE_DAYS} days metrics are kept."
+            )
         filter_text = request.param("filter")
         top = positive_int(request.param("top"), "top") if request.param("top") else DEFAULT_TOP
         query = _Query(since, until, grain, filter_text, top, request.param("orderby"), request.param("rollupby"))
-        metrics = [self._metric(d, query, request.param("aggregation")) for d in definitions]
+        budget = _PointBudget(len(ids), len(query.starts))
+        budget.spend(len(definitions))  # at least one series per metric: refused before any work
+        metrics = [self._metric(d, query, request.param("aggregation"), budget) for d in definitions]
         return {
             "values": [
                 {
@@ -222,7 +239,9 @@ class MetricsApp:
             ]
         }
 
-    def _metric(self, definition: Definition, query: _Query, aggregation: str | None) -> dict[str, object]:
+    def _metric(
+        self, definition: Definition, query: _Query, aggregation: str | None, budget: _PointBudget
+    ) -> dict[str, object]:
         aggs = aggregations(definition.name, definition.aggregations, aggregation)
         if query.grain < definition.grain:
             allowed = ", ".join(name for name, minutes in INTERVALS.items() if minutes >= definition.grain)
@@ -234,10 +253,9 @@ class MetricsApp:
         rolled = {d.lower() for d in (query.rollup or "").split(",") if d.strip()}
         split = [d for d in filt.values if d.lower() not in rolled]
         minutes = self._minutes(definition, query, filt, split)
-        first = int(query.since // 60)
-        first -= first % query.grain
-        last = math.ceil(query.until / 60)
-        starts = range(first, last, query.grain)
+        answered = min(len(minutes), query.top) if query.filter else len(minutes)
+        budget.spend(max(0, answered - 1))  # the series past the one counted up front, before any point is made
+        starts = query.starts
         series = {g: _aggregate(definition, cells, starts, query.grain, aggs) for g, cells in minutes.items()}
         if not split and not series:
             series[()] = [{"timeStamp": iso(s * 60)} for s in starts]
@@ -320,6 +338,29 @@ class _Query:
     top: int
     orderby: str | None
     rollup: str | None
+
+    @property
+    def starts(self) -> range:
+        """The first minute of each interval the answer has a point for."""
+        first = int(self.since // 60)
+        return range(first - first % self.grain, math.ceil(self.until / 60), self.grain)
+
+
+class _PointBudget:
+    """The data points an answer may hold (MAX_POINTS): every series has a point per interval, and the
+    answer repeats the metrics for each resource id. Refused (400) as soon as the count is past it."""
+
+    def __init__(self, resources: int, intervals: int) -> None:
+        self.per_series = resources * intervals
+        self.points = 0
+
+    def spend(self, series: int) -> None:
+        self.points += series * self.per_series
+        if self.points > MAX_POINTS:
+            raise bad_request(
+                f"The query asks for more than {MAX_POINTS:,} data points (resources x metrics x series x "
+                "intervals); narrow the time range, use a coarser interval or fewer resources, metrics or series."
+            )
 
 
 def _definition(name: str) -> Definition:
