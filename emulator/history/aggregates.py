@@ -111,6 +111,10 @@ class HistoryConfig:
     open_keys_cap: int = 10_000
 
 
+# How often a server saves a changed history (`History.checkpoint`): a crash loses at most this much.
+CHECKPOINT_S = 60.0
+
+
 class History(SnapshotRecorder):
     """Per-minute aggregates, recorded incrementally, queried with `series`; saved to `path` if given."""
 
@@ -131,6 +135,9 @@ class History(SnapshotRecorder):
         self._key_base: dict[PartKey, dict[str, float]] = {}  # key sizes from minutes past the retention
         self._seen: set[Coll] = set()  # containers of the sealed minutes
         self._lock = threading.Lock()
+        self.changes = 0  # recordings so far (SnapshotRecorder.changes)
+        self._saved_changes = 0  # `changes` when last saved or loaded
+        self._save_lock = threading.Lock()  # one save at a time (a checkpoint and the shutdown's)
 
     # -- recording -----------------------------------------------------------------------------
 
@@ -151,6 +158,7 @@ class History(SnapshotRecorder):
         second = int(now // 1)
         minute = second // 60
         with self._lock:
+            self.changes += 1
             cell = self._minutes.get(minute) if minute == self._now_minute else None
             if cell is None:
                 cell = self._open(minute)
@@ -341,16 +349,32 @@ class History(SnapshotRecorder):
     # -- persistence ---------------------------------------------------------------------------
 
     def save(self) -> None:
-        """Write the history to `path` (atomically); nothing to do without one."""
+        """Write the history to `path` (atomically); nothing to do without one. The lock is taken one
+        minute at a time, so the requests being recorded meanwhile wait for one minute's line at most."""
         if self.path is None:
             return
-        with self._lock:
-            lines = [
-                on_disk.minute_line(m, c.ops, c.peaks, c.keys, c.queries, c.sizes) for m, c in self._minutes.items()
-            ]
-            lines += self._storage.to_lines()
-            lines += [{"keybase": [*part, list(sizes.items())]} for part, sizes in self._key_base.items()]
-        on_disk.write_lines(self.path, lines)
+        with self._save_lock:
+            with self._lock:
+                changes, minutes = self.changes, list(self._minutes)
+            lines = []
+            for minute in minutes:
+                with self._lock:
+                    c = self._minutes.get(minute)
+                    if c is not None:
+                        lines.append(on_disk.minute_line(minute, c.ops, c.peaks, c.keys, c.queries, c.sizes))
+            with self._lock:
+                lines += self._storage.to_lines()
+                lines += [{"keybase": [*part, list(sizes.items())]} for part, sizes in self._key_base.items()]
+            on_disk.write_lines(self.path, lines)
+            self._saved_changes = changes
+
+    def checkpoint(self) -> bool:
+        """Save if anything was recorded since the last save (what a crash may lose is what came after
+        it); whether it saved. Called every `CHECKPOINT_S` by the server."""
+        if self.path is None or self.changes == self._saved_changes:
+            return False
+        self.save()
+        return True
 
     @classmethod
     def open(cls, path: str | Path, config: HistoryConfig | None = None) -> History:
@@ -377,6 +401,7 @@ class History(SnapshotRecorder):
             self._minutes = dict(sorted(self._minutes.items()))
             self._expire()
             self._storage.prune(self._oldest_kept(self._now_minute))
+            self._saved_changes = self.changes
 
 
 _DIMENSIONS: dict[str, tuple[str, ...]] = {

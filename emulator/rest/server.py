@@ -25,7 +25,7 @@ from pathlib import Path
 from emulator.durability.journal import Journal
 from emulator.engine import heap
 from emulator.engine.facade import Engine
-from emulator.history.aggregates import History
+from emulator.history.aggregates import CHECKPOINT_S, History
 from emulator.rest.app import CosmosApp
 from emulator.rest.auth import WELL_KNOWN_KEY
 from emulator.rest.transport import App, Connection, ConnectionStats, Registry, TransportLimits, served_names
@@ -45,7 +45,7 @@ def open_engine(
     **engine_kwargs: object,
 ) -> Engine:
     """An engine, durable in `data_dir` when given (replayed, then compacted; its metrics history loaded,
-    and saved again by `Engine.close`). `settle`: freeze the loaded state out of the garbage collector's
+    saved by the server every `CHECKPOINT_S` when changed and by `Engine.close`). `settle`: freeze the loaded state out of the garbage collector's
     reach (`settle_heap`; the `ruscope emulator` process does, test processes with many engines do not)."""
     journal = Journal(data_dir, fsync=fsync) if data_dir else None
     if data_dir and "history" not in engine_kwargs:
@@ -143,7 +143,20 @@ async def _build_indexes(engine: Engine) -> None:
         await asyncio.sleep(0.0 if busy else INDEX_IDLE_S)  # busy: other callbacks (requests) run first
 
 
-async def _serve(stop: asyncio.Event, engine: Engine, *listeners: Listener) -> None:
+async def _checkpoint_history(history: History, every_s: float) -> None:
+    """Save the metrics history every `every_s` when it changed, on a worker thread (the documents are
+    journaled as they are written; the history's file is what a kill -9 would otherwise lose)."""
+    while True:
+        await asyncio.sleep(every_s)
+        try:
+            await asyncio.to_thread(history.checkpoint)
+        except OSError as exc:  # datadir.SaveFailed names the file; the next checkpoint tries again
+            log.error("could not checkpoint the metrics history: %s", exc)
+
+
+async def _serve(
+    stop: asyncio.Event, engine: Engine, *listeners: Listener, checkpoint_s: float | None = CHECKPOINT_S
+) -> None:
     loop = asyncio.get_running_loop()
     servers = []
     for x in listeners:
@@ -151,9 +164,12 @@ async def _serve(stop: asyncio.Event, engine: Engine, *listeners: Listener) -> N
         servers.append(await loop.create_server(factory, sock=x.sock, ssl=x.tls))
     sweeper = loop.create_task(_sweep([x.registry for x in listeners]))
     builder = loop.create_task(_build_indexes(engine))
+    saver = loop.create_task(_checkpoint_history(engine.history, checkpoint_s)) if checkpoint_s else None
     try:
         await stop.wait()
     finally:
+        if saver is not None:
+            saver.cancel()
         builder.cancel()
         sweeper.cancel()
         for server in servers:
@@ -195,9 +211,11 @@ def start_in_thread(
     tls: ssl.SSLContext | None = None,
     app: App | None = None,
     limits: TransportLimits | None = None,
+    checkpoint_s: float | None = CHECKPOINT_S,
 ) -> RunningEmulator:
     """Start serving on a background thread (port 0: a free port) and return once it accepts requests;
-    `app` serves instead of the engine's Cosmos DB API; `limits` bound what clients may send and hold."""
+    `app` serves instead of the engine's Cosmos DB API; `limits` bound what clients may send and hold;
+    `checkpoint_s`: how often the metrics history is saved when changed (None: only by `Engine.close`)."""
     main = Listener(app or CosmosApp(engine, key), bind(host, port), tls, limits or TransportLimits())
     loop = _new_loop()
     stop = asyncio.Event()
@@ -207,7 +225,7 @@ def start_in_thread(
         asyncio.set_event_loop(loop)
         loop.call_soon(ready.set)
         try:
-            loop.run_until_complete(_serve(stop, engine, main))
+            loop.run_until_complete(_serve(stop, engine, main, checkpoint_s=checkpoint_s))
         except Exception:
             log.exception("the emulator stopped on an error")
         finally:
