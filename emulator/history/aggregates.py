@@ -283,6 +283,7 @@ class History(SnapshotRecorder):
         *,
         split_pkrange: bool = False,
         now: float | None = None,
+        tick: Callable[[], None] | None = None,
     ) -> list[Point]:
         """Values of `metric` for one container over [since, until) (epoch seconds), by interval.
 
@@ -295,6 +296,8 @@ class History(SnapshotRecorder):
         and pkrange). Storage metrics and KEY_SIZE are states, not events: each interval gets the
         value in force at its last minute (or `now`, default the clock, if earlier), from the first
         snapshot on.
+
+        `tick` is called once per minute read (a caller's deadline check: what it raises ends the read).
         """
         if metric not in METRICS:
             raise ValueError(f"unknown metric {metric!r}; known: {', '.join(METRICS)}")
@@ -308,7 +311,7 @@ class History(SnapshotRecorder):
             with self._lock:
                 return self._states(database, container, metric, picks)
         acc: dict[tuple[int, tuple[str, ...]], float] = {}
-        cells = self._cells(database, container, metric, since, until, grain_minutes, split_pkrange)
+        cells = self._cells(database, container, metric, since, until, grain_minutes, split_pkrange, tick)
         for interval, dims, value in cells:
             slot = (interval, dims)
             if metric == NORMALIZED_RU:
@@ -322,29 +325,36 @@ class History(SnapshotRecorder):
         return cells_.top_points(points, self.config.top_keys) if metric in _TOP_N else points
 
     def _cells(
-        self, database: str, container: str, metric: str, since: float, until: float, grain: int, by_pk: bool
+        self,
+        database: str,
+        container: str,
+        metric: str,
+        since: float,
+        until: float,
+        grain: int,
+        by_pk: bool,
+        tick: Callable[[], None] | None = None,
     ) -> Iterator[tuple[int, tuple[str, ...], float]]:
         first, last = int(since // 60), int(-(-until // 60))  # minutes overlapping [since, until)
+        if metric == NORMALIZED_RU:
+            table, index = "peaks", 0
+        elif metric in _TOP_N:
+            table, index = (
+                "keys" if metric in (KEY_RU, KEY_COUNT) else "queries",
+                int(metric in (KEY_COUNT, QUERY_COUNT)),
+            )
+        else:
+            table, index = "ops", int(metric != TOTAL_REQUESTS)
         with self._lock:
             picked = [(m, c) for m, c in self._minutes.items() if first <= m < last]
-            for minute, cell in picked:
-                interval = minute - minute % grain
-                if metric == NORMALIZED_RU:
-                    for (db, coll, pk), peak in cell.peaks.items():
-                        if db == database and coll == container:
-                            yield interval, (pk,), min(100.0, 100.0 * peak[0])
-                elif metric in _TOP_N:
-                    table = cell.keys if metric in (KEY_RU, KEY_COUNT) else cell.queries
-                    index = 0 if metric in (KEY_RU, QUERY_RU) else 1
-                    for (db, coll, pk), keys in table.items():
-                        if db == database and coll == container:
-                            for key, values in cells_.top_ru(keys, self.config.top_keys).items():
-                                yield interval, (pk, key), values[index]
-                else:
-                    index = 0 if metric == TOTAL_REQUESTS else 1
-                    for (db, coll, pk, op, status), values in cell.ops.items():
-                        if db == database and coll == container:
-                            yield interval, (op, str(status), pk) if by_pk else (op, str(status)), values[index]
+        for minute, cell in picked:  # the lock one minute at a time: requests are recorded meanwhile
+            if tick is not None:
+                tick()
+            with self._lock:
+                found = cells_.cell_values(cell, (database, container), table, index, by_pk, self.config.top_keys)
+            interval = minute - minute % grain
+            for dims, value in found:
+                yield interval, dims, value
 
     # -- persistence ---------------------------------------------------------------------------
 

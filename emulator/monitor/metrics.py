@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import orjson
@@ -62,6 +63,7 @@ from cosmoscore.monitor.metrics import (
 from cosmoscore.monitor.metrics import GRAIN_MINUTES as INTERVALS  # PT1M emitted, coarser ones aggregated
 from emulator.engine.facade import Engine
 from emulator.history.aggregates import STORAGE_METRICS
+from emulator.monitor.budget import Budget, Cancelled, TimedOut
 from emulator.monitor.query import (
     DEFAULT_TOP,
     Filter,
@@ -159,8 +161,10 @@ class MetricsApp:
         self.engine = engine
         self.region = region
 
-    def handle(self, request: Request) -> Response:
-        """One request to (status, headers, body); errors in the service's ARM shape, never a traceback."""
+    def handle(self, request: Request, budget: Budget | None = None) -> Response:
+        """One request to (status, headers, body); errors in the service's ARM shape, never a traceback.
+        `budget`: its deadline and the shutdown (504 past the one, 503 at the other)."""
+        budget = budget or Budget()
         try:
             authenticate(request)
             seg = request.segments
@@ -170,7 +174,14 @@ class MetricsApp:
                 raise MonitorError(405, "MethodNotAllowed", f"{request.method} is not allowed; use POST.")
             if not isinstance(request, MonitorRequest):
                 raise TypeError("MetricsApp needs a MonitorRequest (its request_type)")
-            body = self.get_batch(seg[1], request)
+            body = self.get_batch(seg[1], request, budget)
+        except TimedOut:
+            message = f"The query ran past its {budget.seconds:g} s limit."
+            error = {"error": {"code": "GatewayTimeout", "message": message}}
+            return 504, dict(_JSON), orjson.dumps(error)
+        except Cancelled:
+            error = {"error": {"code": "ServiceUnavailable", "message": "The stand-in is shutting down."}}
+            return 503, dict(_JSON), orjson.dumps(error)
         except MonitorError as exc:
             error = {"error": {"code": exc.code, "message": exc.message}}
             return exc.status, dict(_JSON), orjson.dumps(error)
@@ -180,7 +191,7 @@ class MetricsApp:
             return 500, dict(_JSON), orjson.dumps(error)
         return 200, dict(_JSON), orjson.dumps(body)
 
-    def get_batch(self, subscription: str, request: MonitorRequest) -> dict[str, object]:
+    def get_batch(self, subscription: str, request: MonitorRequest, budget: Budget | None = None) -> dict[str, object]:
         """The batch response for the request's resources and metrics."""
         try:
             payload = orjson.loads(request.body) if request.body else None
@@ -218,9 +229,9 @@ class MetricsApp:
         filter_text = request.param("filter")
         top = positive_int(request.param("top"), "top") if request.param("top") else DEFAULT_TOP
         query = _Query(since, until, grain, filter_text, top, request.param("orderby"), request.param("rollupby"))
-        budget = _PointBudget(len(ids), len(query.starts))
-        budget.spend(len(definitions))  # at least one series per metric: refused before any work
-        metrics = [self._metric(d, query, request.param("aggregation"), budget) for d in definitions]
+        points = _PointBudget(len(ids), len(query.starts), budget or Budget())
+        points.spend(len(definitions))  # at least one series per metric: refused before any work
+        metrics = [self._metric(d, query, request.param("aggregation"), points) for d in definitions]
         return {
             "values": [
                 {
@@ -252,11 +263,13 @@ class MetricsApp:
         filt = parse_filter(query.filter, definition.dimensions, definition.name)
         rolled = {d.lower() for d in (query.rollup or "").split(",") if d.strip()}
         split = [d for d in filt.values if d.lower() not in rolled]
-        minutes = self._minutes(definition, query, filt, split)
+        minutes = self._minutes(definition, query, filt, split, budget.time.check)
         answered = min(len(minutes), query.top) if query.filter else len(minutes)
         budget.spend(max(0, answered - 1))  # the series past the one counted up front, before any point is made
         starts = query.starts
-        series = {g: _aggregate(definition, cells, starts, query.grain, aggs) for g, cells in minutes.items()}
+        series = {
+            g: _aggregate(definition, cells, starts, query.grain, aggs, budget.time) for g, cells in minutes.items()
+        }
         if not split and not series:
             series[()] = [{"timeStamp": iso(s * 60)} for s in starts]
         groups = sorted(series)
@@ -284,9 +297,10 @@ class MetricsApp:
         }
 
     def _minutes(
-        self, definition: Definition, query: _Query, filt: Filter, split: list[str]
+        self, definition: Definition, query: _Query, filt: Filter, split: list[str], tick: Callable[[], None]
     ) -> dict[Group, dict[int, list[float]]]:
-        """Per split group and minute: [value] (normalized RU, combined by max) or [RU, requests]."""
+        """Per split group and minute: [value] (normalized RU, combined by max) or [RU, requests]; `tick`
+        is the request's budget check, called as the history is read."""
         out: dict[Group, dict[int, list[float]]] = defaultdict(dict)
         history = self.engine.history
         for db, coll in self._containers(filt):
@@ -300,7 +314,7 @@ class MetricsApp:
                         out[tuple(dims[d] for d in split)].setdefault(int(p.time // 60), []).append(p.value)
                 continue
             if definition.name == NORMALIZED_RU:
-                for p in history.series(db, coll, NORMALIZED_RU, query.since, query.until):
+                for p in history.series(db, coll, NORMALIZED_RU, query.since, query.until, tick=tick):
                     pk = p.dimensions[PARTITION_KEY_RANGE_ID]
                     dims = {**base, PARTITION_KEY_RANGE_ID: pk, PHYSICAL_PARTITION_ID: pk}
                     if filt.matches(dims):
@@ -309,9 +323,9 @@ class MetricsApp:
                 continue
             counts = {
                 (p.time, p.dimensions[OPERATION_TYPE], p.dimensions[STATUS_CODE]): p.value
-                for p in history.series(db, coll, TOTAL_REQUESTS, query.since, query.until)
+                for p in history.series(db, coll, TOTAL_REQUESTS, query.since, query.until, tick=tick)
             }
-            for p in history.series(db, coll, TOTAL_REQUEST_UNITS, query.since, query.until):
+            for p in history.series(db, coll, TOTAL_REQUEST_UNITS, query.since, query.until, tick=tick):
                 dims = {**base, **p.dimensions}
                 if filt.matches(dims):
                     cell = out[tuple(dims[d] for d in split)].setdefault(int(p.time // 60), [0.0, 0.0])
@@ -350,9 +364,10 @@ class _PointBudget:
     """The data points an answer may hold (MAX_POINTS): every series has a point per interval, and the
     answer repeats the metrics for each resource id. Refused (400) as soon as the count is past it."""
 
-    def __init__(self, resources: int, intervals: int) -> None:
+    def __init__(self, resources: int, intervals: int, time: Budget) -> None:
         self.per_series = resources * intervals
         self.points = 0
+        self.time = time  # the deadline and the shutdown, checked as points are made
 
     def spend(self, series: int) -> None:
         self.points += series * self.per_series
@@ -377,11 +392,17 @@ def _definition(name: str) -> Definition:
 
 
 def _aggregate(
-    definition: Definition, cells: dict[int, list[float]], starts: range, grain: int, aggregations: list[str]
+    definition: Definition,
+    cells: dict[int, list[float]],
+    starts: range,
+    grain: int,
+    aggregations: list[str],
+    budget: Budget,
 ) -> list[dict[str, object]]:
     """One data point per interval: only `timeStamp` when the interval has no sample (§3.2)."""
     points: list[dict[str, object]] = []
     for start in starts:
+        budget.check()
         values = [cells[m] for m in range(start, start + grain) if m in cells]
         point: dict[str, object] = {"timeStamp": iso(start * 60)}
         if values:

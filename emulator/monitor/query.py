@@ -48,13 +48,14 @@ def authenticate(request: Request) -> None:
 class MonitorRequest(Request):
     """A `Request` that keeps its query string (the Cosmos API never reads one; this API is all in it)."""
 
-    __slots__ = ("query",)
+    __slots__ = ("query", "answer")
 
     def __init__(
         self, method: str, target: str, headers: dict[bytes, bytes], body: bytes, scheme: str = "http"
     ) -> None:
         super().__init__(method, target, headers, body, scheme)
         self.query = parse_qs(target.partition("?")[2], keep_blank_values=True)
+        self.answer: tuple[int, dict[str, str], bytes] | None = None  # computed off the event loop (MonitorApp)
 
     def param(self, name: str) -> str | None:
         """A query parameter by case-insensitive name (the service ignores the case of names)."""

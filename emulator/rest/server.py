@@ -172,6 +172,10 @@ async def _serve(
             saver.cancel()
         builder.cancel()
         sweeper.cancel()
+        for x in listeners:  # work still running off the loop (a monitor query) ends at its next check
+            close = getattr(x.app, "close", None)
+            if close is not None:
+                close()
         for server in servers:
             server.close()
             await server.wait_closed()
