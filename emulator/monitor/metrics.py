@@ -340,7 +340,8 @@ class MetricsApp:
         dbs, colls = filt.exact(DATABASE_NAME), filt.exact(COLLECTION_NAME)
         if dbs and colls:
             pairs |= {(d, c) for d in dbs for c in colls}
-        return sorted(p for p in pairs if filt.matches({DATABASE_NAME: p[0], COLLECTION_NAME: p[1]}))
+        names = (DATABASE_NAME, COLLECTION_NAME)
+        return sorted(p for p in pairs if filt.matches({DATABASE_NAME: p[0], COLLECTION_NAME: p[1]}, names))
 
 
 @dataclass(frozen=True)

@@ -72,8 +72,12 @@ class Filter:
 
     values: dict[str, list[str]] = field(default_factory=dict)
 
-    def matches(self, dims: dict[str, str]) -> bool:
+    def matches(self, dims: dict[str, str], only: tuple[str, ...] | None = None) -> bool:
+        """Whether `dims` hold a wanted value of every dimension the filter pins (of those in `only`, when
+        given: a container matches a filter on its database and name whatever it pins of its series)."""
         for name, wanted in self.values.items():
+            if only is not None and name not in only:
+                continue
             if "*" not in wanted and dims.get(name, "").casefold() not in {w.casefold() for w in wanted}:
                 return False
         return True
