@@ -24,7 +24,7 @@ import orjson
 from cosmoscore.monitor.logs import TIME_GENERATED
 from emulator.engine.facade import Engine
 from emulator.monitor.budget import Budget, Cancelled, TimedOut
-from emulator.monitor.kql.ast import KqlError
+from emulator.monitor.kql.ast import KqlError, semantic
 from emulator.monitor.kql.evaluate import plan, run
 from emulator.monitor.kql.expr import Row, to_text
 from emulator.monitor.kql.parser import parse
@@ -36,6 +36,7 @@ from emulator.rest.request import Request
 log = logging.getLogger("ruscope.emulator.monitor")
 
 Response = tuple[int, dict[str, str], bytes]
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1  # Kusto's long
 _JSON = {"content-type": "application/json; charset=utf-8"}
 DEFAULT_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
 _DURATION = re.compile(r"^P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
@@ -130,6 +131,12 @@ class LogsApp:
             table, partial = self._evaluate(payload["query"], since, until, now, workspace, resource_id, budget)
         except KqlError as exc:
             return 400, exc.body()
+        except RecursionError:
+            return 400, KqlError("SyntaxError", "SYN0002", "The query is nested too deeply.").body()
+        except (ArithmeticError, ValueError, TypeError) as exc:  # a value no column type can hold, as Kusto refuses it
+            log.info("a query could not be evaluated: %s: %s", type(exc).__name__, str(exc)[:200])
+            log.debug("traceback", exc_info=exc)
+            return 400, semantic(f"The query cannot be evaluated: {_reason(exc)}.", "E_OVERFLOW").body()
         except TimedOut:
             raise _timed_out(budget) from None
         except Cancelled:
@@ -212,8 +219,19 @@ def _wire(value: Any, kind: str) -> Any:
     if kind == "real":
         return float(value)
     if kind in ("int", "long"):
-        return int(value)
+        number = int(value)
+        if not _LONG_MIN <= number <= _LONG_MAX:
+            raise OverflowError(f"{number} is out of the range of a 64-bit long")
+        return number
     return value
+
+
+def _reason(exc: BaseException) -> str:
+    """An evaluation failure in words: the overflow of a datetime or long, or what Python said."""
+    text = str(exc).rstrip(".")
+    if isinstance(exc, OverflowError) and "date" in text:
+        return "a datetime is out of the range 0001-01-01 to 9999-12-31"
+    return text[:200] or type(exc).__name__
 
 
 def parse_timespan(value: Any, now: float) -> tuple[float, float]:

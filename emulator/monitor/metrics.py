@@ -185,6 +185,9 @@ class MetricsApp:
         except MonitorError as exc:
             error = {"error": {"code": exc.code, "message": exc.message}}
             return exc.status, dict(_JSON), orjson.dumps(error)
+        except RecursionError:  # a filter of parentheses nested beyond what the parser follows
+            error = {"error": {"code": "BadRequest", "message": "Invalid filter: nested too deeply."}}
+            return 400, dict(_JSON), orjson.dumps(error)
         except Exception:  # a bug costs one request a 500, never the server
             log.exception("internal error on %s %s", request.method, request.path)
             error = {"error": {"code": "InternalServerError", "message": "The stand-in failed; see its log."}}
