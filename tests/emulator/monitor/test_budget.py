@@ -65,7 +65,7 @@ def test_a_query_past_its_wait_is_504_at_its_deadline(served: Served) -> None:
     with pytest.raises(HttpResponseError) as caught:
         _logs(served).query_workspace("w", HEAVY, timespan=None, server_timeout=1)
     assert caught.value.status_code == 504
-    assert time.monotonic() - started < 2.5
+    assert time.monotonic() - started < 3.5  # the whole query takes longer (4 s alone)
 
 
 def test_a_result_past_the_row_cap_is_a_partial_error(served: Served) -> None:
@@ -126,5 +126,5 @@ def test_stopping_the_server_cancels_the_running_query(
     for t in workers:
         t.join(timeout=2)
     assert not any(t.is_alive() for t in workers)
-    assert time.monotonic() - started < 2.5
+    assert time.monotonic() - started < 3.5  # the whole query takes longer (4 s alone)
     heavy.join(timeout=5)
