@@ -18,6 +18,7 @@ from emulator.monitor.budget import MAX_BYTES, MAX_ROWS, Budget, wait_seconds
 from emulator.monitor.logs import LogsApp
 from emulator.monitor.metrics import MetricsApp
 from emulator.monitor.query import MonitorRequest
+from emulator.rest import offloop
 from emulator.rest.request import Request
 from emulator.rest.transport import TransportLimits
 
@@ -61,7 +62,8 @@ class MonitorApp:
             return None
 
         def work() -> None:
-            request.answer = self._answer(request)
+            with offloop.collector_paused():  # its full collections would stop the endpoint's thread too
+                request.answer = self._answer(request)
 
         return work
 

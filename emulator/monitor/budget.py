@@ -59,6 +59,7 @@ class Budget:
         self._calls += 1
         if self._calls % CHECK_EVERY:
             return
+        time.sleep(0)  # hand the GIL to a thread waiting for it: the Cosmos DB endpoint's requests go first
         if self.stop.is_set():
             raise Cancelled
         if time.monotonic() > self.deadline:

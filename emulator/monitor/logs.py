@@ -128,7 +128,7 @@ class LogsApp:
         now = self.engine.clock()
         try:
             since, until = parse_timespan(payload.get("timespan"), now)
-            table, partial = self._evaluate(payload["query"], since, until, now, workspace, resource_id, budget)
+            table, count, partial = self._evaluate(payload["query"], since, until, now, workspace, resource_id, budget)
         except KqlError as exc:
             return 400, exc.body()
         except RecursionError:
@@ -146,13 +146,14 @@ class LogsApp:
             body["error"] = partial
         if "include-statistics=true" in prefer.replace(" ", "").lower():
             elapsed = time.perf_counter() - started
-            body["statistics"] = {"query": {"executionTime": elapsed, "resourceUsage": {"rows": len(table["rows"])}}}
+            body["statistics"] = {"query": {"executionTime": elapsed, "resourceUsage": {"rows": count}}}
         return 200, body
 
     def _evaluate(
         self, text: str, since: float, until: float, now: float, workspace: str, resource_id: str, budget: Budget
-    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-        """The result table, and the `PartialError` when it was cut at a result cap."""
+    ) -> tuple[dict[str, Any], int, dict[str, Any] | None]:
+        """The result table (its rows already JSON), their number, and the `PartialError` when it was cut
+        at a result cap."""
         query = parse(text)
         now_dt = dt.datetime.fromtimestamp(now, dt.UTC)
         # nothing before the retention or after the current minute: bounds a query with no time limit
@@ -166,17 +167,18 @@ class LogsApp:
         table_rows = (r for r in _watched(rows(query.table, scan, source), budget) if start <= r[TIME_GENERATED] < end)
         names = list(shape.columns)
         types = [c.type for c in shape.columns.values()]
-        out: list[list[Any]] = []
+        out: list[bytes] = []  # each row as JSON: a fraction of its Python objects' memory, nothing for the GC
         size, partial = 0, None
         for r in _watched(run(shape, table_rows), budget):
-            row = [_wire(r.get(n), t) for n, t in zip(names, types, strict=True)]
-            size += len(orjson.dumps(row))
+            row = orjson.dumps([_wire(r.get(n), t) for n, t in zip(names, types, strict=True)])
+            size += len(row) + 1
             if len(out) >= budget.max_rows or size > budget.max_bytes:
                 partial = _too_large(budget, rows=len(out) >= budget.max_rows)
                 break
             out.append(row)
         columns = [{"name": n, "type": t} for n, t in zip(names, types, strict=True)]
-        return {"name": "PrimaryResult", "columns": columns, "rows": out}, partial
+        rows_json = orjson.Fragment(b"[" + b",".join(out) + b"]")
+        return {"name": "PrimaryResult", "columns": columns, "rows": rows_json}, len(out), partial
 
 
 def _watched(items: Any, budget: Budget) -> Any:
