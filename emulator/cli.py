@@ -62,6 +62,10 @@ def emulator(
             "this much of it.",
         ),
     ] = 60.0,
+    compact_journal_mb: Annotated[
+        float,
+        typer.Option(min=0.001, help="Fold the journal into the snapshot while running once it is this large (MB)."),
+    ] = 16.0,
     page_budget_ms: Annotated[
         float | None,
         typer.Option(
@@ -97,7 +101,15 @@ def emulator(
     except (ValueError, OSError) as exc:
         _fail(str(exc))
     options = _Options(
-        host, port, key or WELL_KNOWN_KEY, monitor_port, data_dir, tls, tuple(allow_host or ()), history_checkpoint_s
+        host,
+        port,
+        key or WELL_KNOWN_KEY,
+        monitor_port,
+        data_dir,
+        tls,
+        tuple(allow_host or ()),
+        history_checkpoint_s,
+        int(compact_journal_mb * 1024 * 1024),
     )
     running, ca = _listen(engine, options)
     monitor = (running[1].url, ca) if len(running) > 1 and ca is not None else None
@@ -200,6 +212,7 @@ class _Options:
     tls: bool
     allowed_hosts: tuple[str, ...]
     checkpoint_s: float = 60.0  # the metrics history saved this often (by the Cosmos DB endpoint's server)
+    compact_at: int = 16 * 1024 * 1024  # the journal compacted while running once this large
 
 
 def _listen(engine: Any, o: _Options) -> tuple[list[Any], Path | None]:
@@ -224,6 +237,7 @@ def _listen(engine: Any, o: _Options) -> tuple[list[Any], Path | None]:
                 tls=tls,
                 limits=limits,
                 checkpoint_s=o.checkpoint_s,
+                compact_at=o.compact_at,
             )
         )
         if o.monitor_port and certs is not None:

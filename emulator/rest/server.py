@@ -35,6 +35,7 @@ log = logging.getLogger("ruscope.emulator")
 HISTORY_FILE = "history.jsonl.gz"  # the metrics history in the data directory (emulator.history.on_disk)
 INDEX_SLICE_MS = 10.0  # ours: index building between requests, in slices no request waits longer than
 INDEX_IDLE_S = 0.2  # how often to look for index builds when there are none
+COMPACT_JOURNAL_AT = 16 * 1024 * 1024  # ours: a journal this large (and past the snapshot) is folded in
 
 
 def open_engine(
@@ -143,19 +144,25 @@ async def _build_indexes(engine: Engine) -> None:
         await asyncio.sleep(0.0 if busy else INDEX_IDLE_S)  # busy: other callbacks (requests) run first
 
 
-async def _checkpoint_history(history: History, every_s: float) -> None:
-    """Save the metrics history every `every_s` when it changed, on a worker thread (the documents are
-    journaled as they are written; the history's file is what a kill -9 would otherwise lose)."""
+async def _checkpoint(engine: Engine, every_s: float, compact_at: int) -> None:
+    """Every `every_s`, on a worker thread: save the metrics history when it changed (the documents are
+    journaled as they are written; the history's file is what a kill -9 would otherwise lose), and fold
+    the journal into the snapshot once it holds `compact_at` bytes (it grew until a restart)."""
     while True:
         await asyncio.sleep(every_s)
         try:
-            await asyncio.to_thread(history.checkpoint)
+            await asyncio.to_thread(engine.history.checkpoint)
+            await asyncio.to_thread(engine.compact_journal, compact_at)
         except OSError as exc:  # datadir.SaveFailed names the file; the next checkpoint tries again
-            log.error("could not checkpoint the metrics history: %s", exc)
+            log.error("could not checkpoint the data directory: %s", exc)
 
 
 async def _serve(
-    stop: asyncio.Event, engine: Engine, *listeners: Listener, checkpoint_s: float | None = CHECKPOINT_S
+    stop: asyncio.Event,
+    engine: Engine,
+    *listeners: Listener,
+    checkpoint_s: float | None = CHECKPOINT_S,
+    compact_at: int = COMPACT_JOURNAL_AT,
 ) -> None:
     loop = asyncio.get_running_loop()
     servers = []
@@ -164,7 +171,7 @@ async def _serve(
         servers.append(await loop.create_server(factory, sock=x.sock, ssl=x.tls))
     sweeper = loop.create_task(_sweep([x.registry for x in listeners]))
     builder = loop.create_task(_build_indexes(engine))
-    saver = loop.create_task(_checkpoint_history(engine.history, checkpoint_s)) if checkpoint_s else None
+    saver = loop.create_task(_checkpoint(engine, checkpoint_s, compact_at)) if checkpoint_s else None
     try:
         await stop.wait()
     finally:
@@ -216,10 +223,12 @@ def start_in_thread(
     app: App | None = None,
     limits: TransportLimits | None = None,
     checkpoint_s: float | None = CHECKPOINT_S,
+    compact_at: int = COMPACT_JOURNAL_AT,
 ) -> RunningEmulator:
     """Start serving on a background thread (port 0: a free port) and return once it accepts requests;
     `app` serves instead of the engine's Cosmos DB API; `limits` bound what clients may send and hold;
-    `checkpoint_s`: how often the metrics history is saved when changed (None: only by `Engine.close`)."""
+    `checkpoint_s`: how often the metrics history is saved when changed and the journal, once `compact_at`
+    bytes, compacted (None: only by `Engine.close`)."""
     main = Listener(app or CosmosApp(engine, key), bind(host, port), tls, limits or TransportLimits())
     loop = _new_loop()
     stop = asyncio.Event()
@@ -229,7 +238,7 @@ def start_in_thread(
         asyncio.set_event_loop(loop)
         loop.call_soon(ready.set)
         try:
-            loop.run_until_complete(_serve(stop, engine, main, checkpoint_s=checkpoint_s))
+            loop.run_until_complete(_serve(stop, engine, main, checkpoint_s=checkpoint_s, compact_at=compact_at))
         except Exception:
             log.exception("the emulator stopped on an error")
         finally:
