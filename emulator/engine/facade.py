@@ -343,17 +343,6 @@ class Engine:
         with self.metering.lock:
             yield from self.state.snapshot_entries()
 
-    def compact_journal(self, at_bytes: int) -> bool:
-        """Fold the journal into a new snapshot while serving once it holds `at_bytes` or more (and at least
-        the snapshot's size, so the work stays proportional to what was written); whether it did. Requests
-        wait while the state is written: a pause proportional to the state, once per `at_bytes` of writes."""
-        journal = self.state.journal
-        if journal is None or journal.size() < max(at_bytes, journal.snapshot_size()):
-            return False
-        with self.metering.lock:
-            journal.compact(self.state.snapshot_entries())
-        return True
-
     def close(self) -> None:
         """Fold the journal into a snapshot and release it, and save the metrics history (clean shutdown)."""
         with self.metering.lock:

@@ -144,6 +144,18 @@ async def _build_indexes(engine: Engine) -> None:
         await asyncio.sleep(0.0 if busy else INDEX_IDLE_S)  # busy: other callbacks (requests) run first
 
 
+def compact_journal(engine: Engine, at_bytes: int) -> bool:
+    """Fold the journal into a new snapshot while serving once it holds `at_bytes` or more (and at least
+    the snapshot's size, so the work stays proportional to what was written); whether it did. Requests
+    wait while the state is written: a pause proportional to the state, once per `at_bytes` of writes."""
+    journal = engine.state.journal
+    if journal is None or journal.size() < max(at_bytes, journal.snapshot_size()):
+        return False
+    with engine.metering.lock:  # no write between its journal line and its effect on the state
+        journal.compact(engine.state.snapshot_entries())
+    return True
+
+
 async def _checkpoint(engine: Engine, every_s: float, compact_at: int) -> None:
     """Every `every_s`, on a worker thread: save the metrics history when it changed (the documents are
     journaled as they are written; the history's file is what a kill -9 would otherwise lose), and fold
@@ -152,7 +164,7 @@ async def _checkpoint(engine: Engine, every_s: float, compact_at: int) -> None:
         await asyncio.sleep(every_s)
         try:
             await asyncio.to_thread(engine.history.checkpoint)
-            await asyncio.to_thread(engine.compact_journal, compact_at)
+            await asyncio.to_thread(compact_journal, engine, compact_at)
         except OSError as exc:  # datadir.SaveFailed names the file; the next checkpoint tries again
             log.error("could not checkpoint the data directory: %s", exc)
 
