@@ -1,10 +1,13 @@
 """Does one pathological query stall everyone else?
 
-The emulator runs in a subprocess (`python -m emulator --port N`, a fresh data-less engine). A reader
+The emulator runs in a subprocess (`python -m emulator --port N --data-dir D`, a fresh engine; D holds
+only a metrics history of MONITOR_MINUTES minutes, written here, for the monitor cases). A reader
 thread reads one item every 50 ms through the real SDK, from its own container (so RU throttling of the
 query container never delays it), while the main thread sends each pathological query in turn. For each
 case it prints how the query was answered, its wall time, the reader's worst latency while it ran
 (target: at most 300 ms) and the server's RSS after the case (target: back within 50 MB of its start).
+The monitor cases (`MONITOR_CASES`) send heavy Azure Monitor requests to the stand-in through the real
+`MetricsClient` / `LogsQueryClient` instead: the same reader, and RSS back within 100 MB of its start.
 
 Run: .venv/bin/python benchmarks/bench_interference.py [--root CHECKOUT] [--only NAME ...]
 (`--root` runs the emulator of another checkout, e.g. a `git worktree` of an older commit, for before/after.)
@@ -14,16 +17,24 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime as dt
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from azure.core.credentials import AccessToken
+from azure.core.exceptions import HttpResponseError
 from azure.cosmos import CosmosClient, PartitionKey
 from azure.cosmos.exceptions import CosmosHttpResponseError
+from azure.monitor.query import LogsBatchQuery, LogsQueryClient
+from azure.monitor.querymetrics import MetricsClient
 from bench_point_ops import free_port, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,10 +71,11 @@ CASES: dict[str, str] = {
 }
 
 
-def start_emulator(root: Path, port: int) -> subprocess.Popen[bytes]:
+def start_emulator(root: Path, port: int, monitor_port: int, data_dir: Path) -> subprocess.Popen[bytes]:
     """The emulator of checkout `root` (this one, or a "before" worktree) on `port`, once it listens."""
     env = {**os.environ, "PYTHONPATH": str(root)}
-    command = [sys.executable, "-m", "emulator", "--port", str(port)]
+    command = [sys.executable, "-m", "emulator", "--port", str(port), "--monitor-port", str(monitor_port)]
+    command += ["--data-dir", str(data_dir)]
     proc = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(port)
@@ -125,13 +137,102 @@ def run_case(data: object, sql: str) -> tuple[str, float]:
     return outcome, time.perf_counter() - began
 
 
+# -- the monitor cases ----------------------------------------------------------------------------------
+
+MONITOR_MINUTES = 10_000  # of history, 5 operations each: a summarize over it takes seconds
+TARGET_MONITOR_RSS_MB = 100.0
+SUB = "00000000-0000-0000-0000-000000000000"
+RESOURCE = f"/subscriptions/{SUB}/resourceGroups/ruscope/providers/Microsoft.DocumentDB/databaseAccounts/localhost"
+NAMESPACE = "Microsoft.DocumentDB/databaseAccounts"
+HEAVY_KQL = "CDBDataPlaneRequests | summarize sum(RequestCharge) by OperationName, bin(TimeGenerated, 1m)"
+
+
+class Token:
+    def get_token(self, *scopes: str, **kwargs: Any) -> AccessToken:
+        return AccessToken("bench", 4_102_444_800)
+
+
+def write_history(data_dir: Path) -> Path:
+    """A metrics history of MONITOR_MINUTES minutes up to now in `data_dir`, and the stand-in's CA there."""
+    from emulator.history.aggregates import History
+    from emulator.monitor.tls import ensure_certificates
+
+    history = History(path=data_dir / "history.jsonl.gz")
+    now = time.time()
+    for m in range(MONITOR_MINUTES):
+        at = now - (MONITOR_MINUTES - m) * 60
+        for op in ("Read", "Create", "Query", "Upsert", "Delete"):
+            history.record(at, "hist", "c", "0", op, 200, 1.0, partition_key="k", budget=400.0)
+    history.save()
+    return ensure_certificates(data_dir / "monitor-tls").ca
+
+
+def _ids(n: int) -> list[str]:
+    return [RESOURCE.replace("localhost", f"a{i:05d}") for i in range(n)]
+
+
+def monitor_cases(url: str, ca: Path) -> dict[str, Callable[[], str]]:
+    metrics = MetricsClient(url, Token(), connection_verify=str(ca), retry_total=0, read_timeout=900)
+    logs = LogsQueryClient(Token(), endpoint=url + "/v1", connection_verify=str(ca), retry_total=0, read_timeout=900)
+    day = (dt.datetime.now(dt.UTC) - dt.timedelta(days=1), dt.timedelta(days=1))
+
+    def batch(ids: int, names: list[str], **query: Any) -> Callable[[], str]:
+        def run() -> str:
+            base = {"timespan": day, "metric_namespace": NAMESPACE}
+            found = metrics.query_resources(resource_ids=_ids(ids), metric_names=names, **{**base, **query})
+            return f"200 ({len(found)} res)"
+
+        return run
+
+    def kql_batch() -> str:
+        found = logs.query_batch([LogsBatchQuery("w", HEAVY_KQL, timespan=None) for _ in range(10)])
+        return "200 (" + ",".join(type(r).__name__.replace("LogsQuery", "")[:4] for r in found) + ")"
+
+    def kql_waiting(seconds: int) -> Callable[[], str]:
+        def run() -> str:
+            found = logs.query_workspace("w", HEAVY_KQL, timespan=None, server_timeout=seconds)
+            return f"200 ({type(found).__name__[9:]})"
+
+        return run
+
+    ancient = (dt.datetime(1, 1, 1, tzinfo=dt.UTC), dt.datetime(9999, 12, 31, tzinfo=dt.UTC))
+    return {
+        "getBatch 20,000 ids (2.7 MB)": batch(20_000, ["TotalRequests"]),
+        "getBatch 5,000 ids": batch(5_000, ["TotalRequests"]),
+        "getBatch 1,000 metric names": batch(1, ["TotalRequests"] * 1_000),
+        "getBatch 0001-9999 at P1D": batch(
+            1, ["NormalizedRUConsumption"], timespan=ancient, granularity=dt.timedelta(days=1)
+        ),
+        "getBatch 50 ids x 20 metrics, PT1M day": batch(50, ["TotalRequests"] * 20),
+        "getBatch 50 ids x 3 metrics, PT1M day": batch(
+            50, ["TotalRequests", "TotalRequestUnits", "NormalizedRUConsumption"]
+        ),
+        "$batch of 10 heavy KQL queries": kql_batch,
+        "heavy KQL, Prefer: wait=1": kql_waiting(1),
+        "heavy KQL, default wait": kql_waiting(180),
+    }
+
+
+def run_monitor_case(case: Callable[[], str]) -> tuple[str, float]:
+    began = time.perf_counter()
+    try:
+        outcome = case()
+    except HttpResponseError as exc:
+        outcome = f"{exc.status_code}"
+    except Exception as exc:  # noqa: BLE001 - whatever the SDK raised is the outcome
+        outcome = type(exc).__name__
+    return outcome, time.perf_counter() - began
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--root", type=Path, default=ROOT, help="checkout whose emulator to run")
     parser.add_argument("--only", nargs="*", help="case names (prefixes) to run")
     args = parser.parse_args()
-    port = free_port()
-    proc = start_emulator(args.root.resolve(), port)
+    port, monitor_port = free_port(), free_port()
+    data_dir = Path(tempfile.mkdtemp(prefix="bench-interference-"))
+    ca = write_history(data_dir)
+    proc = start_emulator(args.root.resolve(), port, monitor_port, data_dir)
     try:
         client = CosmosClient(f"http://127.0.0.1:{port}/", credential=KEY, connection_timeout=120)
         reader_coll, data = load(client)
@@ -156,10 +257,26 @@ def main() -> None:
             print(
                 f"{name:34} {outcome:>16} {took:8.2f} {worst:14.0f} {rss:8.0f} {'yes' if ok else 'NO':>4}", flush=True
             )
+        for name, case in monitor_cases(f"https://127.0.0.1:{monitor_port}", ca).items():
+            if args.only and not any(name.startswith(p) for p in args.only):
+                continue
+            mark = time.perf_counter()
+            outcome, took = run_monitor_case(case)
+            time.sleep(3 * READ_EVERY_S)
+            worst = reader.worst_since(mark) * 1000
+            rss = rss_mb(proc.pid)
+            ok = worst <= TARGET_WORST_MS and rss - start_rss <= TARGET_MONITOR_RSS_MB and not outcome.startswith("5")
+            ok = ok or outcome == "504" and worst <= TARGET_WORST_MS  # the time budget's answer is the point
+            print(
+                f"{name:34} {outcome:>16} {took:8.2f} {worst:14.0f} {rss:8.0f} {'yes' if ok else 'NO':>4}", flush=True
+            )
         reader.stop.set()
     finally:
+        began = time.perf_counter()
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=60)
+        print(f"SIGTERM to exit: {time.perf_counter() - began:.1f} s")
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

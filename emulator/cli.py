@@ -54,6 +54,18 @@ def emulator(
     repair: Annotated[
         bool, typer.Option("--repair", help="Repair --data-dir (a backup is kept; losses are reported), then exit.")
     ] = False,
+    history_checkpoint_s: Annotated[
+        float,
+        typer.Option(
+            min=0.1,
+            help="How often the metrics history is saved to --data-dir when it changed: a crash loses at most "
+            "this much of it.",
+        ),
+    ] = 60.0,
+    compact_journal_mb: Annotated[
+        float,
+        typer.Option(min=0.001, help="Fold the journal into the snapshot while running once it is this large (MB)."),
+    ] = 16.0,
     page_budget_ms: Annotated[
         float | None,
         typer.Option(
@@ -88,7 +100,17 @@ def emulator(
         )
     except (ValueError, OSError) as exc:
         _fail(str(exc))
-    options = _Options(host, port, key or WELL_KNOWN_KEY, monitor_port, data_dir, tls, tuple(allow_host or ()))
+    options = _Options(
+        host,
+        port,
+        key or WELL_KNOWN_KEY,
+        monitor_port,
+        data_dir,
+        tls,
+        tuple(allow_host or ()),
+        history_checkpoint_s,
+        int(compact_journal_mb * 1024 * 1024),
+    )
     running, ca = _listen(engine, options)
     monitor = (running[1].url, ca) if len(running) > 1 and ca is not None else None
     for line in ready_lines(running[0].url, key, data_dir, monitor, tls_ca=ca if tls else None):
@@ -189,6 +211,8 @@ class _Options:
     data_dir: Path | None
     tls: bool
     allowed_hosts: tuple[str, ...]
+    checkpoint_s: float = 60.0  # the metrics history saved this often (by the Cosmos DB endpoint's server)
+    compact_at: int = 16 * 1024 * 1024  # the journal compacted while running once this large
 
 
 def _listen(engine: Any, o: _Options) -> tuple[list[Any], Path | None]:
@@ -202,9 +226,22 @@ def _listen(engine: Any, o: _Options) -> tuple[list[Any], Path | None]:
     running: list[Any] = []
     try:
         tls = certs.server_context() if o.tls and certs is not None else None
-        running.append(_start(start_in_thread, engine, o.host, o.port, "--port", key=o.key, tls=tls, limits=limits))
+        running.append(
+            _start(
+                start_in_thread,
+                engine,
+                o.host,
+                o.port,
+                "--port",
+                key=o.key,
+                tls=tls,
+                limits=limits,
+                checkpoint_s=o.checkpoint_s,
+                compact_at=o.compact_at,
+            )
+        )
         if o.monitor_port and certs is not None:
-            from emulator.monitor.app import MonitorApp
+            from emulator.monitor.app import MonitorApp, transport_limits
 
             context = certs.server_context()
             app = MonitorApp(engine)
@@ -217,7 +254,8 @@ def _listen(engine: Any, o: _Options) -> tuple[list[Any], Path | None]:
                     "--monitor-port",
                     app=app,
                     tls=context,
-                    limits=limits,
+                    limits=transport_limits(limits),
+                    checkpoint_s=None,  # the endpoint's server saves the history
                 )
             )
     except BaseException:

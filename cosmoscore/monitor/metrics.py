@@ -42,6 +42,20 @@ TOTAL, AVERAGE, MAXIMUM, MINIMUM, COUNT = "Total", "Average", "Maximum", "Minimu
 GRAIN_MINUTES = {"PT1M": 1, "PT5M": 5, "PT15M": 15, "PT30M": 30, "PT1H": 60, "PT6H": 360, "PT12H": 720, "P1D": 1440}
 RETENTION_DAYS = 93  # §5 notes: "Platform metrics are kept for 93 days."
 
+# What one metrics:getBatch call may ask; past these the service answers 400 (BadRequest).
+# "All resources in a batch ... at most 50 resource IDs" (learn.microsoft.com/azure/azure-monitor/essentials/
+# migrate-to-batch-api, batching restrictions; the getBatch GA notice; azure-monitor.md §2.2).
+MAX_RESOURCE_IDS = 50
+# "up to 20 metrics" per query of the metrics REST API (learn.microsoft.com/azure/azure-monitor/essentials/
+# rest-api-walkthrough; the portal's metrics chart has the same cap).
+MAX_METRIC_NAMES = 20
+# A query's time range cannot reach past what is kept: at most the retention (RETENTION_DAYS) long.
+MAX_RANGE_DAYS = RETENTION_DAYS
+# Data points in one answer (resources x metrics x series x intervals). The references give no figure:
+# ours, sized for the collector's largest call on the emulator (a day at PT1M split by 100 partition key
+# ranges: 144,000, benchmarks/bench_monitor.py) with room, and for the memory an answer may take (~1 KB a point).
+MAX_POINTS = 500_000
+
 # Metric names (§5, column "REST name").
 NORMALIZED_RU = "NormalizedRUConsumption"
 TOTAL_REQUEST_UNITS = "TotalRequestUnits"

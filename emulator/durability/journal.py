@@ -258,6 +258,17 @@ class Journal:
         os.ftruncate(self._fd, 0)
         self._end = self._good_end = 0
 
+    def size(self) -> int:
+        """The journal's bytes on disk."""
+        return os.fstat(self._fd).st_size if self._fd >= 0 else 0
+
+    def snapshot_size(self) -> int:
+        """The snapshot's bytes on disk (0 when there is none)."""
+        try:
+            return (self.dir / SNAPSHOT).stat().st_size
+        except FileNotFoundError:
+            return 0
+
     def close(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)

@@ -3,19 +3,22 @@
 This is the emulator's own ground truth. The Azure Monitor stand-in, the demo history and the tests
 read it (in-process); the collectors never do, so they work the same against Azure.
 
-The log is bounded twice: by records and by (estimated) bytes, so clients sending long header values
-cannot make it hoard memory (measured: 0.4-0.9 KB a record, 1.7 GB at the record cap alone);
-its string fields are capped too. The oldest records go first.
+The log is bounded twice: by records and by bytes, so clients sending long header values cannot make it
+hoard memory (measured: 0.4-0.9 KB a record, 1.7 GB at the record cap alone); its string fields are capped
+too. The oldest records go first. A record's bytes are what it really holds (`record_bytes`: the object, each
+of its strings, floats and ints, and its slot in the deque, as `sys.getsizeof` counts them); an estimate of
+200 bytes plus the characters let the log hold 1.5-2 times its cap (tests/emulator/engine, tracemalloc).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import sys
 import threading
 from collections import deque
 from dataclasses import dataclass
 
-RECORD_OVERHEAD_BYTES = 200  # measured with tracemalloc: ~237 B a record with a 36-char activity id
+DEQUE_SLOT_BYTES = 9  # a deque keeps 64 references in a 520-byte block: 8.1 bytes a record, rounded up
 MAX_FIELD_CHARS = 2048  # the longest legitimate field: a partition key of 2 KB (ru-cost-model.md P17)
 
 
@@ -40,6 +43,7 @@ class RequestRecord:
 
 
 _STRING_FIELDS = tuple(f.name for f in dataclasses.fields(RequestRecord) if f.type == "str")
+_FIELDS = tuple(f.name for f in dataclasses.fields(RequestRecord))
 
 
 def capped(record: RequestRecord, max_chars: int = MAX_FIELD_CHARS) -> RequestRecord:
@@ -49,8 +53,14 @@ def capped(record: RequestRecord, max_chars: int = MAX_FIELD_CHARS) -> RequestRe
 
 
 def record_bytes(record: RequestRecord) -> int:
-    """An estimate of the memory one record holds (its object plus its strings' characters)."""
-    return RECORD_OVERHEAD_BYTES + sum(len(getattr(record, n)) for n in _STRING_FIELDS)
+    """The memory one record holds: its object, its fields' objects (small ints are shared by the
+    interpreter and cost nothing) and its slot in the log."""
+    size = sys.getsizeof(record) + DEQUE_SLOT_BYTES
+    for name in _FIELDS:
+        value = getattr(record, name)
+        if not (type(value) is int and -5 <= value <= 256):
+            size += sys.getsizeof(value)
+    return size
 
 
 class Accounting:

@@ -1,7 +1,8 @@
 """What the Azure Monitor stand-in computes from: per-minute aggregates kept as requests are metered.
 
 - `aggregates`: `History`, the one object the engine records into (`record`, and the storage snapshots)
-  and the stand-in reads (`series`, `containers`, `minutes`), with its retention, `save` and `open`;
+  and the stand-in reads (`series`, `containers`, `minutes`), with its retention, `save`, `open` and
+  `checkpoint` (the server saves a changed history every `CHECKPOINT_S`, so a crash loses at most that);
 - `cells`: one minute's cell and the pure functions that read cells and series;
 - `snapshots`: the part of `History` that records and reads storage and throughput snapshots;
 - `changepoints`: those snapshots as change-point series, forward-filled (`Series`, `Snapshots`);

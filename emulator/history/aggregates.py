@@ -38,6 +38,7 @@ minute, by the schema (containers x pkranges x operations x statuses) and the to
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,6 +112,10 @@ class HistoryConfig:
     open_keys_cap: int = 10_000
 
 
+# How often a server saves a changed history (`History.checkpoint`): a crash loses at most this much.
+CHECKPOINT_S = 60.0
+
+
 class History(SnapshotRecorder):
     """Per-minute aggregates, recorded incrementally, queried with `series`; saved to `path` if given."""
 
@@ -131,6 +136,9 @@ class History(SnapshotRecorder):
         self._key_base: dict[PartKey, dict[str, float]] = {}  # key sizes from minutes past the retention
         self._seen: set[Coll] = set()  # containers of the sealed minutes
         self._lock = threading.Lock()
+        self.changes = 0  # recordings so far (SnapshotRecorder.changes)
+        self._saved_changes = 0  # `changes` when last saved or loaded
+        self._save_lock = threading.Lock()  # one save at a time (a checkpoint and the shutdown's)
 
     # -- recording -----------------------------------------------------------------------------
 
@@ -151,6 +159,7 @@ class History(SnapshotRecorder):
         second = int(now // 1)
         minute = second // 60
         with self._lock:
+            self.changes += 1
             cell = self._minutes.get(minute) if minute == self._now_minute else None
             if cell is None:
                 cell = self._open(minute)
@@ -275,6 +284,7 @@ class History(SnapshotRecorder):
         *,
         split_pkrange: bool = False,
         now: float | None = None,
+        tick: Callable[[], None] | None = None,
     ) -> list[Point]:
         """Values of `metric` for one container over [since, until) (epoch seconds), by interval.
 
@@ -287,6 +297,8 @@ class History(SnapshotRecorder):
         and pkrange). Storage metrics and KEY_SIZE are states, not events: each interval gets the
         value in force at its last minute (or `now`, default the clock, if earlier), from the first
         snapshot on.
+
+        `tick` is called once per minute read (a caller's deadline check: what it raises ends the read).
         """
         if metric not in METRICS:
             raise ValueError(f"unknown metric {metric!r}; known: {', '.join(METRICS)}")
@@ -300,7 +312,7 @@ class History(SnapshotRecorder):
             with self._lock:
                 return self._states(database, container, metric, picks)
         acc: dict[tuple[int, tuple[str, ...]], float] = {}
-        cells = self._cells(database, container, metric, since, until, grain_minutes, split_pkrange)
+        cells = self._cells(database, container, metric, since, until, grain_minutes, split_pkrange, tick)
         for interval, dims, value in cells:
             slot = (interval, dims)
             if metric == NORMALIZED_RU:
@@ -314,43 +326,68 @@ class History(SnapshotRecorder):
         return cells_.top_points(points, self.config.top_keys) if metric in _TOP_N else points
 
     def _cells(
-        self, database: str, container: str, metric: str, since: float, until: float, grain: int, by_pk: bool
+        self,
+        database: str,
+        container: str,
+        metric: str,
+        since: float,
+        until: float,
+        grain: int,
+        by_pk: bool,
+        tick: Callable[[], None] | None = None,
     ) -> Iterator[tuple[int, tuple[str, ...], float]]:
         first, last = int(since // 60), int(-(-until // 60))  # minutes overlapping [since, until)
+        if metric == NORMALIZED_RU:
+            table, index = "peaks", 0
+        elif metric in _TOP_N:
+            table, index = (
+                "keys" if metric in (KEY_RU, KEY_COUNT) else "queries",
+                int(metric in (KEY_COUNT, QUERY_COUNT)),
+            )
+        else:
+            table, index = "ops", int(metric != TOTAL_REQUESTS)
         with self._lock:
             picked = [(m, c) for m, c in self._minutes.items() if first <= m < last]
-            for minute, cell in picked:
-                interval = minute - minute % grain
-                if metric == NORMALIZED_RU:
-                    for (db, coll, pk), peak in cell.peaks.items():
-                        if db == database and coll == container:
-                            yield interval, (pk,), min(100.0, 100.0 * peak[0])
-                elif metric in _TOP_N:
-                    table = cell.keys if metric in (KEY_RU, KEY_COUNT) else cell.queries
-                    index = 0 if metric in (KEY_RU, QUERY_RU) else 1
-                    for (db, coll, pk), keys in table.items():
-                        if db == database and coll == container:
-                            for key, values in cells_.top_ru(keys, self.config.top_keys).items():
-                                yield interval, (pk, key), values[index]
-                else:
-                    index = 0 if metric == TOTAL_REQUESTS else 1
-                    for (db, coll, pk, op, status), values in cell.ops.items():
-                        if db == database and coll == container:
-                            yield interval, (op, str(status), pk) if by_pk else (op, str(status)), values[index]
+        for minute, cell in picked:  # the lock one minute at a time: requests are recorded meanwhile
+            if tick is not None:
+                tick()
+            with self._lock:
+                found = cells_.cell_values(cell, (database, container), table, index, by_pk, self.config.top_keys)
+            interval = minute - minute % grain
+            for dims, value in found:
+                yield interval, dims, value
 
     # -- persistence ---------------------------------------------------------------------------
 
     def save(self) -> None:
-        """Write the history to `path` (atomically); nothing to do without one."""
+        """Write the history to `path` (atomically); nothing to do without one. The lock is taken one
+        minute at a time, so the requests being recorded meanwhile wait for one minute's line at most."""
         if self.path is None:
             return
-        with self._lock:
-            lines = [
-                on_disk.minute_line(m, c.ops, c.peaks, c.keys, c.queries, c.sizes) for m, c in self._minutes.items()
-            ]
-            lines += self._storage.to_lines()
-            lines += [{"keybase": [*part, list(sizes.items())]} for part, sizes in self._key_base.items()]
-        on_disk.write_lines(self.path, lines)
+        with self._save_lock:
+            with self._lock:
+                changes, minutes = self.changes, list(self._minutes)
+            lines = []
+            for i, minute in enumerate(minutes):
+                if i % 64 == 0:
+                    time.sleep(0)  # a checkpoint runs beside the server: its requests take the GIL first
+                with self._lock:
+                    c = self._minutes.get(minute)
+                    if c is not None:
+                        lines.append(on_disk.minute_line(minute, c.ops, c.peaks, c.keys, c.queries, c.sizes))
+            with self._lock:
+                lines += self._storage.to_lines()
+                lines += [{"keybase": [*part, list(sizes.items())]} for part, sizes in self._key_base.items()]
+            on_disk.write_lines(self.path, lines)
+            self._saved_changes = changes
+
+    def checkpoint(self) -> bool:
+        """Save if anything was recorded since the last save (what a crash may lose is what came after
+        it); whether it saved. Called every `CHECKPOINT_S` by the server."""
+        if self.path is None or self.changes == self._saved_changes:
+            return False
+        self.save()
+        return True
 
     @classmethod
     def open(cls, path: str | Path, config: HistoryConfig | None = None) -> History:
@@ -377,6 +414,7 @@ class History(SnapshotRecorder):
             self._minutes = dict(sorted(self._minutes.items()))
             self._expire()
             self._storage.prune(self._oldest_kept(self._now_minute))
+            self._saved_changes = self.changes
 
 
 _DIMENSIONS: dict[str, tuple[str, ...]] = {

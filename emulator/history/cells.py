@@ -46,6 +46,34 @@ class Minute:
         return {(k[0], k[1]) for k in self.ops} | {(k[0], k[1]) for k in self.sizes}
 
 
+def cell_values(
+    cell: Minute, coll: Coll, table: str, index: int, by_pk: bool, top_keys: int
+) -> list[tuple[tuple[str, ...], float]]:
+    """(dimensions, value) of one container in one minute's cell: `table` "peaks" (normalized RU per pkrange,
+    in percent), "keys" or "queries" (their top `top_keys` per pkrange; `index` 0: RU, 1: count) or "ops"
+    (per operation and status, `by_pk` adding the pkrange; `index` 0: requests, 1: RU)."""
+    database, container = coll
+    if table == "peaks":
+        return [
+            ((pk,), min(100.0, 100.0 * peak[0]))
+            for (db, c, pk), peak in cell.peaks.items()
+            if db == database and c == container
+        ]
+    if table in ("keys", "queries"):
+        entries = cell.keys if table == "keys" else cell.queries
+        return [
+            ((pk, key), values[index])
+            for (db, c, pk), keys in entries.items()
+            if db == database and c == container
+            for key, values in top_ru(keys, top_keys).items()
+        ]
+    return [
+        ((op, str(status), pk) if by_pk else (op, str(status)), values[index])
+        for (db, c, pk, op, status), values in cell.ops.items()
+        if db == database and c == container
+    ]
+
+
 def top_ru(keys: dict[str, list[float]], n: int) -> dict[str, list[float]]:
     return keys if len(keys) <= n else dict(heapq.nlargest(n, keys.items(), key=lambda kv: kv[1][0]))
 

@@ -32,6 +32,7 @@ class SnapshotRecorder:
     """Change-points of storage and throughput, and the key sizes writes leave, per minute."""
 
     _lock: threading.Lock
+    changes: int  # bumped by every recording, under the lock: a checkpoint saves only a changed history
     _storage: Snapshots
     _minutes: dict[int, Minute]
     _key_base: dict[PartKey, dict[str, float]]
@@ -56,6 +57,7 @@ class SnapshotRecorder:
         """A write changed this physical partition (and, with `key`, that logical key's size)."""
         minute = int(now // 60)
         with self._lock:
+            self.changes += 1
             self._storage.set_partition(minute, (database, container), pkrange_id, (size, documents, budget))
             if key:
                 cell = self._open(minute)
@@ -82,6 +84,7 @@ class SnapshotRecorder:
         partitions that just appeared (children of a split)."""
         minute, coll = int(now // 60), (database, container)
         with self._lock:
+            self.changes += 1
             for pk in self._storage.live_partitions(coll) - set(partitions):
                 self._storage.set_partition(minute, coll, pk, None)
             for pk, value in partitions.items():
@@ -95,6 +98,7 @@ class SnapshotRecorder:
     def end_container(self, now: float, database: str, container: str) -> None:
         """The container was deleted: its series end at this minute."""
         with self._lock:
+            self.changes += 1
             self._storage.end_container(int(now // 60), (database, container))
 
     def live_partitions(self, database: str, container: str) -> set[str]:

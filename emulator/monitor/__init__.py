@@ -7,4 +7,11 @@ to the Log Analytics API (`logs`, with the KQL subset in `kql` over the tables i
 else to `metrics:getBatch` (`metrics`). Both answer from the engine's per-minute `History`: they compute
 from the emulator's accounting and state, they never invent values, and they refuse (400) what per-minute
 aggregates cannot answer exactly.
+
+No request can stall or exhaust the emulator: the service's limits are enforced with its errors
+(`cosmoscore.monitor.metrics.MAX_RESOURCE_IDS` and the others: 400; a body past `app.MAX_BODY_BYTES`: 413),
+every request is computed on the stand-in's worker threads (`app.MonitorApp.prepare`) within a `budget.Budget`
+(Log Analytics' result caps, answered as a `PartialError`, and its `Prefer: wait` deadline, a 504), reading
+the history one minute at a time so the Cosmos DB endpoint records and serves meanwhile; a stopping server
+cancels it. A new loop over rows or points calls its budget's `check`.
 """

@@ -23,7 +23,8 @@ import orjson
 
 from cosmoscore.monitor.logs import TIME_GENERATED
 from emulator.engine.facade import Engine
-from emulator.monitor.kql.ast import KqlError
+from emulator.monitor.budget import Budget, Cancelled, TimedOut
+from emulator.monitor.kql.ast import KqlError, semantic
 from emulator.monitor.kql.evaluate import plan, run
 from emulator.monitor.kql.expr import Row, to_text
 from emulator.monitor.kql.parser import parse
@@ -35,6 +36,7 @@ from emulator.rest.request import Request
 log = logging.getLogger("ruscope.emulator.monitor")
 
 Response = tuple[int, dict[str, str], bytes]
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1  # Kusto's long
 _JSON = {"content-type": "application/json; charset=utf-8"}
 DEFAULT_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
 _DURATION = re.compile(r"^P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
@@ -61,13 +63,14 @@ class LogsApp:
             f"/providers/Microsoft.DocumentDB/databaseAccounts/{engine.account_name}"
         )
 
-    def handle(self, request: Request) -> Response:
-        """One request to (status, headers, body); errors in the service's shapes, never a traceback."""
+    def handle(self, request: Request, budget: Budget | None = None) -> Response:
+        """One request to (status, headers, body); errors in the service's shapes, never a traceback.
+        `budget`: its time and result caps (default: the service's)."""
         try:
             authenticate(request)
             if request.method != "POST":
                 raise MonitorError(405, "MethodNotAllowed", f"{request.method} is not allowed; use POST.")
-            status, body = self._route(request)
+            status, body = self._route(request, budget or Budget())
         except MonitorError as exc:
             return exc.status, dict(_JSON), orjson.dumps(_error_body(exc))
         except Exception:  # a bug costs one request a 500, never the server
@@ -76,22 +79,23 @@ class LogsApp:
             return 500, dict(_JSON), orjson.dumps(error)
         return status, dict(_JSON), orjson.dumps(body)
 
-    def _route(self, request: Request) -> tuple[int, dict[str, Any]]:
+    def _route(self, request: Request, budget: Budget) -> tuple[int, dict[str, Any]]:
         seg = request.segments
         payload = _json(request.body)
         prefer = request.header("prefer") or ""
         if seg == ["v1", "$batch"]:
-            return 200, self.batch(payload)
+            return 200, self.batch(payload, budget)
         if len(seg) == 4 and seg[:2] == ["v1", "workspaces"] and seg[3] == "query":
-            return self.query(seg[2], self.resource_id, payload, prefer)
+            return self.query(seg[2], self.resource_id, payload, prefer, budget)
         if len(seg) > 2 and seg[0] == "v1" and seg[1].lower() == "subscriptions" and seg[-1] == "query":
             resource = "/" + "/".join(seg[1:-1])
             parse_resource(resource)  # the service's 400 for anything but a Cosmos DB account id
-            return self.query(DEFAULT_SUBSCRIPTION, resource, payload, prefer)
+            return self.query(DEFAULT_SUBSCRIPTION, resource, payload, prefer, budget)
         raise MonitorError(404, "PathNotFoundError", f"The requested path does not exist: {request.path}")
 
-    def batch(self, payload: Any) -> dict[str, Any]:
-        """`$batch`: each request answered as if alone, in request order, ids echoed."""
+    def batch(self, payload: Any, budget: Budget) -> dict[str, Any]:
+        """`$batch`: each request answered as if alone, in request order, ids echoed; all within the one
+        HTTP request's time budget (what the client waits for), the items past it answered 504."""
         requests = payload.get("requests") if isinstance(payload, dict) else None
         if not isinstance(requests, list):
             raise _bad('The body must be {"requests": [...]}.')
@@ -101,32 +105,55 @@ class LogsApp:
                 raise _bad("Each batch request must be an object.")
             prefer = str((item.get("headers") or {}).get("Prefer") or "")
             try:
-                status, body = self.query(str(item.get("workspace") or ""), self.resource_id, item.get("body"), prefer)
+                if budget.spent():  # the client stops waiting at the one deadline: the rest are not run
+                    raise TimedOut
+                workspace = str(item.get("workspace") or "")
+                status, body = self.query(workspace, self.resource_id, item.get("body"), prefer, budget)
             except MonitorError as exc:
                 status, body = exc.status, _error_body(exc)
+            except TimedOut:
+                status, body = 504, _error_body(_timed_out(budget))
             responses.append({"id": item.get("id"), "status": status, "body": body})
         return {"responses": responses}
 
-    def query(self, workspace: str, resource_id: str, payload: Any, prefer: str) -> tuple[int, dict[str, Any]]:
-        """One query's (status, body): 200 with the table, or 400 with the service's error shape."""
+    def query(
+        self, workspace: str, resource_id: str, payload: Any, prefer: str, budget: Budget | None = None
+    ) -> tuple[int, dict[str, Any]]:
+        """One query's (status, body): 200 with the table (and a `PartialError` when cut at a result cap),
+        400 with the service's error shape, or 504 past the time budget."""
+        budget = budget or Budget()
         if not isinstance(payload, dict) or not isinstance(payload.get("query"), str):
             raise _bad('The body must be {"query": "<KQL>", "timespan": ...}.')
         started = time.perf_counter()
         now = self.engine.clock()
         try:
             since, until = parse_timespan(payload.get("timespan"), now)
-            table = self._evaluate(payload["query"], since, until, now, workspace, resource_id)
+            table, count, partial = self._evaluate(payload["query"], since, until, now, workspace, resource_id, budget)
         except KqlError as exc:
             return 400, exc.body()
+        except RecursionError:
+            return 400, KqlError("SyntaxError", "SYN0002", "The query is nested too deeply.").body()
+        except (ArithmeticError, ValueError, TypeError) as exc:  # a value no column type can hold, as Kusto refuses it
+            log.info("a query could not be evaluated: %s: %s", type(exc).__name__, str(exc)[:200])
+            log.debug("traceback", exc_info=exc)
+            return 400, semantic(f"The query cannot be evaluated: {_reason(exc)}.", "E_OVERFLOW").body()
+        except TimedOut:
+            raise _timed_out(budget) from None
+        except Cancelled:
+            raise MonitorError(503, "ServiceUnavailable", "The stand-in is shutting down.") from None
         body: dict[str, Any] = {"tables": [table]}
+        if partial is not None:
+            body["error"] = partial
         if "include-statistics=true" in prefer.replace(" ", "").lower():
             elapsed = time.perf_counter() - started
-            body["statistics"] = {"query": {"executionTime": elapsed, "resourceUsage": {"rows": len(table["rows"])}}}
+            body["statistics"] = {"query": {"executionTime": elapsed, "resourceUsage": {"rows": count}}}
         return 200, body
 
     def _evaluate(
-        self, text: str, since: float, until: float, now: float, workspace: str, resource_id: str
-    ) -> dict[str, Any]:
+        self, text: str, since: float, until: float, now: float, workspace: str, resource_id: str, budget: Budget
+    ) -> tuple[dict[str, Any], int, dict[str, Any] | None]:
+        """The result table (its rows already JSON), their number, and the `PartialError` when it was cut
+        at a result cap."""
         query = parse(text)
         now_dt = dt.datetime.fromtimestamp(now, dt.UTC)
         # nothing before the retention or after the current minute: bounds a query with no time limit
@@ -134,14 +161,48 @@ class LogsApp:
         scan = scan_of(query, max(since, kept), min(until, (now // 60 + 1) * 60), now_dt)
         shape = plan(query.operators, shape_of(query.table, scan), now_dt)
         containers = frozenset(self.engine.monitored_containers())
-        source = Source(self.engine.history, containers, self.engine.account_name, resource_id, self.region, workspace)
+        account = self.engine.account_name
+        source = Source(self.engine.history, containers, account, resource_id, self.region, workspace, budget.check)
         start, end = dt.datetime.fromtimestamp(since, dt.UTC), dt.datetime.fromtimestamp(until, dt.UTC)
-        table_rows = (r for r in rows(query.table, scan, source) if start <= r[TIME_GENERATED] < end)
+        table_rows = (r for r in _watched(rows(query.table, scan, source), budget) if start <= r[TIME_GENERATED] < end)
         names = list(shape.columns)
         types = [c.type for c in shape.columns.values()]
-        out = [[_wire(r.get(n), t) for n, t in zip(names, types, strict=True)] for r in run(shape, table_rows)]
+        out: list[bytes] = []  # each row as JSON: a fraction of its Python objects' memory, nothing for the GC
+        size, partial = 0, None
+        for r in _watched(run(shape, table_rows), budget):
+            row = orjson.dumps([_wire(r.get(n), t) for n, t in zip(names, types, strict=True)])
+            size += len(row) + 1
+            if len(out) >= budget.max_rows or size > budget.max_bytes:
+                partial = _too_large(budget, rows=len(out) >= budget.max_rows)
+                break
+            out.append(row)
         columns = [{"name": n, "type": t} for n, t in zip(names, types, strict=True)]
-        return {"name": "PrimaryResult", "columns": columns, "rows": out}
+        rows_json = orjson.Fragment(b"[" + b",".join(out) + b"]")
+        return {"name": "PrimaryResult", "columns": columns, "rows": rows_json}, len(out), partial
+
+
+def _watched(items: Any, budget: Budget) -> Any:
+    """`items`, checking the budget's deadline and the shutdown as they come."""
+    for item in items:
+        budget.check()
+        yield item
+
+
+def _timed_out(budget: Budget) -> MonitorError:
+    """The service's answer to a query past its time limit: 504 Gateway Timeout."""
+    message = f"The query ran past its time limit of {budget.seconds:g} s (Prefer: wait=N; 180 s by default)."
+    return MonitorError(504, "GatewayTimeout", message)
+
+
+def _too_large(budget: Budget, rows: bool) -> dict[str, Any]:
+    """The `PartialError` of a result cut at a cap, as Log Analytics words it (azure-monitor.md §3.1)."""
+    limit = f"record count limit {budget.max_rows}" if rows else f"data size limit {budget.max_bytes}"
+    message = f"Query result set has exceeded the internal {limit} (E_QUERY_RESULT_SET_TOO_LARGE)."
+    return {
+        "code": "PartialError",
+        "message": "There were some errors when processing your query.",
+        "details": [{"code": "EngineError", "message": message}],
+    }
 
 
 def _json(body: bytes) -> Any:
@@ -160,8 +221,19 @@ def _wire(value: Any, kind: str) -> Any:
     if kind == "real":
         return float(value)
     if kind in ("int", "long"):
-        return int(value)
+        number = int(value)
+        if not _LONG_MIN <= number <= _LONG_MAX:
+            raise OverflowError(f"{number} is out of the range of a 64-bit long")
+        return number
     return value
+
+
+def _reason(exc: BaseException) -> str:
+    """An evaluation failure in words: the overflow of a datetime or long, or what Python said."""
+    text = str(exc).rstrip(".")
+    if isinstance(exc, OverflowError) and "date" in text:
+        return "a datetime is out of the range 0001-01-01 to 9999-12-31"
+    return text[:200] or type(exc).__name__
 
 
 def parse_timespan(value: Any, now: float) -> tuple[float, float]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import orjson
@@ -37,6 +38,10 @@ from cosmoscore.monitor.metrics import (
     INDEX_USAGE,
     LATENCY_DIRECT,
     LATENCY_GATEWAY,
+    MAX_METRIC_NAMES,
+    MAX_POINTS,
+    MAX_RANGE_DAYS,
+    MAX_RESOURCE_IDS,
     MAXIMUM,
     METADATA_REQUESTS,
     MINIMUM,
@@ -58,6 +63,7 @@ from cosmoscore.monitor.metrics import (
 from cosmoscore.monitor.metrics import GRAIN_MINUTES as INTERVALS  # PT1M emitted, coarser ones aggregated
 from emulator.engine.facade import Engine
 from emulator.history.aggregates import STORAGE_METRICS
+from emulator.monitor.budget import Budget, Cancelled, TimedOut
 from emulator.monitor.query import (
     DEFAULT_TOP,
     Filter,
@@ -155,8 +161,10 @@ class MetricsApp:
         self.engine = engine
         self.region = region
 
-    def handle(self, request: Request) -> Response:
-        """One request to (status, headers, body); errors in the service's ARM shape, never a traceback."""
+    def handle(self, request: Request, budget: Budget | None = None) -> Response:
+        """One request to (status, headers, body); errors in the service's ARM shape, never a traceback.
+        `budget`: its deadline and the shutdown (504 past the one, 503 at the other)."""
+        budget = budget or Budget()
         try:
             authenticate(request)
             seg = request.segments
@@ -166,17 +174,27 @@ class MetricsApp:
                 raise MonitorError(405, "MethodNotAllowed", f"{request.method} is not allowed; use POST.")
             if not isinstance(request, MonitorRequest):
                 raise TypeError("MetricsApp needs a MonitorRequest (its request_type)")
-            body = self.get_batch(seg[1], request)
+            body = self.get_batch(seg[1], request, budget)
+        except TimedOut:
+            message = f"The query ran past its {budget.seconds:g} s limit."
+            error = {"error": {"code": "GatewayTimeout", "message": message}}
+            return 504, dict(_JSON), orjson.dumps(error)
+        except Cancelled:
+            error = {"error": {"code": "ServiceUnavailable", "message": "The stand-in is shutting down."}}
+            return 503, dict(_JSON), orjson.dumps(error)
         except MonitorError as exc:
             error = {"error": {"code": exc.code, "message": exc.message}}
             return exc.status, dict(_JSON), orjson.dumps(error)
+        except RecursionError:  # a filter of parentheses nested beyond what the parser follows
+            error = {"error": {"code": "BadRequest", "message": "Invalid filter: nested too deeply."}}
+            return 400, dict(_JSON), orjson.dumps(error)
         except Exception:  # a bug costs one request a 500, never the server
             log.exception("internal error on %s %s", request.method, request.path)
             error = {"error": {"code": "InternalServerError", "message": "The stand-in failed; see its log."}}
             return 500, dict(_JSON), orjson.dumps(error)
         return 200, dict(_JSON), orjson.dumps(body)
 
-    def get_batch(self, subscription: str, request: MonitorRequest) -> dict[str, object]:
+    def get_batch(self, subscription: str, request: MonitorRequest, budget: Budget | None = None) -> dict[str, object]:
         """The batch response for the request's resources and metrics."""
         try:
             payload = orjson.loads(request.body) if request.body else None
@@ -185,25 +203,39 @@ class MetricsApp:
         ids = payload.get("resourceids") if isinstance(payload, dict) else None
         if not isinstance(ids, list) or not ids:
             raise bad_request('The body must be {"resourceids": [...]} with at least one resource id.')
+        if len(ids) > MAX_RESOURCE_IDS:
+            raise bad_request(
+                f"The batch names {len(ids)} resource ids; a metrics:getBatch call takes at most {MAX_RESOURCE_IDS}."
+            )
         for rid in ids:
             if parse_resource(rid)[0].lower() != subscription.lower():
                 raise bad_request(f"Resource {rid} is not in subscription {subscription}.")
         namespace = request.param("metricnamespace")
         if namespace is None or namespace.lower() != NAMESPACE.lower():
             raise bad_request(f"Invalid metricnamespace {namespace!r}: the stand-in serves {NAMESPACE} only.")
-        definitions = [_definition(n) for n in (request.param("metricnames") or "").split(",") if n.strip()]
-        if not definitions:
+        names = [n for n in (request.param("metricnames") or "").split(",") if n.strip()]
+        if not names:
             raise bad_request("metricnames is required.")
+        if len(names) > MAX_METRIC_NAMES:
+            raise bad_request(f"The query names {len(names)} metrics; a query takes at most {MAX_METRIC_NAMES}.")
+        definitions = [_definition(n) for n in names]
         interval, grain = parse_interval(request.param("interval"))
         end_text, start_text = request.param("endtime"), request.param("starttime")
         until = parse_time(end_text, "endtime") if end_text else self.engine.clock()
         since = parse_time(start_text, "starttime") if start_text else until - 3600
         if since >= until:
             raise bad_request("starttime must be before endtime.")
+        if until - since > MAX_RANGE_DAYS * 86400:
+            raise bad_request(
+                f"The time range {iso(since)}/{iso(until)} is longer than the {MAX_RANGE_DAYS} days metrics are kept."
+            )
         filter_text = request.param("filter")
         top = positive_int(request.param("top"), "top") if request.param("top") else DEFAULT_TOP
         query = _Query(since, until, grain, filter_text, top, request.param("orderby"), request.param("rollupby"))
-        metrics = [self._metric(d, query, request.param("aggregation")) for d in definitions]
+        points = _PointBudget(len(ids), len(query.starts), budget or Budget())
+        points.spend(len(definitions))  # at least one series per metric: refused before any work
+        # each metric's JSON made once (an orjson call holds the GIL: made per id, 50 ids stalled the endpoint)
+        metrics = [orjson.dumps(self._metric(d, query, request.param("aggregation"), points)) for d in definitions]
         return {
             "values": [
                 {
@@ -214,7 +246,7 @@ class MetricsApp:
                     "resourceregion": self.region,
                     "resourceid": rid,
                     "value": [
-                        {**m, "id": f"{rid}/providers/Microsoft.Insights/metrics/{d.name}"}
+                        _with_id(m, f"{rid}/providers/Microsoft.Insights/metrics/{d.name}", points.time)
                         for d, m in zip(definitions, metrics, strict=True)
                     ],
                 }
@@ -222,7 +254,9 @@ class MetricsApp:
             ]
         }
 
-    def _metric(self, definition: Definition, query: _Query, aggregation: str | None) -> dict[str, object]:
+    def _metric(
+        self, definition: Definition, query: _Query, aggregation: str | None, budget: _PointBudget
+    ) -> dict[str, object]:
         aggs = aggregations(definition.name, definition.aggregations, aggregation)
         if query.grain < definition.grain:
             allowed = ", ".join(name for name, minutes in INTERVALS.items() if minutes >= definition.grain)
@@ -233,12 +267,13 @@ class MetricsApp:
         filt = parse_filter(query.filter, definition.dimensions, definition.name)
         rolled = {d.lower() for d in (query.rollup or "").split(",") if d.strip()}
         split = [d for d in filt.values if d.lower() not in rolled]
-        minutes = self._minutes(definition, query, filt, split)
-        first = int(query.since // 60)
-        first -= first % query.grain
-        last = math.ceil(query.until / 60)
-        starts = range(first, last, query.grain)
-        series = {g: _aggregate(definition, cells, starts, query.grain, aggs) for g, cells in minutes.items()}
+        minutes = self._minutes(definition, query, filt, split, budget.time.check)
+        answered = min(len(minutes), query.top) if query.filter else len(minutes)
+        budget.spend(max(0, answered - 1))  # the series past the one counted up front, before any point is made
+        starts = query.starts
+        series = {
+            g: _aggregate(definition, cells, starts, query.grain, aggs, budget.time) for g, cells in minutes.items()
+        }
         if not split and not series:
             series[()] = [{"timeStamp": iso(s * 60)} for s in starts]
         groups = sorted(series)
@@ -266,9 +301,10 @@ class MetricsApp:
         }
 
     def _minutes(
-        self, definition: Definition, query: _Query, filt: Filter, split: list[str]
+        self, definition: Definition, query: _Query, filt: Filter, split: list[str], tick: Callable[[], None]
     ) -> dict[Group, dict[int, list[float]]]:
-        """Per split group and minute: [value] (normalized RU, combined by max) or [RU, requests]."""
+        """Per split group and minute: [value] (normalized RU, combined by max) or [RU, requests]; `tick`
+        is the request's budget check, called as the history is read."""
         out: dict[Group, dict[int, list[float]]] = defaultdict(dict)
         history = self.engine.history
         for db, coll in self._containers(filt):
@@ -282,7 +318,7 @@ class MetricsApp:
                         out[tuple(dims[d] for d in split)].setdefault(int(p.time // 60), []).append(p.value)
                 continue
             if definition.name == NORMALIZED_RU:
-                for p in history.series(db, coll, NORMALIZED_RU, query.since, query.until):
+                for p in history.series(db, coll, NORMALIZED_RU, query.since, query.until, tick=tick):
                     pk = p.dimensions[PARTITION_KEY_RANGE_ID]
                     dims = {**base, PARTITION_KEY_RANGE_ID: pk, PHYSICAL_PARTITION_ID: pk}
                     if filt.matches(dims):
@@ -291,9 +327,9 @@ class MetricsApp:
                 continue
             counts = {
                 (p.time, p.dimensions[OPERATION_TYPE], p.dimensions[STATUS_CODE]): p.value
-                for p in history.series(db, coll, TOTAL_REQUESTS, query.since, query.until)
+                for p in history.series(db, coll, TOTAL_REQUESTS, query.since, query.until, tick=tick)
             }
-            for p in history.series(db, coll, TOTAL_REQUEST_UNITS, query.since, query.until):
+            for p in history.series(db, coll, TOTAL_REQUEST_UNITS, query.since, query.until, tick=tick):
                 dims = {**base, **p.dimensions}
                 if filt.matches(dims):
                     cell = out[tuple(dims[d] for d in split)].setdefault(int(p.time // 60), [0.0, 0.0])
@@ -308,7 +344,8 @@ class MetricsApp:
         dbs, colls = filt.exact(DATABASE_NAME), filt.exact(COLLECTION_NAME)
         if dbs and colls:
             pairs |= {(d, c) for d in dbs for c in colls}
-        return sorted(p for p in pairs if filt.matches({DATABASE_NAME: p[0], COLLECTION_NAME: p[1]}))
+        names = (DATABASE_NAME, COLLECTION_NAME)
+        return sorted(p for p in pairs if filt.matches({DATABASE_NAME: p[0], COLLECTION_NAME: p[1]}, names))
 
 
 @dataclass(frozen=True)
@@ -320,6 +357,36 @@ class _Query:
     top: int
     orderby: str | None
     rollup: str | None
+
+    @property
+    def starts(self) -> range:
+        """The first minute of each interval the answer has a point for."""
+        first = int(self.since // 60)
+        return range(first - first % self.grain, math.ceil(self.until / 60), self.grain)
+
+
+class _PointBudget:
+    """The data points an answer may hold (MAX_POINTS): every series has a point per interval, and the
+    answer repeats the metrics for each resource id. Refused (400) as soon as the count is past it."""
+
+    def __init__(self, resources: int, intervals: int, time: Budget) -> None:
+        self.per_series = resources * intervals
+        self.points = 0
+        self.time = time  # the deadline and the shutdown, checked as points are made
+
+    def spend(self, series: int) -> None:
+        self.points += series * self.per_series
+        if self.points > MAX_POINTS:
+            raise bad_request(
+                f"The query asks for more than {MAX_POINTS:,} data points (resources x metrics x series x "
+                "intervals); narrow the time range, use a coarser interval or fewer resources, metrics or series."
+            )
+
+
+def _with_id(metric: bytes, metric_id: str, budget: Budget) -> orjson.Fragment:
+    """A metric's JSON object with its `id` first (the metric is the same for every resource id)."""
+    budget.check()
+    return orjson.Fragment(b'{"id":' + orjson.dumps(metric_id) + b"," + metric[1:])
 
 
 def _definition(name: str) -> Definition:
@@ -336,11 +403,17 @@ def _definition(name: str) -> Definition:
 
 
 def _aggregate(
-    definition: Definition, cells: dict[int, list[float]], starts: range, grain: int, aggregations: list[str]
+    definition: Definition,
+    cells: dict[int, list[float]],
+    starts: range,
+    grain: int,
+    aggregations: list[str],
+    budget: Budget,
 ) -> list[dict[str, object]]:
     """One data point per interval: only `timeStamp` when the interval has no sample (§3.2)."""
     points: list[dict[str, object]] = []
     for start in starts:
+        budget.check()
         values = [cells[m] for m in range(start, start + grain) if m in cells]
         point: dict[str, object] = {"timeStamp": iso(start * 60)}
         if values:

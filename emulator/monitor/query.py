@@ -48,13 +48,14 @@ def authenticate(request: Request) -> None:
 class MonitorRequest(Request):
     """A `Request` that keeps its query string (the Cosmos API never reads one; this API is all in it)."""
 
-    __slots__ = ("query",)
+    __slots__ = ("query", "answer")
 
     def __init__(
         self, method: str, target: str, headers: dict[bytes, bytes], body: bytes, scheme: str = "http"
     ) -> None:
         super().__init__(method, target, headers, body, scheme)
         self.query = parse_qs(target.partition("?")[2], keep_blank_values=True)
+        self.answer: tuple[int, dict[str, str], bytes] | None = None  # computed off the event loop (MonitorApp)
 
     def param(self, name: str) -> str | None:
         """A query parameter by case-insensitive name (the service ignores the case of names)."""
@@ -71,8 +72,12 @@ class Filter:
 
     values: dict[str, list[str]] = field(default_factory=dict)
 
-    def matches(self, dims: dict[str, str]) -> bool:
+    def matches(self, dims: dict[str, str], only: tuple[str, ...] | None = None) -> bool:
+        """Whether `dims` hold a wanted value of every dimension the filter pins (of those in `only`, when
+        given: a container matches a filter on its database and name whatever it pins of its series)."""
         for name, wanted in self.values.items():
+            if only is not None and name not in only:
+                continue
             if "*" not in wanted and dims.get(name, "").casefold() not in {w.casefold() for w in wanted}:
                 return False
         return True

@@ -25,7 +25,7 @@ Only the containers and minutes a query's leading `where` pins are read (`Scan`,
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from cosmoscore.monitor import logs as catalogue
@@ -149,6 +149,7 @@ class Source:
     resource_id: str
     region: str
     workspace: str
+    tick: Callable[[], None] | None = None  # the request's budget check, called as history is read
 
 
 def shape_of(table: str, scan: Scan) -> Shape:
@@ -179,7 +180,7 @@ def rows(table: str, scan: Scan, source: Source) -> Iterator[Row]:
     times: dict[float, dt.datetime] = {}
     for db, coll in _containers(scan, source):
         for category in categories:
-            for minute, fields, weight in _facts(category, source.history, db, coll, scan):
+            for minute, fields, weight in _facts(category, source, db, coll, scan):
                 when = times.get(minute) or times.setdefault(minute, dt.datetime.fromtimestamp(minute, dt.UTC))
                 common: dict[str, object] = {DATABASE_NAME: db, COLLECTION_NAME: coll}
                 if REGION_NAME in _FIELDS[category]:  # not in every table (§6.3)
@@ -220,21 +221,26 @@ def _legacy_value(name: str, value: object) -> object:
 Fact = tuple[float, dict[str, object], float | None]  # minute start, fields, request count
 
 
-def _facts(category: str, history: History, db: str, coll: str, scan: Scan) -> Iterator[Fact]:
+def _facts(category: str, source: Source, db: str, coll: str, scan: Scan) -> Iterator[Fact]:
     since, until = scan.since, scan.until
+    history, tick = source.history, source.tick
     if category == KEY_RU_CATEGORY:
-        counts = _by_dims(history.series(db, coll, KEY_COUNT, since, until), PARTITION_KEY_RANGE_ID, PARTITION_KEY)
-        for p in history.series(db, coll, KEY_RU, since, until):
+        counts = _by_dims(
+            history.series(db, coll, KEY_COUNT, since, until, tick=tick), PARTITION_KEY_RANGE_ID, PARTITION_KEY
+        )
+        for p in history.series(db, coll, KEY_RU, since, until, tick=tick):
             pk, key = p.dimensions[PARTITION_KEY_RANGE_ID], p.dimensions[PARTITION_KEY]
             fields: dict[str, object] = {PARTITION_KEY: key, PARTITION_KEY_RANGE_ID: pk, REQUEST_CHARGE: p.value}
             yield p.time, fields, counts.get((p.time, pk, key))
     elif category == KEY_STATS_CATEGORY:
-        for p in history.series(db, coll, KEY_SIZE, since, until):
+        for p in history.series(db, coll, KEY_SIZE, since, until, tick=tick):
             yield p.time, {PARTITION_KEY: p.dimensions[PARTITION_KEY], SIZE_KB: round(p.value / 1024)}, 1.0
     elif category == REQUESTS_CATEGORY:
         dims = (OPERATION_TYPE, STATUS_DIMENSION, PARTITION_KEY_RANGE_ID)
-        charges = _by_dims(history.series(db, coll, TOTAL_REQUEST_UNITS, since, until, split_pkrange=True), *dims)
-        for p in history.series(db, coll, TOTAL_REQUESTS, since, until, split_pkrange=True):
+        charges = _by_dims(
+            history.series(db, coll, TOTAL_REQUEST_UNITS, since, until, split_pkrange=True, tick=tick), *dims
+        )
+        for p in history.series(db, coll, TOTAL_REQUESTS, since, until, split_pkrange=True, tick=tick):
             op, status, pk = (p.dimensions[d] for d in dims)
             charge = charges.get((p.time, op, status, pk), 0.0)
             yield (
@@ -243,7 +249,7 @@ def _facts(category: str, history: History, db: str, coll: str, scan: Scan) -> I
                 p.value,
             )
     else:
-        for p in history.series(db, coll, QUERY_COUNT, since, until):
+        for p in history.series(db, coll, QUERY_COUNT, since, until, tick=tick):
             fields = {
                 PARTITION_KEY_RANGE_ID: p.dimensions[PARTITION_KEY_RANGE_ID],
                 QUERY_TEXT: p.dimensions[QUERY_TEXT],

@@ -8,8 +8,10 @@ behaviour lives in `emulator.engine`.
   and metrics, the gateway's refusals; `tokens`: continuation tokens; `auth`: signatures and dates;
   `links`: `_self` (resource-id) paths as the name paths they stand for;
 - `server`: serving any `transport.App` (one `handle(request)` method, and optionally `prepare(request)`:
-  pure work run off the event loop first, `offloop`) over HTTP/1.1 (`transport`), blocking
-  (`ruscope emulator`) or on a thread (`start_in_thread`); `open_engine` makes a durable engine.
+  pure work run off the event loop first, `offloop`, on the app's own `executor()` if it has one, and
+  `close()`, called when the server stops) over HTTP/1.1 (`transport`), blocking (`ruscope emulator`) or on
+  a thread (`start_in_thread`), checkpointing the metrics history and compacting the journal while it
+  serves; `open_engine` makes a durable engine.
 
 How to add an operation: once the engine has it (see `emulator.engine`), route it in
 `app.CosmosApp.dispatch`, decoding the request in `request` and shaping the answer in `wire`; a request

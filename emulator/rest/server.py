@@ -25,7 +25,7 @@ from pathlib import Path
 from emulator.durability.journal import Journal
 from emulator.engine import heap
 from emulator.engine.facade import Engine
-from emulator.history.aggregates import History
+from emulator.history.aggregates import CHECKPOINT_S, History
 from emulator.rest.app import CosmosApp
 from emulator.rest.auth import WELL_KNOWN_KEY
 from emulator.rest.transport import App, Connection, ConnectionStats, Registry, TransportLimits, served_names
@@ -35,6 +35,7 @@ log = logging.getLogger("ruscope.emulator")
 HISTORY_FILE = "history.jsonl.gz"  # the metrics history in the data directory (emulator.history.on_disk)
 INDEX_SLICE_MS = 10.0  # ours: index building between requests, in slices no request waits longer than
 INDEX_IDLE_S = 0.2  # how often to look for index builds when there are none
+COMPACT_JOURNAL_AT = 16 * 1024 * 1024  # ours: a journal this large (and past the snapshot) is folded in
 
 
 def open_engine(
@@ -45,7 +46,7 @@ def open_engine(
     **engine_kwargs: object,
 ) -> Engine:
     """An engine, durable in `data_dir` when given (replayed, then compacted; its metrics history loaded,
-    and saved again by `Engine.close`). `settle`: freeze the loaded state out of the garbage collector's
+    saved by the server every `CHECKPOINT_S` when changed and by `Engine.close`). `settle`: freeze the loaded state out of the garbage collector's
     reach (`settle_heap`; the `ruscope emulator` process does, test processes with many engines do not)."""
     journal = Journal(data_dir, fsync=fsync) if data_dir else None
     if data_dir and "history" not in engine_kwargs:
@@ -143,7 +144,38 @@ async def _build_indexes(engine: Engine) -> None:
         await asyncio.sleep(0.0 if busy else INDEX_IDLE_S)  # busy: other callbacks (requests) run first
 
 
-async def _serve(stop: asyncio.Event, engine: Engine, *listeners: Listener) -> None:
+def compact_journal(engine: Engine, at_bytes: int) -> bool:
+    """Fold the journal into a new snapshot while serving once it holds `at_bytes` or more (and at least
+    the snapshot's size, so the work stays proportional to what was written); whether it did. Requests
+    wait while the state is written: a pause proportional to the state, once per `at_bytes` of writes."""
+    journal = engine.state.journal
+    if journal is None or journal.size() < max(at_bytes, journal.snapshot_size()):
+        return False
+    with engine.metering.lock:  # no write between its journal line and its effect on the state
+        journal.compact(engine.state.snapshot_entries())
+    return True
+
+
+async def _checkpoint(engine: Engine, every_s: float, compact_at: int) -> None:
+    """Every `every_s`, on a worker thread: save the metrics history when it changed (the documents are
+    journaled as they are written; the history's file is what a kill -9 would otherwise lose), and fold
+    the journal into the snapshot once it holds `compact_at` bytes (it grew until a restart)."""
+    while True:
+        await asyncio.sleep(every_s)
+        try:
+            await asyncio.to_thread(engine.history.checkpoint)
+            await asyncio.to_thread(compact_journal, engine, compact_at)
+        except OSError as exc:  # datadir.SaveFailed names the file; the next checkpoint tries again
+            log.error("could not checkpoint the data directory: %s", exc)
+
+
+async def _serve(
+    stop: asyncio.Event,
+    engine: Engine,
+    *listeners: Listener,
+    checkpoint_s: float | None = CHECKPOINT_S,
+    compact_at: int = COMPACT_JOURNAL_AT,
+) -> None:
     loop = asyncio.get_running_loop()
     servers = []
     for x in listeners:
@@ -151,11 +183,18 @@ async def _serve(stop: asyncio.Event, engine: Engine, *listeners: Listener) -> N
         servers.append(await loop.create_server(factory, sock=x.sock, ssl=x.tls))
     sweeper = loop.create_task(_sweep([x.registry for x in listeners]))
     builder = loop.create_task(_build_indexes(engine))
+    saver = loop.create_task(_checkpoint(engine, checkpoint_s, compact_at)) if checkpoint_s else None
     try:
         await stop.wait()
     finally:
+        if saver is not None:
+            saver.cancel()
         builder.cancel()
         sweeper.cancel()
+        for x in listeners:  # work still running off the loop (a monitor query) ends at its next check
+            close = getattr(x.app, "close", None)
+            if close is not None:
+                close()
         for server in servers:
             server.close()
             await server.wait_closed()
@@ -195,9 +234,13 @@ def start_in_thread(
     tls: ssl.SSLContext | None = None,
     app: App | None = None,
     limits: TransportLimits | None = None,
+    checkpoint_s: float | None = CHECKPOINT_S,
+    compact_at: int = COMPACT_JOURNAL_AT,
 ) -> RunningEmulator:
     """Start serving on a background thread (port 0: a free port) and return once it accepts requests;
-    `app` serves instead of the engine's Cosmos DB API; `limits` bound what clients may send and hold."""
+    `app` serves instead of the engine's Cosmos DB API; `limits` bound what clients may send and hold;
+    `checkpoint_s`: how often the metrics history is saved when changed and the journal, once `compact_at`
+    bytes, compacted (None: only by `Engine.close`)."""
     main = Listener(app or CosmosApp(engine, key), bind(host, port), tls, limits or TransportLimits())
     loop = _new_loop()
     stop = asyncio.Event()
@@ -207,7 +250,7 @@ def start_in_thread(
         asyncio.set_event_loop(loop)
         loop.call_soon(ready.set)
         try:
-            loop.run_until_complete(_serve(stop, engine, main))
+            loop.run_until_complete(_serve(stop, engine, main, checkpoint_s=checkpoint_s, compact_at=compact_at))
         except Exception:
             log.exception("the emulator stopped on an error")
         finally:

@@ -30,6 +30,7 @@ import socket
 import time
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from http import HTTPStatus
 from string import printable, whitespace
@@ -67,7 +68,8 @@ class TransportLimits:
 class App(Protocol):
     """What the server serves: one parsed request in, (status, headers, body bytes) out. An app may also have
     `prepare(request) -> Callable[[], object] | None`: pure work (no state changes) to run off the event loop
-    before `handle`, which then finds its results cached."""
+    before `handle`, which then finds its results cached; and `executor()`, the threads to run it on (default:
+    `offloop.executor`); and `close()`, called when the server stops (to cancel work still running)."""
 
     def handle(self, request: Request) -> tuple[int, dict[str, str], bytes]: ...
 
@@ -183,6 +185,7 @@ class Connection(asyncio.Protocol):
         # an app may decode requests its own way (the monitor stand-in keeps the query string)
         self.make_request: type[Request] = getattr(app, "request_type", Request)
         self.prepare: Callable[[Request], Callable[[], object] | None] | None = getattr(app, "prepare", None)
+        self.executor: Callable[[], Executor] = getattr(app, "executor", offloop.executor)  # where `prepare` runs
         self.preparing: Request | None = None  # on the worker thread now
         self.prepared: Request | None = None  # ready to be answered
         self.parser = httptools.HttpRequestParser(self)
@@ -335,7 +338,7 @@ class Connection(asyncio.Protocol):
         if work is None:
             return False
         self.preparing = request
-        future = asyncio.get_running_loop().run_in_executor(offloop.executor(), offloop.run_quietly, work)
+        future = asyncio.get_running_loop().run_in_executor(self.executor(), offloop.run_quietly, work)
         future.add_done_callback(lambda _: self._prepared(request))
         return True
 

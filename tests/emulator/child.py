@@ -29,10 +29,22 @@ def start_emulator(
     preexec_fn: Callable[[], None] | None = None,
     env: dict[str, str] | None = None,
     timeout_s: float = 30,
+    extra: tuple[str, ...] = (),
 ) -> subprocess.Popen[bytes]:
     """`python -m emulator --data-dir DATA_DIR` on `port` (no monitor stand-in), once it accepts connections;
     its stdout and stderr together in `.stdout`. AssertionError with its output when it exits or never listens."""
-    args = [sys.executable, "-m", "emulator", "--port", str(port), "--monitor-port", "0", "--data-dir", str(data_dir)]
+    args = [
+        sys.executable,
+        "-m",
+        "emulator",
+        "--port",
+        str(port),
+        "--monitor-port",
+        "0",
+        "--data-dir",
+        str(data_dir),
+        *extra,
+    ]
     proc = subprocess.Popen(
         args,
         cwd=ROOT,

@@ -288,6 +288,8 @@ def _call(node: Call, scope: Scope) -> Compiled:  # noqa: PLR0911 - one branch p
         return Compiled("datetime", lambda r: scope.now - span)
     if name == "round":
         digits = args[1].fn({}) if len(args) > 1 else 0
+        if not isinstance(digits, int) or isinstance(digits, bool):
+            raise semantic(f"round(): the precision (argument 2) must be an int, not {to_text(digits)}", "SEM0219")
         assert first is not None
         return Compiled("real", lambda r: None if (x := _to_real(first(r))) is None else round(x, digits), _mix(*args))
     if name == "not":

@@ -343,4 +343,8 @@ def parse(text: str) -> Query:
     except VisitError as exc:
         if isinstance(exc.orig_exc, KqlError):
             raise exc.orig_exc from None
+        if isinstance(exc.orig_exc, RecursionError):
+            raise KqlError("SyntaxError", "SYN0002", "The query is nested too deeply.") from None
         raise
+    except RecursionError:
+        raise KqlError("SyntaxError", "SYN0002", "The query is nested too deeply.") from None
