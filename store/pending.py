@@ -52,6 +52,7 @@ from store.records import TABLES, Record
 from wholefile import write_whole
 
 log = logging.getLogger("ruscope.store")
+_SEAL_ERRORS = (OSError, ValueError, pa.ArrowException, DeltaError)  # what committing a table file raises
 
 DAMAGED = "_damaged"  # inside PENDING: lines no table could take, kept for a human to look at
 _BAD_LINE = (ValueError, pa.ArrowException)
@@ -201,30 +202,70 @@ def _in_commit_order(segment_dir: Path) -> list[Path]:
 def _seal(
     segment_dir: Path, location: StoreLocation, run_id: str, part: str, warn: Warn, tally: Tally | None = None
 ) -> None:
-    """Commit each table file of the segment, then remove it; `tally` gets each table's rows added."""
+    """Commit each table file of the segment, then remove it; `tally` gets each table's rows added.
+
+    A table that cannot be committed (its log damaged, the disk full) does not hold back the others: they are
+    committed and their files removed, its file stays in the segment for a later run (commits are exactly
+    once per table, by the run's app transaction), and its error is raised after the others. A `last` table
+    vouches for the segment's other rows, so it waits while any of them failed."""
     refuse_old_layout(location)
+    failed: Exception | None = None
     for path in _in_commit_order(segment_dir):
-        lines = _complete_lines(path)
-        if not lines:
+        spec = TABLES.get(path.stem)
+        if failed is not None and spec is not None and spec.last:
             continue
-        if path.stem not in TABLES:
-            aside = _set_aside(segment_dir.parent, segment_dir.name, path.stem, lines.splitlines(keepends=True))
-            warn(
-                f"store: pending segment {segment_dir.name} holds rows of table {path.stem!r}, which this "
-                f"version does not know; set aside in {aside}"
-            )
+        try:
+            _seal_table(path, segment_dir, location, run_id, part, warn, tally)
+        except _SEAL_ERRORS as exc:
+            failed = failed or _not_committed(location, path.stem, segment_dir, exc)
             continue
-        data, damaged = _salvage(lines, path.stem, run_id)
-        if damaged:
-            aside = _set_aside(segment_dir.parent, segment_dir.name, path.stem, damaged)
-            warn(f"store: set aside {len(damaged)} damaged line(s) of pending segment {segment_dir.name} in {aside}")
-        if data is not None and data.num_rows:
-            spec = TABLES[path.stem]
-            rows = with_date(spec, arrow_of_run(spec, data, run_id))
-            added = commit(location, spec, rows, app_id=app_id_of(run_id, part))
-            if tally is not None:
-                tally[spec.name] = tally.get(spec.name, 0) + added
+        path.unlink(missing_ok=True)
+    if failed is not None:
+        raise failed
     shutil.rmtree(segment_dir, ignore_errors=True)
+
+
+class TableNotCommitted(OSError):
+    """A table of a pending segment that could not be committed; its rows wait in the segment. The message
+    names the table, the damage (or the error) and the repair command."""
+
+
+def _not_committed(location: StoreLocation, table: str, segment_dir: Path, exc: Exception) -> TableNotCommitted:
+    from store.check import check_table, one_line, repair_hint  # lazy: check reads tables as pending writes them
+
+    found = check_table(location, table) if table in TABLES else None
+    if found is not None and not found.clean:
+        cause = "; ".join(line.removeprefix(f"{table}: ") for line in found.lines(location))
+        cause += f"; `{repair_hint(location)}` repairs it"
+    else:
+        cause = one_line(exc)
+    return TableNotCommitted(f"table {table!r} not committed: {cause}; its rows wait in {segment_dir}")
+
+
+def _seal_table(
+    path: Path, segment_dir: Path, location: StoreLocation, run_id: str, part: str, warn: Warn, tally: Tally | None
+) -> None:
+    """Commit one table file of a segment (damaged lines and an unknown table set aside, said in one line)."""
+    lines = _complete_lines(path)
+    if not lines:
+        return
+    if path.stem not in TABLES:
+        aside = _set_aside(segment_dir.parent, segment_dir.name, path.stem, lines.splitlines(keepends=True))
+        warn(
+            f"store: pending segment {segment_dir.name} holds rows of table {path.stem!r}, which this "
+            f"version does not know; set aside in {aside}"
+        )
+        return
+    data, damaged = _salvage(lines, path.stem, run_id)
+    if damaged:
+        aside = _set_aside(segment_dir.parent, segment_dir.name, path.stem, damaged)
+        warn(f"store: set aside {len(damaged)} damaged line(s) of pending segment {segment_dir.name} in {aside}")
+    if data is not None and data.num_rows:
+        spec = TABLES[path.stem]
+        rows = with_date(spec, arrow_of_run(spec, data, run_id))
+        added = commit(location, spec, rows, app_id=app_id_of(run_id, part))
+        if tally is not None:
+            tally[spec.name] = tally.get(spec.name, 0) + added
 
 
 def recover(store: StoreLocation, *, warn: Warn = log.warning, tally: Tally | None = None) -> int:
@@ -260,12 +301,7 @@ def _recover_one(
             return 0
         try:
             _seal(segment_dir, location, run_id, part, warn, tally)
-        except (
-            OSError,
-            ValueError,
-            pa.ArrowException,
-            DeltaError,
-        ) as exc:  # an unreadable segment must not stop today's run
+        except _SEAL_ERRORS as exc:  # an unreadable segment must not stop today's run
             warn(f"could not recover {segment_dir}: {exc}")
             return 0
         lock_path.unlink(missing_ok=True)

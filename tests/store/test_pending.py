@@ -297,3 +297,42 @@ print((segment.dir / "requests.jsonl").stat().st_size == size)
     warned: list[str] = []
     assert recover(store_location(tmp_path), warn=warned.append) == 1 and warned == []
     assert seqs(tmp_path) == [0]
+
+
+def test_a_table_that_cannot_be_committed_holds_back_no_other_but_the_rows_that_vouch_for_it(tmp_path: Path) -> None:
+    """A damaged `executions` log: the segment's requests are committed all the same; its executions wait in
+    the segment, and so does the `last` table whose rows vouch for them (a logs watermark must never pass rows
+    not stored); once the log is whole again the next recovery commits the rest, each row once."""
+    location = store_location(tmp_path)
+    seed = Segment(location, "r0", "p000")
+    seed.append(execution(run_id="r0", execution_id="seed"))
+    seed.seal()
+    first = tmp_path / "executions" / "_delta_log" / f"{0:020d}.json"
+    whole = first.read_bytes()
+    first.write_bytes(whole[:100])  # the table's first log entry cut short
+    killed = Segment(location, "r1", "p000")  # a run killed before it sealed: its segment is recovered later
+    for seq in range(3):
+        killed.append(row(seq))
+    killed.append(execution())
+    killed.append(window := _window())
+    killed._unlock()  # the kill: the lock goes with the process, the segment stays
+    warned: list[str] = []
+    assert recover(location, warn=warned.append) == 0  # not sealed whole: it stays for a later run
+    assert [w for w in warned if "could not recover" in w and "executions" in w]
+    assert sorted(read_table(location, "requests")["seq"]) == [0, 1, 2]  # the requests did not wait
+    assert read_table(location, "log_windows").empty  # it vouches for the executions' run: it waits too
+    left = sorted(p.name for p in (location.pending_dir / "r1-p000").glob("*.jsonl"))
+    assert left == ["executions.jsonl", "log_windows.jsonl"]
+    first.write_bytes(whole)  # repaired
+    assert recover(location) == 1
+    assert sorted(read_table(location, "requests")["seq"]) == [0, 1, 2]  # once
+    assert sorted(read_table(location, "executions")["execution_id"]) == ["000-0-0", "seed"]
+    assert read_table(location, "log_windows")["query"].tolist() == [window.query]
+
+
+def _window() -> Any:
+    from store.records import LogWindowRecord
+
+    return LogWindowRecord(
+        run_id="r1", time=row(0).time, account="a", database="d", container="", query="q", end=row(0).time, rows=3
+    )
