@@ -42,6 +42,7 @@ class RunSummary:
     item: str = "execution"  # what the collector counts: executions of queries, containers read, ...
     items: int = 0
     failed: int = 0
+    throttled_out: int = 0  # of the failed: still throttled (429) after the SDK's retries, nothing else wrong
     total_ru: float = 0.0
     ended_by: str = ""  # "" (all done), "budget" or "signal"
 
@@ -97,10 +98,12 @@ class Run:
     def charge(self, ru: float) -> None:
         self.spent += ru
 
-    def count(self, *, failed: bool) -> None:
-        """One item (an execution) done, failed or not: the summary and the exit code follow from these."""
+    def count(self, *, failed: bool, throttled_out: bool = False) -> None:
+        """One item (an execution) done, failed or not (`throttled_out`: failed only because the partition
+        stayed throttled past the SDK's retries): the summary and the exit code follow from these."""
         self.summary.items += 1
         self.summary.failed += failed
+        self.summary.throttled_out += failed and throttled_out
 
     def seal(self, *, every: float = 0.0) -> None:
         """Turn the recorded rows into Parquet parts, at most every `every` seconds (0: now)."""

@@ -37,6 +37,7 @@ from cosmoscore.epk import EpkRange
 from store import ExecutionRecord, RequestRecord, StoreLocation
 
 OK, ERROR, STOPPED = "ok", "error", "stopped"
+TOO_MANY_REQUESTS = 429  # cosmos-errors-and-stats.md §1.4: the SDK retries it, then raises it with this status
 Advance = Callable[[int], object]
 
 
@@ -184,7 +185,7 @@ class Replay:
         """One execution: run it, then turn its captured requests into an executions record."""
         self.capture.context = {"query_name": spec.name, "execution_id": execution_id, "container": spec.container}
         started, t0 = self.run.clock(), time.perf_counter()
-        status, error, items = OK, "", 0
+        status, error, items, throttled_out = OK, "", 0, False
         try:
             items = fetch_query(spec, target, self.run.check)
         except BudgetReached:
@@ -194,10 +195,23 @@ class Replay:
             status, error = STOPPED, "stopped by a signal before the last page"
         except Exception as exc:  # every failure of one query is recorded, and the run goes on
             status, error = ERROR, self.describe(exc)
+            throttled_out = getattr(exc, "status_code", None) == TOO_MANY_REQUESTS
         outcome = {"items": items, "status": status, "error": error, "started": started}
-        self.conclude(spec, target, execution_id, repeat, duration_ms=(time.perf_counter() - t0) * 1000, **outcome)
+        duration_ms = (time.perf_counter() - t0) * 1000
+        self.conclude(
+            spec, target, execution_id, repeat, duration_ms=duration_ms, throttled_out=throttled_out, **outcome
+        )
 
-    def conclude(self, spec: QuerySpec, target: Target, execution_id: str, repeat: int, **outcome: Any) -> None:
+    def conclude(
+        self,
+        spec: QuerySpec,
+        target: Target,
+        execution_id: str,
+        repeat: int,
+        *,
+        throttled_out: bool = False,
+        **outcome: Any,
+    ) -> None:
         """Record the requests captured since the last execution and this execution's record."""
         requests = self.capture.take()
         for request in requests:
@@ -208,7 +222,7 @@ class Replay:
         self.run.record(record)
         self.done.append(record)
         self.last_ru[spec.name] = record.total_ru
-        self.run.count(failed=record.status == ERROR)
+        self.run.count(failed=record.status == ERROR, throttled_out=throttled_out)
 
     def describe(self, exc: BaseException) -> str:
         return describe_error(exc, self.account.endpoint, key_env=self.account.key_env)
@@ -227,7 +241,13 @@ class Replay:
             targets = fetch_targets(client, database, spec)
         except Exception as exc:  # one line, an error record, and the run goes on
             error = str(exc) if isinstance(exc, LookupError) else self.describe(exc)
-            outcome = {"items": 0, "status": ERROR, "error": error, "started": self.run.clock(), "duration_ms": 0.0}
+            outcome: dict[str, Any] = {
+                "items": 0,
+                "status": ERROR,
+                "error": error,
+                "started": self.run.clock(),
+                "duration_ms": 0.0,
+            }
             self.conclude(spec, Target(None, {}, []), f"{index:03d}-0-0", 0, **outcome)
             if client is not None:
                 self.run.err(f"query {spec.name!r}: {error}")

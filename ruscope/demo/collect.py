@@ -20,6 +20,7 @@ import workloads.chat
 from collectors.alerts import after_collect
 from collectors.config import Config, ConfigError, parse_config
 from collectors.registry import Options, collector, run_collector
+from collectors.run import RunSummary
 from collectors.sample import SampleError
 from emulator.engine.clock import SimulatedClock
 from emulator.engine.facade import Engine
@@ -146,7 +147,7 @@ def demo_config(text: str, path: Path) -> Config:
         raise DemoError(f"{EXAMPLE_CONFIG}: {exc}") from None
 
 
-def collect(name: str, config: Config, store: Path, clock: Callable[[], float]) -> None:
+def collect(name: str, config: Config, store: Path, clock: Callable[[], float]) -> RunSummary:
     """One run of a collector (the well-known key; the stand-in's token) into the demo store."""
     os.environ.setdefault(*MONITOR_TOKEN)
     lines: list[str] = []
@@ -159,8 +160,16 @@ def collect(name: str, config: Config, store: Path, clock: Callable[[], float]) 
         err=lines.append,
         options=Options(credential=WELL_KNOWN_KEY),
     )
-    if summary.exit_code != 0:
+    if summary.exit_code != 0 and not throttled_only(summary):
         raise DemoError(f"`ruscope {name}` failed on the demo account: {' | '.join(lines[-3:])}")
+    return summary
+
+
+def throttled_only(summary: RunSummary) -> bool:
+    """A run whose only failures are executions still throttled after the SDK's retries: on the demo's
+    deliberately hot partition that is the demo working (the failed executions are stored as such, and the
+    Throttling page shows them), and a loaded machine makes it more likely, not a reason to stop."""
+    return summary.failed > 0 and summary.failed == summary.throttled_out and not summary.ended_by
 
 
 def evaluate_alerts(config: Config, store: Path, at: float) -> list[str]:

@@ -159,8 +159,13 @@ def build(engine: Engine, clock: DemoClock, paths: DemoPaths, settings: DemoSett
             # a fresh second after the minute's busy one: the replay is not throttled by the minute's reads
             clock.set(max(start + minute * 60 + 45, clock.now // 1 + 1))
             with clock.flowing(until=start + minute * 60 + 59):  # a throttled replay's retries see seconds pass
-                collect("replay", config, paths.store, clock)
+                replayed = collect("replay", config, paths.store, clock)
                 collect("storage", config, paths.store, clock)
+            if replayed.throttled_out:
+                bar.write(
+                    f"replay at minute {minute}: {replayed.throttled_out} execution(s) still throttled after the "
+                    "SDK's retries on the hot partition; stored as failed executions (see Throttling)"
+                )
 
     try:
         report = history.drive_history(engine, clock, settings.seed, size, start, on_minute=on_minute)

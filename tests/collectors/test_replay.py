@@ -252,6 +252,13 @@ def test_a_storm_of_429s_is_recorded_not_fatal(make_emulator, tmp_path: Path) ->
     assert "429 throttled" in executions.loc["storm", "error"] and summary.exit_code == 1
     assert executions.loc["calm", "status"] == "ok"  # the run went on
     assert err == ["query 'storm': " + executions.loc["storm", "error"]]
+    assert (summary.failed, summary.throttled_out) == (1, 1)  # failed only for staying throttled
+
+
+def test_a_failure_that_is_not_a_throttle_is_not_counted_as_one(loaded, tmp_path: Path) -> None:
+    queries = [{"name": "bad", "container": "nope", "sql": "SELECT * FROM c"}]
+    summary, _, _ = run(loaded, config_for(loaded, queries), tmp_path)
+    assert (summary.failed, summary.throttled_out) == (1, 0)
 
 
 def test_a_stop_signal_finishes_the_request_and_keeps_what_was_collected(loaded, tmp_path: Path) -> None:
