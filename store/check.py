@@ -212,6 +212,16 @@ def one_line(exc: BaseException) -> str:
 BACKTRACE = re.compile(r"\n\s*(?:Stack backtrace:|\d+: )")
 
 
+def failure_cause(location: StoreLocation, table: str, exc: BaseException) -> str:
+    """Why writing `table` failed, in words: its damage with the repair command when `check_table` finds any,
+    else the error itself (a full disk, storage access), on one line."""
+    found = check_table(location, table)
+    if found is None or found.clean:
+        return one_line(exc)
+    damage = "; ".join(line.removeprefix(f"{table}: ") for line in found.lines(location))
+    return f"{damage}; `{repair_hint(location)}` repairs it"
+
+
 def repair_hint(location: StoreLocation) -> str:
     """The command that repairs the store at `location`."""
     return f"ruscope store repair --store {location}"

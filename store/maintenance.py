@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from deltalake import DeltaTable, QueryBuilder, WriterProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError
 
-from store.check import check_table, one_line, repair_hint
+from store.check import failure_cause, one_line
 from store.delta import DATE, delta_schema, open_table, sql_literal, sql_name
 from store.layout import refuse_old_layout
 from store.location import StoreLocation, require_location
@@ -93,11 +93,7 @@ def _compact_or_name_damage(
         table = open_table(location, name)
         return None if table is None else compact_table(name, table, retention_hours)
     except (DeltaError, OSError, pa.ArrowException) as exc:
-        found = check_table(location, name)
-        if found is None or found.clean:  # not damage (a full disk, storage access): the error itself
-            return CompactFailure(name, one_line(exc))
-        damage = "; ".join(line.removeprefix(f"{name}: ") for line in found.lines(location))
-        return CompactFailure(name, f"{damage}; `{repair_hint(location)}` repairs it")
+        return CompactFailure(name, failure_cause(location, name, exc))
 
 
 def compact_table(name: str, table: DeltaTable, retention_hours: float) -> CompactReport:

@@ -231,14 +231,9 @@ class TableNotCommitted(OSError):
 
 
 def _not_committed(location: StoreLocation, table: str, segment_dir: Path, exc: Exception) -> TableNotCommitted:
-    from store.check import check_table, one_line, repair_hint  # lazy: check reads tables as pending writes them
+    from store.check import failure_cause, one_line  # lazy: check reads tables as pending writes them
 
-    found = check_table(location, table) if table in TABLES else None
-    if found is not None and not found.clean:
-        cause = "; ".join(line.removeprefix(f"{table}: ") for line in found.lines(location))
-        cause += f"; `{repair_hint(location)}` repairs it"
-    else:
-        cause = one_line(exc)
+    cause = failure_cause(location, table, exc) if table in TABLES else one_line(exc)
     return TableNotCommitted(f"table {table!r} not committed: {cause}; its rows wait in {segment_dir}")
 
 
