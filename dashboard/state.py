@@ -27,12 +27,11 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from analysis.scope import Scope
+from dashboard.environment import ANY_STORE_ENV, STORE_ENV
 from store.location import DEFAULT_STORE
 
 STORE, SINCE, SCOPE = "store", "since", "scope"
 REQUESTED_SCOPE = "frame_requested_scope"  # a scope a page asked the frame to show from the next run on
-STORE_ENV = "RUSCOPE_STORE"  # set by `ruscope dashboard --store DIR`
-ANY_STORE_ENV = "RUSCOPE_ANY_STORE"  # "1": set by `ruscope dashboard --allow-any-store`
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,13 +20,12 @@ from typing import Annotated
 
 import typer
 
+from dashboard.environment import ANY_STORE_ENV, STORE_ENV
 from emulator.cli import emulator as emulator_command
 from ruscope import collect, maintenance, panics, report
 from ruscope.advise import advise as advise_command
 from ruscope.launch import exposure_warning, listen_problem, streamlit_command
 from ruscope.options import EXIT_OK, EXIT_USAGE, echo, fail, load, store_dir
-
-ANY_STORE_ENV, STORE_ENV = "RUSCOPE_ANY_STORE", "RUSCOPE_STORE"  # read by dashboard.state
 
 app = typer.Typer(
     add_completion=False,

@@ -13,12 +13,13 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from dashboard.environment import STORE_ENV
 from ruscope.launch import streamlit_command
 
 
 def start_dashboard(store: Path, *, host: str, port: int, log: Path) -> subprocess.Popen[bytes]:
     """Streamlit on `store`, its output in `log` (the demo's terminal keeps the demo's own lines)."""
-    env = {**os.environ, "RUSCOPE_STORE": str(store.resolve())}
+    env = {**os.environ, STORE_ENV: str(store.resolve())}
     command = streamlit_command(host, port)
     with log.open("ab") as sink:
         return subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)

@@ -1,0 +1,5 @@
+"""What `ruscope dashboard` (and the demo) tell the Streamlit process through its environment, read by
+`dashboard.state`. Apart from it so that the command sets them without importing Streamlit."""
+
+STORE_ENV = "RUSCOPE_STORE"  # the store named at start: --store, else the config's [store] uri
+ANY_STORE_ENV = "RUSCOPE_ANY_STORE"  # "1": --allow-any-store (a visitor may type another store)
