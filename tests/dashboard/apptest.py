@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import html
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
 from dashboard.display import MISSING_NUMBER, MISSING_TIME
@@ -30,6 +33,18 @@ PLAN: list[tuple[str, int, str, int, str, str, list[Part]]] = [
     ("r2", 61, "scan", 0, "per-feed-range", "single", [[("page", "0", 2.0)], [("page", "1", 3.0)]]),
     ("r2", 63, "wide", 0, "as-is", "fan-out", [[*GATEWAY_THEN_PAGES, ("page", "0", 3.0), ("page", "1", 6.0)]]),
 ]
+
+MARKDOWN = MarkdownIt("commonmark", {"html": False})  # what a page's Markdown element renders (CommonMark)
+
+
+def text_of(rendered: str) -> str:
+    """The text a reader sees in rendered HTML: tags dropped, entities decoded."""
+    return html.unescape(re.sub(r"<[^>]+>", "", rendered))
+
+
+def shown(markdown: str) -> str:
+    """A Markdown element's source as a reader sees it once rendered, as text."""
+    return text_of(MARKDOWN.render(markdown)).strip()
 
 
 def store_rows(plan: list[tuple[str, int, str, int, str, str, list[Part]]]) -> tuple[list[dict], list[dict]]:

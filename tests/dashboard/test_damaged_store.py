@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from deltalake import DeltaTable
 from streamlit.testing.v1 import AppTest
 
+from tests.dashboard.apptest import shown
 from tests.dashboard.test_query_costs_page import run_app
 
 
 def _warning(app: AppTest) -> str:
-    """The page's one store warning as the reader sees it: the box shows it as literal text, each Markdown mark
-    backslash-escaped (dashboard.display.markdown_text)."""
+    """The page's one store warning as the reader sees it, rendered (its Markdown marks are escaped)."""
     [warning] = {w.value for w in app.warning}  # the same read's warning may show beside each of its tables
-    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", warning)
+    return shown(warning)
 
 
 def test_a_missing_data_file_is_named_and_the_rest_of_the_table_shown(two_runs: Path) -> None:

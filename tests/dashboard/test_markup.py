@@ -10,7 +10,6 @@ emphasis, and the hostile text must come out literally.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from pathlib import Path
@@ -19,11 +18,10 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
-from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
 from dashboard.display import markdown_code, markdown_text
-from tests.dashboard.apptest import APP, run_app
+from tests.dashboard.apptest import APP, MARKDOWN, run_app, shown, text_of
 from tests.golden.make_store import GOLDEN_STORE
 
 PAGES = re.findall(r'st\.Page\(\s*"([^"]+)"', APP.read_text())
@@ -31,7 +29,6 @@ HOSTILE = " [clickme](https:evil.example) ![pixel](https://evil.example/p.png) <
 NAMED = ("database", "container", "query_name", "query", "design")  # columns holding a name as it is
 KEYS = ("partition_key",)  # JSON arrays of key values
 PROSE = ("message", "verdict", "migration", "lint", "fix", "why")  # text naming the names
-MARKDOWN = MarkdownIt("commonmark", {"html": False})
 
 
 def hostile(name: str) -> str:
@@ -115,7 +112,7 @@ def check_no_markup(app: AppTest, page: str) -> int:
         assert "<a " not in rendered and "<img" not in rendered, (page, source)
         if "clickme" in source:
             shown += 1
-            text = html.unescape(re.sub(r"<[^>]+>", "", rendered))
+            text = text_of(rendered)
             assert HOSTILE.strip() in text, (page, source, text)
     for text in figure_texts(app):
         if "clickme" in text:
@@ -139,9 +136,7 @@ def test_hostile_names_show_as_text_on_every_page(page: str, hostile_store: Path
 
 def test_markdown_text_and_code_show_text_as_written() -> None:
     for text in (HOSTILE, "a\\b `c` $x$ # h", "1. not a list", "12) nor this", "- nor this", "# no heading", "```"):
-        rendered = MARKDOWN.render(markdown_text(text))
-        assert html.unescape(re.sub(r"<[^>]+>", "", rendered)).strip() == text.strip()
-        code = MARKDOWN.render(markdown_code(text))
-        assert html.unescape(re.sub(r"<[^>]+>", "", code)).strip() == text.strip()
+        assert shown(markdown_text(text)) == text.strip()
+        assert shown(markdown_code(text)) == text.strip()
     for bare in ("https://evil.example", "www.evil.example", "x@evil.example"):  # GFM would link them
         assert markdown_text(bare) in ("https\\://evil.example", "www\\.evil.example", "x\\@evil.example")
