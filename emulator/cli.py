@@ -129,7 +129,7 @@ def emulator(
 def safety_warnings(host: str, key: str | None, key_on_command_line: bool) -> list[str]:
     """Warnings before listening: the public well-known key beyond loopback; a key visible in `ps`."""
     lines = []
-    if key is None and not _loopback(host):
+    if key is None and not is_loopback(host):
         lines.append(
             f"ruscope: warning: listening on {host} with the well-known emulator key (public): anyone who can reach "
             "this port can read and write every database. Set RUSCOPE_EMULATOR_KEY to a key of your own."
@@ -149,7 +149,8 @@ def _on_command_line(ctx: typer.Context, name: str) -> bool:
     return source is not None and source.name == "COMMANDLINE"
 
 
-def _loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """Whether `host` (a name or an IP literal, IPv6 in brackets or not) is this machine only."""
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:

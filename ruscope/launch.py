@@ -3,7 +3,6 @@ flags that hold from any directory (with the host names the dashboard answers). 
 
 from __future__ import annotations
 
-import ipaddress
 import signal
 import socket
 import sys
@@ -11,6 +10,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from emulator.cli import is_loopback
 from ruscope.options import echo
 
 
@@ -61,7 +61,7 @@ def allowed_hosts(host: str, extra: Sequence[str] = ()) -> list[str]:
 def exposure_warning(host: str, extra: Sequence[str] = ()) -> str | None:
     """A warning when the dashboard listens beyond loopback: it has no login, so whoever reaches it reads the
     store; None on loopback."""
-    if _loopback(host):
+    if is_loopback(host):
         return None
     line = (
         f"warning: listening on {host or '*'}: the dashboard has no login, so anyone who can reach it reads the store"
@@ -69,15 +69,6 @@ def exposure_warning(host: str, extra: Sequence[str] = ()) -> str | None:
     if host in WILDCARDS and not extra:
         line += "; name the host it is reached by with --allow-host NAME (only loopback names are answered now)"
     return line
-
-
-def _loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def streamlit_command(host: str, port: int, app_file: Path = DASHBOARD_APP, *, allow: Sequence[str] = ()) -> list[str]:
