@@ -5,6 +5,7 @@
     describe(query) -> QueryShape              # what a query plan needs
     rewrite_for_cross_partition(query, shape)  # the per-partition query text the SDK expects
     partition_key_filter(query, key_paths, parameters) -> KeyFilter   # routing
+    canonical_json(value) -> bytes             # sorted-key JSON, right-sized: an ordering or cache key
     index_use(query, is_indexed) -> IndexUse   # whether the filter is served from the index
 
 To add a built-in function, add it to the table of its kind (`strings.py`, `arrays.py`, `numbers.py`,
@@ -19,6 +20,7 @@ from .indexing import IndexUse, index_use
 from .parser import parse_query
 from .plan import QueryShape, describe, rewrite_for_cross_partition
 from .routing import KeyFilter, partition_key_filter
+from .values import canonical_json
 
 __all__ = [
     "UNDEFINED",
@@ -28,6 +30,7 @@ __all__ = [
     "QueryResult",
     "QueryShape",
     "SqlError",
+    "canonical_json",
     "describe",
     "execute",
     "index_use",

@@ -19,6 +19,7 @@ from . import ast as a
 from .cache import BoundedCache, cached
 from .scope import Context, Fn, Scope, getter, step
 from .tail import Rows, Tail, as_tuple, compile_tail, counted, filtered, finish_outputs, run_tail
+from .values import canonical_json
 
 U = a.UNDEFINED
 
@@ -276,7 +277,7 @@ def plan_for(query: a.Query, parameters: Mapping[str, Any] | None) -> TopPlan:
     if not parameters:
         return _cached_plan(query, b"")
     try:
-        key = orjson.dumps(dict(parameters), option=orjson.OPT_SORT_KEYS)
+        key = canonical_json(dict(parameters))
     except TypeError:
         return compile_plan(query, parameters)
     return _cached_plan(query, key)

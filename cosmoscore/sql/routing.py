@@ -11,13 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from . import ast as a
 from .cache import BoundedCache, cached
 from .errors import SqlError
 from .scope import Context, constant, constants_context, path_of
-from .values import deep_equal, hash_key, rank
+from .values import canonical_json, deep_equal, hash_key, rank
 
 Assignment = dict[int, Any]  # key level -> pinned value
 
@@ -106,7 +104,7 @@ def partition_key_filter(
     """What the WHERE clause pins the partition key to (key paths split into segments); cached, since
     every page of a query routes it again (a 70,000-item IN list took 17 ms a page)."""
     try:
-        params_key = orjson.dumps(dict(parameters or {}), option=orjson.OPT_SORT_KEYS)
+        params_key = canonical_json(dict(parameters or {}))
     except TypeError:
         return _partition_key_filter(query, key_paths, parameters)
     key = (query, tuple(tuple(p) for p in key_paths), params_key)

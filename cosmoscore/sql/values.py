@@ -80,8 +80,15 @@ def sort_key(value: Any) -> tuple[Any, ...]:
     if r == RANK_BOOL:
         return (r, int(value))
     if r >= RANK_ARRAY:
-        return (r, orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
+        return (r, canonical_json(value))
     return (r, 0)
+
+
+def canonical_json(value: Any) -> bytes:
+    """Compact JSON with sorted keys, equal for equal values: an ordering or a cache key. Right-sized,
+    since these are kept: orjson >= 3.12 returns a buffer of at least 4 KB whatever the text's length
+    (home-assistant/core#181240). Raises TypeError for a value JSON cannot hold."""
+    return bytes(memoryview(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)))
 
 
 def hash_key(value: Any) -> Any:

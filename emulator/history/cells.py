@@ -59,16 +59,26 @@ def cell_values(
             for (db, c, pk), peak in cell.peaks.items()
             if db == database and c == container
         ]
+    return [(dims, values[index]) for dims, values in cell_entries(cell, coll, table, by_pk, top_keys)]
+
+
+def cell_entries(
+    cell: Minute, coll: Coll, table: str, by_pk: bool, top_keys: int
+) -> list[tuple[tuple[str, ...], list[float]]]:
+    """(dimensions, both values) of one container in one minute's cell: `table` "keys" or "queries" (their
+    top `top_keys` per pkrange by RU; [RU, count]) or "ops" (per operation and status, `by_pk` adding the
+    pkrange; [requests, RU])."""
+    database, container = coll
     if table in ("keys", "queries"):
         entries = cell.keys if table == "keys" else cell.queries
         return [
-            ((pk, key), values[index])
+            ((pk, key), values)
             for (db, c, pk), keys in entries.items()
             if db == database and c == container
             for key, values in top_ru(keys, top_keys).items()
         ]
     return [
-        ((op, str(status), pk) if by_pk else (op, str(status)), values[index])
+        ((op, str(status), pk) if by_pk else (op, str(status)), values)
         for (db, c, pk, op, status), values in cell.ops.items()
         if db == database and c == container
     ]

@@ -167,18 +167,24 @@ class LogsApp:
         table_rows = (r for r in _watched(rows(query.table, scan, source), budget) if start <= r[TIME_GENERATED] < end)
         names = list(shape.columns)
         types = [c.type for c in shape.columns.values()]
-        out: list[bytes] = []  # each row as JSON: a fraction of its Python objects' memory, nothing for the GC
-        size, partial = 0, None
-        for r in _watched(run(shape, table_rows), budget):
+        # The rows are written as JSON into one buffer as they come: no object per row for the allocator to
+        # scatter, nothing for the GC. (A kept `orjson.dumps` result holds 4 KB whatever its length, orjson
+        # >= 3.12: 200 MB for a 50,000-row answer.)
+        out = bytearray(b"[")
+        count, partial = 0, None
+        for r in _watched(run(shape, table_rows, budget.check), budget):
             row = orjson.dumps([_wire(r.get(n), t) for n, t in zip(names, types, strict=True)])
-            size += len(row) + 1
-            if len(out) >= budget.max_rows or size > budget.max_bytes:
-                partial = _too_large(budget, rows=len(out) >= budget.max_rows)
+            if count >= budget.max_rows or len(out) + len(row) + 1 > budget.max_bytes:
+                partial = _too_large(budget, rows=count >= budget.max_rows)
                 break
-            out.append(row)
+            if count:
+                out += b","
+            out += row
+            count += 1
+        out += b"]"
         columns = [{"name": n, "type": t} for n, t in zip(names, types, strict=True)]
-        rows_json = orjson.Fragment(b"[" + b",".join(out) + b"]")
-        return {"name": "PrimaryResult", "columns": columns, "rows": rows_json}, len(out), partial
+        rows_json = orjson.Fragment(bytes(out))
+        return {"name": "PrimaryResult", "columns": columns, "rows": rows_json}, count, partial
 
 
 def _watched(items: Any, budget: Budget) -> Any:

@@ -62,9 +62,7 @@ from cosmoscore.monitor.logs import (
     TYPE,
     legacy_type,
 )
-from cosmoscore.monitor.metrics import OPERATION_TYPE, TOTAL_REQUEST_UNITS, TOTAL_REQUESTS
-from cosmoscore.monitor.metrics import STATUS_CODE as STATUS_DIMENSION
-from emulator.history.aggregates import KEY_COUNT, KEY_RU, KEY_SIZE, QUERY_COUNT, History
+from emulator.history.aggregates import KEY_SIZE, History
 from emulator.monitor.kql.ast import semantic
 from emulator.monitor.kql.evaluate import WEIGHT, Shape
 from emulator.monitor.kql.expr import Column, Row
@@ -222,40 +220,20 @@ Fact = tuple[float, dict[str, object], float | None]  # minute start, fields, re
 
 
 def _facts(category: str, source: Source, db: str, coll: str, scan: Scan) -> Iterator[Fact]:
+    """One container's facts of `category`, minute by minute as History streams them (`minute_entries`):
+    a query over the whole retention holds one minute, not the whole history's points."""
     since, until = scan.since, scan.until
     history, tick = source.history, source.tick
-    if category == KEY_RU_CATEGORY:
-        counts = _by_dims(
-            history.series(db, coll, KEY_COUNT, since, until, tick=tick), PARTITION_KEY_RANGE_ID, PARTITION_KEY
-        )
-        for p in history.series(db, coll, KEY_RU, since, until, tick=tick):
-            pk, key = p.dimensions[PARTITION_KEY_RANGE_ID], p.dimensions[PARTITION_KEY]
-            fields: dict[str, object] = {PARTITION_KEY: key, PARTITION_KEY_RANGE_ID: pk, REQUEST_CHARGE: p.value}
-            yield p.time, fields, counts.get((p.time, pk, key))
-    elif category == KEY_STATS_CATEGORY:
+    if category == KEY_STATS_CATEGORY:  # states forward-filled per minute: what `series` computes
         for p in history.series(db, coll, KEY_SIZE, since, until, tick=tick):
             yield p.time, {PARTITION_KEY: p.dimensions[PARTITION_KEY], SIZE_KB: round(p.value / 1024)}, 1.0
+    elif category == KEY_RU_CATEGORY:
+        for minute, (pk, key), (ru, count) in history.minute_entries(db, coll, "keys", since, until, tick=tick):
+            yield minute, {PARTITION_KEY: key, PARTITION_KEY_RANGE_ID: pk, REQUEST_CHARGE: ru}, count
     elif category == REQUESTS_CATEGORY:
-        dims = (OPERATION_TYPE, STATUS_DIMENSION, PARTITION_KEY_RANGE_ID)
-        charges = _by_dims(
-            history.series(db, coll, TOTAL_REQUEST_UNITS, since, until, split_pkrange=True, tick=tick), *dims
-        )
-        for p in history.series(db, coll, TOTAL_REQUESTS, since, until, split_pkrange=True, tick=tick):
-            op, status, pk = (p.dimensions[d] for d in dims)
-            charge = charges.get((p.time, op, status, pk), 0.0)
-            yield (
-                p.time,
-                {OPERATION_NAME: op, STATUS_CODE: int(status), PARTITION_ID: pk, REQUEST_CHARGE: charge},
-                p.value,
-            )
+        entries = history.minute_entries(db, coll, "ops", since, until, by_pk=True, tick=tick)
+        for minute, (op, status, pk), (count, ru) in entries:
+            yield minute, {OPERATION_NAME: op, STATUS_CODE: int(status), PARTITION_ID: pk, REQUEST_CHARGE: ru}, count
     else:
-        for p in history.series(db, coll, QUERY_COUNT, since, until, tick=tick):
-            fields = {
-                PARTITION_KEY_RANGE_ID: p.dimensions[PARTITION_KEY_RANGE_ID],
-                QUERY_TEXT: p.dimensions[QUERY_TEXT],
-            }
-            yield p.time, fields, p.value
-
-
-def _by_dims(points: list, *names: str) -> dict[tuple[object, ...], float]:  # type: ignore[type-arg]
-    return {(p.time, *(p.dimensions[n] for n in names)): p.value for p in points}
+        for minute, (pk, text), (_, count) in history.minute_entries(db, coll, "queries", since, until, tick=tick):
+            yield minute, {PARTITION_KEY_RANGE_ID: pk, QUERY_TEXT: text}, count

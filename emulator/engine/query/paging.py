@@ -16,7 +16,7 @@ import orjson
 
 from cosmoscore.indexing import IndexPolicy
 from cosmoscore.routing import Target
-from cosmoscore.sql import IndexUse, Query, index_use
+from cosmoscore.sql import IndexUse, Query, canonical_json, index_use
 from cosmoscore.sql.cache import BoundedCache, cached
 from cosmoscore.sql.parser import AST_BYTES_PER_CHAR
 from emulator.engine import errors
@@ -93,7 +93,7 @@ class ResultCache(BoundedCache[Any]):
 
 
 def parameters_key(params: Mapping[str, Any]) -> bytes:
-    return orjson.dumps(dict(params), option=orjson.OPT_SORT_KEYS) if params else b""
+    return canonical_json(dict(params)) if params else b""
 
 
 _INDEX_USE: BoundedCache[IndexUse] = BoundedCache(max_entries=1024, max_bytes=8 * 1024 * 1024)

@@ -32,7 +32,8 @@ from emulator.monitor.kql.expr import (
 )
 
 WEIGHT = "$weight"  # the hidden request count of a weighted table's row (None: not known)
-Stage = Callable[[Iterator[Row]], Iterator[Row]]
+Tick = Callable[[], None]  # the request's budget check (raises past its deadline), called per row
+Stage = Callable[[Iterator[Row], Tick], Iterator[Row]]
 
 
 @dataclass
@@ -107,12 +108,12 @@ def _w(row: Row) -> Any:
 
 
 def _count(weighted: bool) -> Stage:
-    return lambda rows: iter([{"Count": sum(_w(r) if weighted else 1 for r in rows)}])
+    return lambda rows, tick: iter([{"Count": sum(_w(r) if weighted else 1 for r in rows)}])
 
 
 def _filter(pred: Compiled) -> Stage:
     test = pred.fn
-    return lambda rows: (r for r in rows if test(r))
+    return lambda rows, tick: (r for r in rows if test(r))
 
 
 def _project(op: Operator, shape: Shape, scope: Scope) -> None:
@@ -127,7 +128,7 @@ def _project(op: Operator, shape: Shape, scope: Scope) -> None:
         fns.append((column, compiled.fn))
     keep = op.kind == "extend"
 
-    def stage(rows: Iterator[Row]) -> Iterator[Row]:
+    def stage(rows: Iterator[Row], tick: Tick) -> Iterator[Row]:
         for r in rows:
             new = dict(r) if keep else ({WEIGHT: r[WEIGHT]} if WEIGHT in r else {})
             for column, fn in fns:
@@ -155,12 +156,17 @@ def _ordering(op: Operator, shape: Shape, scope: Scope, now: dt.datetime) -> Non
         limit = value
     keys = [(compile_expr(e, scope).fn, desc) for e, desc in op.keys]
 
-    def stage(rows: Iterator[Row]) -> Iterator[Row]:
+    def stage(rows: Iterator[Row], tick: Tick) -> Iterator[Row]:
         listed = list(rows) if keys else rows
         if keys:
             assert isinstance(listed, list)
-            for fn, desc in reversed(keys):
-                listed.sort(key=lambda r: _sort_key(fn(r), desc), reverse=desc)
+            for fn, desc in reversed(keys):  # the key is computed once a row: the deadline is checked there
+
+                def key(r: Row, fn: Callable[[Row], Any] = fn, desc: bool = desc) -> tuple[int, Any]:
+                    tick()
+                    return _sort_key(fn(r), desc)
+
+                listed.sort(key=key, reverse=desc)
         for i, r in enumerate(listed):
             if limit is not None and i >= limit:
                 return
@@ -197,7 +203,7 @@ def _summarize(op: Operator, shape: Shape, scope: Scope) -> None:
     by_names = [n for n, _ in by]
     grand_total = not by
 
-    def stage(rows: Iterator[Row]) -> Iterator[Row]:
+    def stage(rows: Iterator[Row], tick: Tick) -> Iterator[Row]:
         groups: dict[tuple[Any, ...], list[list[Any]]] = {}
         for r in rows:
             key = tuple(fn(r) for fn in groups_fns)
@@ -321,8 +327,16 @@ def _arg_extreme(name: str | None, expr: Call, shape: Shape, scope: Scope, taken
     )
 
 
-def run(shape: Shape, rows: Iterator[Row]) -> Iterator[Row]:
-    """The planned stages applied to the table's rows, lazily."""
+def run(shape: Shape, rows: Iterator[Row], tick: Tick) -> Iterator[Row]:
+    """The planned stages applied to the table's rows, lazily; `tick` is called for every row each stage
+    takes and every sort key (a stage after a summarize or a sort works on rows the table no longer
+    yields: its time counts against the deadline too)."""
     for stage in shape.stages:
-        rows = stage(rows)
+        rows = stage(_ticking(rows, tick), tick)
     return rows
+
+
+def _ticking(rows: Iterator[Row], tick: Tick) -> Iterator[Row]:
+    for r in rows:
+        tick()
+        yield r
