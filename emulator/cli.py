@@ -66,6 +66,14 @@ def emulator(
         float,
         typer.Option(min=0.001, help="Fold the journal into the snapshot while running once it is this large (MB)."),
     ] = 16.0,
+    request_log_mb: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            help="Memory for the newest request records (MB): the emulator's own request log, which nothing "
+            "outside the process reads; metrics and logs come from the per-minute history.",
+        ),
+    ] = 16.0,
     page_budget_ms: Annotated[
         float | None,
         typer.Option(
@@ -79,7 +87,6 @@ def emulator(
     """Run the local Cosmos DB emulator (http://HOST:PORT/, the azure-cosmos SDK talks to it unmodified).
     It holds the terminal: its endpoint and key are printed once it listens; Ctrl+C stops it.
     The key is read from RUSCOPE_EMULATOR_KEY when set (better than --key, which other users can see)."""
-    from emulator.engine.query.budget import QuerySettings
     from emulator.rest.auth import WELL_KNOWN_KEY
     from emulator.rest.server import open_engine
 
@@ -90,14 +97,8 @@ def emulator(
         typer.echo(line, err=True)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        engine = open_engine(
-            data_dir,
-            fsync=fsync,
-            settle=True,
-            consistency=consistency,
-            throttling=not no_throttling,
-            query_settings=QuerySettings() if page_budget_ms is None else QuerySettings(page_budget_ms=page_budget_ms),
-        )
+        settings = engine_settings(consistency, not no_throttling, request_log_mb, page_budget_ms)
+        engine = open_engine(data_dir, fsync=fsync, settle=True, **settings)
     except (ValueError, OSError) as exc:
         _fail(str(exc))
     options = _Options(
@@ -124,6 +125,21 @@ def emulator(
             engine.close()  # the journal is compacted on the way out
         except OSError as exc:  # datadir.SaveFailed: names the file; the journal still holds every write
             _fail(str(exc))
+
+
+def engine_settings(
+    consistency: str, throttling: bool, request_log_mb: float, page_budget_ms: float | None
+) -> dict[str, Any]:
+    """The served engine's settings from the command line (`Engine`'s keyword arguments)."""
+    from emulator.engine.accounting import Accounting
+    from emulator.engine.query.budget import QuerySettings
+
+    return {
+        "consistency": consistency,
+        "throttling": throttling,
+        "accounting": Accounting(max_bytes=int(request_log_mb * 1024 * 1024)),
+        "query_settings": QuerySettings() if page_budget_ms is None else QuerySettings(page_budget_ms=page_budget_ms),
+    }
 
 
 def safety_warnings(host: str, key: str | None, key_on_command_line: bool) -> list[str]:

@@ -1,7 +1,11 @@
 """What the emulator records: one row per request, as the service would meter it.
 
-This is the emulator's own ground truth. The Azure Monitor stand-in, the demo history and the tests
-read it (in-process); the collectors never do, so they work the same against Azure.
+This is the emulator's own ground truth, for in-process readers (the tests); nothing serves it over HTTP,
+and the Azure Monitor stand-in reads the per-minute `History`, not this log. The collectors never read it,
+so they work the same against Azure. A served emulator keeps a small log (`--request-log-mb`, 16 MB):
+at the in-process default of 256 MiB it was the whole of the server's growth under a steady load on a fixed
+data set (benchmarks/bench_soak.py: 570 bytes of RSS a request, 150 MB in 5 minutes at 900 requests/s), for
+records no client could read; at 16 MB the server stays flat once it is full.
 
 The log is bounded twice: by records and by bytes, so clients sending long header values cannot make it
 hoard memory (measured: 0.4-0.9 KB a record, 1.7 GB at the record cap alone); its string fields are capped

@@ -14,7 +14,7 @@ import pytest
 from azure.cosmos import CosmosClient, PartitionKey
 from azure.cosmos.documents import SSLConfiguration
 
-from emulator.cli import safety_warnings
+from emulator.cli import engine_settings, safety_warnings
 from emulator.rest.auth import WELL_KNOWN_KEY
 from tests import rawhttp
 from tests.emulator.child import free_port, read_until
@@ -140,3 +140,21 @@ def test_a_key_on_the_command_line_warns_and_one_from_the_environment_does_not()
         finally:
             warnings.append("--key on the command line is visible" in _stop(proc))
     assert warnings == [True, False]
+
+
+def test_the_served_request_log_keeps_what_request_log_mb_allows() -> None:
+    """The served engine's request log is bounded by `--request-log-mb`: records past it drop oldest first
+    (nothing outside the process reads them; under a steady load they were the server's whole growth)."""
+    from emulator.engine.accounting import RequestRecord
+    from emulator.engine.facade import Engine
+
+    engine = Engine(**engine_settings("Session", True, 0.01, None))
+    record = RequestRecord(
+        time=0.0, database="d", container="c", operation="Read", resource_type="docs", status=200, substatus=0,
+        request_charge=1.0, pkrange_id="0", partition_key='["k"]', activity_id="a" * 36,
+        correlated_activity_id="", duration_ms=0.1, retry_after_ms=0,
+    )  # fmt: skip
+    for _ in range(1_000):
+        engine.accounting.add(record)
+    assert engine.accounting.held_bytes <= 0.01 * 1024 * 1024
+    assert 0 < len(engine.accounting.records()) < 1_000
