@@ -7,8 +7,12 @@ Two kinds of damage leave the rest of a table readable, and each is found where 
 - **A damaged log entry** (a commit file cut short, or overwritten): delta-rs only says "Truncated record" or
   "expected value" with no file name, so the entries it replays (those after the last checkpoint) are parsed
   here line by line, and the first line that is not JSON names the entry; a newest checkpoint whose Parquet
-  footer does not read is named the same way (delta-rs says only "Corrupt footer"). Only a local store's log can be
-  listed so; on object storage the table is named, and the log entry is not.
+  footer does not read is named the same way (delta-rs says only "Corrupt footer"). Only a local store's log is
+  listed so; on object storage the table is named, and the log entry is not. That is where the damage happens:
+  a kill -9 or a full disk cuts a local file short, while a blob upload is stored whole or not at all (Blob
+  Storage commits a blob's content atomically, and delta-rs writes each commit with one put-if-absent), so a cut
+  entry in Blob Storage or ADLS means someone overwrote it; restore it from the container's soft delete or
+  versioning.
 
 `check(store)` reports every table (`TableCheck.lines()` is what `ruscope store check` prints); the reader
 calls `missing_files` and `damaged_entry` when a read fails, and `repair` drops what these find.
