@@ -337,24 +337,26 @@ class History(SnapshotRecorder):
         tick: Callable[[], None] | None = None,
     ) -> Iterator[tuple[float, tuple[str, ...], list[float]]]:
         """One container's cells over [since, until) minute by minute, oldest first, as recorded: (minute
-        start in epoch seconds, dimensions, both values) of `table` "ops" ([requests, RU]), "keys" or
+        start in epoch seconds, dimensions, both values, copied) of `table` "ops" ([requests, RU]), "keys" or
         "queries" ([RU, count], their top N per pkrange). What a per-minute log table reads: unlike
-        `series`, nothing is aggregated, so no more than one minute is held (a 10,000-minute history
-        read through `series` held 40 MB of points). `tick` as for `series`. The values are copies."""
+        `series`, nothing is aggregated, so one minute is held at a time (through `series`, a 10,000-minute
+        history held 40 MB of points). `tick` as for `series`."""
+        coll, top = (database, container), self.config.top_keys
+        for minute, cell in self._picked(since, until, tick):
+            with self._lock:
+                found = [(dims, list(values)) for dims, values in cells_.cell_entries(cell, coll, table, by_pk, top)]
+            yield from ((minute * 60.0, dims, values) for dims, values in found)
+
+    def _picked(self, since: float, until: float, tick: Callable[[], None] | None) -> Iterator[tuple[int, Minute]]:
+        """The minutes overlapping [since, until), oldest first, calling `tick` before each; the lock is taken
+        per minute by the caller, so requests are recorded meanwhile."""
         first, last = int(since // 60), int(-(-until // 60))
         with self._lock:
             picked = sorted(((m, c) for m, c in self._minutes.items() if first <= m < last), key=lambda mc: mc[0])
         for minute, cell in picked:
             if tick is not None:
                 tick()
-            with self._lock:
-                found = [
-                    (dims, list(values))
-                    for dims, values in cells_.cell_entries(
-                        cell, (database, container), table, by_pk, self.config.top_keys
-                    )
-                ]
-            yield from ((minute * 60.0, dims, values) for dims, values in found)
+            yield minute, cell
 
     def _cells(
         self,
@@ -367,21 +369,16 @@ class History(SnapshotRecorder):
         by_pk: bool,
         tick: Callable[[], None] | None = None,
     ) -> Iterator[tuple[int, tuple[str, ...], float]]:
-        first, last = int(since // 60), int(-(-until // 60))  # minutes overlapping [since, until)
         if metric == NORMALIZED_RU:
             table, index = "peaks", 0
         elif metric in _TOP_N:
             table, index = (
-                "keys" if metric in (KEY_RU, KEY_COUNT) else "queries",
+                ("keys" if metric in (KEY_RU, KEY_COUNT) else "queries"),
                 int(metric in (KEY_COUNT, QUERY_COUNT)),
             )
         else:
             table, index = "ops", int(metric != TOTAL_REQUESTS)
-        with self._lock:
-            picked = [(m, c) for m, c in self._minutes.items() if first <= m < last]
-        for minute, cell in picked:  # the lock one minute at a time: requests are recorded meanwhile
-            if tick is not None:
-                tick()
+        for minute, cell in self._picked(since, until, tick):
             with self._lock:
                 found = cells_.cell_values(cell, (database, container), table, index, by_pk, self.config.top_keys)
             interval = minute - minute % grain
