@@ -26,8 +26,10 @@ for them again, since its watermark never moved past them.
 Faults are one line each: a 401/403 names the Monitoring Reader role, an endpoint that is down says so
 (both end the account's run: nothing else would work), a metric the service does not know (400) or a
 throttled request (429, after the retries azure-core makes with the service's Retry-After) fails that
-metric only, keeping what it had collected. Layers: `fetch` talks to the service; `metric_filter`,
-`points_table`, `grain_of` and `window` are pure; `Metrics` walks databases and metrics.
+metric only, keeping what it had collected; so does a 200 that reports the metric failed (its `errorCode`,
+which the SDK's public model drops: read from the raw response, `metric_errors`), never taken for a metric
+with no points. Layers: `fetch` talks to the service; `metric_filter`,
+`points_table`, `metric_errors`, `grain_of` and `window` are pure; `Metrics` walks databases and metrics.
 """
 
 from __future__ import annotations
@@ -194,9 +196,51 @@ def points_table(
     return data.select(METRICS.schema.names)
 
 
+class MetricFailed(Exception):
+    """The service answered 200 but reported this metric failed (its `errorCode` is not `Success`)."""
+
+
+def metric_errors(body: Any) -> list[tuple[str, str, str]]:
+    """(metric, errorCode, errorMessage) of every metric a getBatch answer reports failed (pure). Each metric
+    of a 200 carries `errorCode`, "Success" or the error of this metric, and `errorMessage` (azure-monitor.md
+    §7b R11); the public `Metric` model drops both, so this reads the raw body."""
+    values = body.get("values") if isinstance(body, dict) else None
+    out: list[tuple[str, str, str]] = []
+    for resource in values if isinstance(values, list) else []:
+        metrics = resource.get("value") if isinstance(resource, dict) else None
+        for metric in metrics if isinstance(metrics, list) else []:
+            code = metric.get("errorCode") if isinstance(metric, dict) else None
+            if code is None or str(code).lower() == "success":
+                continue
+            name = metric.get("name")
+            name = name.get("value") if isinstance(name, dict) else name
+            out.append((str(name), str(code), str(metric.get("errorMessage") or "").strip()))
+    return out
+
+
+def answered_errors(responses: list[Any]) -> list[tuple[str, str, str]]:
+    """`metric_errors` of the last of the pipeline responses a `raw_response_hook` kept (azure-core calls
+    the hook with each attempt's response; the last is the one the SDK parsed)."""
+    if not responses or getattr(responses[-1].http_response, "status_code", None) != 200:
+        return []
+    try:
+        return metric_errors(responses[-1].http_response.json())
+    except ValueError:
+        return []  # not JSON: the SDK's own deserialisation has reported it
+
+
+def failure_line(errors: list[tuple[str, str, str]]) -> str:
+    """One line for the metrics an answer reported failed (pure)."""
+    name, code, message = errors[0]
+    detail = f": {message.splitlines()[0]}" if message else ""
+    return f"Azure Monitor answered 200 but reported {name} failed: {code}{detail}"
+
+
 def describe_monitor_error(exc: BaseException, settings: MonitorSettings, resource: str) -> tuple[str, bool]:
     """One line for a failed query, and whether the fault ends the account's run (the credential, the role,
     the endpoint: no other query would escape it). Never a token."""
+    if isinstance(exc, MetricFailed):
+        return str(exc), False
     status = getattr(exc, "status_code", None)
     failure = auth_failure(exc)
     if failure:
@@ -254,7 +298,9 @@ class Metrics:
         return {_key(row) for row in frame[KEY_COLUMNS].astype(object).itertuples(index=False, name=None)}
 
     def fetch(self, metric: str, database: str, grain: str, start: dt.datetime, end: dt.datetime) -> list[Any]:
-        return list(
+        """One getBatch call; a metric the answer reports failed (a 200 all the same) raises `MetricFailed`."""
+        responses: list[Any] = []
+        results = list(
             self.client.query_resources(
                 resource_ids=[self.resource],
                 metric_namespace=NAMESPACE,
@@ -265,8 +311,13 @@ class Metrics:
                 filter=metric_filter(database, metric),
                 max_results=MAX_RESULTS,
                 retry_on_methods=RETRY_METHODS,
+                raw_response_hook=responses.append,
             )
         )
+        errors = answered_errors(responses)
+        if errors:
+            raise MetricFailed(failure_line(errors))
+        return results
 
     def new_points(self, data: pa.Table, seen: set[Key], mark: dt.datetime | None) -> pa.Table:
         """`data` less the points already stored: only those at or before the watermark can be."""
