@@ -3,9 +3,10 @@
 Per account with a `monitor_resource` (and a config with `[monitor]`; otherwise there is nothing to do),
 per database and metric: `MetricsClient.query_resources` split by container and by the metric's dimensions
 (`NormalizedRUConsumption` by `PartitionKeyRangeId` and `PhysicalPartitionId`, the totals by `OperationType`
-and `StatusCode`), with `max_results` set (the service returns 10 series by default when splitting), long
-ranges cut into chunks of at most a day, and each metric asked at the configured grain or its own finest
-one when that is coarser (the catalogue's, `cosmoscore.monitor.metrics`: asking PT1M of a PT5M metric is
+and `StatusCode`), with `max_results` set (the service returns 10 series by default when splitting, and
+at most `MAX_RESULTS` with no sign of the rest: an answer at the cap is asked again per container, then
+per value of the metric's dimensions, `Metrics.fetch_whole`), long ranges cut into chunks of at most a
+day, and each metric asked at the configured grain or its own finest one when that is coarser (the catalogue's, `cosmoscore.monitor.metrics`: asking PT1M of a PT5M metric is
 refused). The aggregation asked is the catalogue's default; the split (`SPLITS`) is the collector's choice.
 
 Incremental: the watermark of (account, database, metric) is the latest point the store holds; a run asks
@@ -70,7 +71,8 @@ from cosmoscore.monitor.metrics import (
 from store import UTC_TIME, read_table, write_arrow
 from store.records import METRIC_DIMENSIONS, METRICS
 
-MAX_RESULTS = 1000
+MAX_RESULTS = 1000  # `top`: series per answer (the service's default is 10 when a filter splits, §7b R3)
+LISTING_GRAIN = "PT1H"  # listing a dimension's values needs no fine grain: few points per series
 CHUNK = dt.timedelta(days=1)
 RETRIES = 3  # azure-core's RetryPolicy retries 429/5xx, waiting what the service advises (Retry-After, retry-after-ms)
 # getBatch is a POST, which azure-core retries on a 429 only when it carries Retry-After; it only reads, so
@@ -122,6 +124,39 @@ def metric_filter(database: str, metric: str) -> str:
     """The `filter` of one database's query: every container, split by the metric's dimensions (pure)."""
     terms = [f"{DATABASE_NAME} eq {_quoted(database)}", f"{COLLECTION_NAME} eq '*'"]
     return " and ".join([*terms, *(f"{d} eq '*'" for d in spec(metric)[1])])
+
+
+def free_dimensions(filter_text: str) -> list[str]:
+    """The dimensions a filter splits by every value (`D eq '*'`), in filter order (pure)."""
+    return [term.split(" eq ")[0] for term in filter_text.split(" and ") if term.endswith(" eq '*'")]
+
+
+def pin(filter_text: str, dimension: str, value: str) -> str:
+    """The filter with `dimension`'s every-value term pinned to `value` (pure)."""
+    return filter_text.replace(f"{dimension} eq '*'", f"{dimension} eq {_quoted(value)}", 1)
+
+
+def only_split(filter_text: str, dimension: str) -> str:
+    """The filter split by `dimension` alone: the other every-value terms dropped, so their values are
+    combined and the answer has one series per value of `dimension` (pure)."""
+    terms = filter_text.split(" and ")
+    return " and ".join(t for t in terms if not t.endswith(" eq '*'") or t.startswith(f"{dimension} eq "))
+
+
+def series_count(results: list[Any]) -> int:
+    """Time series in an answer, over its resources and metrics (pure)."""
+    return sum(len(metric.timeseries) for result in results for metric in result.metrics)
+
+
+def dimension_values(results: list[Any], dimension: str) -> list[str]:
+    """The values of `dimension` the answer's series carry, in answer order (pure)."""
+    values = (
+        {k.lower(): v for k, v in (series.metadata_values or {}).items()}.get(dimension.lower())
+        for result in results
+        for metric in result.metrics
+        for series in metric.timeseries
+    )
+    return list(dict.fromkeys(v for v in values if v is not None))
 
 
 def window(
@@ -297,8 +332,42 @@ class Metrics:
         frame = frame[frame["account"] == self.account.name]
         return {_key(row) for row in frame[KEY_COLUMNS].astype(object).itertuples(index=False, name=None)}
 
-    def fetch(self, metric: str, database: str, grain: str, start: dt.datetime, end: dt.datetime) -> list[Any]:
-        """One getBatch call; a metric the answer reports failed (a 200 all the same) raises `MetricFailed`."""
+    def fetch_whole(self, metric: str, database: str, grain: str, start: dt.datetime, end: dt.datetime) -> list[Any]:
+        """Every series of one database's metric in [start, end): one call, or, where an answer holds
+        `MAX_RESULTS` series (the service returns at most `top` and says nothing of the rest, §7b R3, R12),
+        one call per value of its first split dimension (the container, then the metric's own), and so on."""
+        return self.fetch_split(metric, database, grain, start, end, metric_filter(database, metric))
+
+    def fetch_split(
+        self, metric: str, database: str, grain: str, start: dt.datetime, end: dt.datetime, filter_text: str
+    ) -> list[Any]:
+        results = self.fetch(metric, database, grain, start, end, filter_text)
+        free = free_dimensions(filter_text)
+        if series_count(results) < MAX_RESULTS or not free:
+            return results
+        listing = self.fetch(metric, database, LISTING_GRAIN, start, end, only_split(filter_text, free[0]))
+        values = dimension_values(listing, free[0])
+        if len(values) >= MAX_RESULTS:
+            raise MetricFailed(
+                f"more than {MAX_RESULTS} values of {free[0]} (filter {filter_text}): the service returns at "
+                f"most {MAX_RESULTS} series per query, so the rest cannot be collected"
+            )
+        out: list[Any] = []
+        for value in values:
+            out += self.fetch_split(metric, database, grain, start, end, pin(filter_text, free[0], value))
+        return out
+
+    def fetch(
+        self,
+        metric: str,
+        database: str,
+        grain: str,
+        start: dt.datetime,
+        end: dt.datetime,
+        filter_text: str | None = None,
+    ) -> list[Any]:
+        """One getBatch call (`filter_text`: default, the database's `metric_filter`); a metric the answer
+        reports failed (a 200 all the same) raises `MetricFailed`."""
         responses: list[Any] = []
         results = list(
             self.client.query_resources(
@@ -308,7 +377,7 @@ class Metrics:
                 timespan=(start, end),
                 granularity=GRAINS[grain],
                 aggregations=[spec(metric)[0]],
-                filter=metric_filter(database, metric),
+                filter=filter_text or metric_filter(database, metric),
                 max_results=MAX_RESULTS,
                 retry_on_methods=RETRY_METHODS,
                 raw_response_hook=responses.append,
@@ -358,7 +427,7 @@ class Metrics:
             for first, last in chunks(start, end):
                 if self.run.stop.is_set():
                     break
-                data = points_table(self.fetch(metric, database, grain, first, last), ids, grain, first, last)
+                data = points_table(self.fetch_whole(metric, database, grain, first, last), ids, grain, first, last)
                 fresh = self.new_points(data, seen, mark)
                 new, old = new + fresh.num_rows, old + data.num_rows - fresh.num_rows
                 meanwhile = self.write(fresh)  # a batch's points stored by another collector meanwhile

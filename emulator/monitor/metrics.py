@@ -4,7 +4,9 @@ The stand-in computes, it does not invent: every value comes from `History.serie
 split, filtered and aggregated the way Azure Monitor documents it (azure-monitor.md §5):
 `NormalizedRUConsumption` combines ranges by maximum (a container's value is its hottest range's),
 the totals by sum; coarser intervals take the maximum/average/minimum of the minutes, or their sum.
-The response is the REST spec's batch shape (§3.2), which `MetricsClient.query_resources` parses.
+The response is the REST spec's batch shape (§3.2), which `MetricsClient.query_resources` parses. With
+a filter, a metric's answer holds at most `top` series (10 unless asked, §7b R3), ordered by `orderby`
+(default: the first aggregation, descending), and nothing says how many were left out (R12).
 Storage and throughput metrics (`DataUsage`, `IndexUsage`, `DocumentCount`, `PhysicalPartitionSizeInfo`,
 `PhysicalPartitionThroughputInfo`, `ProvisionedThroughput`, `AutoscaleMaxThroughput`) come from the
 history's forward-filled change-points, one sample per series at the metric's emitted grain (PT5M for
