@@ -117,7 +117,10 @@ def grain_of(metric: str, configured: str) -> str:
 
 
 def _quoted(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
+    """A filter value: quotes doubled, round brackets written `%2528`/`%2529`, as the metrics SDK documents
+    for a bracket in a dimension value (azure-monitor.md §7b R5)."""
+    escaped = value.replace("'", "''").replace("(", "%2528").replace(")", "%2529")
+    return "'" + escaped + "'"
 
 
 def metric_filter(database: str, metric: str) -> str:
