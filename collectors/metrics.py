@@ -28,9 +28,10 @@ Faults are one line each: a 401/403 names the Monitoring Reader role, an endpoin
 (both end the account's run: nothing else would work), a metric the service does not know (400) or a
 throttled request (429, after the retries azure-core makes with the service's Retry-After) fails that
 metric only, keeping what it had collected; so does a 200 that reports the metric failed (its `errorCode`,
-which the SDK's public model drops: read from the raw response, `metric_errors`), never taken for a metric
+which the SDK's public model drops: read from the raw response, `collectors.getbatch`), never taken for a metric
 with no points. Layers: `fetch` talks to the service; `metric_filter`,
-`points_table`, `metric_errors`, `grain_of` and `window` are pure; `Metrics` walks databases and metrics.
+`points_table`, `grain_of` and `window` are pure (and `collectors.getbatch`, which reads an answer beyond the
+SDK's model and narrows a capped query's filter); `Metrics` walks databases and metrics.
 """
 
 from __future__ import annotations
@@ -49,6 +50,17 @@ from azure.core.exceptions import HttpResponseError, ServiceRequestError
 from collectors.config import Account, Config, MonitorSettings
 from collectors.credentials import monitor_credential
 from collectors.errors import Fatal, auth_failure
+from collectors.getbatch import (
+    MetricFailed,
+    answered_errors,
+    dimension_values,
+    failure_line,
+    free_dimensions,
+    only_split,
+    pin,
+    quoted,
+    series_count,
+)
 from collectors.registry import Options
 from collectors.run import Run
 from cosmoscore.monitor.metrics import (
@@ -116,50 +128,10 @@ def grain_of(metric: str, configured: str) -> str:
     return finest if GRAIN_MINUTES[finest] > GRAIN_MINUTES[configured] else configured
 
 
-def _quoted(value: str) -> str:
-    """A filter value: quotes doubled, round brackets written `%2528`/`%2529`, as the metrics SDK documents
-    for a bracket in a dimension value (azure-monitor.md §7b R5)."""
-    escaped = value.replace("'", "''").replace("(", "%2528").replace(")", "%2529")
-    return "'" + escaped + "'"
-
-
 def metric_filter(database: str, metric: str) -> str:
     """The `filter` of one database's query: every container, split by the metric's dimensions (pure)."""
-    terms = [f"{DATABASE_NAME} eq {_quoted(database)}", f"{COLLECTION_NAME} eq '*'"]
+    terms = [f"{DATABASE_NAME} eq {quoted(database)}", f"{COLLECTION_NAME} eq '*'"]
     return " and ".join([*terms, *(f"{d} eq '*'" for d in spec(metric)[1])])
-
-
-def free_dimensions(filter_text: str) -> list[str]:
-    """The dimensions a filter splits by every value (`D eq '*'`), in filter order (pure)."""
-    return [term.split(" eq ")[0] for term in filter_text.split(" and ") if term.endswith(" eq '*'")]
-
-
-def pin(filter_text: str, dimension: str, value: str) -> str:
-    """The filter with `dimension`'s every-value term pinned to `value` (pure)."""
-    return filter_text.replace(f"{dimension} eq '*'", f"{dimension} eq {_quoted(value)}", 1)
-
-
-def only_split(filter_text: str, dimension: str) -> str:
-    """The filter split by `dimension` alone: the other every-value terms dropped, so their values are
-    combined and the answer has one series per value of `dimension` (pure)."""
-    terms = filter_text.split(" and ")
-    return " and ".join(t for t in terms if not t.endswith(" eq '*'") or t.startswith(f"{dimension} eq "))
-
-
-def series_count(results: list[Any]) -> int:
-    """Time series in an answer, over its resources and metrics (pure)."""
-    return sum(len(metric.timeseries) for result in results for metric in result.metrics)
-
-
-def dimension_values(results: list[Any], dimension: str) -> list[str]:
-    """The values of `dimension` the answer's series carry, in answer order (pure)."""
-    values = (
-        {k.lower(): v for k, v in (series.metadata_values or {}).items()}.get(dimension.lower())
-        for result in results
-        for metric in result.metrics
-        for series in metric.timeseries
-    )
-    return list(dict.fromkeys(v for v in values if v is not None))
 
 
 def window(
@@ -232,46 +204,6 @@ def points_table(
     for name, value in constant.items():
         data = data.append_column(name, pa.array([value] * data.num_rows, pa.string()))
     return data.select(METRICS.schema.names)
-
-
-class MetricFailed(Exception):
-    """The service answered 200 but reported this metric failed (its `errorCode` is not `Success`)."""
-
-
-def metric_errors(body: Any) -> list[tuple[str, str, str]]:
-    """(metric, errorCode, errorMessage) of every metric a getBatch answer reports failed (pure). Each metric
-    of a 200 carries `errorCode`, "Success" or the error of this metric, and `errorMessage` (azure-monitor.md
-    §7b R11); the public `Metric` model drops both, so this reads the raw body."""
-    values = body.get("values") if isinstance(body, dict) else None
-    out: list[tuple[str, str, str]] = []
-    for resource in values if isinstance(values, list) else []:
-        metrics = resource.get("value") if isinstance(resource, dict) else None
-        for metric in metrics if isinstance(metrics, list) else []:
-            code = metric.get("errorCode") if isinstance(metric, dict) else None
-            if code is None or str(code).lower() == "success":
-                continue
-            name = metric.get("name")
-            name = name.get("value") if isinstance(name, dict) else name
-            out.append((str(name), str(code), str(metric.get("errorMessage") or "").strip()))
-    return out
-
-
-def answered_errors(responses: list[Any]) -> list[tuple[str, str, str]]:
-    """`metric_errors` of the last of the pipeline responses a `raw_response_hook` kept (azure-core calls
-    the hook with each attempt's response; the last is the one the SDK parsed)."""
-    if not responses or getattr(responses[-1].http_response, "status_code", None) != 200:
-        return []
-    try:
-        return metric_errors(responses[-1].http_response.json())
-    except ValueError:
-        return []  # not JSON: the SDK's own deserialisation has reported it
-
-
-def failure_line(errors: list[tuple[str, str, str]]) -> str:
-    """One line for the metrics an answer reported failed (pure)."""
-    name, code, message = errors[0]
-    detail = f": {message.splitlines()[0]}" if message else ""
-    return f"Azure Monitor answered 200 but reported {name} failed: {code}{detail}"
 
 
 def describe_monitor_error(exc: BaseException, settings: MonitorSettings, resource: str) -> tuple[str, bool]:

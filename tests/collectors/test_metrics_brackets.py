@@ -12,7 +12,8 @@ import pytest
 from azure.core.exceptions import HttpResponseError
 from azure.monitor.querymetrics import MetricsClient
 
-from collectors.metrics import metric_filter, pin
+from collectors.getbatch import pin
+from collectors.metrics import metric_filter
 from cosmoscore.monitor.metrics import NAMESPACE, TOTAL_REQUEST_UNITS
 from emulator.engine.facade import Engine, ThroughputSpec
 from emulator.monitor.metrics import MetricsApp

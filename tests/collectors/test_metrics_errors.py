@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from collectors.metrics import failure_line, metric_errors
+from collectors.getbatch import failure_line, metric_errors
 from cosmoscore.monitor.metrics import LATENCY_DIRECT, NORMALIZED_RU
 from store import read_table, store_location
 from tests.collectors.test_metrics import RESOURCE, ROOT, StandIn, collect, config, stand_in

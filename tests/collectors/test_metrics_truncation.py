@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from collectors.metrics import MAX_RESULTS, free_dimensions, metric_filter, only_split, pin
+from collectors.getbatch import free_dimensions, only_split, pin
+from collectors.metrics import MAX_RESULTS, metric_filter
 from cosmoscore.monitor.metrics import NAMESPACE, TOTAL_REQUEST_UNITS
 from emulator.engine.facade import Engine, ThroughputSpec
 from emulator.monitor.metrics import MetricsApp
