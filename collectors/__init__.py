@@ -19,7 +19,8 @@ azure.* clients). They write the store (the top-level `store` package).
   `capture` (every HTTP request the SDK sends, as a `RequestRecord`), `routing` (the SDK's feed ranges as
   EPK ranges for `cosmoscore.routing`'s prediction) and `summary` (each query's closing line, counted by
   analysis' one rule of a logical execution).
-- The Azure Monitor collectors: `metrics.py` (platform metrics) and `logs/` (Log Analytics; its KQL in
+- The Azure Monitor collectors: `metrics.py` (platform metrics; `getbatch.py` reads its answers beyond the
+  SDK's model and narrows a capped query) and `logs/` (Log Analytics; its KQL in
   `logs/queries.py`), both naming what they ask through `cosmoscore.monitor`; `sample.py` (a container's
   documents for the advisor); `alerts.py` (the `[alerts]` rules after a collect).
 

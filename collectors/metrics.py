@@ -3,9 +3,10 @@
 Per account with a `monitor_resource` (and a config with `[monitor]`; otherwise there is nothing to do),
 per database and metric: `MetricsClient.query_resources` split by container and by the metric's dimensions
 (`NormalizedRUConsumption` by `PartitionKeyRangeId` and `PhysicalPartitionId`, the totals by `OperationType`
-and `StatusCode`), with `max_results` set (the service returns 10 series by default when splitting), long
-ranges cut into chunks of at most a day, and each metric asked at the configured grain or its own finest
-one when that is coarser (the catalogue's, `cosmoscore.monitor.metrics`: asking PT1M of a PT5M metric is
+and `StatusCode`), with `max_results` set (the service returns 10 series by default when splitting, and
+at most `MAX_RESULTS` with no sign of the rest: an answer at the cap is asked again per container, then
+per value of the metric's dimensions, `Metrics.fetch_whole`), long ranges cut into chunks of at most a
+day, and each metric asked at the configured grain or its own finest one when that is coarser (the catalogue's, `cosmoscore.monitor.metrics`: asking PT1M of a PT5M metric is
 refused). The aggregation asked is the catalogue's default; the split (`SPLITS`) is the collector's choice.
 
 Incremental: the watermark of (account, database, metric) is the latest point the store holds; a run asks
@@ -26,8 +27,11 @@ for them again, since its watermark never moved past them.
 Faults are one line each: a 401/403 names the Monitoring Reader role, an endpoint that is down says so
 (both end the account's run: nothing else would work), a metric the service does not know (400) or a
 throttled request (429, after the retries azure-core makes with the service's Retry-After) fails that
-metric only, keeping what it had collected. Layers: `fetch` talks to the service; `metric_filter`,
-`points_table`, `grain_of` and `window` are pure; `Metrics` walks databases and metrics.
+metric only, keeping what it had collected; so does a 200 that reports the metric failed (its `errorCode`,
+which the SDK's public model drops: read from the raw response, `collectors.getbatch`), never taken for a metric
+with no points. Layers: `fetch` talks to the service; `metric_filter`,
+`points_table`, `grain_of` and `window` are pure (and `collectors.getbatch`, which reads an answer beyond the
+SDK's model and narrows a capped query's filter); `Metrics` walks databases and metrics.
 """
 
 from __future__ import annotations
@@ -46,6 +50,17 @@ from azure.core.exceptions import HttpResponseError, ServiceRequestError
 from collectors.config import Account, Config, MonitorSettings
 from collectors.credentials import monitor_credential
 from collectors.errors import Fatal, auth_failure
+from collectors.getbatch import (
+    MetricFailed,
+    answered_errors,
+    dimension_values,
+    failure_line,
+    free_dimensions,
+    only_split,
+    pin,
+    quoted,
+    series_count,
+)
 from collectors.registry import Options
 from collectors.run import Run
 from cosmoscore.monitor.metrics import (
@@ -68,7 +83,8 @@ from cosmoscore.monitor.metrics import (
 from store import UTC_TIME, read_table, write_arrow
 from store.records import METRIC_DIMENSIONS, METRICS
 
-MAX_RESULTS = 1000
+MAX_RESULTS = 1000  # `top`: series per answer (the service's default is 10 when a filter splits, §7b R3)
+LISTING_GRAIN = "PT1H"  # listing a dimension's values needs no fine grain: few points per series
 CHUNK = dt.timedelta(days=1)
 RETRIES = 3  # azure-core's RetryPolicy retries 429/5xx, waiting what the service advises (Retry-After, retry-after-ms)
 # getBatch is a POST, which azure-core retries on a 429 only when it carries Retry-After; it only reads, so
@@ -112,13 +128,9 @@ def grain_of(metric: str, configured: str) -> str:
     return finest if GRAIN_MINUTES[finest] > GRAIN_MINUTES[configured] else configured
 
 
-def _quoted(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
 def metric_filter(database: str, metric: str) -> str:
     """The `filter` of one database's query: every container, split by the metric's dimensions (pure)."""
-    terms = [f"{DATABASE_NAME} eq {_quoted(database)}", f"{COLLECTION_NAME} eq '*'"]
+    terms = [f"{DATABASE_NAME} eq {quoted(database)}", f"{COLLECTION_NAME} eq '*'"]
     return " and ".join([*terms, *(f"{d} eq '*'" for d in spec(metric)[1])])
 
 
@@ -197,6 +209,8 @@ def points_table(
 def describe_monitor_error(exc: BaseException, settings: MonitorSettings, resource: str) -> tuple[str, bool]:
     """One line for a failed query, and whether the fault ends the account's run (the credential, the role,
     the endpoint: no other query would escape it). Never a token."""
+    if isinstance(exc, MetricFailed):
+        return str(exc), False
     status = getattr(exc, "status_code", None)
     failure = auth_failure(exc)
     if failure:
@@ -253,8 +267,44 @@ class Metrics:
         frame = frame[frame["account"] == self.account.name]
         return {_key(row) for row in frame[KEY_COLUMNS].astype(object).itertuples(index=False, name=None)}
 
-    def fetch(self, metric: str, database: str, grain: str, start: dt.datetime, end: dt.datetime) -> list[Any]:
-        return list(
+    def fetch_whole(self, metric: str, database: str, grain: str, start: dt.datetime, end: dt.datetime) -> list[Any]:
+        """Every series of one database's metric in [start, end): one call, or, where an answer holds
+        `MAX_RESULTS` series (the service returns at most `top` and says nothing of the rest, §7b R3, R12),
+        one call per value of its first split dimension (the container, then the metric's own), and so on."""
+        return self.fetch_split(metric, database, grain, start, end, metric_filter(database, metric))
+
+    def fetch_split(
+        self, metric: str, database: str, grain: str, start: dt.datetime, end: dt.datetime, filter_text: str
+    ) -> list[Any]:
+        results = self.fetch(metric, database, grain, start, end, filter_text)
+        free = free_dimensions(filter_text)
+        if series_count(results) < MAX_RESULTS or not free:
+            return results
+        listing = self.fetch(metric, database, LISTING_GRAIN, start, end, only_split(filter_text, free[0]))
+        values = dimension_values(listing, free[0])
+        if len(values) >= MAX_RESULTS:
+            raise MetricFailed(
+                f"more than {MAX_RESULTS} values of {free[0]} (filter {filter_text}): the service returns at "
+                f"most {MAX_RESULTS} series per query, so the rest cannot be collected"
+            )
+        out: list[Any] = []
+        for value in values:
+            out += self.fetch_split(metric, database, grain, start, end, pin(filter_text, free[0], value))
+        return out
+
+    def fetch(
+        self,
+        metric: str,
+        database: str,
+        grain: str,
+        start: dt.datetime,
+        end: dt.datetime,
+        filter_text: str | None = None,
+    ) -> list[Any]:
+        """One getBatch call (`filter_text`: default, the database's `metric_filter`); a metric the answer
+        reports failed (a 200 all the same) raises `MetricFailed`."""
+        responses: list[Any] = []
+        results = list(
             self.client.query_resources(
                 resource_ids=[self.resource],
                 metric_namespace=NAMESPACE,
@@ -262,11 +312,16 @@ class Metrics:
                 timespan=(start, end),
                 granularity=GRAINS[grain],
                 aggregations=[spec(metric)[0]],
-                filter=metric_filter(database, metric),
+                filter=filter_text or metric_filter(database, metric),
                 max_results=MAX_RESULTS,
                 retry_on_methods=RETRY_METHODS,
+                raw_response_hook=responses.append,
             )
         )
+        errors = answered_errors(responses)
+        if errors:
+            raise MetricFailed(failure_line(errors))
+        return results
 
     def new_points(self, data: pa.Table, seen: set[Key], mark: dt.datetime | None) -> pa.Table:
         """`data` less the points already stored: only those at or before the watermark can be."""
@@ -307,7 +362,7 @@ class Metrics:
             for first, last in chunks(start, end):
                 if self.run.stop.is_set():
                     break
-                data = points_table(self.fetch(metric, database, grain, first, last), ids, grain, first, last)
+                data = points_table(self.fetch_whole(metric, database, grain, first, last), ids, grain, first, last)
                 fresh = self.new_points(data, seen, mark)
                 new, old = new + fresh.num_rows, old + data.num_rows - fresh.num_rows
                 meanwhile = self.write(fresh)  # a batch's points stored by another collector meanwhile

@@ -4,15 +4,19 @@ The stand-in computes, it does not invent: every value comes from `History.serie
 split, filtered and aggregated the way Azure Monitor documents it (azure-monitor.md §5):
 `NormalizedRUConsumption` combines ranges by maximum (a container's value is its hottest range's),
 the totals by sum; coarser intervals take the maximum/average/minimum of the minutes, or their sum.
-The response is the REST spec's batch shape (§3.2), which `MetricsClient.query_resources` parses.
+The response is the REST spec's batch shape (§3.2), which `MetricsClient.query_resources` parses. With
+a filter, a metric's answer holds at most `top` series (10 unless asked, §7b R3), ordered by `orderby`
+(default: the first aggregation, descending), and nothing says how many were left out (R12).
 Storage and throughput metrics (`DataUsage`, `IndexUsage`, `DocumentCount`, `PhysicalPartitionSizeInfo`,
 `PhysicalPartitionThroughputInfo`, `ProvisionedThroughput`, `AutoscaleMaxThroughput`) come from the
 history's forward-filled change-points, one sample per series at the metric's emitted grain (PT5M for
 most, §5), aggregated over the samples in each interval; a finer interval is refused as Azure does.
 `IndexUsage` is 0: the emulator does not model index storage (its quota headers report collectionSize =
 documentsSize), so that is its state, not an invented figure. Metrics and aggregations the accounting
-cannot back (e.g. `ServerSideLatencyDirect`, a per-request `Maximum` of RU) are refused with a 400 that
-says so, rather than answered with made-up numbers.
+cannot back are never answered with made-up numbers: an aggregation (a per-request `Maximum` of RU) is
+refused with a 400 that says so; a catalogued metric it does not compute (e.g. `ServerSideLatencyDirect`)
+is answered as the service answers a metric it could not query, a 200 whose metric carries `errorCode` and
+`errorMessage` and no time series (`NOT_COMPUTED`).
 """
 
 from __future__ import annotations
@@ -139,7 +143,10 @@ DEFINITIONS = {
         served(AUTOSCALE_MAX, "Autoscale Max Throughput"),
     )
 }
-# In Azure's catalogue (azure-monitor.md §5) but not computed from the emulator's accounting yet.
+# In Azure's catalogue (azure-monitor.md §5) but not computed from the emulator's accounting yet: a query
+# naming one is valid (it is checked like any other), and the answer is a 200 whose metric carries
+# `errorCode`/`errorMessage` and no time series, as the service reports one metric it could not query
+# (§7b R11), while the other metrics of the query are served.
 NOT_COMPUTED = (
     PARTITION_COUNT,
     AUTOSCALED_RU,
@@ -148,6 +155,16 @@ NOT_COMPUTED = (
     METADATA_REQUESTS,
     SERVICE_AVAILABILITY,
 )
+NOT_COMPUTED_CODE = "MetricNotComputed"  # the stand-in's own: Azure publishes no list of these codes (R11)
+
+
+def _uncomputed(name: str) -> Definition:
+    """The catalogue's metric `name` whole (every aggregation and dimension), for validating a query of it."""
+    metric = CATALOGUE[name]
+    return Definition(name, metric.unit, name, metric.aggregations, metric.dimensions, metric.finest_minutes)
+
+
+UNCOMPUTED = {name.lower(): _uncomputed(name) for name in NOT_COMPUTED}
 
 Group = tuple[str, ...]
 
@@ -265,6 +282,8 @@ class MetricsApp:
                 f"every {_interval_name(definition.grain)}; supported intervals: {allowed}."
             )
         filt = parse_filter(query.filter, definition.dimensions, definition.name)
+        if definition.name in NOT_COMPUTED:
+            return _failed(definition, "the ruscope stand-in does not compute it from the emulator's accounting")
         rolled = {d.lower() for d in (query.rollup or "").split(",") if d.strip()}
         split = [d for d in filt.values if d.lower() not in rolled]
         minutes = self._minutes(definition, query, filt, split, budget.time.check)
@@ -389,13 +408,24 @@ def _with_id(metric: bytes, metric_id: str, budget: Budget) -> orjson.Fragment:
     return orjson.Fragment(b'{"id":' + orjson.dumps(metric_id) + b"," + metric[1:])
 
 
+def _failed(definition: Definition, reason: str) -> dict[str, object]:
+    """A metric the answer reports failed: its error code and message, no time series (§7b R11)."""
+    return {
+        "type": "Microsoft.Insights/metrics",
+        "name": {"value": definition.name, "localizedValue": definition.description},
+        "displayDescription": definition.description,
+        "unit": definition.unit,
+        "errorCode": NOT_COMPUTED_CODE,
+        "errorMessage": f"Metric {definition.name} could not be queried: {reason}.",
+        "timeseries": [],
+    }
+
+
 def _definition(name: str) -> Definition:
-    definition = DEFINITIONS.get(name.strip().lower())
+    definition = DEFINITIONS.get(name.strip().lower()) or UNCOMPUTED.get(name.strip().lower())
     if definition is not None:
         return definition
     valid = ", ".join(d.name for d in DEFINITIONS.values())
-    if name.strip().lower() in {n.lower() for n in NOT_COMPUTED}:
-        raise bad_request(f"Metric {name.strip()} is not computed by the ruscope stand-in; it serves: {valid}")
     raise bad_request(
         "Failed to find metric configuration for provider: Microsoft.DocumentDB, resource Type: databaseAccounts, "
         f"metric: {name.strip()}, Valid metrics: {valid}"

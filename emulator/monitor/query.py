@@ -1,5 +1,8 @@
 """Decoding a `metrics:getBatch` request: query parameters, the OData-like filter, times and grains.
 
+Round brackets in a filter's names and values are spelled `%2528` / `%2529`, as the metrics SDK documents
+(azure-monitor.md §7b R5, R13): decoded here, and refused when written as is.
+
 Kept apart from the computation so every refusal is the service's 400 shape
 (`{"error": {"code": "BadRequest", "message": ...}}`, azure-monitor.md §3.2) before any work is done.
 """
@@ -158,11 +161,21 @@ def _tokens(text: str) -> list[tuple[str, str]]:
         elif closing:
             out.append((")", ")"))
         elif string is not None:
-            out.append(("str", string.replace("''", "'")))
+            out.append(("str", _unbracketed(string.replace("''", "'"), text)))
         else:
-            out.append(("word", word.lower() if word.lower() in ("and", "or", "eq") else word))
+            out.append(("word", word.lower() if word.lower() in ("and", "or", "eq") else _unbracketed(word, text)))
         pos = match.end()
     return out
+
+
+def _unbracketed(value: str, text: str) -> str:
+    """A name or value of the filter with its round brackets decoded: the filter spells them `%2528` and
+    `%2529`, and a bracket written as is inside a quoted value is refused (azure-monitor.md §7b R5, R13)."""
+    if "(" in value or ")" in value:
+        raise bad_request(
+            f"Invalid filter {text!r}: a round bracket in a dimension name or value must be written %2528 or %2529."
+        )
+    return value.replace("%2528", "(").replace("%2529", ")")
 
 
 def parse_time(value: str, name: str) -> float:

@@ -15,7 +15,7 @@ from azure.core.credentials import AccessToken
 from azure.core.exceptions import ClientAuthenticationError, HttpResponseError
 from azure.monitor.querymetrics import Metric, MetricsClient, MetricsQueryResult
 
-from cosmoscore.monitor.metrics import NORMALIZED_RU, TOTAL_REQUEST_UNITS
+from cosmoscore.monitor.metrics import LATENCY_DIRECT, NORMALIZED_RU, TOTAL_REQUEST_UNITS
 from emulator.engine.facade import Engine
 from emulator.monitor.metrics import MetricsApp
 from emulator.monitor.tls import Certificates, ensure_certificates
@@ -155,3 +155,36 @@ def test_unknown_metric_and_bad_interval_are_400(stand_in: tuple[RunningEmulator
             granularity=dt.timedelta(minutes=2),
         )
     assert caught.value.status_code == 400 and "Invalid interval" in str(caught.value.message)
+
+
+def test_a_metric_it_cannot_compute_fails_inside_a_200(
+    stand_in: tuple[RunningEmulator, Engine, str, list[str]],
+) -> None:
+    """The answer reports the one metric failed (errorCode/errorMessage, no time series) and serves the
+    other; the public SDK model keeps neither field, the raw body has both (azure-monitor.md §7b R4, R11)."""
+    raw: list[Any] = []
+    (result,) = _client(stand_in[0]).query_resources(
+        resource_ids=[RESOURCE],
+        metric_namespace=NAMESPACE,
+        metric_names=[LATENCY_DIRECT, NORMALIZED_RU],
+        timespan=_span(),
+        aggregations=["Maximum"],
+        raw_response_hook=raw.append,
+    )
+    latency, normalized = _metric(result, LATENCY_DIRECT), _metric(result, NORMALIZED_RU)
+    assert latency.timeseries == [] and normalized.timeseries
+    assert not hasattr(latency, "error_code")  # dropped by the public model
+    body = raw[-1].http_response.json()
+    by_name = {m["name"]["value"]: m for m in body["values"][0]["value"]}
+    assert by_name[NORMALIZED_RU]["errorCode"] == "Success"
+    assert by_name[LATENCY_DIRECT]["errorCode"] not in (None, "Success")
+    assert LATENCY_DIRECT in by_name[LATENCY_DIRECT]["errorMessage"]
+    with pytest.raises(HttpResponseError) as caught:  # still checked like any query: an aggregation it lacks
+        _client(stand_in[0]).query_resources(
+            resource_ids=[RESOURCE],
+            metric_namespace=NAMESPACE,
+            metric_names=[LATENCY_DIRECT],
+            timespan=_span(),
+            aggregations=["Count"],
+        )
+    assert caught.value.status_code == 400
