@@ -148,6 +148,7 @@ class Source:
     region: str
     workspace: str
     tick: Callable[[], None] | None = None  # the request's budget check, called as history is read
+    categories: frozenset[str] = frozenset(CATEGORIES)  # what the diagnostic setting sends to the workspace
 
 
 def shape_of(table: str, scan: Scan) -> Shape:
@@ -166,6 +167,7 @@ def rows(table: str, scan: Scan, source: Source) -> Iterator[Row]:
     """The table's rows for `scan`, produced lazily container by container."""
     legacy = table == LEGACY
     categories = [TABLE_CATEGORY[table]] if not legacy else [c for c in CATEGORIES if _wanted(scan.categories, c)]
+    categories = [c for c in categories if c in source.categories]  # a category not sent has no rows
     sub = source.resource_id.split("/")[2] if source.resource_id.count("/") > 2 else ""
     group = source.resource_id.split("/")[4] if source.resource_id.count("/") > 4 else ""
     standard = {

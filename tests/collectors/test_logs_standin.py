@@ -17,6 +17,7 @@ import pytest
 
 from collectors.config import Config, parse_config
 from collectors.registry import collector, run_collector
+from cosmoscore.monitor.logs import CATEGORIES, MODES, QUERY_STATS_CATEGORY
 from emulator.engine.facade import Engine
 from emulator.monitor.app import MonitorApp
 from emulator.monitor.tls import Certificates, ensure_certificates
@@ -32,8 +33,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 class StandIn:
-    def __init__(self, running: RunningEmulator, engine: Engine, clock: ManualClock, certs: Certificates, hot: str):
-        self.running, self.engine, self.clock, self.certs, self.hot = running, engine, clock, certs, hot
+    def __init__(
+        self,
+        running: RunningEmulator,
+        app: MonitorApp,
+        engine: Engine,
+        clock: ManualClock,
+        certs: Certificates,
+        hot: str,
+    ):
+        self.running, self.app, self.engine, self.clock, self.certs, self.hot = running, app, engine, clock, certs, hot
         self.url = running.url.rstrip("/")
 
 
@@ -47,8 +56,9 @@ def stand_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn]:
     for _ in range(3):
         engine.run_query("t", "c", QUERY, {"@k": "k1"}, ["k1"], ctx=CTX)
     clock.advance(120)  # the workload's last minute is complete
-    running = start_in_thread(engine, app=MonitorApp(engine), tls=certs.server_context())
-    yield StandIn(running, engine, clock, certs, hot)
+    app = MonitorApp(engine)
+    running = start_in_thread(engine, app=app, tls=certs.server_context())
+    yield StandIn(running, app, engine, clock, certs, hot)
     running.stop()
 
 
@@ -71,11 +81,11 @@ def config(stand_in: StandIn, **monitor: Any) -> Config:
     return parse_config({"accounts": [account], "monitor": section}, Path("logs.toml"))
 
 
-def collect(stand_in: StandIn, store: Path, cfg: Config) -> tuple[int, list[str], list[str]]:
+def collect(stand_in: StandIn, store: Path, cfg: Config, name: str = "logs") -> tuple[int, list[str], list[str]]:
     out: list[str] = []
     err: list[str] = []
     summary = run_collector(
-        collector("logs"), cfg, store=store_location(store), clock=stand_in.clock, out=out.append, err=err.append
+        collector(name), cfg, store=store_location(store), clock=stand_in.clock, out=out.append, err=err.append
     )
     return summary.exit_code, out, err
 
@@ -119,6 +129,27 @@ def test_hot_key_first_by_ru_and_429s_on_the_hot_range(stand_in: StandIn, tmp_pa
     sizes = read_table(store_location(tmp_path), "log_key_sizes")
     assert not sizes.empty and set(sizes["container"]) == {"c"}
     assert (sizes["time"] == pd.Timestamp(stand_in.clock.now, unit="s", tz="UTC")).all()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_category_not_sent_is_a_warning_where_the_metrics_count_its_requests(
+    stand_in: StandIn, tmp_path: Path, mode: str
+) -> None:
+    """The workspace gets no QueryRuntimeStatistics (the diagnostic setting lacks it), while TotalRequests,
+    collected first as `ruscope collect` does, counts the workload's queries: one warning line naming the
+    query, the mode and the category; the exit code stays 0 (the other queries found their rows)."""
+    cfg = config(stand_in, logs_mode=mode)
+    assert collect(stand_in, tmp_path, cfg, "metrics")[0] == 0
+    stand_in.app.logs.categories = frozenset(CATEGORIES) - {QUERY_STATS_CATEGORY}
+    code, _, err = collect(stand_in, tmp_path, cfg)
+    queries = sum(1 for r in _records(stand_in.engine) if r.operation == "Query")
+    assert code == 0 and len(err) == 1, err
+    assert err[0].startswith("warning: database 't' logs query 'query_stats'"), err
+    assert f"({mode} mode)" in err[0] and QUERY_STATS_CATEGORY in err[0] and f"{queries} request(s)" in err[0]
+
+    stand_in.app.logs.categories = frozenset(CATEGORIES)  # every category sent: rows, and no warning
+    assert collect(stand_in, tmp_path / "all", cfg, "metrics")[0] == 0
+    assert collect(stand_in, tmp_path / "all", cfg)[::2] == (0, [])
 
 
 def test_incremental_twice_stores_no_duplicate_and_leaves_no_gap(stand_in: StandIn, tmp_path: Path) -> None:
