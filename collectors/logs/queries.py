@@ -1,7 +1,8 @@
 """Every KQL query `ruscope logs` sends to Log Analytics, in one place, built from parameters (pure).
 
 Four queries (azure-monitor.md §6, §7), each in both diagnostic-settings modes:
-- `key_ru`: RU and request count per logical key per pkrange per time bin (`CDBPartitionKeyRUConsumption`);
+- `key_ru`: RU and request count per logical key per pkrange per time bin (`CDBPartitionKeyRUConsumption`),
+  rows with an empty PartitionKey left out (the service leaves it empty for operations with no single key);
 - `key_size`: the latest size of each logical key (`CDBPartitionKeyStatistics` rows are periodic snapshots:
   `arg_max(TimeGenerated, SizeKb)` per key, never a sum over time), the largest `top` keys;
 - `throttles`: 429s per physical partition and operation per time bin (`CDBDataPlaneRequests`);
@@ -14,7 +15,7 @@ elsewhere). Tables, categories and both spellings come from `cosmoscore.monitor.
 renames a result's columns back, so the collector reads one shape in both modes.
 
 The time window is not in the KQL: the collector passes it as `timespan` (the service applies it).
-Only a small KQL subset is used (where with comparisons, `in`, `and`; summarize with sum/count/arg_max by
+Only a small KQL subset is used (where with comparisons, `in`, `and`, `isnotempty`; summarize with sum/count/arg_max by
 columns and `bin(TimeGenerated, ...)`; top N by; todouble), which the local stand-in understands too.
 Every value in a query is a KQL string literal made by `kql_string`.
 
@@ -61,6 +62,7 @@ class Spec:
     by: tuple[str, ...]  # group columns (resource-specific names); TimeGenerated binned when `binned`
     binned: bool = True
     where: tuple[tuple[str, str], ...] = ()  # extra equality filters: (column, literal as the mode writes it)
+    present: tuple[str, ...] = ()  # columns a row must fill (`isnotempty`)
     top: str | None = None  # `top N by <column> desc` on this result column
 
 
@@ -70,6 +72,7 @@ SPECS: dict[str, Spec] = {
         logs.KEY_RU,
         ((REQUEST_CHARGE, "sum", REQUEST_CHARGE), ("Requests", "count", "")),
         (DATABASE_NAME, COLLECTION_NAME, PARTITION_KEY_RANGE_ID, PARTITION_KEY),
+        present=(PARTITION_KEY,),  # empty for operations with no single key (§7b R7, R22): no key's RU
     ),
     KEY_SIZE: Spec(
         logs.KEY_STATS,
@@ -135,6 +138,7 @@ def _filters(spec: Spec, params: Params) -> list[str]:
         terms.append(f"{column(COLLECTION_NAME, mode)} in ({listed})")
     for name, literal in spec.where:  # legacy columns are strings: the literal is quoted there
         terms.append(f"{column(name, mode)} == {kql_string(literal) if mode == AZURE_DIAGNOSTICS else literal}")
+    terms.extend(f"isnotempty({column(name, mode)})" for name in spec.present)
     return terms
 
 

@@ -9,7 +9,9 @@ request updates a few dict entries keyed by its second and minute (O(1)), and th
   being the partition's RU/s in force at that second (throughput changes and splits included), which
   gives `NormalizedRUConsumption` = min(100, 100 x that ratio) (ru-cost-model.md P11);
 - per (database, container, pkrange): RU and request count by logical partition key, cut to the top N
-  (by RU) when the minute closes (`CDBPartitionKeyRUConsumption`'s view, azure-monitor.md §6.1);
+  (by RU) when the minute closes (`CDBPartitionKeyRUConsumption`'s view, azure-monitor.md §6.1); the
+  operations with no single logical key (queries across keys, feeds of a range) under the empty key "",
+  kept beside the top N, as that table leaves PartitionKey empty for them (§7b R22);
 - per (database, container, pkrange): RU and request count by query text, top N (by RU) per minute
   (`CDBQueryRuntimeStatistics`, §6.3);
 - per (database, container, pkrange): the size of the logical keys a write changed, top N (by size)
@@ -187,8 +189,9 @@ class History(SnapshotRecorder):
                     cell.peaks[part] = [ratio, sec[1], budget]
                 elif ratio > peak[0]:
                     peak[0], peak[1], peak[2] = ratio, sec[1], budget
-            if partition_key:
-                self._add(cell, cell.keys, part, partition_key, ru)
+            # an operation with no single logical key (a query across keys, a feed of a range) under the empty
+            # key, as CDBPartitionKeyRUConsumption leaves PartitionKey empty for it (azure-monitor.md §7b R22)
+            self._add(cell, cell.keys, part, partition_key, ru)
             if query_text:
                 self._add(cell, cell.queries, part, query_text, ru)
 
@@ -202,7 +205,7 @@ class History(SnapshotRecorder):
         if entry is not None:
             entry[0] += ru
             entry[1] += 1
-        elif not cell.sealed or len(keys) < self.config.top_keys:
+        elif not cell.sealed or len(keys) < self.config.top_keys or not key:
             keys[key] = [ru, 1]
             if len(keys) > self.config.open_keys_cap:  # amortised: prunes once per cap/2 new keys
                 table[part] = cells_.top_ru(keys, self.config.open_keys_cap // 2)

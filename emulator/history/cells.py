@@ -85,7 +85,14 @@ def cell_entries(
 
 
 def top_ru(keys: dict[str, list[float]], n: int) -> dict[str, list[float]]:
-    return keys if len(keys) <= n else dict(heapq.nlargest(n, keys.items(), key=lambda kv: kv[1][0]))
+    """The N entries with the most RU; the empty key (operations with no single logical key) is kept beside
+    them, so it never takes a key's place."""
+    if len(keys) <= n:
+        return keys
+    top = dict(heapq.nlargest(n, ((k, v) for k, v in keys.items() if k), key=lambda kv: kv[1][0]))
+    if "" in keys:
+        top[""] = keys[""]
+    return top
 
 
 def _largest(sizes: dict[str, float], n: int) -> dict[str, float]:

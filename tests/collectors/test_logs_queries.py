@@ -46,13 +46,15 @@ def test_an_injection_stays_inside_its_literal() -> None:
     kql = build(KEY_RU, Params(hostile, containers=("a'", "b")))
     where = kql.splitlines()[1]
     assert [unquote(s) for s in LITERAL.findall(where)] == [hostile, "a'", "b"]
-    assert LITERAL.sub("L", where) == "| where DatabaseName == L and CollectionName in (L, L)"
+    assert (
+        LITERAL.sub("L", where) == "| where DatabaseName == L and CollectionName in (L, L) and isnotempty(PartitionKey)"
+    )
 
 
 def test_resource_specific_key_ru_is_the_documented_query() -> None:
     assert build(KEY_RU, Params("shop", bin_minutes=5)) == (
         "CDBPartitionKeyRUConsumption\n"
-        "| where DatabaseName == 'shop'\n"
+        "| where DatabaseName == 'shop' and isnotempty(PartitionKey)\n"
         "| summarize RequestCharge = sum(todouble(RequestCharge)), Requests = count() "
         "by DatabaseName, CollectionName, PartitionKeyRangeId, PartitionKey, bin(TimeGenerated, 5m)"
     )

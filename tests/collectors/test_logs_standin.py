@@ -14,10 +14,11 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from azure.monitor.query import LogsQueryClient
 
 from collectors.config import Config, parse_config
 from collectors.registry import collector, run_collector
-from cosmoscore.monitor.logs import CATEGORIES, MODES, QUERY_STATS_CATEGORY
+from cosmoscore.monitor.logs import AZURE_DIAGNOSTICS, CATEGORIES, MODES, QUERY_STATS_CATEGORY
 from emulator.engine.facade import Engine
 from emulator.monitor.app import MonitorApp
 from emulator.monitor.tls import Certificates, ensure_certificates
@@ -25,7 +26,7 @@ from emulator.rest.server import RunningEmulator, start_in_thread
 from store import read_table, store_location
 from tests.conftest import ManualClock
 from tests.emulator.history.test_history import CTX, LIMITS, START, _hot_workload, _key_on, _reads, _setup
-from tests.emulator.monitor.test_metrics import RESOURCE
+from tests.emulator.monitor.test_metrics import RESOURCE, FixedToken
 
 WORKSPACE = "11111111-2222-3333-4444-555555555555"
 QUERY = "SELECT * FROM c WHERE c.k = @k"
@@ -150,6 +151,43 @@ def test_a_category_not_sent_is_a_warning_where_the_metrics_count_its_requests(
     stand_in.app.logs.categories = frozenset(CATEGORIES)  # every category sent: rows, and no warning
     assert collect(stand_in, tmp_path / "all", cfg, "metrics")[0] == 0
     assert collect(stand_in, tmp_path / "all", cfg)[::2] == (0, [])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_empty_key_is_served_but_never_stored_so_it_cannot_head_the_ranking(
+    stand_in: StandIn, tmp_path: Path, mode: str
+) -> None:
+    """Queries across keys have no single key: the stand-in logs their RU with an empty PartitionKey, as
+    the service does (azure-monitor.md §7b R7, R22), and in their minute that row outweighs every key; the
+    collector's `isnotempty` keeps it out of the store."""
+    engine, clock = stand_in.engine, stand_in.clock
+    minute = (clock.now // 60 + 1) * 60
+    clock.now = minute + 1
+    for _ in range(30):
+        engine.run_query("t", "c", "SELECT * FROM c", ctx=CTX)
+    _reads(engine, _key_on(engine, stand_in.hot), 1)
+    clock.advance(120)
+    keyless = sum(r.request_charge for r in _records(engine) if r.pkrange_id and not r.partition_key)
+    keyed = sum(r.request_charge for r in _records(engine) if r.partition_key and r.time >= minute)
+    assert keyless > keyed > 0
+
+    client = LogsQueryClient(FixedToken(), endpoint=stand_in.url, connection_verify=str(stand_in.certs.ca))
+    table, key, charge = ("CDBPartitionKeyRUConsumption", "PartitionKey", "RequestCharge")
+    if mode == AZURE_DIAGNOSTICS:
+        table, key, charge = (
+            "AzureDiagnostics | where Category == 'PartitionKeyRUConsumption'",
+            "partitionKey_s",
+            "requestCharge_s",
+        )
+    kql = f"{table} | where isempty({key}) | summarize RU = sum(todouble({charge}))"
+    (answer,) = client.query_workspace(WORKSPACE, kql, timespan=None).tables
+    assert answer.rows[0][0] == pytest.approx(keyless)
+
+    code, _, err = collect(stand_in, tmp_path, config(stand_in, logs_mode=mode))
+    assert (code, err) == (0, []), err
+    frame = read_table(store_location(tmp_path), "log_key_ru")
+    assert not frame.empty and not (frame["partition_key"] == "").any()
+    assert frame.groupby("partition_key")["request_charge"].sum().to_dict() == pytest.approx(_ru_by_key(engine))
 
 
 def test_incremental_twice_stores_no_duplicate_and_leaves_no_gap(stand_in: StandIn, tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from cosmoscore.monitor.metrics import (
 )
 from emulator.engine.facade import Context, Engine, ThroughputSpec
 from emulator.history import on_disk
-from emulator.history.aggregates import KEY_COUNT, KEY_RU, KEY_SIZE, QUERY_COUNT, QUERY_RU, History
+from emulator.history.aggregates import KEY_COUNT, KEY_RU, KEY_SIZE, QUERY_COUNT, QUERY_RU, History, HistoryConfig
 from tests.conftest import ManualClock
 from tests.emulator.history.test_history import LIMITS, START
 
@@ -167,3 +167,14 @@ def test_a_series_from_epoch_zero_starts_at_the_retention() -> None:
     engine.create_item(CTX, "t", "c", {"id": "a", "k": "x"})
     points = engine.history.series("t", "c", DATA_USAGE, 0.0, START + 120, 1)
     assert [p.time for p in points] == [START]  # no walk over 56 years of empty minutes
+
+
+def test_an_operation_with_no_single_key_is_kept_under_the_empty_key_beside_the_top_keys() -> None:
+    """A query across keys is recorded under the empty key (CDBPartitionKeyRUConsumption leaves PartitionKey
+    empty for it); when the minute closes it is kept beside the top N, never in a key's place."""
+    history = History(HistoryConfig(top_keys=2))
+    for key, ru in (('["a"]', 3.0), ('["b"]', 2.0), ('["c"]', 1.0), ("", 10.0)):
+        history.record(START, "t", "c", "0", "Read" if key else "Query", 200, ru, partition_key=key)
+    history.record(START + 60, "t", "c", "0", "Read", 200, 1.0, partition_key='["a"]')  # closes the minute
+    kept = {dims[1]: values[0] for _, dims, values in history.minute_entries("t", "c", "keys", START, START + 60)}
+    assert kept == {'["a"]': 3.0, '["b"]': 2.0, "": 10.0}
