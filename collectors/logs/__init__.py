@@ -127,7 +127,6 @@ FIELDS: dict[str, tuple[type[Record], dict[str, tuple[str, Convert]]]] = {
             "pkrange_id": (PARTITION_KEY_RANGE_ID, _text),
             "partition_key": (PARTITION_KEY, _text),
             "request_charge": (REQUEST_CHARGE, _number),
-            "requests": ("Requests", _count),
         },
     ),
     KEY_SIZE: (

@@ -1,8 +1,10 @@
 """Every KQL query `ruscope logs` sends to Log Analytics, in one place, built from parameters (pure).
 
 Four queries (azure-monitor.md §6, §7), each in both diagnostic-settings modes:
-- `key_ru`: RU and request count per logical key per pkrange per time bin (`CDBPartitionKeyRUConsumption`),
-  rows with an empty PartitionKey left out (the service leaves it empty for operations with no single key);
+- `key_ru`: RU per logical key per pkrange per time bin (`CDBPartitionKeyRUConsumption`), rows with an empty
+  PartitionKey left out (the service leaves it empty for operations with no single key); no request count:
+  a row of that table is a key's aggregated consumption in one second (azure-monitor.md §7b R7), so
+  `count()` would count seconds, not requests;
 - `key_size`: the latest size of each logical key (`CDBPartitionKeyStatistics` rows are periodic snapshots:
   `arg_max(TimeGenerated, SizeKb)` per key, never a sum over time), the largest `top` keys;
 - `throttles`: 429s per physical partition and operation per time bin (`CDBDataPlaneRequests`);
@@ -70,7 +72,7 @@ KEY_RU, KEY_SIZE, THROTTLES, QUERY_STATS = "key_ru", "key_size", "throttles", "q
 SPECS: dict[str, Spec] = {
     KEY_RU: Spec(
         logs.KEY_RU,
-        ((REQUEST_CHARGE, "sum", REQUEST_CHARGE), ("Requests", "count", "")),
+        ((REQUEST_CHARGE, "sum", REQUEST_CHARGE),),  # no count(): a row is a key's second, not a request
         (DATABASE_NAME, COLLECTION_NAME, PARTITION_KEY_RANGE_ID, PARTITION_KEY),
         present=(PARTITION_KEY,),  # empty for operations with no single key (§7b R7, R22): no key's RU
     ),

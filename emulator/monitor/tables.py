@@ -8,7 +8,9 @@ catalogue (`cosmoscore.monitor.logs`); which columns are served is the stand-in'
 modes are served for every workspace id, so a client in either diagnostic-settings mode finds its data.
 
 History keeps per-minute aggregates, so a row is one minute (TimeGenerated = the minute's start, UTC)
-of one combination of dimensions, with its request count as a hidden weight (`kql.evaluate.WEIGHT`):
+of one combination of dimensions, with its request count as a hidden weight (`kql.evaluate.WEIGHT`; none
+on CDBPartitionKeyRUConsumption, whose rows the service writes per key and second, not per request, so
+counting them is refused there, `kql.evaluate.UNCOUNTED_KEYS`):
 RequestCharge / requestCharge_s hold the minute's RU *sum* (a measure). CDBPartitionKeyStatistics rows
 are per-minute snapshots of each key's size (forward-filled by History), SizeKb = bytes / 1024 rounded.
 Time filters (`where TimeGenerated ...`, the body's timespan) act on those minute starts, so a bound
@@ -64,7 +66,7 @@ from cosmoscore.monitor.logs import (
 )
 from emulator.history.aggregates import KEY_SIZE, History
 from emulator.monitor.kql.ast import semantic
-from emulator.monitor.kql.evaluate import WEIGHT, Shape
+from emulator.monitor.kql.evaluate import UNCOUNTED_KEYS, WEIGHT, Shape
 from emulator.monitor.kql.expr import Column, Row
 
 CATEGORIES = catalogue.CATEGORIES  # azure-monitor.md §6 diagnostic categories
@@ -156,10 +158,12 @@ def shape_of(table: str, scan: Scan) -> Shape:
     if table in TABLE_CATEGORY:
         category = TABLE_CATEGORY[table]
         columns = {**_FIELDS[category], **_STANDARD}
-        return Shape(columns, weighted=category != KEY_STATS_CATEGORY)
+        known = category != KEY_RU_CATEGORY
+        return Shape(columns, weighted=category != KEY_STATS_CATEGORY, weight_known=known, uncounted=UNCOUNTED_KEYS)
     if table == LEGACY:
         categories = scan.categories if scan.categories is not None else frozenset(CATEGORIES)
-        return Shape(dict(_LEGACY_COLUMNS), weighted=bool(categories - {KEY_STATS_CATEGORY}))
+        weighted, known = bool(categories - {KEY_STATS_CATEGORY}), KEY_RU_CATEGORY not in categories
+        return Shape(dict(_LEGACY_COLUMNS), weighted=weighted, weight_known=known, uncounted=UNCOUNTED_KEYS)
     raise semantic(f"Failed to resolve table or column expression named '{table}'")
 
 
@@ -230,8 +234,8 @@ def _facts(category: str, source: Source, db: str, coll: str, scan: Scan) -> Ite
         for p in history.series(db, coll, KEY_SIZE, since, until, tick=tick):
             yield p.time, {PARTITION_KEY: p.dimensions[PARTITION_KEY], SIZE_KB: round(p.value / 1024)}, 1.0
     elif category == KEY_RU_CATEGORY:
-        for minute, (pk, key), (ru, count) in history.minute_entries(db, coll, "keys", since, until, tick=tick):
-            yield minute, {PARTITION_KEY: key, PARTITION_KEY_RANGE_ID: pk, REQUEST_CHARGE: ru}, count
+        for minute, (pk, key), (ru, _) in history.minute_entries(db, coll, "keys", since, until, tick=tick):
+            yield minute, {PARTITION_KEY: key, PARTITION_KEY_RANGE_ID: pk, REQUEST_CHARGE: ru}, None  # UNCOUNTED_KEYS
     elif category == REQUESTS_CATEGORY:
         entries = history.minute_entries(db, coll, "ops", since, until, by_pk=True, tick=tick)
         for minute, (op, status, pk), (count, ru) in entries:

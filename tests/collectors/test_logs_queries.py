@@ -55,7 +55,7 @@ def test_resource_specific_key_ru_is_the_documented_query() -> None:
     assert build(KEY_RU, Params("shop", bin_minutes=5)) == (
         "CDBPartitionKeyRUConsumption\n"
         "| where DatabaseName == 'shop' and isnotempty(PartitionKey)\n"
-        "| summarize RequestCharge = sum(todouble(RequestCharge)), Requests = count() "
+        "| summarize RequestCharge = sum(todouble(RequestCharge)) "
         "by DatabaseName, CollectionName, PartitionKeyRangeId, PartitionKey, bin(TimeGenerated, 5m)"
     )
 
