@@ -17,7 +17,9 @@ elsewhere). Tables, categories and both spellings come from `cosmoscore.monitor.
 renames a result's columns back, so the collector reads one shape in both modes.
 
 The time window is not in the KQL: the collector passes it as `timespan` (the service applies it).
-Only a small KQL subset is used (where with comparisons, `in`, `and`, `isnotempty`; summarize with sum/count/arg_max by
+The account is matched case-insensitively (`=~`): the legacy table holds its name upper-cased, and the
+name taken from a configured resource id may be in any case (azure-monitor.md §7b R23).
+Only a small KQL subset is used (where with comparisons, `=~`, `in`, `and`, `isnotempty`; summarize with sum/count/arg_max by
 columns and `bin(TimeGenerated, ...)`; top N by; todouble), which the local stand-in understands too.
 Every value in a query is a KQL string literal made by `kql_string`.
 
@@ -131,9 +133,8 @@ def result_columns(name: str, mode: str) -> dict[str, str]:
 def _filters(spec: Spec, params: Params) -> list[str]:
     mode, column = params.mode, spec.table.spelled
     terms = [f"{CATEGORY} == {kql_string(spec.table.category)}"] if mode == AZURE_DIAGNOSTICS else []
-    if params.account is not None:
-        name = params.account.upper() if mode == AZURE_DIAGNOSTICS else params.account
-        terms.append(f"{column(ACCOUNT_NAME, mode)} == {kql_string(name)}")
+    if params.account is not None:  # `=~`: AzureDiagnostics upper-cases Resource, a resource id any case (R23)
+        terms.append(f"{column(ACCOUNT_NAME, mode)} =~ {kql_string(params.account)}")
     terms.append(f"{column(DATABASE_NAME, mode)} == {kql_string(params.database)}")
     if params.containers:
         listed = ", ".join(kql_string(c) for c in params.containers)

@@ -70,7 +70,7 @@ def test_legacy_mode_reads_azure_diagnostics_by_category() -> None:
     kql = build(THROTTLES, Params("shop", account="acct", bin_minutes=15, mode=AZURE_DIAGNOSTICS))
     assert kql == (
         "AzureDiagnostics\n"
-        "| where Category == 'DataPlaneRequests' and Resource == 'ACCT' and databaseName_s == 'shop' "
+        "| where Category == 'DataPlaneRequests' and Resource =~ 'acct' and databaseName_s == 'shop' "
         "and statusCode_s == '429'\n"
         "| summarize Throttled = count() by databaseName_s, collectionName_s, partitionId_g, OperationName, "
         "bin(TimeGenerated, 15m)"
@@ -93,7 +93,7 @@ def test_legacy_query_stats_use_that_category_s_lower_case_columns() -> None:
 
 def test_resource_specific_throttles_compare_the_int_status() -> None:
     assert "StatusCode == 429\n" in build(THROTTLES, Params("shop", account="acct"))
-    assert "AccountName == 'acct'" in build(THROTTLES, Params("shop", account="acct"))
+    assert "AccountName =~ 'acct'" in build(THROTTLES, Params("shop", account="acct"))  # case-insensitive
 
 
 @pytest.mark.parametrize("bad", [Params("db", bin_minutes=0), Params("db", top=0), Params("db", mode="legacy")])

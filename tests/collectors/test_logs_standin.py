@@ -236,6 +236,23 @@ def test_rows_of_another_account_in_the_workspace_are_not_collected(stand_in: St
     )
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_the_account_is_matched_whatever_the_case_of_its_resource_id(
+    stand_in: StandIn, tmp_path: Path, mode: str
+) -> None:
+    """ARM resource ids are case-insensitive and AzureDiagnostics upper-cases Resource: the account filter is
+    `=~` (azure-monitor.md §7b R23), so a resource id written `LocalHost` finds the rows of `localhost`."""
+    cfg = config(stand_in, logs_mode=mode)
+    prefix, name = RESOURCE.rsplit("/", 1)
+    mixed = cfg.accounts[0].model_copy(update={"monitor_resource": f"{prefix}/{name.title()}"})
+    code, _, err = collect(stand_in, tmp_path, cfg.model_copy(update={"accounts": [mixed]}))
+    assert (code, err) == (0, []), err
+    frame = read_table(store_location(tmp_path), "log_key_ru")
+    assert name.title() != name and frame["request_charge"].sum() == pytest.approx(
+        sum(_ru_by_key(stand_in.engine).values())
+    )
+
+
 def test_cli_logs_exits_0_with_its_lines(stand_in: StandIn, tmp_path: Path) -> None:
     path = tmp_path / "ruscope.toml"
     path.write_text(

@@ -262,3 +262,17 @@ def test_a_leading_where_on_either_legacy_spelling_pins_the_database() -> None:
     for column in ("databasename_s", "databaseName_s"):
         scan = scan_of(parse(f"AzureDiagnostics | where {column} == 'd' | summarize count()"), 0.0, 1e11, now)
         assert scan.databases == frozenset({"d"})
+
+
+def test_the_account_filters_ignore_case(app: tuple[LogsApp, Engine, str]) -> None:
+    """`=~` and `!~` (Kusto's case-insensitive equality and its negation), as the collector filters the
+    account: AzureDiagnostics holds it upper-cased, the resource-specific tables as named."""
+    records = _records(app[1])
+    count = "| summarize n = count()"
+    assert _result(app, f"CDBDataPlaneRequests | where AccountName =~ 'LocalHost' {count}") == [{"n": len(records)}]
+    assert _result(app, f"CDBDataPlaneRequests | where AccountName !~ 'LOCALHOST' {count}") == [{"n": 0}]
+    legacy = f"AzureDiagnostics | where Category == 'DataPlaneRequests' and Resource =~ 'localhost' {count}"
+    assert _result(app, legacy) == [{"n": len(records)}]
+    assert _result(app, "AzureDiagnostics | where Category == 'DataPlaneRequests' | summarize by Resource") == [
+        {"Resource": "LOCALHOST"}
+    ]
