@@ -32,13 +32,6 @@ from emulator.monitor.kql.expr import (
 )
 
 WEIGHT = "$weight"  # the hidden request count of a weighted table's row (None: not known)
-# Why a CDBPartitionKeyRUConsumption row has no weight: the service's row is one key's consumption in one
-# second, not a request, and the stand-in's is a key's minute, so neither requests nor the service's rows
-# can be counted from it (count(), countif(), avg() and the count operator are refused on it)
-UNCOUNTED_KEYS = (
-    "a CDBPartitionKeyRUConsumption row is a key's aggregated consumption per second in the service, "
-    "not a request, and the ruscope stand-in keeps a key's minute: its rows cannot be counted"
-)
 Tick = Callable[[], None]  # the request's budget check (raises past its deadline), called per row
 Stage = Callable[[Iterator[Row], Tick], Iterator[Row]]
 
@@ -50,7 +43,7 @@ class Shape:
     columns: dict[str, Column]
     weighted: bool
     weight_known: bool = True
-    uncounted: str = "this table's rows carry no request count in the ruscope stand-in"  # why, when not known
+    resolution: int = 60  # seconds: the rows' TimeGenerated are whole multiples of it (bins are, too)
     stages: list[Stage] = field(default_factory=list)
 
 
@@ -81,7 +74,7 @@ def _unique(name: str, taken: dict[str, Any]) -> str:
 def plan(operators: Iterable[Operator], shape: Shape, now: dt.datetime) -> Shape:
     """Check every operator in order (KqlError on the first refusal) and collect the stages."""
     for op in operators:
-        scope = Scope(shape.columns, now, op.kind)
+        scope = Scope(shape.columns, now, op.kind, shape.resolution)
         if op.kind == "where":
             assert op.expr is not None
             pred = compile_expr(op.expr, scope)
@@ -100,7 +93,7 @@ def plan(operators: Iterable[Operator], shape: Shape, now: dt.datetime) -> Shape
             _ordering(op, shape, scope, now)
         elif op.kind == "count":
             if shape.weighted and not shape.weight_known:
-                raise not_supported(f"count: {shape.uncounted}")
+                raise not_supported("count: this table's rows carry no request count in the ruscope stand-in")
             shape.stages.append(_count(shape.weighted))
             shape.columns, shape.weighted = {"Count": Column("long")}, False
     if shape.weighted:
@@ -110,8 +103,8 @@ def plan(operators: Iterable[Operator], shape: Shape, now: dt.datetime) -> Shape
 
 def _w(row: Row) -> Any:
     weight = row[WEIGHT]
-    if weight is None:  # a row whose count the service's rows do not share (UNCOUNTED_KEYS)
-        raise not_supported(f"count: {UNCOUNTED_KEYS}")
+    if weight is None:  # a key in a minute's top-N by RU whose request count was not kept
+        raise not_supported("count: a row of this table carries no request count in the ruscope stand-in")
     return weight
 
 
@@ -243,7 +236,7 @@ def _aggregate(name: str | None, expr: Expr, shape: Shape, scope: Scope, taken: 
     column = _unique(name or (f"{fn_name}_" + (_name_of(args[0], "") if args else "")), taken)
     weighted, known = shape.weighted, shape.weight_known
     if weighted and fn_name in ("count", "countif", "avg") and not known:
-        raise not_supported(f"{fn_name}(): {shape.uncounted}")
+        raise not_supported(f"{fn_name}(): this table's rows carry no request count in the ruscope stand-in")
     if (
         arg is not None
         and weighted
@@ -256,7 +249,7 @@ def _aggregate(name: str | None, expr: Expr, shape: Shape, scope: Scope, taken: 
     if fn_name == "countif" and arg is not None and arg.type != "bool":
         raise semantic("countif(): expects a bool predicate", "SEM0219")
     if weighted and fn_name == "sum" and arg is not None and arg.measure == NONE and not known:
-        raise not_supported(f"sum() of a dimension: {shape.uncounted}")
+        raise not_supported("sum() of a dimension: this table's rows carry no request count in the ruscope stand-in")
     get = arg.fn if arg is not None else (lambda r: None)
     scale = weighted and not (arg is not None and arg.measure == ADDITIVE)  # count requests, not rows
     return _simple(fn_name, column, arg.type if arg else "long", get, weighted, scale)

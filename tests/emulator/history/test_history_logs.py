@@ -178,3 +178,29 @@ def test_an_operation_with_no_single_key_is_kept_under_the_empty_key_beside_the_
     history.record(START + 60, "t", "c", "0", "Read", 200, 1.0, partition_key='["a"]')  # closes the minute
     kept = {dims[1]: values[0] for _, dims, values in history.minute_entries("t", "c", "keys", START, START + 60)}
     assert kept == {'["a"]': 3.0, '["b"]': 2.0, "": 10.0}
+
+
+def test_a_keys_seconds_by_operation_survive_a_save_and_open(tmp_path: Path) -> None:
+    """CDBPartitionKeyRUConsumption's rows are a key's consumption per second and operation: History keeps
+    them for the keys it keeps, saved and opened again; a minute saved without them reads as one entry."""
+    history = History(path=tmp_path / "h.jsonl.gz")
+    minute = (START // 60 + 1) * 60
+    for offset, op, ru in ((0, "Read", 1.0), (0, "Read", 2.0), (0, "Upsert", 5.0), (7, "Read", 1.5)):
+        history.record(minute + offset, "t", "c", "0", op, 200, ru, partition_key='["a"]')
+    history.record(minute + 60, "t", "c", "0", "Read", 200, 1.0, partition_key='["b"]')  # closes the minute
+    expected = [
+        (minute, ("0", '["a"]', "Read", "0"), [3.0]),
+        (minute, ("0", '["a"]', "Upsert", "0"), [5.0]),
+        (minute, ("0", '["a"]', "Read", "7"), [1.5]),
+    ]
+    assert list(history.minute_entries("t", "c", "key_ops", minute, minute + 60)) == expected
+    history.save()
+    assert list(History.open(tmp_path / "h.jsonl.gz").minute_entries("t", "c", "key_ops", minute, minute + 60)) == (
+        expected
+    )
+    old = {"m": int(minute // 60), "ops": [], "peaks": [], "keys": [["t", "c", "0", [['["a"]', 9.5, 4]]]]}
+    on_disk.write_lines(tmp_path / "old.jsonl.gz", [old])
+    reopened = History.open(tmp_path / "old.jsonl.gz")
+    assert list(reopened.minute_entries("t", "c", "key_ops", minute, minute + 60)) == [
+        (minute, ("0", '["a"]', "", "0"), [9.5])
+    ]

@@ -196,11 +196,8 @@ REFUSALS = [
     ("CDBDataPlaneRequests | project OperationName", "SemanticError", "", "returning a log table's rows"),
     ("AzureDiagnostics | summarize max(todouble(requestCharge_s))", "SemanticError", "", "per-minute aggregates"),
     ("CDBDataPlaneRequests | where count() > 1", "SemanticError", "SEM0222", "only be used in the 'summarize'"),
-    # a CDBPartitionKeyRUConsumption row is a key's second in the service, not a request (azure-monitor.md §7b R7)
-    ("CDBPartitionKeyRUConsumption | count", "SemanticError", "", "cannot be counted"),
-    ("CDBPartitionKeyRUConsumption | summarize n = count() by PartitionKey", "SemanticError", "", "cannot be counted"),
-    ("CDBPartitionKeyRUConsumption | summarize avg(RequestCharge)", "SemanticError", "", "cannot be counted"),
-    ("AzureDiagnostics | where Category == 'PartitionKeyRUConsumption' | count", "SemanticError", "", "cannot be"),
+    ("CDBPartitionKeyRUConsumption | summarize count() by bin(TimeGenerated, 500ms)", "SemanticError", "", "seconds"),
+    ("AzureDiagnostics | summarize count() by bin(TimeGenerated, 1s)", "SemanticError", "", "whole minutes"),
 ]
 
 
@@ -276,3 +273,71 @@ def test_the_account_filters_ignore_case(app: tuple[LogsApp, Engine, str]) -> No
     assert _result(app, "AzureDiagnostics | where Category == 'DataPlaneRequests' | summarize by Resource") == [
         {"Resource": "LOCALHOST"}
     ]
+
+
+def _key_seconds(engine: Engine) -> dict[tuple[str, str, str, dt.datetime], float]:
+    """RU per (pkrange, key, operation, second) from the raw records: CDBPartitionKeyRUConsumption's rows
+    (a key's aggregated consumption per second, azure-monitor.md §7b R7, R24), the empty key for an
+    operation with no single key (R22)."""
+    sums: dict[tuple[str, str, str, dt.datetime], float] = defaultdict(float)
+    for r in _records(engine):
+        if r.pkrange_id:
+            second = dt.datetime.fromtimestamp(r.time // 1, dt.UTC)
+            sums[(r.pkrange_id, r.partition_key, r.operation, second)] += r.request_charge
+    return dict(sums)
+
+
+def _when(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+HOT_KEY_QUERIES = {  # nosql/troubleshoot-request-rate-too-large.md, both tabs, as published (the container named)
+    "resource-specific": (
+        "CDBPartitionKeyRUConsumption\n| where TimeGenerated >= ago(24hour)\n"
+        '| where CollectionName == "c"\n| where isnotempty(PartitionKey)\n'
+        "// Sum total request units consumed by logical partition key for each second\n"
+        "| summarize sum(RequestCharge) by PartitionKey, OperationName, bin(TimeGenerated, 1s)\n"
+        "| order by sum_RequestCharge desc",
+        ("PartitionKey", "OperationName", "sum_RequestCharge"),
+    ),
+    "azure-diagnostics": (
+        'AzureDiagnostics\n| where TimeGenerated >= ago(24hour)\n| where Category == "PartitionKeyRUConsumption"\n'
+        '| where collectionName_s == "c"\n| where isnotempty(partitionKey_s)\n'
+        "// Sum total request units consumed by logical partition key for each second\n"
+        "| summarize sum(todouble(requestCharge_s)) by partitionKey_s, operationType_s, bin(TimeGenerated, 1s)\n"
+        "| order by sum_requestCharge_s desc",
+        ("partitionKey_s", "operationType_s", "sum_requestCharge_s"),
+    ),
+}
+
+
+@pytest.mark.parametrize("mode", HOT_KEY_QUERIES)
+def test_microsofts_hot_key_query_per_second_and_operation(app: tuple[LogsApp, Engine, str], mode: str) -> None:
+    kql, (key, operation, ru) = HOT_KEY_QUERIES[mode]
+    rows = _result(app, kql)
+    expected: dict[tuple[str, str, dt.datetime], float] = defaultdict(float)
+    for (_, k, op, second), charge in _key_seconds(app[1]).items():
+        if k:
+            expected[(k, op, second)] += charge
+    assert {(r[key], r[operation], _when(r["TimeGenerated"])): r[ru] for r in rows} == pytest.approx(expected)
+    assert rows[0][ru] == pytest.approx(max(expected.values()))  # the hottest key-second heads the ranking
+    assert [r[ru] for r in rows] == sorted((r[ru] for r in rows), reverse=True)
+
+
+def test_a_row_of_the_key_table_is_a_key_second_so_count_and_max_are_exact(app: tuple[LogsApp, Engine, str]) -> None:
+    seconds = _key_seconds(app[1])
+    assert _result(app, "CDBPartitionKeyRUConsumption | count") == [{"Count": len(seconds)}]
+    legacy = "AzureDiagnostics | where Category == 'PartitionKeyRUConsumption' | summarize n = count()"
+    assert _result(app, legacy) == [{"n": len(seconds)}]
+    peak = _result(
+        app,
+        "CDBPartitionKeyRUConsumption | summarize RUperSec = sum(RequestCharge) by PartitionKeyRangeId,"
+        " bin(TimeGenerated, 1s) | summarize Peak = max(RUperSec) by PartitionKeyRangeId",
+    )
+    per_range: dict[tuple[str, dt.datetime], float] = defaultdict(float)
+    for (pk, _, _, second), charge in seconds.items():
+        per_range[(pk, second)] += charge
+    expected = {pk: max(v for (p, _), v in per_range.items() if p == pk) for pk, _ in per_range}
+    assert {r["PartitionKeyRangeId"]: r["Peak"] for r in peak} == pytest.approx(expected)
+    hot = _result(app, "CDBPartitionKeyRUConsumption | where RequestCharge > 100 | summarize n = count()")
+    assert hot == [{"n": sum(1 for v in seconds.values() if v > 100)}]
