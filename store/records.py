@@ -283,12 +283,13 @@ LOG_BIN_KEY = ("account", "database", "container", "time")
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LogKeyRURecord(Scoped):
     """RU of one logical key on one pkrange in one time bin (`CDBPartitionKeyRUConsumption`); `time` is the
-    bin's start. No run_id in the key: a bin collected again is the same row, stored once."""
+    bin's start. No run_id in the key: a bin collected again is the same row, stored once. No request count:
+    the log's rows are a key's aggregated consumption per second, not requests (a `requests` column that
+    older stores hold counted those rows; it is no longer read)."""
 
     pkrange_id: str
     partition_key: str  # as the log writes it: JSON text of the key's components, e.g. ["t1"]
     request_charge: float
-    requests: int
     bin_minutes: Int32
     partial: bool  # from a partial result (LogsQueryPartialResult): kept, but maybe incomplete
 

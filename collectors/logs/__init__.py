@@ -24,8 +24,10 @@ again and adds the rows it lacked.
 
 Faults are one line each: 401/403 names the Log Analytics Reader role, an unknown workspace (404) and an
 endpoint that is down end the account's run; a query the service refuses (400) or throttles past the
-retries fails that query only. Layers: `fetch_tables` talks to the service; `table_frame`, `frame_records`
-and `window` are pure; `Logs` walks databases and queries.
+retries fails that query only. A query that finds no rows where the stored metrics count requests it logs
+is one warning line (`expected`: a category the diagnostic setting does not send, or the other mode).
+Layers: `fetch_tables` talks to the service; `table_frame`, `frame_records` and `window` are pure; `Logs`
+walks databases and queries.
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ from collectors.config import Account, Config, MonitorSettings
 from collectors.config.monitor import LOGS_ENDPOINT
 from collectors.credentials import monitor_credential
 from collectors.errors import Fatal, auth_failure
-from collectors.logs.queries import KEY_RU, KEY_SIZE, QUERIES, QUERY_STATS, THROTTLES, Params, build
+from collectors.logs import expected
+from collectors.logs.queries import KEY_RU, KEY_SIZE, QUERIES, QUERY_STATS, SPECS, THROTTLES, Params, build
 from collectors.logs.queries import result_columns as legacy_renames
 from collectors.metrics import CHUNK, aligned_window, chunks  # windows and day-long chunks, as for metrics
 from collectors.registry import Options
@@ -124,7 +127,6 @@ FIELDS: dict[str, tuple[type[Record], dict[str, tuple[str, Convert]]]] = {
             "pkrange_id": (PARTITION_KEY_RANGE_ID, _text),
             "partition_key": (PARTITION_KEY, _text),
             "request_charge": (REQUEST_CHARGE, _number),
-            "requests": ("Requests", _count),
         },
     ),
     KEY_SIZE: (
@@ -275,11 +277,12 @@ class Logs:
             spans = list(chunks(*window(now, mark, self.settings)))
         kql = build(name, self.params(database))
         ids = {"run_id": self.run.run_id, "account": self.account.name, "database": database, "time": now}
-        new = old = 0
+        new = old = rows = 0
         partial_lines: list[str] = []
         try:
             for first, last in spans:
                 frame, partial = self.fetch_tables(name, kql, first, last)
+                rows += len(frame)
                 if partial is not None:
                     partial_lines.append(partial)
                 for record in frame_records(
@@ -309,7 +312,18 @@ class Logs:
             )
         span = f"{spans[0][0]:%Y-%m-%d %H:%M}..{spans[-1][1]:%Y-%m-%d %H:%M} UTC" if spans else "nothing to ask yet"
         self.run.out(f"{database} logs {name}: {new} new row(s), {old} already stored ({span})")
+        if spans and rows == 0 and not partial_lines:
+            self.warn_if_expected(database, name, spans[0][0], spans[-1][1], span)
         self.run.count(failed=bool(partial_lines))
+
+    def warn_if_expected(self, database: str, name: str, start: dt.datetime, end: dt.datetime, span: str) -> None:
+        """One warning line when query `name` found nothing in [start, end) where the stored metrics count
+        requests it logs (`expected`): a category not sent, or the other destination mode."""
+        traffic = expected.read_traffic(self.run.store, self.account.name, database, start)
+        requests = expected.summarize_expected(name, traffic, start, end)
+        if requests > 0:
+            mode, category = self.settings.logs_mode, SPECS[name].table.category
+            self.run.err(expected.warning_line(name, mode, database, span, requests, category))
 
     def window_record(self, database: str, name: str, first: dt.datetime, last: dt.datetime, rows: int) -> Record:
         """The row that says query `name`'s answer for [first, last) is recorded whole."""

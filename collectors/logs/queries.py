@@ -1,7 +1,10 @@
 """Every KQL query `ruscope logs` sends to Log Analytics, in one place, built from parameters (pure).
 
 Four queries (azure-monitor.md §6, §7), each in both diagnostic-settings modes:
-- `key_ru`: RU and request count per logical key per pkrange per time bin (`CDBPartitionKeyRUConsumption`);
+- `key_ru`: RU per logical key per pkrange per time bin (`CDBPartitionKeyRUConsumption`), rows with an empty
+  PartitionKey left out (the service leaves it empty for operations with no single key); no request count:
+  a row of that table is a key's aggregated consumption in one second (azure-monitor.md §7b R7), so
+  `count()` would count seconds, not requests;
 - `key_size`: the latest size of each logical key (`CDBPartitionKeyStatistics` rows are periodic snapshots:
   `arg_max(TimeGenerated, SizeKb)` per key, never a sum over time), the largest `top` keys;
 - `throttles`: 429s per physical partition and operation per time bin (`CDBDataPlaneRequests`);
@@ -14,7 +17,9 @@ elsewhere). Tables, categories and both spellings come from `cosmoscore.monitor.
 renames a result's columns back, so the collector reads one shape in both modes.
 
 The time window is not in the KQL: the collector passes it as `timespan` (the service applies it).
-Only a small KQL subset is used (where with comparisons, `in`, `and`; summarize with sum/count/arg_max by
+The account is matched case-insensitively (`=~`): the legacy table holds its name upper-cased, and the
+name taken from a configured resource id may be in any case (azure-monitor.md §7b R23).
+Only a small KQL subset is used (where with comparisons, `=~`, `in`, `and`, `isnotempty`; summarize with sum/count/arg_max by
 columns and `bin(TimeGenerated, ...)`; top N by; todouble), which the local stand-in understands too.
 Every value in a query is a KQL string literal made by `kql_string`.
 
@@ -61,6 +66,7 @@ class Spec:
     by: tuple[str, ...]  # group columns (resource-specific names); TimeGenerated binned when `binned`
     binned: bool = True
     where: tuple[tuple[str, str], ...] = ()  # extra equality filters: (column, literal as the mode writes it)
+    present: tuple[str, ...] = ()  # columns a row must fill (`isnotempty`)
     top: str | None = None  # `top N by <column> desc` on this result column
 
 
@@ -68,8 +74,9 @@ KEY_RU, KEY_SIZE, THROTTLES, QUERY_STATS = "key_ru", "key_size", "throttles", "q
 SPECS: dict[str, Spec] = {
     KEY_RU: Spec(
         logs.KEY_RU,
-        ((REQUEST_CHARGE, "sum", REQUEST_CHARGE), ("Requests", "count", "")),
+        ((REQUEST_CHARGE, "sum", REQUEST_CHARGE),),  # no count(): a row is a key's second, not a request
         (DATABASE_NAME, COLLECTION_NAME, PARTITION_KEY_RANGE_ID, PARTITION_KEY),
+        present=(PARTITION_KEY,),  # empty for operations with no single key (§7b R7, R22): no key's RU
     ),
     KEY_SIZE: Spec(
         logs.KEY_STATS,
@@ -126,15 +133,15 @@ def result_columns(name: str, mode: str) -> dict[str, str]:
 def _filters(spec: Spec, params: Params) -> list[str]:
     mode, column = params.mode, spec.table.spelled
     terms = [f"{CATEGORY} == {kql_string(spec.table.category)}"] if mode == AZURE_DIAGNOSTICS else []
-    if params.account is not None:
-        name = params.account.upper() if mode == AZURE_DIAGNOSTICS else params.account
-        terms.append(f"{column(ACCOUNT_NAME, mode)} == {kql_string(name)}")
+    if params.account is not None:  # `=~`: AzureDiagnostics upper-cases Resource, a resource id any case (R23)
+        terms.append(f"{column(ACCOUNT_NAME, mode)} =~ {kql_string(params.account)}")
     terms.append(f"{column(DATABASE_NAME, mode)} == {kql_string(params.database)}")
     if params.containers:
         listed = ", ".join(kql_string(c) for c in params.containers)
         terms.append(f"{column(COLLECTION_NAME, mode)} in ({listed})")
     for name, literal in spec.where:  # legacy columns are strings: the literal is quoted there
         terms.append(f"{column(name, mode)} == {kql_string(literal) if mode == AZURE_DIAGNOSTICS else literal}")
+    terms.extend(f"isnotempty({column(name, mode)})" for name in spec.present)
     return terms
 
 

@@ -165,10 +165,10 @@ KEY_RU = Table(  # §6.1; legacy: §6, §7b R6
         PARTITION_KEY: "partitionKey_s",
         PARTITION_KEY_RANGE_ID: "partitionKeyRangeId_s",
         REQUEST_CHARGE: "requestCharge_s",
-        OPERATION_NAME: OPERATION_NAME,
+        OPERATION_NAME: "operationType_s",  # §7b R20: the operation is a property of its own here
     },
 )
-KEY_STATS = Table(  # §6.2; legacy: §6 (partitionKey_s, sizeKb_d)
+KEY_STATS = Table(  # §6.2; legacy: §6.5 (regionName_s, databaseName_s, collectionName_s, partitionKey_s, sizeKb_d)
     KEY_STATS_TABLE,
     KEY_STATS_CATEGORY,
     (_TIME, _ACCOUNT, _DB, _COLL, Column(PARTITION_KEY), _REGION, Column(SIZE_KB, INT)),

@@ -9,7 +9,10 @@ request updates a few dict entries keyed by its second and minute (O(1)), and th
   being the partition's RU/s in force at that second (throughput changes and splits included), which
   gives `NormalizedRUConsumption` = min(100, 100 x that ratio) (ru-cost-model.md P11);
 - per (database, container, pkrange): RU and request count by logical partition key, cut to the top N
-  (by RU) when the minute closes (`CDBPartitionKeyRUConsumption`'s view, azure-monitor.md §6.1);
+  (by RU) when the minute closes (`CDBPartitionKeyRUConsumption`'s view, azure-monitor.md §6.1); the
+  operations with no single logical key (queries across keys, feeds of a range) under the empty key "",
+  kept beside the top N, as that table leaves PartitionKey empty for them (§7b R22); and, for the keys
+  kept, their RU by operation and second of the minute (that table's rows, §7b R24);
 - per (database, container, pkrange): RU and request count by query text, top N (by RU) per minute
   (`CDBQueryRuntimeStatistics`, §6.3);
 - per (database, container, pkrange): the size of the logical keys a write changed, top N (by size)
@@ -187,8 +190,10 @@ class History(SnapshotRecorder):
                     cell.peaks[part] = [ratio, sec[1], budget]
                 elif ratio > peak[0]:
                     peak[0], peak[1], peak[2] = ratio, sec[1], budget
-            if partition_key:
-                self._add(cell, cell.keys, part, partition_key, ru)
+            # an operation with no single logical key (a query across keys, a feed of a range) under the empty
+            # key, as CDBPartitionKeyRUConsumption leaves PartitionKey empty for it (azure-monitor.md §7b R22)
+            self._add(cell, cell.keys, part, partition_key, ru)
+            self._add_second(cell, part, partition_key, operation, second % 60, ru)
             if query_text:
                 self._add(cell, cell.queries, part, query_text, ru)
 
@@ -202,10 +207,19 @@ class History(SnapshotRecorder):
         if entry is not None:
             entry[0] += ru
             entry[1] += 1
-        elif not cell.sealed or len(keys) < self.config.top_keys:
+        elif not cell.sealed or len(keys) < self.config.top_keys or not key:
             keys[key] = [ru, 1]
             if len(keys) > self.config.open_keys_cap:  # amortised: prunes once per cap/2 new keys
-                table[part] = cells_.top_ru(keys, self.config.open_keys_cap // 2)
+                kept = table[part] = cells_.top_ru(keys, self.config.open_keys_cap // 2)
+                if table is cell.keys and part in cell.key_ops:  # the evicted keys' seconds go with them
+                    cell.key_ops[part] = {k: v for k, v in cell.key_ops[part].items() if k in kept}
+
+    def _add_second(self, cell: Minute, part: PartKey, key: str, operation: str, second: int, ru: float) -> None:
+        """A kept key's RU by operation and second: CDBPartitionKeyRUConsumption's rows (§7b R24)."""
+        if key not in cell.keys.get(part, {}):
+            return
+        slots = cell.key_ops.setdefault(part, {}).setdefault(key, {})
+        slots[(operation, second)] = slots.get((operation, second), 0.0) + ru
 
     def _open(self, minute: int) -> Minute | None:
         """The cell of `minute`, opened (and the clock advanced) if need be; None when too old."""
@@ -338,7 +352,8 @@ class History(SnapshotRecorder):
     ) -> Iterator[tuple[float, tuple[str, ...], list[float]]]:
         """One container's cells over [since, until) minute by minute, oldest first, as recorded: (minute
         start in epoch seconds, dimensions, both values, copied) of `table` "ops" ([requests, RU]), "keys" or
-        "queries" ([RU, count], their top N per pkrange). What a per-minute log table reads: unlike
+        "queries" ([RU, count], their top N per pkrange), or "key_ops" (the top keys' [RU] by operation and
+        second of the minute: dimensions pkrange, key, operation, second). What a per-minute log table reads: unlike
         `series`, nothing is aggregated, so one minute is held at a time (through `series`, a 10,000-minute
         history held 40 MB of points). `tick` as for `series`."""
         coll, top = (database, container), self.config.top_keys
@@ -402,7 +417,8 @@ class History(SnapshotRecorder):
                 with self._lock:
                     c = self._minutes.get(minute)
                     if c is not None:
-                        lines.append(on_disk.minute_line(minute, c.ops, c.peaks, c.keys, c.queries, c.sizes))
+                        line = on_disk.minute_line(minute, c.ops, c.peaks, c.keys, c.queries, c.sizes)
+                        lines.append({**line, "key_ops": on_disk.key_ops_field(c.key_ops)})
             with self._lock:
                 lines += self._storage.to_lines()
                 lines += [{"keybase": [*part, list(sizes.items())]} for part, sizes in self._key_base.items()]
@@ -436,6 +452,7 @@ class History(SnapshotRecorder):
                     continue
                 minute, cell = int(line["m"]), Minute(sealed=True)
                 cell.ops, cell.peaks, cell.keys, cell.queries, cell.sizes = on_disk.parse_minute(line)
+                cell.key_ops = on_disk.parse_key_ops(line)
                 self._minutes[minute] = cell
                 self._seen |= cell.containers()
                 self._now_minute = max(self._now_minute, minute)

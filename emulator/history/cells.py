@@ -33,12 +33,18 @@ class Minute:
     keys: dict[PartKey, dict[str, list[float]]] = field(default_factory=dict)  # logical key -> [RU, count]
     queries: dict[PartKey, dict[str, list[float]]] = field(default_factory=dict)  # query text -> [RU, count]
     sizes: dict[PartKey, dict[str, float]] = field(default_factory=dict)  # logical key -> bytes after a write
+    # logical key -> (operation, second of the minute) -> RU: a CDBPartitionKeyRUConsumption row each
+    key_ops: dict[PartKey, dict[str, dict[tuple[str, int], float]]] = field(default_factory=dict)
     sealed: bool = False
 
     def seal(self, top: int) -> None:
         """The minute closed: keep the top N keys and query texts (by RU) and key sizes (by size)."""
         self.sealed = True
         self.keys = {part: top_ru(keys, top) for part, keys in self.keys.items()}
+        self.key_ops = {
+            part: {k: slots for k, slots in per_key.items() if k in self.keys.get(part, {})}
+            for part, per_key in self.key_ops.items()
+        }
         self.queries = {part: top_ru(texts, top) for part, texts in self.queries.items()}
         self.sizes = {part: _largest(sizes, top) for part, sizes in self.sizes.items()}
 
@@ -69,6 +75,8 @@ def cell_entries(
     top `top_keys` per pkrange by RU; [RU, count]) or "ops" (per operation and status, `by_pk` adding the
     pkrange; [requests, RU])."""
     database, container = coll
+    if table == "key_ops":
+        return key_op_entries(cell, coll, top_keys)
     if table in ("keys", "queries"):
         entries = cell.keys if table == "keys" else cell.queries
         return [
@@ -84,8 +92,35 @@ def cell_entries(
     ]
 
 
+def key_op_entries(cell: Minute, coll: Coll, top_keys: int) -> list[tuple[tuple[str, ...], list[float]]]:
+    """((pkrange, key, operation, second of the minute), [RU]) of one container's top keys in one minute's
+    cell, by second; a key kept without that detail (a minute saved before it was recorded) is one entry of
+    the whole minute at its second 0 with no operation."""
+    database, container = coll
+    found: list[tuple[tuple[str, ...], list[float]]] = []
+    for (db, c, pk), keys in cell.keys.items():
+        if db != database or c != container:
+            continue
+        detail = cell.key_ops.get((db, c, pk), {})
+        for key, values in top_ru(keys, top_keys).items():
+            slots = detail.get(key)
+            if not slots:
+                found.append(((pk, key, "", "0"), [values[0]]))
+                continue
+            ordered = sorted(slots.items(), key=lambda kv: (kv[0][1], kv[0][0]))
+            found.extend(((pk, key, op, str(second)), [ru]) for (op, second), ru in ordered)
+    return found
+
+
 def top_ru(keys: dict[str, list[float]], n: int) -> dict[str, list[float]]:
-    return keys if len(keys) <= n else dict(heapq.nlargest(n, keys.items(), key=lambda kv: kv[1][0]))
+    """The N entries with the most RU; the empty key (operations with no single logical key) is kept beside
+    them, so it never takes a key's place."""
+    if len(keys) <= n:
+        return keys
+    top = dict(heapq.nlargest(n, ((k, v) for k, v in keys.items() if k), key=lambda kv: kv[1][0]))
+    if "" in keys:
+        top[""] = keys[""]
+    return top
 
 
 def _largest(sizes: dict[str, float], n: int) -> dict[str, float]:

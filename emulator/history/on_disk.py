@@ -56,6 +56,24 @@ def parse_minute(line: dict[str, Any]) -> tuple[Any, Any, Any, Any, Any]:
     return ops, peaks, keys, queries, sizes
 
 
+def key_ops_field(key_ops: dict[Any, dict[str, dict[tuple[str, int], float]]]) -> list[Any]:
+    """A minute's per-key RU by operation and second, as the line's `key_ops` field."""
+    return [
+        [*k, [[key, op, second, ru] for key, slots in per_key.items() for (op, second), ru in slots.items()]]
+        for k, per_key in key_ops.items()
+    ]
+
+
+def parse_key_ops(line: dict[str, Any]) -> dict[Any, dict[str, dict[tuple[str, int], float]]]:
+    """The `key_ops` field of a minute line (none in a line saved before it was kept)."""
+    found: dict[Any, dict[str, dict[tuple[str, int], float]]] = {}
+    for d, c, p, entries in line.get("key_ops", []):
+        per_key = found.setdefault((d, c, p), {})
+        for key, op, second, ru in entries:
+            per_key.setdefault(key, {})[(op, int(second))] = ru
+    return found
+
+
 def write_lines(path: Path, lines: Iterable[dict[str, Any]]) -> None:
     """Replace `path` with a header line and `lines`, atomically (0600); a failure is `SaveFailed`."""
     datadir.make_dir(path.parent)

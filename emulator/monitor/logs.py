@@ -17,6 +17,7 @@ import datetime as dt
 import logging
 import re
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -30,7 +31,7 @@ from emulator.monitor.kql.expr import Row, to_text
 from emulator.monitor.kql.parser import parse
 from emulator.monitor.kql.scan import scan_of
 from emulator.monitor.query import MonitorError, MonitorRequest, authenticate, parse_resource
-from emulator.monitor.tables import EVERYTHING, Source, rows, shape_of
+from emulator.monitor.tables import CATEGORIES, EVERYTHING, Source, rows, shape_of
 from emulator.rest.request import Request
 
 log = logging.getLogger("ruscope.emulator.monitor")
@@ -55,9 +56,18 @@ class LogsApp:
 
     request_type = MonitorRequest
 
-    def __init__(self, engine: Engine, region: str = "local", resource_group: str = "ruscope") -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        region: str = "local",
+        resource_group: str = "ruscope",
+        categories: Iterable[str] = CATEGORIES,
+    ) -> None:
         self.engine = engine
         self.region = region
+        # The diagnostic setting's categories: a workspace holds rows of those only (a category not sent
+        # answers no rows, as a setting without it does)
+        self.categories = frozenset(categories)
         self.resource_id = (
             f"/subscriptions/{DEFAULT_SUBSCRIPTION}/resourceGroups/{resource_group}"
             f"/providers/Microsoft.DocumentDB/databaseAccounts/{engine.account_name}"
@@ -162,7 +172,9 @@ class LogsApp:
         shape = plan(query.operators, shape_of(query.table, scan), now_dt)
         containers = frozenset(self.engine.monitored_containers())
         account = self.engine.account_name
-        source = Source(self.engine.history, containers, account, resource_id, self.region, workspace, budget.check)
+        source = Source(
+            self.engine.history, containers, account, resource_id, self.region, workspace, budget.check, self.categories
+        )
         start, end = dt.datetime.fromtimestamp(since, dt.UTC), dt.datetime.fromtimestamp(until, dt.UTC)
         table_rows = (r for r in _watched(rows(query.table, scan, source), budget) if start <= r[TIME_GENERATED] < end)
         names = list(shape.columns)

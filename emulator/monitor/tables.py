@@ -9,15 +9,20 @@ modes are served for every workspace id, so a client in either diagnostic-settin
 
 History keeps per-minute aggregates, so a row is one minute (TimeGenerated = the minute's start, UTC)
 of one combination of dimensions, with its request count as a hidden weight (`kql.evaluate.WEIGHT`):
-RequestCharge / requestCharge_s hold the minute's RU *sum* (a measure). CDBPartitionKeyStatistics rows
-are per-minute snapshots of each key's size (forward-filled by History), SizeKb = bytes / 1024 rounded.
-Time filters (`where TimeGenerated ...`, the body's timespan) act on those minute starts, so a bound
-inside a minute keeps or drops that whole minute. Deviations, by necessity:
+RequestCharge / requestCharge_s hold the minute's RU *sum* (a measure). CDBPartitionKeyRUConsumption is
+the exception: the service's rows are a key's aggregated consumption per second (azure-monitor.md §7b
+R7), and History keeps the top keys' RU per operation and second, so each row is one (key, pkrange,
+operation, second), TimeGenerated that second, RequestCharge its RU: the service's own rows, unweighted,
+so every operator (a filter on RequestCharge, `max`, `count()` of rows, `bin(TimeGenerated, 1s)`) is
+exact there (§7b R24). CDBPartitionKeyStatistics rows are per-minute snapshots of each key's size
+(forward-filled by History), SizeKb = bytes / 1024 rounded. Time filters (`where TimeGenerated ...`, the
+body's timespan) act on those minute starts (seconds, on CDBPartitionKeyRUConsumption), so a bound inside
+a minute keeps or drops that whole minute. Deviations, by necessity:
 - CDBDataPlaneRequests.PartitionId (AzureDiagnostics partitionId_g) is the pkrange id: the emulator
   has one physical partition per range and no partition GUIDs;
 - only the top-N logical keys per (minute, pkrange) are kept (History's top_keys), as Azure's own
   PartitionKeyRUConsumption reports the top keys;
-- columns the accounting cannot back (ActivityId, DurationMs, OperationName per key, ...) are absent,
+- columns the accounting cannot back (ActivityId, DurationMs, ...) are absent,
   so a query naming them gets the service's "Failed to resolve" error instead of a made-up value.
 Only the containers and minutes a query's leading `where` pins are read (`Scan`, from `kql.scan`).
 """
@@ -74,12 +79,14 @@ LEGACY = LEGACY_TABLE
 # cannot back; the container columns lead every row.
 _CONTAINER = (TIME_GENERATED, ACCOUNT_NAME, DATABASE_NAME, COLLECTION_NAME, REGION_NAME)
 _SERVED = {
-    KEY_RU_CATEGORY: (*_CONTAINER, PARTITION_KEY, PARTITION_KEY_RANGE_ID, REQUEST_CHARGE),
+    KEY_RU_CATEGORY: (*_CONTAINER, OPERATION_NAME, PARTITION_KEY, PARTITION_KEY_RANGE_ID, REQUEST_CHARGE),
     KEY_STATS_CATEGORY: (*_CONTAINER, PARTITION_KEY, SIZE_KB),
     REQUESTS_CATEGORY: (*_CONTAINER, OPERATION_NAME, STATUS_CODE, PARTITION_ID, REQUEST_CHARGE),
     QUERY_STATS_CATEGORY: (*_CONTAINER[:4], PARTITION_KEY_RANGE_ID, QUERY_TEXT),  # §6.3 has no RegionName
 }
 _MEASURES = frozenset({REQUEST_CHARGE, catalogue.KEY_RU.legacy[REQUEST_CHARGE]})  # a minute's RU sum
+# Rows the service writes as the stand-in does, one each: a key's snapshot, a key's second per operation
+_UNWEIGHTED = frozenset({KEY_STATS_CATEGORY, KEY_RU_CATEGORY})
 _STANDARD_NAMES = (TENANT_ID, SOURCE_SYSTEM, TYPE, RESOURCE_ID_, SUBSCRIPTION_ID_)
 _LEGACY_OWN = (
     TIME_GENERATED,
@@ -148,6 +155,7 @@ class Source:
     region: str
     workspace: str
     tick: Callable[[], None] | None = None  # the request's budget check, called as history is read
+    categories: frozenset[str] = frozenset(CATEGORIES)  # what the diagnostic setting sends to the workspace
 
 
 def shape_of(table: str, scan: Scan) -> Shape:
@@ -155,17 +163,24 @@ def shape_of(table: str, scan: Scan) -> Shape:
     if table in TABLE_CATEGORY:
         category = TABLE_CATEGORY[table]
         columns = {**_FIELDS[category], **_STANDARD}
-        return Shape(columns, weighted=category != KEY_STATS_CATEGORY)
+        return Shape(columns, weighted=category not in _UNWEIGHTED, resolution=_resolution({category}))
     if table == LEGACY:
         categories = scan.categories if scan.categories is not None else frozenset(CATEGORIES)
-        return Shape(dict(_LEGACY_COLUMNS), weighted=bool(categories - {KEY_STATS_CATEGORY}))
+        weighted = bool(categories - _UNWEIGHTED)
+        return Shape(dict(_LEGACY_COLUMNS), weighted=weighted, resolution=_resolution(categories))
     raise semantic(f"Failed to resolve table or column expression named '{table}'")
+
+
+def _resolution(categories: frozenset[str] | set[str]) -> int:
+    """Seconds a row's TimeGenerated stands for: 1 where every category read is kept per second."""
+    return 1 if categories and categories <= {KEY_RU_CATEGORY} else 60
 
 
 def rows(table: str, scan: Scan, source: Source) -> Iterator[Row]:
     """The table's rows for `scan`, produced lazily container by container."""
     legacy = table == LEGACY
     categories = [TABLE_CATEGORY[table]] if not legacy else [c for c in CATEGORIES if _wanted(scan.categories, c)]
+    categories = [c for c in categories if c in source.categories]  # a category not sent has no rows
     sub = source.resource_id.split("/")[2] if source.resource_id.count("/") > 2 else ""
     group = source.resource_id.split("/")[4] if source.resource_id.count("/") > 4 else ""
     standard = {
@@ -227,9 +242,12 @@ def _facts(category: str, source: Source, db: str, coll: str, scan: Scan) -> Ite
     if category == KEY_STATS_CATEGORY:  # states forward-filled per minute: what `series` computes
         for p in history.series(db, coll, KEY_SIZE, since, until, tick=tick):
             yield p.time, {PARTITION_KEY: p.dimensions[PARTITION_KEY], SIZE_KB: round(p.value / 1024)}, 1.0
-    elif category == KEY_RU_CATEGORY:
-        for minute, (pk, key), (ru, count) in history.minute_entries(db, coll, "keys", since, until, tick=tick):
-            yield minute, {PARTITION_KEY: key, PARTITION_KEY_RANGE_ID: pk, REQUEST_CHARGE: ru}, count
+    elif category == KEY_RU_CATEGORY:  # a row per key, operation and second, as the service writes them
+        for minute, (pk, key, op, second), (ru,) in history.minute_entries(
+            db, coll, "key_ops", since, until, tick=tick
+        ):
+            fields = {PARTITION_KEY: key, PARTITION_KEY_RANGE_ID: pk, OPERATION_NAME: op, REQUEST_CHARGE: ru}
+            yield minute + int(second), fields, 1.0
     elif category == REQUESTS_CATEGORY:
         entries = history.minute_entries(db, coll, "ops", since, until, by_pk=True, tick=tick)
         for minute, (op, status, pk), (count, ru) in entries:

@@ -69,7 +69,7 @@ class Workspace:
                 slot = time - dt.timedelta(minutes=time.minute % 5, seconds=time.second)
                 sums.setdefault((slot, pkrange, key), []).append(ru)
         names = RU_LEGACY if legacy else RU_COLUMNS
-        rows = [[_iso(t), "t", "c", pk, key, sum(v), len(v)] for (t, pk, key), v in sorted(sums.items())]
+        rows = [[_iso(t), "t", "c", pk, key, sum(v)] for (t, pk, key), v in sorted(sums.items())]
         return _table(names, rows)
 
 
@@ -80,7 +80,6 @@ RU_COLUMNS = [
     ("PartitionKeyRangeId", "string"),
     ("PartitionKey", "string"),
     ("RequestCharge", "real"),
-    ("Requests", "long"),
 ]
 RU_LEGACY = [
     ("TimeGenerated", "datetime"),
@@ -89,7 +88,6 @@ RU_LEGACY = [
     ("partitionKeyRangeId_s", "string"),
     ("partitionKey_s", "string"),
     ("RequestCharge", "real"),
-    ("Requests", "long"),
 ]
 SIZE_COLUMNS = [
     ("TimeGenerated", "datetime"),
@@ -237,7 +235,7 @@ def test_rows_are_stored_once_with_no_gap(
     by_key = frame.groupby("partition_key")["request_charge"].sum().sort_values(ascending=False)
     assert list(by_key.index) == ['["hot"]', '["cold"]'] and by_key.iloc[0] == 90.0 * 50
     assert set(frame["pkrange_id"]) == {"0", "1"} and not frame["partial"].any()
-    assert frame["requests"].dtype == "Int64" and str(frame["time"].dtype) == "datetime64[us, UTC]"
+    assert str(frame["request_charge"].dtype).lower() == "float64" and str(frame["time"].dtype) == "datetime64[us, UTC]"
 
     code, out, err = collect(cfg, tmp_path, clock)  # nothing new: nothing written
     assert (code, err) == (0, [])

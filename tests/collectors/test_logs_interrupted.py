@@ -31,7 +31,7 @@ from tests.conftest import ManualClock
 from tests.emulator.history.test_history import CTX
 
 CONTAINERS, KEYS, MINUTES = 4, 150, 15
-COLUMNS = ["time", "container", "pkrange_id", "partition_key", "request_charge", "requests"]
+COLUMNS = ["time", "container", "pkrange_id", "partition_key", "request_charge"]
 
 
 @pytest.fixture(scope="module")

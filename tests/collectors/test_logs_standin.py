@@ -7,16 +7,18 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
+from azure.monitor.query import LogsQueryClient
 
 from collectors.config import Config, parse_config
 from collectors.registry import collector, run_collector
+from cosmoscore.monitor.logs import AZURE_DIAGNOSTICS, CATEGORIES, MODES, QUERY_STATS_CATEGORY
 from emulator.engine.facade import Engine
 from emulator.monitor.app import MonitorApp
 from emulator.monitor.tls import Certificates, ensure_certificates
@@ -24,7 +26,7 @@ from emulator.rest.server import RunningEmulator, start_in_thread
 from store import read_table, store_location
 from tests.conftest import ManualClock
 from tests.emulator.history.test_history import CTX, LIMITS, START, _hot_workload, _key_on, _reads, _setup
-from tests.emulator.monitor.test_metrics import RESOURCE
+from tests.emulator.monitor.test_metrics import RESOURCE, FixedToken
 
 WORKSPACE = "11111111-2222-3333-4444-555555555555"
 QUERY = "SELECT * FROM c WHERE c.k = @k"
@@ -32,8 +34,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 class StandIn:
-    def __init__(self, running: RunningEmulator, engine: Engine, clock: ManualClock, certs: Certificates, hot: str):
-        self.running, self.engine, self.clock, self.certs, self.hot = running, engine, clock, certs, hot
+    def __init__(
+        self,
+        running: RunningEmulator,
+        app: MonitorApp,
+        engine: Engine,
+        clock: ManualClock,
+        certs: Certificates,
+        hot: str,
+    ):
+        self.running, self.app, self.engine, self.clock, self.certs, self.hot = running, app, engine, clock, certs, hot
         self.url = running.url.rstrip("/")
 
 
@@ -47,8 +57,9 @@ def stand_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn]:
     for _ in range(3):
         engine.run_query("t", "c", QUERY, {"@k": "k1"}, ["k1"], ctx=CTX)
     clock.advance(120)  # the workload's last minute is complete
-    running = start_in_thread(engine, app=MonitorApp(engine), tls=certs.server_context())
-    yield StandIn(running, engine, clock, certs, hot)
+    app = MonitorApp(engine)
+    running = start_in_thread(engine, app=app, tls=certs.server_context())
+    yield StandIn(running, app, engine, clock, certs, hot)
     running.stop()
 
 
@@ -71,11 +82,11 @@ def config(stand_in: StandIn, **monitor: Any) -> Config:
     return parse_config({"accounts": [account], "monitor": section}, Path("logs.toml"))
 
 
-def collect(stand_in: StandIn, store: Path, cfg: Config) -> tuple[int, list[str], list[str]]:
+def collect(stand_in: StandIn, store: Path, cfg: Config, name: str = "logs") -> tuple[int, list[str], list[str]]:
     out: list[str] = []
     err: list[str] = []
     summary = run_collector(
-        collector("logs"), cfg, store=store_location(store), clock=stand_in.clock, out=out.append, err=err.append
+        collector(name), cfg, store=store_location(store), clock=stand_in.clock, out=out.append, err=err.append
     )
     return summary.exit_code, out, err
 
@@ -104,9 +115,7 @@ def test_hot_key_first_by_ru_and_429s_on_the_hot_range(stand_in: StandIn, tmp_pa
     hottest = frame[frame["partition_key"] == totals.index[0]]
     assert set(hottest["pkrange_id"]) == {stand_in.hot}
     assert totals.to_dict() == pytest.approx(_ru_by_key(engine))
-    assert frame.groupby("partition_key")["requests"].sum().to_dict() == dict(
-        Counter(r.partition_key for r in _records(engine) if r.partition_key)
-    )
+    assert "requests" not in frame  # a row of the log is a key's second, not a request: nothing to count
 
     throttles = read_table(store_location(tmp_path), "log_throttles")
     assert set(throttles["partition_id"]) == {stand_in.hot}
@@ -119,6 +128,64 @@ def test_hot_key_first_by_ru_and_429s_on_the_hot_range(stand_in: StandIn, tmp_pa
     sizes = read_table(store_location(tmp_path), "log_key_sizes")
     assert not sizes.empty and set(sizes["container"]) == {"c"}
     assert (sizes["time"] == pd.Timestamp(stand_in.clock.now, unit="s", tz="UTC")).all()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_category_not_sent_is_a_warning_where_the_metrics_count_its_requests(
+    stand_in: StandIn, tmp_path: Path, mode: str
+) -> None:
+    """The workspace gets no QueryRuntimeStatistics (the diagnostic setting lacks it), while TotalRequests,
+    collected first as `ruscope collect` does, counts the workload's queries: one warning line naming the
+    query, the mode and the category; the exit code stays 0 (the other queries found their rows)."""
+    cfg = config(stand_in, logs_mode=mode)
+    assert collect(stand_in, tmp_path, cfg, "metrics")[0] == 0
+    stand_in.app.logs.categories = frozenset(CATEGORIES) - {QUERY_STATS_CATEGORY}
+    code, _, err = collect(stand_in, tmp_path, cfg)
+    queries = sum(1 for r in _records(stand_in.engine) if r.operation == "Query")
+    assert code == 0 and len(err) == 1, err
+    assert err[0].startswith("warning: database 't' logs query 'query_stats'"), err
+    assert f"({mode} mode)" in err[0] and QUERY_STATS_CATEGORY in err[0] and f"{queries} request(s)" in err[0]
+
+    stand_in.app.logs.categories = frozenset(CATEGORIES)  # every category sent: rows, and no warning
+    assert collect(stand_in, tmp_path / "all", cfg, "metrics")[0] == 0
+    assert collect(stand_in, tmp_path / "all", cfg)[::2] == (0, [])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_empty_key_is_served_but_never_stored_so_it_cannot_head_the_ranking(
+    stand_in: StandIn, tmp_path: Path, mode: str
+) -> None:
+    """Queries across keys have no single key: the stand-in logs their RU with an empty PartitionKey, as
+    the service does (azure-monitor.md §7b R7, R22), and in their minute that row outweighs every key; the
+    collector's `isnotempty` keeps it out of the store."""
+    engine, clock = stand_in.engine, stand_in.clock
+    minute = (clock.now // 60 + 1) * 60
+    clock.now = minute + 1
+    for _ in range(30):
+        engine.run_query("t", "c", "SELECT * FROM c", ctx=CTX)
+    _reads(engine, _key_on(engine, stand_in.hot), 1)
+    clock.advance(120)
+    keyless = sum(r.request_charge for r in _records(engine) if r.pkrange_id and not r.partition_key)
+    keyed = sum(r.request_charge for r in _records(engine) if r.partition_key and r.time >= minute)
+    assert keyless > keyed > 0
+
+    client = LogsQueryClient(FixedToken(), endpoint=stand_in.url, connection_verify=str(stand_in.certs.ca))
+    table, key, charge = ("CDBPartitionKeyRUConsumption", "PartitionKey", "RequestCharge")
+    if mode == AZURE_DIAGNOSTICS:
+        table, key, charge = (
+            "AzureDiagnostics | where Category == 'PartitionKeyRUConsumption'",
+            "partitionKey_s",
+            "requestCharge_s",
+        )
+    kql = f"{table} | where isempty({key}) | summarize RU = sum(todouble({charge}))"
+    (answer,) = client.query_workspace(WORKSPACE, kql, timespan=None).tables
+    assert answer.rows[0][0] == pytest.approx(keyless)
+
+    code, _, err = collect(stand_in, tmp_path, config(stand_in, logs_mode=mode))
+    assert (code, err) == (0, []), err
+    frame = read_table(store_location(tmp_path), "log_key_ru")
+    assert not frame.empty and not (frame["partition_key"] == "").any()
+    assert frame.groupby("partition_key")["request_charge"].sum().to_dict() == pytest.approx(_ru_by_key(engine))
 
 
 def test_incremental_twice_stores_no_duplicate_and_leaves_no_gap(stand_in: StandIn, tmp_path: Path) -> None:
@@ -166,6 +233,23 @@ def test_rows_of_another_account_in_the_workspace_are_not_collected(stand_in: St
     assert (
         read_table(store_location(tmp_path), "log_key_ru").empty
         and read_table(store_location(tmp_path), "log_throttles").empty
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_account_is_matched_whatever_the_case_of_its_resource_id(
+    stand_in: StandIn, tmp_path: Path, mode: str
+) -> None:
+    """ARM resource ids are case-insensitive and AzureDiagnostics upper-cases Resource: the account filter is
+    `=~` (azure-monitor.md §7b R23), so a resource id written `LocalHost` finds the rows of `localhost`."""
+    cfg = config(stand_in, logs_mode=mode)
+    prefix, name = RESOURCE.rsplit("/", 1)
+    mixed = cfg.accounts[0].model_copy(update={"monitor_resource": f"{prefix}/{name.title()}"})
+    code, _, err = collect(stand_in, tmp_path, cfg.model_copy(update={"accounts": [mixed]}))
+    assert (code, err) == (0, []), err
+    frame = read_table(store_location(tmp_path), "log_key_ru")
+    assert name.title() != name and frame["request_charge"].sum() == pytest.approx(
+        sum(_ru_by_key(stand_in.engine).values())
     )
 
 

@@ -111,7 +111,21 @@ def test_the_collector_reads_catalogued_dimensions_back() -> None:
     assert set(metrics_collector.COLUMNS) <= lowered
 
 
-_KQL_WORDS = {"where", "and", "in", "summarize", "by", "bin", "count", "sum", "todouble", "arg_max", "top", "desc"}
+_KQL_WORDS = {
+    "where",
+    "and",
+    "in",
+    "summarize",
+    "by",
+    "bin",
+    "count",
+    "sum",
+    "todouble",
+    "arg_max",
+    "top",
+    "desc",
+    "isnotempty",
+}
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'")
 
 

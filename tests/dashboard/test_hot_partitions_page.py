@@ -87,7 +87,6 @@ def with_monitor(store: Path) -> None:
             "pkrange_id": ["1", "1", "0"],
             "partition_key": ['["hot"]', '["warm"]', '["cold"]'],
             "request_charge": [900.0, 100.0, 50.0],
-            "requests": 10,
             "bin_minutes": 5,
             "partial": False,
         }

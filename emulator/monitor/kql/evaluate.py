@@ -43,6 +43,7 @@ class Shape:
     columns: dict[str, Column]
     weighted: bool
     weight_known: bool = True
+    resolution: int = 60  # seconds: the rows' TimeGenerated are whole multiples of it (bins are, too)
     stages: list[Stage] = field(default_factory=list)
 
 
@@ -73,7 +74,7 @@ def _unique(name: str, taken: dict[str, Any]) -> str:
 def plan(operators: Iterable[Operator], shape: Shape, now: dt.datetime) -> Shape:
     """Check every operator in order (KqlError on the first refusal) and collect the stages."""
     for op in operators:
-        scope = Scope(shape.columns, now, op.kind)
+        scope = Scope(shape.columns, now, op.kind, shape.resolution)
         if op.kind == "where":
             assert op.expr is not None
             pred = compile_expr(op.expr, scope)

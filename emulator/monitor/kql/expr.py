@@ -47,6 +47,7 @@ class Scope:
     columns: dict[str, Column]
     now: dt.datetime
     where: str
+    resolution: int = 60  # seconds a source row's time stands for: a time bin is a whole multiple of it
 
 
 def compile_expr(node: Expr, scope: Scope) -> Compiled:
@@ -239,7 +240,9 @@ def format_timespan(x: dt.timedelta) -> str:
 def _bin(value: Compiled, span: Any, scope: Scope) -> Compiled:
     fv = value.fn
     if value.type == "datetime" and isinstance(span, dt.timedelta):
-        if span <= dt.timedelta(0) or span.total_seconds() % 60:
+        if span <= dt.timedelta(0) or span.total_seconds() % scope.resolution:
+            if scope.resolution == 1:
+                raise not_supported(f"bin(..., {format_timespan(span)}): time bins are whole seconds on this table")
             raise not_supported(f"bin(..., {format_timespan(span)}): time bins must be whole minutes, as {PER_MINUTE}")
 
         def bin_time(r: Row) -> Any:

@@ -19,7 +19,7 @@ from cosmoscore.monitor.metrics import (
 )
 from emulator.engine.facade import Context, Engine, ThroughputSpec
 from emulator.history import on_disk
-from emulator.history.aggregates import KEY_COUNT, KEY_RU, KEY_SIZE, QUERY_COUNT, QUERY_RU, History
+from emulator.history.aggregates import KEY_COUNT, KEY_RU, KEY_SIZE, QUERY_COUNT, QUERY_RU, History, HistoryConfig
 from tests.conftest import ManualClock
 from tests.emulator.history.test_history import LIMITS, START
 
@@ -167,3 +167,40 @@ def test_a_series_from_epoch_zero_starts_at_the_retention() -> None:
     engine.create_item(CTX, "t", "c", {"id": "a", "k": "x"})
     points = engine.history.series("t", "c", DATA_USAGE, 0.0, START + 120, 1)
     assert [p.time for p in points] == [START]  # no walk over 56 years of empty minutes
+
+
+def test_an_operation_with_no_single_key_is_kept_under_the_empty_key_beside_the_top_keys() -> None:
+    """A query across keys is recorded under the empty key (CDBPartitionKeyRUConsumption leaves PartitionKey
+    empty for it); when the minute closes it is kept beside the top N, never in a key's place."""
+    history = History(HistoryConfig(top_keys=2))
+    for key, ru in (('["a"]', 3.0), ('["b"]', 2.0), ('["c"]', 1.0), ("", 10.0)):
+        history.record(START, "t", "c", "0", "Read" if key else "Query", 200, ru, partition_key=key)
+    history.record(START + 60, "t", "c", "0", "Read", 200, 1.0, partition_key='["a"]')  # closes the minute
+    kept = {dims[1]: values[0] for _, dims, values in history.minute_entries("t", "c", "keys", START, START + 60)}
+    assert kept == {'["a"]': 3.0, '["b"]': 2.0, "": 10.0}
+
+
+def test_a_keys_seconds_by_operation_survive_a_save_and_open(tmp_path: Path) -> None:
+    """CDBPartitionKeyRUConsumption's rows are a key's consumption per second and operation: History keeps
+    them for the keys it keeps, saved and opened again; a minute saved without them reads as one entry."""
+    history = History(path=tmp_path / "h.jsonl.gz")
+    minute = (START // 60 + 1) * 60
+    for offset, op, ru in ((0, "Read", 1.0), (0, "Read", 2.0), (0, "Upsert", 5.0), (7, "Read", 1.5)):
+        history.record(minute + offset, "t", "c", "0", op, 200, ru, partition_key='["a"]')
+    history.record(minute + 60, "t", "c", "0", "Read", 200, 1.0, partition_key='["b"]')  # closes the minute
+    expected = [
+        (minute, ("0", '["a"]', "Read", "0"), [3.0]),
+        (minute, ("0", '["a"]', "Upsert", "0"), [5.0]),
+        (minute, ("0", '["a"]', "Read", "7"), [1.5]),
+    ]
+    assert list(history.minute_entries("t", "c", "key_ops", minute, minute + 60)) == expected
+    history.save()
+    assert list(History.open(tmp_path / "h.jsonl.gz").minute_entries("t", "c", "key_ops", minute, minute + 60)) == (
+        expected
+    )
+    old = {"m": int(minute // 60), "ops": [], "peaks": [], "keys": [["t", "c", "0", [['["a"]', 9.5, 4]]]]}
+    on_disk.write_lines(tmp_path / "old.jsonl.gz", [old])
+    reopened = History.open(tmp_path / "old.jsonl.gz")
+    assert list(reopened.minute_entries("t", "c", "key_ops", minute, minute + 60)) == [
+        (minute, ("0", '["a"]', "", "0"), [9.5])
+    ]

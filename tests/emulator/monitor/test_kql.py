@@ -105,9 +105,7 @@ def test_top_project_extend_take_and_count(app: tuple[LogsApp, Engine, str]) -> 
         if r.partition_key:
             per_range[r.pkrange_id] += r.request_charge  # type: ignore[assignment]
     assert rows == [{"Pk": int(hot), "RU": pytest.approx(per_range[hot]), "Label": hot}]
-    assert _result(app, "CDBPartitionKeyRUConsumption | count") == [
-        {"Count": sum(1 for r in _records(engine) if r.partition_key)}
-    ]
+    assert _result(app, "CDBDataPlaneRequests | count") == [{"Count": len(_records(engine))}]
 
 
 def test_result_types(app: tuple[LogsApp, Engine, str]) -> None:
@@ -198,6 +196,8 @@ REFUSALS = [
     ("CDBDataPlaneRequests | project OperationName", "SemanticError", "", "returning a log table's rows"),
     ("AzureDiagnostics | summarize max(todouble(requestCharge_s))", "SemanticError", "", "per-minute aggregates"),
     ("CDBDataPlaneRequests | where count() > 1", "SemanticError", "SEM0222", "only be used in the 'summarize'"),
+    ("CDBPartitionKeyRUConsumption | summarize count() by bin(TimeGenerated, 500ms)", "SemanticError", "", "seconds"),
+    ("AzureDiagnostics | summarize count() by bin(TimeGenerated, 1s)", "SemanticError", "", "whole minutes"),
 ]
 
 
@@ -259,3 +259,85 @@ def test_a_leading_where_on_either_legacy_spelling_pins_the_database() -> None:
     for column in ("databasename_s", "databaseName_s"):
         scan = scan_of(parse(f"AzureDiagnostics | where {column} == 'd' | summarize count()"), 0.0, 1e11, now)
         assert scan.databases == frozenset({"d"})
+
+
+def test_the_account_filters_ignore_case(app: tuple[LogsApp, Engine, str]) -> None:
+    """`=~` and `!~` (Kusto's case-insensitive equality and its negation), as the collector filters the
+    account: AzureDiagnostics holds it upper-cased, the resource-specific tables as named."""
+    records = _records(app[1])
+    count = "| summarize n = count()"
+    assert _result(app, f"CDBDataPlaneRequests | where AccountName =~ 'LocalHost' {count}") == [{"n": len(records)}]
+    assert _result(app, f"CDBDataPlaneRequests | where AccountName !~ 'LOCALHOST' {count}") == [{"n": 0}]
+    legacy = f"AzureDiagnostics | where Category == 'DataPlaneRequests' and Resource =~ 'localhost' {count}"
+    assert _result(app, legacy) == [{"n": len(records)}]
+    assert _result(app, "AzureDiagnostics | where Category == 'DataPlaneRequests' | summarize by Resource") == [
+        {"Resource": "LOCALHOST"}
+    ]
+
+
+def _key_seconds(engine: Engine) -> dict[tuple[str, str, str, dt.datetime], float]:
+    """RU per (pkrange, key, operation, second) from the raw records: CDBPartitionKeyRUConsumption's rows
+    (a key's aggregated consumption per second, azure-monitor.md §7b R7, R24), the empty key for an
+    operation with no single key (R22)."""
+    sums: dict[tuple[str, str, str, dt.datetime], float] = defaultdict(float)
+    for r in _records(engine):
+        if r.pkrange_id:
+            second = dt.datetime.fromtimestamp(r.time // 1, dt.UTC)
+            sums[(r.pkrange_id, r.partition_key, r.operation, second)] += r.request_charge
+    return dict(sums)
+
+
+def _when(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+HOT_KEY_QUERIES = {  # nosql/troubleshoot-request-rate-too-large.md, both tabs, as published (the container named)
+    "resource-specific": (
+        "CDBPartitionKeyRUConsumption\n| where TimeGenerated >= ago(24hour)\n"
+        '| where CollectionName == "c"\n| where isnotempty(PartitionKey)\n'
+        "// Sum total request units consumed by logical partition key for each second\n"
+        "| summarize sum(RequestCharge) by PartitionKey, OperationName, bin(TimeGenerated, 1s)\n"
+        "| order by sum_RequestCharge desc",
+        ("PartitionKey", "OperationName", "sum_RequestCharge"),
+    ),
+    "azure-diagnostics": (
+        'AzureDiagnostics\n| where TimeGenerated >= ago(24hour)\n| where Category == "PartitionKeyRUConsumption"\n'
+        '| where collectionName_s == "c"\n| where isnotempty(partitionKey_s)\n'
+        "// Sum total request units consumed by logical partition key for each second\n"
+        "| summarize sum(todouble(requestCharge_s)) by partitionKey_s, operationType_s, bin(TimeGenerated, 1s)\n"
+        "| order by sum_requestCharge_s desc",
+        ("partitionKey_s", "operationType_s", "sum_requestCharge_s"),
+    ),
+}
+
+
+@pytest.mark.parametrize("mode", HOT_KEY_QUERIES)
+def test_microsofts_hot_key_query_per_second_and_operation(app: tuple[LogsApp, Engine, str], mode: str) -> None:
+    kql, (key, operation, ru) = HOT_KEY_QUERIES[mode]
+    rows = _result(app, kql)
+    expected: dict[tuple[str, str, dt.datetime], float] = defaultdict(float)
+    for (_, k, op, second), charge in _key_seconds(app[1]).items():
+        if k:
+            expected[(k, op, second)] += charge
+    assert {(r[key], r[operation], _when(r["TimeGenerated"])): r[ru] for r in rows} == pytest.approx(expected)
+    assert rows[0][ru] == pytest.approx(max(expected.values()))  # the hottest key-second heads the ranking
+    assert [r[ru] for r in rows] == sorted((r[ru] for r in rows), reverse=True)
+
+
+def test_a_row_of_the_key_table_is_a_key_second_so_count_and_max_are_exact(app: tuple[LogsApp, Engine, str]) -> None:
+    seconds = _key_seconds(app[1])
+    assert _result(app, "CDBPartitionKeyRUConsumption | count") == [{"Count": len(seconds)}]
+    legacy = "AzureDiagnostics | where Category == 'PartitionKeyRUConsumption' | summarize n = count()"
+    assert _result(app, legacy) == [{"n": len(seconds)}]
+    peak = _result(
+        app,
+        "CDBPartitionKeyRUConsumption | summarize RUperSec = sum(RequestCharge) by PartitionKeyRangeId,"
+        " bin(TimeGenerated, 1s) | summarize Peak = max(RUperSec) by PartitionKeyRangeId",
+    )
+    per_range: dict[tuple[str, dt.datetime], float] = defaultdict(float)
+    for (pk, _, _, second), charge in seconds.items():
+        per_range[(pk, second)] += charge
+    expected = {pk: max(v for (p, _), v in per_range.items() if p == pk) for pk, _ in per_range}
+    assert {r["PartitionKeyRangeId"]: r["Peak"] for r in peak} == pytest.approx(expected)
+    hot = _result(app, "CDBPartitionKeyRUConsumption | where RequestCharge > 100 | summarize n = count()")
+    assert hot == [{"n": sum(1 for v in seconds.values() if v > 100)}]

@@ -19,6 +19,7 @@ from emulator.monitor.tls import ensure_certificates
 from emulator.rest.server import RunningEmulator, start_in_thread
 from tests.conftest import ManualClock
 from tests.emulator.history.test_history import CTX, LIMITS, START, _hot_workload, _setup
+from tests.emulator.monitor.test_kql import HOT_KEY_QUERIES
 from tests.emulator.monitor.test_metrics import RESOURCE, FixedToken
 
 WORKSPACE = "11111111-2222-3333-4444-555555555555"
@@ -71,21 +72,18 @@ def test_hot_key_first_by_ru_with_the_records_sums(stand_in: Fixture) -> None:
     _, engine, hot, _, _ = stand_in
     kql = (
         "CDBPartitionKeyRUConsumption\n| where DatabaseName == 't' and CollectionName == 'c'\n"
-        "| summarize RU = sum(todouble(RequestCharge)), Requests = count() by PartitionKey, PartitionKeyRangeId\n"
+        "| summarize RU = sum(todouble(RequestCharge)) by PartitionKey, PartitionKeyRangeId\n"
         "| top 10 by RU desc"
     )
     table = _table(_client(stand_in).query_workspace(WORKSPACE, kql, timespan=_span()))
-    assert table.columns_types == ["string", "string", "real", "long"]
+    assert table.columns_types == ["string", "string", "real"]
     rows = _rows(table)
     assert rows[0]["PartitionKeyRangeId"] == hot
     ru: dict[str, float] = defaultdict(float)
-    count: Counter[str] = Counter()
     for r in engine.accounting.records():
         if r.container == "c" and r.partition_key:
             ru[r.partition_key] += r.request_charge
-            count[r.partition_key] += 1
     assert {r["PartitionKey"]: r["RU"] for r in rows} == pytest.approx(dict(ru))
-    assert {r["PartitionKey"]: r["Requests"] for r in rows} == dict(count)
 
 
 def test_429s_on_the_hot_range_only_and_counts_by_status(stand_in: Fixture) -> None:
@@ -213,5 +211,22 @@ def test_legacy_query_statistics_spell_their_columns_in_lower_case(stand_in: Fix
     rows = _rows(_table(client.query_workspace(WORKSPACE, kql, timespan=None)))
     assert rows and {r["querytext_s"] for r in rows} == {QUERY} and {r["collectionname_s"] for r in rows} == {"c"}
     assert all(r["databasename_s"] == "t" and r["databaseName_s"] is None for r in rows)
-    kql = "AzureDiagnostics | where Category == 'PartitionKeyRUConsumption' | summarize n = count() by databaseName_s"
+    kql = "AzureDiagnostics | where Category == 'PartitionKeyRUConsumption' | summarize sum(todouble(requestCharge_s)) by databaseName_s"
     assert [r["databaseName_s"] for r in _rows(_table(client.query_workspace(WORKSPACE, kql, timespan=None)))] == ["t"]
+
+
+@pytest.mark.parametrize("mode", ["resource-specific", "azure-diagnostics"])
+def test_microsofts_per_second_hot_key_query_through_the_client(stand_in: Fixture, mode: str) -> None:
+    """The troubleshooting page's hot-key query, as published (1 s bins, by key and operation), through the
+    real `LogsQueryClient`: the stand-in's CDBPartitionKeyRUConsumption rows are a key's second per
+    operation (azure-monitor.md §7b R7, R24), so its answer equals the raw records summed per second."""
+    _, engine, hot, _, _ = stand_in
+    kql, (key, operation, ru) = HOT_KEY_QUERIES[mode]
+    table = _table(_client(stand_in).query_workspace(WORKSPACE, kql, timespan=None))
+    rows = _rows(table)
+    expected: dict[tuple[str, str, dt.datetime], float] = defaultdict(float)
+    for r in engine.accounting.records():
+        if r.container == "c" and r.pkrange_id and r.partition_key:
+            expected[(r.partition_key, r.operation, dt.datetime.fromtimestamp(r.time // 1, dt.UTC))] += r.request_charge
+    assert {(r[key], r[operation], r["TimeGenerated"]): r[ru] for r in rows} == pytest.approx(dict(expected))
+    assert rows[0][ru] == pytest.approx(max(expected.values())) and rows[0][operation] == "Read"
