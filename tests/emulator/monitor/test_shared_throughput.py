@@ -38,9 +38,9 @@ BODY = {"partitionKey": {"paths": ["/k"], "kind": "Hash", "version": 2}}
 Series = dict[tuple[str, str], dict[float, float]]  # (collection name, split value) -> time -> value
 
 
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Engine, MetricsClient, dict[str, int]]]:
-    clock = ManualClock(START)
+def build_shared(clock: ManualClock) -> tuple[Engine, dict[str, int]]:
+    """Database `shared` (800 RU/s shared by `a` and `b`; `own` has 400 of its own) and database `solo`
+    (`c`, 400 RU/s), written to for MINUTES minutes from START; returns the bytes written per container."""
     engine = Engine(limits=LIMITS, clock=clock, throttling=False)
     engine.create_database(CTX, {"id": "shared"}, ThroughputSpec(SHARED_RU))
     engine.create_container(CTX, "shared", {**BODY, "id": "a"}, None)
@@ -56,6 +56,12 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Engine, M
                 assert result.doc is not None
                 written[coll] += len(orjson.dumps(result.doc))
         clock.advance(60)
+    return engine, written
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Engine, MetricsClient, dict[str, int]]]:
+    engine, written = build_shared(ManualClock(START))
     certificates = ensure_certificates(tmp_path_factory.mktemp("monitor-shared-tls"))
     running = start_in_thread(engine, app=MetricsApp(engine), tls=certificates.server_context())
     client = MetricsClient(running.url.rstrip("/"), FixedToken(), connection_verify=str(certificates.ca), retry_total=0)
