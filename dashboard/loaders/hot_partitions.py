@@ -28,6 +28,7 @@ from analysis.hot.current import ROW_KEY
 from analysis.scope import Scope
 from dashboard.loaders import tables
 from dashboard.state import FrameState
+from store.records import SHARED_OFFER_CONTAINER
 
 LOAD_SOURCES = {  # the skew's per-pkrange load: name -> (column, unit), the service's own measures first
     "Diagnostic logs: RU per pkrange": ("ru", "RU"),
@@ -53,6 +54,7 @@ class HotData:
     headroom: pd.DataFrame  # hr.summarize_headroom
     has_replay: bool
     warnings: tuple[str, ...]
+    shared_database: str | None = None  # the scoped container's database, when its partitions are that offer's
 
     @property
     def empty(self) -> bool:
@@ -71,6 +73,13 @@ def _load_hot(
 ) -> HotData:
     view = FrameState(store=store, since=since, scope=Scope(database=database, container=container, account=account))
     metrics = tables.read_view(view, "metrics", columns=hp.METRIC_COLUMNS)
+    shared = None
+    if database is not None and container is not None and container != SHARED_OFFER_CONTAINER:
+        offer = FrameState(store=store, since=since, scope=Scope(database, SHARED_OFFER_CONTAINER, account))
+        joined, spends = hp.with_shared_partitions(
+            metrics.frame, tables.read_view(offer, "metrics", columns=hp.METRIC_COLUMNS).frame
+        )
+        metrics, shared = tables.Loaded(joined, metrics.warnings), database if spends else None
     partitions = tables.load_view(view, "partitions", columns=hp.PARTITION_COLUMNS)
     key_ru = tables.read_view(view, "log_key_ru", columns=hk.KEY_RU_COLUMNS)
     logical = tables.load_view(view, "logical_keys", columns=hk.LOGICAL_KEY_COLUMNS)
@@ -107,6 +116,7 @@ def _load_hot(
         headroom=hr.summarize_headroom(demand, by_query),
         has_replay=not executions.frame.empty,
         warnings=tuple(dict.fromkeys(w for part in loaded for w in part.warnings)),
+        shared_database=shared,
     )
 
 
