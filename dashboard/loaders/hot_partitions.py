@@ -16,7 +16,7 @@ holds it to.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 import streamlit as st
@@ -72,12 +72,13 @@ def _load_hot(
     store: str, since: dt.datetime | None, account: str | None, database: str | None, container: str | None
 ) -> HotData:
     view = FrameState(store=store, since=since, scope=Scope(database=database, container=container, account=account))
-    metrics = tables.read_view(view, "metrics", columns=hp.METRIC_COLUMNS)
-    shared = None
-    if database is not None and container is not None and container != SHARED_OFFER_CONTAINER:
-        offer = FrameState(store=store, since=since, scope=Scope(database, SHARED_OFFER_CONTAINER, account))
-        joined, spends = hp.with_shared_partitions(
-            metrics.frame, tables.read_view(offer, "metrics", columns=hp.METRIC_COLUMNS).frame
+    metrics, shared = _metrics(view), None
+    if database is not None and container is not None:
+        frame = metrics.frame  # the database's rows (`_metrics`): the container's, and its database's offer's
+        mine = frame[frame["container"].eq(container).fillna(False)].reset_index(drop=True)
+        offer = frame[frame["container"].eq(SHARED_OFFER_CONTAINER).fillna(False)]
+        joined, spends = (
+            (mine, False) if container == SHARED_OFFER_CONTAINER else hp.with_shared_partitions(mine, offer)
         )
         metrics, shared = tables.Loaded(joined, metrics.warnings), database if spends else None
     partitions = tables.load_view(view, "partitions", columns=hp.PARTITION_COLUMNS)
@@ -118,6 +119,15 @@ def _load_hot(
         warnings=tuple(dict.fromkeys(w for part in loaded for w in part.warnings)),
         shared_database=shared,
     )
+
+
+def _metrics(view: FrameState) -> tables.Loaded:
+    """The view's metrics; for a view of one container, its database's (read once, cut by `_load_hot`): a
+    container that spends its database's shared offer has its partitions there (`hp.with_shared_partitions`)."""
+    if view.scope.container is None or view.scope.database is None:
+        return tables.read_view(view, "metrics", columns=hp.METRIC_COLUMNS)
+    wider = FrameState(store=view.store, since=view.since, scope=replace(view.scope, container=None))
+    return tables.read_view(wider, "metrics", columns=hp.METRIC_COLUMNS)
 
 
 def _ordered(frame: pd.DataFrame, column: str, partitions: pd.DataFrame) -> pd.DataFrame:
