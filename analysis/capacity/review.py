@@ -110,7 +110,9 @@ def build_capacity_report(
     containers = overview.summarize_containers(executions, requests, metrics, partitions, logical_keys, limits=limits)
     if containers.empty:
         return pd.DataFrame(columns=REPORT_COLUMNS)
-    containers = containers.merge(autoscale_ratios(metrics), on=KEY, how="left")
+    containers = _without_own_offer(
+        containers.merge(autoscale_ratios(metrics), on=KEY, how="left"), metrics, partitions
+    )
     queries = overview.query_stats(executions)
     keys = overview.latest_snapshot(logical_keys)
     sections = [
@@ -128,6 +130,18 @@ def build_capacity_report(
     report = report.sort_values(["_rank", "_section"], kind="stable").drop(columns=["_rank", "_section"])
     report["value"] = [round_to_unit(value, unit) for value, unit in zip(report["value"], report["unit"])]
     return report.reset_index(drop=True)[REPORT_COLUMNS]
+
+
+def _without_own_offer(containers: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:
+    """`containers` with no autoscale ratio for those that spend their database's shared offer: they have no
+    RU/s of their own to move (the database's offer is the one to change; the `offer` section has it)."""
+    members = fleet.shared_offer_members(containers, metrics, partitions)
+    if members.empty:
+        return containers
+    sharing = containers[KEY].merge(members.assign(_shared=True), on=KEY, how="left")["_shared"].eq(True)
+    out = containers.copy()
+    out.loc[sharing.to_numpy(dtype=bool), ["autoscale_cost_ratio", "autoscale_hours"]] = float("nan")
+    return out
 
 
 def autoscale_ratios(metrics: pd.DataFrame) -> pd.DataFrame:

@@ -121,6 +121,8 @@ def test_the_report_has_the_offer_and_no_phantom_container(store: Path) -> None:
     assert offer.loc[offer["measure"] == "containers", "detail"].tolist() == ["a, b"]
     provisioned = report[(report["section"] == "container") & (report["measure"] == "provisioned_ru_s")]
     assert dict(zip(provisioned["container"], provisioned["value"], strict=True)) == {"own": 400.0}
+    ratios = report[report["measure"].isin(["autoscale_cost_ratio", "move_to_autoscale", "lower_throughput"])]
+    assert set(ratios["container"]) <= {"own"}  # a and b have no RU/s of their own to change
 
     app = open_page("views/reports.py")
     assert "a, b" in frame_of(app, "reports_offer")["detail"].tolist()
