@@ -8,7 +8,9 @@ row per (container, rule, subject), in a stable order:
 - `hot_partition`: a pkrange whose NormalizedRUConsumption (aggregation Maximum, split by pkrange) stayed at
   or above `percent` for `minutes` consecutive minutes of the window. A point covers its grain (PT1M: one
   minute, PT5M: five) from its time; a missing point or one below `percent` ends a stretch. `value` is the
-  stretch's peak (%), the message names its length.
+  stretch's peak (%), the message names its length. A shared-throughput database's partitions (stored under
+  `container` = `store.records.SHARED_OFFER_CONTAINER`: they are its offer's, not a container's) fire as the
+  database's: the row's `container` is "" and the message says "database D's shared throughput".
 - `throttle_rate`: 429s over all requests of the window, per container, from Azure Monitor's TotalRequests
   (split by status code); a container without those rows falls back to the replay's `requests` (status 429
   over all). The message names the source.
@@ -37,7 +39,16 @@ from analysis.queries import costs as qc
 from analysis.scope import Scope, select_scope
 from cosmoscore.limits import GB
 from cosmoscore.monitor.metrics import NORMALIZED_RU, TOTAL_REQUESTS
-from store.records import ALERTS, EXECUTIONS, LOGICAL_KEYS, METRICS, PARTITIONS, REQUESTS, SCOPE_COLUMNS
+from store.records import (
+    ALERTS,
+    EXECUTIONS,
+    LOGICAL_KEYS,
+    METRICS,
+    PARTITIONS,
+    REQUESTS,
+    SCOPE_COLUMNS,
+    SHARED_OFFER_CONTAINER,
+)
 
 HOT, THROTTLE, KEY_STORAGE, PARTITION_STORAGE, QUERY_RU = (
     "hot_partition",
@@ -65,7 +76,7 @@ EXECUTION_COLUMNS = EXECUTIONS.pick("account", *qc.EXECUTION_COLUMNS)
 
 def hot_partition_alerts(metrics: pd.DataFrame, *, percent: float, minutes: int) -> pd.DataFrame:
     """Pkranges at or above `percent` normalized RU for `minutes` consecutive minutes (module docstring)."""
-    rows = _in_containers(metrics)
+    rows = metrics.dropna(subset=CONTAINER)  # a shared database's offer ("") included: its partitions throttle
     rows = rows[_is(rows["metric"], NORMALIZED_RU) & rows["aggregation"].fillna("Maximum").eq("Maximum")]
     rows = rows.dropna(subset=["time", "value", "pkrange_id"])
     rows = rows[rows["value"].astype(float) >= percent - TOLERANCE]
@@ -91,7 +102,7 @@ def hot_partition_alerts(metrics: pd.DataFrame, *, percent: float, minutes: int)
         threshold=float(percent),
         unit="%",
         message=[
-            f"pkrange {row.pkrange_id} of {row.database}/{row.container} at >= {percent:g}% normalized RU for "
+            f"pkrange {row.pkrange_id} of {_owner(str(row.database), str(row.container))} at >= {percent:g}% normalized RU for "
             f"{row.minutes:g} min, peak {row.peak:g}% (threshold {percent:g}% for {minutes} min)"
             for row in fired.itertuples()
         ],
@@ -315,6 +326,13 @@ def _key_text(partition_key: str) -> str:
         return partition_key
     values = parts if isinstance(parts, list) else [parts]
     return "/".join(str(part) for part in values)
+
+
+def _owner(database: str, container: str) -> str:
+    """Whose partition it is: `database/container`, or a shared-throughput database's offer."""
+    if container == SHARED_OFFER_CONTAINER:
+        return f"database {database}'s shared throughput"
+    return f"{database}/{container}"
 
 
 def _in_containers(frame: pd.DataFrame) -> pd.DataFrame:

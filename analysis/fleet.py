@@ -31,6 +31,19 @@ account- or database-level metrics) are left out.
 - from `partitions` (when the table exists): `largest_partition_gb` (the largest physical partition of the
   latest snapshot) and `storage_headroom` = 1 - its bytes / `Limits.physical_partition_max_bytes` (50 GB).
 
+**Shared throughput** (`with_shared_offers`, `summarize_throughput_units`). A container created without RU/s
+of its own in a database that has some spends the database's shared offer: Azure Monitor reports that offer's
+ProvisionedThroughput and its physical partitions' NormalizedRUConsumption and sizes for the database, not
+for a container (the store keeps them under `container` = `store.records.SHARED_OFFER_CONTAINER`, "": never
+a row of its own here), while TotalRequestUnits stays per container. So such a container's row says
+`throughput_unit` "database"; its `max_normalized_ru` is the database offer's (its partitions are the
+offer's: what throttles it), its `provisioned_ru_s` and `waste` are blank (it has no RU/s of its own) and
+its `waste_note` says `SHARED_WASTE_NOTE`. Every other container says "container". The throughput units
+(`UNIT_COLUMNS`) are what is paid for: one row per shared database (its containers listed in `containers`,
+its p95 the sum of theirs per interval, its waste against its offer) and one per container with its own RU/s.
+A shared database is recognised by its rows under the shared offer, or by the storage snapshots'
+`database_throughput_ru`; its containers are those with no throughput or partition metrics of their own.
+
 **Ranking** (`summarize_fleet`). Each risk signal is put on one 0..1 scale, where 1 means "at the limit":
 - throttling: `throttle_rate / THROTTLE_FULL_RATE`, capped at 1. Service guidance treats a few percent of
   429s as a sign to act, so 5% of requests throttled counts as full risk;
@@ -54,7 +67,7 @@ from analysis import throttling
 from analysis.queries import costs as qc
 from cosmoscore.limits import GB, Limits
 from cosmoscore.monitor.metrics import AUTOSCALE_MAX, NORMALIZED_RU, PROVISIONED, TOTAL_REQUEST_UNITS
-from store.records import EXECUTIONS, METRICS, PARTITIONS, REQUESTS, SCOPE_COLUMNS
+from store.records import EXECUTIONS, METRICS, PARTITIONS, REQUESTS, SCOPE_COLUMNS, SHARED_OFFER_CONTAINER
 
 FLEET_KEY = list(SCOPE_COLUMNS)
 THROTTLE_FULL_RATE = 0.05  # a 429 rate at which the throttling signal is at its maximum (see the docstring)
@@ -64,6 +77,10 @@ RISK_SIGNALS = {"hot_risk": "hot partition", "throttle_risk": "429s", "storage_r
 DEFAULT_GRAIN_SECONDS = 60.0
 HOT_NORMALIZED_RU = 90.0  # percent: a range this close to its share of the RU/s is at its limit (see the docstring)
 HOT_WASTE_NOTE = "a hot partition: the RU/s are not wasted, the key is skewed"
+SHARED_WASTE_NOTE = "spends its database's shared RU/s: see the database's throughput unit"
+# `throughput_unit`: whose RU/s a container spends, its own or its database's shared offer
+OWN_UNIT = "container"
+SHARED_UNIT = "database"
 
 # The store columns these functions read: a view loads only these.
 EXECUTION_COLUMNS = EXECUTIONS.pick("account", *qc.EXECUTION_COLUMNS)
@@ -74,10 +91,12 @@ METRIC_COLUMNS = METRICS.pick(
 # all summarize_fleet reads: the status code the 429 rate needs (kept out of METRIC_COLUMNS, which others
 # extend with it: a column named twice breaks a load)
 FLEET_METRIC_COLUMNS = METRICS.pick(*METRIC_COLUMNS, "status_code")
-PARTITION_COLUMNS = PARTITIONS.pick(*FLEET_KEY, "time", "pkrange_id", "size_kb")  # the storage collector's `partitions`
+PARTITION_COLUMNS = PARTITIONS.pick(  # the storage collector's `partitions`
+    *FLEET_KEY, "time", "pkrange_id", "size_kb", "throughput_ru", "database_throughput_ru"
+)
 
 COUNT_COLUMNS = ["executions", "requests", "pkranges_seen"]
-TEXT_COLUMNS = ["risk_driver", "waste_note", "throttle_source", "hot_pkrange", "last_seen"]
+TEXT_COLUMNS = ["risk_driver", "waste_note", "throttle_source", "hot_pkrange", "throughput_unit", "last_seen"]
 FLEET_COLUMNS = [
     *FLEET_KEY,
     "risk",
@@ -94,6 +113,7 @@ FLEET_COLUMNS = [
     "pkranges_seen",
     "hot_pkrange",
     "hot_pkrange_share",
+    "throughput_unit",
     "provisioned_ru_s",
     "p95_ru_s",
     "max_normalized_ru",
@@ -124,6 +144,7 @@ def summarize_fleet(
     fleet = keys
     for part in parts:
         fleet = fleet.merge(part, on=FLEET_KEY, how="left")
+    fleet = with_shared_offers(fleet, metrics, partitions)
     fleet = fleet.assign(**_risks(fleet))
     order = ["risk", "waste", "total_ru"]
     fleet = fleet.sort_values(FLEET_KEY).sort_values(order, ascending=False, na_position="last", kind="stable")
@@ -235,6 +256,127 @@ def _max_normalized(metrics: pd.DataFrame) -> pd.DataFrame:
     rows = by_pkrange if not by_pkrange.empty else rows
     peak = rows.groupby(FLEET_KEY)["value"].max().astype(float).reset_index()
     return peak.rename(columns={"value": "max_normalized_ru"})[[*FLEET_KEY, "max_normalized_ru"]]
+
+
+UNIT_COLUMNS = [
+    *FLEET_KEY,  # container: SHARED_OFFER_CONTAINER for a shared database
+    "throughput_unit",
+    "containers",  # the containers that spend the unit's RU/s, comma-separated
+    "provisioned_ru_s",
+    "p95_ru_s",
+    "waste",
+    "waste_note",
+    "max_normalized_ru",
+]
+_OFFER_METRICS = (*PROVISIONED_METRICS, NORMALIZED_RU)  # what a container with its own RU/s reports by name
+
+
+def shared_offer_members(
+    fleet_keys: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.DataFrame | None
+) -> pd.DataFrame:
+    """The containers of `fleet_keys` (FLEET_KEY) that spend their database's shared offer (the module
+    docstring), as FLEET_KEY rows."""
+    keyed = metrics.dropna(subset=FLEET_KEY)
+    offered = keyed[keyed["container"].astype(str).eq(SHARED_OFFER_CONTAINER)]
+    databases = offered[["account", "database"]]
+    named = _in_containers(keyed)
+    own = named[named["metric"].isin(_OFFER_METRICS).fillna(False)][FLEET_KEY]
+    snapshot = None if partitions is None else partitions.reindex(columns=PARTITION_COLUMNS).dropna(subset=FLEET_KEY)
+    if snapshot is not None:
+        sharing = snapshot[snapshot["database_throughput_ru"].notna()]
+        databases = pd.concat([databases, sharing[["account", "database"]]])
+        own = pd.concat([own, snapshot[snapshot["throughput_ru"].notna()][FLEET_KEY]])
+    databases = databases.drop_duplicates()
+    if databases.empty:
+        return pd.DataFrame(columns=FLEET_KEY)
+    candidates = _in_containers(fleet_keys[FLEET_KEY]).merge(databases, on=["account", "database"])
+    mine = candidates.merge(own.drop_duplicates(), on=FLEET_KEY, how="left", indicator=True)
+    return mine[mine["_merge"].eq("left_only")][FLEET_KEY].drop_duplicates().reset_index(drop=True)
+
+
+def with_shared_offers(fleet: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.DataFrame | None) -> pd.DataFrame:
+    """`fleet` with `throughput_unit`, and each container that spends its database's shared offer given that
+    offer's `max_normalized_ru`, no `provisioned_ru_s` or `waste` of its own, and `SHARED_WASTE_NOTE`."""
+    members = shared_offer_members(fleet, metrics, partitions).assign(_shared=True)
+    out = fleet.merge(members, on=FLEET_KEY, how="left")
+    shared = out.pop("_shared").eq(True).to_numpy(dtype=bool)
+    out["throughput_unit"] = pd.Series(OWN_UNIT, index=out.index, dtype=object).where(~shared, SHARED_UNIT)
+    if not shared.any():
+        return out
+    offers = _max_normalized(_offer_rows(metrics)).drop(columns="container")
+    peak = out[["account", "database"]].merge(offers, on=["account", "database"], how="left")["max_normalized_ru"]
+    peak.index = out.index
+    out["max_normalized_ru"] = out["max_normalized_ru"].astype(float).where(~shared, peak.astype(float))
+    for name in ("provisioned_ru_s", "waste"):
+        out[name] = out[name].astype(float).where(~shared)
+    out["waste_note"] = out["waste_note"].astype(object).where(~shared, SHARED_WASTE_NOTE)
+    return out
+
+
+def summarize_throughput_units(
+    fleet: pd.DataFrame, metrics: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """One row per throughput unit of the containers in `fleet` (`summarize_fleet`'s): each shared database
+    with its containers, each container with RU/s of its own (`UNIT_COLUMNS`); a unit where its first
+    container is in the fleet's order."""
+    if fleet.empty:
+        return pd.DataFrame(columns=UNIT_COLUMNS)
+    metrics = metrics if metrics is not None else pd.DataFrame(columns=METRIC_COLUMNS)
+    ranked = fleet.reset_index(drop=True).assign(_rank=lambda f: range(len(f)))
+    members = shared_offer_members(fleet, metrics, partitions).merge(ranked[[*FLEET_KEY, "_rank"]], on=FLEET_KEY)
+    own = ranked[~ranked["_rank"].isin(members["_rank"])]
+    own = own.assign(containers=own["container"], throughput_unit=OWN_UNIT).reindex(columns=[*UNIT_COLUMNS, "_rank"])
+    if members.empty:
+        return own.drop(columns="_rank").reset_index(drop=True)
+    databases = members.groupby(["account", "database"]).agg(
+        containers=("container", lambda c: ", ".join(sorted(c))), _rank=("_rank", "min")
+    )
+    stats = databases.reset_index().assign(container=SHARED_OFFER_CONTAINER)
+    rows = _offer_rows(metrics, members[FLEET_KEY])
+    for part in (_latest_provisioned(rows), _p95_consumed(rows), _max_normalized(rows)):
+        stats = stats.merge(part, on=FLEET_KEY, how="left")
+    recorded = stats[["account", "database"]].merge(_snapshot_offers(partitions), how="left")
+    stats["provisioned_ru_s"] = (
+        stats["provisioned_ru_s"].astype(float).combine_first(recorded["database_throughput_ru"].astype(float))
+    )
+    provisioned = stats["provisioned_ru_s"].astype(float)
+    waste = (1 - stats["p95_ru_s"].astype(float) / provisioned.where(provisioned > 0)).round(4)
+    hot = stats["max_normalized_ru"].astype(float).ge(HOT_NORMALIZED_RU)
+    notes = pd.Series("", index=stats.index, dtype=object).where(~hot, HOT_WASTE_NOTE)
+    stats = stats.assign(throughput_unit=SHARED_UNIT, waste=waste.where(~hot), waste_note=notes)
+    units = pd.concat([stats.reindex(columns=[*UNIT_COLUMNS, "_rank"]), own], ignore_index=True)
+    units = units.sort_values("_rank", kind="stable").drop(columns="_rank").reset_index(drop=True)
+    return units.astype({name: "float64" for name in ("provisioned_ru_s", "p95_ru_s", "waste", "max_normalized_ru")})
+
+
+def unit_label(key: tuple[str, str, str], containers: str = "") -> str:
+    """How a throughput unit is named on a page: `database / container`, or `database (shared: a, b)`."""
+    _, database, container = key
+    if container != SHARED_OFFER_CONTAINER:
+        return f"{database} / {container}"
+    return f"{database} (shared by {containers})" if containers else f"{database} (shared)"
+
+
+def _offer_rows(metrics: pd.DataFrame, members: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The metric rows of the shared offers (container SHARED_OFFER_CONTAINER), and, given `members`, their
+    containers' rows relabelled as the offer's (their TotalRequestUnits: the offer's consumption)."""
+    keyed = metrics.dropna(subset=FLEET_KEY)
+    rows = keyed[keyed["container"].astype(str).eq(SHARED_OFFER_CONTAINER)]
+    if members is None or members.empty:
+        return rows
+    spent = keyed.merge(members, on=FLEET_KEY)
+    spent = spent[spent["metric"].eq(TOTAL_REQUEST_UNITS).fillna(False)].assign(container=SHARED_OFFER_CONTAINER)
+    return pd.concat([rows, spent], ignore_index=True)
+
+
+def _snapshot_offers(partitions: pd.DataFrame | None) -> pd.DataFrame:
+    """Per database: the latest shared RU/s the storage snapshots recorded (`database_throughput_ru`)."""
+    columns = ["account", "database", "database_throughput_ru"]
+    if partitions is None or "database_throughput_ru" not in partitions:
+        return pd.DataFrame(columns=columns).astype({"database_throughput_ru": "float64"})
+    rows = partitions.dropna(subset=["account", "database", "time", "database_throughput_ru"])
+    latest = rows[rows["time"].eq(rows.groupby(["account", "database"])["time"].transform("max"))]
+    return latest.groupby(["account", "database"])["database_throughput_ru"].max().astype(float).reset_index()
 
 
 def grain_seconds(grain: object) -> float:

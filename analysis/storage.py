@@ -25,6 +25,10 @@ run) and `log_key_sizes` (`ruscope logs`, CDBPartitionKeyStatistics), of which t
 - **Units**: sizes are stored in KB; a page shows them in the unit that fits the largest (`size_unit`: KB,
   MB or GB) and the fill as a percentage with enough decimals that the smallest non-zero fill shows two
   significant digits (`percent_decimals`), so 19 KB of 50 GB reads 0.000036%, not 0.0000.
+- **Shared throughput**: a container created without RU/s of its own in a database that has some spends the
+  database's shared offer; the storage snapshots record that offer's RU/s (`database_throughput_ru`), and
+  `shared_throughput` lists such databases with their containers, so a page says which containers share one
+  throughput unit (their physical partitions' sizes here are still each container's own, from its statistics).
 - **Labels**: rows are named by their pkrange (or key) alone in one container, `container/pkrange` when the
   frame spans several containers (`database/container/...` when two databases share a container name);
   `label_title` names the column accordingly.
@@ -63,6 +67,8 @@ PARTITION_COLUMNS = PARTITIONS.pick(
     "usage_documents_kb",
     "min_epk",
 )
+SHARED_COLUMNS = PARTITIONS.pick(*KEY, "time", "database_throughput_ru")  # shared_throughput's
+SHARED_THROUGHPUT_COLUMNS = ["account", "database", "containers", "database_throughput_ru"]
 LOGICAL_KEY_COLUMNS = LOGICAL_KEYS.pick(*KEY, "run_id", "time", "pkrange_id", "partition_key", "size_kb")
 LOG_KEY_SIZE_COLUMNS = LOG_KEY_SIZES.pick(*KEY, "run_id", "time", "partition_key", "size_kb")
 
@@ -290,3 +296,18 @@ def _fill(size_kb: pd.Series, limit_kb: float) -> dict[str, pd.Series]:
     sizes = size_kb.astype(float)
     fill = sizes / limit_kb
     return {"size_gb": (sizes * KB / GB).round(6), "fill": fill.round(12), "fill_pct": (fill * 100).round(10)}
+
+
+def shared_throughput(partitions: pd.DataFrame) -> pd.DataFrame:
+    """Each database whose containers spend its shared offer in the latest snapshot of each container: its
+    containers (comma-separated, sorted) and the offer's RU/s (`SHARED_THROUGHPUT_COLUMNS`)."""
+    frame = partitions.reindex(columns=SHARED_COLUMNS).dropna(subset=[*KEY, "time"])
+    latest = frame[frame["time"].eq(frame.groupby(KEY)["time"].transform("max"))]
+    sharing = latest.dropna(subset=["database_throughput_ru"])
+    if sharing.empty:
+        return pd.DataFrame(columns=SHARED_THROUGHPUT_COLUMNS)
+    by_database = sharing.groupby(["account", "database"]).agg(
+        containers=("container", lambda c: ", ".join(sorted(set(c)))),
+        database_throughput_ru=("database_throughput_ru", "max"),
+    )
+    return by_database.reset_index()[SHARED_THROUGHPUT_COLUMNS]

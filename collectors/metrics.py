@@ -24,6 +24,12 @@ flattened into Arrow columns per chunk, never one object per point, and committe
 point by point: a run killed before a commit loses only points Azure still holds, and the next run asks
 for them again, since its watermark never moved past them.
 
+A shared-throughput database's own series (Azure labels them `CollectionName` `<empty>` on its partition
+metrics and `__Empty` on its offer's throughput, azure-monitor.md §7b R2, R30-R32) are stored under its
+shared offer, `container` = `store.records.SHARED_OFFER_CONTAINER` (""), never as a container of that name
+(`stored_container`); its request and storage totals keep their container names. A container literally named
+`<empty>` or `__Empty` cannot be told from the label in those metrics: it is attributed to its database too.
+
 Faults are one line each: a 401/403 names the Monitoring Reader role, an endpoint that is down says so
 (both end the account's run: nothing else would work), a metric the service does not know (400) or a
 throttled request (429, after the retries azure-core makes with the service's Retry-After) fails that
@@ -74,6 +80,7 @@ from cosmoscore.monitor.metrics import (
     PARTITION_SIZE,
     PARTITION_THROUGHPUT,
     PHYSICAL_PARTITION_ID,
+    SHARED_DATABASE_COLLECTION,
     STATUS_CODE,
     TOTAL,
     TOTAL_REQUEST_UNITS,
@@ -81,7 +88,7 @@ from cosmoscore.monitor.metrics import (
     find_metric,
 )
 from store import UTC_TIME, read_table, write_arrow
-from store.records import METRIC_DIMENSIONS, METRICS
+from store.records import METRIC_DIMENSIONS, METRICS, SHARED_OFFER_CONTAINER
 
 MAX_RESULTS = 1000  # `top`: series per answer (the service's default is 10 when a filter splits, §7b R3)
 LISTING_GRAIN = "PT1H"  # listing a dimension's values needs no fine grain: few points per series
@@ -126,6 +133,16 @@ def grain_of(metric: str, configured: str) -> str:
     known = find_metric(metric)
     finest = known.finest_grain if known else "PT1M"
     return finest if GRAIN_MINUTES[finest] > GRAIN_MINUTES[configured] else configured
+
+
+_SHARED_LABELS = {metric.lower(): label for metric, label in SHARED_DATABASE_COLLECTION.items()}
+
+
+def stored_container(metric: str, collection: str) -> str:
+    """The store's `container` of a series of `metric` whose `CollectionName` is `collection`: the database's
+    shared offer (`SHARED_OFFER_CONTAINER`) for the label Azure gives a shared-throughput database's own
+    series of that metric, else the container's name (pure)."""
+    return SHARED_OFFER_CONTAINER if _SHARED_LABELS.get(metric.lower()) == collection else collection
 
 
 def metric_filter(database: str, metric: str) -> str:
@@ -180,7 +197,7 @@ def points_table(
                 dims = {k.lower(): v for k, v in (series.metadata_values or {}).items()}
                 times += map(_TIMESTAMP, series.data)
                 values += map(value_of, series.data)
-                repeated["container"] += [dims.get(COLLECTION_NAME.lower(), "")] * n
+                repeated["container"] += [stored_container(metric.name, dims.get(COLLECTION_NAME.lower(), ""))] * n
                 repeated["metric"] += [metric.name] * n
                 repeated["unit"] += [unit] * n
                 for name, column in COLUMNS.items():

@@ -3,7 +3,8 @@
 For each container of the account's database(s) (`list_containers`): the container read with partition key
 range statistics and quota info (per pkrange size, document count and largest logical keys in the body's
 `statistics`; the collection quota and usage in the `x-ms-resource-quota`/`-usage` headers, read from the
-response's public `get_response_headers()`), the provisioned throughput (`get_throughput()`), and the split
+response's public `get_response_headers()`), the provisioned throughput (`get_throughput()`; for a container
+that spends its database's shared offer, the database's, read once, in `database_throughput_ru`), and the split
 lineage (`parents`) of every pkrange. Rows go to the `partitions` and `logical_keys` tables.
 
 The lineage: no public SDK call returns the `/pkranges` list with its `parents`, but the SDK reads it itself
@@ -26,7 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from azure.cosmos import ContainerProxy, CosmosClient
+from azure.cosmos import ContainerProxy, CosmosClient, DatabaseProxy
 from azure.cosmos.exceptions import CosmosResourceNotFoundError
 
 from collectors.client import fetch_client
@@ -99,6 +100,16 @@ class Snapshot:
     bounds: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> EPK (minInclusive, maxExclusive)
 
 
+def fetch_database_throughput(database: DatabaseProxy) -> float | None:
+    """The database's shared RU/s (autoscale: its max), or None when it has no offer (as `fetch_throughput`)."""
+    try:
+        offer = database.get_throughput()
+    except (CosmosResourceNotFoundError, AttributeError):
+        return None
+    value = offer.offer_throughput or offer.auto_scale_max_throughput
+    return float(value) if value else None
+
+
 def fetch_throughput(container: ContainerProxy) -> float | None:
     """The container's own RU/s (autoscale: its max), or None when it has none (shared database throughput:
     the SDK raises AttributeError or a 404 for an empty offer list, cosmos-errors-and-stats.md §2.6)."""
@@ -131,8 +142,11 @@ def _int(value: float | None) -> int | None:
     return None if value is None else int(value)
 
 
-def partition_records(snapshot: Snapshot, ids: Mapping[str, Any]) -> list[PartitionRecord]:
-    """One `partitions` record per pkrange of the statistics (pure); `ids` names run, time and container."""
+def partition_records(
+    snapshot: Snapshot, ids: Mapping[str, Any], database_throughput: float | None = None
+) -> list[PartitionRecord]:
+    """One `partitions` record per pkrange of the statistics (pure); `ids` names run, time and container;
+    `database_throughput`: the database's shared RU/s, recorded on a container without throughput of its own."""
     count = len(snapshot.statistics)
     share = snapshot.throughput / count if snapshot.throughput is not None and count else None
     return [
@@ -150,6 +164,7 @@ def partition_records(snapshot: Snapshot, ids: Mapping[str, Any]) -> list[Partit
             max_epk=snapshot.bounds.get(str(stats["id"]), (None, None))[1],
             throughput_ru=snapshot.throughput,
             throughput_share=share,
+            database_throughput_ru=database_throughput if snapshot.throughput is None else None,
         )
         for stats in snapshot.statistics
     ]
@@ -198,6 +213,7 @@ class Storage:
     account: Account
     run: Run
     log: PkrangeLog
+    database_offers: dict[str, float | None] = field(default_factory=dict)  # database -> shared RU/s
 
     def describe(self, exc: BaseException) -> str:
         return describe_error(exc, self.account.endpoint, key_env=self.account.key_env)
@@ -219,11 +235,22 @@ class Storage:
             "database": database,
             "container": name,
         }
-        partitions, keys = partition_records(snapshot, ids), logical_key_records(snapshot, ids)
+        shared = self.shared_throughput(client, database) if snapshot.throughput is None else None
+        partitions, keys = partition_records(snapshot, ids, shared), logical_key_records(snapshot, ids)
         for record in [*partitions, *keys]:
             self.run.record(record)
         self.run.out(storage_line(label, partitions, keys))
         self.run.count(failed=False)
+
+    def shared_throughput(self, client: CosmosClient, database: str) -> float | None:
+        """The database's shared RU/s, read once per run (None: it has none, or it could not be read: the
+        partitions are recorded all the same)."""
+        if database not in self.database_offers:
+            try:
+                self.database_offers[database] = fetch_database_throughput(client.get_database_client(database))
+            except Exception:  # the snapshot is kept without it
+                self.database_offers[database] = None
+        return self.database_offers[database]
 
     def collect_database(self, client: CosmosClient, database: str) -> None:
         """Every container of one database; an unknown database is one line and a failed item."""

@@ -151,6 +151,11 @@ class Scoped(Record):
 
 
 SCOPE_COLUMNS = ("account", "database", "container")  # what every row is about (`Scoped`), in this order
+# The `container` of a row about a database's shared throughput offer rather than one container: its
+# provisioned RU/s and its physical partitions (Azure Monitor labels them `__Empty` and `<empty>`, both legal
+# container ids; a container id cannot be empty, so "" names no container: azure-monitor.md §7b R32). Such a
+# row belongs to the database (account, database), whose containers spend that offer.
+SHARED_OFFER_CONTAINER = ""
 
 
 @table("requests", key=("run_id", "seq"))
@@ -234,6 +239,9 @@ class PartitionRecord(Scoped):
     usage_documents_kb: int | None = None  # x-ms-resource-usage documentsSize (data without the index)
     min_epk: str | None = None  # the range's effective partition keys [min_epk, max_epk), from /pkranges
     max_epk: str | None = None
+    # the database's shared RU/s (autoscale: its max) when the container spends its database's offer
+    # (throughput_ru is then null): the throughput unit the container belongs to, not the container's own
+    database_throughput_ru: float | None = None
 
 
 @table("logical_keys", key=("run_id", "account", "database", "container", "pkrange_id", "partition_key"))

@@ -6,7 +6,7 @@ spreadsheet and pivots without reshaping:
 
 | column | meaning |
 |---|---|
-| `section` | `container`, `partition`, `key`, `query` or `action` (in that order within a container) |
+| `section` | `container`, `partition`, `key`, `query` or `action` (in that order within a container), then `offer` |
 | `account`, `database`, `container` | the container; containers in `analysis.fleet`'s risk order |
 | `subject` | what the row is about: a pkrange id, a partition key (JSON text), a query name; "" for the container |
 | `measure` | the number's name (below), or for an action the rule that fired |
@@ -20,8 +20,13 @@ the hottest pkrange), `hot_range_share`, `throttle_rate`, `largest_partition_gb`
 cost against manual RU/s set at the peak, below). `partition` (the latest storage snapshot and Azure
 Monitor): `size_gb`, `headroom` (of 50 GB), `documents`, `max_normalized_ru`. `key`: the `TOP_KEYS`
 largest logical keys (`size_gb`, with their share of 20 GB) and the `TOP_KEYS` costliest by RU in the
-diagnostic logs (`ru`). `query`: `total_ru`, `mean_ru`, `executions` of the replayed queries. A number
-without data behind it has no row (never a guess).
+diagnostic logs (`ru`). `query`: `total_ru`, `mean_ru`, `executions` of the replayed queries. `offer`: each
+shared-throughput database, after the containers (`container` is "", `store.records.SHARED_OFFER_CONTAINER`:
+the database's offer, whose containers `analysis.fleet.summarize_throughput_units` lists in `detail`):
+`containers` (how many spend it), `provisioned_ru_s`, `p95_ru_s` (its containers' summed), `p95_utilization`,
+`max_normalized_ru` (subject "": the offer's hottest partition; subject a pkrange: that partition of the
+offer). A container that spends such an offer has no `provisioned_ru_s` of its own. A number without data
+behind it has no row (never a guess).
 
 Values. A share of something (utilization, a 429 rate, headroom, a range's share of the RU) is written in
 percent, so that one unit reads the same everywhere. Each value is rounded to its unit's precision
@@ -55,11 +60,11 @@ from analysis.capacity.rules import (
 from analysis.units import Number, round_to_unit, size_text
 from cosmoscore.limits import GB, Limits
 from cosmoscore.monitor.metrics import NORMALIZED_RU
-from store.records import LOG_KEY_RU, PARTITIONS
+from store.records import LOG_KEY_RU, PARTITIONS, SHARED_OFFER_CONTAINER
 
 KEY = overview.KEY
 REPORT_COLUMNS = ["section", *KEY, "subject", "measure", "value", "unit", "detail"]
-SECTIONS = ("container", "partition", "key", "query", "action")
+SECTIONS = ("container", "partition", "key", "query", "action", "offer")
 TOP_KEYS = 5
 
 # The store columns the report reads, per table (`ruscope report` reads only these).
@@ -105,7 +110,9 @@ def build_capacity_report(
     containers = overview.summarize_containers(executions, requests, metrics, partitions, logical_keys, limits=limits)
     if containers.empty:
         return pd.DataFrame(columns=REPORT_COLUMNS)
-    containers = containers.merge(autoscale_ratios(metrics), on=KEY, how="left")
+    containers = _without_own_offer(
+        containers.merge(autoscale_ratios(metrics), on=KEY, how="left"), metrics, partitions
+    )
     queries = overview.query_stats(executions)
     keys = overview.latest_snapshot(logical_keys)
     sections = [
@@ -114,6 +121,7 @@ def build_capacity_report(
         key_rows(keys, log_key_ru, limits),
         query_rows(queries),
         action_rows(containers, queries, keys, limits, hot_keys=costliest_keys(log_key_ru)),
+        offer_rows(containers, metrics, partitions),
     ]
     report = pd.concat([part for part in sections if not part.empty], ignore_index=True)
     rank = {tuple(key): n for n, key in enumerate(containers[KEY].itertuples(index=False))}
@@ -122,6 +130,18 @@ def build_capacity_report(
     report = report.sort_values(["_rank", "_section"], kind="stable").drop(columns=["_rank", "_section"])
     report["value"] = [round_to_unit(value, unit) for value, unit in zip(report["value"], report["unit"])]
     return report.reset_index(drop=True)[REPORT_COLUMNS]
+
+
+def _without_own_offer(containers: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:
+    """`containers` with no autoscale ratio for those that spend their database's shared offer: they have no
+    RU/s of their own to move (the database's offer is the one to change; the `offer` section has it)."""
+    members = fleet.shared_offer_members(containers, metrics, partitions)
+    if members.empty:
+        return containers
+    sharing = containers[KEY].merge(members.assign(_shared=True), on=KEY, how="left")["_shared"].eq(True)
+    out = containers.copy()
+    out.loc[sharing.to_numpy(dtype=bool), ["autoscale_cost_ratio", "autoscale_hours"]] = float("nan")
+    return out
 
 
 def autoscale_ratios(metrics: pd.DataFrame) -> pd.DataFrame:
@@ -153,6 +173,40 @@ def _long(
         },
         index=rows.index,
     )
+
+
+def offer_rows(containers: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:
+    """The `offer` section: each shared-throughput database's throughput unit and its partitions' peaks."""
+    units = fleet.summarize_throughput_units(containers, metrics, partitions)
+    units = units[units["throughput_unit"].eq(fleet.SHARED_UNIT)]
+    if units.empty:
+        return pd.DataFrame(columns=REPORT_COLUMNS)
+    provisioned = units["provisioned_ru_s"].astype(float)
+    units = units.assign(
+        count=[float(len(str(names).split(", "))) for names in units["containers"]],
+        p95_utilization=(units["p95_ru_s"].astype(float) / provisioned.where(provisioned > 0)).round(4),
+    )
+    parts = [
+        _long(
+            units.rename(columns={"count": "containers", "containers": "names"}),
+            "offer",
+            "containers",
+            "count",
+            detail="names",
+        )
+    ]
+    parts += [
+        _long(units, "offer", column, unit)
+        for column, unit in (("provisioned_ru_s", "RU/s"), ("p95_ru_s", "RU/s"), ("p95_utilization", "share"))
+    ]
+    parts.append(_long(units, "offer", "max_normalized_ru", "%"))
+    offered = metrics.dropna(subset=KEY)
+    offered = offered[offered["container"].astype(str).eq(SHARED_OFFER_CONTAINER)]
+    offered = offered[offered["metric"].eq(NORMALIZED_RU).fillna(False)].dropna(subset=["pkrange_id", "value"])
+    offered = offered.merge(units[KEY], on=KEY)
+    peaks = offered.groupby([*KEY, "pkrange_id"])["value"].max().rename("max_normalized_ru").reset_index()
+    parts.append(_long(peaks, "offer", "max_normalized_ru", "%", subject="pkrange_id"))
+    return pd.concat(parts, ignore_index=True)
 
 
 def container_rows(containers: pd.DataFrame) -> pd.DataFrame:

@@ -14,6 +14,11 @@ where their parent was and the parent's row ends where theirs begin. A pkrange t
 (`parents`, oldest first), ids in numeric order otherwise. Containers follow each other, and rows are
 labelled `container/pkrange` when the view spans several, so two containers never share a row.
 
+**A shared-throughput database's partitions** are its offer's, not a container's: Azure Monitor reports them
+for the database (stored under `container` = `store.records.SHARED_OFFER_CONTAINER`), so they are one set of
+rows labelled `database (shared)/pkrange` beside any container's; a view of one container that spends its
+database's offer shows the database's partitions (`with_shared_partitions`), since they are what throttles it.
+
 **Splits** are marked where a parent's children first have a point: one mark per parent with children.
 
 **Downsampling.** A heatmap column is a time bin chosen so that rows x columns stays within `MAX_CELLS`
@@ -32,7 +37,7 @@ import pandas as pd
 from analysis.hot.current import CONTAINER_KEY, ROW_KEY, current_rows
 from analysis.pkrange_ids import pkrange_sort_key
 from cosmoscore.monitor.metrics import NORMALIZED_RU
-from store.records import METRICS, PARTITIONS
+from store.records import METRICS, PARTITIONS, SHARED_OFFER_CONTAINER
 
 NORMALIZED = NORMALIZED_RU  # percent of a pkrange's share of the RU/s, max per interval
 MAX_CELLS = 50_000  # a heatmap a browser draws at once (100 pkranges x MAX_COLUMNS is 30,000 cells)
@@ -186,7 +191,21 @@ def row_labels(rows: pd.DataFrame, *, name: str = "pkrange_id") -> pd.Series:
         if containers[["database", "container"]].duplicated().any():
             parts = CONTAINER_KEY
     prefix = rows[parts].astype(str).agg("/".join, axis=1)
+    offer = rows["container"].astype(str).eq(SHARED_OFFER_CONTAINER)
+    prefix = prefix.where(~offer, rows["database"].astype(str) + SHARED_SUFFIX)
     return prefix + "/" + value
+
+
+SHARED_SUFFIX = " (shared)"  # a shared-throughput database's partitions: `database (shared)/pkrange`
+
+
+def with_shared_partitions(metrics: pd.DataFrame, offer: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
+    """A view of one container's `metrics` and its database's shared-offer rows `offer`: when the container
+    has no partition utilisation of its own and the offer has some, the container spends the offer and its
+    partitions are the offer's, so those rows join the view (True); else `metrics` as they are (False)."""
+    if normalized_mask(metrics).any() or not normalized_mask(offer).any():
+        return metrics, False
+    return pd.concat([metrics, offer[metrics.columns]], ignore_index=True), True
 
 
 def split_marks(rows: pd.DataFrame) -> pd.DataFrame:

@@ -162,6 +162,22 @@ CATALOGUE: dict[str, MetricDefinition] = {
 _BY_LOWER = {name.lower(): m for name, m in CATALOGUE.items()}
 DIMENSIONS = tuple(dict.fromkeys(d for m in CATALOGUE.values() for d in m.dimensions))
 
+# The `CollectionName` a shared-throughput database's own series carry (azure-monitor.md §7b R2, R30-R32):
+# its physical partitions belong to the database's offer, not to a container, so NormalizedRUConsumption,
+# PhysicalPartitionSizeInfo and PhysicalPartitionThroughputInfo come back with `<empty>`, and the offer's
+# ProvisionedThroughput / AutoscaleMaxThroughput with `__Empty`. Every other metric (TotalRequestUnits,
+# TotalRequests, DataUsage, IndexUsage, DocumentCount) still names the real container. Both strings are
+# legal container ids (only `/` and `\` are refused), so a reader tells them apart by metric, not by name.
+SHARED_PARTITIONS_COLLECTION = "<empty>"
+SHARED_OFFER_COLLECTION = "__Empty"
+SHARED_DATABASE_COLLECTION = {
+    NORMALIZED_RU: SHARED_PARTITIONS_COLLECTION,
+    PARTITION_SIZE: SHARED_PARTITIONS_COLLECTION,
+    PARTITION_THROUGHPUT: SHARED_PARTITIONS_COLLECTION,
+    PROVISIONED: SHARED_OFFER_COLLECTION,
+    AUTOSCALE_MAX: SHARED_OFFER_COLLECTION,
+}
+
 
 def find_metric(name: str) -> MetricDefinition | None:
     """The catalogue's metric `name`, matched without regard to case as the service does; None if unknown."""

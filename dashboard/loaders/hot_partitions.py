@@ -16,7 +16,7 @@ holds it to.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 import streamlit as st
@@ -28,6 +28,7 @@ from analysis.hot.current import ROW_KEY
 from analysis.scope import Scope
 from dashboard.loaders import tables
 from dashboard.state import FrameState
+from store.records import SHARED_OFFER_CONTAINER
 
 LOAD_SOURCES = {  # the skew's per-pkrange load: name -> (column, unit), the service's own measures first
     "Diagnostic logs: RU per pkrange": ("ru", "RU"),
@@ -53,6 +54,7 @@ class HotData:
     headroom: pd.DataFrame  # hr.summarize_headroom
     has_replay: bool
     warnings: tuple[str, ...]
+    shared_database: str | None = None  # the scoped container's database, when its partitions are that offer's
 
     @property
     def empty(self) -> bool:
@@ -70,7 +72,15 @@ def _load_hot(
     store: str, since: dt.datetime | None, account: str | None, database: str | None, container: str | None
 ) -> HotData:
     view = FrameState(store=store, since=since, scope=Scope(database=database, container=container, account=account))
-    metrics = tables.read_view(view, "metrics", columns=hp.METRIC_COLUMNS)
+    metrics, shared = _metrics(view), None
+    if database is not None and container is not None:
+        frame = metrics.frame  # the database's rows (`_metrics`): the container's, and its database's offer's
+        mine = frame[frame["container"].eq(container).fillna(False)].reset_index(drop=True)
+        offer = frame[frame["container"].eq(SHARED_OFFER_CONTAINER).fillna(False)]
+        joined, spends = (
+            (mine, False) if container == SHARED_OFFER_CONTAINER else hp.with_shared_partitions(mine, offer)
+        )
+        metrics, shared = tables.Loaded(joined, metrics.warnings), database if spends else None
     partitions = tables.load_view(view, "partitions", columns=hp.PARTITION_COLUMNS)
     key_ru = tables.read_view(view, "log_key_ru", columns=hk.KEY_RU_COLUMNS)
     logical = tables.load_view(view, "logical_keys", columns=hk.LOGICAL_KEY_COLUMNS)
@@ -107,7 +117,17 @@ def _load_hot(
         headroom=hr.summarize_headroom(demand, by_query),
         has_replay=not executions.frame.empty,
         warnings=tuple(dict.fromkeys(w for part in loaded for w in part.warnings)),
+        shared_database=shared,
     )
+
+
+def _metrics(view: FrameState) -> tables.Loaded:
+    """The view's metrics; for a view of one container, its database's (read once, cut by `_load_hot`): a
+    container that spends its database's shared offer has its partitions there (`hp.with_shared_partitions`)."""
+    if view.scope.container is None or view.scope.database is None:
+        return tables.read_view(view, "metrics", columns=hp.METRIC_COLUMNS)
+    wider = FrameState(store=view.store, since=view.since, scope=replace(view.scope, container=None))
+    return tables.read_view(wider, "metrics", columns=hp.METRIC_COLUMNS)
 
 
 def _ordered(frame: pd.DataFrame, column: str, partitions: pd.DataFrame) -> pd.DataFrame:

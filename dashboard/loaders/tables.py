@@ -25,7 +25,7 @@ import datetime as dt
 import threading
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 import streamlit as st
@@ -33,6 +33,7 @@ import streamlit as st
 from analysis import scope
 from dashboard.state import FrameState
 from store import StoreLocation, StoreWarning, empty_frame, read_table, store_location
+from store.records import SHARED_OFFER_CONTAINER
 
 TTL_SECONDS = 30
 LOCATION_TTL_SECONDS = 30 * 60  # under a bearer token's hour, so a cached location never holds an expired one
@@ -105,6 +106,21 @@ def load_view(
     loaded = load_table(view.store, table, since=view.since, columns=read, run_ids=run_ids)
     frame = scope.select_scope(loaded.frame, view.scope).reset_index(drop=True)
     return Loaded(frame[wanted], loaded.warnings)
+
+
+def load_with_shared_offer(view: FrameState, table: str, *, columns: Sequence[str]) -> Loaded:
+    """Like `load_view`, and when the scope names one container, also the rows of its database's shared
+    throughput offer (`store.records.SHARED_OFFER_CONTAINER`): a container that spends that offer has its
+    provisioned RU/s and its partitions' utilisation there, not under its own name."""
+    loaded = load_view(view, table, columns=columns)
+    chosen = view.scope
+    if chosen.container is None or chosen.container == SHARED_OFFER_CONTAINER:
+        return loaded
+    offer = replace(view, scope=replace(chosen, container=SHARED_OFFER_CONTAINER))
+    extra = load_view(offer, table, columns=columns)
+    if extra.frame.empty:
+        return loaded
+    return Loaded(pd.concat([loaded.frame, extra.frame], ignore_index=True), loaded.warnings)
 
 
 def read_view(view: FrameState, table: str, *, columns: Sequence[str]) -> Loaded:

@@ -16,7 +16,7 @@ from analysis import fleet
 from analysis.scope import Scope
 from dashboard import state, widgets
 from dashboard.figures.fleet import build_fleet_figure
-from dashboard.loaders.tables import load_view
+from dashboard.loaders.tables import load_view, load_with_shared_offer
 from dashboard.state import FrameState, frame_state
 
 QUERY_COSTS_PAGE = "views/query_costs.py"
@@ -49,6 +49,11 @@ for that number yet, never a guess.
   replayed queries land, not the production traffic.
 - **provisioned RU/s**, **p95 RU/s**, **max normalized RU %**, **largest partition GB**, **storage
   headroom**: from Azure Monitor and the partition collector, once they run.
+- **throughput unit**: *container* when the container has RU/s of its own; *database* when it spends its
+  database's shared throughput. Such a container has no provisioned RU/s or waste of its own (the **waste
+  note** says so), and its max normalized RU is the database's: its partitions are the database's, shared
+  with the database's other containers. The **Throughput units** table below lists what is paid for: each
+  shared database once, with its containers, and each container with its own RU/s.
 
 Rows sort by risk, then waste, then total RU, highest first. The rule is in `analysis/fleet.py`.
 """
@@ -78,17 +83,44 @@ TABLE_COLUMNS = {
     "largest_partition_gb": st.column_config.NumberColumn("largest partition GB", format="%.2f"),
     "storage_headroom": st.column_config.NumberColumn("storage headroom", format="%.2f"),
     "last_seen": st.column_config.DatetimeColumn("last seen (UTC)", timezone="UTC"),
+    "throughput_unit": st.column_config.TextColumn("throughput unit"),
 }
+UNIT_COLUMNS = {
+    "unit": st.column_config.TextColumn("throughput unit"),
+    "containers": st.column_config.TextColumn("containers"),
+    "provisioned_ru_s": st.column_config.NumberColumn("provisioned RU/s", format="%.0f"),
+    "p95_ru_s": st.column_config.NumberColumn("p95 RU/s", format="%.1f"),
+    "waste": st.column_config.NumberColumn("waste", format="%.2f"),
+    "waste_note": st.column_config.TextColumn("waste note"),
+    "max_normalized_ru": st.column_config.NumberColumn("max normalized RU %", format="%.0f"),
+}
+UNITS_HELP = """What is paid for: a shared-throughput database is one unit, its containers spending its RU/s
+together (its p95 is theirs summed, its partitions' utilisation is reported for the database), and every
+other container is a unit of its own."""
 
 
-def load_fleet(view: FrameState) -> pd.DataFrame:
+def load_fleet(view: FrameState) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ranked fleet and its throughput units."""
     executions = load_view(view, "executions", columns=fleet.EXECUTION_COLUMNS)
     requests = load_view(view, "requests", columns=fleet.REQUEST_COLUMNS)
-    metrics = load_view(view, "metrics", columns=fleet.FLEET_METRIC_COLUMNS)
+    metrics = load_with_shared_offer(view, "metrics", columns=fleet.FLEET_METRIC_COLUMNS)
     partitions = load_view(view, "partitions", columns=fleet.PARTITION_COLUMNS)
     widgets.render_store_warnings(tuple(dict.fromkeys(executions.warnings + requests.warnings)))
     widgets.render_store_warnings(metrics.warnings + partitions.warnings)
-    return fleet.summarize_fleet(executions.frame, requests.frame, metrics.frame, partitions.frame)
+    ranked = fleet.summarize_fleet(executions.frame, requests.frame, metrics.frame, partitions.frame)
+    return ranked, fleet.summarize_throughput_units(ranked, metrics.frame, partitions.frame)
+
+
+def render_units(units: pd.DataFrame) -> None:
+    """The throughput units, when a shared-throughput database makes them differ from the containers."""
+    if not units["throughput_unit"].eq(fleet.SHARED_UNIT).any():
+        return
+    st.subheader("Throughput units")
+    st.caption(UNITS_HELP)
+    keys = units[fleet.FLEET_KEY].astype(str).itertuples(index=False, name=None)
+    named = units.assign(unit=[fleet.unit_label(k, c) for k, c in zip(keys, units["containers"], strict=True)])
+    shown = named[["unit", "containers", "provisioned_ru_s", "p95_ru_s", "waste", "waste_note", "max_normalized_ru"]]
+    widgets.render_table(shown, key="fleet_units", file_name="fleet-units.csv", column_config=UNIT_COLUMNS, csv=units)
 
 
 def render_scope_note(view: FrameState) -> None:
@@ -118,7 +150,7 @@ def render_open(ranked: pd.DataFrame) -> None:
 
 st.title("Fleet")
 view = frame_state()
-ranked = load_fleet(view)
+ranked, units = load_fleet(view)
 if ranked.empty:
     widgets.render_empty_state(view, what="containers with data", how=HOW_TO_COLLECT, commands=COLLECT)
 else:
@@ -127,5 +159,6 @@ else:
     percent = ranked.assign(throttle_rate=ranked["throttle_rate"] * 100)[SHOWN]  # the CSV keeps the share
     widgets.render_table(percent, key="fleet_table", file_name="fleet.csv", column_config=TABLE_COLUMNS, csv=ranked)
     widgets.render_figure(build_fleet_figure(ranked, title="Riskiest containers first"), key="fleet_chart")
+    render_units(units)
     with st.expander("What the columns mean and how the list is ranked"):
         st.markdown(COLUMNS_HELP)

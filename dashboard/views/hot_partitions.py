@@ -47,6 +47,11 @@ MONITOR_ADDS = """Azure Monitor's NormalizedRUConsumption per pkrange shows whic
 minute on the real traffic, and the diagnostic logs (CDBPartitionKeyRUConsumption) which logical keys make it
 hot; the replay only shows where the configured queries land."""
 
+SHARED_NOTE = """This container spends database **{database}**'s shared throughput: its partitions are the
+database's, shared by its containers, and Azure Monitor reports them for the database. These rows are the
+database's partitions."""
+SHARED_ROWS = """Rows named *database (shared)* are a shared-throughput database's partitions: Azure Monitor reports
+them for the database, whose containers share them, not for one container."""
 HIDDEN = ["account", "pkrange_id"]  # the label says the pkrange (and its container when several): CSV only
 PKRANGE_COLUMNS = {
     "label": st.column_config.TextColumn("pkrange"),
@@ -115,6 +120,10 @@ def render_heatmap(data: HotData) -> None:
         )
         return
     st.markdown(HEATMAP_HELP)
+    if data.shared_database is not None:
+        st.caption(SHARED_NOTE.format(database=markdown_text(data.shared_database)))
+    elif any(label.split("/")[0].endswith(hp.SHARED_SUFFIX) for label in heatmap.labels):
+        st.caption(SHARED_ROWS)
     widgets.render_figure(build_normalized_heatmap_figure(heatmap), key="hot_heatmap")
     widgets.render_table(
         hp.pkrange_table(heatmap.rows),

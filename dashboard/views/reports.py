@@ -49,7 +49,12 @@ SUMMARY_TABLE = {
     "autoscale_cost_ratio": _NUMBER("autoscale cost / manual", format="%.2f"),
 }
 ACTION_FIRST = ["database", "container", "detail"]
-SECTIONS = {"partition": "Partitions", "key": "Largest and costliest keys", "query": "Queries"}
+SECTIONS = {
+    "partition": "Partitions",
+    "key": "Largest and costliest keys",
+    "query": "Queries",
+    "offer": "Shared-throughput databases",
+}
 
 
 def load_report(view: FrameState) -> pd.DataFrame:

@@ -56,6 +56,11 @@ INDEX_COLUMNS = {
 HIDDEN = ["account", "database", "container"]
 
 
+SHARED_HELP = """These containers have no RU/s of their own: they spend their database's shared throughput, one
+throughput unit (Azure Monitor reports its partitions' utilisation for the database, on the Hot partitions page).
+Each container's physical partitions above are its own data."""
+
+
 def size_columns(frame: pd.DataFrame, unit: storage.SizeUnit, *, limit: str, sizes: dict[str, str]) -> dict[str, Any]:
     """The headers of a fill table: its sizes in `unit` (`sizes`: column -> header), the fill as a percentage
     with the decimals its smallest value needs, its growth."""
@@ -93,6 +98,20 @@ def render_partitions(partitions: pd.DataFrame) -> None:
     widgets.render_table(
         shown, key="storage_partitions", file_name="storage-partitions.csv", column_config=columns, csv=fill
     )
+
+
+def render_shared(partitions: pd.DataFrame) -> None:
+    """The shared-throughput databases of the view: which containers spend one database's RU/s."""
+    shared = storage.shared_throughput(partitions)
+    if shared.empty:
+        return
+    st.subheader("Shared-throughput databases")
+    st.caption(SHARED_HELP)
+    columns = {
+        "containers": st.column_config.TextColumn("containers sharing its RU/s"),
+        "database_throughput_ru": st.column_config.NumberColumn("shared RU/s", format="%.0f"),
+    }
+    widgets.render_table(shared, key="storage_shared", file_name="storage-shared-databases.csv", column_config=columns)
 
 
 def render_keys(logical_keys: pd.DataFrame, log_key_sizes: pd.DataFrame) -> None:
@@ -172,6 +191,7 @@ if partitions.frame.empty and logical_keys.frame.empty and log_key_sizes.frame.e
         )
 else:
     render_partitions(partitions.frame)
+    render_shared(load_view(view, "partitions", columns=storage.SHARED_COLUMNS).frame)
     render_keys(logical_keys.frame, log_key_sizes.frame)
     render_growth(partitions.frame)
     render_index(partitions.frame)

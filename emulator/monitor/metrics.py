@@ -17,6 +17,11 @@ cannot back are never answered with made-up numbers: an aggregation (a per-reque
 refused with a 400 that says so; a catalogued metric it does not compute (e.g. `ServerSideLatencyDirect`)
 is answered as the service answers a metric it could not query, a 200 whose metric carries `errorCode` and
 `errorMessage` and no time series (`NOT_COMPUTED`).
+A shared-throughput database (containers without throughput of their own in a database that has some) is
+answered as Azure answers it (`emulator.monitor.shared`; azure-monitor.md §7b R2, R30-R32): its
+partition metrics under `CollectionName` `<empty>`, its offer's throughput under `__Empty`
+(`cosmoscore.monitor.metrics.SHARED_DATABASE_COLLECTION`), the request and storage totals under the real
+container names.
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ from cosmoscore.monitor.metrics import (
     PHYSICAL_PARTITION_ID,
     PROVISIONED,
     SERVICE_AVAILABILITY,
+    SHARED_DATABASE_COLLECTION,
     STATUS_CODE,
     TOTAL,
     TOTAL_REQUEST_UNITS,
@@ -85,6 +91,7 @@ from emulator.monitor.query import (
     positive_int,
     rank,
 )
+from emulator.monitor.shared import shared_database_minutes, shared_offer_containers
 from emulator.rest.request import Request
 
 log = logging.getLogger("ruscope.emulator.monitor")
@@ -326,7 +333,13 @@ class MetricsApp:
         is the request's budget check, called as the history is read."""
         out: dict[Group, dict[int, list[float]]] = defaultdict(dict)
         history = self.engine.history
+        shared = shared_offer_containers(self.engine) if definition.name in SHARED_DATABASE_COLLECTION else set()
+        if shared:
+            window = (query.since, query.until, definition.grain)
+            shared_database_minutes(self.engine, definition.name, window, filt, split, tick, shared, out)
         for db, coll in self._containers(filt):
+            if (db, coll) in shared:  # reported as its database's (`emulator.monitor.shared`), not under its name
+                continue
             base = {DATABASE_NAME: db, COLLECTION_NAME: coll}
             if definition.name in STORAGE_METRICS:  # samples at the emitted grain, listed per minute
                 now = self.engine.clock()

@@ -290,3 +290,22 @@ def test_latest_alerts_are_each_accounts_latest_evaluation() -> None:
     in_shop = alerts.open_alerts(frame, Scope(database="shop", container="orders"))
     assert in_shop.values.tolist() == open_now.values.tolist()
     assert alerts.open_alerts(frame, Scope(database="shop", container="carts")).empty
+
+
+def test_a_shared_databases_hot_partition_fires_as_the_databases() -> None:
+    """A shared-throughput database's partitions are stored under its offer (container ""): they throttle
+    its containers, so they alert, named as the database's."""
+    offer = pd.DataFrame([metric(m, 95.0, pkrange="0", container="") for m in range(10)])
+    found = alerts.hot_partition_alerts(offer, percent=90, minutes=10)
+    assert records(found) == [
+        alert(
+            "hot_partition",
+            "0",
+            95.0,
+            90.0,
+            "%",
+            "pkrange 0 of database shop's shared throughput at >= 90% normalized RU for 10 min, peak 95% "
+            "(threshold 90% for 10 min)",
+            container="",
+        )
+    ]

@@ -117,6 +117,8 @@ def test_every_container_of_every_database_and_an_unknown_database(
     partitions = read_table(store_location(tmp_path), "partitions")
     events = partitions[partitions["container"] == "events"]
     assert events["throughput_ru"].isna().all() and events["document_count"].sum() == 1  # shared throughput
+    assert set(events["database_throughput_ru"]) == {4_000.0}  # the throughput unit it belongs to
+    assert partitions[partitions["container"] != "events"]["database_throughput_ru"].isna().all()
     assert set(partitions["account"]) == {"eu-1"}
 
 
