@@ -192,7 +192,7 @@ def metric_day(day: dt.datetime, pkranges: int, rng: np.random.Generator) -> pa.
         "container": ["orders"] * n, "metric": [NORMALIZED_RU] * n, "aggregation": ["Maximum"] * n,
         "pkrange_id": np.repeat(np.arange(pkranges).astype(str), 1440), "physical_partition_id": [None] * n,
         "operation_type": [None] * n, "status_code": [None] * n, "value": np.round(values, 1),
-        "unit": ["Percent"] * n, "grain": ["PT1M"] * n,
+        "unit": ["Percent"] * n, "grain": ["PT1M"] * n, "region": [None] * n,
     }  # fmt: skip
     return _table(METRICS.schema, columns)
 

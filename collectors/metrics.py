@@ -3,11 +3,13 @@
 Per account with a `monitor_resource` (and a config with `[monitor]`; otherwise there is nothing to do),
 per database and metric: `MetricsClient.query_resources` split by container and by the metric's dimensions
 (`NormalizedRUConsumption` by `PartitionKeyRangeId` and `PhysicalPartitionId`, the totals by `OperationType`
-and `StatusCode`), with `max_results` set (the service returns 10 series by default when splitting, and
-at most `MAX_RESULTS` with no sign of the rest: an answer at the cap is asked again per container, then
-per value of the metric's dimensions, `Metrics.fetch_whole`), long ranges cut into chunks of at most a
-day, and each metric asked at the configured grain or its own finest one when that is coarser (the catalogue's, `cosmoscore.monitor.metrics`: asking PT1M of a PT5M metric is
-refused). The aggregation asked is the catalogue's default; the split (`SPLITS`) is the collector's choice.
+and `StatusCode`; every metric with a `Region` dimension by Region too, stored in `region`: `regional`),
+with `max_results` set (the service returns 10 series by default when splitting, and at most `MAX_RESULTS`
+with no sign of the rest: an answer at the cap is asked again per container, then per value of the
+metric's dimensions, `Metrics.fetch_whole`), long ranges cut into chunks of at most a day, and each metric
+asked at the configured grain or its own finest one when that is coarser (the catalogue's,
+`cosmoscore.monitor.metrics`: asking PT1M of a PT5M metric is refused). The aggregation asked is the
+catalogue's default; the split (`SPLITS`) is the collector's choice.
 
 Incremental: the watermark of (account, database, metric) is the latest point the store holds; a run asks
 from it less `overlap_minutes` (late points), or `backfill_hours` back on a first run, up to the last
@@ -80,6 +82,7 @@ from cosmoscore.monitor.metrics import (
     PARTITION_SIZE,
     PARTITION_THROUGHPUT,
     PHYSICAL_PARTITION_ID,
+    REGION,
     SHARED_DATABASE_COLLECTION,
     STATUS_CODE,
     TOTAL,
@@ -114,6 +117,7 @@ COLUMNS = {  # metadata_values names (lower-cased by the service, azure-monitor.
     PHYSICAL_PARTITION_ID.lower(): "physical_partition_id",
     OPERATION_TYPE.lower(): "operation_type",
     STATUS_CODE.lower(): "status_code",
+    REGION.lower(): "region",
 }
 KEY_COLUMNS = ["database", "container", "metric", "aggregation", "time", *METRIC_DIMENSIONS]
 Key = tuple[Any, ...]
@@ -122,9 +126,17 @@ _TIMESTAMP = attrgetter("timestamp")
 
 def spec(metric: str) -> tuple[str, tuple[str, ...]]:
     """(aggregation, split dimensions) of `metric`: the catalogue's default aggregation (Total for a metric
-    it does not know) and the collector's split (pure)."""
+    it does not know) and the collector's split (pure), by `regional` first."""
     known = find_metric(metric)
-    return (known.default_aggregation if known else TOTAL), SPLITS.get(metric, ())
+    return (known.default_aggregation if known else TOTAL), (*regional(metric), *SPLITS.get(metric, ()))
+
+
+def regional(metric: str) -> tuple[str, ...]:
+    """(Region,) for a metric the catalogue gives a Region dimension (every one but AutoscaleMaxThroughput,
+    §7b R1): unsplit, the service combines the account's regions (a sum, for Total), so a point of a
+    two-region account would hold both copies of its data or both regions' reserved RU/s (pure)."""
+    known = find_metric(metric)
+    return (REGION,) if known and REGION in known.dimensions else ()
 
 
 def grain_of(metric: str, configured: str) -> str:
@@ -259,6 +271,13 @@ def _key(row: tuple[Any, ...]) -> Key:
     return tuple(out)
 
 
+def _is_stored(key: Key, seen: set[Key]) -> bool:
+    """Whether the point is stored: its key, or the key with no region (`region` is the key's last column), a
+    point stored before the collector split by Region, which covered every region: a run after the upgrade
+    stores per region only from the watermark on, never the same minute both ways (pure)."""
+    return key in seen or (key[-1] is not None and (*key[:-1], None) in seen)
+
+
 @dataclass
 class Metrics:
     """One account's metrics collection, inside a `Run`."""
@@ -349,7 +368,7 @@ class Metrics:
             return data
         rows = data.select(KEY_COLUMNS).to_pylist()
         flags = maybe.to_pylist()
-        fresh = [not (old and _key(tuple(r.values())) in seen) for r, old in zip(rows, flags, strict=True)]
+        fresh = [not (old and _is_stored(_key(tuple(r.values())), seen)) for r, old in zip(rows, flags, strict=True)]
         return data.filter(pa.array(fresh, pa.bool_()))
 
     def write(self, data: pa.Table | None = None, *, flush: bool = False) -> int:

@@ -74,6 +74,14 @@ def emulator(
             "outside the process reads; metrics and logs come from the per-minute history.",
         ),
     ] = 16.0,
+    region: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A region of the account, for the monitor stand-in's metrics (repeat it for several; the first "
+            "serves the requests, each holds a copy of the data and the provisioned RU/s) [default: local].",
+            show_default=False,
+        ),
+    ] = None,
     page_budget_ms: Annotated[
         float | None,
         typer.Option(
@@ -96,6 +104,9 @@ def emulator(
     for line in safety_warnings(host, key, _on_command_line(ctx, "key")):
         typer.echo(line, err=True)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    regions = tuple(r.strip() for r in region or ())
+    if len(set(regions)) != len(regions) or not all(regions):
+        _fail(f"--region: each region once, by name; got {', '.join(repr(r) for r in regions)}")
     try:
         settings = engine_settings(consistency, not no_throttling, request_log_mb, page_budget_ms)
         engine = open_engine(data_dir, fsync=fsync, settle=True, **settings)
@@ -111,6 +122,7 @@ def emulator(
         tuple(allow_host or ()),
         history_checkpoint_s,
         int(compact_journal_mb * 1024 * 1024),
+        regions,
     )
     running, ca = _listen(engine, options)
     monitor = (running[1].url, ca) if len(running) > 1 and ca is not None else None
@@ -230,6 +242,7 @@ class _Options:
     allowed_hosts: tuple[str, ...]
     checkpoint_s: float = 60.0  # the metrics history saved this often (by the Cosmos DB endpoint's server)
     compact_at: int = 16 * 1024 * 1024  # the journal compacted while running once this large
+    regions: tuple[str, ...] = ()  # the account's regions for the stand-in's metrics (default: one, "local")
 
 
 def _listen(engine: Any, o: _Options) -> tuple[list[Any], Path | None]:
@@ -261,7 +274,7 @@ def _listen(engine: Any, o: _Options) -> tuple[list[Any], Path | None]:
             from emulator.monitor.app import MonitorApp, transport_limits
 
             context = certs.server_context()
-            app = MonitorApp(engine)
+            app = MonitorApp(engine, regions=o.regions or None)
             running.append(
                 _start(
                     start_in_thread,

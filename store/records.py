@@ -257,7 +257,8 @@ class LogicalKeyRecord(Scoped):
 PARTITIONS = TABLES[PartitionRecord.TABLE]
 LOGICAL_KEYS = TABLES[LogicalKeyRecord.TABLE]
 
-METRIC_DIMENSIONS = ("pkrange_id", "physical_partition_id", "operation_type", "status_code")
+# `region` last: a key without it (a row stored before the collector split by Region) is the key less its last
+METRIC_DIMENSIONS = ("pkrange_id", "physical_partition_id", "operation_type", "status_code", "region")
 
 
 @table(
@@ -278,6 +279,9 @@ class MetricRecord(Scoped):
     value: float
     unit: str
     grain: str  # PT1M or PT5M
+    # The Azure region of the point (the `Region` split: every metric but AutoscaleMaxThroughput has one); null
+    # for a metric without it, and in rows stored before the split, which combined the account's regions.
+    region: str | None = None
 
 
 METRICS = TABLES[MetricRecord.TABLE]

@@ -9,7 +9,7 @@ within its `budget.Budget` (time from `Prefer: wait=N`, result caps); `close` ca
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
@@ -42,10 +42,17 @@ class MonitorApp:
     request_type = MonitorRequest
 
     def __init__(
-        self, engine: Engine, region: str = "local", *, max_rows: int = MAX_ROWS, max_bytes: int = MAX_BYTES
+        self,
+        engine: Engine,
+        region: str = "local",
+        *,
+        max_rows: int = MAX_ROWS,
+        max_bytes: int = MAX_BYTES,
+        regions: Sequence[str] | None = None,
     ) -> None:
+        """`regions`: the account's regions for its metrics (`MetricsApp`; default: `region` alone)."""
         self.max_rows, self.max_bytes = max_rows, max_bytes  # a result's caps (Log Analytics'; tests shrink them)
-        self.metrics = MetricsApp(engine, region)
+        self.metrics = MetricsApp(engine, region, regions)
         self.logs = LogsApp(engine, region)
         self.stop = threading.Event()  # set by `close`: the running request ends at its next budget check
         self._pool: ThreadPoolExecutor | None = None

@@ -7,6 +7,9 @@ the totals by sum; coarser intervals take the maximum/average/minimum of the min
 The response is the REST spec's batch shape (§3.2), which `MetricsClient.query_resources` parses. With
 a filter, a metric's answer holds at most `top` series (10 unless asked, §7b R3), ordered by `orderby`
 (default: the first aggregation, descending), and nothing says how many were left out (R12).
+An account of several regions (`MetricsApp(regions=...)`; default: one) has each metric's `Region`
+dimension but AutoscaleMaxThroughput's: storage and throughput in every region, requests in the first
+(`regions`, §7b R1, R14).
 Storage and throughput metrics (`DataUsage`, `IndexUsage`, `DocumentCount`, `PhysicalPartitionSizeInfo`,
 `PhysicalPartitionThroughputInfo`, `ProvisionedThroughput`, `AutoscaleMaxThroughput`) come from the
 history's forward-filled change-points, one sample per series at the metric's emitted grain (PT5M for
@@ -29,7 +32,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import orjson
@@ -63,6 +66,7 @@ from cosmoscore.monitor.metrics import (
     PARTITION_THROUGHPUT,
     PHYSICAL_PARTITION_ID,
     PROVISIONED,
+    REGION,
     SERVICE_AVAILABILITY,
     SHARED_DATABASE_COLLECTION,
     STATUS_CODE,
@@ -91,6 +95,7 @@ from emulator.monitor.query import (
     positive_int,
     rank,
 )
+from emulator.monitor.regions import account_regions, regional_minutes
 from emulator.monitor.shared import shared_database_minutes, shared_offer_containers
 from emulator.rest.request import Request
 
@@ -117,10 +122,11 @@ def served(
     name: str, description: str, aggregations: tuple[str, ...] | None = None, dimensions: tuple[str, ...] = ()
 ) -> Definition:
     """The catalogue's metric `name` as served: its unit and finest grain, the given subset of its
-    aggregations (default: all; the default stays first) and its container dimensions plus `dimensions`."""
+    aggregations (default: all; the default stays first) and its container dimensions (Region too, where
+    the catalogue has it) plus `dimensions`."""
     metric = CATALOGUE[name]
     aggs = aggregations or metric.aggregations
-    dims = (DATABASE_NAME, COLLECTION_NAME, *dimensions)
+    dims = (DATABASE_NAME, COLLECTION_NAME, *([REGION] if REGION in metric.dimensions else []), *dimensions)
     if aggs[0] != metric.default_aggregation or not set(aggs) <= set(metric.aggregations):
         raise ValueError(f"{name}: {aggs} is not a subset of {metric.aggregations} led by the default")
     if not set(dims) <= set(metric.dimensions):
@@ -140,7 +146,7 @@ DEFINITIONS = {
         # Maximum is per request: the per-minute aggregates cannot back it
         served(TOTAL_REQUEST_UNITS, "SQL Request Units consumed", (TOTAL, AVERAGE), (OPERATION_TYPE, STATUS_CODE)),
         served(TOTAL_REQUESTS, "Number of requests made", dimensions=(OPERATION_TYPE, STATUS_CODE)),
-        # less Region and OfferOwnerRid: one region, no offer resource ids
+        # less OfferOwnerRid: no offer resource ids
         served(DATA_USAGE, "Total data usage reported at 5 minutes granularity"),
         served(INDEX_USAGE, "Total index usage reported at 5 minutes granularity"),
         served(DOCUMENT_COUNT, "Total document count"),
@@ -181,9 +187,12 @@ class MetricsApp:
 
     request_type = MonitorRequest  # emulator.rest.server builds this, so the query string is kept
 
-    def __init__(self, engine: Engine, region: str = "local") -> None:
+    def __init__(self, engine: Engine, region: str = "local", regions: Sequence[str] | None = None) -> None:
+        """`regions`: the account's regions (default: `region` alone), the first the one that serves the
+        engine's requests; `region` is the account's location (`resourceregion`)."""
         self.engine = engine
         self.region = region
+        self.regions = account_regions(region, regions)
 
     def handle(self, request: Request, budget: Budget | None = None) -> Response:
         """One request to (status, headers, body); errors in the service's ARM shape, never a traceback.
@@ -293,7 +302,13 @@ class MetricsApp:
             return _failed(definition, "the ruscope stand-in does not compute it from the emulator's accounting")
         rolled = {d.lower() for d in (query.rollup or "").split(",") if d.strip()}
         split = [d for d in filt.values if d.lower() not in rolled]
-        minutes = self._minutes(definition, query, filt, split, budget.time.check)
+        minutes = regional_minutes(
+            lambda f, s: self._minutes(definition, query, f, s, budget.time.check),
+            filt,
+            split,
+            self.regions if REGION in definition.dimensions else None,
+            copied=definition.name in STORAGE_METRICS,
+        )
         answered = min(len(minutes), query.top) if query.filter else len(minutes)
         budget.spend(max(0, answered - 1))  # the series past the one counted up front, before any point is made
         starts = query.starts

@@ -128,11 +128,13 @@ def test_cli_metrics_stores_every_series(many: StandIn, tmp_path: Path) -> None:
 
 def test_filters_are_pinned_and_narrowed_term_by_term() -> None:
     text = metric_filter("t", TOTAL_REQUEST_UNITS)
-    assert free_dimensions(text) == ["CollectionName", "OperationType", "StatusCode"]
+    assert free_dimensions(text) == ["CollectionName", "Region", "OperationType", "StatusCode"]
     assert only_split(text, "CollectionName") == "DatabaseName eq 't' and CollectionName eq '*'"
     pinned = pin(text, "CollectionName", "o'k")
-    assert pinned == "DatabaseName eq 't' and CollectionName eq 'o''k' and OperationType eq '*' and StatusCode eq '*'"
-    assert free_dimensions(pinned) == ["OperationType", "StatusCode"]
+    assert pinned == (
+        "DatabaseName eq 't' and CollectionName eq 'o''k' and Region eq '*' and OperationType eq '*' and StatusCode eq '*'"
+    )
+    assert free_dimensions(pinned) == ["Region", "OperationType", "StatusCode"]
 
 
 def test_a_dimension_with_more_values_than_an_answer_holds_is_a_failure_line(

@@ -158,3 +158,45 @@ def test_the_served_request_log_keeps_what_request_log_mb_allows() -> None:
         engine.accounting.add(record)
     assert engine.accounting.held_bytes <= 0.01 * 1024 * 1024
     assert 0 < len(engine.accounting.records()) < 1_000
+
+
+def test_regions_are_an_option_of_the_monitor_stand_in(tmp_path: Path) -> None:
+    """`--region` twice: the account's throughput is reserved in each region (its metrics split by Region)."""
+    import datetime as dt
+
+    from azure.monitor.querymetrics import MetricsClient
+
+    from tests.emulator.monitor.test_metrics import NAMESPACE, RESOURCE, FixedToken
+
+    port, monitor = free_port(), free_port()
+    regions = ("West Europe", "North Europe")
+    command = [sys.executable, "-m", "emulator", "--port", str(port), "--monitor-port", str(monitor)]
+    command += ["--data-dir", str(tmp_path / "d"), "--region", regions[0], "--region", regions[1]]
+    env = {k: v for k, v in os.environ.items() if k != "RUSCOPE_EMULATOR_KEY"}  # the well-known key, as `_start`
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        read_until(proc, "Azure Monitor stand-in")
+        client = CosmosClient(f"http://127.0.0.1:{port}/", credential=WELL_KNOWN_KEY)
+        client.create_database("d").create_container("c", PartitionKey("/k"), offer_throughput=500)
+        ca = tmp_path / "d" / "monitor-tls" / "ca.pem"
+        metrics = MetricsClient(f"https://127.0.0.1:{monitor}", FixedToken(), connection_verify=str(ca), retry_total=0)
+        now = dt.datetime.now(dt.UTC)
+        (result,) = metrics.query_resources(
+            resource_ids=[RESOURCE],
+            metric_namespace=NAMESPACE,
+            metric_names=["ProvisionedThroughput"],
+            timespan=(now - dt.timedelta(minutes=10), now + dt.timedelta(minutes=5)),
+            granularity=dt.timedelta(minutes=5),
+            filter="Region eq '*'",
+            max_results=10,
+        )
+        got = {
+            ts.metadata_values["region"]: max(v.maximum or 0 for v in ts.data) for ts in result.metrics[0].timeseries
+        }
+    finally:
+        _stop(proc)
+    assert got == {regions[0]: 500, regions[1]: 500}
+    done = subprocess.run(
+        [sys.executable, "-m", "emulator", "--region", "a", "--region", "a"], cwd=ROOT, capture_output=True, timeout=60
+    )
+    assert done.returncode == 2 and b"--region" in done.stderr

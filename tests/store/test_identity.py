@@ -42,6 +42,7 @@ def points(first: int, count: int, run_id: str = "r1", account: str = "a", statu
         "value": [float(first + i) for i in range(count)],
         "unit": ["Count"] * count,
         "grain": ["PT1M"] * count,
+        "region": [None] * count,
     }
     return pa.table(columns).select(METRICS.schema.names).cast(METRICS.schema)
 
