@@ -302,6 +302,9 @@ class LogKeyRURecord(Scoped):
     pkrange_id: str
     partition_key: str  # as the log writes it: JSON text of the key's components, e.g. ["t1"]
     request_charge: float
+    # the most RU the key consumed in one second of the bin (null in rows stored before it was collected):
+    # what meets the partition's per-second budget, where the bin's sum hides a burst
+    peak_request_charge: float | None
     bin_minutes: Int32
     partial: bool  # from a partial result (LogsQueryPartialResult): kept, but maybe incomplete
 

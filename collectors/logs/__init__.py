@@ -2,7 +2,7 @@
 
 Per account (with `[monitor] workspace_id`; without it there is nothing to do, said in one line), per
 database, each query of logs_queries.py through `LogsQueryClient.query_workspace`, the window in
-`timespan`: RU per logical key per pkrange per bin (`log_key_ru`), 429s per partition (`log_throttles`),
+`timespan`: RU per logical key per pkrange per bin, with its busiest second (`log_key_ru`), 429s per partition (`log_throttles`),
 query counts (`log_query_stats`), and a snapshot of the latest size of each of the largest keys
 (`log_key_sizes`, stored with the run's time).
 
@@ -46,7 +46,17 @@ from collectors.config.monitor import LOGS_ENDPOINT
 from collectors.credentials import monitor_credential
 from collectors.errors import Fatal, auth_failure
 from collectors.logs import expected
-from collectors.logs.queries import KEY_RU, KEY_SIZE, QUERIES, QUERY_STATS, SPECS, THROTTLES, Params, build
+from collectors.logs.queries import (
+    KEY_RU,
+    KEY_SIZE,
+    PEAK_REQUEST_CHARGE,
+    QUERIES,
+    QUERY_STATS,
+    SPECS,
+    THROTTLES,
+    Params,
+    build,
+)
 from collectors.logs.queries import result_columns as legacy_renames
 from collectors.metrics import CHUNK, aligned_window, chunks  # windows and day-long chunks, as for metrics
 from collectors.registry import Options
@@ -109,6 +119,10 @@ def _number(value: Any) -> float:
     return 0.0 if value is None or value is pd.NA or pd.isna(value) else float(value)
 
 
+def _optional_number(value: Any) -> float | None:
+    return None if value is None or value is pd.NA or pd.isna(value) else float(value)
+
+
 def _time(value: Any) -> dt.datetime:
     moment: dt.datetime = pd.Timestamp(value).to_pydatetime()
     return moment.astimezone(dt.UTC)
@@ -127,6 +141,7 @@ FIELDS: dict[str, tuple[type[Record], dict[str, tuple[str, Convert]]]] = {
             "pkrange_id": (PARTITION_KEY_RANGE_ID, _text),
             "partition_key": (PARTITION_KEY, _text),
             "request_charge": (REQUEST_CHARGE, _number),
+            "peak_request_charge": (PEAK_REQUEST_CHARGE, _optional_number),
         },
     ),
     KEY_SIZE: (

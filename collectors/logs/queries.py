@@ -1,10 +1,12 @@
 """Every KQL query `ruscope logs` sends to Log Analytics, in one place, built from parameters (pure).
 
 Four queries (azure-monitor.md §6, §7), each in both diagnostic-settings modes:
-- `key_ru`: RU per logical key per pkrange per time bin (`CDBPartitionKeyRUConsumption`), rows with an empty
-  PartitionKey left out (the service leaves it empty for operations with no single key); no request count:
-  a row of that table is a key's aggregated consumption in one second (azure-monitor.md §7b R7), so
-  `count()` would count seconds, not requests;
+- `key_ru`: RU per logical key per pkrange per time bin (`CDBPartitionKeyRUConsumption`), and the most RU
+  the key consumed in one second of the bin (summed per second first, as Microsoft's hot-key query bins
+  by 1 s: the quantity that meets a partition's RU/s budget), rows with an empty PartitionKey left out (the
+  service leaves it empty for operations with no single key); no request count: a row of that table is a
+  key's aggregated consumption in one second (azure-monitor.md §7b R7, R24), so `count()` would count
+  seconds, not requests;
 - `key_size`: the latest size of each logical key (`CDBPartitionKeyStatistics` rows are periodic snapshots:
   `arg_max(TimeGenerated, SizeKb)` per key, never a sum over time), the largest `top` keys;
 - `throttles`: 429s per physical partition and operation per time bin (`CDBDataPlaneRequests`);
@@ -20,7 +22,8 @@ The time window is not in the KQL: the collector passes it as `timespan` (the se
 The account is matched case-insensitively (`=~`): the legacy table holds its name upper-cased, and the
 name taken from a configured resource id may be in any case (azure-monitor.md §7b R23).
 Only a small KQL subset is used (where with comparisons, `=~`, `in`, `and`, `isnotempty`; summarize with sum/count/arg_max by
-columns and `bin(TimeGenerated, ...)`; top N by; todouble), which the local stand-in understands too.
+columns and `bin(TimeGenerated, ...)`, twice for key_ru; top N by; todouble), which the local stand-in
+understands too.
 Every value in a query is a KQL string literal made by `kql_string`.
 
 To add a query: a `Spec` in `SPECS` (its source, aggregates, group columns), and its record in logs.py.
@@ -67,16 +70,20 @@ class Spec:
     binned: bool = True
     where: tuple[tuple[str, str], ...] = ()  # extra equality filters: (column, literal as the mode writes it)
     present: tuple[str, ...] = ()  # columns a row must fill (`isnotempty`)
+    per_second: str | None = None  # sum this column per second first (the aggregates then read those sums)
     top: str | None = None  # `top N by <column> desc` on this result column
 
 
 KEY_RU, KEY_SIZE, THROTTLES, QUERY_STATS = "key_ru", "key_size", "throttles", "query_stats"
+PEAK_REQUEST_CHARGE = "PeakRequestCharge"  # key_ru: the most RU the key consumed in one second of the bin
 SPECS: dict[str, Spec] = {
     KEY_RU: Spec(
         logs.KEY_RU,
-        ((REQUEST_CHARGE, "sum", REQUEST_CHARGE),),  # no count(): a row is a key's second, not a request
+        # no count(): a row is a key's second, not a request; the busiest second is what meets the RU/s budget
+        ((REQUEST_CHARGE, "sum", REQUEST_CHARGE), (PEAK_REQUEST_CHARGE, "max", REQUEST_CHARGE)),
         (DATABASE_NAME, COLLECTION_NAME, PARTITION_KEY_RANGE_ID, PARTITION_KEY),
         present=(PARTITION_KEY,),  # empty for operations with no single key (§7b R7, R22): no key's RU
+        per_second=REQUEST_CHARGE,  # a key's RU in each second (its operations summed, §7b R24)
     ),
     KEY_SIZE: Spec(
         logs.KEY_STATS,
@@ -145,11 +152,12 @@ def _filters(spec: Spec, params: Params) -> list[str]:
     return terms
 
 
-def _aggregate(table: Table, result: str, function: str, source: str, mode: str) -> str:
+def _aggregate(table: Table, result: str, function: str, source: str, mode: str, per_second: bool = False) -> str:
     if function == "count":
-        call = "count()"
-    elif function == "sum":
-        call = f"sum(todouble({table.spelled(source, mode)}))"
+        return f"{result} = count()"
+    column = source if per_second else table.spelled(source, mode)  # per second: the first summarize's sums
+    if function in ("sum", "max"):
+        call = f"{function}(todouble({column}))"
     else:  # arg_max: the latest row's value, named after its column
         call = f"{function}({TIME_GENERATED}, {table.spelled(source, mode)})"
     return f"{result} = {call}" if result else call
@@ -163,15 +171,17 @@ def build(name: str, params: Params) -> str:
         raise ValueError("the time bin is 1 to 1440 minutes and top at least 1")
     spec, mode = SPECS[name], params.mode
     source = spec.table.name if mode == RESOURCE_SPECIFIC else LEGACY_TABLE
-    aggregates = ", ".join(_aggregate(spec.table, *a, mode) for a in spec.aggregates)
+    per_second = spec.per_second is not None
+    aggregates = ", ".join(_aggregate(spec.table, *a, mode, per_second) for a in spec.aggregates)
     groups = [spec.table.spelled(c, mode) for c in spec.by]
+    lines = [source, "| where " + " and ".join(_filters(spec, params))]
+    if spec.per_second is not None:
+        column = spec.table.spelled(spec.per_second, mode)
+        by = ", ".join([*groups, f"bin({TIME_GENERATED}, 1s)"])
+        lines.append(f"| summarize {spec.per_second} = sum(todouble({column})) by {by}")
     if spec.binned:
         groups.append(f"bin({TIME_GENERATED}, {params.bin_minutes}m)")
-    lines = [
-        source,
-        "| where " + " and ".join(_filters(spec, params)),
-        f"| summarize {aggregates} by {', '.join(groups)}",
-    ]
+    lines.append(f"| summarize {aggregates} by {', '.join(groups)}")
     if spec.top is not None:
         lines.append(f"| top {params.top} by {spec.table.spelled(spec.top, mode)} desc")
     return "\n".join(lines)

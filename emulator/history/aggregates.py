@@ -77,7 +77,7 @@ GRAINS_MINUTES = tuple(GRAIN_MINUTES.values())  # PT1M (emitted) and the coarser
 
 # The stand-in's own series, beside the catalogue's metrics: what its Log Analytics rows are made from.
 KEY_RU = KEY_RU_CATEGORY  # azure-monitor.md §6.1: CDBPartitionKeyRUConsumption, RU per logical key
-KEY_COUNT = "PartitionKeyRequests"  # requests per logical key (count() over §6.1's rows)
+KEY_COUNT = "PartitionKeyRequests"  # requests per logical key (the stand-in's own: §6.1's rows are key-seconds)
 KEY_SIZE = "PartitionKeySize"  # azure-monitor.md §6.2: CDBPartitionKeyStatistics, bytes per logical key
 QUERY_RU = "QueryRequestUnits"  # azure-monitor.md §6.3: CDBQueryRuntimeStatistics, RU per query text
 QUERY_COUNT = "QueryRequests"  # query requests per query text

@@ -116,6 +116,16 @@ def test_hot_key_first_by_ru_and_429s_on_the_hot_range(stand_in: StandIn, tmp_pa
     assert set(hottest["pkrange_id"]) == {stand_in.hot}
     assert totals.to_dict() == pytest.approx(_ru_by_key(engine))
     assert "requests" not in frame  # a row of the log is a key's second, not a request: nothing to count
+    seconds: dict[tuple[str, int], float] = defaultdict(float)
+    for r in _records(engine):
+        if r.partition_key:
+            seconds[(r.partition_key, int(r.time // 1))] += r.request_charge
+    peaks: dict[tuple[str, pd.Timestamp], float] = defaultdict(float)
+    for (key, second), ru in seconds.items():
+        at = (key, pd.Timestamp(second // 60 * 60, unit="s", tz="UTC"))
+        peaks[at] = max(peaks[at], ru)
+    stored = {(k, t): p for k, t, p in frame[["partition_key", "time", "peak_request_charge"]].itertuples(index=False)}
+    assert stored == pytest.approx(dict(peaks))  # each bin's busiest second of each key, from the raw records
 
     throttles = read_table(store_location(tmp_path), "log_throttles")
     assert set(throttles["partition_id"]) == {stand_in.hot}

@@ -125,6 +125,7 @@ _KQL_WORDS = {
     "top",
     "desc",
     "isnotempty",
+    "max",
 }
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'")
 
