@@ -38,39 +38,24 @@ from dataclasses import dataclass
 import orjson
 
 from cosmoscore.monitor.metrics import (
-    AUTOSCALE_MAX,
-    AUTOSCALED_RU,
     AVERAGE,
-    CATALOGUE,
     COLLECTION_NAME,
     COUNT,
-    DATA_USAGE,
     DATABASE_NAME,
-    DOCUMENT_COUNT,
-    INDEX_USAGE,
-    LATENCY_DIRECT,
-    LATENCY_GATEWAY,
     MAX_METRIC_NAMES,
     MAX_POINTS,
     MAX_RANGE_DAYS,
     MAX_RESOURCE_IDS,
     MAXIMUM,
-    METADATA_REQUESTS,
     MINIMUM,
     NAMESPACE,
     NORMALIZED_RU,
     OPERATION_TYPE,
-    PARTITION_COUNT,
     PARTITION_KEY_RANGE_ID,
-    PARTITION_SIZE,
-    PARTITION_THROUGHPUT,
     PHYSICAL_PARTITION_ID,
-    PROVISIONED,
     REGION,
-    SERVICE_AVAILABILITY,
     SHARED_DATABASE_COLLECTION,
     STATUS_CODE,
-    TOTAL,
     TOTAL_REQUEST_UNITS,
     TOTAL_REQUESTS,
 )
@@ -78,6 +63,7 @@ from cosmoscore.monitor.metrics import GRAIN_MINUTES as INTERVALS  # PT1M emitte
 from emulator.engine.facade import Engine
 from emulator.history.aggregates import STORAGE_METRICS
 from emulator.monitor.budget import Budget, Cancelled, TimedOut
+from emulator.monitor.definitions import NOT_COMPUTED, Definition, definition_of, failed_metric
 from emulator.monitor.query import (
     DEFAULT_TOP,
     Filter,
@@ -104,80 +90,6 @@ log = logging.getLogger("ruscope.emulator.monitor")
 Response = tuple[int, dict[str, str], bytes]
 _JSON = {"content-type": "application/json; charset=utf-8"}
 
-
-@dataclass(frozen=True)
-class Definition:
-    """A metric as the stand-in serves it: the catalogue's (azure-monitor.md §5), less the aggregations and
-    dimensions the accounting cannot back."""
-
-    name: str
-    unit: str
-    description: str
-    aggregations: tuple[str, ...]  # the default first
-    dimensions: tuple[str, ...]
-    grain: int = 1  # the finest time grain it is emitted at, in minutes (§5); finer intervals are refused
-
-
-def served(
-    name: str, description: str, aggregations: tuple[str, ...] | None = None, dimensions: tuple[str, ...] = ()
-) -> Definition:
-    """The catalogue's metric `name` as served: its unit and finest grain, the given subset of its
-    aggregations (default: all; the default stays first) and its container dimensions (Region too, where
-    the catalogue has it) plus `dimensions`."""
-    metric = CATALOGUE[name]
-    aggs = aggregations or metric.aggregations
-    dims = (DATABASE_NAME, COLLECTION_NAME, *([REGION] if REGION in metric.dimensions else []), *dimensions)
-    if aggs[0] != metric.default_aggregation or not set(aggs) <= set(metric.aggregations):
-        raise ValueError(f"{name}: {aggs} is not a subset of {metric.aggregations} led by the default")
-    if not set(dims) <= set(metric.dimensions):
-        raise ValueError(f"{name}: {dims} is not a subset of {metric.dimensions}")
-    return Definition(name, metric.unit, description, aggs, dims, metric.finest_minutes)
-
-
-DEFINITIONS = {
-    d.name.lower(): d
-    for d in (
-        # PhysicalPartitionId: one physical partition per range in the emulator, so the same id
-        served(
-            NORMALIZED_RU,
-            "Max RU consumption percentage per minute",
-            dimensions=(PARTITION_KEY_RANGE_ID, PHYSICAL_PARTITION_ID),
-        ),
-        # Maximum is per request: the per-minute aggregates cannot back it
-        served(TOTAL_REQUEST_UNITS, "SQL Request Units consumed", (TOTAL, AVERAGE), (OPERATION_TYPE, STATUS_CODE)),
-        served(TOTAL_REQUESTS, "Number of requests made", dimensions=(OPERATION_TYPE, STATUS_CODE)),
-        # less OfferOwnerRid: no offer resource ids
-        served(DATA_USAGE, "Total data usage reported at 5 minutes granularity"),
-        served(INDEX_USAGE, "Total index usage reported at 5 minutes granularity"),
-        served(DOCUMENT_COUNT, "Total document count"),
-        served(PARTITION_SIZE, "Physical Partition Size in bytes", dimensions=(PHYSICAL_PARTITION_ID,)),
-        served(PARTITION_THROUGHPUT, "Physical Partition Throughput", dimensions=(PHYSICAL_PARTITION_ID,)),
-        served(PROVISIONED, "Provisioned Throughput"),
-        served(AUTOSCALE_MAX, "Autoscale Max Throughput"),
-    )
-}
-# In Azure's catalogue (azure-monitor.md §5) but not computed from the emulator's accounting yet: a query
-# naming one is valid (it is checked like any other), and the answer is a 200 whose metric carries
-# `errorCode`/`errorMessage` and no time series, as the service reports one metric it could not query
-# (§7b R11), while the other metrics of the query are served.
-NOT_COMPUTED = (
-    PARTITION_COUNT,
-    AUTOSCALED_RU,
-    LATENCY_DIRECT,
-    LATENCY_GATEWAY,
-    METADATA_REQUESTS,
-    SERVICE_AVAILABILITY,
-)
-NOT_COMPUTED_CODE = "MetricNotComputed"  # the stand-in's own: Azure publishes no list of these codes (R11)
-
-
-def _uncomputed(name: str) -> Definition:
-    """The catalogue's metric `name` whole (every aggregation and dimension), for validating a query of it."""
-    metric = CATALOGUE[name]
-    return Definition(name, metric.unit, name, metric.aggregations, metric.dimensions, metric.finest_minutes)
-
-
-UNCOMPUTED = {name.lower(): _uncomputed(name) for name in NOT_COMPUTED}
 
 Group = tuple[str, ...]
 
@@ -251,7 +163,7 @@ class MetricsApp:
             raise bad_request("metricnames is required.")
         if len(names) > MAX_METRIC_NAMES:
             raise bad_request(f"The query names {len(names)} metrics; a query takes at most {MAX_METRIC_NAMES}.")
-        definitions = [_definition(n) for n in names]
+        definitions = [definition_of(n) for n in names]
         interval, grain = parse_interval(request.param("interval"))
         end_text, start_text = request.param("endtime"), request.param("starttime")
         until = parse_time(end_text, "endtime") if end_text else self.engine.clock()
@@ -299,7 +211,7 @@ class MetricsApp:
             )
         filt = parse_filter(query.filter, definition.dimensions, definition.name)
         if definition.name in NOT_COMPUTED:
-            return _failed(definition, "the ruscope stand-in does not compute it from the emulator's accounting")
+            return failed_metric(definition, "the ruscope stand-in does not compute it from the emulator's accounting")
         rolled = {d.lower() for d in (query.rollup or "").split(",") if d.strip()}
         split = [d for d in filt.values if d.lower() not in rolled]
         minutes = regional_minutes(
@@ -434,30 +346,6 @@ def _with_id(metric: bytes, metric_id: str, budget: Budget) -> orjson.Fragment:
     """A metric's JSON object with its `id` first (the metric is the same for every resource id)."""
     budget.check()
     return orjson.Fragment(b'{"id":' + orjson.dumps(metric_id) + b"," + metric[1:])
-
-
-def _failed(definition: Definition, reason: str) -> dict[str, object]:
-    """A metric the answer reports failed: its error code and message, no time series (§7b R11)."""
-    return {
-        "type": "Microsoft.Insights/metrics",
-        "name": {"value": definition.name, "localizedValue": definition.description},
-        "displayDescription": definition.description,
-        "unit": definition.unit,
-        "errorCode": NOT_COMPUTED_CODE,
-        "errorMessage": f"Metric {definition.name} could not be queried: {reason}.",
-        "timeseries": [],
-    }
-
-
-def _definition(name: str) -> Definition:
-    definition = DEFINITIONS.get(name.strip().lower()) or UNCOMPUTED.get(name.strip().lower())
-    if definition is not None:
-        return definition
-    valid = ", ".join(d.name for d in DEFINITIONS.values())
-    raise bad_request(
-        "Failed to find metric configuration for provider: Microsoft.DocumentDB, resource Type: databaseAccounts, "
-        f"metric: {name.strip()}, Valid metrics: {valid}"
-    )
 
 
 def _aggregate(
