@@ -13,7 +13,7 @@ from collectors import metrics as metrics_collector
 from collectors.config.monitor import DEFAULT_METRICS
 from collectors.logs import queries as logs_queries
 from cosmoscore.monitor import logs, metrics
-from emulator.monitor import metrics as stand_in_metrics
+from emulator.monitor import definitions as stand_in_metrics
 from emulator.monitor import tables as stand_in_tables
 from emulator.monitor.tables import Scan
 
