@@ -11,9 +11,9 @@ row per (container, rule, subject), in a stable order:
   stretch's peak (%), the message names its length. A shared-throughput database's partitions (stored under
   `container` = `store.records.SHARED_OFFER_CONTAINER`: they are its offer's, not a container's) fire as the
   database's: the row's `container` is "" and the message says "database D's shared throughput".
-- `throttle_rate`: 429s over all requests of the window, per container, from Azure Monitor's TotalRequests
-  (split by status code); a container without those rows falls back to the replay's `requests` (status 429
-  over all). The message names the source.
+- `throttle_rate`: 429s over all requests of the window, per container: `analysis.throttling.preferred_rate`,
+  the rate every page shows (Azure Monitor's TotalRequests split by status code; a container without those
+  rows falls back to the replay's `requests`, status 429 over all). The message names the source.
 - `logical_key_storage`: a logical key's size in the latest snapshot against `Limits.logical_partition_max_bytes`
   (20 GB): from `log_key_sizes` (Log Analytics) when that table has the key, else from `logical_keys` (the
   storage collector's sample of the largest keys).
@@ -35,10 +35,11 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from analysis import throttling
 from analysis.queries import costs as qc
 from analysis.scope import Scope, select_scope
 from cosmoscore.limits import GB
-from cosmoscore.monitor.metrics import NORMALIZED_RU, TOTAL_REQUESTS
+from cosmoscore.monitor.metrics import NORMALIZED_RU
 from store.records import (
     ALERTS,
     EXECUTIONS,
@@ -60,6 +61,8 @@ HOT, THROTTLE, KEY_STORAGE, PARTITION_STORAGE, QUERY_RU = (
 RULES = (HOT, THROTTLE, KEY_STORAGE, PARTITION_STORAGE, QUERY_RU)
 EVALUATED = "evaluated"  # the rule of the one row per account each evaluation writes, alerts or not
 TOLERANCE = 1e-9
+# how a message names the source of a container's 429 rate (`analysis.throttling.preferred_rate`)
+SOURCE_NAMES = {throttling.MONITOR: "Azure Monitor TotalRequests", throttling.REPLAY: "the replay's requests"}
 CONTAINER = list(SCOPE_COLUMNS)
 ALERT_COLUMNS = ALERTS.pick(*CONTAINER, "rule", "subject", "value", "threshold", "unit", "message")
 STORED_COLUMNS = ALERTS.pick("run_id", "time", *ALERT_COLUMNS)  # the `alerts` table's columns `latest_alerts` reads
@@ -113,17 +116,12 @@ def throttle_rate_alerts(
     metrics: pd.DataFrame, requests: pd.DataFrame, *, percent: float, window_minutes: int
 ) -> pd.DataFrame:
     """Containers whose 429s were at or above `percent` of their requests (module docstring)."""
-    rows = _in_containers(metrics)
-    rows = rows[_is(rows["metric"], TOTAL_REQUESTS)].dropna(subset=["value"])
-    monitor = _rates(rows, rows["status_code"].astype("string").eq("429").fillna(False), rows["value"].astype(float))
-    replay = _in_containers(requests)
-    replay = _rates(replay, replay["status"].eq(429).fillna(False).astype(bool), pd.Series(1.0, index=replay.index))
-    replay = replay[~replay.set_index(CONTAINER).index.isin(monitor.set_index(CONTAINER).index)]
-    rates = pd.concat(
-        [monitor.assign(source="Azure Monitor TotalRequests"), replay.assign(source="the replay's requests")],
-        ignore_index=True,
+    rates = throttling.preferred_rate(metrics, requests)  # the one 429 rate every page shows
+    rates = rates.assign(
+        total=rates["requests"].astype(float),
+        rate=rates["rate"].astype(float) * 100,
+        source=rates["source"].map(SOURCE_NAMES).fillna(rates["source"]),
     )
-    rates = rates[rates["total"] > 0].assign(rate=lambda r: r["throttled"] / r["total"] * 100)
     fired = rates[rates["rate"] >= percent - TOLERANCE].sort_values(CONTAINER, kind="stable")
     return _alerts(
         fired,
@@ -268,12 +266,6 @@ def open_alerts(alerts: pd.DataFrame, where: Scope) -> pd.DataFrame:
     """`latest_alerts` in a scope. The scope is cut after the latest evaluations are found: their `evaluated`
     rows name no database or container, so cutting first would lose them (and every alert with them)."""
     return select_scope(latest_alerts(alerts), where).reset_index(drop=True)
-
-
-def _rates(frame: pd.DataFrame, throttled: pd.Series, weight: pd.Series) -> pd.DataFrame:
-    """Per container: the requests (`weight` summed) and the throttled ones among them."""
-    counted = frame[CONTAINER].assign(total=weight.astype(float), throttled=weight.astype(float).where(throttled, 0.0))
-    return counted.groupby(CONTAINER)[["total", "throttled"]].sum().reset_index()
 
 
 def _latest_snapshot(frame: pd.DataFrame) -> pd.DataFrame:

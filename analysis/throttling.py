@@ -7,13 +7,20 @@ different traffic:
 - `metrics` (Azure Monitor, `ruscope metrics`): `TotalRequests` (aggregation Count) split by
   `operation_type` and `status_code` (collectors/metrics.py): all of the account's traffic, per container
   and operation, but not per partition;
-- `log_throttles` (Log Analytics, `ruscope logs`): 429s per physical partition (`partition_id`, a GUID, not
-  a pkrange id) and operation in each time bin;
+- `log_throttles` (Log Analytics, `ruscope logs`): requests and 429s per physical partition (`partition_id`,
+  a GUID, not a pkrange id) and operation in each time bin (one log row per request, so a 429 and its retry
+  are two, as the metric counts them; rows stored before requests were counted have none and give no rate);
 - `requests` and `executions` (the replay): the replayed queries' own requests, per pkrange, with the
   retry-after the service asked for; the only source when no Monitor data exists.
 
+**One definition of a 429 rate**: 429s over all requests (`request_counts`: the two terms per container,
+source, operation and time; `_rate` divides them). Every rate here is that one summed over a different
+grouping, so a container's rate is its operations' requests and 429s summed, never an average of rates.
+
 **One rate per container** (`preferred_rate`, which the Fleet reads): Azure Monitor's where it counted the
-container's requests, since it sees all the traffic, else the replay's; the source is named.
+container's requests, since it sees all the traffic, else the logs', else the replay's; the source is named.
+**Per operation and time bin** (`operation_rates`): the same terms, from the container's preferred source
+among those that know the operation (Azure Monitor, then the logs).
 
 **The healthy band**: the service documents 1-5% of requests answered 429 as healthy (the SDK retries them;
 docs/reference/ru-cost-model.md P12, learn.microsoft.com troubleshoot-request-rate-too-large), so a
@@ -38,11 +45,12 @@ NICE_BINS = tuple(
     pd.Timedelta(s) for s in ("1min", "5min", "15min", "30min", "1h", "3h", "6h", "12h", "1D", "7D", "30D")
 )
 OTHER = "other"
-MONITOR, REPLAY = "Azure Monitor", "replay"
+MONITOR, LOGS, REPLAY = "Azure Monitor", "Log Analytics", "replay"
+PREFERENCE = {MONITOR: 0, LOGS: 1, REPLAY: 2}  # the source a container's one rate comes from, best first
 
 # The store columns these functions read: a view loads only these.
 METRIC_COLUMNS = METRICS.pick(*KEY, "time", "metric", "aggregation", "operation_type", "status_code", "value")
-LOG_THROTTLE_COLUMNS = LOG_THROTTLES.pick(*KEY, "time", "partition_id", "operation_name", "throttled")
+LOG_THROTTLE_COLUMNS = LOG_THROTTLES.pick(*KEY, "time", "partition_id", "operation_name", "throttled", "requests")
 REQUEST_COLUMNS = REQUESTS.pick(*KEY, "time", "pkrange_id", "status", "retry_after_ms")
 EXECUTION_COLUMNS = EXECUTIONS.pick(
     *KEY, "run_id", "time", "query_name", "status", "total_ru", "throttled", "retry_after_ms_total"
@@ -51,6 +59,8 @@ EXECUTION_COLUMNS = EXECUTIONS.pick(
 RATE_COLUMNS = [*KEY, "label", "source", "time", "requests", "throttled", "rate"]
 SUMMARY_COLUMNS = [*KEY, "label", "source", "requests", "throttled", "rate", "verdict"]
 PREFERRED_COLUMNS = [*KEY, "source", "requests", "throttled", "rate"]
+OPERATION_COLUMNS = [*KEY, "label", "source", "operation", "time", "requests", "throttled", "rate"]
+COUNT_COLUMNS = [*KEY, "source", "operation", "time", "requests", "throttled"]
 SERIES_COLUMNS = ["time", "series", "throttled"]
 RETRY_COLUMNS = [*KEY, "label", "pkrange_id", "requests", "throttled", "rate", "retry_after_s"]
 QUERY_COLUMNS = [*KEY, "query_name", "run_id", "time", "executions", "throttled", "retry_after_s", "total_ru"]
@@ -63,10 +73,13 @@ def pick_bin(times: pd.Series, *, max_bins: int = MAX_BINS) -> pd.Timedelta:
     return next((b for b in NICE_BINS if span / b <= max_bins), NICE_BINS[-1])
 
 
-def request_counts(metrics: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFrame:
-    """Requests and 429s per container and time from both sources: Azure Monitor's TotalRequests (each
-    interval's rows summed over operations and status codes) and the replay's requests (one each)."""
-    columns = [*KEY, "source", "time", "requests", "throttled"]
+def request_counts(
+    metrics: pd.DataFrame, requests: pd.DataFrame, log_throttles: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Requests and 429s per container, source, operation and time (`COUNT_COLUMNS`): Azure Monitor's
+    TotalRequests (each interval's rows per operation, summed over status codes), the logs' rows that
+    counted their requests, and the replay's requests (one each, operation ""). Every 429 rate is these
+    two terms summed and divided (the module docstring)."""
     rows = _in_containers(metrics)
     rows = rows[rows["metric"].eq(TOTAL_REQUESTS).fillna(False) & rows["status_code"].notna()].dropna(
         subset=["time", "value"]
@@ -75,19 +88,44 @@ def request_counts(metrics: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFram
         rows = rows[rows["aggregation"].eq("Count").fillna(False)]
     values = rows["value"].astype(float)
     monitor = rows[[*KEY, "time"]].assign(
-        source=MONITOR, requests=values, throttled=values.where(_is_429(rows["status_code"]), 0.0)
+        source=MONITOR,
+        operation=rows["operation_type"].astype("string").fillna("").astype(str) if "operation_type" in rows else "",
+        requests=values,
+        throttled=values.where(_is_429(rows["status_code"]), 0.0),
     )
+    logs = _logged_counts(log_throttles)
     replay = _in_containers(requests).dropna(subset=["time"])
     replay = replay[[*KEY, "time"]].assign(
-        source=REPLAY, requests=1.0, throttled=_is_429(replay["status"]).astype(float)
+        source=REPLAY, operation="", requests=1.0, throttled=_is_429(replay["status"]).astype(float)
     )
-    return pd.concat([monitor[columns], replay[columns]], ignore_index=True)
+    frames = [f[COUNT_COLUMNS] for f in (monitor, logs, replay) if not f.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COUNT_COLUMNS)
 
 
-def throttle_rate(metrics: pd.DataFrame, requests: pd.DataFrame, *, bin: pd.Timedelta | None = None) -> pd.DataFrame:
+def _logged_counts(log_throttles: pd.DataFrame | None) -> pd.DataFrame:
+    """The logs' requests and 429s per container, operation and bin, summed over physical partitions; rows
+    stored before requests were counted (null `requests`: only bins with 429s) are left out."""
+    if log_throttles is None or "requests" not in log_throttles:
+        return pd.DataFrame(columns=COUNT_COLUMNS)
+    rows = _in_containers(log_throttles).dropna(subset=["time", "requests"])
+    return rows[[*KEY, "time"]].assign(
+        source=LOGS,
+        operation=rows["operation_name"].astype("string").fillna("").astype(str),
+        requests=rows["requests"].astype(float),
+        throttled=rows["throttled"].astype(float).fillna(0.0),
+    )
+
+
+def throttle_rate(
+    metrics: pd.DataFrame,
+    requests: pd.DataFrame,
+    log_throttles: pd.DataFrame | None = None,
+    *,
+    bin: pd.Timedelta | None = None,
+) -> pd.DataFrame:
     """The 429 rate (429s / all requests) per container, source and time bin (`RATE_COLUMNS`); the bin is
     `pick_bin` of the times when not given."""
-    counts = request_counts(metrics, requests)
+    counts = request_counts(metrics, requests, log_throttles)
     if counts.empty:
         return pd.DataFrame(columns=RATE_COLUMNS)
     width = bin or pick_bin(counts["time"])
@@ -97,10 +135,12 @@ def throttle_rate(metrics: pd.DataFrame, requests: pd.DataFrame, *, bin: pd.Time
     return rate.sort_values([*KEY, "source", "time"], ignore_index=True)[RATE_COLUMNS]
 
 
-def throttle_summary(metrics: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFrame:
+def throttle_summary(
+    metrics: pd.DataFrame, requests: pd.DataFrame, log_throttles: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Per container and source over the whole frame: requests, 429s, the rate and a verdict against the
     healthy band (`SUMMARY_COLUMNS`), highest rate first."""
-    counts = request_counts(metrics, requests)
+    counts = request_counts(metrics, requests, log_throttles)
     if counts.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
     summary = counts.groupby([*KEY, "source"], as_index=False)[["requests", "throttled"]].sum()
@@ -110,15 +150,40 @@ def throttle_summary(metrics: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFr
     return summary.reset_index(drop=True)[SUMMARY_COLUMNS]
 
 
-def preferred_rate(metrics: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFrame:
+def preferred_rate(
+    metrics: pd.DataFrame, requests: pd.DataFrame, log_throttles: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Per container, one 429 rate (`PREFERRED_COLUMNS`): Azure Monitor's where it counted requests for the
-    container (all its traffic), else the replay's (only the replayed queries), `source` naming it. The
-    numbers are `throttle_summary`'s, so every page that shows a container's 429 rate shows the same one."""
-    summary = throttle_summary(metrics, requests)
+    container (all its traffic), else the logs', else the replay's (only the replayed queries), `source`
+    naming it. The numbers are `throttle_summary`'s, so every page that shows a container's 429 rate shows
+    the same one."""
+    summary = throttle_summary(metrics, requests, log_throttles)
     summary = summary[summary["requests"].astype(float).gt(0)]
-    first = summary.assign(rank=summary["source"].map({MONITOR: 0, REPLAY: 1}))
+    first = summary.assign(rank=summary["source"].map(PREFERENCE))
     preferred = first.sort_values([*KEY, "rank"]).drop_duplicates(KEY)
     return preferred.reset_index(drop=True)[PREFERRED_COLUMNS]
+
+
+def operation_rates(
+    metrics: pd.DataFrame, log_throttles: pd.DataFrame | None = None, *, bin: pd.Timedelta | None = None
+) -> pd.DataFrame:
+    """The 429 rate per container, operation and time bin (`OPERATION_COLUMNS`), from each container's
+    preferred source that knows operations (Azure Monitor where it counted the container's requests, else
+    the logs): the terms of `request_counts` summed per bin (`pick_bin` of the times when not given), so a
+    container's operations summed give `throttle_summary`'s rate of that source. Highest rate first."""
+    counts = request_counts(metrics, pd.DataFrame(columns=REQUEST_COLUMNS), log_throttles)
+    counts = counts[counts["requests"].astype(float).gt(0)]
+    if counts.empty:
+        return pd.DataFrame(columns=OPERATION_COLUMNS)
+    ranked = counts.assign(rank=counts["source"].map(PREFERENCE))
+    best = ranked.groupby(KEY)["rank"].transform("min")
+    counts = counts[ranked["rank"].eq(best)]
+    width = bin or pick_bin(counts["time"])
+    binned = counts.assign(time=counts["time"].dt.floor(width))
+    rate = binned.groupby([*KEY, "source", "operation", "time"], as_index=False)[["requests", "throttled"]].sum()
+    rate = rate.assign(label=container_labels(rate), rate=_rate(rate))
+    rate = rate.sort_values([*KEY, "operation", "time"]).sort_values("rate", ascending=False, kind="stable")
+    return rate.reset_index(drop=True)[OPERATION_COLUMNS]
 
 
 def verdict(rate: float) -> str:
@@ -145,6 +210,7 @@ def log_throttles(log_throttles: pd.DataFrame, *, bin: pd.Timedelta | None = Non
     """Log Analytics' 429s per physical partition and operation over time (`SERIES_COLUMNS`; series
     `partition <PartitionId> · <operation>`, prefixed `container/` when several containers)."""
     rows = _in_containers(log_throttles).dropna(subset=["time", "throttled"])
+    rows = rows[rows["throttled"].astype(float).gt(0)]  # bins of requests without a 429 draw nothing
     names = "partition " + rows["partition_id"].astype(str) + " · " + rows["operation_name"].astype(str)
     return _series(rows["time"], labels(rows, names), rows["throttled"].astype(float), bin=bin, top=top)
 

@@ -324,11 +324,14 @@ class LogKeySizeRecord(Scoped):
 @table("log_throttles", key=(*LOG_BIN_KEY, "partition_id", "operation_name"))
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LogThrottleRecord(Scoped):
-    """429 responses of one physical partition and operation in one time bin (`CDBDataPlaneRequests`)."""
+    """Requests of one physical partition and operation in one time bin, and those answered 429
+    (`CDBDataPlaneRequests`, a row per request: a throttled attempt and its retry are two). Rows stored
+    before requests were counted hold only bins with 429s, and a null `requests`."""
 
     partition_id: str  # the physical partition's GUID (PartitionId), not a pkrange id (azure-monitor.md §6.4)
     operation_name: str
     throttled: int
+    requests: int | None  # every request of the bin, 429s included (null in rows stored before)
     bin_minutes: Int32
     partial: bool
 

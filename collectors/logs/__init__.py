@@ -2,9 +2,9 @@
 
 Per account (with `[monitor] workspace_id`; without it there is nothing to do, said in one line), per
 database, each query of logs_queries.py through `LogsQueryClient.query_workspace`, the window in
-`timespan`: RU per logical key per pkrange per bin, with its busiest second (`log_key_ru`), 429s per partition (`log_throttles`),
-query counts (`log_query_stats`), and a snapshot of the latest size of each of the largest keys
-(`log_key_sizes`, stored with the run's time).
+`timespan`: RU per logical key per pkrange per bin, with its busiest second (`log_key_ru`), requests and
+429s per partition and operation (`log_throttles`), query counts (`log_query_stats`), and a snapshot of
+the latest size of each of the largest keys (`log_key_sizes`, stored with the run's time).
 
 Incremental like metrics: the time-binned queries ask from the watermark of (account, database, query),
 less `overlap_minutes`, or `backfill_hours` back on a first run, up to the last bin complete
@@ -52,7 +52,9 @@ from collectors.logs.queries import (
     PEAK_REQUEST_CHARGE,
     QUERIES,
     QUERY_STATS,
+    REQUESTS,
     SPECS,
+    THROTTLED,
     THROTTLES,
     Params,
     build,
@@ -153,7 +155,8 @@ FIELDS: dict[str, tuple[type[Record], dict[str, tuple[str, Convert]]]] = {
         {
             "partition_id": (PARTITION_ID, _text),
             "operation_name": (OPERATION_NAME, _text),
-            "throttled": ("Throttled", _count),
+            "throttled": (THROTTLED, _count),
+            "requests": (REQUESTS, _count),
         },
     ),
     QUERY_STATS: (

@@ -9,7 +9,11 @@ Four queries (azure-monitor.md §6, §7), each in both diagnostic-settings modes
   seconds, not requests;
 - `key_size`: the latest size of each logical key (`CDBPartitionKeyStatistics` rows are periodic snapshots:
   `arg_max(TimeGenerated, SizeKb)` per key, never a sum over time), the largest `top` keys;
-- `throttles`: 429s per physical partition and operation per time bin (`CDBDataPlaneRequests`);
+- `throttles`: requests and, among them, 429s per physical partition and operation per time bin
+  (`CDBDataPlaneRequests`: `count()` and `countif(StatusCode == 429)`; a row of that table is one request,
+  a throttled attempt and its retry two, so their ratio is the share of requests answered 429, where
+  Microsoft's `dcountif(ActivityId, ...)` over `dcount(ActivityId)` counts operations, an SDK's retries
+  sharing one ActivityId: azure-monitor.md §7b R45-R47);
 - `query_stats`: queries per container, pkrange and query text per time bin (`CDBQueryRuntimeStatistics`).
 
 "resource-specific" mode reads the `CDB*` tables; "azure-diagnostics" (the legacy destination) reads
@@ -21,7 +25,7 @@ renames a result's columns back, so the collector reads one shape in both modes.
 The time window is not in the KQL: the collector passes it as `timespan` (the service applies it).
 The account is matched case-insensitively (`=~`): the legacy table holds its name upper-cased, and the
 name taken from a configured resource id may be in any case (azure-monitor.md §7b R23).
-Only a small KQL subset is used (where with comparisons, `=~`, `in`, `and`, `isnotempty`; summarize with sum/count/arg_max by
+Only a small KQL subset is used (where with comparisons, `=~`, `in`, `and`, `isnotempty`; summarize with sum/count/countif/arg_max by
 columns and `bin(TimeGenerated, ...)`, twice for key_ru; top N by; todouble), which the local stand-in
 understands too.
 Every value in a query is a KQL string literal made by `kql_string`.
@@ -69,6 +73,8 @@ class Spec:
     by: tuple[str, ...]  # group columns (resource-specific names); TimeGenerated binned when `binned`
     binned: bool = True
     where: tuple[tuple[str, str], ...] = ()  # extra equality filters: (column, literal as the mode writes it)
+    # what a `countif` aggregate counts: its source column equal to this literal (quoted in legacy mode)
+    counted_if: str | None = None
     present: tuple[str, ...] = ()  # columns a row must fill (`isnotempty`)
     per_second: str | None = None  # sum this column per second first (the aggregates then read those sums)
     top: str | None = None  # `top N by <column> desc` on this result column
@@ -76,6 +82,7 @@ class Spec:
 
 KEY_RU, KEY_SIZE, THROTTLES, QUERY_STATS = "key_ru", "key_size", "throttles", "query_stats"
 PEAK_REQUEST_CHARGE = "PeakRequestCharge"  # key_ru: the most RU the key consumed in one second of the bin
+REQUESTS, THROTTLED = "Requests", "Throttled"  # throttles: requests, and those answered 429
 SPECS: dict[str, Spec] = {
     KEY_RU: Spec(
         logs.KEY_RU,
@@ -94,9 +101,10 @@ SPECS: dict[str, Spec] = {
     ),
     THROTTLES: Spec(
         logs.REQUESTS,
-        (("Throttled", "count", ""),),
+        # every request of the partition and operation, and those answered 429: the rate's two terms
+        ((REQUESTS, "count", ""), (THROTTLED, "countif", STATUS_CODE)),
         (DATABASE_NAME, COLLECTION_NAME, PARTITION_ID, OPERATION_NAME),
-        where=((STATUS_CODE, "429"),),  # StatusCode is an int column; statusCode_s a string one (below)
+        counted_if="429",  # StatusCode is an int column; statusCode_s a string one (below)
     ),
     QUERY_STATS: Spec(
         logs.QUERY_STATS,
@@ -152,9 +160,14 @@ def _filters(spec: Spec, params: Params) -> list[str]:
     return terms
 
 
-def _aggregate(table: Table, result: str, function: str, source: str, mode: str, per_second: bool = False) -> str:
+def _aggregate(spec: Spec, result: str, function: str, source: str, mode: str, per_second: bool = False) -> str:
+    table = spec.table
     if function == "count":
         return f"{result} = count()"
+    if function == "countif":  # legacy columns are strings: the literal is quoted there
+        literal = spec.counted_if or ""
+        value = kql_string(literal) if mode == AZURE_DIAGNOSTICS else literal
+        return f"{result} = countif({table.spelled(source, mode)} == {value})"
     column = source if per_second else table.spelled(source, mode)  # per second: the first summarize's sums
     if function in ("sum", "max"):
         call = f"{function}(todouble({column}))"
@@ -172,7 +185,7 @@ def build(name: str, params: Params) -> str:
     spec, mode = SPECS[name], params.mode
     source = spec.table.name if mode == RESOURCE_SPECIFIC else LEGACY_TABLE
     per_second = spec.per_second is not None
-    aggregates = ", ".join(_aggregate(spec.table, *a, mode, per_second) for a in spec.aggregates)
+    aggregates = ", ".join(_aggregate(spec, *a, mode, per_second) for a in spec.aggregates)
     groups = [spec.table.spelled(c, mode) for c in spec.by]
     lines = [source, "| where " + " and ".join(_filters(spec, params))]
     if spec.per_second is not None:

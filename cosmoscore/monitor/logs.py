@@ -220,6 +220,7 @@ REQUESTS = Table(  # §6.4 (the columns this catalogue names; the rest are strin
         PARTITION_ID: "partitionId_g",
         DURATION_MS: "duration_s",
         RESPONSE_LENGTH: "responseLength_s",
+        REQUEST_RESOURCE_TYPE: "requestResourceType_s",  # troubleshoot-request-rate-too-large's 429 query
     },
 )
 TABLES: dict[str, Table] = {t.name: t for t in (KEY_RU, KEY_STATS, QUERY_STATS, REQUESTS)}

@@ -1,6 +1,7 @@
-"""Throttling: the 429 rate per container against the band the service documents as healthy, 429s by
-operation (Azure Monitor), by physical partition (Log Analytics) and by pkrange (the replay) over time,
-the retry-after they cost, and which replayed queries were throttled.
+"""Throttling: the 429 rate per container against the band the service documents as healthy, the rate per
+operation and minute, 429s by operation (Azure Monitor), by physical partition (Log Analytics) and by
+pkrange (the replay) over time, the retry-after they cost, and which replayed queries were throttled.
+Every rate is `analysis.throttling`'s one definition (429s over all requests), so the figures agree.
 
 Layout only: the store, time range and scope come from the frame (`dashboard.state`), the data from
 `dashboard.loaders` (`metrics` and `log_throttles` read as no rows on a replay-only store, which has
@@ -41,6 +42,15 @@ RETRY_COLUMNS = {
     "rate": st.column_config.NumberColumn("429 rate", format="%.2f%%"),  # shown in percent
     "retry_after_s": st.column_config.NumberColumn("retry-after s", format="%.3f"),
 }
+OPERATION_COLUMNS = {
+    "label": st.column_config.TextColumn("container"),
+    "source": st.column_config.TextColumn("source"),
+    "operation": st.column_config.TextColumn("operation"),
+    "time": st.column_config.DatetimeColumn("from (UTC)", timezone="UTC"),
+    "requests": st.column_config.NumberColumn("requests", format="%.0f"),
+    "throttled": st.column_config.NumberColumn("429s", format="%.0f"),
+    "rate": st.column_config.NumberColumn("429 rate", format="%.2f%%"),  # shown in percent
+}
 QUERY_COLUMNS = {
     "container": st.column_config.TextColumn("container"),
     "query_name": st.column_config.TextColumn("query"),
@@ -57,17 +67,32 @@ def in_percent(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(rate=frame["rate"].astype(float) * 100)
 
 
-def render_rate(metrics: pd.DataFrame, requests: pd.DataFrame) -> None:
+def render_rate(metrics: pd.DataFrame, requests: pd.DataFrame, log_throttles: pd.DataFrame) -> None:
     st.subheader("429 rate")
     st.caption(BAND)
-    summary = throttling.throttle_summary(metrics, requests)
+    summary = throttling.throttle_summary(metrics, requests, log_throttles)
     columns = {**SUMMARY_COLUMNS, "label": st.column_config.TextColumn(storage.container_title(summary))}
     widgets.render_table(
         in_percent(summary).drop(columns=HIDDEN), key="throttling_summary", file_name="throttling-summary.csv",
         column_config=columns, csv=summary,
     )  # fmt: skip
-    rate = throttling.throttle_rate(metrics, requests)
+    rate = throttling.throttle_rate(metrics, requests, log_throttles)
     widgets.render_figure(build_throttle_rate_figure(rate), key="throttling_rate_chart")
+
+
+def render_operations(metrics: pd.DataFrame, log_throttles: pd.DataFrame) -> None:
+    """The 429 rate per operation and time bin (a minute where the view allows), most throttled first."""
+    st.subheader("429 rate per operation")
+    rates = throttling.operation_rates(metrics, log_throttles)
+    if rates.empty:
+        st.caption("No requests counted per operation in this view (Azure Monitor metrics or diagnostic logs).")
+        return
+    st.caption("429s over all requests of each operation, from the container's source above (Azure Monitor, "
+               "else the logs): the operations of a container add up to its rate.")  # fmt: skip
+    widgets.render_table(
+        in_percent(rates).drop(columns=HIDDEN), key="throttling_operation_rates",
+        file_name="throttling-operation-rates.csv", column_config=OPERATION_COLUMNS, csv=rates,
+    )  # fmt: skip
 
 
 def render_series(series: pd.DataFrame, *, key: str, legend: str, empty: str) -> None:
@@ -134,7 +159,8 @@ else:
             adds="Metrics add the 429s of all the container's traffic by operation, and the 429 rate of "
             "production traffic; diagnostic logs add the 429s of each physical partition.",
         )
-    render_rate(metrics.frame, requests.frame)
+    render_rate(metrics.frame, requests.frame, log_throttles.frame)
     if has_monitor:
+        render_operations(metrics.frame, log_throttles.frame)
         render_monitor(metrics.frame, log_throttles.frame)
     render_replay(requests.frame, executions.frame)

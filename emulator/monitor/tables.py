@@ -22,8 +22,13 @@ a minute keeps or drops that whole minute. Deviations, by necessity:
   has one physical partition per range and no partition GUIDs;
 - only the top-N logical keys per (minute, pkrange) are kept (History's top_keys), as Azure's own
   PartitionKeyRUConsumption reports the top keys;
-- columns the accounting cannot back (ActivityId, DurationMs, ...) are absent,
-  so a query naming them gets the service's "Failed to resolve" error instead of a made-up value.
+- columns the accounting cannot back are never filled. ActivityId (AzureDiagnostics activityId_g), an
+  operation's id (azure-monitor.md §7b R46), and RequestResourceType are named, but any use of them is
+  refused with the reason (`Column.unbacked`): History keeps request counts, not ids, so
+  `dcount(ActivityId)` (Microsoft's 429 query counts operations with it, an SDK's retries sharing one
+  id), a join or a project on it is not determined by what the stand-in records, and its per-minute
+  cells are not split by resource type. The others (DurationMs, ...) are absent, so a query naming them
+  gets the service's "Failed to resolve" error instead of a made-up value.
 Only the containers and minutes a query's leading `where` pins are read (`Scan`, from `kql.scan`).
 """
 
@@ -36,6 +41,7 @@ from dataclasses import dataclass
 from cosmoscore.monitor import logs as catalogue
 from cosmoscore.monitor.logs import (
     ACCOUNT_NAME,
+    ACTIVITY_ID,
     CATEGORY,
     COLLECTION_NAME,
     DATABASE_NAME,
@@ -50,6 +56,7 @@ from cosmoscore.monitor.logs import (
     QUERY_TEXT,
     REGION_NAME,
     REQUEST_CHARGE,
+    REQUEST_RESOURCE_TYPE,
     REQUESTS_CATEGORY,
     RESOURCE,
     RESOURCE_GROUP,
@@ -107,9 +114,20 @@ def _column(name: str, kusto_type: str) -> Column:
 
 def _own_columns(category: str) -> dict[str, Column]:
     types = {c.name: c.type for c in catalogue.BY_CATEGORY[category].columns}  # KeyError: not catalogued
-    return {name: _column(name, types[name]) for name in _SERVED[category]}
+    served = {name: _column(name, types[name]) for name in _SERVED[category]}
+    return {
+        **served,
+        **{name: Column(catalogue.STRING, unbacked=why) for name, why in _UNBACKED.items() if name in types},
+    }
 
 
+# Columns of the service's tables the stand-in names but cannot fill (History keeps no request ids)
+_UNBACKED = {
+    ACTIVITY_ID: "the ruscope stand-in keeps each minute's request counts, not each request's own ids: a dcount, "
+    "dcountif, join, project or filter on it would need them",
+    REQUEST_RESOURCE_TYPE: "the ruscope stand-in keeps each minute's requests per operation, status and pkrange, "
+    "not per resource type",
+}
 _STANDARD = {name: Column(catalogue.STRING) for name in _STANDARD_NAMES}
 _FIELDS = {category: _own_columns(category) for category in CATEGORIES}
 # The AzureDiagnostics spelling of each served column, per category (azure-monitor.md §6.5; they differ)
@@ -120,6 +138,12 @@ LEGACY_NAMES = {
 _LEGACY_COLUMNS = {
     **{name: Column(legacy_type(name)) for name in _LEGACY_OWN},
     **{legacy: _column(legacy, legacy_type(legacy)) for names in LEGACY_NAMES.values() for legacy in names.values()},
+    **{
+        table.legacy[name]: Column(catalogue.STRING, unbacked=why)
+        for table in catalogue.BY_CATEGORY.values()
+        for name, why in _UNBACKED.items()
+        if name in table.legacy
+    },
     **_STANDARD,
 }
 

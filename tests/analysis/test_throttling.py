@@ -6,6 +6,7 @@ from typing import Any
 
 import pandas as pd
 
+from analysis import alerts
 from analysis import throttling as th
 from store import REQUESTS, TABLES
 from tests.analysis.queries.test_costs import execution, executions_frame
@@ -164,3 +165,53 @@ def test_nothing_to_show_is_empty_with_columns() -> None:
     assert th.throttle_summary(no_metrics, NO_REQUESTS).empty
     assert th.monitor_throttles(no_metrics).columns.tolist() == th.SERIES_COLUMNS
     assert th.retry_after_totals(NO_REQUESTS).columns.tolist() == th.RETRY_COLUMNS
+
+
+def logged(minute: int, container: str, partition: str, operation: str, requests: int | None, throttled: int) -> Any:
+    row = dict.fromkeys(LOG_THROTTLES.columns)
+    row.update(time=T0 + pd.Timedelta(minutes=minute), account="a", database="shop", container=container,
+               partition_id=partition, operation_name=operation, requests=requests, throttled=throttled,
+               bin_minutes=1)  # fmt: skip
+    return row
+
+
+# carts has logs only: minute 0, two partitions of Upsert (40 of 100 and 0 of 100); a row stored before
+# requests were counted (None) gives no rate; orders has logs too, but Monitor counted its requests
+LOG_ROWS = pd.DataFrame(
+    [logged(0, "carts", "p-1", "Upsert", 100, 40), logged(0, "carts", "p-2", "Upsert", 100, 0),
+     logged(0, "carts", "p-1", "Read", 50, 5), logged(3, "carts", "p-1", "Read", None, 9),
+     logged(0, "orders", "p-9", "Query", 1000, 1000)],
+    columns=LOG_THROTTLES.columns,
+)  # fmt: skip
+
+
+def test_operation_rates_are_the_429s_over_the_requests_of_each_operation_and_minute() -> None:
+    rates = th.operation_rates(METRIC_ROWS, LOG_ROWS, bin=pd.Timedelta(minutes=1))
+    assert rates.columns.tolist() == th.OPERATION_COLUMNS
+    assert rates[["container", "source", "operation", "time", "requests", "throttled", "rate"]].values.tolist() == [
+        ["orders", th.MONITOR, "Create", T0 + pd.Timedelta(minutes=7), 100.0, 50.0, 0.5],
+        ["carts", th.LOGS, "Upsert", T0, 200.0, 40.0, 0.2],  # the partitions summed, not their rates averaged
+        ["carts", th.LOGS, "Read", T0, 50.0, 5.0, 0.1],  # ties: in container order
+        ["orders", th.MONITOR, "Query", T0, 100.0, 10.0, 0.1],
+        ["orders", th.MONITOR, "Query", T0 + pd.Timedelta(minutes=20), 100.0, 0.0, 0.0],
+    ]  # orders' logs (1000 of 1000) are not shown: Monitor counted its requests, as its one rate says
+
+
+def test_a_container_s_rate_is_its_operations_summed_from_the_same_source() -> None:
+    """One definition: the page's per-operation rows add up to the container's one rate (`preferred_rate`),
+    which the alerts fire on, too."""
+    rates = th.operation_rates(METRIC_ROWS, LOG_ROWS)
+    preferred = th.preferred_rate(METRIC_ROWS, NO_REQUESTS, LOG_ROWS).set_index("container")
+    for container, rows in rates.groupby("container"):
+        assert rows["source"].unique().tolist() == [preferred.loc[container, "source"]]
+        summed = rows["throttled"].sum() / rows["requests"].sum()
+        assert round(summed, 6) == preferred.loc[container, "rate"]
+    assert preferred.loc["carts", ["source", "requests", "throttled"]].tolist() == [th.LOGS, 250.0, 45.0]
+    fired = alerts.throttle_rate_alerts(METRIC_ROWS, NO_REQUESTS, percent=20, window_minutes=30)
+    assert fired["value"].tolist() == [round(preferred.loc["orders", "rate"] * 100, 4)] == [20.0]
+
+
+def test_operation_rates_without_counted_requests_are_empty_with_columns() -> None:
+    old = LOG_ROWS.assign(requests=None)  # a store from before requests were counted
+    assert th.operation_rates(METRIC_ROWS.iloc[:0], old).columns.tolist() == th.OPERATION_COLUMNS
+    assert th.operation_rates(METRIC_ROWS.iloc[:0], old.drop(columns="requests")).empty

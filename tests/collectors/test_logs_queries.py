@@ -74,10 +74,9 @@ def test_legacy_mode_reads_azure_diagnostics_by_category() -> None:
     kql = build(THROTTLES, Params("shop", account="acct", bin_minutes=15, mode=AZURE_DIAGNOSTICS))
     assert kql == (
         "AzureDiagnostics\n"
-        "| where Category == 'DataPlaneRequests' and Resource =~ 'acct' and databaseName_s == 'shop' "
-        "and statusCode_s == '429'\n"
-        "| summarize Throttled = count() by databaseName_s, collectionName_s, partitionId_g, OperationName, "
-        "bin(TimeGenerated, 15m)"
+        "| where Category == 'DataPlaneRequests' and Resource =~ 'acct' and databaseName_s == 'shop'\n"
+        "| summarize Requests = count(), Throttled = countif(statusCode_s == '429') "
+        "by databaseName_s, collectionName_s, partitionId_g, OperationName, bin(TimeGenerated, 15m)"
     )
     renames = result_columns(THROTTLES, AZURE_DIAGNOSTICS)
     assert (
@@ -96,7 +95,7 @@ def test_legacy_query_stats_use_that_category_s_lower_case_columns() -> None:
 
 
 def test_resource_specific_throttles_compare_the_int_status() -> None:
-    assert "StatusCode == 429\n" in build(THROTTLES, Params("shop", account="acct"))
+    assert "Throttled = countif(StatusCode == 429) by" in build(THROTTLES, Params("shop", account="acct"))
     assert "AccountName =~ 'acct'" in build(THROTTLES, Params("shop", account="acct"))  # case-insensitive
 
 
@@ -114,3 +113,16 @@ def test_all_queries_covers_every_query_in_both_modes() -> None:
     assert all(not re.search(r"\bCDB", kql) for kql in legacy)
     # only the subset the stand-in understands: no join, extend, let, take, parse_json or now()
     assert not any(re.search(r"\b(join|extend|let|take|parse_json|now)\b", kql) for _, kql in found)
+
+
+def test_throttles_count_every_request_and_the_429s_among_them() -> None:
+    """A row of CDBDataPlaneRequests is one request (azure-monitor.md §7b R47): the rate's denominator is
+    count() over every status, so no `where` on the status; not dcount(ActivityId), which counts operations
+    (an SDK's retries share one ActivityId, R46)."""
+    kql = build(THROTTLES, Params("shop", bin_minutes=1))
+    assert kql == (
+        "CDBDataPlaneRequests\n"
+        "| where DatabaseName == 'shop'\n"
+        "| summarize Requests = count(), Throttled = countif(StatusCode == 429) "
+        "by DatabaseName, CollectionName, PartitionId, OperationName, bin(TimeGenerated, 1m)"
+    )

@@ -128,8 +128,17 @@ def test_hot_key_first_by_ru_and_429s_on_the_hot_range(stand_in: StandIn, tmp_pa
     assert stored == pytest.approx(dict(peaks))  # each bin's busiest second of each key, from the raw records
 
     throttles = read_table(store_location(tmp_path), "log_throttles")
-    assert set(throttles["partition_id"]) == {stand_in.hot}
+    assert set(throttles.loc[throttles["throttled"] > 0, "partition_id"]) == {stand_in.hot}
     assert int(throttles["throttled"].sum()) == sum(1 for r in _records(engine) if r.status == 429) > 0
+    # every request per partition, operation and minute, and the 429s among them, from the raw records
+    counted: dict[tuple[str, str, pd.Timestamp], list[int]] = defaultdict(lambda: [0, 0])
+    for r in _records(engine):
+        cell = counted[(r.pkrange_id, r.operation, pd.Timestamp(int(r.time) // 60 * 60, unit="s", tz="UTC"))]
+        cell[0] += 1
+        cell[1] += r.status == 429
+    columns = ["partition_id", "operation_name", "time", "requests", "throttled"]
+    stored_counts = {(p, o, t): [n, k] for p, o, t, n, k in throttles[columns].itertuples(index=False)}
+    assert stored_counts == dict(counted)
 
     stats = read_table(store_location(tmp_path), "log_query_stats")
     assert set(stats["query_text"]) == {QUERY}

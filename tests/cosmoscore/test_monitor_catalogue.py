@@ -119,6 +119,7 @@ _KQL_WORDS = {
     "by",
     "bin",
     "count",
+    "countif",
     "sum",
     "todouble",
     "arg_max",

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from analysis import throttling
 from dashboard.figures import throttling as figures_throttling
 from store import store_location, write_frame
-from tests.analysis.test_throttling import METRIC_ROWS, T0
+from tests.analysis.test_throttling import LOG_ROWS, METRIC_ROWS, T0
 from tests.collected import CollectedStore
 from tests.dashboard.apptest import APP, chart, store_rows, write_rows
 from tests.dashboard.test_storage_page import shown, table, values
@@ -115,6 +115,25 @@ def test_metrics_show_the_rate_and_the_429s_by_operation(store: Path) -> None:
     assert not [d for d in app.get("download_button") if d.proto.id.endswith("-throttling_queries_download")]
 
 
+def test_the_rate_per_operation_is_the_analysis_one_in_percent(store: Path) -> None:
+    """orders from Azure Monitor, carts (no metrics) from its logs: the page's table is `operation_rates`,
+    and each container's operations add up to the rate its summary row shows for that source."""
+    write_frame(store_location(store), "metrics", METRIC_ROWS, run_id="m1", part="0")
+    write_frame(store_location(store), "log_throttles", LOG_ROWS, run_id="l1", part="0")
+    app = open_throttling()
+    shown_rates = table(app, "throttling_operation_rates")
+    expected = throttling.operation_rates(METRIC_ROWS, LOG_ROWS)
+    columns = ["label", "source", "operation", "requests", "throttled"]
+    assert shown_rates[columns].values.tolist() == expected[columns].values.tolist()
+    assert shown_rates["rate"].tolist() == pytest.approx((expected["rate"] * 100).tolist())
+    summary = table(app, "throttling_summary").set_index(["label", "source"])
+    for (container, source), rows in shown_rates.groupby(["label", "source"]):
+        assert 100 * rows["throttled"].sum() / rows["requests"].sum() == pytest.approx(
+            summary.loc[(container, source), "rate"]
+        )
+    assert summary.loc[("carts", throttling.LOGS), ["requests", "throttled"]].tolist() == [250.0, 45.0]
+
+
 def test_the_figure_builders() -> None:
     rate = pd.DataFrame({"label": ["orders", "orders"], "source": ["replay", "replay"], "time": [T0, T0 + pd.Timedelta(minutes=1)],
                          "requests": [10.0, 4.0], "throttled": [1.0, 0.0], "rate": [0.1, 0.0]})  # fmt: skip
@@ -146,6 +165,11 @@ def test_the_page_on_the_collected_store(
     assert not app.info and not app.warning
     summary = table(app, "throttling_summary").set_index("source")
     assert summary.loc["Azure Monitor", "rate"] > 100 * throttling.HEALTHY_429_RATE[1]  # in percent
+    # the logs count the same requests and 429s as the metric (one log row per request, retries apart)
+    logged = summary.loc[throttling.LOGS, ["requests", "throttled"]].tolist()
+    assert logged == summary.loc["Azure Monitor", ["requests", "throttled"]].tolist()
+    operations_rates = table(app, "throttling_operation_rates")
+    assert set(operations_rates["source"]) == {"Azure Monitor"} and "Read" in set(operations_rates["operation"])
     assert summary.loc["Azure Monitor", "verdict"] == "above the healthy 1%-5%"
     assert summary.loc["replay", "verdict"] == "no 429s"
     by_operation = chart(app, "throttling_operations_chart")
@@ -158,7 +182,9 @@ def test_the_page_on_the_collected_store(
     assert any("The replay got no 429s" in c.value for c in app.caption)
     assert list(shown(app, "throttling_retry_after"))[0] == "pkrange"
     rate = chart(app, "throttling_rate_chart")["data"]
-    assert [t["name"] for t in rate] == [figures_throttling.BAND_NAME, "orders (Azure Monitor)", "orders (replay)"]
+    assert [t["name"] for t in rate] == [
+        figures_throttling.BAND_NAME, "orders (Azure Monitor)", "orders (Log Analytics)", "orders (replay)"
+    ]  # fmt: skip
     assert len(values(rate[1]["y"])) <= throttling.MAX_BINS
     assert table(app, "throttling_retry_after")["throttled"].sum() == 0
     assert any("No replayed query was answered 429" in c.value for c in app.caption)

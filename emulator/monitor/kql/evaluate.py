@@ -306,8 +306,8 @@ def _arg_extreme(name: str | None, expr: Call, shape: Shape, scope: Scope, taken
     picks: list[tuple[str, Compiled]] = [(_unique(_name_of(expr.args[0], "max"), taken), target)]
     for i, arg in enumerate(expr.args[1:]):
         if isinstance(arg, Star):
-            for col in shape.columns:
-                if col not in taken and col not in {p for p, _ in picks}:
+            for col, kind in shape.columns.items():
+                if not kind.unbacked and col not in taken and col not in {p for p, _ in picks}:
                     picks.append((col, compile_expr(Col(col), scope)))
             continue
         picks.append((_unique(_name_of(arg, f"Column{i + 1}"), taken), compile_expr(arg, scope)))

@@ -31,6 +31,7 @@ PER_MINUTE = "the ruscope stand-in keeps per-minute aggregates, not per-request 
 class Column:
     type: str
     measure: bool = False
+    unbacked: str = ""  # why the stand-in cannot fill a column the service's table has ("": it can)
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,8 @@ def compile_expr(node: Expr, scope: Scope) -> Compiled:
         if column is None:
             raise semantic(f"'{scope.where}' operator: Failed to resolve scalar expression named '{node.name}'")
         name = node.name
+        if column.unbacked:
+            raise not_supported(f"'{scope.where}' operator: '{name}': {column.unbacked}")
         return Compiled(column.type, lambda row: row.get(name), ADDITIVE if column.measure else NONE)
     if isinstance(node, Lit):
         value = node.value

@@ -86,7 +86,7 @@ MUL: "*" | "/" | "%"
 NAME: /[A-Za-z_][A-Za-z0-9_]*/
 STRING: /@?"(?:[^"\\\n]|\\.)*"/ | /@?'(?:[^'\\\n]|\\.)*'/
 NUMBER: /\d+(\.\d*)?([eE][+-]?\d+)?/
-TIMESPAN.2: /\d+(\.\d+)?(microseconds?|milliseconds?|ms|ticks?|days?|hours?|minutes?|seconds?|d|h|m|s)(?![A-Za-z0-9_])/
+TIMESPAN.2: /\d+(\.\d+)?(microseconds?|milliseconds?|ms|ticks?|days?|hours?|hrs?|minutes?|min|seconds?|sec|d|h|m|s)(?![A-Za-z0-9_])/
 DATETIME.3: /datetime\(\s*[^)]*\)/
 %ignore /\s+/
 %ignore /\/\/[^\n]*/
@@ -145,9 +145,12 @@ _TICKS_PER_UNIT = {
     "day": 864_000_000_000,
     "h": 36_000_000_000,
     "hour": 36_000_000_000,
+    "hr": 36_000_000_000,
     "m": 600_000_000,
+    "min": 600_000_000,  # Microsoft's 429 query bins by `1min`
     "minute": 600_000_000,
     "s": 10_000_000,
+    "sec": 10_000_000,
     "second": 10_000_000,
     "ms": 10_000,
     "millisecond": 10_000,
@@ -269,7 +272,7 @@ def decode_string(token: str) -> str:
 
 
 def parse_timespan(text: str) -> dt.timedelta:
-    """`5m`, `1.5h`, `30s`, `100ms`, `2d` (Kusto timespan literals) as a timedelta."""
+    """`5m`, `1min`, `1.5h`, `30s`, `100ms`, `2d` (Kusto timespan literals) as a timedelta."""
     match = re.fullmatch(r"(\d+(?:\.\d+)?)([a-z]+)", text)
     unit = match.group(2) if match else ""
     if unit not in _TICKS_PER_UNIT and unit.endswith("s"):

@@ -173,12 +173,16 @@ def test_timespans() -> None:
 
 REFUSALS = [
     ("Nope | count", "SemanticError", "SEM0100", "Failed to resolve table or column expression named 'Nope'"),
-    (
+    (  # the table has it (one request's id, azure-monitor.md §7b R46): not "no such column", the stand-in's limit
         "CDBDataPlaneRequests | where ActivityId == 'x' | count",
         "SemanticError",
-        "SEM0100",
-        "'where' operator: Failed to resolve scalar expression named 'ActivityId'",
+        "",
+        "'where' operator: 'ActivityId': the ruscope stand-in keeps each minute's request counts, not each request's",
     ),
+    ("CDBDataPlaneRequests | summarize dcount(ActivityId)", "SemanticError", "", "'ActivityId'"),
+    ("AzureDiagnostics | summarize dcount(activityId_g)", "SemanticError", "", "'activityId_g'"),
+    ("CDBQueryRuntimeStatistics | summarize count() by ActivityId", "SemanticError", "", "not each request's own ids"),
+    ("CDBDataPlaneRequests | where DurationMs > 1 | count", "SemanticError", "SEM0100", "Failed to resolve"),
     ("cdbdataplanerequests | count", "SemanticError", "SEM0100", "Failed to resolve table"),
     ("CDBDataPlaneRequests | where (", "SyntaxError", "SYN0002", "Query could not be parsed"),
     ("CDBDataPlaneRequests | where StatusCode == '429' | count", "SemanticError", "SEM0025", "Cannot compare"),
@@ -341,3 +345,60 @@ def test_a_row_of_the_key_table_is_a_key_second_so_count_and_max_are_exact(app: 
     assert {r["PartitionKeyRangeId"]: r["Peak"] for r in peak} == pytest.approx(expected)
     hot = _result(app, "CDBPartitionKeyRUConsumption | where RequestCharge > 100 | summarize n = count()")
     assert hot == [{"n": sum(1 for v in seconds.values() if v > 100)}]
+
+
+THROTTLE_QUERIES = {  # nosql/troubleshoot-request-rate-too-large.md, step 3, both tabs, as published (R45)
+    "resource-specific": (
+        "CDBDataPlaneRequests\n| where TimeGenerated >= ago(24h)\n"
+        "| summarize throttledOperations = dcountif(ActivityId, StatusCode == 429), totalOperations = "
+        "dcount(ActivityId), totalConsumedRUPerMinute = sum(RequestCharge) by DatabaseName, CollectionName, "
+        "OperationName, RequestResourceType, bin(TimeGenerated, 1min)\n"
+        "| extend averageRUPerOperation = 1.0 * totalConsumedRUPerMinute / totalOperations\n"
+        "| extend fractionOf429s = 1.0 * throttledOperations / totalOperations\n"
+        "| order by fractionOf429s desc"
+    ),
+    "azure-diagnostics": (
+        'AzureDiagnostics\n| where TimeGenerated >= ago(24h)\n| where Category == "DataPlaneRequests"\n'
+        "| summarize throttledOperations = dcountif(activityId_g, statusCode_s == 429), totalOperations = "
+        "dcount(activityId_g), totalConsumedRUPerMinute = sum(todouble(requestCharge_s)) by databaseName_s, "
+        "collectionName_s, OperationName, requestResourceType_s, bin(TimeGenerated, 1min)\n"
+        "| extend averageRUPerOperation = 1.0 * totalConsumedRUPerMinute / totalOperations\n"
+        "| extend fractionOf429s = 1.0 * throttledOperations / totalOperations\n"
+        "| order by fractionOf429s desc"
+    ),
+}
+
+
+@pytest.mark.parametrize("mode", THROTTLE_QUERIES)
+def test_microsofts_429_query_counts_activity_ids_which_the_stand_in_does_not_keep(
+    app: tuple[LogsApp, Engine, str], mode: str
+) -> None:
+    """dcount(ActivityId) counts operations, an SDK's retries of a 429 sharing the id (R46): History keeps
+    request counts, not ids, so the answer is not determined by what it records, and it is refused."""
+    status, body = _ask(app[0], THROTTLE_QUERIES[mode])
+    inner = body["error"]["innererror"]["innererror"]
+    assert (status, inner["code"]) == (400, "NotSupportedByStandIn")
+    assert "not each request's own ids" in inner["message"] or "not per resource type" in inner["message"]
+
+
+def test_the_429_share_of_requests_per_operation_and_minute_is_exact(app: tuple[LogsApp, Engine, str]) -> None:
+    """The same query over requests (a row each, retries apart, R47): count() and countif() are exact."""
+    rows = _result(
+        app,
+        "CDBDataPlaneRequests\n| where TimeGenerated >= ago(24h)\n"
+        "| summarize throttled = countif(StatusCode == 429), total = count(), ru = sum(RequestCharge) "
+        "by DatabaseName, CollectionName, OperationName, bin(TimeGenerated, 1min)\n"
+        "| extend fractionOf429s = 1.0 * throttled / total\n| order by fractionOf429s desc",
+    )
+    expected: dict[tuple[str, dt.datetime], list[float]] = defaultdict(lambda: [0, 0, 0.0])
+    for r in _records(app[1]):
+        cell = expected[(r.operation, dt.datetime.fromtimestamp(r.time // 60 * 60, dt.UTC))]
+        cell[0] += r.status == 429
+        cell[1] += 1
+        cell[2] += r.request_charge
+    got = {(r["OperationName"], _when(r["TimeGenerated"])): [r["throttled"], r["total"], r["ru"]] for r in rows}
+    assert {k: v[:2] for k, v in got.items()} == {k: v[:2] for k, v in expected.items()}
+    assert {k: v[2] for k, v in got.items()} == pytest.approx({k: v[2] for k, v in expected.items()})
+    assert any(r["fractionOf429s"] > 0 for r in rows) and rows[0]["fractionOf429s"] == max(
+        r["throttled"] / r["total"] for r in rows
+    )
