@@ -18,7 +18,7 @@ from emulator.engine.results import ThroughputSpec
 from emulator.rest import wire
 
 PK_HEADER = "x-ms-documentdb-partitionkey"
-ACTIVITY_ID_CHARS = 36  # a GUID's text (cosmos-errors-and-stats.md: the SDK sends one GUID per attempt)
+ACTIVITY_ID_CHARS = 36  # a GUID's text (cosmos-errors-and-stats.md §1.6: one GUID per operation, its retries reuse it)
 
 
 class Request:
