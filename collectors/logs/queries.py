@@ -2,8 +2,8 @@
 
 Four queries (azure-monitor.md §6, §7), each in both diagnostic-settings modes:
 - `key_ru`: RU per logical key per pkrange per time bin (`CDBPartitionKeyRUConsumption`), and the most RU
-  the key consumed in one second of the bin (summed per second first, as Microsoft's hot-key query bins
-  by 1 s: the quantity that meets a partition's RU/s budget), rows with an empty PartitionKey left out (the
+  the key consumed in one second of the bin (summed per second and region first, as Microsoft's hot-key query
+  bins by 1 s: the quantity that meets a partition's RU/s budget, which each region reserves), rows with an empty PartitionKey left out (the
   service leaves it empty for operations with no single key); no request count: a row of that table is a
   key's aggregated consumption in one second (azure-monitor.md §7b R7, R24), so `count()` would count
   seconds, not requests;
@@ -48,6 +48,7 @@ from cosmoscore.monitor.logs import (
     PARTITION_KEY,
     PARTITION_KEY_RANGE_ID,
     QUERY_TEXT,
+    REGION_NAME,
     REQUEST_CHARGE,
     RESOURCE_SPECIFIC,
     SIZE_KB,
@@ -71,6 +72,7 @@ class Spec:
     where: tuple[tuple[str, str], ...] = ()  # extra equality filters: (column, literal as the mode writes it)
     present: tuple[str, ...] = ()  # columns a row must fill (`isnotempty`)
     per_second: str | None = None  # sum this column per second first (the aggregates then read those sums)
+    per_second_by: tuple[str, ...] = ()  # more group columns of the per-second sums only (not of the result)
     top: str | None = None  # `top N by <column> desc` on this result column
 
 
@@ -84,6 +86,7 @@ SPECS: dict[str, Spec] = {
         (DATABASE_NAME, COLLECTION_NAME, PARTITION_KEY_RANGE_ID, PARTITION_KEY),
         present=(PARTITION_KEY,),  # empty for operations with no single key (§7b R7, R22): no key's RU
         per_second=REQUEST_CHARGE,  # a key's RU in each second (its operations summed, §7b R24)
+        per_second_by=(REGION_NAME,),  # each region spends its own copy of the RU/s budget (§7b R1, R50)
     ),
     KEY_SIZE: Spec(
         logs.KEY_STATS,
@@ -177,7 +180,8 @@ def build(name: str, params: Params) -> str:
     lines = [source, "| where " + " and ".join(_filters(spec, params))]
     if spec.per_second is not None:
         column = spec.table.spelled(spec.per_second, mode)
-        by = ", ".join([*groups, f"bin({TIME_GENERATED}, 1s)"])
+        regions = [spec.table.spelled(c, mode) for c in spec.per_second_by]
+        by = ", ".join([*groups, *regions, f"bin({TIME_GENERATED}, 1s)"])
         lines.append(f"| summarize {spec.per_second} = sum(todouble({column})) by {by}")
     if spec.binned:
         groups.append(f"bin({TIME_GENERATED}, {params.bin_minutes}m)")

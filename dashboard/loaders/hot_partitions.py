@@ -43,7 +43,8 @@ class HotData:
 
     heatmap: hp.Heatmap  # normalized RU, pkrange x time
     key_heatmap: hp.Heatmap  # the top hk.TOP_KEY_CHOICES[-1] logical keys x time by RU/s (hk.top_keys cuts it)
-    key_totals: pd.DataFrame  # RU per (container, pkrange, logical key) from the logs
+    key_totals: pd.DataFrame  # RU and busiest second per (container, pkrange, logical key) from the logs,
+    # against the partition's budget (hk.against_budget)
     key_sizes: pd.DataFrame  # the latest storage snapshot's largest logical keys
     loads: dict[str, pd.DataFrame]  # LOAD_SOURCES name -> ROW_KEY, label, load column (key-space order) of
     # the pkranges that exist at the end of the view, since their layout is complete (analysis.hot.current)
@@ -89,7 +90,7 @@ def _load_hot(
     requests = tables.load_view(view, "requests", columns=hr.REQUEST_COLUMNS, run_ids=latest)  # the demand's runs
     loaded = (metrics, partitions, key_ru, logical, requests, executions)
     heatmap = hp.summarize_normalized_heatmap(metrics.frame, partitions.frame)
-    key_totals = hk.key_totals(key_ru.frame)
+    key_totals = _key_totals(key_ru.frame, partitions.frame, metrics.frame)
     by_query = hr.query_demand(requests.frame, executions.frame)
     demand = hr.summarize_demand(requests.frame, executions.frame, partitions.frame, metrics.frame)
     loads = {
@@ -128,6 +129,14 @@ def _metrics(view: FrameState) -> tables.Loaded:
         return tables.read_view(view, "metrics", columns=hp.METRIC_COLUMNS)
     wider = FrameState(store=view.store, since=view.since, scope=replace(view.scope, container=None))
     return tables.read_view(wider, "metrics", columns=hp.METRIC_COLUMNS)
+
+
+def _key_totals(key_ru: pd.DataFrame, partitions: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
+    """Each logical key's RU and busiest second, against its partition's RU/s budget."""
+    totals = hk.key_totals(key_ru)
+    if totals.empty:
+        return hk.against_budget(totals, pd.DataFrame(columns=[*ROW_KEY, "budget_ru_s", "budget_source"]))
+    return hk.against_budget(totals, hr.partition_budgets(partitions, metrics, totals))
 
 
 def _ordered(frame: pd.DataFrame, column: str, partitions: pd.DataFrame) -> pd.DataFrame:

@@ -52,13 +52,14 @@ def test_an_injection_stays_inside_its_literal() -> None:
 
 
 def test_resource_specific_key_ru_is_the_documented_query() -> None:
-    """Summed per second first (a key's operations together, as Microsoft's hot-key query bins by 1 s), then
-    per bin: its RU and its busiest second (azure-monitor.md §7b R24); no count() (a row is not a request)."""
+    """Summed per second and region first (a key's operations together, as Microsoft's hot-key query bins by
+    1 s; each region spends its own RU/s), then per bin: its RU and its busiest second (azure-monitor.md §7b
+    R24, R50); no count() (a row is not a request)."""
     by = "DatabaseName, CollectionName, PartitionKeyRangeId, PartitionKey"
     assert build(KEY_RU, Params("shop", bin_minutes=5)) == (
         "CDBPartitionKeyRUConsumption\n"
         "| where DatabaseName == 'shop' and isnotempty(PartitionKey)\n"
-        f"| summarize RequestCharge = sum(todouble(RequestCharge)) by {by}, bin(TimeGenerated, 1s)\n"
+        f"| summarize RequestCharge = sum(todouble(RequestCharge)) by {by}, RegionName, bin(TimeGenerated, 1s)\n"
         "| summarize RequestCharge = sum(todouble(RequestCharge)), PeakRequestCharge = max(todouble(RequestCharge)) "
         f"by {by}, bin(TimeGenerated, 5m)"
     )
