@@ -1,12 +1,14 @@
 """Every KQL query `ruscope logs` sends to Log Analytics, in one place, built from parameters (pure).
 
-Four queries (azure-monitor.md §6, §7), each in both diagnostic-settings modes:
+Five queries (azure-monitor.md §6, §7), each in both diagnostic-settings modes:
 - `key_ru`: RU per logical key per pkrange per time bin (`CDBPartitionKeyRUConsumption`), and the most RU
   the key consumed in one second of the bin (summed per second and region first, as Microsoft's hot-key query
   bins by 1 s: the quantity that meets a partition's RU/s budget, which each region reserves), rows with an empty PartitionKey left out (the
   service leaves it empty for operations with no single key); no request count: a row of that table is a
   key's aggregated consumption in one second (azure-monitor.md §7b R7, R24), so `count()` would count
   seconds, not requests;
+- `key_operations`: the same per operation too (`OperationName`; `operationType_s` in the legacy table,
+  §7b R20), with each operation's busiest second on the key: which operation heats a key (§7b R8, R51);
 - `key_size`: the latest size of each logical key (`CDBPartitionKeyStatistics` rows are periodic snapshots:
   `arg_max(TimeGenerated, SizeKb)` per key, never a sum over time), the largest `top` keys;
 - `throttles`: 429s per physical partition and operation per time bin (`CDBDataPlaneRequests`);
@@ -77,6 +79,7 @@ class Spec:
 
 
 KEY_RU, KEY_SIZE, THROTTLES, QUERY_STATS = "key_ru", "key_size", "throttles", "query_stats"
+KEY_OPERATIONS = "key_operations"
 PEAK_REQUEST_CHARGE = "PeakRequestCharge"  # key_ru: the most RU the key consumed in one second of the bin
 SPECS: dict[str, Spec] = {
     KEY_RU: Spec(
@@ -87,6 +90,14 @@ SPECS: dict[str, Spec] = {
         present=(PARTITION_KEY,),  # empty for operations with no single key (§7b R7, R22): no key's RU
         per_second=REQUEST_CHARGE,  # a key's RU in each second (its operations summed, §7b R24)
         per_second_by=(REGION_NAME,),  # each region spends its own copy of the RU/s budget (§7b R1, R50)
+    ),
+    KEY_OPERATIONS: Spec(  # key_ru per operation: which one heats the key (§7b R8, R20, R51)
+        logs.KEY_RU,
+        ((REQUEST_CHARGE, "sum", REQUEST_CHARGE), (PEAK_REQUEST_CHARGE, "max", REQUEST_CHARGE)),
+        (DATABASE_NAME, COLLECTION_NAME, PARTITION_KEY_RANGE_ID, PARTITION_KEY, OPERATION_NAME),
+        present=(PARTITION_KEY,),
+        per_second=REQUEST_CHARGE,
+        per_second_by=(REGION_NAME,),
     ),
     KEY_SIZE: Spec(
         logs.KEY_STATS,
