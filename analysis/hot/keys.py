@@ -14,6 +14,9 @@ window one second (`PEAK_WINDOW`) and its source says which rows it comes from (
 before the busiest second was collected have none, so a key with none is unknown (NaN), never 0, and a key
 with some is a lower bound over the bins that have it. `against_budget` compares it with the key's physical
 partition's budget (`analysis.hot.replay.partition_budgets`: the provisioned RU/s over the partitions).
+
+**By operation.** `operation_totals` splits a key's RU by the operation that spent it (the logs'
+`log_key_operation_ru`), with each operation's busiest second: which operation heats the key.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from analysis.hot.partitions import (
     smallest_step,
 )
 from analysis.pkrange_ids import pkrange_sort_key
-from store.records import LOG_KEY_RU, LOGICAL_KEYS
+from store.records import LOG_KEY_OPERATION_RU, LOG_KEY_RU, LOGICAL_KEYS
 
 TOP_KEY_CHOICES = (10, 20, 50, 100)  # how many of the hottest keys a heatmap may show
 
@@ -41,6 +44,10 @@ TOP_KEY_CHOICES = (10, 20, 50, 100)  # how many of the hottest keys a heatmap ma
 KEY_RU_COLUMNS = LOG_KEY_RU.pick(
     *ROW_KEY, "time", "partition_key", "request_charge", "peak_request_charge", "bin_minutes"
 )
+KEY_OPERATION_COLUMNS = LOG_KEY_OPERATION_RU.pick(
+    *ROW_KEY, "time", "partition_key", "operation_name", "request_charge", "peak_request_charge"
+)
+OPERATION_TOTAL_COLUMNS = [*ROW_KEY, "partition_key", "operation_name", "ru", "ru_share_pct", "peak_ru_s"]
 LOGICAL_KEY_COLUMNS = LOGICAL_KEYS.pick(*ROW_KEY, "time", "partition_key", "size_kb")
 PEAK_COLUMNS = ["busiest_bin_ru_s", "peak_ru_s", "peak_time", "peak_window", "peak_source"]
 KEY_TOTAL_COLUMNS = [*ROW_KEY, "partition_key", "ru", *PEAK_COLUMNS]
@@ -202,6 +209,36 @@ def keys_at_budget(keys: pd.DataFrame) -> pd.DataFrame:
         return keys.iloc[0:0]
     hot = keys[keys["peak_verdict"].eq(REACHED).fillna(False).to_numpy(dtype=bool)]
     return hot.sort_values(["peak_ru_s", "partition_key"], ascending=[False, True], kind="stable")
+
+
+def operation_totals(key_operations: pd.DataFrame) -> pd.DataFrame:
+    """RU per (container, pkrange, logical key, operation) over the view (the logs' `log_key_operation_ru`):
+    its share of the key's RU on that pkrange, and the operation's busiest second on the key (RU/s; NaN when
+    unknown) (`OPERATION_TOTAL_COLUMNS`, each key's costliest operation first)."""
+    rows = key_operations.dropna(subset=["pkrange_id", "partition_key", "operation_name", "request_charge"])
+    if rows.empty:
+        return pd.DataFrame(columns=OPERATION_TOTAL_COLUMNS)
+    key = [*ROW_KEY, "partition_key"]
+    rows = rows.assign(
+        request_charge=rows["request_charge"].astype(float), peak=rows["peak_request_charge"].astype(float)
+    )
+    grouped = rows.groupby([*key, "operation_name"])
+    totals = pd.DataFrame({"ru": grouped["request_charge"].sum(), "peak_ru_s": grouped["peak"].max()}).reset_index()
+    of_key = totals.groupby(key)["ru"].transform("sum")
+    totals["ru_share_pct"] = (100 * totals["ru"] / of_key.where(of_key > 0)).round(2)
+    totals = totals.assign(ru=totals["ru"].round(4), peak_ru_s=totals["peak_ru_s"].round(4))
+    order = [*key, "ru", "operation_name"]
+    totals = totals.sort_values(order, ascending=[True] * len(key) + [False, True], kind="stable")
+    return totals.reset_index(drop=True)[OPERATION_TOTAL_COLUMNS]
+
+
+def operations_of(totals: pd.DataFrame, key: pd.Series) -> pd.DataFrame:
+    """The rows of `operation_totals` of one logical key on one pkrange (`key`: ROW_KEY and partition_key)."""
+    columns = [*ROW_KEY, "partition_key"]
+    if totals.empty:
+        return totals
+    mine = np.logical_and.reduce([totals[c].astype(str).eq(str(key[c])).to_numpy() for c in columns])
+    return totals[mine].reset_index(drop=True)
 
 
 def _ids(values: pd.Series) -> str:

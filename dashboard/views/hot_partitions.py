@@ -91,6 +91,15 @@ KEY_COLUMNS = {
     "peak_verdict": st.column_config.TextColumn("busiest second vs budget"),
     "size_kb": st.column_config.NumberColumn("size KB", format="%.0f"),
 }
+OPERATION_COLUMNS = {
+    "operation_name": st.column_config.TextColumn("operation"),
+    "ru": st.column_config.NumberColumn("RU", format="%.1f"),
+    "ru_share_pct": st.column_config.NumberColumn("share of the key's RU", format="%.1f%%"),
+    "peak_ru_s": st.column_config.NumberColumn(
+        "busiest second RU/s", format="%.1f", help="The operation's most RU on the key in one second (blank: unknown)"
+    ),
+}
+OPERATION_HIDDEN = ["account", "database", "container", "pkrange_id", "partition_key"]  # the key chosen above
 KEY_HIDDEN = ["peak_window"]  # every busiest second is one second long (hk.PEAK_WINDOW): the CSV keeps it
 PEAK_HELP = """A partition's RU/s budget is spent second by second: in a second where a partition has used its
 share of the RU/s, further requests to it are throttled (429). A log bin's mean RU/s (the heatmap above) hides a
@@ -191,6 +200,32 @@ def render_keys_in_range(data: HotData) -> None:
     table = shown(keys).drop(columns=KEY_HIDDEN)
     widgets.render_table(
         table, key="hot_keys_table", file_name="hot-partition-keys.csv", column_config=KEY_COLUMNS, csv=keys
+    )
+    render_key_operations(data, keys)
+
+
+def render_key_operations(data: HotData, keys: pd.DataFrame) -> None:
+    """Which operation heats one logical key of the table above (the logs' RU per key and operation)."""
+    logged = keys.dropna(subset=["ru"]).reset_index(drop=True)
+    if data.key_operations.empty or logged.empty:
+        return
+    st.caption("RU by operation: which operation heats a key")
+    names = [f"{key} (pkrange {label})" for key, label in zip(logged["partition_key"], logged["label"])]
+    picked = st.selectbox("Logical key", range(len(names)), format_func=names.__getitem__, key="hot_key_operations_key")
+    operations = hk.operations_of(data.key_operations, logged.iloc[int(picked or 0)])
+    if operations.empty:
+        st.info(
+            "No RU by operation for this key in the view: its rows were collected before `ruscope logs` "
+            "asked for them (query `key_operations`).",
+            icon=":material/info:",
+        )
+        return
+    widgets.render_table(
+        operations.drop(columns=OPERATION_HIDDEN),
+        key="hot_key_operations_table",
+        file_name="hot-partition-key-operations.csv",
+        column_config=OPERATION_COLUMNS,
+        csv=operations,
     )
 
 

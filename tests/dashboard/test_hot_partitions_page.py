@@ -179,6 +179,11 @@ def test_the_collected_store_shows_the_hot_partition_at_100_percent(
         app.radio(key="hot_skew_source").set_value(source).run()
         skew = next(t.value for t in app.dataframe if "gini" in t.value.columns)
         assert skew["pkranges"].tolist() == [live] and skew["hottest_pkrange"].tolist() == [child], source
+    # the logs collector's RU by operation (LogsQueryClient from the stand-in): the hottest key's, summing to its RU
+    keys_table = next(t.value for t in app.dataframe if "peak_verdict" in t.value.columns)
+    operations = next(t.value for t in app.dataframe if "operation_name" in t.value.columns)
+    assert app.selectbox(key="hot_key_operations_key").value == 0 and "Read" in operations["operation_name"].tolist()
+    assert operations["ru"].sum() == pytest.approx(keys_table["ru"].iloc[0], rel=1e-3)
 
 
 def test_two_containers_label_their_pkranges_and_the_default_choice_is_found(store: Path) -> None:
@@ -245,3 +250,35 @@ def test_a_key_whose_busiest_second_reached_its_partitions_budget_is_named_besid
     assert '["hot"]' in warning.value.replace("\\", "") and "pkrange 1" in warning.value
     assert "100.0 RU, 100% of its partition's budget of 100 RU/s" in warning.value
     assert "2026-05-01 10:30 UTC" in warning.value and "averaged 3.00 RU/s" in warning.value
+
+
+def test_the_operations_that_heat_the_chosen_key(store: Path) -> None:
+    with_key_peaks(store)
+    operations = pd.DataFrame(
+        {
+            "pkrange_id": ["1", "1", "1", "1"],
+            "partition_key": ['["hot"]', '["hot"]', '["hot"]', '["warm"]'],
+            "operation_name": ["Read", "Query", "Read", "Create"],
+            "request_charge": [600.0, 300.0, 300.0, 100.0],
+            "peak_request_charge": [80.0, 20.0, 40.0, 20.0],
+            "bin_minutes": 5,
+            "partial": False,
+            "time": [T0 + pd.Timedelta(minutes=m) for m in (30, 30, 35, 30)],
+        }
+    ).assign(**WHERE)
+    write_frame(store_location(store), "log_key_operation_ru", operations, run_id="l2", part="0")
+    app = open_page()
+    app.multiselect(key="hot_pkranges").set_value(["0", "1"]).run()
+    chooser = app.selectbox(key="hot_key_operations_key")
+    assert chooser.options == ['["hot"] (pkrange 1)', '["warm"] (pkrange 1)', '["cold"] (pkrange 0)']
+    table = next(t.value for t in app.dataframe if "operation_name" in t.value.columns)
+    assert "partition_key" not in table.columns  # the key is the one chosen above
+    assert table["operation_name"].tolist() == ["Read", "Query"]  # the costliest first
+    assert table["ru"].tolist() == [900.0, 300.0] and table["ru_share_pct"].tolist() == [75.0, 25.0]
+    assert table["peak_ru_s"].tolist() == [80.0, 20.0]  # each operation's busiest second on the key
+    chooser.set_value(1).run()
+    table = next(t.value for t in app.dataframe if "operation_name" in t.value.columns)
+    assert table["operation_name"].tolist() == ["Create"] and table["ru_share_pct"].tolist() == [100.0]
+    app.selectbox(key="hot_key_operations_key").set_value(2).run()  # "cold": stored before operations were
+    assert not [t for t in app.dataframe if "operation_name" in t.value.columns]
+    assert any("No RU by operation for this key" in i.value for i in app.info)

@@ -303,6 +303,20 @@ def test_a_keys_busiest_second_is_its_largest_logged_peak_and_unknown_without_on
     assert at_budget["partition_key"].tolist() == ['["hot"]']
 
 
+def test_a_keys_ru_by_operation_with_each_operations_busiest_second() -> None:
+    def row(minute: float, key: str, operation: str, ru: float, peak: float | None) -> dict[str, Any]:
+        at = {"time": T0 + pd.Timedelta(minutes=minute), "pkrange_id": "0", "partition_key": key}
+        return {**C, **at, "operation_name": operation, "request_charge": ru, "peak_request_charge": peak}
+
+    rows = [row(0, '["a"]', "Read", 30, 2), row(5, '["a"]', "Read", 30, 5), row(0, '["a"]', "Upsert", 20, None)]
+    totals = hk.operation_totals(frame([*rows, row(0, '["b"]', "Query", 9, 9)], hk.KEY_OPERATION_COLUMNS))
+    assert totals.columns.tolist() == hk.OPERATION_TOTAL_COLUMNS
+    mine = hk.operations_of(totals, pd.Series({**C, "pkrange_id": "0", "partition_key": '["a"]'}))
+    assert mine["operation_name"].tolist() == ["Read", "Upsert"] and mine["ru_share_pct"].tolist() == [75.0, 25.0]
+    assert mine["peak_ru_s"].iloc[0] == 5.0 and math.isnan(mine["peak_ru_s"].iloc[1])  # unknown, never 0
+    assert hk.operation_totals(frame([], hk.KEY_OPERATION_COLUMNS)).empty
+
+
 def test_the_normalized_heatmap_figure_has_a_fixed_scale_and_marks_the_split() -> None:
     heatmap = hp.summarize_normalized_heatmap(
         frame(SPLIT_METRICS, hp.METRIC_COLUMNS), frame(AFTER_SPLIT, hp.PARTITION_COLUMNS)
