@@ -7,6 +7,7 @@ import re
 import pytest
 
 from collectors.logs.queries import (
+    KEY_OPERATIONS,
     KEY_RU,
     KEY_SIZE,
     QUERIES,
@@ -63,6 +64,17 @@ def test_resource_specific_key_ru_is_the_documented_query() -> None:
         "| summarize RequestCharge = sum(todouble(RequestCharge)), PeakRequestCharge = max(todouble(RequestCharge)) "
         f"by {by}, bin(TimeGenerated, 5m)"
     )
+
+
+def test_key_operations_groups_by_the_operation_as_microsofts_hot_key_query_does() -> None:
+    """`OperationName` in the CDB table, `operationType_s` in AzureDiagnostics (azure-monitor.md §7b R20, R51)."""
+    kql = build(KEY_OPERATIONS, Params("shop"))
+    by = "DatabaseName, CollectionName, PartitionKeyRangeId, PartitionKey, OperationName"
+    assert f"by {by}, RegionName, bin(TimeGenerated, 1s)\n" in kql and kql.endswith(f"by {by}, bin(TimeGenerated, 5m)")
+    legacy = build(KEY_OPERATIONS, Params("shop", mode=AZURE_DIAGNOSTICS))
+    assert "by databaseName_s, collectionName_s, partitionKeyRangeId_s, partitionKey_s, operationType_s, " in legacy
+    assert "isnotempty(partitionKey_s)" in legacy and "OperationName" not in legacy
+    assert result_columns(KEY_OPERATIONS, AZURE_DIAGNOSTICS)["operationType_s"] == "OperationName"
 
 
 def test_key_size_takes_the_latest_snapshot_not_a_sum() -> None:
