@@ -309,6 +309,23 @@ class LogKeyRURecord(Scoped):
     partial: bool  # from a partial result (LogsQueryPartialResult): kept, but maybe incomplete
 
 
+@table("log_key_operation_ru", key=(*LOG_BIN_KEY, "pkrange_id", "partition_key", "operation_name"))
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogKeyOperationRURecord(Scoped):
+    """RU of one logical key on one pkrange by one operation in one time bin (`CDBPartitionKeyRUConsumption`
+    grouped by its operation): which operation heats a key. A table of its own, not a column of `log_key_ru`:
+    that table's key (and so what a row collected again is matched against) stays as stored, and its rows
+    keep one total per key. No run_id in the key: a bin collected again is the same row, stored once."""
+
+    pkrange_id: str
+    partition_key: str  # as the log writes it: JSON text of the key's components, e.g. ["t1"]
+    operation_name: str  # as the log writes it (Create, Read, Query, ...)
+    request_charge: float
+    peak_request_charge: float | None  # the operation's most RU on the key in one second of the bin
+    bin_minutes: Int32
+    partial: bool
+
+
 @table("log_key_sizes", key=("run_id", "account", "database", "container", "partition_key"))
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LogKeySizeRecord(Scoped):
@@ -364,6 +381,7 @@ class LogWindowRecord(Scoped):
 
 
 LOG_KEY_RU = TABLES[LogKeyRURecord.TABLE]
+LOG_KEY_OPERATION_RU = TABLES[LogKeyOperationRURecord.TABLE]
 LOG_KEY_SIZES = TABLES[LogKeySizeRecord.TABLE]
 LOG_THROTTLES = TABLES[LogThrottleRecord.TABLE]
 LOG_QUERY_STATS = TABLES[LogQueryStatsRecord.TABLE]

@@ -20,7 +20,8 @@ the hottest pkrange), `hot_range_share`, `throttle_rate`, `largest_partition_gb`
 cost against manual RU/s set at the peak, below). `partition` (the latest storage snapshot and Azure
 Monitor): `size_gb`, `headroom` (of 50 GB), `documents`, `max_normalized_ru`. `key`: the `TOP_KEYS`
 largest logical keys (`size_gb`, with their share of 20 GB) and the `TOP_KEYS` costliest by RU in the
-diagnostic logs (`ru`). `query`: `total_ru`, `mean_ru`, `executions` of the replayed queries. `offer`: each
+diagnostic logs (`ru`, and `peak_ru_s`: the key's busiest second, RU in one second, when the logs hold it).
+`query`: `total_ru`, `mean_ru`, `executions` of the replayed queries. `offer`: each
 shared-throughput database, after the containers (`container` is "", `store.records.SHARED_OFFER_CONTAINER`:
 the database's offer, whose containers `analysis.fleet.summarize_throughput_units` lists in `detail`):
 `containers` (how many spend it), `provisioned_ru_s`, `p95_ru_s` (its containers' summed), `p95_utilization`,
@@ -57,6 +58,7 @@ from analysis.capacity.rules import (
     raise_action,
     skew_action,
 )
+from analysis.hot import keys as hot_keys
 from analysis.units import Number, round_to_unit, size_text
 from cosmoscore.limits import GB, Limits
 from cosmoscore.monitor.metrics import NORMALIZED_RU
@@ -74,7 +76,9 @@ REPORT_TABLES = {
     "metrics": overview.METRIC_COLUMNS,
     "partitions": PARTITIONS.pick(*fleet.PARTITION_COLUMNS, "document_count"),
     "logical_keys": overview.LOGICAL_KEY_COLUMNS,
-    "log_key_ru": LOG_KEY_RU.pick(*KEY, "time", "pkrange_id", "partition_key", "request_charge"),
+    "log_key_ru": LOG_KEY_RU.pick(
+        *KEY, "time", "pkrange_id", "partition_key", "request_charge", "peak_request_charge", "bin_minutes"
+    ),
 }
 
 # -- the report ------------------------------------------------------------------------------------------
@@ -262,7 +266,17 @@ def key_rows(keys: pd.DataFrame, log_key_ru: pd.DataFrame | None, limits: Limits
         ru = rows.groupby([*KEY, "partition_key"])["request_charge"].sum().round(2).rename("ru").reset_index()
         costly = _top(ru, "ru").assign(detail="diagnostic logs")
         parts.append(_long(costly, "key", "ru", "RU", subject="partition_key", detail="detail"))
+        peaks = busiest_seconds(rows, costly).assign(detail=f"diagnostic logs, busiest second ({hot_keys.PEAK_WINDOW})")
+        parts.append(_long(peaks, "key", "peak_ru_s", "RU/s", subject="partition_key", detail="detail"))
     return pd.concat(parts, ignore_index=True)
+
+
+def busiest_seconds(log_key_ru: pd.DataFrame, keys: pd.DataFrame) -> pd.DataFrame:
+    """The busiest second (RU/s, `analysis.hot.keys.key_totals`) of each of `keys` (KEY, partition_key) over
+    its pkranges; NaN (no report row) where the logs' rows were stored before it was collected."""
+    totals = hot_keys.key_totals(log_key_ru)
+    peaks = totals.groupby([*KEY, "partition_key"])["peak_ru_s"].max().reset_index()
+    return keys[[*KEY, "partition_key"]].merge(peaks, on=[*KEY, "partition_key"], how="left")
 
 
 def _top(frame: pd.DataFrame, column: str) -> pd.DataFrame:

@@ -7,7 +7,8 @@ report) asks:
   keys and ordering every other module here uses;
 - `current`: which pkranges exist at the end of a view (a split retires its parent) and since when they all
   have data, so a skew compares ranges over the same period;
-- `keys`: the logical keys that carry the RU (Log Analytics) and the largest ones (storage snapshots);
+- `keys`: the logical keys that carry the RU (Log Analytics), each key's busiest second against its
+  partition's RU/s budget, the operations that spend a key's RU, and the largest keys (storage snapshots);
 - `replay`: the replay's RU/s demand per pkrange against each partition's budget, and the skew of any
   per-pkrange load (hottest share, Gini).
 

@@ -1,10 +1,11 @@
-"""The logs collector: Cosmos DB diagnostic logs from a Log Analytics workspace into four store tables.
+"""The logs collector: Cosmos DB diagnostic logs from a Log Analytics workspace into five store tables.
 
 Per account (with `[monitor] workspace_id`; without it there is nothing to do, said in one line), per
 database, each query of logs_queries.py through `LogsQueryClient.query_workspace`, the window in
-`timespan`: RU per logical key per pkrange per bin, with its busiest second (`log_key_ru`), requests and
-429s per partition and operation (`log_throttles`), query counts (`log_query_stats`), and a snapshot of
-the latest size of each of the largest keys (`log_key_sizes`, stored with the run's time).
+`timespan`: RU per logical key per pkrange per bin, with its busiest second (`log_key_ru`), the same per
+operation (`log_key_operation_ru`: which operation heats a key), requests and 429s per partition and
+operation (`log_throttles`), query counts (`log_query_stats`), and a snapshot of the latest size of each of
+the largest keys (`log_key_sizes`, stored with the run's time).
 
 Incremental like metrics: the time-binned queries ask from the watermark of (account, database, query),
 less `overlap_minutes`, or `backfill_hours` back on a first run, up to the last bin complete
@@ -47,6 +48,7 @@ from collectors.credentials import monitor_credential
 from collectors.errors import Fatal, auth_failure
 from collectors.logs import expected
 from collectors.logs.queries import (
+    KEY_OPERATIONS,
     KEY_RU,
     KEY_SIZE,
     PEAK_REQUEST_CHARGE,
@@ -77,11 +79,13 @@ from cosmoscore.monitor.logs import (
 )
 from store import Record, Table, read_table
 from store.records import (
+    LOG_KEY_OPERATION_RU,
     LOG_KEY_RU,
     LOG_KEY_SIZES,
     LOG_QUERY_STATS,
     LOG_THROTTLES,
     LOG_WINDOWS,
+    LogKeyOperationRURecord,
     LogKeyRURecord,
     LogKeySizeRecord,
     LogQueryStatsRecord,
@@ -90,7 +94,13 @@ from store.records import (
 )
 
 RETRIES = 3  # azure-core RetryPolicy: 429/5xx retried, honouring Retry-After (azure-monitor.md §1.5)
-TABLE_OF = {KEY_RU: LOG_KEY_RU, KEY_SIZE: LOG_KEY_SIZES, THROTTLES: LOG_THROTTLES, QUERY_STATS: LOG_QUERY_STATS}
+TABLE_OF = {
+    KEY_RU: LOG_KEY_RU,
+    KEY_OPERATIONS: LOG_KEY_OPERATION_RU,
+    KEY_SIZE: LOG_KEY_SIZES,
+    THROTTLES: LOG_THROTTLES,
+    QUERY_STATS: LOG_QUERY_STATS,
+}
 Key = tuple[Any, ...]
 
 
@@ -142,6 +152,16 @@ FIELDS: dict[str, tuple[type[Record], dict[str, tuple[str, Convert]]]] = {
         {
             "pkrange_id": (PARTITION_KEY_RANGE_ID, _text),
             "partition_key": (PARTITION_KEY, _text),
+            "request_charge": (REQUEST_CHARGE, _number),
+            "peak_request_charge": (PEAK_REQUEST_CHARGE, _optional_number),
+        },
+    ),
+    KEY_OPERATIONS: (
+        LogKeyOperationRURecord,
+        {
+            "pkrange_id": (PARTITION_KEY_RANGE_ID, _text),
+            "partition_key": (PARTITION_KEY, _text),
+            "operation_name": (OPERATION_NAME, _text),
             "request_charge": (REQUEST_CHARGE, _number),
             "peak_request_charge": (PEAK_REQUEST_CHARGE, _optional_number),
         },

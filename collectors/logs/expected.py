@@ -12,7 +12,7 @@ Which requests each query expects rows for (`EXPECTS`):
 - `throttles`: every data-plane request (each is a DataPlaneRequests row; the query counts all of them,
   429s among them);
 - `query_stats`: `Query` requests (each is a QueryRuntimeStatistics row);
-- `key_ru`: successful writes (Create, Upsert, Replace, Patch, Delete) and stored procedure executions,
+- `key_ru` (and `key_operations`, the same rows per operation): successful writes (Create, Upsert, Replace, Patch, Delete) and stored procedure executions,
   whose key Azure always reports (§7b R7); reads and queries are left out, as a read-only workload of
   cross-partition queries and feeds rightly has no key rows, and the metric cannot tell a document read
   from a container read;
@@ -28,12 +28,12 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from collectors.logs.queries import KEY_RU, QUERY_STATS, THROTTLES
+from collectors.logs.queries import KEY_OPERATIONS, KEY_RU, QUERY_STATS, THROTTLES
 from cosmoscore.monitor.metrics import TOTAL_REQUESTS
 from store import StoreLocation, read_table
 from store.records import METRICS
 
-KEY_OPERATIONS = frozenset({"Create", "Upsert", "Replace", "Patch", "Delete", "Execute"})
+KEYED_OPERATIONS = frozenset({"Create", "Upsert", "Replace", "Patch", "Delete", "Execute"})
 Predicate = Callable[[pd.DataFrame], "pd.Series[bool]"]
 
 
@@ -45,13 +45,15 @@ def _operation(frame: pd.DataFrame) -> pd.Series:
     return frame["operation_type"].astype("string").fillna("")
 
 
+KEYED: tuple[str, Predicate] = (
+    "successful writes or stored procedure executions",
+    lambda f: _operation(f).isin(KEYED_OPERATIONS) & _status(f).str.startswith("2"),
+)
 EXPECTS: dict[str, tuple[str, Predicate]] = {
     THROTTLES: ("of any status", lambda f: _status(f) != ""),
     QUERY_STATS: ("of operation Query", lambda f: _operation(f) == "Query"),
-    KEY_RU: (
-        "successful writes or stored procedure executions",
-        lambda f: _operation(f).isin(KEY_OPERATIONS) & _status(f).str.startswith("2"),
-    ),
+    KEY_RU: KEYED,
+    KEY_OPERATIONS: KEYED,  # the same rows, per operation
 }
 COLUMNS = ["account", "database", "time", "metric", "operation_type", "status_code", "value"]
 

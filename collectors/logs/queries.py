@@ -1,12 +1,14 @@
 """Every KQL query `ruscope logs` sends to Log Analytics, in one place, built from parameters (pure).
 
-Four queries (azure-monitor.md §6, §7), each in both diagnostic-settings modes:
+Five queries (azure-monitor.md §6, §7), each in both diagnostic-settings modes:
 - `key_ru`: RU per logical key per pkrange per time bin (`CDBPartitionKeyRUConsumption`), and the most RU
-  the key consumed in one second of the bin (summed per second first, as Microsoft's hot-key query bins
-  by 1 s: the quantity that meets a partition's RU/s budget), rows with an empty PartitionKey left out (the
+  the key consumed in one second of the bin (summed per second and region first, as Microsoft's hot-key query
+  bins by 1 s: the quantity that meets a partition's RU/s budget, which each region reserves), rows with an empty PartitionKey left out (the
   service leaves it empty for operations with no single key); no request count: a row of that table is a
   key's aggregated consumption in one second (azure-monitor.md §7b R7, R24), so `count()` would count
   seconds, not requests;
+- `key_operations`: the same per operation too (`OperationName`; `operationType_s` in the legacy table,
+  §7b R20), with each operation's busiest second on the key: which operation heats a key (§7b R8, R51);
 - `key_size`: the latest size of each logical key (`CDBPartitionKeyStatistics` rows are periodic snapshots:
   `arg_max(TimeGenerated, SizeKb)` per key, never a sum over time), the largest `top` keys;
 - `throttles`: requests and, among them, 429s per physical partition and operation per time bin
@@ -52,6 +54,7 @@ from cosmoscore.monitor.logs import (
     PARTITION_KEY,
     PARTITION_KEY_RANGE_ID,
     QUERY_TEXT,
+    REGION_NAME,
     REQUEST_CHARGE,
     RESOURCE_SPECIFIC,
     SIZE_KB,
@@ -77,10 +80,12 @@ class Spec:
     counted_if: str | None = None
     present: tuple[str, ...] = ()  # columns a row must fill (`isnotempty`)
     per_second: str | None = None  # sum this column per second first (the aggregates then read those sums)
+    per_second_by: tuple[str, ...] = ()  # more group columns of the per-second sums only (not of the result)
     top: str | None = None  # `top N by <column> desc` on this result column
 
 
 KEY_RU, KEY_SIZE, THROTTLES, QUERY_STATS = "key_ru", "key_size", "throttles", "query_stats"
+KEY_OPERATIONS = "key_operations"
 PEAK_REQUEST_CHARGE = "PeakRequestCharge"  # key_ru: the most RU the key consumed in one second of the bin
 REQUESTS, THROTTLED = "Requests", "Throttled"  # throttles: requests, and those answered 429
 SPECS: dict[str, Spec] = {
@@ -91,6 +96,15 @@ SPECS: dict[str, Spec] = {
         (DATABASE_NAME, COLLECTION_NAME, PARTITION_KEY_RANGE_ID, PARTITION_KEY),
         present=(PARTITION_KEY,),  # empty for operations with no single key (§7b R7, R22): no key's RU
         per_second=REQUEST_CHARGE,  # a key's RU in each second (its operations summed, §7b R24)
+        per_second_by=(REGION_NAME,),  # each region spends its own copy of the RU/s budget (§7b R1, R50)
+    ),
+    KEY_OPERATIONS: Spec(  # key_ru per operation: which one heats the key (§7b R8, R20, R51)
+        logs.KEY_RU,
+        ((REQUEST_CHARGE, "sum", REQUEST_CHARGE), (PEAK_REQUEST_CHARGE, "max", REQUEST_CHARGE)),
+        (DATABASE_NAME, COLLECTION_NAME, PARTITION_KEY_RANGE_ID, PARTITION_KEY, OPERATION_NAME),
+        present=(PARTITION_KEY,),
+        per_second=REQUEST_CHARGE,
+        per_second_by=(REGION_NAME,),
     ),
     KEY_SIZE: Spec(
         logs.KEY_STATS,
@@ -190,7 +204,8 @@ def build(name: str, params: Params) -> str:
     lines = [source, "| where " + " and ".join(_filters(spec, params))]
     if spec.per_second is not None:
         column = spec.table.spelled(spec.per_second, mode)
-        by = ", ".join([*groups, f"bin({TIME_GENERATED}, 1s)"])
+        regions = [spec.table.spelled(c, mode) for c in spec.per_second_by]
+        by = ", ".join([*groups, *regions, f"bin({TIME_GENERATED}, 1s)"])
         lines.append(f"| summarize {spec.per_second} = sum(todouble({column})) by {by}")
     if spec.binned:
         groups.append(f"bin({TIME_GENERATED}, {params.bin_minutes}m)")

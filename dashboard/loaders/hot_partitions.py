@@ -7,7 +7,7 @@ on every widget change would cost seconds, while the reduced heatmap is a few hu
 through `tables.load_view` (one store read, shared with other pages) and caches only the reductions, for the
 same time as the store reads (`tables.TTL_SECONDS`). The numbers all come from `analysis`.
 
-The metrics and the logs' RU per key are read with `tables.read_view`, the uncached read: caching 4.3
+The metrics and the logs' RU per key (and per key and operation) are read with `tables.read_view`, the uncached read: caching 4.3
 million points would pickle them (0.5 GB, and a peak of twice that while pickling) only for this loader to
 reduce them once per view, so the page's peak memory would pass the 2 GB `benchmarks/bench_dashboard.py`
 holds it to.
@@ -43,7 +43,9 @@ class HotData:
 
     heatmap: hp.Heatmap  # normalized RU, pkrange x time
     key_heatmap: hp.Heatmap  # the top hk.TOP_KEY_CHOICES[-1] logical keys x time by RU/s (hk.top_keys cuts it)
-    key_totals: pd.DataFrame  # RU per (container, pkrange, logical key) from the logs
+    key_totals: pd.DataFrame  # RU and busiest second per (container, pkrange, logical key) from the logs,
+    # against the partition's budget (hk.against_budget)
+    key_operations: pd.DataFrame  # RU per (container, pkrange, logical key, operation) from the logs
     key_sizes: pd.DataFrame  # the latest storage snapshot's largest logical keys
     loads: dict[str, pd.DataFrame]  # LOAD_SOURCES name -> ROW_KEY, label, load column (key-space order) of
     # the pkranges that exist at the end of the view, since their layout is complete (analysis.hot.current)
@@ -83,13 +85,14 @@ def _load_hot(
         metrics, shared = tables.Loaded(joined, metrics.warnings), database if spends else None
     partitions = tables.load_view(view, "partitions", columns=hp.PARTITION_COLUMNS)
     key_ru = tables.read_view(view, "log_key_ru", columns=hk.KEY_RU_COLUMNS)
+    key_operations = tables.read_view(view, "log_key_operation_ru", columns=hk.KEY_OPERATION_COLUMNS)
     logical = tables.load_view(view, "logical_keys", columns=hk.LOGICAL_KEY_COLUMNS)
     executions = tables.load_view(view, "executions", columns=hr.EXECUTION_COLUMNS)
     latest = tuple(sorted(hr.latest_runs(executions.frame)["run_id"].astype(str).unique()))
     requests = tables.load_view(view, "requests", columns=hr.REQUEST_COLUMNS, run_ids=latest)  # the demand's runs
-    loaded = (metrics, partitions, key_ru, logical, requests, executions)
+    loaded = (metrics, partitions, key_ru, key_operations, logical, requests, executions)
     heatmap = hp.summarize_normalized_heatmap(metrics.frame, partitions.frame)
-    key_totals = hk.key_totals(key_ru.frame)
+    key_totals = _key_totals(key_ru.frame, partitions.frame, metrics.frame)
     by_query = hr.query_demand(requests.frame, executions.frame)
     demand = hr.summarize_demand(requests.frame, executions.frame, partitions.frame, metrics.frame)
     loads = {
@@ -108,6 +111,7 @@ def _load_hot(
         heatmap=heatmap,
         key_totals=key_totals,
         key_heatmap=hk.summarize_key_heatmap(key_ru.frame, top=max(hk.TOP_KEY_CHOICES)),
+        key_operations=hk.operation_totals(key_operations.frame),
         key_sizes=hk.latest_key_sizes(logical.frame),
         loads=loads,
         pkranges=pkranges,
@@ -128,6 +132,14 @@ def _metrics(view: FrameState) -> tables.Loaded:
         return tables.read_view(view, "metrics", columns=hp.METRIC_COLUMNS)
     wider = FrameState(store=view.store, since=view.since, scope=replace(view.scope, container=None))
     return tables.read_view(wider, "metrics", columns=hp.METRIC_COLUMNS)
+
+
+def _key_totals(key_ru: pd.DataFrame, partitions: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
+    """Each logical key's RU and busiest second, against its partition's RU/s budget."""
+    totals = hk.key_totals(key_ru)
+    if totals.empty:
+        return hk.against_budget(totals, pd.DataFrame(columns=[*ROW_KEY, "budget_ru_s", "budget_source"]))
+    return hk.against_budget(totals, hr.partition_budgets(partitions, metrics, totals))
 
 
 def _ordered(frame: pd.DataFrame, column: str, partitions: pd.DataFrame) -> pd.DataFrame:

@@ -77,8 +77,34 @@ KEY_COLUMNS = {
     "partition_key": st.column_config.TextColumn("logical key"),
     "ru": st.column_config.NumberColumn("RU", format="%.1f"),
     "ru_share_pct": st.column_config.NumberColumn("share of RU", format="%.1f%%"),
+    "busiest_bin_ru_s": st.column_config.NumberColumn(
+        "busiest bin RU/s", format="%.2f", help="The key's RU in its busiest log bin over the bin's seconds: a mean"
+    ),
+    "peak_ru_s": st.column_config.NumberColumn(
+        "busiest second RU/s", format="%.1f", help="The most RU the key consumed in one second (blank: unknown)"
+    ),
+    "peak_time": st.column_config.DatetimeColumn("busiest second's bin (UTC)", timezone="UTC"),
+    "peak_source": st.column_config.TextColumn("busiest second from"),
+    "budget_ru_s": st.column_config.NumberColumn("partition budget RU/s", format="%.0f"),
+    "budget_source": st.column_config.TextColumn("budget from"),
+    "peak_budget_pct": st.column_config.NumberColumn("busiest second / budget", format="%.0f%%"),
+    "peak_verdict": st.column_config.TextColumn("busiest second vs budget"),
     "size_kb": st.column_config.NumberColumn("size KB", format="%.0f"),
 }
+OPERATION_COLUMNS = {
+    "operation_name": st.column_config.TextColumn("operation"),
+    "ru": st.column_config.NumberColumn("RU", format="%.1f"),
+    "ru_share_pct": st.column_config.NumberColumn("share of the key's RU", format="%.1f%%"),
+    "peak_ru_s": st.column_config.NumberColumn(
+        "busiest second RU/s", format="%.1f", help="The operation's most RU on the key in one second (blank: unknown)"
+    ),
+}
+OPERATION_HIDDEN = ["account", "database", "container", "pkrange_id", "partition_key"]  # the key chosen above
+KEY_HIDDEN = ["peak_window"]  # every busiest second is one second long (hk.PEAK_WINDOW): the CSV keeps it
+PEAK_HELP = """A partition's RU/s budget is spent second by second: in a second where a partition has used its
+share of the RU/s, further requests to it are throttled (429). A log bin's mean RU/s (the heatmap above) hides a
+burst, so each key's **busiest second** is shown beside its busiest bin, against its partition's budget. Blank
+means unknown (rows stored before ruscope collected the busiest second), never zero."""
 SKEW_COLUMNS = {
     "pkranges": st.column_config.NumberColumn("pkranges"),
     "hottest_pkrange": st.column_config.TextColumn("hottest pkrange"),
@@ -167,8 +193,55 @@ def render_keys_in_range(data: HotData) -> None:
     )
     picked = data.pkranges[data.pkranges["label"].isin(chosen)]
     keys = hk.keys_in_pkranges(data.key_totals, data.key_sizes, picked)
+    if not data.key_totals.empty:
+        st.markdown(PEAK_HELP)
+    for _, row in hk.keys_at_budget(keys).iterrows():
+        st.markdown(_at_budget_sentence(row))
+    table = shown(keys).drop(columns=KEY_HIDDEN)
     widgets.render_table(
-        shown(keys), key="hot_keys_table", file_name="hot-partition-keys.csv", column_config=KEY_COLUMNS, csv=keys
+        table, key="hot_keys_table", file_name="hot-partition-keys.csv", column_config=KEY_COLUMNS, csv=keys
+    )
+    render_key_operations(data, keys)
+
+
+def render_key_operations(data: HotData, keys: pd.DataFrame) -> None:
+    """Which operation heats one logical key of the table above (the logs' RU per key and operation)."""
+    logged = keys.dropna(subset=["ru"]).reset_index(drop=True)
+    if data.key_operations.empty or logged.empty:
+        return
+    st.caption("RU by operation: which operation heats a key")
+    names = [f"{key} (pkrange {label})" for key, label in zip(logged["partition_key"], logged["label"])]
+    picked = st.selectbox("Logical key", range(len(names)), format_func=names.__getitem__, key="hot_key_operations_key")
+    operations = hk.operations_of(data.key_operations, logged.iloc[int(picked or 0)])
+    if operations.empty:
+        st.info(
+            "No RU by operation for this key in the view: its rows were collected before `ruscope logs` "
+            "asked for them (query `key_operations`).",
+            icon=":material/info:",
+        )
+        return
+    widgets.render_table(
+        operations.drop(columns=OPERATION_HIDDEN),
+        key="hot_key_operations_table",
+        file_name="hot-partition-key-operations.csv",
+        column_config=OPERATION_COLUMNS,
+        csv=operations,
+    )
+
+
+def _at_budget_sentence(row: pd.Series) -> str:
+    """One plain sentence for a key whose busiest second reached its partition's budget."""
+    when = f" (in the bin from {row['peak_time']:%Y-%m-%d %H:%M} UTC)" if pd.notna(row["peak_time"]) else ""
+    mean = (
+        f"; its busiest bin averaged {row['busiest_bin_ru_s']:.2f} RU/s, which hides the burst"
+        if pd.notna(row["busiest_bin_ru_s"])
+        else ""
+    )
+    return (
+        f"**At its budget**: key {markdown_text(row['partition_key'])} on pkrange {markdown_text(row['label'])}: its busiest second"
+        f"{when} took {row['peak_ru_s']:.1f} RU, {row['peak_budget_pct']:.0f}% of its partition's budget of "
+        f"{row['budget_ru_s']:.0f} RU/s ({markdown_text(row['budget_source'])}): it reached the budget, and "
+        f"requests to that partition beyond it in that second are throttled (429){mean}."
     )
 
 

@@ -31,7 +31,7 @@ from tests.emulator.monitor.test_metrics import RESOURCE
 ROOT = Path(__file__).resolve().parents[2]
 WORKSPACE = "11111111-2222-3333-4444-555555555555"
 QUERY = "SELECT * FROM c WHERE c.k = @k"
-IDENTITY_TABLES = ("metrics", "log_key_ru", "log_throttles", "log_query_stats")
+IDENTITY_TABLES = ("metrics", "log_key_ru", "log_key_operation_ru", "log_throttles", "log_query_stats")
 
 
 class StandIn:
@@ -138,7 +138,7 @@ def test_two_collectors_at_once_and_one_for_another_account_store_each_point_onc
     for proc in done:
         assert proc.returncode == 0, proc.stdout + proc.stderr
 
-    tables = ["metrics"] if command == "metrics" else ["log_key_ru", "log_throttles", "log_query_stats"]
+    tables = ["metrics"] if command == "metrics" else [t for t in IDENTITY_TABLES if t.startswith("log_")]
     for table in tables:
         frame = read_table(store_location(store), table)
         key = [c for c in TABLES[table].key if c != "account"]

@@ -280,7 +280,8 @@ def test_a_partial_result_is_stored_flagged_and_said(
 
     workspace.override = partial
     code, out, err = collect(config(server, certs), tmp_path, clock)
-    assert code == 1 and len(err) == 1 and "'key_ru': partial result (PartialError" in err[0], err
+    assert code == 1 and len(err) == 2 and "'key_ru': partial result (PartialError" in err[0], err
+    assert "'key_operations': partial result (PartialError" in err[1], err  # the same table, per operation
     frame = read_table(store_location(tmp_path), "log_key_ru")
     assert len(frame) == 8 and frame["partial"].all()
 

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from collectors.logs.queries import (
+    KEY_OPERATIONS,
     KEY_RU,
     KEY_SIZE,
     QUERIES,
@@ -52,16 +53,28 @@ def test_an_injection_stays_inside_its_literal() -> None:
 
 
 def test_resource_specific_key_ru_is_the_documented_query() -> None:
-    """Summed per second first (a key's operations together, as Microsoft's hot-key query bins by 1 s), then
-    per bin: its RU and its busiest second (azure-monitor.md §7b R24); no count() (a row is not a request)."""
+    """Summed per second and region first (a key's operations together, as Microsoft's hot-key query bins by
+    1 s; each region spends its own RU/s), then per bin: its RU and its busiest second (azure-monitor.md §7b
+    R24, R50); no count() (a row is not a request)."""
     by = "DatabaseName, CollectionName, PartitionKeyRangeId, PartitionKey"
     assert build(KEY_RU, Params("shop", bin_minutes=5)) == (
         "CDBPartitionKeyRUConsumption\n"
         "| where DatabaseName == 'shop' and isnotempty(PartitionKey)\n"
-        f"| summarize RequestCharge = sum(todouble(RequestCharge)) by {by}, bin(TimeGenerated, 1s)\n"
+        f"| summarize RequestCharge = sum(todouble(RequestCharge)) by {by}, RegionName, bin(TimeGenerated, 1s)\n"
         "| summarize RequestCharge = sum(todouble(RequestCharge)), PeakRequestCharge = max(todouble(RequestCharge)) "
         f"by {by}, bin(TimeGenerated, 5m)"
     )
+
+
+def test_key_operations_groups_by_the_operation_as_microsofts_hot_key_query_does() -> None:
+    """`OperationName` in the CDB table, `operationType_s` in AzureDiagnostics (azure-monitor.md §7b R20, R51)."""
+    kql = build(KEY_OPERATIONS, Params("shop"))
+    by = "DatabaseName, CollectionName, PartitionKeyRangeId, PartitionKey, OperationName"
+    assert f"by {by}, RegionName, bin(TimeGenerated, 1s)\n" in kql and kql.endswith(f"by {by}, bin(TimeGenerated, 5m)")
+    legacy = build(KEY_OPERATIONS, Params("shop", mode=AZURE_DIAGNOSTICS))
+    assert "by databaseName_s, collectionName_s, partitionKeyRangeId_s, partitionKey_s, operationType_s, " in legacy
+    assert "isnotempty(partitionKey_s)" in legacy and "OperationName" not in legacy
+    assert result_columns(KEY_OPERATIONS, AZURE_DIAGNOSTICS)["operationType_s"] == "OperationName"
 
 
 def test_key_size_takes_the_latest_snapshot_not_a_sum() -> None:

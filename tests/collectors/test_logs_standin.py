@@ -284,6 +284,6 @@ def test_cli_logs_exits_0_with_its_lines(stand_in: StandIn, tmp_path: Path) -> N
     command = [sys.executable, "-m", "ruscope", "logs", "--config", str(path), "--store", str(tmp_path / "s")]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "t logs key_ru: " in done.stdout and "4 logs query(s), 0 failed" in done.stdout, done.stdout
+    assert "t logs key_ru: " in done.stdout and "5 logs query(s), 0 failed" in done.stdout, done.stdout
     # the subprocess runs on the wall clock, before the stand-in's simulated history: nothing to store yet
     assert "local-token" not in done.stdout + done.stderr

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboard.display import MISSING_NUMBER
 from store import store_location, write_frame
 from tests.analysis.queries.test_costs import T0
 from tests.collected import CollectedStore
@@ -178,6 +179,11 @@ def test_the_collected_store_shows_the_hot_partition_at_100_percent(
         app.radio(key="hot_skew_source").set_value(source).run()
         skew = next(t.value for t in app.dataframe if "gini" in t.value.columns)
         assert skew["pkranges"].tolist() == [live] and skew["hottest_pkrange"].tolist() == [child], source
+    # the logs collector's RU by operation (LogsQueryClient from the stand-in): the hottest key's, summing to its RU
+    keys_table = next(t.value for t in app.dataframe if "peak_verdict" in t.value.columns)
+    operations = next(t.value for t in app.dataframe if "operation_name" in t.value.columns)
+    assert app.selectbox(key="hot_key_operations_key").value == 0 and "Read" in operations["operation_name"].tolist()
+    assert operations["ru"].sum() == pytest.approx(keys_table["ru"].iloc[0], rel=1e-3)
 
 
 def test_two_containers_label_their_pkranges_and_the_default_choice_is_found(store: Path) -> None:
@@ -189,3 +195,90 @@ def test_two_containers_label_their_pkranges_and_the_default_choice_is_found(sto
     assert pkranges.options == ["orders/0", "orders/1", "orders/2", "orders/3", "people/0"]
     assert pkranges.value == ["orders/2"]  # orders/1 split: the hottest existing one
     assert chart(app, "hot_demand_chart")["data"][0]["x"] == ["orders/0", "orders/1", "people/0"]
+
+
+def with_key_peaks(store: Path) -> None:
+    """Pkranges 0 and 1 at 100 RU/s each (the snapshot's throughput share) and the logs' RU per key: "hot" on 1
+    spent its partition's whole 100 RU/s in one second of a bin whose mean was 3 RU/s, "warm" 20 RU in its busiest
+    second, and "cold" on 0 comes from a store written before the busiest second was collected (no peak)."""
+    snapshot = pd.DataFrame(
+        {
+            "pkrange_id": ["0", "1"],
+            "parents": ["", ""],
+            "min_epk": ["", "80"],
+            "max_epk": ["80", "FF"],
+            "size_kb": 10,
+            "document_count": 5,
+            "throughput_share": 100.0,
+        }
+    ).assign(**WHERE, time=T0 + pd.Timedelta(minutes=50))
+    write_frame(store_location(store), "partitions", snapshot, run_id="s1", part="0")
+    key_ru = pd.DataFrame(
+        {
+            "pkrange_id": ["1", "1", "1", "0"],
+            "partition_key": ['["hot"]', '["hot"]', '["warm"]', '["cold"]'],
+            "request_charge": [900.0, 300.0, 100.0, 50.0],
+            "peak_request_charge": [100.0, 40.0, 20.0, None],
+            "bin_minutes": 5,
+            "partial": False,
+            "time": [T0 + pd.Timedelta(minutes=m) for m in (30, 35, 30, 30)],
+        }
+    ).assign(**WHERE)
+    write_frame(store_location(store), "log_key_ru", key_ru, run_id="l1", part="0")
+
+
+def test_a_key_whose_busiest_second_reached_its_partitions_budget_is_named_beside_its_per_minute_ru(
+    store: Path,
+) -> None:
+    with_key_peaks(store)
+    app = open_page()
+    pkranges = app.multiselect(key="hot_pkranges")
+    pkranges.set_value(["0", "1"]).run()
+    table = next(t.value for t in app.dataframe if "partition_key" in t.value.columns)
+    rows = table.set_index("partition_key")
+    assert rows.index.tolist() == ['["hot"]', '["warm"]', '["cold"]']
+    assert rows.loc['["hot"]', "busiest_bin_ru_s"] == pytest.approx(3.0)  # 900 RU over the 300 s of its bin
+    assert rows.loc['["hot"]', "peak_ru_s"] == 100.0 and rows.loc['["hot"]', "budget_ru_s"] == 100.0
+    assert rows.loc['["hot"]', "peak_verdict"] == "reached the partition's budget"
+    assert rows.loc['["warm"]', "peak_budget_pct"] == 20.0
+    assert rows.loc['["warm"]', "peak_verdict"] == "below the partition's budget"
+    cold = rows.loc['["cold"]']  # no peak stored: unknown, never 0
+    assert cold["peak_verdict"] == "unknown: no busiest second collected"
+    assert cold["peak_ru_s"] == MISSING_NUMBER and cold["peak_budget_pct"] == MISSING_NUMBER  # drawn blank
+    assert cold["peak_source"].startswith("unknown")
+    [warning] = [m for m in app.markdown if m.value.startswith("**At its budget**")]
+    assert '["hot"]' in warning.value.replace("\\", "") and "pkrange 1" in warning.value
+    assert "100.0 RU, 100% of its partition's budget of 100 RU/s" in warning.value
+    assert "2026-05-01 10:30 UTC" in warning.value and "averaged 3.00 RU/s" in warning.value
+
+
+def test_the_operations_that_heat_the_chosen_key(store: Path) -> None:
+    with_key_peaks(store)
+    operations = pd.DataFrame(
+        {
+            "pkrange_id": ["1", "1", "1", "1"],
+            "partition_key": ['["hot"]', '["hot"]', '["hot"]', '["warm"]'],
+            "operation_name": ["Read", "Query", "Read", "Create"],
+            "request_charge": [600.0, 300.0, 300.0, 100.0],
+            "peak_request_charge": [80.0, 20.0, 40.0, 20.0],
+            "bin_minutes": 5,
+            "partial": False,
+            "time": [T0 + pd.Timedelta(minutes=m) for m in (30, 30, 35, 30)],
+        }
+    ).assign(**WHERE)
+    write_frame(store_location(store), "log_key_operation_ru", operations, run_id="l2", part="0")
+    app = open_page()
+    app.multiselect(key="hot_pkranges").set_value(["0", "1"]).run()
+    chooser = app.selectbox(key="hot_key_operations_key")
+    assert chooser.options == ['["hot"] (pkrange 1)', '["warm"] (pkrange 1)', '["cold"] (pkrange 0)']
+    table = next(t.value for t in app.dataframe if "operation_name" in t.value.columns)
+    assert "partition_key" not in table.columns  # the key is the one chosen above
+    assert table["operation_name"].tolist() == ["Read", "Query"]  # the costliest first
+    assert table["ru"].tolist() == [900.0, 300.0] and table["ru_share_pct"].tolist() == [75.0, 25.0]
+    assert table["peak_ru_s"].tolist() == [80.0, 20.0]  # each operation's busiest second on the key
+    chooser.set_value(1).run()
+    table = next(t.value for t in app.dataframe if "operation_name" in t.value.columns)
+    assert table["operation_name"].tolist() == ["Create"] and table["ru_share_pct"].tolist() == [100.0]
+    app.selectbox(key="hot_key_operations_key").set_value(2).run()  # "cold": stored before operations were
+    assert not [t for t in app.dataframe if "operation_name" in t.value.columns]
+    assert any("No RU by operation for this key" in i.value for i in app.info)

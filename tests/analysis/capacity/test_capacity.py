@@ -173,6 +173,15 @@ def test_429s_of_a_hot_partition_in_an_idle_container_ask_for_the_key_not_more_r
         'spread the hot key ["t1"]\'s load'
         in named_actions[named_actions["measure"].eq("skewed_key")]["detail"].iloc[0]
     )
+    keys = review.section(named, "key").set_index(["subject", "measure"])
+    assert ('["t1"]', "peak_ru_s") not in keys.index  # rows stored before the busiest second: none, never 0
+    logs[0] = {**logs[0], "peak_request_charge": 40.0, "bin_minutes": 5}
+    peaked = review.section(
+        review.build_capacity_report(**hot_partition_frames(provisioned=2000.0), log_key_ru=frame("log_key_ru", *logs)),
+        "key",
+    ).set_index(["subject", "measure"])
+    assert peaked.loc[('["t1"]', "peak_ru_s"), ["value", "unit"]].tolist() == [40.0, "RU/s"]
+    assert peaked.loc[('["t1"]', "peak_ru_s"), "detail"] == "diagnostic logs, busiest second (1 s)"
     busy = review.section(review.build_capacity_report(**hot_partition_frames(provisioned=30.0)), "action")
     assert "raise_throughput" in busy["measure"].tolist()  # p95 19 of 30 RU/s: the container is busy too
 

@@ -276,6 +276,47 @@ def test_the_keys_inside_chosen_pkranges_with_their_sizes() -> None:
     assert hk.keys_in_pkranges(totals, sizes, chosen.assign(pkrange_id="7")).empty
 
 
+def test_a_keys_busiest_second_is_its_largest_logged_peak_and_unknown_without_one() -> None:
+    rows = [
+        {**C, "time": T0, "pkrange_id": "0", "partition_key": '["hot"]', "request_charge": 600.0, "bin_minutes": 5},
+        {**C, "time": T0 + pd.Timedelta(minutes=5), "pkrange_id": "0", "partition_key": '["hot"]'},
+        {**C, "time": T0, "pkrange_id": "1", "partition_key": '["old"]', "request_charge": 60.0, "bin_minutes": 1},
+    ]
+    rows[0]["peak_request_charge"] = 80.0
+    rows[1].update(request_charge=300.0, peak_request_charge=120.0, bin_minutes=5)
+    totals = hk.key_totals(frame(rows, hk.KEY_RU_COLUMNS)).set_index("partition_key")
+    hot, old = totals.loc['["hot"]'], totals.loc['["old"]']
+    assert (hot["ru"], hot["busiest_bin_ru_s"], hot["peak_ru_s"]) == (900.0, 2.0, 120.0)
+    assert hot["peak_time"] == T0 + pd.Timedelta(minutes=5) and hot["peak_window"] == "1 s"
+    assert hot["peak_source"] == hk.PEAK_SOURCE
+    assert math.isnan(old["peak_ru_s"]) and old["peak_source"] == hk.PEAK_NONE and old["busiest_bin_ru_s"] == 1.0
+    budgets = pd.DataFrame(
+        [{**C, "pkrange_id": "0", "budget_ru_s": 100.0, "budget_source": "storage snapshot (throughput share)"}]
+    )
+    judged = hk.against_budget(totals.reset_index(), budgets).set_index("partition_key")
+    assert judged.loc['["hot"]', "peak_budget_pct"] == 120.0 and judged.loc['["hot"]', "peak_verdict"] == hk.REACHED
+    assert judged.loc['["old"]', "peak_verdict"] == hk.NO_PEAK and judged.loc['["old"]', "budget_source"] == "unknown"
+    no_budget = hk.against_budget(totals.reset_index(), budgets.iloc[0:0]).set_index("partition_key")
+    assert no_budget.loc['["hot"]', "peak_verdict"] == hk.NO_BUDGET
+    chosen = pd.DataFrame([{**C, "pkrange_id": p, "label": p} for p in ("0", "1")])
+    at_budget = hk.keys_at_budget(hk.keys_in_pkranges(judged.reset_index(), frame([], hk.KEY_SIZE_COLUMNS), chosen))
+    assert at_budget["partition_key"].tolist() == ['["hot"]']
+
+
+def test_a_keys_ru_by_operation_with_each_operations_busiest_second() -> None:
+    def row(minute: float, key: str, operation: str, ru: float, peak: float | None) -> dict[str, Any]:
+        at = {"time": T0 + pd.Timedelta(minutes=minute), "pkrange_id": "0", "partition_key": key}
+        return {**C, **at, "operation_name": operation, "request_charge": ru, "peak_request_charge": peak}
+
+    rows = [row(0, '["a"]', "Read", 30, 2), row(5, '["a"]', "Read", 30, 5), row(0, '["a"]', "Upsert", 20, None)]
+    totals = hk.operation_totals(frame([*rows, row(0, '["b"]', "Query", 9, 9)], hk.KEY_OPERATION_COLUMNS))
+    assert totals.columns.tolist() == hk.OPERATION_TOTAL_COLUMNS
+    mine = hk.operations_of(totals, pd.Series({**C, "pkrange_id": "0", "partition_key": '["a"]'}))
+    assert mine["operation_name"].tolist() == ["Read", "Upsert"] and mine["ru_share_pct"].tolist() == [75.0, 25.0]
+    assert mine["peak_ru_s"].iloc[0] == 5.0 and math.isnan(mine["peak_ru_s"].iloc[1])  # unknown, never 0
+    assert hk.operation_totals(frame([], hk.KEY_OPERATION_COLUMNS)).empty
+
+
 def test_the_normalized_heatmap_figure_has_a_fixed_scale_and_marks_the_split() -> None:
     heatmap = hp.summarize_normalized_heatmap(
         frame(SPLIT_METRICS, hp.METRIC_COLUMNS), frame(AFTER_SPLIT, hp.PARTITION_COLUMNS)
