@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis import fleet, throttling
+from analysis import fleet, regions, throttling
 from analysis.queries import costs as qc
 from cosmoscore.limits import GB, Limits
 from cosmoscore.monitor.metrics import AUTOSCALE_MAX, NORMALIZED_RU, TOTAL_REQUEST_UNITS
@@ -156,8 +156,11 @@ def summarize_containers(
     logical_keys: pd.DataFrame,
     *,
     limits: Limits | None = None,
+    region: str | None = None,
 ) -> pd.DataFrame:
-    """One row per container with data, in `analysis.fleet`'s risk order (`CONTAINER_COLUMNS`)."""
+    """One row per container with data, in `analysis.fleet`'s risk order (`CONTAINER_COLUMNS`): Azure
+    Monitor's numbers of one `region`, or of the account in total (None: `analysis.regions`)."""
+    metrics = regions.select_region(metrics, region)
     base = fleet.summarize_fleet(executions, requests, metrics, partitions, limits=limits)
     base = base.drop(columns=["largest_partition_gb", "storage_headroom"])  # fleet's are rounded: ours below
     extra = [peak_consumed(metrics), hottest_range(metrics), monitor_throttle_rate(metrics), monitor_ru(metrics)]
@@ -221,21 +224,32 @@ def monitor_ru(metrics: pd.DataFrame) -> pd.DataFrame:
 def hottest_range(metrics: pd.DataFrame) -> pd.DataFrame:
     """Per container, among the pkranges of its latest interval (a range retired by a split is gone): the one
     with the largest NormalizedRUConsumption (ties: the larger mean), that value, its share of the summed mean
-    normalized RU of those ranges, and how many there are."""
+    normalized RU of those ranges, and how many there are. A range is one region's (each region holds every
+    range, with its own RU/s): in a frame of several regions the hottest is that of any region, its share
+    and count are of its own region's ranges."""
     columns = [*KEY, "monitor_hot", "hot_normalized_ru", "monitor_share", "monitor_pkranges"]
     rows = metric_rows(metrics, NORMALIZED_RU).dropna(subset=["pkrange_id", "time"])
     if rows.empty:
         return pd.DataFrame(columns=columns)
-    latest = rows[rows["time"].eq(rows.groupby(KEY)["time"].transform("max"))][[*KEY, "pkrange_id"]]
-    rows = rows.merge(latest.drop_duplicates(), on=[*KEY, "pkrange_id"])
-    per_range = rows.groupby([*KEY, "pkrange_id"])["value"].agg(["max", "mean"]).astype(float).reset_index()
-    order = ["max", "mean", "pkrange_id"]
-    per_range = per_range.sort_values(order, ascending=[False, False, True], kind="stable")
-    grouped = per_range.groupby(KEY)
-    hot = grouped.agg(monitor_hot=("pkrange_id", "first"), hot_normalized_ru=("max", "first"))
-    hot["monitor_pkranges"] = grouped.size()
-    hot_mean, total_mean = grouped["mean"].first(), grouped["mean"].sum()
-    hot["monitor_share"] = (hot_mean / total_mean.where(total_mean > 0)).round(4)
+    region = rows["region"].astype(object).fillna("") if "region" in rows.columns else ""
+    rows = rows.assign(_region=region)
+    regional = [*KEY, "_region"]
+    latest = rows[rows["time"].eq(rows.groupby(regional)["time"].transform("max"))][[*regional, "pkrange_id"]]
+    rows = rows.merge(latest.drop_duplicates(), on=[*regional, "pkrange_id"])
+    per_range = rows.groupby([*regional, "pkrange_id"])["value"].agg(["max", "mean"]).astype(float).reset_index()
+    per_range = per_range.merge(
+        per_range.groupby(regional).agg(_total=("mean", "sum"), _ranges=("pkrange_id", "size")).reset_index()
+    )
+    order = ["max", "mean", "_region", "pkrange_id"]
+    per_range = per_range.sort_values(order, ascending=[False, False, True, True], kind="stable")
+    hot = per_range.groupby(KEY).agg(
+        monitor_hot=("pkrange_id", "first"),
+        hot_normalized_ru=("max", "first"),
+        hot_mean=("mean", "first"),
+        total_mean=("_total", "first"),
+        monitor_pkranges=("_ranges", "first"),
+    )
+    hot["monitor_share"] = (hot.pop("hot_mean") / hot.pop("total_mean").where(lambda t: t > 0)).round(4)
     return hot.reset_index()[columns]
 
 
