@@ -107,12 +107,16 @@ def hot_partition_alerts(metrics: pd.DataFrame, *, percent: float, minutes: int)
         threshold=float(percent),
         unit="%",
         message=[
-            f"pkrange {row.pkrange_id}{f' in {row.in_region}' if row.in_region else ''} of "
+            f"pkrange {row.pkrange_id}{_in_region(str(row.in_region))} of "
             f"{_owner(str(row.database), str(row.container))} at >= {percent:g}% normalized RU for "
             f"{row.minutes:g} min, peak {row.peak:g}% (threshold {percent:g}% for {minutes} min)"
             for row in fired.itertuples()
         ],
     )
+
+
+def _in_region(region: str) -> str:
+    return f" in {region}" if region else ""
 
 
 def throttle_rate_alerts(

@@ -156,11 +156,11 @@ def summarize_containers(
     logical_keys: pd.DataFrame,
     *,
     limits: Limits | None = None,
-    region: str | None = None,
 ) -> pd.DataFrame:
     """One row per container with data, in `analysis.fleet`'s risk order (`CONTAINER_COLUMNS`): Azure
-    Monitor's numbers of one `region`, or of the account in total (None: `analysis.regions`)."""
-    metrics = regions.select_region(metrics, region)
+    Monitor's numbers of every region in `metrics` (the account in total; a view of one region selects it
+    first, `analysis.regions.select_region`)."""
+    metrics = regions.select_region(metrics, None)
     base = fleet.summarize_fleet(executions, requests, metrics, partitions, limits=limits)
     base = base.drop(columns=["largest_partition_gb", "storage_headroom"])  # fleet's are rounded: ours below
     extra = [peak_consumed(metrics), hottest_range(metrics), monitor_throttle_rate(metrics), monitor_ru(metrics)]

@@ -34,6 +34,7 @@ UNREGIONED_METRICS = (AUTOSCALE_MAX,)
 # a point: what a row combining the regions and the rows per region of the same minute share
 POINT_KEY = METRICS.pick(*SCOPE_COLUMNS, "metric", "aggregation", "time")
 METRIC_COLUMNS = METRICS.pick(*POINT_KEY, REGION)  # what these functions read of a metrics frame
+REGION_COLUMNS = METRICS.pick(REGION)  # what `regions` reads
 
 
 def regions(metrics: pd.DataFrame) -> list[str]:

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from analysis import alerts, fleet, overview, units
+from analysis import alerts, fleet, overview, regions, units
 from dashboard import widgets
 from dashboard.display import markdown_text
 from dashboard.figures.overview import build_limits_figure, overview_cards
@@ -108,6 +108,7 @@ def load_frames(view: FrameState) -> dict[str, pd.DataFrame]:
         loaded = load_view(view, table, columns=columns)
         frames[table], messages = loaded.frame, messages + loaded.warnings
     widgets.render_store_warnings(tuple(dict.fromkeys(messages)))
+    frames["metrics"] = regions.select_region(frames["metrics"], view.region)  # one region, or the total
     return frames
 
 
@@ -164,6 +165,7 @@ else:
             "all traffic; the storage collector adds partition and key sizes against 50 GB and 20 GB.",
         )
     st.caption(f"{span.note} {BAND}")
+    widgets.render_region_note(view)
     render_cards(containers)
     fills = overview.limit_fills(containers)
     widgets.render_figure(build_limits_figure(fills, title="How close to each limit"), key="overview_limits")

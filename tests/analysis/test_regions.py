@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from analysis import alerts, fleet, overview, regions, throttling
+from analysis.capacity import review
 from tests.analysis.test_fleet import metric
 
 EMPTY = pd.DataFrame(columns=fleet.REQUEST_COLUMNS)
@@ -102,3 +103,26 @@ def test_a_hot_range_alerts_once_per_region() -> None:
 def test_a_per_region_page_shows_the_first_region_unless_one_is_chosen() -> None:
     assert regions.per_region_choice(two_regions(), None) == EAST
     assert regions.per_region_choice(two_regions(), WEST) == WEST
+
+
+def report(metrics: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
+    frames = {table: pd.DataFrame(columns=columns) for table, columns in review.REPORT_TABLES.items()}
+    frames["metrics"] = metrics.reindex(columns=review.REPORT_TABLES["metrics"])
+    return review.build_capacity_report(**frames, **kwargs)
+
+
+def test_the_report_says_which_regions_a_figure_covers() -> None:
+    total = report(two_regions())
+    provisioned = total[total["measure"].eq("provisioned_ru_s")]
+    assert provisioned[["value", "detail"]].values.tolist() == [[800.0, "manual, summed over 2 regions"]]
+    peaks = total[total["measure"].eq("max_normalized_ru")]
+    assert sorted(peaks[["subject", "detail", "value"]].values.tolist()) == [
+        ["0", "region East US", 10.0],
+        ["0", "region West US", 10.0],
+        ["1", "region East US", 85.0],
+        ["1", "region West US", 50.0],
+    ]
+    west = report(two_regions(), region=WEST)
+    provisioned = west[west["measure"].eq("provisioned_ru_s")]
+    assert provisioned[["value", "detail"]].values.tolist() == [[400.0, "manual, region West US"]]
+    assert west[west["measure"].eq("max_normalized_ru")]["detail"].eq("region West US").all()
