@@ -21,7 +21,7 @@ from analysis import alerts, fleet, overview, regions, units
 from dashboard import widgets
 from dashboard.display import markdown_text
 from dashboard.figures.overview import build_limits_figure, overview_cards
-from dashboard.loaders.tables import load_view
+from dashboard.loaders.tables import load_view, load_with_shared_offer
 from dashboard.state import FrameState, frame_state
 
 HOW_TO_COLLECT = "Collect the configured queries and Azure Monitor data into it, then open it here"
@@ -105,7 +105,8 @@ def load_frames(view: FrameState) -> dict[str, pd.DataFrame]:
     frames: dict[str, pd.DataFrame] = {}
     messages: tuple[str, ...] = ()
     for table, columns in TABLES.items():
-        loaded = load_view(view, table, columns=columns)
+        # a container that spends its database's shared offer has its partitions' metrics under the offer
+        loaded = (load_with_shared_offer if table == "metrics" else load_view)(view, table, columns=columns)
         frames[table], messages = loaded.frame, messages + loaded.warnings
     widgets.render_store_warnings(tuple(dict.fromkeys(messages)))
     frames["metrics"] = regions.select_region(frames["metrics"], view.region)  # one region, or the total
