@@ -80,11 +80,14 @@ def hot_partition_alerts(metrics: pd.DataFrame, *, percent: float, minutes: int)
     rows = metrics.dropna(subset=CONTAINER)  # a shared database's offer ("") included: its partitions throttle
     rows = rows[_is(rows["metric"], NORMALIZED_RU) & rows["aggregation"].fillna("Maximum").eq("Maximum")]
     rows = regions.select_region(rows.dropna(subset=["time", "value", "pkrange_id"]), None)
+    several = rows["account"].map(regions.region_counts(rows).set_index("account")["regions"]).gt(1)
     rows = rows[rows["value"].astype(float) >= percent - TOLERANCE]
     if rows.empty:
         return no_alerts()
-    # a range is one region's (each region holds every range with its own RU/s): its stretch is counted there
-    rows = rows.assign(in_region=rows["region"].astype(object).fillna("") if "region" in rows.columns else "")
+    # a range is one region's (each region holds every range with its own RU/s): its stretch is counted there,
+    # and named so when the account has several (a one-region account's alerts read as they always did)
+    region = rows["region"].astype(object).fillna("") if "region" in rows.columns else pd.Series("", index=rows.index)
+    rows = rows.assign(in_region=region.where(several.reindex(rows.index).fillna(False).astype(bool), ""))
     group = [*CONTAINER, "pkrange_id", "in_region"]
     points = rows.groupby([*group, "time"]).agg(value=("value", "max"), grain=("grain", "first")).reset_index()
     points["end"] = points["time"] + pd.to_timedelta(points["grain"].map(_grain_minutes).astype(float), unit="min")

@@ -31,7 +31,8 @@ behind it has no row (never a guess).
 Regions (`analysis.regions`). The report covers one region or the account in total (the default): in total,
 `provisioned_ru_s` and `p95_ru_s` are every region's summed (an account with N regions reserves T x N RU/s),
 and the `provisioned_ru_s` row's detail says "summed over N regions"; a partition's `max_normalized_ru` is
-one region's (a row per pkrange and region, the region in `detail`), never a maximum across regions.
+one region's (a row per pkrange and region, the region in `detail` when the account has several),
+never a maximum across regions.
 Storage rows are one copy (the storage collector's partition statistics).
 
 Values. A share of something (utilization, a 429 rate, headroom, a range's share of the RU) is written in
@@ -154,12 +155,14 @@ def _throughput_kind(containers: pd.DataFrame, metrics: pd.DataFrame, region: st
 
 
 def _per_region_peaks(normalized: pd.DataFrame) -> pd.DataFrame:
-    """The largest NormalizedRUConsumption per pkrange and region (a range is one region's), with `region`
-    ("" where the rows combine the regions) as the report rows' detail."""
+    """The largest NormalizedRUConsumption per pkrange and region (a range is one region's), with `region` as
+    the report rows' detail: "region X" where the account has several, else "" (as a one-region report was)."""
     region = normalized["region"].astype(object).fillna("") if "region" in normalized.columns else ""
     rows = normalized.assign(region=region)
     peaks = rows.groupby([*KEY, "pkrange_id", "region"])["value"].max().rename("max_normalized_ru").reset_index()
-    return peaks.assign(region=peaks["region"].map(lambda r: f"region {r}" if r else ""))
+    several = peaks["account"].map(regions.region_counts(normalized).set_index("account")["regions"]).gt(1)
+    named = peaks["region"].map(lambda r: f"region {r}" if r else "")
+    return peaks.assign(region=named.where(several, ""))
 
 
 def _without_own_offer(containers: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:

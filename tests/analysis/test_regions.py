@@ -125,4 +125,14 @@ def test_the_report_says_which_regions_a_figure_covers() -> None:
     west = report(two_regions(), region=WEST)
     provisioned = west[west["measure"].eq("provisioned_ru_s")]
     assert provisioned[["value", "detail"]].values.tolist() == [[400.0, "manual, region West US"]]
-    assert west[west["measure"].eq("max_normalized_ru")]["detail"].eq("region West US").all()
+    peaks = west[west["measure"].eq("max_normalized_ru")]  # West US's own: the report names it above
+    assert sorted(peaks[["subject", "value"]].values.tolist()) == [["0", 10.0], ["1", 50.0]]
+
+
+def test_a_one_region_account_is_not_labelled_with_its_region() -> None:
+    metrics = two_regions()
+    metrics = metrics[metrics["region"].eq(WEST)]
+    rows = report(metrics)
+    assert rows.loc[rows["measure"].eq("max_normalized_ru"), "detail"].eq("").all()
+    assert rows.loc[rows["measure"].eq("provisioned_ru_s"), "detail"].tolist() == ["manual"]
+    assert alerts.hot_partition_alerts(metrics, percent=40, minutes=5)["subject"].tolist() == ["1"]
