@@ -9,6 +9,8 @@ copying the schema is refused by tests/test_layering.py.
 A module answers one question; a question with several parts is a sub-package with one module per part:
 
 - `scope`: the time range and the scope (account, database, container) a view covers, shared by every page;
+- `regions`: which Azure Monitor rows a figure of one region, or of the account in total, reads (the rows
+  that combine the regions, stored before the split, never added to per-region ones);
 - `queries/`: RU per query execution and its change between runs (`costs`), run by run: over time, the
   routing multiplier, index use (`runs`);
 - `pkrange_ids`: lists of pkrange ids as the store writes them ("0,3,12"), sorted, merged, counted;

@@ -35,7 +35,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from analysis import throttling
+from analysis import regions, throttling
 from analysis.queries import costs as qc
 from analysis.scope import Scope, select_scope
 from cosmoscore.limits import GB
@@ -69,7 +69,7 @@ STORED_COLUMNS = ALERTS.pick("run_id", "time", *ALERT_COLUMNS)  # the `alerts` t
 
 # The store columns each rule reads: the collector loads only these.
 METRIC_COLUMNS = METRICS.pick(
-    *CONTAINER, "time", "metric", "aggregation", "pkrange_id", "status_code", "value", "grain"
+    *CONTAINER, "time", "metric", "aggregation", "pkrange_id", "status_code", "value", "grain", "region"
 )
 REQUEST_COLUMNS = REQUESTS.pick(*CONTAINER, "time", "status")
 PARTITION_COLUMNS = PARTITIONS.pick(*CONTAINER, "run_id", "time", "pkrange_id", "size_kb")
@@ -81,11 +81,16 @@ def hot_partition_alerts(metrics: pd.DataFrame, *, percent: float, minutes: int)
     """Pkranges at or above `percent` normalized RU for `minutes` consecutive minutes (module docstring)."""
     rows = metrics.dropna(subset=CONTAINER)  # a shared database's offer ("") included: its partitions throttle
     rows = rows[_is(rows["metric"], NORMALIZED_RU) & rows["aggregation"].fillna("Maximum").eq("Maximum")]
-    rows = rows.dropna(subset=["time", "value", "pkrange_id"])
+    rows = regions.select_region(rows.dropna(subset=["time", "value", "pkrange_id"]), None)
+    several = rows["account"].map(regions.region_counts(rows).set_index("account")["regions"]).gt(1)
     rows = rows[rows["value"].astype(float) >= percent - TOLERANCE]
     if rows.empty:
         return no_alerts()
-    group = [*CONTAINER, "pkrange_id"]
+    # a range is one region's (each region holds every range with its own RU/s): its stretch is counted there,
+    # and named so when the account has several (a one-region account's alerts read as they always did)
+    region = rows["region"].astype(object).fillna("") if "region" in rows.columns else pd.Series("", index=rows.index)
+    rows = rows.assign(in_region=region.where(several.reindex(rows.index).fillna(False).astype(bool), ""))
+    group = [*CONTAINER, "pkrange_id", "in_region"]
     points = rows.groupby([*group, "time"]).agg(value=("value", "max"), grain=("grain", "first")).reset_index()
     points["end"] = points["time"] + pd.to_timedelta(points["grain"].map(_grain_minutes).astype(float), unit="min")
     points = points.sort_values([*group, "time"], kind="stable")
@@ -100,16 +105,23 @@ def hot_partition_alerts(metrics: pd.DataFrame, *, percent: float, minutes: int)
     return _alerts(
         fired,
         HOT,
-        subject=fired["pkrange_id"].astype(str),
+        subject=fired["pkrange_id"]
+        .astype(str)
+        .where(fired["in_region"].eq(""), fired["pkrange_id"].astype(str) + " (" + fired["in_region"] + ")"),
         value=fired["peak"].astype(float),
         threshold=float(percent),
         unit="%",
         message=[
-            f"pkrange {row.pkrange_id} of {_owner(str(row.database), str(row.container))} at >= {percent:g}% normalized RU for "
+            f"pkrange {row.pkrange_id}{_in_region(str(row.in_region))} of "
+            f"{_owner(str(row.database), str(row.container))} at >= {percent:g}% normalized RU for "
             f"{row.minutes:g} min, peak {row.peak:g}% (threshold {percent:g}% for {minutes} min)"
             for row in fired.itertuples()
         ],
     )
+
+
+def _in_region(region: str) -> str:
+    return f" in {region}" if region else ""
 
 
 def throttle_rate_alerts(

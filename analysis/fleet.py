@@ -44,6 +44,12 @@ its p95 the sum of theirs per interval, its waste against its offer) and one per
 A shared database is recognised by its rows under the shared offer, or by the storage snapshots'
 `database_throughput_ru`; its containers are those with no throughput or partition metrics of their own.
 
+**Regions** (`analysis.regions`). Azure Monitor's figures are of one region (`region`) or of the account in
+total (None, the default): `provisioned_ru_s` is then each region's latest RU/s summed (an account with N
+regions reserves T x N RU/s; AutoscaleMaxThroughput, which has no Region dimension, counts N times),
+`p95_ru_s` the regions' RU/s summed per interval, so `waste` compares like with like; `max_normalized_ru`
+is the hottest range of any region. A one-region account reads as before.
+
 **Ranking** (`summarize_fleet`). Each risk signal is put on one 0..1 scale, where 1 means "at the limit":
 - throttling: `throttle_rate / THROTTLE_FULL_RATE`, capped at 1. Service guidance treats a few percent of
   429s as a sign to act, so 5% of requests throttled counts as full risk;
@@ -63,7 +69,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis import throttling
+from analysis import regions, throttling
 from analysis.queries import costs as qc
 from cosmoscore.limits import GB, Limits
 from cosmoscore.monitor.metrics import AUTOSCALE_MAX, NORMALIZED_RU, PROVISIONED, TOTAL_REQUEST_UNITS
@@ -86,7 +92,7 @@ SHARED_UNIT = "database"
 EXECUTION_COLUMNS = EXECUTIONS.pick("account", *qc.EXECUTION_COLUMNS)
 REQUEST_COLUMNS = REQUESTS.pick(*FLEET_KEY, "time", "request_kind", "pkrange_id", "status", "request_charge")
 METRIC_COLUMNS = METRICS.pick(
-    *FLEET_KEY, "time", "metric", "aggregation", "pkrange_id", "value", "grain"
+    *FLEET_KEY, "time", "metric", "aggregation", "pkrange_id", "value", "grain", "region"
 )  # throughput_stats
 # all summarize_fleet reads: the status code the 429 rate needs (kept out of METRIC_COLUMNS, which others
 # extend with it: a column named twice breaks a load)
@@ -130,9 +136,12 @@ def summarize_fleet(
     partitions: pd.DataFrame | None = None,
     *,
     limits: Limits | None = None,
+    region: str | None = None,
 ) -> pd.DataFrame:
-    """One row per container with data in any frame, ranked as the module docstring says (`FLEET_COLUMNS`)."""
+    """One row per container with data in any frame, ranked as the module docstring says (`FLEET_COLUMNS`);
+    the Azure Monitor figures of one `region`, or of the account in total (None: `analysis.regions`)."""
     metrics = metrics if metrics is not None else pd.DataFrame(columns=METRIC_COLUMNS)
+    metrics = regions.select_region(metrics, region)
     parts = [
         execution_stats(executions),
         throttle_stats(metrics, requests),
@@ -229,14 +238,31 @@ def storage_stats(partitions: pd.DataFrame, limits: Limits | None = None) -> pd.
 
 
 def _latest_provisioned(metrics: pd.DataFrame) -> pd.DataFrame:
-    """The latest AutoscaleMaxThroughput per container, else its latest ProvisionedThroughput."""
+    """The latest AutoscaleMaxThroughput per container, else its latest ProvisionedThroughput: each region's
+    latest, summed over the regions (an account reserves the RU/s in each: `analysis.regions`); a container's
+    rows that combine the regions (stored before the split) count only where it has no per-region row."""
+    counts = regions.region_counts(metrics).set_index("account")["regions"]
     found = []
     for metric in PROVISIONED_METRICS:
-        rows = metrics[metrics["metric"].eq(metric).fillna(False)].dropna(subset=["time", "value"])
-        latest = rows[rows["time"].eq(rows.groupby(FLEET_KEY)["time"].transform("max"))]
-        found.append(latest.groupby(FLEET_KEY)["value"].max().astype(float).reset_index())
+        rows = _per_region_else_combined(metrics[metrics["metric"].eq(metric).fillna(False)])
+        per_region = [*FLEET_KEY, "_region"]
+        latest = rows[rows["time"].eq(rows.groupby(per_region)["time"].transform("max"))]
+        total = latest.groupby(per_region)["value"].max().astype(float).groupby(FLEET_KEY).sum().reset_index()
+        if metric in regions.UNREGIONED_METRICS:  # one setting that holds in every region of the account
+            total["value"] = total["value"] * total["account"].map(counts).fillna(1).astype(float)
+        found.append(total)
     values = pd.concat(found, ignore_index=True).drop_duplicates(subset=FLEET_KEY, keep="first")
     return values.rename(columns={"value": "provisioned_ru_s"})[[*FLEET_KEY, "provisioned_ru_s"]]
+
+
+def _per_region_else_combined(rows: pd.DataFrame) -> pd.DataFrame:
+    """`rows` (one metric's, with a time and a value) with `_region` ("" for a combined row), less a
+    container's combined rows when it has rows per region."""
+    rows = rows.dropna(subset=["time", "value"])
+    region = rows["region"].astype(object).fillna("") if "region" in rows.columns else ""
+    rows = rows.assign(_region=region)
+    split = rows["_region"].ne("").groupby([rows[name] for name in FLEET_KEY]).transform("any")
+    return rows[rows["_region"].ne("") | ~split.reindex(rows.index).fillna(False).astype(bool)]
 
 
 def _p95_consumed(metrics: pd.DataFrame) -> pd.DataFrame:
@@ -314,14 +340,19 @@ def with_shared_offers(fleet: pd.DataFrame, metrics: pd.DataFrame, partitions: p
 
 
 def summarize_throughput_units(
-    fleet: pd.DataFrame, metrics: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
+    fleet: pd.DataFrame,
+    metrics: pd.DataFrame | None = None,
+    partitions: pd.DataFrame | None = None,
+    *,
+    region: str | None = None,
 ) -> pd.DataFrame:
-    """One row per throughput unit of the containers in `fleet` (`summarize_fleet`'s): each shared database
-    with its containers, each container with RU/s of its own (`UNIT_COLUMNS`); a unit where its first
-    container is in the fleet's order."""
+    """One row per throughput unit of the containers in `fleet` (`summarize_fleet`'s, of the same `region`):
+    each shared database with its containers, each container with RU/s of its own (`UNIT_COLUMNS`); a unit
+    where its first container is in the fleet's order."""
     if fleet.empty:
         return pd.DataFrame(columns=UNIT_COLUMNS)
     metrics = metrics if metrics is not None else pd.DataFrame(columns=METRIC_COLUMNS)
+    metrics = regions.select_region(metrics, region)
     ranked = fleet.reset_index(drop=True).assign(_rank=lambda f: range(len(f)))
     members = shared_offer_members(fleet, metrics, partitions).merge(ranked[[*FLEET_KEY, "_rank"]], on=FLEET_KEY)
     own = ranked[~ranked["_rank"].isin(members["_rank"])]

@@ -15,7 +15,8 @@ RU, 429 rate and skew) and this module adds what an overview needs on top, prefe
   after any split), the one with the largest NormalizedRUConsumption and that value
   (100% means that range's requests are throttled); `hot_range_share`: that range's share of the summed mean
   normalized RU of all ranges (each range has an equal share of the RU/s, so this is its share of the RU),
-  against an even share of 1 / `pkranges`; without metrics, the replay's hottest pkrange and share;
+  against an even share of 1 / `pkranges`; without metrics, the replay's hottest pkrange and share; for a
+  container that spends its database's shared offer, the offer's hottest range (its partitions are the offer's);
   `skew_source` says which;
 - `throttle_rate`: 429s / requests from TotalRequests by StatusCode (`analysis.throttling`), else the replay's; `throttle_source`;
   `throttle_flag`: above `THROTTLE_HEALTHY_MAX`;
@@ -36,11 +37,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis import fleet, throttling
+from analysis import fleet, regions, throttling
 from analysis.queries import costs as qc
 from cosmoscore.limits import GB, Limits
 from cosmoscore.monitor.metrics import AUTOSCALE_MAX, NORMALIZED_RU, TOTAL_REQUEST_UNITS
-from store.records import EXECUTIONS, LOGICAL_KEYS, METRICS
+from store.records import EXECUTIONS, LOGICAL_KEYS, METRICS, SHARED_OFFER_CONTAINER
 
 KEY = fleet.FLEET_KEY
 # ru-cost-model.md P12 (learn "troubleshoot-request-rate-too-large"): 1-5% of requests answered 429 is
@@ -48,6 +49,7 @@ KEY = fleet.FLEET_KEY
 THROTTLE_HEALTHY_MAX = throttling.HEALTHY_429_RATE[1]
 ALL_TIME_SPAN = dt.timedelta(days=7)  # what "All time" compares (see the module docstring)
 TOP_QUERIES = 10
+_OFFER = "(offer)"  # a stand-in container name for a shared offer's rows inside `container_hottest_ranges`
 
 METRIC_COLUMNS = METRICS.pick(*fleet.METRIC_COLUMNS, "status_code")
 LOGICAL_KEY_COLUMNS = LOGICAL_KEYS.pick(*KEY, "time", "pkrange_id", "partition_key", "size_kb")
@@ -157,10 +159,14 @@ def summarize_containers(
     *,
     limits: Limits | None = None,
 ) -> pd.DataFrame:
-    """One row per container with data, in `analysis.fleet`'s risk order (`CONTAINER_COLUMNS`)."""
+    """One row per container with data, in `analysis.fleet`'s risk order (`CONTAINER_COLUMNS`): Azure
+    Monitor's numbers of every region in `metrics` (the account in total; a view of one region selects it
+    first, `analysis.regions.select_region`)."""
+    metrics = regions.select_region(metrics, None)
     base = fleet.summarize_fleet(executions, requests, metrics, partitions, limits=limits)
     base = base.drop(columns=["largest_partition_gb", "storage_headroom"])  # fleet's are rounded: ours below
-    extra = [peak_consumed(metrics), hottest_range(metrics), monitor_throttle_rate(metrics), monitor_ru(metrics)]
+    hottest = container_hottest_ranges(base, metrics, partitions)
+    extra = [peak_consumed(metrics), hottest, monitor_throttle_rate(metrics), monitor_ru(metrics)]
     extra += [largest_partitions(partitions, limits), largest_keys(logical_keys, limits), autoscaled(metrics)]
     if base.empty and all(part.empty for part in extra):
         return pd.DataFrame(columns=CONTAINER_COLUMNS)
@@ -221,22 +227,48 @@ def monitor_ru(metrics: pd.DataFrame) -> pd.DataFrame:
 def hottest_range(metrics: pd.DataFrame) -> pd.DataFrame:
     """Per container, among the pkranges of its latest interval (a range retired by a split is gone): the one
     with the largest NormalizedRUConsumption (ties: the larger mean), that value, its share of the summed mean
-    normalized RU of those ranges, and how many there are."""
+    normalized RU of those ranges, and how many there are. A range is one region's (each region holds every
+    range, with its own RU/s): in a frame of several regions the hottest is that of any region, its share
+    and count are of its own region's ranges."""
     columns = [*KEY, "monitor_hot", "hot_normalized_ru", "monitor_share", "monitor_pkranges"]
     rows = metric_rows(metrics, NORMALIZED_RU).dropna(subset=["pkrange_id", "time"])
     if rows.empty:
         return pd.DataFrame(columns=columns)
-    latest = rows[rows["time"].eq(rows.groupby(KEY)["time"].transform("max"))][[*KEY, "pkrange_id"]]
-    rows = rows.merge(latest.drop_duplicates(), on=[*KEY, "pkrange_id"])
-    per_range = rows.groupby([*KEY, "pkrange_id"])["value"].agg(["max", "mean"]).astype(float).reset_index()
-    order = ["max", "mean", "pkrange_id"]
-    per_range = per_range.sort_values(order, ascending=[False, False, True], kind="stable")
-    grouped = per_range.groupby(KEY)
-    hot = grouped.agg(monitor_hot=("pkrange_id", "first"), hot_normalized_ru=("max", "first"))
-    hot["monitor_pkranges"] = grouped.size()
-    hot_mean, total_mean = grouped["mean"].first(), grouped["mean"].sum()
-    hot["monitor_share"] = (hot_mean / total_mean.where(total_mean > 0)).round(4)
+    region = rows["region"].astype(object).fillna("") if "region" in rows.columns else ""
+    rows = rows.assign(_region=region)
+    regional = [*KEY, "_region"]
+    latest = rows[rows["time"].eq(rows.groupby(regional)["time"].transform("max"))][[*regional, "pkrange_id"]]
+    rows = rows.merge(latest.drop_duplicates(), on=[*regional, "pkrange_id"])
+    per_range = rows.groupby([*regional, "pkrange_id"])["value"].agg(["max", "mean"]).astype(float).reset_index()
+    per_range = per_range.merge(
+        per_range.groupby(regional).agg(_total=("mean", "sum"), _ranges=("pkrange_id", "size")).reset_index()
+    )
+    order = ["max", "mean", "_region", "pkrange_id"]
+    per_range = per_range.sort_values(order, ascending=[False, False, True, True], kind="stable")
+    hot = per_range.groupby(KEY).agg(
+        monitor_hot=("pkrange_id", "first"),
+        hot_normalized_ru=("max", "first"),
+        hot_mean=("mean", "first"),
+        total_mean=("_total", "first"),
+        monitor_pkranges=("_ranges", "first"),
+    )
+    hot["monitor_share"] = (hot.pop("hot_mean") / hot.pop("total_mean").where(lambda t: t > 0)).round(4)
     return hot.reset_index()[columns]
+
+
+def container_hottest_ranges(fleet_rows: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:
+    """`hottest_range` per container; a container that spends its database's shared offer
+    (`analysis.fleet.shared_offer_members`) has no partitions of its own in Azure Monitor, so its hottest range
+    is the offer's (the offer's rows are under `store.records.SHARED_OFFER_CONTAINER`): what throttles it."""
+    own = hottest_range(metrics)
+    members = fleet.shared_offer_members(fleet_rows.reindex(columns=KEY), metrics, partitions)
+    if members.empty:
+        return own
+    keyed = metrics.dropna(subset=KEY)
+    offer = keyed[keyed["container"].astype(str).eq(SHARED_OFFER_CONTAINER)]
+    offers = hottest_range(offer.assign(container=_OFFER)).drop(columns="container")
+    shared = members.merge(offers, on=["account", "database"])
+    return pd.concat([own, shared.reindex(columns=own.columns)], ignore_index=True).drop_duplicates(subset=KEY)
 
 
 def monitor_throttle_rate(metrics: pd.DataFrame) -> pd.DataFrame:

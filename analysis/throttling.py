@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from analysis import regions
 from analysis.storage import KEY, container_labels, labels
 from cosmoscore.monitor.metrics import TOTAL_REQUESTS
 from store.records import EXECUTIONS, LOG_THROTTLES, METRICS, REQUESTS
@@ -49,7 +50,7 @@ MONITOR, LOGS, REPLAY = "Azure Monitor", "Log Analytics", "replay"
 PREFERENCE = {MONITOR: 0, LOGS: 1, REPLAY: 2}  # the source a container's one rate comes from, best first
 
 # The store columns these functions read: a view loads only these.
-METRIC_COLUMNS = METRICS.pick(*KEY, "time", "metric", "aggregation", "operation_type", "status_code", "value")
+METRIC_COLUMNS = METRICS.pick(*KEY, "time", "metric", "aggregation", "operation_type", "status_code", "value", "region")
 LOG_THROTTLE_COLUMNS = LOG_THROTTLES.pick(*KEY, "time", "partition_id", "operation_name", "throttled", "requests")
 REQUEST_COLUMNS = REQUESTS.pick(*KEY, "time", "pkrange_id", "status", "retry_after_ms")
 EXECUTION_COLUMNS = EXECUTIONS.pick(
@@ -80,7 +81,7 @@ def request_counts(
     TotalRequests (each interval's rows per operation, summed over status codes), the logs' rows that
     counted their requests, and the replay's requests (one each, operation ""). Every 429 rate is these
     two terms summed and divided (the module docstring)."""
-    rows = _in_containers(metrics)
+    rows = _monitor_rows(metrics)
     rows = rows[rows["metric"].eq(TOTAL_REQUESTS).fillna(False) & rows["status_code"].notna()].dropna(
         subset=["time", "value"]
     )
@@ -199,7 +200,7 @@ def verdict(rate: float) -> str:
 def monitor_throttles(metrics: pd.DataFrame, *, bin: pd.Timedelta | None = None, top: int = 10) -> pd.DataFrame:
     """Azure Monitor's 429s per operation over time (`SERIES_COLUMNS`; series `container/operation` when
     several containers)."""
-    rows = _in_containers(metrics)
+    rows = _monitor_rows(metrics)
     rows = rows[rows["metric"].eq(TOTAL_REQUESTS).fillna(False) & _is_429(rows["status_code"])]
     rows = rows.dropna(subset=["time", "value"])
     names = labels(rows, rows["operation_type"].fillna("(all operations)"))
@@ -288,6 +289,13 @@ def _is_429(values: pd.Series) -> pd.Series:
 def _rate(frame: pd.DataFrame) -> pd.Series:
     requests = frame["requests"].astype(float)
     return (frame["throttled"].astype(float) / requests.where(requests > 0)).round(6)
+
+
+def _monitor_rows(metrics: pd.DataFrame) -> pd.DataFrame:
+    """The metric rows of containers, every region's counted once: a row combining the regions (stored
+    before the collector split by Region) is dropped where its minute has rows per region (`analysis.regions`);
+    a page that shows one region selects it first (`regions.select_region`)."""
+    return regions.select_region(_in_containers(metrics), None)
 
 
 def _in_containers(frame: pd.DataFrame) -> pd.DataFrame:

@@ -1,6 +1,7 @@
 """The ruscope dashboard's frame: it routes the pages and asks once, in the sidebar, what they all show.
 
-The store, the time range and the scope (database, container) are chosen here and published in
+The store, the time range, the scope (database, container) and, for an account in several regions, the
+region of the Azure Monitor figures are chosen here and published in
 `st.session_state` (the contract is in `state.py`) before the page runs; pages read them with
 `state.frame_state()` and have no store or scope widgets of their own. Adding a page is one line in
 `PAGES` (see README.md).
@@ -14,7 +15,7 @@ import streamlit as st
 
 from dashboard import state, widgets
 from dashboard.alerts_banner import render_alert_banner
-from dashboard.loaders.tables import load_scope_choices
+from dashboard.loaders.tables import load_region_choices, load_scope_choices
 
 # a local image: a `:material/...:` page icon makes the browser fetch the favicon from fonts.gstatic.com
 FAVICON = str(Path(__file__).with_name("favicon.png"))
@@ -35,7 +36,9 @@ page = st.navigation(PAGES)
 store = widgets.render_store_picker()
 since = widgets.render_time_range_picker()
 scope = widgets.render_scope_picker(load_scope_choices(store, since))
-view = state.FrameState(store=store, since=since, scope=scope)
+names = tuple(load_region_choices(store, since, scope.account))
+region = widgets.render_region_picker(list(names))
+view = state.FrameState(store=store, since=since, scope=scope, region=region, regions=names)
 state.publish(view)
 render_alert_banner(view)  # the open alerts of the scope, above every page
 page.run()

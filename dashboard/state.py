@@ -8,6 +8,8 @@ chosen under three `st.session_state` keys before it runs the page:
 | `store` | `str` | the store directory (or URI) to read |
 | `since` | `datetime.datetime` (UTC) or `None` | start of the time range; None: all time |
 | `scope` | `analysis.scope.Scope` | the database and container shown; a None part: all |
+| `region` | `str` or `None` | the Azure region whose Monitor figures are shown; None: the account in total |
+| `regions` | `tuple[str, ...]` | the regions the store's metrics name (the picker is shown for two or more) |
 
 A page that links into another page's view (the Fleet page opening one container) asks for a scope with
 `request_scope`: the frame's pickers take it at the start of the next run, before they render (a widget's
@@ -30,7 +32,7 @@ from analysis.scope import Scope
 from dashboard.environment import ANY_STORE_ENV, STORE_ENV
 from store.location import DEFAULT_STORE
 
-STORE, SINCE, SCOPE = "store", "since", "scope"
+STORE, SINCE, SCOPE, REGION, REGIONS = "store", "since", "scope", "region", "regions"
 REQUESTED_SCOPE = "frame_requested_scope"  # a scope a page asked the frame to show from the next run on
 
 
@@ -41,6 +43,8 @@ class FrameState:
     store: str
     since: dt.datetime | None = None
     scope: Scope = field(default_factory=Scope)
+    region: str | None = None  # one region's Azure Monitor figures; None: the account in total
+    regions: tuple[str, ...] = ()  # the regions the store's metrics name (analysis.regions)
 
 
 def default_store() -> str:
@@ -59,6 +63,8 @@ def publish(state: FrameState) -> None:
     st.session_state[STORE] = state.store
     st.session_state[SINCE] = state.since
     st.session_state[SCOPE] = state.scope
+    st.session_state[REGION] = state.region
+    st.session_state[REGIONS] = state.regions
 
 
 def frame_state() -> FrameState:
@@ -67,6 +73,8 @@ def frame_state() -> FrameState:
         store=st.session_state.get(STORE) or default_store(),
         since=st.session_state.get(SINCE),
         scope=st.session_state.get(SCOPE) or Scope(),
+        region=st.session_state.get(REGION),
+        regions=tuple(st.session_state.get(REGIONS) or ()),
     )
 
 

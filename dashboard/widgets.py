@@ -3,7 +3,8 @@
 The frame (`app.py`) renders the pickers in the sidebar once per run; pages render the empty state, the
 store's warnings and the CSV download. Every widget takes a fixed `key=` (tests drive them by key):
 `frame_store`, `frame_time_range`, `frame_account` (shown only when the store holds several accounts),
-`frame_database`, `frame_container` for the frame's pickers, and the key a page passes for its downloads.
+`frame_database`, `frame_container`, `frame_region` (shown only when the store's metrics name several
+regions) for the frame's pickers, and the key a page passes for its downloads.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from analysis import scope
+from analysis import regions, scope
 from analysis.report import to_csv_bytes
 from dashboard.display import display_table, markdown_code, markdown_fence, markdown_text
 from dashboard.figures.canvas import plain_figure
@@ -68,6 +69,38 @@ def render_scope_picker(choices: pd.DataFrame) -> scope.Scope:
     database = None if picked == ALL else picked
     container = st.sidebar.selectbox("Container", [ALL, *scope.containers(mine, database)], key="frame_container")
     return scope.Scope(database=database, container=None if container == ALL else container, account=account)
+
+
+def render_region_picker(names: list[str]) -> str | None:
+    """The region whose Azure Monitor figures the pages show, or the account in total (None), only when the
+    store's metrics name two regions or more (else: None, unshown: one region reads as the total)."""
+    if len(names) < 2:
+        return None
+    picked = st.sidebar.selectbox(
+        "Azure region", [regions.TOTAL_LABEL, *names], key="frame_region", help=REGION_HELP.format(n=len(names))
+    )
+    return None if picked == regions.TOTAL_LABEL else picked
+
+
+REGION_HELP = """Azure Monitor reports each region apart: an account in {n} regions reserves its RU/s in each
+(T RU/s provisioned: T x {n} in total) and keeps a copy of its data in each. A region shows its own RU against
+its own RU/s; the total shows every region's RU against every region's RU/s."""
+
+
+def render_region_note(view: FrameState, *, per_region: str | None = None) -> None:
+    """Which region the page's Azure Monitor figures cover, when the store names several; `per_region`: the
+    region a page of per-region figures shows while the frame asks for the total."""
+    if len(view.regions) < 2:
+        return
+    if per_region is not None and view.region is None:
+        st.caption(
+            f"Per region: these figures are each region's own (a partition's RU/s budget is its region's). "
+            f"Showing **{markdown_text(per_region)}**; choose another region in the sidebar."
+        )
+    elif view.region is None:
+        st.caption(f"Azure Monitor figures: all {len(view.regions)} regions in total (RU/s reserved in each).")
+    else:
+        st.caption(f"Azure Monitor figures: region **{markdown_text(view.region)}** only.")
 
 
 def _render_account_picker(choices: pd.DataFrame) -> str | None:

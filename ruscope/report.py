@@ -20,6 +20,12 @@ def report(
     store: Annotated[str | None, typer.Option(help=STORE_HELP)] = None,
     format: Annotated[str, typer.Option("--format", help="csv (default) or xlsx (a sheet per section).")] = "csv",
     since: Annotated[str | None, typer.Option(help="Only the last span of data, e.g. 30d, 24h (default: all).")] = None,
+    region: Annotated[
+        str | None,
+        typer.Option(
+            help="One Azure region's Monitor figures, as the metrics name it (default: every region in total)."
+        ),
+    ] = None,
 ) -> None:
     """Write the capacity-review report of the store (analysis/capacity/ documents its columns and rules).
 
@@ -45,6 +51,7 @@ def report(
         frames["partitions"],
         frames["logical_keys"],
         frames["log_key_ru"],
+        region=region,
     )
     if built.empty:
         when = f" in the last {since}" if since else ""

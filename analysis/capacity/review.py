@@ -29,6 +29,13 @@ the database's offer, whose containers `analysis.fleet.summarize_throughput_unit
 offer). A container that spends such an offer has no `provisioned_ru_s` of its own. A number without data
 behind it has no row (never a guess).
 
+Regions (`analysis.regions`). The report covers one region or the account in total (the default): in total,
+`provisioned_ru_s` and `p95_ru_s` are every region's summed (an account with N regions reserves T x N RU/s),
+and the `provisioned_ru_s` row's detail says "summed over N regions"; a partition's `max_normalized_ru` is
+one region's (a row per pkrange and region, the region in `detail` when the account has several),
+never a maximum across regions.
+Storage rows are one copy (the storage collector's partition statistics).
+
 Values. A share of something (utilization, a 429 rate, headroom, a range's share of the RU) is written in
 percent, so that one unit reads the same everywhere. Each value is rounded to its unit's precision
 (`analysis.units.PRECISION`: RU and RU/s to 0.1, % to 2 decimals or 2 significant digits below 1%, GB to 3
@@ -46,7 +53,7 @@ import math
 
 import pandas as pd
 
-from analysis import fleet, overview
+from analysis import fleet, overview, regions
 from analysis.capacity.rules import (
     Action,
     autoscale_action,
@@ -109,14 +116,18 @@ def build_capacity_report(
     log_key_ru: pd.DataFrame | None = None,
     *,
     limits: Limits | None = None,
+    region: str | None = None,
 ) -> pd.DataFrame:
-    """The report (`REPORT_COLUMNS`, the module docstring): empty when no container has data."""
+    """The report (`REPORT_COLUMNS`, the module docstring) of one `region`, or of the account in total (None):
+    empty when no container has data."""
+    metrics = regions.select_region(metrics, region)
     containers = overview.summarize_containers(executions, requests, metrics, partitions, logical_keys, limits=limits)
     if containers.empty:
         return pd.DataFrame(columns=REPORT_COLUMNS)
     containers = _without_own_offer(
         containers.merge(autoscale_ratios(metrics), on=KEY, how="left"), metrics, partitions
     )
+    containers = containers.assign(throughput_kind=_throughput_kind(containers, metrics, region))
     queries = overview.query_stats(executions)
     keys = overview.latest_snapshot(logical_keys)
     sections = [
@@ -134,6 +145,28 @@ def build_capacity_report(
     report = report.sort_values(["_rank", "_section"], kind="stable").drop(columns=["_rank", "_section"])
     report["value"] = [round_to_unit(value, unit) for value, unit in zip(report["value"], report["unit"])]
     return report.reset_index(drop=True)[REPORT_COLUMNS]
+
+
+def _throughput_kind(containers: pd.DataFrame, metrics: pd.DataFrame, region: str | None) -> pd.Series:
+    """The `provisioned_ru_s` row's detail: manual or autoscale, and where the account has several regions,
+    which the figure covers (one region's RU/s, or every region's summed: `analysis.regions`)."""
+    kind = containers["autoscale"].map({True: "autoscale max", False: "manual"})
+    counts = regions.region_counts(metrics).set_index("account")["regions"]
+    if region is not None:
+        return kind + f", region {region}"
+    n = containers["account"].map(counts).fillna(1).astype(int)
+    return kind.where(n.le(1), kind + ", summed over " + n.astype(str) + " regions")
+
+
+def _per_region_peaks(normalized: pd.DataFrame) -> pd.DataFrame:
+    """The largest NormalizedRUConsumption per pkrange and region (a range is one region's), with `region` as
+    the report rows' detail: "region X" where the account has several, else "" (as a one-region report was)."""
+    region = normalized["region"].astype(object).fillna("") if "region" in normalized.columns else ""
+    rows = normalized.assign(region=region)
+    peaks = rows.groupby([*KEY, "pkrange_id", "region"])["value"].max().rename("max_normalized_ru").reset_index()
+    several = peaks["account"].map(regions.region_counts(normalized).set_index("account")["regions"]).gt(1)
+    named = peaks["region"].map(lambda r: f"region {r}" if r else "")
+    return peaks.assign(region=named.where(several, ""))
 
 
 def _without_own_offer(containers: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:
@@ -207,9 +240,8 @@ def offer_rows(containers: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.D
     offered = metrics.dropna(subset=KEY)
     offered = offered[offered["container"].astype(str).eq(SHARED_OFFER_CONTAINER)]
     offered = offered[offered["metric"].eq(NORMALIZED_RU).fillna(False)].dropna(subset=["pkrange_id", "value"])
-    offered = offered.merge(units[KEY], on=KEY)
-    peaks = offered.groupby([*KEY, "pkrange_id"])["value"].max().rename("max_normalized_ru").reset_index()
-    parts.append(_long(peaks, "offer", "max_normalized_ru", "%", subject="pkrange_id"))
+    peaks = _per_region_peaks(offered.merge(units[KEY], on=KEY))
+    parts.append(_long(peaks, "offer", "max_normalized_ru", "%", subject="pkrange_id", detail="region"))
     return pd.concat(parts, ignore_index=True)
 
 
@@ -219,7 +251,6 @@ def container_rows(containers: pd.DataFrame) -> pd.DataFrame:
         ru_source=containers["ru_source"].map(SOURCES),
         skew_source=containers["skew_source"].map(SOURCES),
         throttle_source=containers["throttle_source"].map(SOURCES),
-        throughput_kind=containers["autoscale"].map({True: "autoscale max", False: "manual"}),
         autoscale_hours=containers["autoscale_hours"].map(lambda h: _count(h, "hour") if pd.notna(h) else ""),
         largest_partition_text=containers["largest_partition_gb"].map(size_text),
         largest_key_text=containers["largest_key_gb"].map(size_text),
@@ -241,12 +272,12 @@ def partition_rows(partitions: pd.DataFrame, metrics: pd.DataFrame, limits: Limi
     )
     latest = latest.assign(size_text=(size / GB).map(size_text))  # from the bytes: not the rounded GB
     normalized = overview.metric_rows(metrics, NORMALIZED_RU).dropna(subset=["pkrange_id"])
-    peaks = normalized.groupby([*KEY, "pkrange_id"])["value"].max().rename("max_normalized_ru").reset_index()
+    peaks = _per_region_peaks(normalized)
     parts = [
         _long(latest, "partition", c, u, subject="pkrange_id", detail=d)
         for c, u, d in (("size_gb", "GB", "size_text"), ("headroom", "share", None), ("documents", "count", None))
     ]
-    parts.append(_long(peaks, "partition", "max_normalized_ru", "%", subject="pkrange_id"))
+    parts.append(_long(peaks, "partition", "max_normalized_ru", "%", subject="pkrange_id", detail="region"))
     return pd.concat(parts, ignore_index=True)
 
 

@@ -48,7 +48,7 @@ NICE_BINS = [
 ]
 
 # The store columns these functions read: a view loads only these.
-METRIC_COLUMNS = METRICS.pick(*CONTAINER_KEY, "time", "metric", "aggregation", "pkrange_id", "value")
+METRIC_COLUMNS = METRICS.pick(*CONTAINER_KEY, "time", "metric", "aggregation", "pkrange_id", "value", "region")
 PARTITION_COLUMNS = PARTITIONS.pick(
     *ROW_KEY, "time", "parents", "min_epk", "max_epk", "size_kb", "document_count", "throughput_share"
 )

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 import streamlit as st
 
+from analysis import regions
 from analysis.hot import keys as hk
 from analysis.hot import partitions as hp
 from analysis.hot import replay as hr
@@ -57,6 +58,7 @@ class HotData:
     has_replay: bool
     warnings: tuple[str, ...]
     shared_database: str | None = None  # the scoped container's database, when its partitions are that offer's
+    region: str | None = None  # the region whose metrics these are (None: the store names at most one)
 
     @property
     def empty(self) -> bool:
@@ -66,15 +68,23 @@ class HotData:
 def load_hot(view: FrameState) -> HotData:
     """The page's data in the frame's view (cached: see the module docstring)."""
     scope = view.scope
-    return _load_hot(view.store, view.since, scope.account, scope.database, scope.container)
+    return _load_hot(view.store, view.since, scope.account, scope.database, scope.container, view.region)
 
 
 @st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Reducing the partitions' metrics...", max_entries=16)
 def _load_hot(
-    store: str, since: dt.datetime | None, account: str | None, database: str | None, container: str | None
+    store: str,
+    since: dt.datetime | None,
+    account: str | None,
+    database: str | None,
+    container: str | None,
+    region: str | None = None,
 ) -> HotData:
     view = FrameState(store=store, since=since, scope=Scope(database=database, container=container, account=account))
     metrics, shared = _metrics(view), None
+    # a partition's normalized RU and RU/s budget are its region's: one region at a time (analysis.regions)
+    region = regions.per_region_choice(metrics.frame, region)
+    metrics = tables.Loaded(regions.select_region(metrics.frame, region), metrics.warnings)
     if database is not None and container is not None:
         frame = metrics.frame  # the database's rows (`_metrics`): the container's, and its database's offer's
         mine = frame[frame["container"].eq(container).fillna(False)].reset_index(drop=True)
@@ -122,6 +132,7 @@ def _load_hot(
         has_replay=not executions.frame.empty,
         warnings=tuple(dict.fromkeys(w for part in loaded for w in part.warnings)),
         shared_database=shared,
+        region=region,
     )
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 import streamlit as st
 
-from analysis import scope
+from analysis import regions, scope
 from dashboard.state import FrameState
 from store import StoreLocation, StoreWarning, empty_frame, read_table, store_location
 from store.records import SHARED_OFFER_CONTAINER
@@ -143,3 +143,11 @@ def load_scope_choices(store: str, since: dt.datetime | None) -> pd.DataFrame:
     """
     columns = tuple(scope.SCOPE_COLUMNS)
     return scope.scope_choices(load_table(store, t, since=since, columns=columns).frame for t in SCOPE_TABLES)
+
+
+def load_region_choices(store: str, since: dt.datetime | None, account: str | None) -> list[str]:
+    """The regions the store's metrics name in the time range (of `account`, when the scope names one), for
+    the frame's region picker (`analysis.regions`)."""
+    columns = tuple(dict.fromkeys([*scope.SCOPE_COLUMNS, *regions.REGION_COLUMNS]))
+    frame = load_table(store, "metrics", since=since, columns=columns).frame
+    return regions.regions(scope.select_scope(frame, scope.Scope(account=account)))

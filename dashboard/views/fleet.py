@@ -55,6 +55,10 @@ for that number yet, never a guess.
   with the database's other containers. The **Throughput units** table below lists what is paid for: each
   shared database once, with its containers, and each container with its own RU/s.
 
+- **regions**: for an account in several regions, the sidebar's *Region* picks whose Azure Monitor figures
+  these are: one region's RU against that region's RU/s, or every region's RU against every region's RU/s
+  (an account with N regions reserves T x N RU/s), never a sum over regions against one region's RU/s.
+
 Rows sort by risk, then waste, then total RU, highest first. The rule is in `analysis/fleet.py`.
 """
 
@@ -107,8 +111,11 @@ def load_fleet(view: FrameState) -> tuple[pd.DataFrame, pd.DataFrame]:
     partitions = load_view(view, "partitions", columns=fleet.PARTITION_COLUMNS)
     widgets.render_store_warnings(tuple(dict.fromkeys(executions.warnings + requests.warnings)))
     widgets.render_store_warnings(metrics.warnings + partitions.warnings)
-    ranked = fleet.summarize_fleet(executions.frame, requests.frame, metrics.frame, partitions.frame)
-    return ranked, fleet.summarize_throughput_units(ranked, metrics.frame, partitions.frame)
+    ranked = fleet.summarize_fleet(
+        executions.frame, requests.frame, metrics.frame, partitions.frame, region=view.region
+    )
+    units = fleet.summarize_throughput_units(ranked, metrics.frame, partitions.frame, region=view.region)
+    return ranked, units
 
 
 def render_units(units: pd.DataFrame) -> None:
@@ -155,6 +162,7 @@ if ranked.empty:
     widgets.render_empty_state(view, what="containers with data", how=HOW_TO_COLLECT, commands=COLLECT)
 else:
     render_scope_note(view)
+    widgets.render_region_note(view)
     render_open(ranked)
     percent = ranked.assign(throttle_rate=ranked["throttle_rate"] * 100)[SHOWN]  # the CSV keeps the share
     widgets.render_table(percent, key="fleet_table", file_name="fleet.csv", column_config=TABLE_COLUMNS, csv=ranked)

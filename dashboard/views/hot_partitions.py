@@ -146,6 +146,7 @@ def render_heatmap(data: HotData) -> None:
         )
         return
     st.markdown(HEATMAP_HELP)
+    widgets.render_region_note(frame_state(), per_region=data.region)
     if data.shared_database is not None:
         st.caption(SHARED_NOTE.format(database=markdown_text(data.shared_database)))
     elif any(label.split("/")[0].endswith(hp.SHARED_SUFFIX) for label in heatmap.labels):

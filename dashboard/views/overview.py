@@ -17,11 +17,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from analysis import alerts, fleet, overview, units
+from analysis import alerts, fleet, overview, regions, units
 from dashboard import widgets
 from dashboard.display import markdown_text
 from dashboard.figures.overview import build_limits_figure, overview_cards
-from dashboard.loaders.tables import load_view
+from dashboard.loaders.tables import load_view, load_with_shared_offer
 from dashboard.state import FrameState, frame_state
 
 HOW_TO_COLLECT = "Collect the configured queries and Azure Monitor data into it, then open it here"
@@ -105,9 +105,11 @@ def load_frames(view: FrameState) -> dict[str, pd.DataFrame]:
     frames: dict[str, pd.DataFrame] = {}
     messages: tuple[str, ...] = ()
     for table, columns in TABLES.items():
-        loaded = load_view(view, table, columns=columns)
+        # a container that spends its database's shared offer has its partitions' metrics under the offer
+        loaded = (load_with_shared_offer if table == "metrics" else load_view)(view, table, columns=columns)
         frames[table], messages = loaded.frame, messages + loaded.warnings
     widgets.render_store_warnings(tuple(dict.fromkeys(messages)))
+    frames["metrics"] = regions.select_region(frames["metrics"], view.region)  # one region, or the total
     return frames
 
 
@@ -164,6 +166,7 @@ else:
             "all traffic; the storage collector adds partition and key sizes against 50 GB and 20 GB.",
         )
     st.caption(f"{span.note} {BAND}")
+    widgets.render_region_note(view)
     render_cards(containers)
     fills = overview.limit_fills(containers)
     widgets.render_figure(build_limits_figure(fills, title="How close to each limit"), key="overview_limits")

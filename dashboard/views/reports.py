@@ -64,7 +64,7 @@ def load_report(view: FrameState) -> pd.DataFrame:
         loaded = load_view(view, table, columns=columns)
         frames[table], messages = loaded.frame, messages + loaded.warnings
     widgets.render_store_warnings(tuple(dict.fromkeys(messages)))
-    return review.build_capacity_report(**frames, limits=None)  # named: no frame can be taken for the limits
+    return review.build_capacity_report(**frames, limits=None, region=view.region)  # limits named: not a frame
 
 
 def render_actions(report: pd.DataFrame) -> None:
@@ -94,6 +94,7 @@ if report.empty:
     widgets.render_empty_state(view, what="data to report", how=HOW_TO_COLLECT, commands=COLLECT)
 else:
     st.markdown(ABOUT)
+    widgets.render_region_note(view)
     render_actions(report)
     st.subheader("Containers")
     summary = review.container_summary(report)

@@ -170,6 +170,10 @@ def render_index(partitions: pd.DataFrame) -> None:
     )
 
 
+ONE_COPY = """Sizes are one copy of the data: the storage collector's partition statistics, whatever region
+is picked. The account keeps a full copy in each of its {n} regions, so it stores (and is billed for) {n} times
+these sizes; the 20 GB and 50 GB limits hold for each copy."""
+
 st.title("Storage")
 view = frame_state()
 partitions = load_view(view, "partitions", columns=storage.PARTITION_COLUMNS)
@@ -190,6 +194,8 @@ if partitions.frame.empty and logical_keys.frame.empty and log_key_sizes.frame.e
             commands=STORAGE_COMMANDS,
         )
 else:
+    if len(view.regions) > 1:
+        st.caption(ONE_COPY.format(n=len(view.regions)))
     render_partitions(partitions.frame)
     render_shared(load_view(view, "partitions", columns=storage.SHARED_COLUMNS).frame)
     render_keys(logical_keys.frame, log_key_sizes.frame)

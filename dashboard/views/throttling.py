@@ -11,10 +11,12 @@ widget has a key (tests drive them by key).
 
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 import streamlit as st
 
-from analysis import storage, throttling
+from analysis import regions, storage, throttling
 from dashboard import widgets
 from dashboard.figures.throttling import build_throttle_rate_figure, build_throttle_series_figure
 from dashboard.loaders.tables import load_view
@@ -143,6 +145,7 @@ def render_replay(requests: pd.DataFrame, executions: pd.DataFrame) -> None:
 st.title("Throttling")
 view = frame_state()
 metrics = load_view(view, "metrics", columns=throttling.METRIC_COLUMNS)
+metrics = dataclasses.replace(metrics, frame=regions.select_region(metrics.frame, view.region))
 log_throttles = load_view(view, "log_throttles", columns=throttling.LOG_THROTTLE_COLUMNS)
 requests = load_view(view, "requests", columns=throttling.REQUEST_COLUMNS)
 executions = load_view(view, "executions", columns=throttling.EXECUTION_COLUMNS)
@@ -159,6 +162,7 @@ else:
             adds="Metrics add the 429s of all the container's traffic by operation, and the 429 rate of "
             "production traffic; diagnostic logs add the 429s of each physical partition.",
         )
+    widgets.render_region_note(view)
     render_rate(metrics.frame, requests.frame, log_throttles.frame)
     if has_monitor:
         render_operations(metrics.frame, log_throttles.frame)

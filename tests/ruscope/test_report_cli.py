@@ -123,3 +123,20 @@ def test_python_m_ruscope_in_a_folder_holding_store_and_analysis_folders(shop_st
     )
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
     assert (tmp_path / "report.csv").read_bytes() == (GOLDEN / "capacity_report.csv").read_bytes()
+
+
+def test_a_two_region_account_in_total_or_one_region(tmp_path: Path) -> None:
+    from tests.dashboard.test_regions_pages import two_region_store
+
+    store = tmp_path / "store"
+    two_region_store(store)
+    config = str(write_config(tmp_path, store))
+    for args, expected in (
+        ((), 'provisioned_ru_s,800.0,RU/s,"manual, summed over 2 regions"'),
+        (("--region", "West US"), 'provisioned_ru_s,400.0,RU/s,"manual, region West US"'),
+    ):
+        out = tmp_path / "report.csv"
+        code, _, stderr = report("--config", config, "--out", str(out), *args)
+        assert (code, stderr) == (0, "")
+        [line] = [row for row in out.read_text().splitlines() if ",provisioned_ru_s," in row]
+        assert expected in line, line
