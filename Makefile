@@ -64,6 +64,7 @@ bench: install
 	$(PY) benchmarks/bench_point_ops.py
 	$(PY) benchmarks/bench_query.py
 	$(PY) benchmarks/bench_interference.py
+	$(PY) benchmarks/bench_soak.py
 	$(PY) benchmarks/bench_transport.py
 	$(PY) benchmarks/bench_replay.py
 	$(PY) benchmarks/bench_store.py
