@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -24,6 +24,7 @@ from ruscope.options import (
 
 if TYPE_CHECKING:
     from collectors.config import Config
+    from store import StoreLocation
 
 T = TypeVar("T")
 
@@ -84,11 +85,7 @@ def check(
 
     target = store_dir(store, _optional_config(config, store))
     reports = _guarded(lambda: check_store(target))
-    for report in reports:
-        for line in report.lines(target):
-            typer.echo(line)
-    if not reports:
-        typer.echo(f"{target}: no table to check")
+    _print_reports(reports, target, "check")
     damaged = [r for r in reports if not r.clean]
     if damaged:
         error_line(f"{len(damaged)} damaged table(s); `{repair_hint(target)}` repairs them")
@@ -106,12 +103,18 @@ def repair(
 
     target = store_dir(store, _optional_config(config, store))
     reports = _guarded(lambda: repair_store(target))
+    _print_reports(reports, target, "repair")
+    raise typer.Exit(EXIT_PARTIAL if any(r.error for r in reports) else EXIT_OK)
+
+
+def _print_reports(reports: Sequence[Any], target: StoreLocation, verb: str) -> None:
+    """Each table report's lines (`lines(target)`), or that there was no table to `verb`; control
+    characters escaped, as every line a command prints (`options.echo`)."""
     for report in reports:
         for line in report.lines(target):
-            typer.echo(line)
+            echo(line)
     if not reports:
-        typer.echo(f"{target}: no table to repair")
-    raise typer.Exit(EXIT_PARTIAL if any(r.error for r in reports) else EXIT_OK)
+        echo(f"{target}: no table to {verb}")
 
 
 def _optional_config(config: Path, store: str | None) -> Config | None:
