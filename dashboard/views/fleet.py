@@ -90,13 +90,13 @@ TABLE_COLUMNS = {
     "throughput_unit": st.column_config.TextColumn("throughput unit"),
 }
 UNIT_COLUMNS = {
-    "unit": st.column_config.TextColumn("throughput unit"),
+    "unit": TABLE_COLUMNS["throughput_unit"],
     "containers": st.column_config.TextColumn("containers"),
-    "provisioned_ru_s": st.column_config.NumberColumn("provisioned RU/s", format="%.0f"),
-    "p95_ru_s": st.column_config.NumberColumn("p95 RU/s", format="%.1f"),
-    "waste": st.column_config.NumberColumn("waste", format="%.2f"),
-    "waste_note": st.column_config.TextColumn("waste note"),
-    "max_normalized_ru": st.column_config.NumberColumn("max normalized RU %", format="%.0f"),
+    # the figures a unit shares with its containers' rows, shown the same way
+    **{
+        name: TABLE_COLUMNS[name]
+        for name in ("provisioned_ru_s", "p95_ru_s", "waste", "waste_note", "max_normalized_ru")
+    },
 }
 UNITS_HELP = """What is paid for: a shared-throughput database is one unit, its containers spending its RU/s
 together (its p95 is theirs summed, its partitions' utilisation is reported for the database), and every
