@@ -100,21 +100,12 @@ class Snapshot:
     bounds: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> EPK (minInclusive, maxExclusive)
 
 
-def fetch_database_throughput(database: DatabaseProxy) -> float | None:
-    """The database's shared RU/s (autoscale: its max), or None when it has no offer (as `fetch_throughput`)."""
+def fetch_throughput(resource: ContainerProxy | DatabaseProxy) -> float | None:
+    """A container's own RU/s, or a database's shared RU/s (autoscale: its max); None when it has none (a
+    container of a shared-throughput database, a database without an offer: the SDK raises AttributeError
+    or a 404 for an empty offer list, cosmos-errors-and-stats.md §2.6)."""
     try:
-        offer = database.get_throughput()
-    except (CosmosResourceNotFoundError, AttributeError):
-        return None
-    value = offer.offer_throughput or offer.auto_scale_max_throughput
-    return float(value) if value else None
-
-
-def fetch_throughput(container: ContainerProxy) -> float | None:
-    """The container's own RU/s (autoscale: its max), or None when it has none (shared database throughput:
-    the SDK raises AttributeError or a 404 for an empty offer list, cosmos-errors-and-stats.md §2.6)."""
-    try:
-        offer = container.get_throughput()
+        offer = resource.get_throughput()
     except (CosmosResourceNotFoundError, AttributeError):
         return None
     value = offer.offer_throughput or offer.auto_scale_max_throughput
@@ -247,7 +238,7 @@ class Storage:
         partitions are recorded all the same)."""
         if database not in self.database_offers:
             try:
-                self.database_offers[database] = fetch_database_throughput(client.get_database_client(database))
+                self.database_offers[database] = fetch_throughput(client.get_database_client(database))
             except Exception:  # the snapshot is kept without it
                 self.database_offers[database] = None
         return self.database_offers[database]
