@@ -222,6 +222,7 @@ def _catalogue_names() -> frozenset[str]:
     from cosmoscore.monitor import logs, metrics
 
     names = {*metrics.CATALOGUE, *metrics.DIMENSIONS, *logs.column_names(), *logs.TABLES, *logs.CATEGORIES}
+    names |= {*logs.AGGREGATED, *logs.AGGREGATED_CATEGORIES}
     return frozenset(names | {logs.LEGACY_TABLE}) - SHARED_WORDS
 
 

@@ -2,7 +2,8 @@
 
 Kept apart from config.py (which imports it back, so `collectors.config.MonitorSettings` is unchanged) to
 keep both modules short. Validated like the rest of the config: a mistake is a located line
-(`monitor.logs_mode: Input should be 'resource-specific' or 'azure-diagnostics'`).
+(`monitor.logs_mode: Input should be 'resource-specific' or 'azure-diagnostics'`); `logs_tables` with an
+aggregated table (azure-monitor.md §6.6) also wants resource-specific mode and a bin of whole intervals.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ import re
 from typing import Annotated, Literal
 from urllib.parse import urlparse
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from cosmoscore.monitor.logs import RESOURCE_SPECIFIC
+from cosmoscore.monitor.logs import REQUESTS_5M, REQUESTS_15M, RESOURCE_SPECIFIC
 from cosmoscore.monitor.metrics import (
     AUTOSCALE_MAX,
     DATA_USAGE,
@@ -37,6 +38,10 @@ def _https_url(value: str, example: str) -> str:
     if parsed.scheme != "https" or not parsed.hostname or parsed.query or parsed.username or parsed.password:
         raise ValueError(f"must be an https URL such as {example}")
     return value.rstrip("/")
+
+
+# `logs_tables`: the detailed tables, or one low-cost aggregated table in their place (azure-monitor.md §6.6)
+LOGS_TABLES = {"detailed": None, "aggregated-5m": REQUESTS_5M, "aggregated-15m": REQUESTS_15M}
 
 
 # The metrics collected unless the config names others (azure-monitor.md §5): the hot-partition signal, RU and
@@ -71,12 +76,33 @@ class MonitorSettings(BaseModel):
     workspace_id: str | None = None  # the Log Analytics workspace (a GUID) the diagnostic settings send to
     logs_endpoint: str = LOGS_ENDPOINT  # or the local stand-in's https URL
     logs_mode: Literal["resource-specific", "azure-diagnostics"] = RESOURCE_SPECIFIC  # azure-monitor.md §6
+    # what the diagnostic setting sends: the detailed categories, or DataPlaneRequests5M / 15M alone (§6.6)
+    logs_tables: Literal["detailed", "aggregated-5m", "aggregated-15m"] = "detailed"
     logs_bin_minutes: Annotated[int, Field(ge=1, le=1440)] = 5  # the time bin of RU, 429 and query rows
     logs_top_keys: Annotated[int, Field(ge=1, le=100_000)] = 1000  # largest logical keys kept per snapshot
     # bins closer to now than this are left to a later run: a row of a bin is stored once, so the bin must be
     # whole when read (Log Analytics ingestion takes 20 s to 3 min typically: learn.microsoft.com/azure/
     # azure-monitor/logs/data-ingestion-time; 0 for the local stand-in, which has no ingestion delay)
     logs_lag_minutes: Annotated[int, Field(ge=0, le=1440)] = 5
+
+    @model_validator(mode="after")
+    def _aggregated_tables(self) -> MonitorSettings:
+        """An aggregated table exists in resource-specific mode only, and a bin must hold whole intervals."""
+        table = LOGS_TABLES[self.logs_tables]
+        if table is None:
+            return self
+        chosen = f"logs_tables = {self.logs_tables!r} ({table.name})"
+        if self.logs_mode != RESOURCE_SPECIFIC:
+            raise ValueError(
+                f"{chosen} needs logs_mode = {RESOURCE_SPECIFIC!r}: the aggregated tables are written "
+                f"to resource-specific tables only, not to AzureDiagnostics"
+            )
+        if self.logs_bin_minutes % (table.grain_minutes or 1):
+            raise ValueError(
+                f"logs_bin_minutes = {self.logs_bin_minutes} with {chosen}: the bin must be a multiple of "
+                f"{table.grain_minutes} minutes, the table's interval"
+            )
+        return self
 
     @field_validator("endpoint")
     @classmethod

@@ -5,7 +5,9 @@ database, each query of logs_queries.py through `LogsQueryClient.query_workspace
 `timespan`: RU per logical key per pkrange per bin, with its busiest second (`log_key_ru`), the same per
 operation (`log_key_operation_ru`: which operation heats a key), requests and 429s per partition and
 operation (`log_throttles`), query counts (`log_query_stats`), and a snapshot of the latest size of each of
-the largest keys (`log_key_sizes`, stored with the run's time).
+the largest keys (`log_key_sizes`, stored with the run's time). With `[monitor] logs_tables` naming an
+aggregated table (`CDBDataPlaneRequests5M` / `15M`), `log_throttles` is read from it and the other queries
+are not sent: one line says which analyses this mode leaves out, and why (`queries.not_served_line`).
 
 Incremental like metrics: the time-binned queries ask from the watermark of (account, database, query),
 less `overlap_minutes`, or `backfill_hours` back on a first run, up to the last bin complete
@@ -52,14 +54,15 @@ from collectors.logs.queries import (
     KEY_RU,
     KEY_SIZE,
     PEAK_REQUEST_CHARGE,
-    QUERIES,
     QUERY_STATS,
     REQUESTS,
-    SPECS,
     THROTTLED,
     THROTTLES,
     Params,
     build,
+    not_served_line,
+    queries_for,
+    spec_of,
 )
 from collectors.logs.queries import result_columns as legacy_renames
 from collectors.metrics import CHUNK, aligned_window, chunks  # windows and day-long chunks, as for metrics
@@ -274,6 +277,7 @@ class Logs:
             bin_minutes=self.settings.logs_bin_minutes,
             top=self.settings.logs_top_keys,
             mode=self.settings.logs_mode,
+            tables=self.settings.logs_tables,
         )
 
     def stored(self, table: Table, since: dt.datetime) -> set[Key]:
@@ -300,7 +304,7 @@ class Logs:
         result = self.client.query_workspace(self.settings.workspace_id, kql, timespan=(start, end))
         partial = getattr(result, "partial_error", None)
         tables = (result.partial_data if partial is not None else result.tables) or []
-        renames = legacy_renames(name, self.settings.logs_mode)
+        renames = legacy_renames(name, self.settings.logs_mode, self.settings.logs_tables)
         frames = [table_frame(t.columns, t.columns_types, t.rows, renames) for t in tables[:1]]
         line = None if partial is None else f"{partial.code}: {str(partial.message).splitlines()[0]}"
         return (frames[0] if frames else pd.DataFrame()), line
@@ -360,7 +364,7 @@ class Logs:
         traffic = expected.read_traffic(self.run.store, self.account.name, database, start)
         requests = expected.summarize_expected(name, traffic, start, end)
         if requests > 0:
-            mode, category = self.settings.logs_mode, SPECS[name].table.category
+            mode, category = self.settings.logs_mode, spec_of(name, self.settings.logs_tables).table.category
             self.run.err(expected.warning_line(name, mode, database, span, requests, category))
 
     def window_record(self, database: str, name: str, first: dt.datetime, last: dt.datetime, rows: int) -> Record:
@@ -372,10 +376,14 @@ class Logs:
         now = dt.datetime.fromtimestamp(self.run.clock(), dt.UTC)
         since = now - dt.timedelta(hours=self.settings.backfill_hours, minutes=self.settings.overlap_minutes)
         since -= dt.timedelta(minutes=self.settings.logs_bin_minutes)
-        stored = {name: self.stored(TABLE_OF[name], since) for name in QUERIES if name != KEY_SIZE}
+        queries = queries_for(self.settings.logs_tables)
+        left_out = not_served_line(self.settings.logs_tables)
+        if left_out is not None:
+            self.run.out(f"{self.account.name}: {left_out}")
+        stored = {name: self.stored(TABLE_OF[name], since) for name in queries if name != KEY_SIZE}
         marks = self.watermarks(since - CHUNK)  # a window is at most a chunk long
         for database in self.account.databases:
-            for name in QUERIES:
+            for name in queries:
                 if self.run.stop.is_set():
                     return
                 self.collect_query(database, name, stored.get(name, set()), marks.get((database, name)))

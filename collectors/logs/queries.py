@@ -24,10 +24,16 @@ real, `_g` guid) and are spelled per category (`databasename_s` in QueryRuntimeS
 elsewhere). Tables, categories and both spellings come from `cosmoscore.monitor.logs`; `result_columns`
 renames a result's columns back, so the collector reads one shape in both modes.
 
+Aggregated tables (`[monitor] logs_tables = "aggregated-5m"` or `"aggregated-15m"`, azure-monitor.md §6.6,
+§7b R60-R63): the diagnostic setting sends the low-cost DataPlaneRequests5M / 15M category in place of the
+detailed ones, so `throttles` reads `CDBDataPlaneRequests5M` / `15M` (`sum(RequestCount)`, and
+`sumif(RequestCount, StatusCode == 429)`: a row there sums an interval's requests), and the queries whose view
+those rows do not hold (`NOT_SERVED`: per-key RU and sizes, query texts) are not sent (`queries_for`).
+
 The time window is not in the KQL: the collector passes it as `timespan` (the service applies it).
 The account is matched case-insensitively (`=~`): the legacy table holds its name upper-cased, and the
 name taken from a configured resource id may be in any case (azure-monitor.md §7b R23).
-Only a small KQL subset is used (where with comparisons, `=~`, `in`, `and`, `isnotempty`; summarize with sum/count/countif/arg_max by
+Only a small KQL subset is used (where with comparisons, `=~`, `in`, `and`, `isnotempty`; summarize with sum/sumif/count/countif/arg_max by
 columns and `bin(TimeGenerated, ...)`, twice for key_ru; top N by; todouble), which the local stand-in
 understands too.
 Every value in a query is a KQL string literal made by `kql_string`.
@@ -40,6 +46,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from collectors.config.monitor import LOGS_TABLES
 from cosmoscore.monitor import logs
 from cosmoscore.monitor.logs import (
     ACCOUNT_NAME,
@@ -56,6 +63,7 @@ from cosmoscore.monitor.logs import (
     QUERY_TEXT,
     REGION_NAME,
     REQUEST_CHARGE,
+    REQUEST_COUNT,
     RESOURCE_SPECIFIC,
     SIZE_KB,
     STATUS_CODE,
@@ -76,8 +84,10 @@ class Spec:
     by: tuple[str, ...]  # group columns (resource-specific names); TimeGenerated binned when `binned`
     binned: bool = True
     where: tuple[tuple[str, str], ...] = ()  # extra equality filters: (column, literal as the mode writes it)
-    # what a `countif` aggregate counts: its source column equal to this literal (quoted in legacy mode)
+    # what a `countif` aggregate counts: its source column equal to this literal (quoted in legacy mode);
+    # a `sumif` sums its source column over the rows whose `if_column` equals it
     counted_if: str | None = None
+    if_column: str = STATUS_CODE
     present: tuple[str, ...] = ()  # columns a row must fill (`isnotempty`)
     per_second: str | None = None  # sum this column per second first (the aggregates then read those sums)
     per_second_by: tuple[str, ...] = ()  # more group columns of the per-second sums only (not of the result)
@@ -128,6 +138,53 @@ SPECS: dict[str, Spec] = {
 }
 QUERIES = tuple(SPECS)
 
+# `[monitor] logs_tables`: the detailed tables (every query), or one aggregated table (§6.6) in their place
+DETAILED = "detailed"
+AGGREGATED_TABLES = {tables: table for tables, table in LOGS_TABLES.items() if table is not None}
+# What the aggregated rows cannot answer (§7b R63): they are per operation, status and partition only
+NOT_SERVED = {
+    KEY_RU: "RU per logical key",
+    KEY_OPERATIONS: "RU per logical key and operation",
+    KEY_SIZE: "logical key sizes",
+    QUERY_STATS: "query texts",
+}
+
+
+def _aggregated_throttles(table: Table) -> Spec:
+    """`throttles` over an aggregated table: its rows' request counts summed, those of 429 rows apart."""
+    return replace(
+        SPECS[THROTTLES],
+        table=table,
+        aggregates=((REQUESTS, "sum", REQUEST_COUNT), (THROTTLED, "sumif", REQUEST_COUNT)),
+    )
+
+
+def spec_of(name: str, tables: str = DETAILED) -> Spec:
+    """Query `name`'s spec with `logs_tables` = `tables` (KeyError: not served there)."""
+    if tables == DETAILED:
+        return SPECS[name]
+    if name != THROTTLES:
+        raise KeyError(f"{name!r} is not served by {AGGREGATED_TABLES[tables].name} ({NOT_SERVED[name]})")
+    return _aggregated_throttles(AGGREGATED_TABLES[tables])
+
+
+def queries_for(tables: str) -> tuple[str, ...]:
+    """The queries sent with `logs_tables` = `tables`: all of them, or those the aggregated rows answer."""
+    return QUERIES if tables == DETAILED else tuple(q for q in QUERIES if q not in NOT_SERVED)
+
+
+def not_served_line(tables: str) -> str | None:
+    """The one line saying what `logs_tables` = `tables` leaves out, and why (None: nothing is)."""
+    if tables == DETAILED:
+        return None
+    table = AGGREGATED_TABLES[tables]
+    missing = "; ".join(f"{name} ({what})" for name, what in NOT_SERVED.items())
+    return (
+        f"logs_tables {tables!r}: requests and 429s are read from {table.name}; not available in this mode: "
+        f"{missing}: its rows sum {table.grain_minutes}-minute intervals per operation, status and partition, "
+        "with no partition key and no query text"
+    )
+
 
 @dataclass(frozen=True)
 class Params:
@@ -140,6 +197,7 @@ class Params:
     bin_minutes: int = 5
     top: int = 1000
     mode: str = RESOURCE_SPECIFIC
+    tables: str = DETAILED  # `[monitor] logs_tables`
 
 
 def kql_string(value: str) -> str:
@@ -152,10 +210,10 @@ def kql_string(value: str) -> str:
     return "'" + escaped.replace("\t", "\\t") + "'"
 
 
-def result_columns(name: str, mode: str) -> dict[str, str]:
+def result_columns(name: str, mode: str, tables: str = DETAILED) -> dict[str, str]:
     """Renames for the columns of query `name`'s result to the resource-specific names (empty in that mode):
     the legacy spellings of its category (they differ per category, azure-monitor.md §6.5)."""
-    legacy = SPECS[name].table.legacy
+    legacy = spec_of(name, tables).table.legacy
     return {spelled: column for column, spelled in legacy.items()} if mode == AZURE_DIAGNOSTICS else {}
 
 
@@ -178,9 +236,11 @@ def _aggregate(spec: Spec, result: str, function: str, source: str, mode: str, p
     table = spec.table
     if function == "count":
         return f"{result} = count()"
-    if function == "countif":  # legacy columns are strings: the literal is quoted there
+    if function in ("countif", "sumif"):  # legacy columns are strings: the literal is quoted there
         literal = spec.counted_if or ""
         value = kql_string(literal) if mode == AZURE_DIAGNOSTICS else literal
+        if function == "sumif":
+            return f"{result} = sumif({table.spelled(source, mode)}, {table.spelled(spec.if_column, mode)} == {value})"
         return f"{result} = countif({table.spelled(source, mode)} == {value})"
     column = source if per_second else table.spelled(source, mode)  # per second: the first summarize's sums
     if function in ("sum", "max"):
@@ -196,7 +256,9 @@ def build(name: str, params: Params) -> str:
         raise ValueError(f"unknown logs mode {params.mode!r} (known: {', '.join(MODES)})")
     if not 1 <= params.bin_minutes <= 1440 or params.top < 1:
         raise ValueError("the time bin is 1 to 1440 minutes and top at least 1")
-    spec, mode = SPECS[name], params.mode
+    spec, mode = spec_of(name, params.tables), params.mode
+    if spec.table.grain_minutes and (params.bin_minutes % spec.table.grain_minutes or mode != RESOURCE_SPECIFIC):
+        raise ValueError(f"{spec.table.name} is read in resource-specific mode, in bins of whole intervals")
     source = spec.table.name if mode == RESOURCE_SPECIFIC else LEGACY_TABLE
     per_second = spec.per_second is not None
     aggregates = ", ".join(_aggregate(spec, *a, mode, per_second) for a in spec.aggregates)
@@ -222,9 +284,14 @@ def all_queries() -> list[tuple[str, str]]:
         Params("db"),
         Params("it's \\ db", containers=("c1", "o'rders"), account="acct-1", bin_minutes=1, top=20),
     ]
+    aggregated = [
+        (f"{THROTTLES}[{tables}]#{i}", build(THROTTLES, replace(sample, tables=tables, bin_minutes=15)))
+        for tables in AGGREGATED_TABLES
+        for i, sample in enumerate(samples)
+    ]
     return [
         (f"{name}[{mode}]#{i}", build(name, replace(sample, mode=mode)))
         for mode in MODES
         for i, sample in enumerate(samples)
         for name in QUERIES
-    ]
+    ] + aggregated

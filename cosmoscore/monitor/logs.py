@@ -8,6 +8,10 @@ standard ones every table has, `STANDARD`). "Azure diagnostics" (legacy): every 
 (§7b R6: QueryRuntimeStatistics writes `databasename_s`, PartitionKeyRUConsumption `databaseName_s`).
 So each `Table` holds its own legacy spellings; `AzureDiagnostics`' own columns are `LEGACY_COMMON`.
 
+The aggregated tables (§6.6, preview: `CDBDataPlaneRequests5M` / `15M`, categories `DataPlaneRequests5M` /
+`15M`) are written in resource-specific mode only, so they are apart (`AGGREGATED`), with no legacy spellings:
+a row sums the requests of one interval (`Table.grain_minutes`) per operation, status and partition.
+
 Names and shapes only: what a collector asks and what the stand-in serves are theirs to choose from these.
 To add a column: its name constant, then the `Column` in its table (and its legacy spelling if documented).
 """
@@ -27,6 +31,8 @@ KEY_RU_TABLE = "CDBPartitionKeyRUConsumption"
 KEY_STATS_TABLE = "CDBPartitionKeyStatistics"
 QUERY_STATS_TABLE = "CDBQueryRuntimeStatistics"
 REQUESTS_TABLE = "CDBDataPlaneRequests"
+REQUESTS_5M_TABLE = "CDBDataPlaneRequests5M"  # §6.6: aggregated, resource-specific only
+REQUESTS_15M_TABLE = "CDBDataPlaneRequests15M"
 LEGACY_TABLE = "AzureDiagnostics"
 
 # Diagnostic categories (§6): the `Category` of a legacy row, one per resource-specific table
@@ -34,6 +40,8 @@ KEY_RU_CATEGORY = "PartitionKeyRUConsumption"
 KEY_STATS_CATEGORY = "PartitionKeyStatistics"
 QUERY_STATS_CATEGORY = "QueryRuntimeStatistics"
 REQUESTS_CATEGORY = "DataPlaneRequests"
+REQUESTS_5M_CATEGORY = "DataPlaneRequests5M"  # §6.6, §7b R60
+REQUESTS_15M_CATEGORY = "DataPlaneRequests15M"
 
 # Columns of the resource-specific tables (§6.1-6.4)
 TIME_GENERATED = "TimeGenerated"
@@ -58,6 +66,20 @@ CONNECTION_MODE = "ConnectionMode"
 CLIENT_IP_ADDRESS = "ClientIpAddress"
 REQUEST_RESOURCE_ID = "RequestResourceId"
 REQUEST_RESOURCE_TYPE = "RequestResourceType"
+# Columns of the aggregated tables (§6.6): the interval's request count and per-request statistics
+REQUEST_COUNT = "RequestCount"  # a real (§7b R61: Microsoft's sample queries spell it SampleCount)
+TOTAL_REQUEST_CHARGE = "TotalRequestCharge"
+AVG_REQUEST_CHARGE = "AvgRequestCharge"
+MAX_REQUEST_CHARGE = "MaxRequestCharge"
+TOTAL_DURATION_MS = "TotalDurationMs"
+AVG_DURATION_MS = "AvgDurationMs"
+MAX_DURATION_MS = "MaxDurationMs"
+TOTAL_REQUEST_LENGTH = "TotalRequestLength"
+AVG_REQUEST_LENGTH = "AvgRequestLength"
+MAX_REQUEST_LENGTH = "MaxRequestLength"
+TOTAL_RESPONSE_LENGTH = "TotalResponseLength"
+AVG_RESPONSE_LENGTH = "AvgResponseLength"
+MAX_RESPONSE_LENGTH = "MaxResponseLength"
 # Standard columns of every resource-specific table (§6, before §6.1)
 TENANT_ID = "TenantId"  # the workspace id
 SOURCE_SYSTEM = "SourceSystem"
@@ -95,6 +117,7 @@ class Table:
     category: str
     columns: tuple[Column, ...]
     legacy: dict[str, str] = field(default_factory=dict)
+    grain_minutes: int | None = None  # an aggregated table's interval (§6.6); None: a row per event
 
     def column(self, name: str) -> Column | None:
         return next((c for c in self.columns if c.name == name), None)
@@ -228,6 +251,40 @@ BY_CATEGORY: dict[str, Table] = {t.category: t for t in TABLES.values()}
 CATEGORIES = tuple(BY_CATEGORY)
 
 
+def _aggregated(name: str, category: str, grain: int) -> Table:
+    """An aggregated table (§6.6): CDBDataPlaneRequests' dimensions, then the interval's count and the
+    total, average and largest charge, duration and sizes of its requests; resource-specific only."""
+    statistics = (
+        (TOTAL_REQUEST_CHARGE, AVG_REQUEST_CHARGE, MAX_REQUEST_CHARGE),
+        (TOTAL_DURATION_MS, AVG_DURATION_MS, MAX_DURATION_MS),
+        (TOTAL_REQUEST_LENGTH, AVG_REQUEST_LENGTH, MAX_REQUEST_LENGTH),
+        (TOTAL_RESPONSE_LENGTH, AVG_RESPONSE_LENGTH, MAX_RESPONSE_LENGTH),
+    )
+    dimensions = (
+        _TIME,
+        _ACCOUNT,
+        Column(CLIENT_IP_ADDRESS),
+        _COLL,
+        Column(CONNECTION_MODE),
+        _DB,
+        Column(OPERATION_NAME),
+        Column(PARTITION_ID),
+        _REGION,
+        Column(REQUEST_RESOURCE_ID),
+        Column(REQUEST_RESOURCE_TYPE),
+        Column(STATUS_CODE, INT),
+        Column(USER_AGENT),
+    )
+    measures = (Column(REQUEST_COUNT, REAL), *(Column(n, REAL) for names in statistics for n in names))
+    return Table(name, category, (*dimensions, *measures), grain_minutes=grain)
+
+
+REQUESTS_5M = _aggregated(REQUESTS_5M_TABLE, REQUESTS_5M_CATEGORY, 5)
+REQUESTS_15M = _aggregated(REQUESTS_15M_TABLE, REQUESTS_15M_CATEGORY, 15)
+AGGREGATED: dict[str, Table] = {t.name: t for t in (REQUESTS_5M, REQUESTS_15M)}
+AGGREGATED_CATEGORIES = tuple(t.category for t in AGGREGATED.values())
+
+
 def legacy_columns() -> frozenset[str]:
     """Every `AzureDiagnostics` column the catalogue names: its own and each category's spellings."""
     return frozenset(c.name for c in LEGACY_COMMON) | {v for t in TABLES.values() for v in t.legacy.values()}
@@ -235,5 +292,6 @@ def legacy_columns() -> frozenset[str]:
 
 def column_names() -> frozenset[str]:
     """Every column name the catalogue declares, in either mode."""
-    resource_specific = {c.name for t in TABLES.values() for c in t.columns} | STANDARD_NAMES
+    tables = (*TABLES.values(), *AGGREGATED.values())
+    resource_specific = {c.name for t in tables for c in t.columns} | STANDARD_NAMES
     return frozenset(resource_specific) | legacy_columns()

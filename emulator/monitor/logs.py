@@ -31,7 +31,7 @@ from emulator.monitor.kql.expr import Row, to_text
 from emulator.monitor.kql.parser import parse
 from emulator.monitor.kql.scan import scan_of
 from emulator.monitor.query import MonitorError, MonitorRequest, authenticate, parse_resource
-from emulator.monitor.tables import CATEGORIES, EVERYTHING, Source, rows, shape_of
+from emulator.monitor.tables import EVERYTHING, SENT, Source, rows, shape_of
 from emulator.rest.request import Request
 
 log = logging.getLogger("ruscope.emulator.monitor")
@@ -61,7 +61,7 @@ class LogsApp:
         engine: Engine,
         region: str = "local",
         resource_group: str = "ruscope",
-        categories: Iterable[str] = CATEGORIES,
+        categories: Iterable[str] = SENT,
     ) -> None:
         self.engine = engine
         self.region = region
@@ -173,7 +173,15 @@ class LogsApp:
         containers = frozenset(self.engine.monitored_containers())
         account = self.engine.account_name
         source = Source(
-            self.engine.history, containers, account, resource_id, self.region, workspace, budget.check, self.categories
+            self.engine.history,
+            containers,
+            account,
+            resource_id,
+            self.region,
+            workspace,
+            budget.check,
+            self.categories,
+            now=now,
         )
         start, end = dt.datetime.fromtimestamp(since, dt.UTC), dt.datetime.fromtimestamp(until, dt.UTC)
         # the budget is checked per minute of history read (`Source.tick`), per row every stage takes (`run`)

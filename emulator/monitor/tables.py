@@ -30,6 +30,7 @@ a minute keeps or drops that whole minute. Deviations, by necessity:
   cells are not split by resource type. The others (DurationMs, ...) are absent, so a query naming them
   gets the service's "Failed to resolve" error instead of a made-up value.
 Only the containers and minutes a query's leading `where` pins are read (`Scan`, from `kql.scan`).
+The aggregated tables (CDBDataPlaneRequests5M / 15M, resource-specific only) are `aggregated`'s.
 """
 
 from __future__ import annotations
@@ -75,11 +76,13 @@ from cosmoscore.monitor.logs import (
     legacy_type,
 )
 from emulator.history.aggregates import KEY_SIZE, History
+from emulator.monitor import aggregated
 from emulator.monitor.kql.ast import semantic
 from emulator.monitor.kql.evaluate import WEIGHT, Shape
 from emulator.monitor.kql.expr import Column, Row
 
 CATEGORIES = catalogue.CATEGORIES  # azure-monitor.md §6 diagnostic categories
+SENT = (*CATEGORIES, *aggregated.CATEGORIES)  # what the stand-in's diagnostic setting sends unless told
 TABLE_CATEGORY = {t.name: t.category for t in catalogue.TABLES.values()}
 LEGACY = LEGACY_TABLE
 # What the stand-in serves of each category's columns (azure-monitor.md §6.1-6.4), less what the accounting
@@ -179,11 +182,14 @@ class Source:
     region: str
     workspace: str
     tick: Callable[[], None] | None = None  # the request's budget check, called as history is read
-    categories: frozenset[str] = frozenset(CATEGORIES)  # what the diagnostic setting sends to the workspace
+    categories: frozenset[str] = frozenset(SENT)  # what the diagnostic setting sends to the workspace
+    now: float | None = None  # the query's now: an aggregated interval is written once it has ended
 
 
 def shape_of(table: str, scan: Scan) -> Shape:
     """The table's columns and weighting, or the service's SEM0100 for an unknown table."""
+    if table in aggregated.TABLES:
+        return aggregated.shape_of(table, _STANDARD)
     if table in TABLE_CATEGORY:
         category = TABLE_CATEGORY[table]
         columns = {**_FIELDS[category], **_STANDARD}
@@ -202,18 +208,15 @@ def _resolution(categories: frozenset[str] | set[str]) -> int:
 
 def rows(table: str, scan: Scan, source: Source) -> Iterator[Row]:
     """The table's rows for `scan`, produced lazily container by container."""
+    if table in aggregated.TABLES:
+        yield from aggregated.rows(table, scan, source, _containers(scan, source), _standard_values(table, source))
+        return
     legacy = table == LEGACY
     categories = [TABLE_CATEGORY[table]] if not legacy else [c for c in CATEGORIES if _wanted(scan.categories, c)]
     categories = [c for c in categories if c in source.categories]  # a category not sent has no rows
     sub = source.resource_id.split("/")[2] if source.resource_id.count("/") > 2 else ""
     group = source.resource_id.split("/")[4] if source.resource_id.count("/") > 4 else ""
-    standard = {
-        TENANT_ID: source.workspace,
-        SOURCE_SYSTEM: "Azure",
-        TYPE: table,
-        RESOURCE_ID_: source.resource_id.lower(),
-        SUBSCRIPTION_ID_: sub,
-    }
+    standard = _standard_values(table, source)
     times: dict[float, dt.datetime] = {}
     for db, coll in _containers(scan, source):
         for category in categories:
@@ -238,6 +241,18 @@ def rows(table: str, scan: Scan, source: Source) -> Iterator[Row]:
                 row.update(standard)
                 row[WEIGHT] = weight
                 yield row
+
+
+def _standard_values(table: str, source: Source) -> dict[str, object]:
+    """The standard columns of a row of `table` (azure-monitor.md §6): workspace, table, resource."""
+    sub = source.resource_id.split("/")[2] if source.resource_id.count("/") > 2 else ""
+    return {
+        TENANT_ID: source.workspace,
+        SOURCE_SYSTEM: "Azure",
+        TYPE: table,
+        RESOURCE_ID_: source.resource_id.lower(),
+        SUBSCRIPTION_ID_: sub,
+    }
 
 
 def _wanted(pinned: frozenset[str] | None, value: str) -> bool:

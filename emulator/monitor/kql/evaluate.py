@@ -230,6 +230,8 @@ def _aggregate(name: str | None, expr: Expr, shape: Shape, scope: Scope, taken: 
     fn_name, args = expr.name, expr.args
     if fn_name in ("arg_max", "arg_min"):
         return _arg_extreme(name, expr, shape, scope, taken)
+    if fn_name == "sumif":
+        return _sumif(name, expr, shape, scope, taken)
     if fn_name == "count" and args or fn_name != "count" and len(args) != 1:
         raise semantic(f"'{fn_name}' takes {'no' if fn_name == 'count' else 'one'} argument", "SEM0219")
     arg = compile_expr(args[0], scope) if args else None
@@ -253,6 +255,28 @@ def _aggregate(name: str | None, expr: Expr, shape: Shape, scope: Scope, taken: 
     get = arg.fn if arg is not None else (lambda r: None)
     scale = weighted and not (arg is not None and arg.measure == ADDITIVE)  # count requests, not rows
     return _simple(fn_name, column, arg.type if arg else "long", get, weighted, scale)
+
+
+def _sumif(name: str | None, expr: Call, shape: Shape, scope: Scope, taken: dict[str, Column]) -> _Agg:
+    """`sumif(expr, predicate)`: sum() of the rows whose predicate holds (0 where none does, as countif);
+    on weighted rows the predicate may read dimensions only, as a `where` before `sum`."""
+    if len(expr.args) != 2:
+        raise semantic("'sumif' takes two arguments: sumif(expr, predicate)", "SEM0219")
+    predicate = compile_expr(expr.args[1], scope)
+    if predicate.type != "bool":
+        raise semantic("sumif(): expects a bool predicate", "SEM0219")
+    if shape.weighted and predicate.measure != NONE:
+        raise _refuse("sumif() with a predicate on a per-request value")
+    summed = _aggregate(
+        name or f"sumif_{_name_of(expr.args[0], '')}", Call("sum", (expr.args[0],)), shape, scope, taken
+    )
+    test, add = predicate.fn, summed.add
+
+    def add_if(s: list[Any], r: Row) -> None:
+        if test(r):
+            add(s, r)
+
+    return _Agg(summed.columns, summed.start, add_if, lambda s: [s[0]])
 
 
 def _simple(fn_name: str, column: str, arg_type: str, get: Callable[[Row], Any], weighted: bool, scale: bool) -> _Agg:
