@@ -173,7 +173,9 @@ def render_keys(data: HotData) -> None:
         widgets.render_monitor_missing(
             what="diagnostic logs (RU per logical key)",
             shown="the largest logical keys from the storage snapshots, when collected",
-            adds="CDBPartitionKeyRUConsumption gives the RU of each logical key on each partition over time.",
+            adds="CDBPartitionKeyRUConsumption gives the RU of each logical key on each partition over time "
+            "(not collected with `[monitor] logs_tables` = `aggregated-5m` / `aggregated-15m`: the aggregated "
+            "logs have no partition key).",
         )
     else:
         top = st.selectbox("Top keys by RU", hk.TOP_KEY_CHOICES, index=1, key="hot_top_keys")

@@ -18,6 +18,8 @@ from collectors.logs.queries import (
     all_queries,
     build,
     kql_string,
+    not_served_line,
+    queries_for,
     result_columns,
 )
 from cosmoscore.monitor.logs import AZURE_DIAGNOSTICS, RESOURCE_SPECIFIC
@@ -141,3 +143,31 @@ def test_throttles_count_every_request_and_the_429s_among_them() -> None:
         "| summarize Requests = count(), Throttled = countif(StatusCode == 429) "
         "by DatabaseName, CollectionName, PartitionId, OperationName, bin(TimeGenerated, 1m)"
     )
+
+
+def test_aggregated_throttles_sum_the_rows_request_counts() -> None:
+    """A row of CDBDataPlaneRequests5M sums an interval's requests (azure-monitor.md §7b R61, R62): the rate's
+    terms are sums of RequestCount, over all rows and over the 429 rows."""
+    kql = build(THROTTLES, Params("shop", bin_minutes=15, tables="aggregated-5m"))
+    assert kql == (
+        "CDBDataPlaneRequests5M\n"
+        "| where DatabaseName == 'shop'\n"
+        "| summarize Requests = sum(todouble(RequestCount)), Throttled = sumif(RequestCount, StatusCode == 429) "
+        "by DatabaseName, CollectionName, PartitionId, OperationName, bin(TimeGenerated, 15m)"
+    )
+    assert queries_for("aggregated-15m") == (THROTTLES,) and queries_for("detailed") == QUERIES
+    assert not_served_line("detailed") is None
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        Params("db", bin_minutes=5, tables="aggregated-15m"),  # a bin of a third of an interval
+        Params("db", bin_minutes=15, tables="aggregated-5m", mode=AZURE_DIAGNOSTICS),  # no legacy form
+    ],
+)
+def test_aggregated_parameters_outside_the_tables_grain_or_mode_are_refused(bad: Params) -> None:
+    with pytest.raises(ValueError):
+        build(THROTTLES, bad)
+    with pytest.raises(KeyError, match="not served by CDBDataPlaneRequests"):
+        build(KEY_RU, Params("db", bin_minutes=15, tables="aggregated-15m"))

@@ -81,6 +81,19 @@ def test_each_table_is_in_the_reference_with_its_columns(table: logs.Table) -> N
         assert legacy in REFERENCE, legacy
 
 
+@pytest.mark.parametrize("table", logs.AGGREGATED.values(), ids=lambda t: t.name)
+def test_each_aggregated_table_is_in_the_reference_resource_specific_only(table: logs.Table) -> None:
+    """§6.6: the columns of the 5M / 15M references, categories DataPlaneRequests5M / 15M, no legacy form."""
+    text = _section("6.6")
+    assert f"`{table.name}`" in text.splitlines()[1] and f"`{table.category}`" in text
+    assert all(c.name in text for c in table.columns) and table.legacy == {}
+    assert table.grain_minutes == int(table.name.removeprefix(logs.REQUESTS_TABLE).removesuffix("M"))
+    assert table.column(logs.REQUEST_COUNT) == logs.Column(logs.REQUEST_COUNT, logs.REAL)
+    assert table.column(logs.STATUS_CODE) == logs.Column(logs.STATUS_CODE, logs.INT)
+    with pytest.raises(KeyError):
+        table.spelled(logs.REQUEST_COUNT, logs.AZURE_DIAGNOSTICS)
+
+
 def test_legacy_columns_are_spelled_per_category() -> None:
     """§7b R6: QueryRuntimeStatistics writes lower-case names, PartitionKeyRUConsumption camel case; KQL
     identifiers are case-sensitive, so one map for all categories misses one of them."""
@@ -121,6 +134,7 @@ _KQL_WORDS = {
     "count",
     "countif",
     "sum",
+    "sumif",
     "todouble",
     "arg_max",
     "top",
@@ -152,6 +166,16 @@ def test_every_column_the_collector_queries_is_in_its_table(name: str, mode: str
     assert set(logs_queries.result_columns(name, mode).values()) <= {c.name for c in spec.table.columns}
 
 
+@pytest.mark.parametrize("tables", logs_queries.AGGREGATED_TABLES)
+def test_the_aggregated_throttles_query_reads_its_tables_columns(tables: str) -> None:
+    params = logs_queries.Params("db", ("c",), account="a", bin_minutes=15, tables=tables)
+    source, *words = _identifiers(logs_queries.build(logs_queries.THROTTLES, params))
+    table = logs_queries.AGGREGATED_TABLES[tables]
+    assert source == table.name
+    known = {c.name for c in table.columns} | {logs_queries.REQUESTS, logs_queries.THROTTLED}
+    assert [w for w in words if w not in known] == []
+
+
 # -- what the stand-in serves -------------------------------------------------------------------------------
 
 
@@ -177,10 +201,11 @@ def test_a_served_subset_outside_the_catalogue_is_refused() -> None:
         stand_in_metrics.served(metrics.AUTOSCALE_MAX, "x", dimensions=(metrics.REGION,))  # §5: no Region
 
 
-@pytest.mark.parametrize("table", [*logs.TABLES, logs.LEGACY_TABLE])
+@pytest.mark.parametrize("table", [*logs.TABLES, *logs.AGGREGATED, logs.LEGACY_TABLE])
 def test_the_stand_in_serves_catalogued_columns(table: str) -> None:
     shape = stand_in_tables.shape_of(table, Scan())
     if table == logs.LEGACY_TABLE:
         assert set(shape.columns) <= logs.legacy_columns()
     else:
-        assert set(shape.columns) <= {c.name for c in logs.TABLES[table].columns} | logs.STANDARD_NAMES
+        catalogued = {**logs.TABLES, **logs.AGGREGATED}[table]
+        assert set(shape.columns) <= {c.name for c in catalogued.columns} | logs.STANDARD_NAMES
