@@ -3,7 +3,8 @@
 The real clients (`azure.monitor.querymetrics.MetricsClient`, `azure.monitor.query.LogsQueryClient`) refuse
 plain HTTP with a bearer token (azure-monitor.md §4.1), so the stand-in is served over HTTPS with a local
 CA (`tls`), on its own port next to the Cosmos DB API (`emulator.rest.server`); `app.MonitorApp` routes `/v1/...`
-to the Log Analytics API (`logs`, with the KQL subset in `kql` over the tables in `tables`) and everything
+to the Log Analytics API (`logs`, with the KQL subset in `kql` over the tables in `tables`, the
+aggregated ones in `aggregated`) and everything
 else to `metrics:getBatch` (`metrics`: which metrics it serves in `definitions`, a shared-throughput
 database's own series in `shared`, an account's regions in `regions`). Both answer from the engine's
 per-minute `History`: they compute from the emulator's accounting and state, they never invent values, and they refuse (400) what per-minute
