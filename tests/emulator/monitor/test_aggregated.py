@@ -155,7 +155,9 @@ def test_rows_only_where_the_setting_sends_the_category_and_never_in_azure_diagn
 def test_sumif_on_the_per_request_table_is_exact_or_refused(stand_in: Fixture) -> None:
     """sumif() on CDBDataPlaneRequests' per-minute rows: a dimension predicate is exact (the minutes' sums
     of the 429 cells); a predicate on RequestCharge would be about minutes, not requests: refused."""
-    kql = "CDBDataPlaneRequests | summarize ru = sumif(RequestCharge, StatusCode == 429), n = sumif(1, StatusCode == 429)"
+    kql = (
+        "CDBDataPlaneRequests | summarize ru = sumif(RequestCharge, StatusCode == 429), n = sumif(1, StatusCode == 429)"
+    )
     (row,) = _query(stand_in, kql)
     _, _, engine, _ = stand_in
     throttled = [r for r in engine.accounting.records() if r.status == 429]
