@@ -8,7 +8,9 @@ Paths, as `azure.monitor.query.LogsQueryClient` sends them (azure-monitor.md §3
 - `POST /v1/$batch` (each item answered in the same shape with its own status; always 200).
 A bearer token is required (401 without, as the metrics API). `Prefer: include-statistics=true` adds a
 small statistics dict. Refused queries get the service's 400 (`BadArgumentError` over a Syntax/Semantic
-error); the KQL subset is in `kql.parser`, its evaluation rules in `kql.evaluate`, the tables in `tables`.
+error); the KQL subset is in `kql.parser`, its evaluation rules in `kql.evaluate` (`kql.join`), the tables
+in `tables`. A query's `let` names and tables are resolved by `kql.tabular.bind`; each table it names (the
+body's, a `let`'s, a join's right side) is read by `LogsApp._table`, narrowed by its own leading `where`.
 """
 
 from __future__ import annotations
@@ -25,11 +27,12 @@ import orjson
 from cosmoscore.monitor.logs import TIME_GENERATED
 from emulator.engine.facade import Engine
 from emulator.monitor.budget import Budget, Cancelled, TimedOut
-from emulator.monitor.kql.ast import KqlError, semantic
-from emulator.monitor.kql.evaluate import plan, run
+from emulator.monitor.kql.ast import KqlError, Query, semantic
 from emulator.monitor.kql.expr import Row, to_text
 from emulator.monitor.kql.parser import parse
 from emulator.monitor.kql.scan import scan_of
+from emulator.monitor.kql.shape import Planned
+from emulator.monitor.kql.tabular import bind
 from emulator.monitor.query import MonitorError, MonitorRequest, authenticate, parse_resource
 from emulator.monitor.tables import EVERYTHING, SENT, Source, rows, shape_of
 from emulator.rest.request import Request
@@ -166,10 +169,6 @@ class LogsApp:
         at a result cap."""
         query = parse(text)
         now_dt = dt.datetime.fromtimestamp(now, dt.UTC)
-        # nothing before the retention or after the current minute: bounds a query with no time limit
-        kept = now - self.engine.history.config.retention_days * 86400
-        scan = scan_of(query, max(since, kept), min(until, (now // 60 + 1) * 60), now_dt)
-        shape = plan(query.operators, shape_of(query.table, scan), now_dt)
         containers = frozenset(self.engine.monitored_containers())
         account = self.engine.account_name
         source = Source(
@@ -183,18 +182,17 @@ class LogsApp:
             self.categories,
             now=now,
         )
-        start, end = dt.datetime.fromtimestamp(since, dt.UTC), dt.datetime.fromtimestamp(until, dt.UTC)
-        # the budget is checked per minute of history read (`Source.tick`), per row every stage takes (`run`)
-        # and per row of the answer (below)
-        table_rows = (r for r in rows(query.table, scan, source) if start <= r[TIME_GENERATED] < end)
-        names = list(shape.columns)
-        types = [c.type for c in shape.columns.values()]
+        # every table the query names (its body's, each let's, each join's right side) is read by `_table`
+        answer = bind(query, lambda q: self._table(q, source, since, until, now_dt), now_dt, budget.check)
+        names = list(answer.shape.columns)
+        types = [c.type for c in answer.shape.columns.values()]
         # The rows are written as JSON into one buffer as they come: no object per row for the allocator to
         # scatter, nothing for the GC. (A kept `orjson.dumps` result holds 4 KB whatever its length, orjson
-        # >= 3.12: 200 MB for a 50,000-row answer.)
+        # >= 3.12: 200 MB for a 50,000-row answer.) The budget is checked per minute of history read
+        # (`Source.tick`), per row every stage takes (`run`) and per row of the answer (`_watched`).
         out = bytearray(b"[")
         count, partial = 0, None
-        for r in _watched(run(shape, table_rows, budget.check), budget):
+        for r in _watched(answer.rows(), budget):
             row = orjson.dumps([_wire(r.get(n), t) for n, t in zip(names, types, strict=True)])
             if count >= budget.max_rows or len(out) + len(row) + 1 > budget.max_bytes:
                 partial = _too_large(budget, rows=count >= budget.max_rows)
@@ -207,6 +205,17 @@ class LogsApp:
         columns = [{"name": n, "type": t} for n, t in zip(names, types, strict=True)]
         rows_json = orjson.Fragment(bytes(out))
         return {"name": "PrimaryResult", "columns": columns, "rows": rows_json}, count, partial
+
+    def _table(self, query: Query, source: Source, since: float, until: float, now: dt.datetime) -> Planned:
+        """The log table `query` names, narrowed by its leading `where` and the body's timespan: its shape
+        and its rows (read lazily, anew at each call). SEM0100 for a name that is no table."""
+        # nothing before the retention or after the current minute: bounds a query with no time limit
+        stamp = now.timestamp()
+        kept = stamp - self.engine.history.config.retention_days * 86400
+        scan = scan_of(query, max(since, kept), min(until, (stamp // 60 + 1) * 60), now)
+        shape = shape_of(query.table, scan)
+        start, end = dt.datetime.fromtimestamp(since, dt.UTC), dt.datetime.fromtimestamp(until, dt.UTC)
+        return Planned(shape, lambda: (r for r in rows(query.table, scan, source) if start <= r[TIME_GENERATED] < end))
 
 
 def _watched(items: Any, budget: Budget) -> Any:

@@ -87,14 +87,29 @@ Named = tuple[str | None, Expr]  # `name = expr` or a bare `expr`
 class Operator:
     """One `| ...` stage: `kind` is the operator's word; the fields its parts."""
 
-    kind: str  # where, summarize, top, project, extend, order, take, count, render
+    kind: str  # where, summarize, top, project, extend, order, take, count, render, join
     expr: Expr | None = None  # where's predicate, take's/top's count
     items: tuple[Named, ...] = ()  # summarize's aggregates, project/extend's columns
     by: tuple[Named, ...] = ()  # summarize's groups
     keys: tuple[tuple[Expr, bool], ...] = ()  # order/top: (expression, descending)
+    join: Join | None = None  # join's flavor, right side and keys
 
 
 @dataclass(frozen=True)
 class Query:
+    """A tabular expression: a table (or a `let` name) and its operators; the whole query's `let`
+    statements, in order, on the outermost one (a `let` body or a join's right side has none)."""
+
     table: str
     operators: tuple[Operator, ...]
+    lets: tuple[tuple[str, Query], ...] = ()
+
+
+@dataclass(frozen=True)
+class Join:
+    """`join kind=K (right) on keys`: `kind` as written (None: the default), `keys` as (left column,
+    right column) pairs (`on A` is (A, A), `on $left.A == $right.B` is (A, B))."""
+
+    kind: str | None
+    right: Query
+    keys: tuple[tuple[str, str], ...]

@@ -7,13 +7,15 @@ measure (the sum of the minutes' sums), avg() (their ratio), max/min/dcount/arg_
 `count`. Everything else before a summarize (a filter or max on RequestCharge, `take`, `top`, `order`,
 returning the rows themselves) would answer about minutes instead of requests, so it is refused with
 the service's 400 shape and a message saying why. After a summarize the rows are ordinary rows.
+A `join` takes ordinary rows on both sides (`join`: why weighted ones are refused); a `let` name or a
+join's right side is planned by `tabular`, which hands `plan` its `resolve`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from emulator.monitor.kql.ast import Call, Col, Expr, Operator, Star, not_supported, semantic
@@ -30,21 +32,10 @@ from emulator.monitor.kql.expr import (
     compile_expr,
     constant,
 )
+from emulator.monitor.kql.join import plan_join
+from emulator.monitor.kql.shape import WEIGHT, Resolve, Shape, Stage, Tick
 
-WEIGHT = "$weight"  # the hidden request count of a weighted table's row (None: not known)
-Tick = Callable[[], None]  # the request's budget check (raises past its deadline), called per row
-Stage = Callable[[Iterator[Row], Tick], Iterator[Row]]
-
-
-@dataclass
-class Shape:
-    """A table as an operator sees it: ordered typed columns; `weighted` while rows are aggregates."""
-
-    columns: dict[str, Column]
-    weighted: bool
-    weight_known: bool = True
-    resolution: int = 60  # seconds: the rows' TimeGenerated are whole multiples of it (bins are, too)
-    stages: list[Stage] = field(default_factory=list)
+__all__ = ["WEIGHT", "Shape", "check_answer", "plan", "run"]  # WEIGHT and Shape: also `tables`' (defined in `shape`)
 
 
 def _refuse(what: str) -> Exception:
@@ -71,8 +62,12 @@ def _unique(name: str, taken: dict[str, Any]) -> str:
     return f"{name}{n}"
 
 
-def plan(operators: Iterable[Operator], shape: Shape, now: dt.datetime) -> Shape:
-    """Check every operator in order (KqlError on the first refusal) and collect the stages."""
+def plan(
+    operators: Iterable[Operator], shape: Shape, now: dt.datetime, resolve: Resolve | None = None, final: bool = True
+) -> Shape:
+    """Check every operator in order (KqlError on the first refusal) and collect the stages. `resolve`
+    plans a join's right side; `final`: the rows are the answer (not a `let` body or a join's side, which
+    may still be weighted for the operators that take them)."""
     for op in operators:
         scope = Scope(shape.columns, now, op.kind, shape.resolution)
         if op.kind == "where":
@@ -96,6 +91,14 @@ def plan(operators: Iterable[Operator], shape: Shape, now: dt.datetime) -> Shape
                 raise not_supported("count: this table's rows carry no request count in the ruscope stand-in")
             shape.stages.append(_count(shape.weighted))
             shape.columns, shape.weighted = {"Count": Column("long")}, False
+        elif op.kind == "join":
+            assert op.join is not None and resolve is not None
+            plan_join(op.join, shape, resolve, now)
+    return check_answer(shape) if final else shape
+
+
+def check_answer(shape: Shape) -> Shape:
+    """`shape` as a query's answer: refused while its rows are still per-minute cells."""
     if shape.weighted:
         raise _refuse("returning a log table's rows")
     return shape

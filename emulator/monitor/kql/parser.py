@@ -1,12 +1,16 @@
 """KQL text -> a small AST: the subset of the Kusto Query Language the Log Analytics stand-in evaluates.
 
-Parsed with lark (LALR, the parser the SQL engine already uses). The grammar covers one tabular
-expression: `Table | where ... | summarize ... by ... | top N by ... | project ... | extend ... |
-order by ... | take N | count | render ...`, with scalar expressions (comparisons, `and`/`or`,
+Parsed with lark (LALR, the parser the SQL engine already uses). The grammar covers zero or more
+`let Name = <tabular expression>;` statements, then one tabular expression: `Table | where ... |
+summarize ... by ... | top N by ... | project ... | extend ... | order by ... | take N | count |
+render ... | join [kind=K] (<tabular expression>) on Col1, Col2` (the right side also a bare table or
+`let` name; the keys also `$left.A == $right.B`, joined by `,` or `and`), where a table may be a `let`
+name or a parenthesized tabular expression, with scalar expressions (comparisons, `and`/`or`,
 `in`/`!in`, arithmetic, literals: strings, numbers, timespans like `5m`, `datetime(...)`, `true`/`false`;
-function calls). Anything outside it (`let`, `join`, `union`, `parse`, `contains`, ...) is a syntax
-error in the service's shape (azure-monitor.md §3.1), naming the word the stand-in does not know.
-Whether a parsed query makes sense (tables, columns, functions, types) is `evaluate`'s job (`plan`).
+function calls). Anything outside it (a scalar `let`, `union`, `parse`, `contains`, join hints, ...) is
+a syntax error in the service's shape (azure-monitor.md §3.1), naming the word the stand-in does not
+know. Whether a parsed query makes sense (tables, `let` names, columns, functions, types, join kinds
+and keys) is `evaluate`'s job (`plan`, through `tabular`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from emulator.monitor.kql.ast import (
     Col,
     Expr,
     InList,
+    Join,
     KqlError,
     Lit,
     Named,
@@ -35,8 +40,16 @@ from emulator.monitor.kql.ast import (
 )
 
 _GRAMMAR = r"""
-start: NAME ("|" _op)*
-_op: where | summarize | top | project | extend | order | take | count | render
+start: (let_stmt ";")* tabular [";"]
+let_stmt: "let" NAME "=" tabular
+tabular: source ("|" _op)*
+?source: NAME -> table_ref
+       | "(" tabular ")"
+_op: where | summarize | top | project | extend | order | take | count | render | join
+join: "join" [join_kind] source "on" join_key (("," | "and") join_key)*
+join_kind: "kind" "=" NAME
+join_key: NAME -> same_key
+        | "$left" "." NAME "==" "$right" "." NAME -> pair_key
 where: ("where" | "filter") expr
 summarize: "summarize" [named_list] ["by" named_list]
 top: "top" expr "by" expr [DIR]
@@ -95,8 +108,6 @@ DATETIME.3: /datetime\(\s*[^)]*\)/
 # "could not be parsed", so the user knows it is the stand-in's limit, not a typo.
 UNSUPPORTED_WORDS = frozenset(
     [
-        "let",
-        "join",
         "union",
         "parse",
         "mv-expand",
@@ -139,7 +150,9 @@ UNSUPPORTED_WORDS = frozenset(
         "notcontains",
     ]
 )
-_SUPPORTED = "where, summarize ... by, top, project, extend, order by, take, count, render"
+_SUPPORTED = (
+    "let of a tabular expression, where, summarize ... by, top, project, extend, order by, take, count, render, join"
+)
 _TICKS_PER_UNIT = {
     "d": 864_000_000_000,
     "day": 864_000_000_000,
@@ -164,8 +177,30 @@ _TICKS_PER_UNIT = {
 
 @v_args(inline=True)
 class _ToAst(Transformer[Token, Any]):
-    def start(self, table: Token, *ops: Operator) -> Query:
-        return Query(str(table), ops)
+    def start(self, *items: Any) -> Query:
+        *lets, body = [i for i in items if i is not None]  # None: the optional closing `;`
+        return Query(body.table, body.operators, tuple(lets))
+
+    def let_stmt(self, name: Token, body: Query) -> tuple[str, Query]:
+        return str(name), body
+
+    def tabular(self, source: Query, *ops: Operator) -> Query:
+        return Query(source.table, source.operators + ops)  # `(T | a) | b` is `T | a | b`
+
+    def table_ref(self, name: Token) -> Query:
+        return Query(str(name), ())
+
+    def join(self, kind: str | None, right: Query, *keys: tuple[str, str]) -> Operator:
+        return Operator("join", join=Join(kind, right, keys))
+
+    def join_kind(self, kind: Token) -> str:
+        return str(kind)
+
+    def same_key(self, name: Token) -> tuple[str, str]:
+        return str(name), str(name)
+
+    def pair_key(self, left: Token, right: Token) -> tuple[str, str]:
+        return str(left), str(right)
 
     def where(self, expr: Expr) -> Operator:
         return Operator("where", expr=expr)
@@ -325,10 +360,11 @@ def _syntax_error(text: str, exc: UnexpectedInput) -> KqlError:
         start = re.search(r"[\w-]*$", text[:pos])
         found = (start.group(0) if start else "") + found
     line, col = _line_pos(text, pos)
-    if found in UNSUPPORTED_WORDS or text.lstrip().startswith("let "):
-        word_ = "let" if text.lstrip().startswith("let ") else found
+    scalar_let = re.search(r"(?:^|;)\s*let\s+[A-Za-z_]\w*\s*=\s*$", text[:pos]) is not None
+    if found in UNSUPPORTED_WORDS or scalar_let:
+        what = "a 'let' of a scalar value" if scalar_let else f"'{found}'"
         return not_supported(
-            f"'{word_}' is not supported by the ruscope Log Analytics stand-in, which evaluates a KQL subset "
+            f"{what} is not supported by the ruscope Log Analytics stand-in, which evaluates a KQL subset "
             f"({_SUPPORTED}); line [{line},{col}]"
         )
     return KqlError("SyntaxError", "SYN0002", f"Query could not be parsed at '{found}' on line [{line},{col}]")
