@@ -9,6 +9,8 @@ R56, R57).
   the left's columns only. The right and full flavors are valid KQL the stand-in does not evaluate.
 - Columns: the left's, then the right's (both sides' keys kept), a right name already taken suffixed
   with the smallest free number (`ActivityId1`), Kusto.Language's rule.
+- A `leftouter` row without a match has nulls in the right's columns, the empty string in its string
+  columns (Kusto's strings are never null).
 - Keys are equal values. A key column must exist on both sides with one type (`on A`), or be `$left.A ==
   $right.B` of comparable types (int and long compare). A null string stands for Kusto's empty string
   (its strings are never null) and matches it; any other null matches nothing (a null equals nothing,
@@ -46,11 +48,10 @@ def plan_join(join: Join, shape: Shape, resolve: Resolve, now: dt.datetime) -> N
     if right.shape.weighted:
         raise _weighted("right")
     left_key, right_key = _keys(join.keys, shape.columns, right.shape.columns, now)
-    if flavor in _LEFT_ONLY:
-        renames: list[tuple[str, str]] = []
-    else:
-        columns, renames = joined_columns(shape.columns, right.shape.columns)
-        shape.columns = columns
+    renames: list[tuple[str, str, Any]] = []  # (right column, output column, its value without a match)
+    if flavor not in _LEFT_ONLY:
+        shape.columns, names = joined_columns(shape.columns, right.shape.columns)
+        renames = [(name, out, "" if right.shape.columns[name].type == "string" else None) for name, out in names]
     shape.resolution = max(shape.resolution, right.shape.resolution)
     shape.stages.append(_stage(flavor, left_key, right_key, right.rows, renames))
 
@@ -136,7 +137,11 @@ def joined_columns(
 
 
 def _stage(
-    flavor: str, left_key: Key, right_key: Key, right_rows: Callable[[], Iterator[Row]], renames: list[tuple[str, str]]
+    flavor: str,
+    left_key: Key,
+    right_key: Key,
+    right_rows: Callable[[], Iterator[Row]],
+    renames: list[tuple[str, str, Any]],
 ) -> Callable[[Iterator[Row], Tick], Iterator[Row]]:
     def stage(rows: Iterator[Row], tick: Tick) -> Iterator[Row]:
         table = _materialize(right_rows(), right_key, tick)
@@ -176,8 +181,8 @@ def _materialize(rows: Iterator[Row], key: Key, tick: Tick) -> dict[tuple[Any, .
     return table
 
 
-def _merged(left: Row, right: Row | None, renames: list[tuple[str, str]]) -> Row:
+def _merged(left: Row, right: Row | None, renames: list[tuple[str, str, Any]]) -> Row:
     row = dict(left)
-    for name, out in renames:
-        row[out] = right.get(name) if right is not None else None
+    for name, out, unmatched in renames:
+        row[out] = right.get(name) if right is not None else unmatched
     return row

@@ -186,8 +186,8 @@ REFUSALS = [
     ("cdbdataplanerequests | count", "SemanticError", "SEM0100", "Failed to resolve table"),
     ("CDBDataPlaneRequests | where (", "SyntaxError", "SYN0002", "Query could not be parsed"),
     ("CDBDataPlaneRequests | where StatusCode == '429' | count", "SemanticError", "SEM0025", "Cannot compare"),
-    ("CDBDataPlaneRequests | join (CDBQueryRuntimeStatistics) on ActivityId", "SemanticError", "", "'join'"),
-    ("let x = 1; CDBDataPlaneRequests", "SemanticError", "", "'let'"),
+    ("CDBDataPlaneRequests | join (CDBQueryRuntimeStatistics) on CollectionName", "SemanticError", "", "(left side)"),
+    ("let x = 1; CDBDataPlaneRequests", "SemanticError", "", "a 'let' of a scalar value"),
     ("CDBDataPlaneRequests | where OperationName contains 'R' | count", "SemanticError", "", "'contains'"),
     ("CDBPartitionKeyRUConsumption | extend k = parse_json(PartitionKey) | count", "SemanticError", "", "parse_json"),
     ("CDBDataPlaneRequests | summarize percentile(StatusCode, 95)", "SemanticError", "", "bare aggregate"),
@@ -202,6 +202,31 @@ REFUSALS = [
     ("CDBDataPlaneRequests | where count() > 1", "SemanticError", "SEM0222", "only be used in the 'summarize'"),
     ("CDBPartitionKeyRUConsumption | summarize count() by bin(TimeGenerated, 500ms)", "SemanticError", "", "seconds"),
     ("AzureDiagnostics | summarize count() by bin(TimeGenerated, 1s)", "SemanticError", "", "whole minutes"),
+    ("let a = CDBPartitionKeyStatistics;\nb | count", "SemanticError", "SEM0100", "expression named 'b'"),
+    (
+        "CDBPartitionKeyStatistics | join (CDBQueryRuntimeStatistics | count) on QueryText",
+        "SemanticError",
+        "SEM0100",
+        "both sides",
+    ),
+    (
+        "CDBPartitionKeyStatistics | join (CDBPartitionKeyStatistics) on $left.SizeKb == $right.PartitionKey",
+        "SemanticError",
+        "SEM0025",
+        "(int, string)",
+    ),
+    (
+        "CDBPartitionKeyStatistics | join kind=outer (CDBPartitionKeyStatistics) on SizeKb",
+        "SemanticError",
+        "SEM0025",
+        "kind must be",
+    ),
+    (
+        "CDBPartitionKeyStatistics | join kind=fullouter (CDBPartitionKeyStatistics) on SizeKb",
+        "SemanticError",
+        "",
+        "fullouter",
+    ),
 ]
 
 
