@@ -32,7 +32,7 @@ from emulator.monitor.kql.expr import (
     compile_expr,
     constant,
 )
-from emulator.monitor.kql.join import plan_join
+from emulator.monitor.kql.join import left_filters, plan_join
 from emulator.monitor.kql.shape import WEIGHT, Resolve, Shape, Stage, Tick
 
 __all__ = ["WEIGHT", "Shape", "check_answer", "plan", "run"]  # WEIGHT and Shape: also `tables`' (defined in `shape`)
@@ -68,7 +68,9 @@ def plan(
     """Check every operator in order (KqlError on the first refusal) and collect the stages. `resolve`
     plans a join's right side; `final`: the rows are the answer (not a `let` body or a join's side, which
     may still be weighted for the operators that take them)."""
-    for op in operators:
+    queue = list(operators)
+    while queue:
+        op = queue.pop(0)
         scope = Scope(shape.columns, now, op.kind, shape.resolution)
         if op.kind == "where":
             assert op.expr is not None
@@ -93,6 +95,7 @@ def plan(
             shape.columns, shape.weighted = {"Count": Column("long")}, False
         elif op.kind == "join":
             assert op.join is not None and resolve is not None
+            plan(left_filters(op.join, queue, shape.columns), shape, now, final=False)
             plan_join(op.join, shape, resolve, now)
     return check_answer(shape) if final else shape
 

@@ -83,15 +83,21 @@ def constant(node: Expr, now: dt.datetime) -> Any:
 
 
 def uses_columns(node: Any) -> bool:
+    return bool(columns_in(node))
+
+
+def columns_in(node: Any) -> frozenset[str]:
+    """The names of the columns an expression refers to."""
     if isinstance(node, Col):
-        return True
+        return frozenset({node.name})
+    parts: list[Any] = []
     if isinstance(node, BinOp):
-        return uses_columns(node.left) or uses_columns(node.right)
-    if isinstance(node, InList):
-        return uses_columns(node.value) or any(uses_columns(i) for i in node.items)
-    if isinstance(node, Call):
-        return any(uses_columns(a) for a in node.args)
-    return False
+        parts = [node.left, node.right]
+    elif isinstance(node, InList):
+        parts = [node.value, *node.items]
+    elif isinstance(node, Call):
+        parts = list(node.args)
+    return frozenset().union(*(columns_in(p) for p in parts))
 
 
 def _mix(*parts: Compiled) -> int:

@@ -3,14 +3,18 @@ R56, R57).
 
 - `innerunique`, the default: the left side de-duplicated on the key, then an inner join. Which left row
   of a key is kept, Kusto leaves open ("two possible outputs and both are correct"): the stand-in keeps
-  the first in its read order (tables are read container by container, minute by minute);
-- `inner`: a row per (left, right) match; `leftouter`: every left row, with nulls where nothing matches;
-  `leftsemi` and `leftanti` (aliases `anti`, `leftantisemi`): the left rows with, or without, a match,
-  the left's columns only. The right and full flavors are valid KQL the stand-in does not evaluate.
+  the first in its read order (tables are read container by container, minute by minute). A `where`
+  right after it on left columns only is applied before the de-duplication, as Kusto's optimizer does
+  (`left_filters`);
+- `inner`: a row per (left, right) match; `leftouter`, `rightouter`, `fullouter`: those and every
+  left, right, or either row no row of the other side matches, with nulls for the other side's columns;
+  `leftsemi`, `leftanti` (aliases `anti`, `leftantisemi`): the left rows with, or without, a match, the
+  left's columns only; `rightsemi`, `rightanti` (alias `rightantisemi`): the same of the right rows.
 - Columns: the left's, then the right's (both sides' keys kept), a right name already taken suffixed
   with the smallest free number (`ActivityId1`), Kusto.Language's rule.
-- A `leftouter` row without a match has nulls in the right's columns, the empty string in its string
-  columns (Kusto's strings are never null).
+- A row without a match has nulls in the other side's columns, the empty string in its string columns
+  (Kusto's strings are never null). Rows come in the left's order, an outer join's unmatched right rows
+  last (Kusto promises no order).
 - Keys are equal values. A key column must exist on both sides with one type (`on A`), or be `$left.A ==
   $right.B` of comparable types (int and long compare). A null string stands for Kusto's empty string
   (its strings are never null) and matches it; any other null matches nothing (a null equals nothing,
@@ -28,15 +32,19 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from emulator.monitor.budget import MAX_ROWS
-from emulator.monitor.kql.ast import Col, Join, not_supported, semantic
-from emulator.monitor.kql.expr import PER_MINUTE, Column, Row, Scope, compile_expr
+from emulator.monitor.kql.ast import Col, Join, Operator, not_supported, semantic
+from emulator.monitor.kql.expr import PER_MINUTE, Column, Row, Scope, columns_in, compile_expr
 from emulator.monitor.kql.shape import Resolve, Shape, Tick
 
-FLAVORS = {"innerunique", "inner", "leftouter", "leftsemi", "leftanti", "anti", "leftantisemi"}
-REFUSED = {"rightouter", "fullouter", "rightsemi", "rightanti", "rightantisemi"}  # valid, not evaluated
-_LEFT_ONLY = {"leftsemi", "leftanti", "anti", "leftantisemi"}
-_ANTI = {"leftanti", "anti", "leftantisemi"}
+# Kusto's flavors, an alias to the flavor it names (the join operator's page)
+FLAVORS = {
+    **{f: f for f in ("innerunique", "inner", "leftouter", "rightouter", "fullouter", "leftsemi", "rightsemi")},
+    **dict.fromkeys(("leftanti", "anti", "leftantisemi"), "leftanti"),
+    **dict.fromkeys(("rightanti", "rightantisemi"), "rightanti"),
+}
+_LEFT_ONLY, _RIGHT_ONLY = {"leftsemi", "leftanti"}, {"rightsemi", "rightanti"}  # one side's columns only
 Key = Callable[[Row], tuple[Any, ...] | None]  # None: a key that matches nothing
+Nulls = list[tuple[str, str, Any]]  # (right column, output column, its value in a row without a match)
 
 
 def plan_join(join: Join, shape: Shape, resolve: Resolve, now: dt.datetime) -> None:
@@ -48,25 +56,42 @@ def plan_join(join: Join, shape: Shape, resolve: Resolve, now: dt.datetime) -> N
     if right.shape.weighted:
         raise _weighted("right")
     left_key, right_key = _keys(join.keys, shape.columns, right.shape.columns, now)
-    renames: list[tuple[str, str, Any]] = []  # (right column, output column, its value without a match)
-    if flavor not in _LEFT_ONLY:
+    left_blank = {name: _null(column) for name, column in shape.columns.items()}  # a right row's unmatched left
+    right_nulls: Nulls = []
+    if flavor in _RIGHT_ONLY:
+        shape.columns = dict(right.shape.columns)
+    elif flavor not in _LEFT_ONLY:
         shape.columns, names = joined_columns(shape.columns, right.shape.columns)
-        renames = [(name, out, "" if right.shape.columns[name].type == "string" else None) for name, out in names]
+        right_nulls = [(name, out, _null(right.shape.columns[name])) for name, out in names]
     shape.resolution = max(shape.resolution, right.shape.resolution)
-    shape.stages.append(_stage(flavor, left_key, right_key, right.rows, renames))
+    if flavor in _RIGHT_ONLY:
+        shape.stages.append(_right_only_stage(flavor == "rightsemi", left_key, right_key, right.rows))
+    else:
+        shape.stages.append(_stage(flavor, left_key, right_key, right.rows, (left_blank, right_nulls)))
+
+
+def _null(column: Column) -> Any:
+    return "" if column.type == "string" else None  # Kusto's strings are never null
+
+
+def left_filters(join: Join, after: list[Operator], left: dict[str, Column]) -> list[Operator]:
+    """The `where`s right after an innerunique join that name left columns only, taken out of `after`:
+    Kusto applies them to the left side before its de-duplication, so the rows they keep are the ones
+    joined (the innerunique page: with such a filter it "will always give the second result")."""
+    pushed: list[Operator] = []
+    while join.kind in (None, "innerunique") and after and after[0].kind == "where":
+        if not columns_in(after[0].expr) <= left.keys():
+            break
+        pushed.append(after.pop(0))
+    return pushed
 
 
 def _flavor(kind: str | None) -> str:
     if kind is None:
         return "innerunique"
-    if kind in REFUSED:
-        raise not_supported(
-            f"join kind={kind} is not evaluated by the ruscope stand-in; it evaluates {', '.join(sorted(FLAVORS))}"
-        )
     if kind not in FLAVORS:
-        every = ", ".join(sorted(FLAVORS | REFUSED))
-        raise semantic(f"'join' operator: kind must be one of {every}, not '{kind}'", "SEM0025")
-    return kind
+        raise semantic(f"'join' operator: kind must be one of {', '.join(FLAVORS)}, not '{kind}'", "SEM0025")
+    return FLAVORS[kind]
 
 
 def _weighted(side: str) -> Exception:
@@ -137,37 +162,59 @@ def joined_columns(
 
 
 def _stage(
-    flavor: str,
-    left_key: Key,
-    right_key: Key,
-    right_rows: Callable[[], Iterator[Row]],
-    renames: list[tuple[str, str, Any]],
+    flavor: str, left_key: Key, right_key: Key, right_rows: Callable[[], Iterator[Row]], nulls: tuple[Row, Nulls]
 ) -> Callable[[Iterator[Row], Tick], Iterator[Row]]:
+    """Every flavor but the right semi and anti ones: the left rows stream, each with its matches."""
+    left_blank, right_nulls = nulls
+    outer_left, outer_right = flavor in ("leftouter", "fullouter"), flavor in ("rightouter", "fullouter")
+
     def stage(rows: Iterator[Row], tick: Tick) -> Iterator[Row]:
-        table = _materialize(right_rows(), right_key, tick)
-        kept: set[tuple[Any, ...]] = set()  # innerunique: the keys whose (first) left row was joined
+        table, unkeyed = _materialize(right_rows(), right_key, tick)
+        matched: set[tuple[Any, ...]] = set()  # the keys a left row was joined on (innerunique: its first)
         for row in rows:
             key = left_key(row)
             matches = table.get(key, ()) if key is not None else ()
             if flavor in _LEFT_ONLY:
-                if bool(matches) != (flavor in _ANTI):
+                if bool(matches) == (flavor == "leftsemi"):
                     yield row
                 continue
-            if flavor == "innerunique":
-                if key is None or not matches or key in kept:
-                    continue
-                kept.add(key)
-            if not matches and flavor == "leftouter":
-                yield _merged(row, None, renames)
+            if flavor == "innerunique" and key in matched:
+                continue
+            if key is not None and matches:
+                matched.add(key)
+            elif outer_left:
+                yield _merged(row, None, right_nulls)
             for match in matches:
-                yield _merged(row, match, renames)
+                yield _merged(row, match, right_nulls)
+        if outer_right:  # the right rows no left row matched, the left's columns null
+            unmatched = (m for k, ms in table.items() if k not in matched for m in ms)
+            for match in (*unmatched, *unkeyed):
+                yield _merged(left_blank, match, right_nulls)
 
     return stage
 
 
-def _materialize(rows: Iterator[Row], key: Key, tick: Tick) -> dict[tuple[Any, ...], list[Row]]:
-    """The right side's rows by key (a null key matches nothing: not kept), at most MAX_ROWS of them."""
+def _right_only_stage(
+    semi: bool, left_key: Key, right_key: Key, right_rows: Callable[[], Iterator[Row]]
+) -> Callable[[Iterator[Row], Tick], Iterator[Row]]:
+    """rightsemi / rightanti: the right rows a left row matches, or none does; read once the left is."""
+
+    def stage(rows: Iterator[Row], tick: Tick) -> Iterator[Row]:
+        table, unkeyed = _materialize(right_rows(), right_key, tick)
+        hit = {key for key in map(left_key, rows) if key is not None and key in table}
+        for key, matches in table.items():
+            if (key in hit) == semi:
+                yield from matches
+        if not semi:
+            yield from unkeyed
+
+    return stage
+
+
+def _materialize(rows: Iterator[Row], key: Key, tick: Tick) -> tuple[dict[tuple[Any, ...], list[Row]], list[Row]]:
+    """The right side's rows by key, and those whose key is null (they match nothing), at most MAX_ROWS."""
     table: dict[tuple[Any, ...], list[Row]] = {}
+    unkeyed: list[Row] = []
     for count, row in enumerate(rows):
         tick()
         if count >= MAX_ROWS:
@@ -176,13 +223,16 @@ def _materialize(rows: Iterator[Row], key: Key, tick: Tick) -> dict[tuple[Any, .
                 "memory (narrow it with where, or summarize it)"
             )
         k = key(row)
-        if k is not None:
+        if k is None:
+            unkeyed.append(row)
+        else:
             table.setdefault(k, []).append(row)
-    return table
+    return table, unkeyed
 
 
-def _merged(left: Row, right: Row | None, renames: list[tuple[str, str, Any]]) -> Row:
+def _merged(left: Row, right: Row | None, nulls: Nulls) -> Row:
+    """`left` with `right`'s columns under their output names (no match, None: each column's null)."""
     row = dict(left)
-    for name, out, unmatched in renames:
-        row[out] = right.get(name) if right is not None else unmatched
+    for name, out, null in nulls:
+        row[out] = right.get(name) if right is not None else null
     return row

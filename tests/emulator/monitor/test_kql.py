@@ -221,12 +221,6 @@ REFUSALS = [
         "SEM0025",
         "kind must be",
     ),
-    (
-        "CDBPartitionKeyStatistics | join kind=fullouter (CDBPartitionKeyStatistics) on SizeKb",
-        "SemanticError",
-        "",
-        "fullouter",
-    ),
 ]
 
 

@@ -169,24 +169,35 @@ def test_inner_repeats_left_rows_innerunique_keeps_one_per_key(client: tuple[Log
     assert all(0 < r["RequestCharge"] <= r["KeyRU"] and r["PartitionKey1"] == r["PartitionKey"] for r in rows)
 
 
-def test_leftouter_fills_nulls_and_semi_anti_keep_left_columns(client: tuple[LogsQueryClient, Engine]) -> None:
+def test_outer_joins_fill_nulls_and_semi_anti_keep_one_sides_columns(client: tuple[LogsQueryClient, Engine]) -> None:
+    """Keys a, b, e on the left (container c), a, x on the right (d): each flavor's rows and columns as
+    the join operator's page lists them."""
     ru = _key_ru(client[1])
     left = f"{KEY_RU} | where CollectionName == 'c' and isnotempty(PartitionKey) | summarize RU = sum(RequestCharge) by PartitionKey"
     right = f"({KEY_RU} | where CollectionName == 'd' | summarize RU = sum(RequestCharge) by PartitionKey)"
-    columns, rows = _rows(client, f"{left} | join kind=leftouter {right} on PartitionKey")
-    assert columns == ["PartitionKey", "RU", "PartitionKey1", "RU1"]
-    # no match: the right's columns are null, a string's the empty string (Kusto's strings are never null)
-    assert {r["PartitionKey"]: r["PartitionKey1"] for r in rows} == {
-        _key(k): _key(k) if k in KEYS["d"] else "" for k in KEYS["c"]
-    }
-    assert {r["PartitionKey"]: (r["RU"], r["RU1"]) for r in rows} == {
-        _key(k): (pytest.approx(ru[("c", _key(k))]), pytest.approx(ru.get(("d", _key(k))))) for k in KEYS["c"]
-    }
-    semi = _rows(client, f"{left} | join kind=leftsemi {right} on PartitionKey")
-    anti = _rows(client, f"{left} | join kind=leftanti {right} on PartitionKey")
-    assert semi[0] == anti[0] == ["PartitionKey", "RU"]
-    assert [r["PartitionKey"] for r in semi[1]] == [_key("a")]
-    assert sorted(r["PartitionKey"] for r in anti[1]) == [_key("b"), _key("e")]
+
+    def join(kind: str) -> tuple[list[str], list[tuple[object, ...]]]:
+        columns, rows = _rows(client, f"{left} | join kind={kind} {right} on PartitionKey")
+        return columns, sorted((tuple(r.values()) for r in rows), key=str)
+
+    def c(key: str) -> tuple[str, object]:
+        return _key(key), pytest.approx(ru[("c", _key(key))])
+
+    def d(key: str) -> tuple[str, object]:
+        return _key(key), pytest.approx(ru[("d", _key(key))])
+
+    # no match: the other side's columns null, a string's the empty string (Kusto's strings are never null)
+    both = ["PartitionKey", "RU", "PartitionKey1", "RU1"]
+    assert join("leftouter") == (both, [(*c("a"), *d("a")), (*c("b"), "", None), (*c("e"), "", None)])
+    assert join("rightouter") == (both, [("", None, *d("x")), (*c("a"), *d("a"))])
+    assert join("fullouter") == (
+        both,
+        [("", None, *d("x")), (*c("a"), *d("a")), (*c("b"), "", None), (*c("e"), "", None)],
+    )
+    assert join("leftsemi") == (["PartitionKey", "RU"], [c("a")])
+    assert join("leftanti") == join("anti") == (["PartitionKey", "RU"], [c("b"), c("e")])
+    assert join("rightsemi") == (["PartitionKey", "RU"], [d("a")])
+    assert join("rightanti") == (["PartitionKey", "RU"], [d("x")])
 
 
 def test_a_let_is_read_at_each_reference_and_may_shadow_a_table(client: tuple[LogsQueryClient, Engine]) -> None:
@@ -215,7 +226,6 @@ def test_let_and_join_errors_in_the_services_words(client: tuple[LogsQueryClient
         (f"let a = {per_key};\nb | count", "Failed to resolve table or column expression named 'b'"),
         (f"let a = {per_key};\nlet a = {per_key};\na | count", "'a' has already been declared"),
         ("let a = a | count;\na", "named 'a'"),  # a let's body does not see its own name
-        (f"{per_key} | join kind=rightouter ({per_key}) on PartitionKey", "kind=rightouter is not evaluated"),
         (f"{per_key} | join kind=outer ({per_key}) on PartitionKey", "kind must be one of"),
         (  # per-minute rows: which requests match is not determined by what the stand-in records
             "CDBDataPlaneRequests | join kind=inner (CDBDataPlaneRequests | summarize n = count() by OperationName)"
@@ -229,3 +239,19 @@ def test_let_and_join_errors_in_the_services_words(client: tuple[LogsQueryClient
     for (kql, message), result in zip(cases, results, strict=True):
         assert isinstance(result, LogsQueryError), kql
         assert result.code == "BadArgumentError" and message in result.message, (kql, result.message)
+
+
+def test_a_where_on_left_columns_after_innerunique_filters_before_deduplication(
+    client: tuple[LogsQueryClient, Engine],
+) -> None:
+    """The innerunique page: a filter on the left's columns after the join is applied to the left side
+    first, so the rows it selects are the ones joined (never none because another row was kept)."""
+    raw = f"{KEY_RU} | where CollectionName == 'c' and PartitionKey == '{_key('b')}' | project PartitionKey, RequestCharge"
+    per_key = f"({KEY_RU} | summarize KeyRU = sum(RequestCharge) by PartitionKey)"
+    (kept,) = [r["RequestCharge"] for r in _rows(client, f"{raw} | join {per_key} on PartitionKey")[1]]
+    others = {r["RequestCharge"] for r in _rows(client, raw)[1]} - {kept}
+    assert others  # the key's seconds differ in RU
+    rows = _rows(client, f"{raw} | join {per_key} on PartitionKey | where RequestCharge != {kept}")[1]
+    assert len(rows) == 1 and rows[0]["RequestCharge"] in others
+    inner = f"{raw} | join kind=inner {per_key} on PartitionKey | where RequestCharge != {kept} | count"
+    assert _rows(client, inner)[1] == [{"Count": sum(1 for r in _rows(client, raw)[1] if r["RequestCharge"] != kept)}]
