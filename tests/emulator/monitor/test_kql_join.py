@@ -7,13 +7,17 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 
+import orjson
 import pytest
 from azure.monitor.query import LogsBatchQuery, LogsQueryClient, LogsQueryError, LogsQueryResult, LogsTable
 
 from emulator.engine.facade import Engine, ThroughputSpec
 from emulator.monitor.app import MonitorApp
+from emulator.monitor.budget import Budget
 from emulator.monitor.kql.ast import Join, KqlError, Operator, Query
 from emulator.monitor.kql.parser import parse
+from emulator.monitor.logs import LogsApp
+from emulator.monitor.query import MonitorRequest
 from emulator.monitor.tls import ensure_certificates
 from emulator.rest.server import RunningEmulator, start_in_thread
 from tests.conftest import ManualClock
@@ -255,3 +259,27 @@ def test_a_where_on_left_columns_after_innerunique_filters_before_deduplication(
     assert len(rows) == 1 and rows[0]["RequestCharge"] in others
     inner = f"{raw} | join kind=inner {per_key} on PartitionKey | where RequestCharge != {kept} | count"
     assert _rows(client, inner)[1] == [{"Count": sum(1 for r in _rows(client, raw)[1] if r["RequestCharge"] != kept)}]
+
+
+def _handled(engine: Engine, kql: str, budget: Budget) -> tuple[int, dict[str, object]]:
+    body = orjson.dumps({"query": kql, "timespan": None})
+    request = MonitorRequest(
+        "POST", f"/v1/workspaces/{WORKSPACE}/query", {b"authorization": b"Bearer t"}, body, "https"
+    )
+    status, _, raw = LogsApp(engine).handle(request, budget)
+    return status, orjson.loads(raw)
+
+
+def test_a_join_is_bounded_by_the_budget(
+    client: tuple[LogsQueryClient, Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A runaway join (every key row against every other) stops at the deadline, 504 as the service
+    answers; a right side past the rows the stand-in holds in memory is refused, never half-read."""
+    every = f"{KEY_RU} | extend one = 1"
+    cross = f"{every} | join kind=inner ({every}) on one | count"
+    assert _handled(client[1], cross, Budget(seconds=0))[0] == 504
+    (n,) = [r["Count"] for r in _rows(client, f"{KEY_RU} | count")[1]]
+    assert n > 16 and _rows(client, cross)[1] == [{"Count": n * n}]  # n * n > 256 budget checks: one clock read
+    monkeypatch.setattr("emulator.monitor.kql.join.MAX_ROWS", 3)
+    status, body = _handled(client[1], f"{KEY_RU} | join kind=inner ({KEY_RU}) on PartitionKey | count", Budget())
+    assert status == 400 and "right side has more than 3 rows" in str(body)
