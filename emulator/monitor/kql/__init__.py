@@ -6,7 +6,9 @@
 - `expr`: scalar expressions typed against a table's columns and compiled to row functions, with the
   *measure* mark that keeps per-minute sums from being used as if they were single requests;
 - `evaluate`: each operator checked against what per-minute aggregates answer exactly (`plan`), then the
-  rows streamed through (`run`);
+  rows streamed through (`run`); `shape`: what a stage sees of its table, and a planned expression;
+- `join`: the `join` operator's flavors, columns and keys (Kusto's), on ordinary rows only;
+- `tabular`: a query's `let` statements and body, every table or `let` name resolved through one function;
 - `scan`: what a query's leading `where` operators pin, so only those containers and minutes are read.
 
 How to add an operator or a function: parse it in `parser` (grammar and tree), type and compile it in

@@ -14,7 +14,7 @@ R56, R57).
   with the smallest free number (`ActivityId1`), Kusto.Language's rule.
 - A row without a match has nulls in the other side's columns, the empty string in its string columns
   (Kusto's strings are never null). Rows come in the left's order, an outer join's unmatched right rows
-  last (Kusto promises no order).
+  last, a right semi or anti join's by key (Kusto promises no order).
 - Keys are equal values. A key column must exist on both sides with one type (`on A`), or be `$left.A ==
   $right.B` of comparable types (int and long compare). A null string stands for Kusto's empty string
   (its strings are never null) and matches it; any other null matches nothing (a null equals nothing,
