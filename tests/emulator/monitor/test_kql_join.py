@@ -205,8 +205,9 @@ def test_outer_joins_fill_nulls_and_semi_anti_keep_one_sides_columns(client: tup
 
 
 def test_a_let_is_read_at_each_reference_and_may_shadow_a_table(client: tuple[LogsQueryClient, Engine]) -> None:
-    """A `let` binds a calculation, used here twice (each key's share of its container); a `let` named as
-    a table shadows it, its own body still naming the table (Kusto.Language's binder)."""
+    """A `let` binds a calculation, used here twice (each key's share of its container), or of per-minute
+    rows summarized where it is used; a `let` named as a table shadows it, its own body still naming the
+    table (Kusto.Language's binder)."""
     ru = _key_ru(client[1])
     kql = (
         f"let perKey = {KEY_RU} | where isnotempty(PartitionKey) | summarize RU = sum(RequestCharge) by CollectionName, PartitionKey;\n"
@@ -217,6 +218,9 @@ def test_a_let_is_read_at_each_reference_and_may_shadow_a_table(client: tuple[Lo
     expected = {(c, k): v / totals[c] for (c, k), v in ru.items() if k}
     got = {(r["CollectionName"], r["PartitionKey"]): r["Share"] for r in _rows(client, kql)[1]}
     assert got == pytest.approx(expected)
+    reads = "let reads = CDBDataPlaneRequests | where OperationName == 'Read';\nreads | summarize n = count() by CollectionName"
+    expected_reads = Counter(r.container for r in client[1].accounting.records() if r.operation == "Read")
+    assert {r["CollectionName"]: r["n"] for r in _rows(client, reads)[1]} == dict(expected_reads)  # per-minute rows
     shadow = f"let {KEY_RU} = {KEY_RU} | where CollectionName == 'd';\n{KEY_RU} | summarize n = count()"
     assert _rows(client, shadow)[1] == [{"n": sum(n for (c, _), n in _key_seconds(client[1]).items() if c == "d")}]
 
