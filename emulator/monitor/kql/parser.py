@@ -360,14 +360,28 @@ def _syntax_error(text: str, exc: UnexpectedInput) -> KqlError:
         start = re.search(r"[\w-]*$", text[:pos])
         found = (start.group(0) if start else "") + found
     line, col = _line_pos(text, pos)
-    scalar_let = re.search(r"(?:^|;)\s*let\s+[A-Za-z_]\w*\s*=\s*$", text[:pos]) is not None
+    scalar_let = _scalar_let(text[:pos], found)
     if found in UNSUPPORTED_WORDS or scalar_let:
-        what = "a 'let' of a scalar value" if scalar_let else f"'{found}'"
+        what = "a 'let' of a scalar value or a function" if scalar_let else f"'{found}'"
         return not_supported(
             f"{what} is not supported by the ruscope Log Analytics stand-in, which evaluates a KQL subset "
             f"({_SUPPORTED}); line [{line},{col}]"
         )
     return KqlError("SyntaxError", "SYN0002", f"Query could not be parsed at '{found}' on line [{line},{col}]")
+
+
+def _scalar_let(before: str, found: str) -> bool:
+    """Whether the parse failed at the start of a `let` value that is no tabular expression: a literal
+    (`let n = 10;`), a call (`let t = ago(1d);`) or a function (`let f = (x: long) {...};`)."""
+    value = re.search(r"(?:^|;)\s*let\s+[A-Za-z_]\w*\s*=([^;|]*)$", before)
+    if value is None:
+        return False
+    start = value.group(1).strip()
+    return (
+        not start
+        or (found == "(" and re.fullmatch(r"[A-Za-z_]\w*", start) is not None)
+        or ((found == ")" or found.endswith(":")) and re.fullmatch(r"\(\s*[A-Za-z_]?\w*", start) is not None)
+    )
 
 
 @functools.lru_cache(maxsize=256)
