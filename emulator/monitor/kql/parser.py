@@ -359,9 +359,12 @@ def _syntax_error(text: str, exc: UnexpectedInput) -> KqlError:
     if isinstance(exc, UnexpectedCharacters) and pos > 0 and text[pos - 1].isalpha():
         start = re.search(r"[\w-]*$", text[:pos])
         found = (start.group(0) if start else "") + found
+    hint = re.match(r"\.\w+", text[pos:]) if text[:pos].endswith("hint") else None
+    if hint is not None:  # a join hint (`hint.strategy=broadcast`): read as a table named hint, then '.'
+        found, pos = "hint" + hint.group(0), pos - len("hint")
     line, col = _line_pos(text, pos)
     scalar_let = _scalar_let(text[:pos], found)
-    if found in UNSUPPORTED_WORDS or scalar_let:
+    if found in UNSUPPORTED_WORDS or found.startswith("hint.") or scalar_let:
         what = "a 'let' of a scalar value or a function" if scalar_let else f"'{found}'"
         return not_supported(
             f"{what} is not supported by the ruscope Log Analytics stand-in, which evaluates a KQL subset "
