@@ -3,14 +3,15 @@
 Parsed with lark (LALR, the parser the SQL engine already uses). The grammar covers zero or more
 `let Name = <tabular expression>;` statements, then one tabular expression: `Table | where ... |
 summarize ... by ... | top N by ... | project ... | extend ... | order by ... | take N | count |
-render ... | join [kind=K] (<tabular expression>) on Col1, Col2` (the right side also a bare table or
-`let` name; the keys also `$left.A == $right.B`, joined by `,` or `and`), where a table may be a `let`
-name or a parenthesized tabular expression, with scalar expressions (comparisons, `and`/`or`,
-`in`/`!in`, arithmetic, literals: strings, numbers, timespans like `5m`, `datetime(...)`, `true`/`false`;
-function calls). Anything outside it (a scalar `let`, `union`, `parse`, `contains`, join hints, ...) is
-a syntax error in the service's shape (azure-monitor.md §3.1), naming the word the stand-in does not
-know. Whether a parsed query makes sense (tables, `let` names, columns, functions, types, join kinds
-and keys) is `evaluate`'s job (`plan`, through `tabular`).
+render ... | join [kind=K] (<tabular expression>) on Col1, Col2`, where a table may be a `let` name or a
+parenthesized tabular expression, a join's right side also a bare table or `let` name, its keys also
+`$left.A == $right.B`, joined by `,` or `and` (hints such as `hint.strategy=broadcast` are accepted and
+ignored: they "don't change the semantic of join", azure-monitor.md §7b R56); with scalar expressions
+(comparisons, `and`/`or`, `in`/`!in`, arithmetic, literals: strings, numbers, timespans like `5m`,
+`datetime(...)`, `true`/`false`; function calls). Anything outside it (a scalar `let`, `union`, `parse`,
+`contains`, ...) is a syntax error in the service's shape (azure-monitor.md §3.1), naming the word the
+stand-in does not know. Whether a parsed query makes sense (tables, `let` names, columns, functions,
+types, join kinds and keys) is `evaluate`'s job (`plan`, through `tabular`).
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ tabular: source ("|" _op)*
 ?source: NAME -> table_ref
        | "(" tabular ")"
 _op: where | summarize | top | project | extend | order | take | count | render | join
-join: "join" [join_kind] source "on" join_key (("," | "and") join_key)*
+join: "join" [join_kind] join_hint* source "on" join_key (("," | "and") join_key)*
 join_kind: "kind" "=" NAME
+join_hint: HINT "=" (NAME | NUMBER)
 join_key: NAME -> same_key
         | "$left" "." NAME "==" "$right" "." NAME -> pair_key
 where: ("where" | "filter") expr
@@ -93,6 +95,7 @@ DIR: "asc" | "desc"
 expr_list: expr ("," expr)*
 
 COUNT: "count"
+HINT.2: /hint\.[A-Za-z_]+/
 CMP: "==" | "!=" | "<=" | ">=" | "<" | ">" | "=~" | "!~"
 ADD: "+" | "-"
 MUL: "*" | "/" | "%"
@@ -190,8 +193,12 @@ class _ToAst(Transformer[Token, Any]):
     def table_ref(self, name: Token) -> Query:
         return Query(str(name), ())
 
-    def join(self, kind: str | None, right: Query, *keys: tuple[str, str]) -> Operator:
-        return Operator("join", join=Join(kind, right, keys))
+    def join(self, kind: str | None, *parts: Any) -> Operator:
+        right, *keys = [p for p in parts if p is not None]  # None: a hint, which "don't change the semantic"
+        return Operator("join", join=Join(kind, right, tuple(keys)))
+
+    def join_hint(self, *_: Token) -> None:
+        return None
 
     def join_kind(self, kind: Token) -> str:
         return str(kind)
@@ -359,12 +366,9 @@ def _syntax_error(text: str, exc: UnexpectedInput) -> KqlError:
     if isinstance(exc, UnexpectedCharacters) and pos > 0 and text[pos - 1].isalpha():
         start = re.search(r"[\w-]*$", text[:pos])
         found = (start.group(0) if start else "") + found
-    hint = re.match(r"\.\w+", text[pos:]) if text[:pos].endswith("hint") else None
-    if hint is not None:  # a join hint (`hint.strategy=broadcast`): read as a table named hint, then '.'
-        found, pos = "hint" + hint.group(0), pos - len("hint")
     line, col = _line_pos(text, pos)
     scalar_let = _scalar_let(text[:pos], found)
-    if found in UNSUPPORTED_WORDS or found.startswith("hint.") or scalar_let:
+    if found in UNSUPPORTED_WORDS or scalar_let:
         what = "a 'let' of a scalar value or a function" if scalar_let else f"'{found}'"
         return not_supported(
             f"{what} is not supported by the ruscope Log Analytics stand-in, which evaluates a KQL subset "
