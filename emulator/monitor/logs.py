@@ -13,6 +13,7 @@ error); the KQL subset is in `kql.parser`, its evaluation rules in `kql.evaluate
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import re
@@ -31,6 +32,7 @@ from emulator.monitor.kql.expr import Row, to_text
 from emulator.monitor.kql.parser import parse
 from emulator.monitor.kql.scan import scan_of
 from emulator.monitor.query import MonitorError, MonitorRequest, authenticate, parse_resource
+from emulator.monitor.request_log import wants_request_rows
 from emulator.monitor.tables import CATEGORIES, EVERYTHING, Source, rows, shape_of
 from emulator.rest.request import Request
 
@@ -169,12 +171,14 @@ class LogsApp:
         # nothing before the retention or after the current minute: bounds a query with no time limit
         kept = now - self.engine.history.config.retention_days * 86400
         scan = scan_of(query, max(since, kept), min(until, (now // 60 + 1) * 60), now_dt)
+        scan = dataclasses.replace(scan, per_request=wants_request_rows(query))  # ActivityId: the request log's rows
         shape = plan(query.operators, shape_of(query.table, scan), now_dt)
         containers = frozenset(self.engine.monitored_containers())
         account = self.engine.account_name
         source = Source(
             self.engine.history, containers, account, resource_id, self.region, workspace, budget.check, self.categories
         )
+        source = dataclasses.replace(source, accounting=self.engine.accounting)
         start, end = dt.datetime.fromtimestamp(since, dt.UTC), dt.datetime.fromtimestamp(until, dt.UTC)
         # the budget is checked per minute of history read (`Source.tick`), per row every stage takes (`run`)
         # and per row of the answer (below)

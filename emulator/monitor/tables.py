@@ -45,6 +45,7 @@ from cosmoscore.monitor.logs import (
     CATEGORY,
     COLLECTION_NAME,
     DATABASE_NAME,
+    DURATION_MS,
     KEY_RU_CATEGORY,
     KEY_STATS_CATEGORY,
     LEGACY_TABLE,
@@ -74,8 +75,10 @@ from cosmoscore.monitor.logs import (
     TYPE,
     legacy_type,
 )
+from emulator.engine.accounting import Accounting, RequestRecord
 from emulator.history.aggregates import KEY_SIZE, History
-from emulator.monitor.kql.ast import semantic
+from emulator.monitor import request_log
+from emulator.monitor.kql.ast import not_supported, semantic
 from emulator.monitor.kql.evaluate import WEIGHT, Shape
 from emulator.monitor.kql.expr import Column, Row
 
@@ -112,40 +115,76 @@ def _column(name: str, kusto_type: str) -> Column:
     return Column(catalogue.STRING if kusto_type == catalogue.GUID else kusto_type, measure=name in _MEASURES)
 
 
-def _own_columns(category: str) -> dict[str, Column]:
+def _served(category: str, per_request: bool) -> tuple[str, ...]:
+    """The category's served columns; per-request rows add the request's own (`request_log.ADDED`)."""
+    return (*_SERVED[category], *(request_log.ADDED.get(category, ()) if per_request else ()))
+
+
+# Columns of the service's tables the stand-in names but cannot fill, and why (`Column.unbacked`)
+_WHY_IDS = (
+    "the ruscope stand-in's per-minute rows keep request counts, not ids (a query naming ActivityId reads "
+    "per-request rows instead)"
+)
+_WHY_KEY_IDS = (
+    "a row of this table is a key's RU in one second summed over its requests (azure-monitor.md §7b R24): no "
+    "one request's id"
+)
+_WHY_DURATION = (
+    "the ruscope stand-in's per-minute rows keep no durations; its per-request rows (a query naming ActivityId) do"
+)
+_WHY_RESOURCE_TYPE = (
+    "the ruscope stand-in keeps each minute's requests per operation, status and pkrange, not per resource type"
+)
+
+
+def _unbacked(category: str) -> dict[str, str]:
+    ids = _WHY_KEY_IDS if category == KEY_RU_CATEGORY else _WHY_IDS
+    return {ACTIVITY_ID: ids, DURATION_MS: _WHY_DURATION, REQUEST_RESOURCE_TYPE: _WHY_RESOURCE_TYPE}
+
+
+def _own_columns(category: str, per_request: bool = False) -> dict[str, Column]:
     types = {c.name: c.type for c in catalogue.BY_CATEGORY[category].columns}  # KeyError: not catalogued
-    served = {name: _column(name, types[name]) for name in _SERVED[category]}
+    served = {name: _column(name, types[name]) for name in _served(category, per_request)}
+    unbacked = {
+        name: Column(catalogue.STRING, unbacked=why)
+        for name, why in _unbacked(category).items()
+        if name in types and name not in served
+    }
+    return {**served, **unbacked}
+
+
+_STANDARD = {name: Column(catalogue.STRING) for name in _STANDARD_NAMES}
+_FIELDS = {category: _own_columns(category) for category in CATEGORIES}
+_REQUEST_FIELDS = {category: _own_columns(category, per_request=True) for category in CATEGORIES}
+
+
+def _legacy_names(per_request: bool) -> dict[str, dict[str, str]]:
+    """The AzureDiagnostics spelling of each served column, per category (azure-monitor.md §6.5; they differ)."""
     return {
-        **served,
-        **{name: Column(catalogue.STRING, unbacked=why) for name, why in _UNBACKED.items() if name in types},
+        category: {name: catalogue.BY_CATEGORY[category].legacy[name] for name in _served(category, per_request)}
+        for category in CATEGORIES
     }
 
 
-# Columns of the service's tables the stand-in names but cannot fill (History keeps no request ids)
-_UNBACKED = {
-    ACTIVITY_ID: "the ruscope stand-in keeps each minute's request counts, not each request's own ids: a dcount, "
-    "dcountif, join, project or filter on it would need them",
-    REQUEST_RESOURCE_TYPE: "the ruscope stand-in keeps each minute's requests per operation, status and pkrange, "
-    "not per resource type",
-}
-_STANDARD = {name: Column(catalogue.STRING) for name in _STANDARD_NAMES}
-_FIELDS = {category: _own_columns(category) for category in CATEGORIES}
-# The AzureDiagnostics spelling of each served column, per category (azure-monitor.md §6.5; they differ)
-LEGACY_NAMES = {
-    category: {name: catalogue.BY_CATEGORY[category].legacy[name] for name in _SERVED[category]}
-    for category in CATEGORIES
-}
-_LEGACY_COLUMNS = {
-    **{name: Column(legacy_type(name)) for name in _LEGACY_OWN},
-    **{legacy: _column(legacy, legacy_type(legacy)) for names in LEGACY_NAMES.values() for legacy in names.values()},
-    **{
-        table.legacy[name]: Column(catalogue.STRING, unbacked=why)
-        for table in catalogue.BY_CATEGORY.values()
-        for name, why in _UNBACKED.items()
-        if name in table.legacy
-    },
-    **_STANDARD,
-}
+def _legacy_columns(names: dict[str, dict[str, str]]) -> dict[str, Column]:
+    served = dict.fromkeys(legacy for by_name in names.values() for legacy in by_name.values())  # in order
+    return {
+        **{name: Column(legacy_type(name)) for name in _LEGACY_OWN},
+        **{legacy: _column(legacy, legacy_type(legacy)) for legacy in served},
+        **{
+            table.legacy[name]: Column(catalogue.STRING, unbacked=why)
+            for category, table in catalogue.BY_CATEGORY.items()
+            for name, why in _unbacked(category).items()
+            if name in table.legacy and table.legacy[name] not in served
+        },
+        **_STANDARD,
+    }
+
+
+LEGACY_NAMES = _legacy_names(per_request=False)
+_REQUEST_LEGACY_NAMES = _legacy_names(per_request=True)
+_LEGACY_COLUMNS = _legacy_columns(LEGACY_NAMES)
+_REQUEST_LEGACY_COLUMNS = _legacy_columns(_REQUEST_LEGACY_NAMES)
 
 
 def spellings(name: str) -> frozenset[str]:
@@ -166,6 +205,8 @@ class Scan:
     databases: frozenset[str] | None = None
     containers: frozenset[str] | None = None
     categories: frozenset[str] | None = None
+    # rows of the request tables per request, from the request log (`request_log.wants_request_rows`)
+    per_request: bool = False
 
 
 @dataclass(frozen=True)
@@ -180,24 +221,34 @@ class Source:
     workspace: str
     tick: Callable[[], None] | None = None  # the request's budget check, called as history is read
     categories: frozenset[str] = frozenset(CATEGORIES)  # what the diagnostic setting sends to the workspace
+    accounting: Accounting | None = None  # the engine's request log: what per-request rows are read from
 
 
 def shape_of(table: str, scan: Scan) -> Shape:
     """The table's columns and weighting, or the service's SEM0100 for an unknown table."""
+    per = scan.per_request
     if table in TABLE_CATEGORY:
         category = TABLE_CATEGORY[table]
-        columns = {**_FIELDS[category], **_STANDARD}
-        return Shape(columns, weighted=category not in _UNWEIGHTED, resolution=_resolution({category}))
+        columns = {**(_REQUEST_FIELDS if per else _FIELDS)[category], **_STANDARD}
+        weighted = category not in _unweighted(per)
+        return Shape(columns, weighted=weighted, resolution=_resolution({category}, per))
     if table == LEGACY:
         categories = scan.categories if scan.categories is not None else frozenset(CATEGORIES)
-        weighted = bool(categories - _UNWEIGHTED)
-        return Shape(dict(_LEGACY_COLUMNS), weighted=weighted, resolution=_resolution(categories))
+        weighted = bool(categories - _unweighted(per))
+        columns = dict(_REQUEST_LEGACY_COLUMNS if per else _LEGACY_COLUMNS)
+        return Shape(columns, weighted=weighted, resolution=_resolution(categories, per))
     raise semantic(f"Failed to resolve table or column expression named '{table}'")
 
 
-def _resolution(categories: frozenset[str] | set[str]) -> int:
-    """Seconds a row's TimeGenerated stands for: 1 where every category read is kept per second."""
-    return 1 if categories and categories <= {KEY_RU_CATEGORY} else 60
+def _unweighted(per_request: bool) -> frozenset[str]:
+    """The categories whose rows are the service's own rows, one each (per request: the request tables too)."""
+    return _UNWEIGHTED | frozenset(request_log.CATEGORIES) if per_request else _UNWEIGHTED
+
+
+def _resolution(categories: frozenset[str] | set[str], per_request: bool = False) -> int:
+    """Seconds a row's TimeGenerated stands for: 1 where every category read is kept per second (or finer)."""
+    fine = {KEY_RU_CATEGORY, *(request_log.CATEGORIES if per_request else ())}
+    return 1 if categories and categories <= fine else 60
 
 
 def rows(table: str, scan: Scan, source: Source) -> Iterator[Row]:
@@ -215,10 +266,21 @@ def rows(table: str, scan: Scan, source: Source) -> Iterator[Row]:
         SUBSCRIPTION_ID_: sub,
     }
     times: dict[float, dt.datetime] = {}
+    log = _request_records(scan, source, categories)
     for db, coll in _containers(scan, source):
         for category in categories:
-            for minute, fields, weight in _facts(category, source, db, coll, scan):
-                when = times.get(minute) or times.setdefault(minute, dt.datetime.fromtimestamp(minute, dt.UTC))
+            records = log[(db, coll)] if log is not None and category in request_log.CATEGORIES else None
+            per_request = records is not None
+            facts = (
+                request_log.facts(category, records)
+                if records is not None
+                else _facts(category, source, db, coll, scan)
+            )
+            for at, fields, weight in facts:
+                if per_request:  # a request's own time (only minute starts are cached)
+                    when = dt.datetime.fromtimestamp(at, dt.UTC)
+                else:
+                    when = times.get(at) or times.setdefault(at, dt.datetime.fromtimestamp(at, dt.UTC))
                 common: dict[str, object] = {DATABASE_NAME: db, COLLECTION_NAME: coll}
                 if REGION_NAME in _FIELDS[category]:  # not in every table (§6.3)
                     common[REGION_NAME] = source.region
@@ -226,7 +288,7 @@ def rows(table: str, scan: Scan, source: Source) -> Iterator[Row]:
                 if not legacy:
                     yield {TIME_GENERATED: when, ACCOUNT_NAME: source.account, **common, **standard, WEIGHT: weight}
                     continue
-                names = LEGACY_NAMES[category]
+                names = (_REQUEST_LEGACY_NAMES if per_request else LEGACY_NAMES)[category]
                 row: Row = {names[k]: _legacy_value(k, v) for k, v in common.items()}
                 row[TIME_GENERATED], row[CATEGORY], row[RESOURCE] = when, category, source.account.upper()
                 row[RESOURCE_ID], row[RESOURCE_GROUP], row[SUBSCRIPTION_ID] = (
@@ -238,6 +300,19 @@ def rows(table: str, scan: Scan, source: Source) -> Iterator[Row]:
                 row.update(standard)
                 row[WEIGHT] = weight
                 yield row
+
+
+def _request_records(
+    scan: Scan, source: Source, categories: list[str]
+) -> dict[tuple[str, str], list[RequestRecord]] | None:
+    """The scanned containers' requests from the log when the query reads per-request rows, else None."""
+    if not scan.per_request or not set(categories) & set(request_log.CATEGORIES):
+        return None
+    if source.accounting is None:
+        raise not_supported(f"{ACTIVITY_ID}: this ruscope stand-in was started without the engine's request log")
+    return request_log.read_log(
+        source.accounting, source.history, (scan.since, scan.until), _containers(scan, source), source.tick
+    )
 
 
 def _wanted(pinned: frozenset[str] | None, value: str) -> bool:

@@ -173,16 +173,15 @@ def test_timespans() -> None:
 
 REFUSALS = [
     ("Nope | count", "SemanticError", "SEM0100", "Failed to resolve table or column expression named 'Nope'"),
-    (  # the table has it (one request's id, azure-monitor.md §7b R46): not "no such column", the stand-in's limit
-        "CDBDataPlaneRequests | where ActivityId == 'x' | count",
+    (  # the table has it (a key-second's RU, azure-monitor.md §7b R24): not "no such column", the stand-in's limit
+        "CDBPartitionKeyRUConsumption | where ActivityId == 'x' | count",
         "SemanticError",
         "",
-        "'where' operator: 'ActivityId': the ruscope stand-in keeps each minute's request counts, not each request's",
+        "'where' operator: 'ActivityId': a row of this table is a key's RU in one second summed over its requests",
     ),
-    ("CDBDataPlaneRequests | summarize dcount(ActivityId)", "SemanticError", "", "'ActivityId'"),
-    ("AzureDiagnostics | summarize dcount(activityId_g)", "SemanticError", "", "'activityId_g'"),
-    ("CDBQueryRuntimeStatistics | summarize count() by ActivityId", "SemanticError", "", "not each request's own ids"),
-    ("CDBDataPlaneRequests | where DurationMs > 1 | count", "SemanticError", "SEM0100", "Failed to resolve"),
+    ("CDBDataPlaneRequests | summarize dcount(RequestResourceType)", "SemanticError", "", "not per resource type"),
+    ("CDBDataPlaneRequests | where DurationMs > 1 | count", "SemanticError", "", "keep no durations"),
+    ("AzureDiagnostics | where todouble(duration_s) > 1 | count", "SemanticError", "", "its per-request rows"),
     ("cdbdataplanerequests | count", "SemanticError", "SEM0100", "Failed to resolve table"),
     ("CDBDataPlaneRequests | where (", "SyntaxError", "SYN0002", "Query could not be parsed"),
     ("CDBDataPlaneRequests | where StatusCode == '429' | count", "SemanticError", "SEM0025", "Cannot compare"),
