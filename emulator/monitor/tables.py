@@ -22,13 +22,19 @@ a minute keeps or drops that whole minute. Deviations, by necessity:
   has one physical partition per range and no partition GUIDs;
 - only the top-N logical keys per (minute, pkrange) are kept (History's top_keys), as Azure's own
   PartitionKeyRUConsumption reports the top keys;
-- columns the accounting cannot back are never filled. ActivityId (AzureDiagnostics activityId_g), an
-  operation's id (azure-monitor.md §7b R46), and RequestResourceType are named, but any use of them is
-  refused with the reason (`Column.unbacked`): History keeps request counts, not ids, so
-  `dcount(ActivityId)` (Microsoft's 429 query counts operations with it, an SDK's retries sharing one
-  id), a join or a project on it is not determined by what the stand-in records, and its per-minute
-  cells are not split by resource type. The others (DurationMs, ...) are absent, so a query naming them
-  gets the service's "Failed to resolve" error instead of a made-up value.
+- columns the accounting cannot back are never filled: any use of one is refused with the reason
+  (`Column.unbacked`), never answered from a made-up value. RequestResourceType: History's cells are not
+  split by resource type, and Microsoft's documented values have none for some of the engine's requests
+  (azure-monitor.md §7b R54); ActivityId of CDBPartitionKeyRUConsumption: a row there is a key's second,
+  summed over requests; ActivityId and DurationMs of the per-minute rows (below). The others (UserAgent,
+  ...) are absent, so a query naming them gets the service's "Failed to resolve" error.
+Per-request rows (`request_log`, §7b R52-R55): History keeps counts, not ids, so a query naming ActivityId
+(activityId_g) anywhere reads CDBDataPlaneRequests and CDBQueryRuntimeStatistics (and those categories'
+AzureDiagnostics rows) from the engine's request log instead: one row per request at its own time, with its
+ActivityId, StatusCode, RequestCharge and DurationMs (the emulator's own time), unweighted, so every
+operator is exact on them; QueryRuntimeStatistics has a row per query the engine ran (not a 429, §7b R53),
+as History's query cells count them. The log is bounded: a query whose scanned window reaches minutes the
+log no longer fully holds is refused with the time from which ids are known (`Scan.per_request`).
 Only the containers and minutes a query's leading `where` pins are read (`Scan`, from `kql.scan`).
 """
 

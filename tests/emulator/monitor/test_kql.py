@@ -369,15 +369,15 @@ THROTTLE_QUERIES = {  # nosql/troubleshoot-request-rate-too-large.md, step 3, bo
 
 
 @pytest.mark.parametrize("mode", THROTTLE_QUERIES)
-def test_microsofts_429_query_counts_activity_ids_which_the_stand_in_does_not_keep(
+def test_microsofts_429_query_as_published_groups_by_a_column_the_stand_in_does_not_fill(
     app: tuple[LogsApp, Engine, str], mode: str
 ) -> None:
-    """dcount(ActivityId) counts operations, an SDK's retries of a 429 sharing the id (R46): History keeps
-    request counts, not ids, so the answer is not determined by what it records, and it is refused."""
+    """R45 as published groups by RequestResourceType, which the stand-in does not back (R54): refused, with
+    the reason, rather than grouped under made-up values."""
     status, body = _ask(app[0], THROTTLE_QUERIES[mode])
     inner = body["error"]["innererror"]["innererror"]
     assert (status, inner["code"]) == (400, "NotSupportedByStandIn")
-    assert "not each request's own ids" in inner["message"] or "not per resource type" in inner["message"]
+    assert "not per resource type" in inner["message"]
 
 
 def test_the_429_share_of_requests_per_operation_and_minute_is_exact(app: tuple[LogsApp, Engine, str]) -> None:
