@@ -1,4 +1,4 @@
-"""The Log Analytics tables the stand-in serves, computed from the engine's per-minute `History`.
+"""The Log Analytics tables the stand-in serves, from the engine's per-minute `History` (and its request log).
 
 Resource-specific tables (azure-monitor.md §6): CDBPartitionKeyRUConsumption, CDBPartitionKeyStatistics,
 CDBDataPlaneRequests, CDBQueryRuntimeStatistics; and the legacy `AzureDiagnostics` table (§6.5, with
