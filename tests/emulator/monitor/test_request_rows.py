@@ -9,6 +9,7 @@ import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from azure.core.exceptions import HttpResponseError
@@ -57,15 +58,22 @@ def _no_retries() -> ConnectionPolicy:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fixture]:
-    """A 200 RU/s partition driven by the SDK on the real clock: creates until the SDK has retried a 429
-    (one id for both attempts, R46), then queries without retries until one is refused."""
+    """A 200 RU/s partition driven by the SDK: creates until the SDK has retried a 429 (one id for both
+    attempts, R46), then queries without retries until one is refused. The engine's clock moves only when
+    the writer's SDK sees a 429 (so its retry lands in a fresh second): the same requests on any machine."""
     certificates = ensure_certificates(tmp_path_factory.mktemp("request-rows-tls"))
-    engine = Engine(limits=SMALL)
+    clock = ManualClock(START)
+    engine = Engine(limits=SMALL, clock=clock)
     cosmos = start_in_thread(engine)
     monitor = start_in_thread(engine, app=MonitorApp(engine), tls=certificates.server_context())
     seen = Seen()
-    c = CosmosClient(cosmos.url, credential=cosmos.key).create_database("t")
-    c = c.create_container("c", PartitionKey("/k"), offer_throughput=400)
+
+    def next_second_after_a_429(response: Any) -> None:
+        if response.http_response.status_code == 429:
+            clock.advance(1.0)
+
+    writer = CosmosClient(cosmos.url, credential=cosmos.key, raw_response_hook=next_second_after_a_429)
+    c = writer.create_database("t").create_container("c", PartitionKey("/k"), offer_throughput=400)
     seen.creates.update([_last(c)])  # the container's own Create (CollectionName c)
     hot, _ = _keys_on_two_ranges(engine)
     seen.hot_range = engine.container("t", "c").range_for(engine.container("t", "c").epk((hot,))).id
@@ -73,12 +81,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fixture]:
     def throttled() -> bool:
         return any(r.status == 429 and r.operation == "Create" for r in engine.accounting.records())
 
-    while len(seen.creates) < 40 or (not throttled() and len(seen.creates) < 3000):
+    while len(seen.creates) < 40 or not throttled():
         c.create_item({"id": str(len(seen.creates)), "k": hot})
         seen.creates.update([_last(c)])
     q = CosmosClient(cosmos.url, credential=cosmos.key, connection_policy=_no_retries())
     qc = q.get_database_client("t").get_container_client("c")
-    for _ in range(3000):
+    for _ in range(1000):
         try:
             list(qc.query_items(QUERY, parameters=[{"name": "@k", "value": hot}], partition_key=hot))
         except exceptions.CosmosHttpResponseError as exc:
