@@ -18,6 +18,7 @@ import dataclasses
 import datetime as dt
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from itertools import groupby
 from typing import Any
 
 from cosmoscore.monitor.logs import (
@@ -35,7 +36,7 @@ from cosmoscore.monitor.logs import (
 )
 from emulator.engine.accounting import Accounting, RequestRecord, executed_query
 from emulator.history.aggregates import History
-from emulator.monitor.kql.ast import Lit, not_supported
+from emulator.monitor.kql.ast import KqlError, Lit, not_supported
 
 CATEGORIES = (REQUESTS_CATEGORY, QUERY_STATS_CATEGORY)  # the tables whose rows are requests
 # The columns per-request rows add to what History's rows serve (DurationMs: the emulator's own time, R54)
@@ -91,24 +92,31 @@ def _check_complete(
     missing: float,
     tick: Callable[[], None] | None,
 ) -> None:
-    """Refuse when a minute of [first, end) holds more of a container's requests in History than the log
-    (`held`: its records of those minutes): the log dropped them (or the engine started on an older saved
-    history), so their ids are gone."""
+    """Refuse at the first minute of [first, end) that holds more of a container's requests in History than
+    the log (`held`: its records of those minutes): the log dropped them (or the engine started on an older
+    saved history), so their ids are gone."""
     first, end = minutes
     logged = Counter((r.database, r.container, r.time // 60 * 60) for r in held)
     for db, coll in sorted(containers):
-        counted: Counter[float] = Counter()
-        for minute, _, (count, _) in history.minute_entries(db, coll, "ops", first, end, tick=tick):
-            counted[minute] += int(count)
-        lost = sum(n - logged[(db, coll, m)] for m, n in counted.items() if n > logged[(db, coll, m)])
-        if lost:
-            known = dt.datetime.fromtimestamp(missing, dt.UTC).isoformat().replace("+00:00", "Z")
-            raise not_supported(
-                f"{ACTIVITY_ID}: the ruscope stand-in knows request ids from {known} on: its request log is bounded "
-                f"and dropped older requests ({lost} of {db}/{coll} in the scanned time are counted per minute but "
-                f"have no record), so an answer would silently lose rows. Start the query's time range after "
-                f"{known}, or run the emulator with a larger --request-log-mb"
-            )
+        entries = history.minute_entries(db, coll, "ops", first, end, tick=tick)
+        for minute, cells in groupby(entries, key=lambda entry: entry[0]):  # oldest first, a minute at a time
+            lost = sum(int(values[0]) for _, _, values in cells) - logged[(db, coll, minute)]
+            if lost > 0:
+                raise _unknown_ids(missing, f"{lost} requests of {db}/{coll} in the minute of {_iso(minute)}")
+
+
+def _iso(time: float) -> str:
+    return dt.datetime.fromtimestamp(time, dt.UTC).isoformat().replace("+00:00", "Z")
+
+
+def _unknown_ids(missing: float, lost: str) -> KqlError:
+    known, start = _iso(missing), _iso((missing // 60 + 1) * 60)  # a scan from the next minute is never checked
+    return not_supported(
+        f"{ACTIVITY_ID}: the ruscope stand-in knows every request's id only after {known}: its request log is "
+        f"bounded and dropped older requests ({lost} are counted per minute but have no record), so an answer "
+        f"would silently lose rows. Start the query at {start} or later (where TimeGenerated >= datetime({start})), "
+        "or run the emulator with a larger --request-log-mb"
+    )
 
 
 def facts(category: str, records: list[RequestRecord]) -> Iterator[Fact]:

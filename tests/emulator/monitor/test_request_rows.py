@@ -5,7 +5,6 @@ the bounded log dropped requests the scanned minutes hold."""
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -225,9 +224,10 @@ def test_a_query_reaching_before_the_logs_coverage_is_refused_with_the_reason(
     assert engine.accounting.missing_until == START  # the first minute's reads were dropped
     message = str(caught.value)
     assert caught.value.status_code == 400 and "NotSupportedByStandIn" in message
-    assert "knows request ids from 2027-01-15T08:00:00Z on" in message and "--request-log-mb" in message
-    second = dt.datetime.fromtimestamp(START + 60, dt.UTC)
-    since = f"| where TimeGenerated >= datetime({second.isoformat().replace('+00:00', 'Z')}) "
+    assert "knows every request's id only after 2027-01-15T08:00:00Z" in message and "--request-log-mb" in message
+    assert "22 requests of t/c in the minute of 2027-01-15T08:00:00Z" in message  # the container, the item, 20 reads
+    since = "| where TimeGenerated >= datetime(2027-01-15T08:01:00Z) "  # as the message advises
+    assert f"({since[2:-1]})" in message
     answered = client.query_workspace(WORKSPACE, kql.replace("| summarize", since + "| summarize"), timespan=None)
     assert _rows(_table(answered)) == [{"operations": 20}]  # the second minute's ids, all kept
     whole = _rows(_table(client.query_workspace(WORKSPACE, "CDBDataPlaneRequests | count", timespan=None)))
