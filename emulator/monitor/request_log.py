@@ -8,8 +8,8 @@ The trigger is the name as an identifier anywhere in the query (a column, a join
 string literal does not count): `wants_request_rows`. The log is bounded and drops its oldest records, so
 before answering, every minute up to the log's `missing_until` that the scan reaches is checked against
 History's request counts of the same containers; one that History counts more requests in than the log
-holds means ids are missing, and the query is refused, naming the time from which they are known (R55).
-Nothing is answered from a log that lost rows.
+holds means ids are missing, and the query is refused, naming the time after which every id is known
+and a start it will answer (R55). Nothing is answered from a log that lost rows.
 """
 
 from __future__ import annotations
