@@ -70,8 +70,8 @@ def emulator(
         float,
         typer.Option(
             min=0.0,
-            help="Memory for the newest request records (MB): the emulator's own request log, which nothing "
-            "outside the process reads; metrics and logs come from the per-minute history.",
+            help="Memory for the newest request records (MB): the request log, which log queries naming "
+            "ActivityId read (older requests keep their per-minute history only); metrics come from that history.",
         ),
     ] = 16.0,
     region: Annotated[

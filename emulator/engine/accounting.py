@@ -1,17 +1,21 @@
 """What the emulator records: one row per request, as the service would meter it.
 
-This is the emulator's own ground truth, for in-process readers (the tests); nothing serves it over HTTP,
-and the Azure Monitor stand-in reads the per-minute `History`, not this log. The collectors never read it,
-so they work the same against Azure. A served emulator keeps a small log (`--request-log-mb`, 16 MB):
-at the in-process default of 256 MiB it was the whole of the server's growth under a steady load on a fixed
-data set (benchmarks/bench_soak.py: 570 bytes of RSS a request, 150 MB in 5 minutes at 900 requests/s), for
-records no client could read; at 16 MB the server stays flat once it is full.
+This is the emulator's own ground truth: for in-process readers (the tests), and for the Azure Monitor
+stand-in's per-request rows (a log query naming ActivityId reads CDBDataPlaneRequests and
+CDBQueryRuntimeStatistics from this log, `emulator.monitor.request_log`; every other query reads the
+per-minute `History`). The collectors never read it, so they work the same against Azure. A served
+emulator keeps a small log (`--request-log-mb`, 16 MB): at the in-process default of 256 MiB it was the
+whole of the server's growth under a steady load on a fixed data set (benchmarks/bench_soak.py: 570 bytes
+of RSS a request, 150 MB in 5 minutes at 900 requests/s); at 16 MB the server stays flat once it is full.
 
 The log is bounded twice: by records and by bytes, so clients sending long header values cannot make it
 hoard memory (measured: 0.4-0.9 KB a record, 1.7 GB at the record cap alone); its string fields are capped
-too. The oldest records go first. A record's bytes are what it really holds (`record_bytes`: the object, each
-of its strings, floats and ints, and its slot in the deque, as `sys.getsizeof` counts them); an estimate of
-200 bytes plus the characters let the log hold 1.5-2 times its cap (tests/emulator/engine, tracemalloc).
+too. The oldest records go first, and the log remembers the latest time of any record it dropped
+(`missing_until`): a reader knows from when on it holds every request, so it never answers from a log that
+silently lost rows. A record's bytes are what it really holds (`record_bytes`: the object, each of its
+strings, floats and ints, and its slot in the deque, as `sys.getsizeof` counts them; the empty string and
+small ints are shared by the interpreter and cost nothing); an estimate of 200 bytes plus the characters let
+the log hold 1.5-2 times its cap (tests/emulator/engine, tracemalloc).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from collections import deque
 from dataclasses import dataclass
 
 DEQUE_SLOT_BYTES = 9  # a deque keeps 64 references in a 520-byte block: 8.1 bytes a record, rounded up
+THROTTLED = 429
 MAX_FIELD_CHARS = 2048  # the longest legitimate field: a partition key of 2 KB (ru-cost-model.md P17)
 
 
@@ -44,6 +49,7 @@ class RequestRecord:
     correlated_activity_id: str
     duration_ms: float
     retry_after_ms: int = 0
+    query_text: str = ""  # a query's SQL as sent (capped like every string), "" for other operations
 
 
 _STRING_FIELDS = tuple(f.name for f in dataclasses.fields(RequestRecord) if f.type == "str")
@@ -62,13 +68,21 @@ def record_bytes(record: RequestRecord) -> int:
     size = sys.getsizeof(record) + DEQUE_SLOT_BYTES
     for name in _FIELDS:
         value = getattr(record, name)
-        if not (type(value) is int and -5 <= value <= 256):
+        if not (type(value) is int and -5 <= value <= 256 or value == ""):
             size += sys.getsizeof(value)
     return size
 
 
+def executed_query(record: RequestRecord) -> bool:
+    """Whether the engine ran the query the record meters: a query routed to a partition and not throttled
+    (a 429 is answered before the query runs). A CDBQueryRuntimeStatistics row is written for exactly these,
+    per request and in `History`'s per-minute query cells alike: the stand-in's rule, azure-monitor.md §7b R53."""
+    return bool(record.query_text) and bool(record.pkrange_id) and record.status != THROTTLED
+
+
 class Accounting:
-    """A thread-safe log of request records, bounded by count and by estimated bytes."""
+    """A thread-safe log of request records, bounded by count and by estimated bytes, that knows up to
+    when it may be missing some (`missing_until`)."""
 
     def __init__(
         self, max_records: int = 2_000_000, max_bytes: int = 256 * 1024 * 1024, max_field_chars: int = MAX_FIELD_CHARS
@@ -77,6 +91,7 @@ class Accounting:
         self._lock = threading.Lock()
         self.max_records, self.max_bytes, self.max_field_chars = max_records, max_bytes, max_field_chars
         self._bytes = 0
+        self._missing_until: float | None = None
 
     def add(self, record: RequestRecord) -> None:
         record = capped(record, self.max_field_chars)
@@ -85,11 +100,40 @@ class Accounting:
             self._records.append(record)
             self._bytes += size
             while self._records and (len(self._records) > self.max_records or self._bytes > self.max_bytes):
-                self._bytes -= record_bytes(self._records.popleft())
+                dropped = self._records.popleft()
+                self._bytes -= record_bytes(dropped)
+                self._lost(dropped.time)
+
+    def _lost(self, until: float) -> None:
+        if self._missing_until is None or until > self._missing_until:
+            self._missing_until = until
 
     def records(self) -> list[RequestRecord]:
         with self._lock:
             return list(self._records)
+
+    def window(
+        self, since: float, until: float, containers: frozenset[tuple[str, str]]
+    ) -> tuple[list[RequestRecord], float | None]:
+        """The records of `containers` ((database, container)) timed in [since, until), in log order, and
+        `missing_until` as of the same moment. One copy of the deque's references under the lock (a C-speed
+        copy: writers wait for that, not for the filtering), then one pass outside it."""
+        with self._lock:
+            held, missing = list(self._records), self._missing_until
+        return [r for r in held if since <= r.time < until and (r.database, r.container) in containers], missing
+
+    @property
+    def missing_until(self) -> float | None:
+        """The latest time up to which records may be missing (the newest time of any record dropped by
+        the caps or `clear`, or marked by `lose_until`); None while the log holds every request it was given.
+        Every request timed after it is in the log."""
+        with self._lock:
+            return self._missing_until
+
+    def lose_until(self, time: float) -> None:
+        """Declare requests up to `time` missing: the engine started on a history older than this log."""
+        with self._lock:
+            self._lost(time)
 
     @property
     def held_bytes(self) -> int:
@@ -99,5 +143,7 @@ class Accounting:
 
     def clear(self) -> None:
         with self._lock:
+            if self._records:
+                self._lost(max(r.time for r in self._records))
             self._records.clear()
             self._bytes = 0

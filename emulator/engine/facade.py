@@ -76,6 +76,8 @@ class Engine:
         self.account_name = account_name
         self.accounting = accounting or Accounting()
         self.history = history or History()  # per-minute aggregates for the Azure Monitor stand-in
+        if self.history.minutes():  # a saved history's requests predate this log: it has none of their ids
+            self.accounting.lose_until(clock())
         self.throttle = Throttle(enabled=throttling)
         self.state = State(self.limits, clock, journal)
         if self.history.clock is None:  # forward-filled storage series run up to the engine's now

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from cosmoscore.costmodel import CostModel
 from emulator.engine import errors
-from emulator.engine.accounting import Accounting, RequestRecord
+from emulator.engine.accounting import Accounting, RequestRecord, capped, executed_query
 from emulator.engine.model import Container, PkRange
 from emulator.engine.throttle import Throttle
 from emulator.history.aggregates import History
@@ -44,7 +44,7 @@ class Meter:
     partition_key: str = ""
     status: int = 200
     budget: float = 0.0  # the partition's RU/s when admitted: what `History` normalises by
-    query_text: str = ""  # a query's SQL (CDBQueryRuntimeStatistics)
+    query_text: str = ""  # a query's SQL (CDBQueryRuntimeStatistics, of the queries that ran: `executed_query`)
     # Set by operations that changed storage or throughput (writes, metadata): the containers, and for a
     # document write its logical partition's EPK; the sampler snapshots them after the request. Reads
     # leave them.
@@ -90,7 +90,8 @@ class Metering:
             raise
         finally:
             now, charge = self.clock(), round(meter.charge, 2)
-            self.accounting.add(
+            # capped as the log keeps it, so History's query texts are the per-request rows' own
+            record = capped(
                 RequestRecord(
                     time=now,
                     database=meter.database,
@@ -106,8 +107,11 @@ class Metering:
                     correlated_activity_id=ctx.correlated_activity_id,
                     duration_ms=(time.perf_counter() - started) * 1000,
                     retry_after_ms=retry_after,
-                )
+                    query_text=meter.query_text,
+                ),
+                self.accounting.max_field_chars,
             )
+            self.accounting.add(record)
             self.history.record(
                 now,
                 meter.database,
@@ -118,7 +122,7 @@ class Metering:
                 charge,
                 meter.partition_key,
                 meter.budget,
-                meter.query_text,
+                record.query_text if executed_query(record) else "",  # a query History counts is one that ran
             )
             if meter.changed and self.sampler is not None:
                 with self.lock:

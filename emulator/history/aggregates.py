@@ -2,7 +2,8 @@
 
 Azure Monitor answers from pre-aggregated minutes, not from raw requests, and so does this: each
 request updates a few dict entries keyed by its second and minute (O(1)), and the 2M-record raw log in
-`accounting` is never scanned. Per UTC minute it keeps:
+`accounting` is never scanned for them (only log queries naming ActivityId read it, `emulator.monitor.request_log`,
+checking it against these minutes' request counts). Per UTC minute it keeps:
 - per (database, container, pkrange, operation, status): request count and RU sum (`TotalRequests`,
   `TotalRequestUnits`, azure-monitor.md metric table);
 - per (database, container, pkrange): the highest per-second RU / budget ratio of the minute, the budget
@@ -14,7 +15,7 @@ request updates a few dict entries keyed by its second and minute (O(1)), and th
   kept beside the top N, as that table leaves PartitionKey empty for them (§7b R22); and, for the keys
   kept, their RU by operation and second of the minute (that table's rows, §7b R24);
 - per (database, container, pkrange): RU and request count by query text, top N (by RU) per minute
-  (`CDBQueryRuntimeStatistics`, §6.3);
+  (`CDBQueryRuntimeStatistics`, §6.3), of the queries that ran: metering passes no text for a 429 (§7b R53);
 - per (database, container, pkrange): the size of the logical keys a write changed, top N (by size)
   per minute (`CDBPartitionKeyStatistics`, §6.2; approximate like Azure's sampled statistics: a key a
   write shrank outside that minute's top N keeps its earlier size);

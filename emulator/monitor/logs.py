@@ -15,6 +15,7 @@ body's, a `let`'s, a join's right side) is read by `LogsApp._table`, narrowed by
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import re
@@ -34,6 +35,7 @@ from emulator.monitor.kql.scan import scan_of
 from emulator.monitor.kql.shape import Planned
 from emulator.monitor.kql.tabular import bind
 from emulator.monitor.query import MonitorError, MonitorRequest, authenticate, parse_resource
+from emulator.monitor.request_log import wants_request_rows
 from emulator.monitor.tables import EVERYTHING, SENT, Source, rows, shape_of
 from emulator.rest.request import Request
 
@@ -169,6 +171,7 @@ class LogsApp:
         at a result cap."""
         query = parse(text)
         now_dt = dt.datetime.fromtimestamp(now, dt.UTC)
+        per_request = wants_request_rows(query)  # ActivityId anywhere: the request log's rows, for every table
         containers = frozenset(self.engine.monitored_containers())
         account = self.engine.account_name
         source = Source(
@@ -182,8 +185,9 @@ class LogsApp:
             self.categories,
             now=now,
         )
+        source = dataclasses.replace(source, accounting=self.engine.accounting)
         # every table the query names (its body's, each let's, each join's right side) is read by `_table`
-        answer = bind(query, lambda q: self._table(q, source, since, until, now_dt), now_dt, budget.check)
+        answer = bind(query, lambda q: self._table(q, source, since, until, now_dt, per_request), now_dt, budget.check)
         names = list(answer.shape.columns)
         types = [c.type for c in answer.shape.columns.values()]
         # The rows are written as JSON into one buffer as they come: no object per row for the allocator to
@@ -206,13 +210,17 @@ class LogsApp:
         rows_json = orjson.Fragment(bytes(out))
         return {"name": "PrimaryResult", "columns": columns, "rows": rows_json}, count, partial
 
-    def _table(self, query: Query, source: Source, since: float, until: float, now: dt.datetime) -> Planned:
+    def _table(
+        self, query: Query, source: Source, since: float, until: float, now: dt.datetime, per_request: bool
+    ) -> Planned:
         """The log table `query` names, narrowed by its leading `where` and the body's timespan: its shape
-        and its rows (read lazily, anew at each call). SEM0100 for a name that is no table."""
+        and its rows (read lazily, anew at each call); `per_request`: the whole query names ActivityId, so the
+        request tables' rows are the request log's (`request_log`). SEM0100 for a name that is no table."""
         # nothing before the retention or after the current minute: bounds a query with no time limit
         stamp = now.timestamp()
         kept = stamp - self.engine.history.config.retention_days * 86400
         scan = scan_of(query, max(since, kept), min(until, (stamp // 60 + 1) * 60), now)
+        scan = dataclasses.replace(scan, per_request=per_request)
         shape = shape_of(query.table, scan)
         start, end = dt.datetime.fromtimestamp(since, dt.UTC), dt.datetime.fromtimestamp(until, dt.UTC)
         return Planned(shape, lambda: (r for r in rows(query.table, scan, source) if start <= r[TIME_GENERATED] < end))

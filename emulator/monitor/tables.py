@@ -1,4 +1,4 @@
-"""The Log Analytics tables the stand-in serves, computed from the engine's per-minute `History`.
+"""The Log Analytics tables the stand-in serves, from the engine's per-minute `History` (and its request log).
 
 Resource-specific tables (azure-monitor.md §6): CDBPartitionKeyRUConsumption, CDBPartitionKeyStatistics,
 CDBDataPlaneRequests, CDBQueryRuntimeStatistics; and the legacy `AzureDiagnostics` table (§6.5, with
@@ -22,13 +22,19 @@ a minute keeps or drops that whole minute. Deviations, by necessity:
   has one physical partition per range and no partition GUIDs;
 - only the top-N logical keys per (minute, pkrange) are kept (History's top_keys), as Azure's own
   PartitionKeyRUConsumption reports the top keys;
-- columns the accounting cannot back are never filled. ActivityId (AzureDiagnostics activityId_g), an
-  operation's id (azure-monitor.md §7b R46), and RequestResourceType are named, but any use of them is
-  refused with the reason (`Column.unbacked`): History keeps request counts, not ids, so
-  `dcount(ActivityId)` (Microsoft's 429 query counts operations with it, an SDK's retries sharing one
-  id), a join or a project on it is not determined by what the stand-in records, and its per-minute
-  cells are not split by resource type. The others (DurationMs, ...) are absent, so a query naming them
-  gets the service's "Failed to resolve" error instead of a made-up value.
+- columns the accounting cannot back are never filled: any use of one is refused with the reason
+  (`Column.unbacked`), never answered from a made-up value. RequestResourceType: History's cells are not
+  split by resource type, and Microsoft's documented values have none for some of the engine's requests
+  (azure-monitor.md §7b R54); ActivityId of CDBPartitionKeyRUConsumption: a row there is a key's second,
+  summed over requests; ActivityId and DurationMs of the per-minute rows (below). The others (UserAgent,
+  ...) are absent, so a query naming them gets the service's "Failed to resolve" error.
+Per-request rows (`request_log`, §7b R52-R55): History keeps counts, not ids, so a query naming ActivityId
+(activityId_g) anywhere reads CDBDataPlaneRequests and CDBQueryRuntimeStatistics (and those categories'
+AzureDiagnostics rows) from the engine's request log instead: one row per request at its own time, with its
+ActivityId, StatusCode, RequestCharge and DurationMs (the emulator's own time), unweighted, so every
+operator is exact on them; QueryRuntimeStatistics has a row per query the engine ran (not a 429, §7b R53),
+as History's query cells count them. The log is bounded: a query whose scanned window reaches minutes the
+log no longer fully holds is refused with the time from which ids are known (`Scan.per_request`).
 Only the containers and minutes a query's leading `where` pins are read (`Scan`, from `kql.scan`).
 The aggregated tables (CDBDataPlaneRequests5M / 15M, resource-specific only) are `aggregated`'s.
 """
@@ -46,6 +52,7 @@ from cosmoscore.monitor.logs import (
     CATEGORY,
     COLLECTION_NAME,
     DATABASE_NAME,
+    DURATION_MS,
     KEY_RU_CATEGORY,
     KEY_STATS_CATEGORY,
     LEGACY_TABLE,
@@ -75,9 +82,10 @@ from cosmoscore.monitor.logs import (
     TYPE,
     legacy_type,
 )
+from emulator.engine.accounting import Accounting, RequestRecord
 from emulator.history.aggregates import KEY_SIZE, History
-from emulator.monitor import aggregated
-from emulator.monitor.kql.ast import semantic
+from emulator.monitor import aggregated, request_log
+from emulator.monitor.kql.ast import not_supported, semantic
 from emulator.monitor.kql.evaluate import WEIGHT, Shape
 from emulator.monitor.kql.expr import Column, Row
 
@@ -115,40 +123,76 @@ def _column(name: str, kusto_type: str) -> Column:
     return Column(catalogue.STRING if kusto_type == catalogue.GUID else kusto_type, measure=name in _MEASURES)
 
 
-def _own_columns(category: str) -> dict[str, Column]:
+def _served(category: str, per_request: bool) -> tuple[str, ...]:
+    """The category's served columns; per-request rows add the request's own (`request_log.ADDED`)."""
+    return (*_SERVED[category], *(request_log.ADDED.get(category, ()) if per_request else ()))
+
+
+# Columns of the service's tables the stand-in names but cannot fill, and why (`Column.unbacked`)
+_WHY_IDS = (
+    "the ruscope stand-in's per-minute rows keep request counts, not ids (a query naming ActivityId reads "
+    "per-request rows instead)"
+)
+_WHY_KEY_IDS = (
+    "a row of this table is a key's RU in one second summed over its requests (azure-monitor.md §7b R24): no "
+    "one request's id"
+)
+_WHY_DURATION = (
+    "the ruscope stand-in's per-minute rows keep no durations; its per-request rows (a query naming ActivityId) do"
+)
+_WHY_RESOURCE_TYPE = (
+    "the ruscope stand-in keeps each minute's requests per operation, status and pkrange, not per resource type"
+)
+
+
+def _unbacked(category: str) -> dict[str, str]:
+    ids = _WHY_KEY_IDS if category == KEY_RU_CATEGORY else _WHY_IDS
+    return {ACTIVITY_ID: ids, DURATION_MS: _WHY_DURATION, REQUEST_RESOURCE_TYPE: _WHY_RESOURCE_TYPE}
+
+
+def _own_columns(category: str, per_request: bool = False) -> dict[str, Column]:
     types = {c.name: c.type for c in catalogue.BY_CATEGORY[category].columns}  # KeyError: not catalogued
-    served = {name: _column(name, types[name]) for name in _SERVED[category]}
+    served = {name: _column(name, types[name]) for name in _served(category, per_request)}
+    unbacked = {
+        name: Column(catalogue.STRING, unbacked=why)
+        for name, why in _unbacked(category).items()
+        if name in types and name not in served
+    }
+    return {**served, **unbacked}
+
+
+_STANDARD = {name: Column(catalogue.STRING) for name in _STANDARD_NAMES}
+_FIELDS = {category: _own_columns(category) for category in CATEGORIES}
+_REQUEST_FIELDS = {category: _own_columns(category, per_request=True) for category in CATEGORIES}
+
+
+def _legacy_names(per_request: bool) -> dict[str, dict[str, str]]:
+    """The AzureDiagnostics spelling of each served column, per category (azure-monitor.md §6.5; they differ)."""
     return {
-        **served,
-        **{name: Column(catalogue.STRING, unbacked=why) for name, why in _UNBACKED.items() if name in types},
+        category: {name: catalogue.BY_CATEGORY[category].legacy[name] for name in _served(category, per_request)}
+        for category in CATEGORIES
     }
 
 
-# Columns of the service's tables the stand-in names but cannot fill (History keeps no request ids)
-_UNBACKED = {
-    ACTIVITY_ID: "the ruscope stand-in keeps each minute's request counts, not each request's own ids: a dcount, "
-    "dcountif, join, project or filter on it would need them",
-    REQUEST_RESOURCE_TYPE: "the ruscope stand-in keeps each minute's requests per operation, status and pkrange, "
-    "not per resource type",
-}
-_STANDARD = {name: Column(catalogue.STRING) for name in _STANDARD_NAMES}
-_FIELDS = {category: _own_columns(category) for category in CATEGORIES}
-# The AzureDiagnostics spelling of each served column, per category (azure-monitor.md §6.5; they differ)
-LEGACY_NAMES = {
-    category: {name: catalogue.BY_CATEGORY[category].legacy[name] for name in _SERVED[category]}
-    for category in CATEGORIES
-}
-_LEGACY_COLUMNS = {
-    **{name: Column(legacy_type(name)) for name in _LEGACY_OWN},
-    **{legacy: _column(legacy, legacy_type(legacy)) for names in LEGACY_NAMES.values() for legacy in names.values()},
-    **{
-        table.legacy[name]: Column(catalogue.STRING, unbacked=why)
-        for table in catalogue.BY_CATEGORY.values()
-        for name, why in _UNBACKED.items()
-        if name in table.legacy
-    },
-    **_STANDARD,
-}
+def _legacy_columns(names: dict[str, dict[str, str]]) -> dict[str, Column]:
+    served = dict.fromkeys(legacy for by_name in names.values() for legacy in by_name.values())  # in order
+    return {
+        **{name: Column(legacy_type(name)) for name in _LEGACY_OWN},
+        **{legacy: _column(legacy, legacy_type(legacy)) for legacy in served},
+        **{
+            table.legacy[name]: Column(catalogue.STRING, unbacked=why)
+            for category, table in catalogue.BY_CATEGORY.items()
+            for name, why in _unbacked(category).items()
+            if name in table.legacy and table.legacy[name] not in served
+        },
+        **_STANDARD,
+    }
+
+
+LEGACY_NAMES = _legacy_names(per_request=False)
+_REQUEST_LEGACY_NAMES = _legacy_names(per_request=True)
+_LEGACY_COLUMNS = _legacy_columns(LEGACY_NAMES)
+_REQUEST_LEGACY_COLUMNS = _legacy_columns(_REQUEST_LEGACY_NAMES)
 
 
 def spellings(name: str) -> frozenset[str]:
@@ -169,6 +213,8 @@ class Scan:
     databases: frozenset[str] | None = None
     containers: frozenset[str] | None = None
     categories: frozenset[str] | None = None
+    # rows of the request tables per request, from the request log (`request_log.wants_request_rows`)
+    per_request: bool = False
 
 
 @dataclass(frozen=True)
@@ -184,26 +230,36 @@ class Source:
     tick: Callable[[], None] | None = None  # the request's budget check, called as history is read
     categories: frozenset[str] = frozenset(SENT)  # what the diagnostic setting sends to the workspace
     now: float | None = None  # the query's now: an aggregated interval is written once it has ended
+    accounting: Accounting | None = None  # the engine's request log: what per-request rows are read from
 
 
 def shape_of(table: str, scan: Scan) -> Shape:
     """The table's columns and weighting, or the service's SEM0100 for an unknown table."""
     if table in aggregated.TABLES:
         return aggregated.shape_of(table, _STANDARD)
+    per = scan.per_request
     if table in TABLE_CATEGORY:
         category = TABLE_CATEGORY[table]
-        columns = {**_FIELDS[category], **_STANDARD}
-        return Shape(columns, weighted=category not in _UNWEIGHTED, resolution=_resolution({category}))
+        columns = {**(_REQUEST_FIELDS if per else _FIELDS)[category], **_STANDARD}
+        weighted = category not in _unweighted(per)
+        return Shape(columns, weighted=weighted, resolution=_resolution({category}, per))
     if table == LEGACY:
         categories = scan.categories if scan.categories is not None else frozenset(CATEGORIES)
-        weighted = bool(categories - _UNWEIGHTED)
-        return Shape(dict(_LEGACY_COLUMNS), weighted=weighted, resolution=_resolution(categories))
+        weighted = bool(categories - _unweighted(per))
+        columns = dict(_REQUEST_LEGACY_COLUMNS if per else _LEGACY_COLUMNS)
+        return Shape(columns, weighted=weighted, resolution=_resolution(categories, per))
     raise semantic(f"Failed to resolve table or column expression named '{table}'")
 
 
-def _resolution(categories: frozenset[str] | set[str]) -> int:
-    """Seconds a row's TimeGenerated stands for: 1 where every category read is kept per second."""
-    return 1 if categories and categories <= {KEY_RU_CATEGORY} else 60
+def _unweighted(per_request: bool) -> frozenset[str]:
+    """The categories whose rows are the service's own rows, one each (per request: the request tables too)."""
+    return _UNWEIGHTED | frozenset(request_log.CATEGORIES) if per_request else _UNWEIGHTED
+
+
+def _resolution(categories: frozenset[str] | set[str], per_request: bool = False) -> int:
+    """Seconds a row's TimeGenerated stands for: 1 where every category read is kept per second (or finer)."""
+    fine = {KEY_RU_CATEGORY, *(request_log.CATEGORIES if per_request else ())}
+    return 1 if categories and categories <= fine else 60
 
 
 def rows(table: str, scan: Scan, source: Source) -> Iterator[Row]:
@@ -218,10 +274,21 @@ def rows(table: str, scan: Scan, source: Source) -> Iterator[Row]:
     group = source.resource_id.split("/")[4] if source.resource_id.count("/") > 4 else ""
     standard = _standard_values(table, source)
     times: dict[float, dt.datetime] = {}
+    log = _request_records(scan, source, categories)
     for db, coll in _containers(scan, source):
         for category in categories:
-            for minute, fields, weight in _facts(category, source, db, coll, scan):
-                when = times.get(minute) or times.setdefault(minute, dt.datetime.fromtimestamp(minute, dt.UTC))
+            records = log[(db, coll)] if log is not None and category in request_log.CATEGORIES else None
+            per_request = records is not None
+            facts = (
+                request_log.facts(category, records)
+                if records is not None
+                else _facts(category, source, db, coll, scan)
+            )
+            for at, fields, weight in facts:
+                if per_request:  # a request's own time (only minute starts are cached)
+                    when = dt.datetime.fromtimestamp(at, dt.UTC)
+                else:
+                    when = times.get(at) or times.setdefault(at, dt.datetime.fromtimestamp(at, dt.UTC))
                 common: dict[str, object] = {DATABASE_NAME: db, COLLECTION_NAME: coll}
                 if REGION_NAME in _FIELDS[category]:  # not in every table (§6.3)
                     common[REGION_NAME] = source.region
@@ -229,7 +296,7 @@ def rows(table: str, scan: Scan, source: Source) -> Iterator[Row]:
                 if not legacy:
                     yield {TIME_GENERATED: when, ACCOUNT_NAME: source.account, **common, **standard, WEIGHT: weight}
                     continue
-                names = LEGACY_NAMES[category]
+                names = (_REQUEST_LEGACY_NAMES if per_request else LEGACY_NAMES)[category]
                 row: Row = {names[k]: _legacy_value(k, v) for k, v in common.items()}
                 row[TIME_GENERATED], row[CATEGORY], row[RESOURCE] = when, category, source.account.upper()
                 row[RESOURCE_ID], row[RESOURCE_GROUP], row[SUBSCRIPTION_ID] = (
@@ -253,6 +320,19 @@ def _standard_values(table: str, source: Source) -> dict[str, object]:
         RESOURCE_ID_: source.resource_id.lower(),
         SUBSCRIPTION_ID_: sub,
     }
+
+
+def _request_records(
+    scan: Scan, source: Source, categories: list[str]
+) -> dict[tuple[str, str], list[RequestRecord]] | None:
+    """The scanned containers' requests from the log when the query reads per-request rows, else None."""
+    if not scan.per_request or not set(categories) & set(request_log.CATEGORIES):
+        return None
+    if source.accounting is None:
+        raise not_supported(f"{ACTIVITY_ID}: this ruscope stand-in was started without the engine's request log")
+    return request_log.read_log(
+        source.accounting, source.history, (scan.since, scan.until), _containers(scan, source), source.tick
+    )
 
 
 def _wanted(pinned: frozenset[str] | None, value: str) -> bool:

@@ -144,7 +144,7 @@ def test_a_key_on_the_command_line_warns_and_one_from_the_environment_does_not()
 
 def test_the_served_request_log_keeps_what_request_log_mb_allows() -> None:
     """The served engine's request log is bounded by `--request-log-mb`: records past it drop oldest first
-    (nothing outside the process reads them; under a steady load they were the server's whole growth)."""
+    (under a steady load they were the server's whole growth; log queries naming ActivityId read them)."""
     from emulator.engine.accounting import RequestRecord
     from emulator.engine.facade import Engine
 

@@ -238,6 +238,8 @@ def _aggregate(name: str | None, expr: Expr, shape: Shape, scope: Scope, taken: 
         return _arg_extreme(name, expr, shape, scope, taken)
     if fn_name == "sumif":
         return _sumif(name, expr, shape, scope, taken)
+    if fn_name == "dcountif":
+        return _dcountif(name, expr, shape, scope, taken)
     if fn_name == "count" and args or fn_name != "count" and len(args) != 1:
         raise semantic(f"'{fn_name}' takes {'no' if fn_name == 'count' else 'one'} argument", "SEM0219")
     arg = compile_expr(args[0], scope) if args else None
@@ -356,6 +358,27 @@ def _arg_extreme(name: str | None, expr: Call, shape: Shape, scope: Scope, taken
         add,
         lambda s: list(s[1]),
     )
+
+
+def _dcountif(name: str | None, expr: Call, shape: Shape, scope: Scope, taken: dict[str, Column]) -> _Agg:
+    """dcountif(x, predicate): the distinct values of x among the rows the predicate keeps (R45's throttled
+    operations); exact, as dcount is here."""
+    if len(expr.args) != 2:
+        raise semantic("'dcountif' takes two arguments", "SEM0219")
+    value, cond = (compile_expr(arg, scope) for arg in expr.args)
+    if cond.type != "bool":
+        raise semantic("dcountif(): expects a bool predicate", "SEM0219")
+    if shape.weighted and (value.measure != NONE or cond.measure != NONE):
+        raise _refuse("dcountif() of a per-request value")
+    get, test = value.fn, cond.fn
+
+    def add(s: list[Any], r: Row) -> None:
+        x = get(r)
+        if x is not None and test(r):
+            s[0].add(x)
+
+    column = _unique(name or f"dcountif_{_name_of(expr.args[0], '')}", taken)
+    return _Agg({column: Column("long")}, lambda: [set()], add, lambda s: [len(s[0])])
 
 
 def run(shape: Shape, rows: Iterator[Row], tick: Tick) -> Iterator[Row]:

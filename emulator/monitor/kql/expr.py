@@ -21,7 +21,9 @@ from emulator.monitor.kql.ast import BinOp, Call, Col, Expr, InList, Lit, Star, 
 Row = dict[str, Any]
 NONE, ADDITIVE, OTHER = 0, 1, 2  # how an expression uses measure columns
 NUMERIC = ("int", "long", "real")
-AGGREGATES = frozenset({"count", "countif", "sum", "sumif", "avg", "max", "min", "dcount", "arg_max", "arg_min"})
+AGGREGATES = frozenset(
+    {"count", "countif", "sum", "sumif", "avg", "max", "min", "dcount", "dcountif", "arg_max", "arg_min"}
+)
 FUNCTIONS = "todouble, toreal, toint, tolong, tostring, bin, floor, ago, now, round, not, isempty, isnotempty, iff"
 _KUSTO_MIN = dt.datetime(1, 1, 1, tzinfo=dt.UTC)  # bin() rounds from 0001-01-01, as Kusto's ticks do
 PER_MINUTE = "the ruscope stand-in keeps per-minute aggregates, not per-request rows"

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from azure.cosmos import CosmosClient, PartitionKey
 
-from emulator.engine.facade import Engine
+from emulator.engine.accounting import Accounting, RequestRecord, record_bytes
+from emulator.engine.facade import Context, Engine
+from emulator.history.aggregates import History
+from tests.conftest import ManualClock
 
 
 def test_every_request_is_recorded_with_its_charge(emulator) -> None:
@@ -78,3 +83,59 @@ def test_excluded_paths_and_indexing_none_lower_write_charges(emulator) -> None:
     assert charges["default"] == pytest.approx(5.0 + 0.2 * 2 * 6)  # 6 indexed leaves, 2 terms each (W1, k_t)
     assert charges["none"] == pytest.approx(5.0)
     assert charges["none"] < charges["excluded"] < charges["default"]
+
+
+def _at(time: float, container: str = "c", activity_id: str = "") -> RequestRecord:
+    return RequestRecord(time, "d", container, "Read", "docs", 200, 0, 1.0, "0", '["k"]', activity_id, "", 0.1)
+
+
+def test_the_log_knows_up_to_when_it_may_miss_records() -> None:
+    """`missing_until`: None while every record is kept; then the newest time of any dropped record, so
+    every request timed after it is in the log (what the monitor stand-in's per-request rows rely on)."""
+    log = Accounting(max_records=3)
+    for t in (10.0, 12.0, 11.0):  # out of order, as two threads may add them
+        log.add(_at(t))
+    assert log.missing_until is None
+    log.add(_at(13.0))
+    log.add(_at(14.0))
+    assert log.missing_until == 12.0  # 10 and 12 were dropped, 11 is kept
+    assert [r.time for r in log.records()] == [11.0, 13.0, 14.0]
+    log.lose_until(5.0)
+    assert log.missing_until == 12.0  # never moves back
+    log.clear()
+    assert log.missing_until == 14.0 and log.records() == []
+
+
+def test_the_byte_cap_moves_the_coverage_too() -> None:
+    log = Accounting(max_bytes=1_000)
+    for i in range(20):
+        log.add(_at(float(i), activity_id=f"id-{i}"))
+    kept = log.records()
+    assert 0 < len(kept) < 20 and log.missing_until == kept[0].time - 1
+
+
+def test_a_window_is_the_containers_records_in_a_time_range() -> None:
+    log = Accounting()
+    for i in range(10):
+        log.add(_at(float(i), container="a" if i % 2 else "b"))
+    held, missing = log.window(2.0, 8.0, frozenset({("d", "a")}))
+    assert [r.time for r in held] == [3.0, 5.0, 7.0] and missing is None
+
+
+def test_an_engine_on_a_saved_history_has_no_ids_before_its_start(tmp_path) -> None:
+    """A history saved by an earlier run counts requests this process's log never saw: the log says so."""
+    clock = ManualClock(1_800_000_000.0)
+    first = Engine(clock=clock, history=History(path=tmp_path / "h.jsonl"))
+    first.create_database(Context(), {"id": "d"})
+    assert first.accounting.missing_until is None
+    first.history.save()
+    clock.advance(120)
+    second = Engine(clock=clock, history=History.open(tmp_path / "h.jsonl"))
+    assert second.accounting.missing_until == clock()
+
+
+def test_a_record_keeps_a_querys_text_capped_like_every_string() -> None:
+    log = Accounting(max_field_chars=10)
+    log.add(dataclasses.replace(_at(1.0), query_text="SELECT * FROM c WHERE c.k = 1"))
+    assert log.records()[0].query_text == "SELECT * F"
+    assert record_bytes(_at(1.0)) < record_bytes(dataclasses.replace(_at(1.0), query_text="SELECT 1"))

@@ -34,8 +34,8 @@ def _record(i: int) -> RequestRecord:
     )
 
 
-@pytest.mark.parametrize("extra_chars", [0, 300])
-def test_the_byte_cap_bounds_the_records_real_memory(extra_chars: int) -> None:
+@pytest.mark.parametrize(("name", "extra_chars"), [("activity_id", 0), ("activity_id", 300), ("query_text", 300)])
+def test_the_byte_cap_bounds_the_records_real_memory(name: str, extra_chars: int) -> None:
     log = Accounting(max_records=10_000_000, max_bytes=CAP)
     tracemalloc.start()
     try:
@@ -43,7 +43,8 @@ def test_the_byte_cap_bounds_the_records_real_memory(extra_chars: int) -> None:
         for i in range(10_000):
             record = _record(i)
             if extra_chars:
-                record = dataclasses.replace(record, activity_id=record.activity_id + "x" * extra_chars)
+                long = getattr(record, name) + f"{i:08d}" + "x" * extra_chars  # a fresh string a record
+                record = dataclasses.replace(record, **{name: long})
             log.add(record)
         held = tracemalloc.get_traced_memory()[0] - before
     finally:

@@ -173,16 +173,15 @@ def test_timespans() -> None:
 
 REFUSALS = [
     ("Nope | count", "SemanticError", "SEM0100", "Failed to resolve table or column expression named 'Nope'"),
-    (  # the table has it (one request's id, azure-monitor.md §7b R46): not "no such column", the stand-in's limit
-        "CDBDataPlaneRequests | where ActivityId == 'x' | count",
+    (  # the table has it (a key-second's RU, azure-monitor.md §7b R24): not "no such column", the stand-in's limit
+        "CDBPartitionKeyRUConsumption | where ActivityId == 'x' | count",
         "SemanticError",
         "",
-        "'where' operator: 'ActivityId': the ruscope stand-in keeps each minute's request counts, not each request's",
+        "'where' operator: 'ActivityId': a row of this table is a key's RU in one second summed over its requests",
     ),
-    ("CDBDataPlaneRequests | summarize dcount(ActivityId)", "SemanticError", "", "'ActivityId'"),
-    ("AzureDiagnostics | summarize dcount(activityId_g)", "SemanticError", "", "'activityId_g'"),
-    ("CDBQueryRuntimeStatistics | summarize count() by ActivityId", "SemanticError", "", "not each request's own ids"),
-    ("CDBDataPlaneRequests | where DurationMs > 1 | count", "SemanticError", "SEM0100", "Failed to resolve"),
+    ("CDBDataPlaneRequests | summarize dcount(RequestResourceType)", "SemanticError", "", "not per resource type"),
+    ("CDBDataPlaneRequests | where DurationMs > 1 | count", "SemanticError", "", "keep no durations"),
+    ("AzureDiagnostics | where todouble(duration_s) > 1 | count", "SemanticError", "", "its per-request rows"),
     ("cdbdataplanerequests | count", "SemanticError", "SEM0100", "Failed to resolve table"),
     ("CDBDataPlaneRequests | where (", "SyntaxError", "SYN0002", "Query could not be parsed"),
     ("CDBDataPlaneRequests | where StatusCode == '429' | count", "SemanticError", "SEM0025", "Cannot compare"),
@@ -389,15 +388,15 @@ THROTTLE_QUERIES = {  # nosql/troubleshoot-request-rate-too-large.md, step 3, bo
 
 
 @pytest.mark.parametrize("mode", THROTTLE_QUERIES)
-def test_microsofts_429_query_counts_activity_ids_which_the_stand_in_does_not_keep(
+def test_microsofts_429_query_as_published_groups_by_a_column_the_stand_in_does_not_fill(
     app: tuple[LogsApp, Engine, str], mode: str
 ) -> None:
-    """dcount(ActivityId) counts operations, an SDK's retries of a 429 sharing the id (R46): History keeps
-    request counts, not ids, so the answer is not determined by what it records, and it is refused."""
+    """R45 as published groups by RequestResourceType, which the stand-in does not back (R54): refused, with
+    the reason, rather than grouped under made-up values."""
     status, body = _ask(app[0], THROTTLE_QUERIES[mode])
     inner = body["error"]["innererror"]["innererror"]
     assert (status, inner["code"]) == (400, "NotSupportedByStandIn")
-    assert "not each request's own ids" in inner["message"] or "not per resource type" in inner["message"]
+    assert "not per resource type" in inner["message"]
 
 
 def test_the_429_share_of_requests_per_operation_and_minute_is_exact(app: tuple[LogsApp, Engine, str]) -> None:
