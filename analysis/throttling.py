@@ -48,6 +48,7 @@ NICE_BINS = tuple(
 OTHER = "other"
 MONITOR, LOGS, REPLAY = "Azure Monitor", "Log Analytics", "replay"
 PREFERENCE = {MONITOR: 0, LOGS: 1, REPLAY: 2}  # the source a container's one rate comes from, best first
+ALL_REGIONS = "all regions"  # what a log-derived figure says beside one region's (`source_name`)
 
 # The store columns these functions read: a view loads only these.
 METRIC_COLUMNS = METRICS.pick(*KEY, "time", "metric", "aggregation", "operation_type", "status_code", "value", "region")
@@ -59,7 +60,7 @@ EXECUTION_COLUMNS = EXECUTIONS.pick(
 
 RATE_COLUMNS = [*KEY, "label", "source", "time", "requests", "throttled", "rate"]
 SUMMARY_COLUMNS = [*KEY, "label", "source", "requests", "throttled", "rate", "verdict"]
-PREFERRED_COLUMNS = [*KEY, "source", "requests", "throttled", "rate"]
+PREFERRED_COLUMNS = [*KEY, "source", "requests", "throttled", "rate", "start", "end"]
 OPERATION_COLUMNS = [*KEY, "label", "source", "operation", "time", "requests", "throttled", "rate"]
 COUNT_COLUMNS = [*KEY, "source", "operation", "time", "requests", "throttled"]
 SERIES_COLUMNS = ["time", "series", "throttled"]
@@ -151,34 +152,56 @@ def throttle_summary(
     return summary.reset_index(drop=True)[SUMMARY_COLUMNS]
 
 
+def preferred_counts(
+    metrics: pd.DataFrame, requests: pd.DataFrame, log_throttles: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """`request_counts`' rows of each container's preferred source (`COUNT_COLUMNS`): Azure Monitor's where it
+    counted requests for the container, else the logs', else the replay's. The rows behind its one rate
+    (`preferred_rate`), per operation (`operation_rates`) and its window (`rate_window`)."""
+    counts = request_counts(metrics, requests, log_throttles)
+    counts = counts[counts["requests"].astype(float).gt(0)]
+    rank = counts["source"].map(PREFERENCE)
+    return counts[rank.eq(rank.groupby([counts[k] for k in KEY]).transform("min"))].reset_index(drop=True)
+
+
 def preferred_rate(
     metrics: pd.DataFrame, requests: pd.DataFrame, log_throttles: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    """Per container, one 429 rate (`PREFERRED_COLUMNS`): Azure Monitor's where it counted requests for the
-    container (all its traffic), else the logs', else the replay's (only the replayed queries), `source`
-    naming it. The numbers are `throttle_summary`'s, so every page that shows a container's 429 rate shows
-    the same one."""
-    summary = throttle_summary(metrics, requests, log_throttles)
-    summary = summary[summary["requests"].astype(float).gt(0)]
-    first = summary.assign(rank=summary["source"].map(PREFERENCE))
-    preferred = first.sort_values([*KEY, "rank"]).drop_duplicates(KEY)
-    return preferred.reset_index(drop=True)[PREFERRED_COLUMNS]
+    """Per container, one 429 rate (`PREFERRED_COLUMNS`) from its preferred source (`preferred_counts`),
+    `source` naming it, `start` and `end` the first and last time it counted (its window). The numbers are
+    `throttle_summary`'s of that source, so every page, report row and alert shows the same one."""
+    counts = preferred_counts(metrics, requests, log_throttles)
+    if counts.empty:
+        return pd.DataFrame(columns=PREFERRED_COLUMNS)
+    rate = counts.groupby([*KEY, "source"], as_index=False).agg(
+        requests=("requests", "sum"), throttled=("throttled", "sum"), start=("time", "min"), end=("time", "max")
+    )
+    return rate.assign(rate=_rate(rate)).sort_values(KEY, ignore_index=True)[PREFERRED_COLUMNS]
+
+
+def rate_window(rates: pd.DataFrame) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+    """The window a page's 429 rates cover: the first `start` and the last `end` of `preferred_rate`'s rows
+    (or a frame with those columns); None when no rate has one."""
+    start, end = pd.to_datetime(rates["start"]).min(), pd.to_datetime(rates["end"]).max()
+    return None if pd.isna(start) or pd.isna(end) else (start, end)
+
+
+def source_name(source: str, region: str | None) -> str:
+    """How a rate's source is named beside one `region`'s Azure Monitor figures: the diagnostic logs have no
+    region (their collector sums the regions), so theirs say "all regions"; else the source as is."""
+    return f"{source} ({ALL_REGIONS})" if region is not None and source == LOGS else source
 
 
 def operation_rates(
     metrics: pd.DataFrame, log_throttles: pd.DataFrame | None = None, *, bin: pd.Timedelta | None = None
 ) -> pd.DataFrame:
     """The 429 rate per container, operation and time bin (`OPERATION_COLUMNS`), from each container's
-    preferred source that knows operations (Azure Monitor where it counted the container's requests, else
-    the logs): the terms of `request_counts` summed per bin (`pick_bin` of the times when not given), so a
-    container's operations summed give `throttle_summary`'s rate of that source. Highest rate first."""
-    counts = request_counts(metrics, pd.DataFrame(columns=REQUEST_COLUMNS), log_throttles)
-    counts = counts[counts["requests"].astype(float).gt(0)]
+    preferred source that knows operations (`preferred_counts` without the replay: Azure Monitor where it
+    counted the container's requests, else the logs), summed per bin (`pick_bin` of the times when not
+    given), so a container's operations summed give its one rate. Highest rate first."""
+    counts = preferred_counts(metrics, pd.DataFrame(columns=REQUEST_COLUMNS), log_throttles)
     if counts.empty:
         return pd.DataFrame(columns=OPERATION_COLUMNS)
-    ranked = counts.assign(rank=counts["source"].map(PREFERENCE))
-    best = ranked.groupby(KEY)["rank"].transform("min")
-    counts = counts[ranked["rank"].eq(best)]
     width = bin or pick_bin(counts["time"])
     binned = counts.assign(time=counts["time"].dt.floor(width))
     rate = binned.groupby([*KEY, "source", "operation", "time"], as_index=False)[["requests", "throttled"]].sum()

@@ -129,7 +129,7 @@ def _apply_requested_scope(choices: pd.DataFrame, requested: scope.Scope | None)
 
 def render_empty_state(view: FrameState, *, what: str, how: str, commands: list[str]) -> None:
     """Nothing to show: say what is missing in this view and which commands collect it (`{store}` filled in)."""
-    when = "" if view.since is None else f" since {view.since:%Y-%m-%d %H:%M} UTC"
+    when = "" if view.since is None else f" since {scope.minute_text(view.since)}"
     if view.since is not None:
         how = f"Choose a longer time range in the sidebar. {how}"
     commands_text = "\n".join(command.format(store=view.store) for command in commands)
