@@ -59,7 +59,7 @@ EXECUTION_COLUMNS = EXECUTIONS.pick(
 )
 
 RATE_COLUMNS = [*KEY, "label", "source", "time", "requests", "throttled", "rate"]
-SUMMARY_COLUMNS = [*KEY, "label", "source", "requests", "throttled", "rate", "verdict"]
+SUMMARY_COLUMNS = [*KEY, "label", "source", "requests", "throttled", "rate", "verdict", "start", "end"]
 PREFERRED_COLUMNS = [*KEY, "source", "requests", "throttled", "rate", "start", "end"]
 OPERATION_COLUMNS = [*KEY, "label", "source", "operation", "time", "requests", "throttled", "rate"]
 COUNT_COLUMNS = [*KEY, "source", "operation", "time", "requests", "throttled"]
@@ -140,12 +140,12 @@ def throttle_rate(
 def throttle_summary(
     metrics: pd.DataFrame, requests: pd.DataFrame, log_throttles: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    """Per container and source over the whole frame: requests, 429s, the rate and a verdict against the
-    healthy band (`SUMMARY_COLUMNS`), highest rate first."""
+    """Per container and source over the whole frame: requests, 429s, the rate, a verdict against the
+    healthy band and the first and last time counted (`SUMMARY_COLUMNS`), highest rate first."""
     counts = request_counts(metrics, requests, log_throttles)
     if counts.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
-    summary = counts.groupby([*KEY, "source"], as_index=False)[["requests", "throttled"]].sum()
+    summary = _summed(counts, [*KEY, "source"])
     summary = summary.assign(label=container_labels(summary), rate=_rate(summary))
     summary["verdict"] = summary["rate"].map(verdict)
     summary = summary.sort_values([*KEY, "source"]).sort_values("rate", ascending=False, kind="stable")
@@ -173,16 +173,22 @@ def preferred_rate(
     counts = preferred_counts(metrics, requests, log_throttles)
     if counts.empty:
         return pd.DataFrame(columns=PREFERRED_COLUMNS)
-    rate = counts.groupby([*KEY, "source"], as_index=False).agg(
-        requests=("requests", "sum"), throttled=("throttled", "sum"), start=("time", "min"), end=("time", "max")
-    )
+    rate = _summed(counts, [*KEY, "source"])
     return rate.assign(rate=_rate(rate)).sort_values(KEY, ignore_index=True)[PREFERRED_COLUMNS]
 
 
-def rate_window(rates: pd.DataFrame) -> tuple[pd.Timestamp, pd.Timestamp] | None:
-    """The window a page's 429 rates cover: the first `start` and the last `end` of `preferred_rate`'s rows
-    (or a frame with those columns); None when no rate has one."""
-    start, end = pd.to_datetime(rates["start"]).min(), pd.to_datetime(rates["end"]).max()
+def _summed(counts: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """`request_counts`' terms summed per `by`, with the first and last time counted (`start`, `end`)."""
+    return counts.groupby(by, as_index=False).agg(
+        requests=("requests", "sum"), throttled=("throttled", "sum"), start=("time", "min"), end=("time", "max")
+    )
+
+
+def rate_window(starts: pd.Series, ends: pd.Series) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+    """The window a page's 429 rates cover: the first of their `starts` and the last of their `ends`
+    (`preferred_rate`'s `start` and `end`, the Fleet's `throttle_start` and `throttle_end`); None when
+    no rate has one."""
+    start, end = pd.to_datetime(starts).min(), pd.to_datetime(ends).max()
     return None if pd.isna(start) or pd.isna(end) else (start, end)
 
 

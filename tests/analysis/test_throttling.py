@@ -259,7 +259,8 @@ def test_beside_one_region_a_log_derived_rate_says_all_regions() -> None:
 
 def test_the_window_of_the_rates_is_their_first_and_last_counted_time() -> None:
     rates = th.preferred_rate(METRIC_ROWS, NO_REQUESTS, LOG_ROWS)
-    assert th.rate_window(rates) == (T0, T0 + pd.Timedelta(minutes=20))
-    assert window_text(*th.rate_window(rates)) == "2026-05-01 10:00-10:20 UTC"
+    window = th.rate_window(rates["start"], rates["end"])
+    assert window == (T0, T0 + pd.Timedelta(minutes=20)) and window_text(*window) == "2026-05-01 10:00-10:20 UTC"
     assert window_text(T0, T0 + pd.Timedelta(days=1)) == "2026-05-01 10:00 - 2026-05-02 10:00 UTC"
-    assert th.rate_window(th.preferred_rate(METRIC_ROWS.iloc[:0], NO_REQUESTS)) is None
+    none = th.preferred_rate(METRIC_ROWS.iloc[:0], NO_REQUESTS)
+    assert th.rate_window(none["start"], none["end"]) is None
