@@ -14,7 +14,7 @@ account- or database-level metrics) are left out.
   where Monitor counted the container's requests (all its traffic), else the diagnostic logs'
   (`log_throttles`), else the replay's `requests`; `analysis.throttling.preferred_rate` computes it, so
   Fleet, Overview, the report and the alert show one rate. Beside one region's Monitor figures a log-derived
-  rate's source says "all regions" (`analysis.throttling.source_name`: the logs have no region);
+  rate's source says "all regions" (`analysis.throttling.source_name`: the store's logs sum the regions);
 - from `requests` (the replay): its view of skew from the data pages' RU by `pkrange_id`: `pkranges_seen`,
   `hot_pkrange` and `hot_pkrange_share` (the hottest pkrange's share of the container's page RU). It shows
   where the *replayed queries* land, not the production traffic;

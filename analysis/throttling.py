@@ -193,8 +193,9 @@ def rate_window(starts: pd.Series, ends: pd.Series) -> tuple[pd.Timestamp, pd.Ti
 
 
 def source_name(source: str, region: str | None) -> str:
-    """How a rate's source is named beside one `region`'s Azure Monitor figures: the diagnostic logs have no
-    region (their collector sums the regions), so theirs say "all regions"; else the source as is."""
+    """How a rate's source is named beside one `region`'s Azure Monitor figures: the store's diagnostic-log
+    tables have no region (the logs collector sums their RegionName), so theirs say "all regions"; else the
+    source as is (the account in total: every region's metrics beside every region's logs)."""
     return f"{source} ({ALL_REGIONS})" if region is not None and source == LOGS else source
 
 

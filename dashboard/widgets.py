@@ -106,9 +106,11 @@ def render_region_note(view: FrameState, *, per_region: str | None = None) -> No
 def render_logs_region_note(view: FrameState, logs: str, *, per_region: str | None = None) -> None:
     """Beside one region's Azure Monitor figures (the frame's region, or `per_region` that a page of
     per-region figures shows), say that the page's `logs` figures are all regions': the diagnostic logs have
-    no region (their collector sums the regions), so they are never one region's, and never read as one."""
+    no region in the store (the logs collector sums their RegionName), so they are never one region's."""
     if len(view.regions) >= 2 and (view.region or per_region) is not None:
-        st.caption(f"{logs}: {throttling.ALL_REGIONS} in total, whatever the region (the logs have no region).")
+        st.caption(
+            f"{logs}: {throttling.ALL_REGIONS} in total, whatever the region (the logs are stored summed over the regions)."
+        )
 
 
 RATE_WINDOW = """429 rate: 429s over all requests of the whole window, {window} (the time range's data), {sources}.

@@ -43,7 +43,7 @@ for that number yet, never a guess.
   every partition.
 - **requests**, **429 rate**, **429s from**: the requests and the share answered 429 (throttled) over the
   whole window (the time range's data), from Azure Monitor's TotalRequests by status code where it counted
-  the container (all its traffic), else from the diagnostic logs (Log Analytics: no region, so "all regions"
+  the container (all its traffic), else from the diagnostic logs (Log Analytics: summed over the regions, so "all regions"
   beside one region's figures), else from the replay's own requests; *429s from* names the source. The
   Overview, the Throttling page, the report and the alert show the same rate (an alert's of its last minutes).
 - **hot pkrange**, **hot share**, **pkranges**: the pkrange that charged the most data-page RU in the

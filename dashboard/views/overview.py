@@ -163,7 +163,7 @@ else:
     if containers["provisioned_ru_s"].isna().all() and containers["hot_normalized_ru"].isna().all():
         widgets.render_monitor_missing(
             what="metrics",
-            shown="the replayed queries' RU, 429 rate and skew across pkranges",
+            shown="the replayed queries' RU and skew across pkranges, and the 429 rate of the diagnostic logs or the replay",
             adds="Metrics add the provisioned, peak and p95 RU/s, each range's normalized RU and the 429 rate of "
             "all traffic; the storage collector adds partition and key sizes against 50 GB and 20 GB.",
         )

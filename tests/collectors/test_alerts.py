@@ -20,6 +20,7 @@ from collectors.registry import Options, collector, run_collector
 from cosmoscore.limits import Limits
 from emulator.engine.facade import Context
 from store import read_table, store_location, write_frame
+from tests.analysis.test_throttling import LOG_ROWS, T0
 from tests.collectors.test_config import GOOD, error_of, write
 from tests.collectors.test_replay import load_orders, run
 
@@ -233,8 +234,6 @@ def test_the_collected_shops_hot_range_and_429s_fire_from_azure_monitor(collecte
 def test_a_store_with_logs_but_no_metrics_fires_the_logs_429_rate_of_the_window(tmp_path: Path) -> None:
     """The rule reads the diagnostic logs' counts (`log_throttles`) of the window, as the pages read them:
     carts' 45 of 250 and orders' 1000 of 1000 at minute 0; an older bin (before the window) is not counted."""
-    from tests.analysis.test_throttling import LOG_ROWS, T0
-
     cfg = parse_config({"cosmos": {"database": "shop"}, "alerts": {"throttle_rate_percent": 5}}, Path("a.toml"))
     old = LOG_ROWS.iloc[[0]].assign(time=T0 - pd.Timedelta(hours=2), throttled=0)  # carts: 100 unthrottled
     rows = pd.concat([LOG_ROWS, old]).assign(account=cfg.all_accounts()[0].name)
