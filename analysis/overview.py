@@ -1,9 +1,9 @@
 """Overview: each container's numbers for a time range, and their change against the period before.
 
 Pure functions over the store's frames; `analysis.fleet` computes the per-container numbers it already
-knows (provisioned and p95 RU/s, the largest normalized RU, the largest physical partition, the replay's
-RU, 429 rate and skew) and this module adds what an overview needs on top, preferring Azure Monitor's view
-(the production traffic) over the replay's (only the configured queries) wherever both exist:
+knows (provisioned and p95 RU/s, the largest normalized RU, the largest physical partition, the one 429
+rate, the replay's RU and skew) and this module adds what an overview needs on top, preferring Azure
+Monitor's view (the production traffic) over the replay's (only the configured queries) wherever both exist:
 
 **Columns** (`CONTAINER_COLUMNS`), NaN (or "") where no data is behind a number:
 - `ru_consumed` (RU): the sum of Azure Monitor's TotalRequestUnits; without metrics, the replay's RU;

@@ -17,8 +17,12 @@ different traffic:
 source, operation and time; `_rate` divides them). Every rate here is that one summed over a different
 grouping, so a container's rate is its operations' requests and 429s summed, never an average of rates.
 
-**One rate per container** (`preferred_rate`, which the Fleet reads): Azure Monitor's where it counted the
-container's requests, since it sees all the traffic, else the logs', else the replay's; the source is named.
+**One rate per container** (`preferred_rate`, which the Fleet, the Overview, the report and the alert read):
+Azure Monitor's where it counted the container's requests, since it sees all the traffic, else the logs', else
+the replay's; the source is named, and the window (`start`, `end`: the first and last time counted), so a
+page's rate over its whole time range and an alert's over its last minutes say which they are (`rate_window`).
+The logs' tables hold no region (the collector sums them over the regions): beside one region's Monitor
+figures their rate is named "all regions" (`source_name`).
 **Per operation and time bin** (`operation_rates`): the same terms, from the container's preferred source
 among those that know the operation (Azure Monitor, then the logs).
 
