@@ -12,8 +12,10 @@ row per (container, rule, subject), in a stable order:
   `container` = `store.records.SHARED_OFFER_CONTAINER`: they are its offer's, not a container's) fire as the
   database's: the row's `container` is "" and the message says "database D's shared throughput".
 - `throttle_rate`: 429s over all requests of the window, per container: `analysis.throttling.preferred_rate`,
-  the rate every page shows (Azure Monitor's TotalRequests split by status code; a container without those
-  rows falls back to the replay's `requests`, status 429 over all). The message names the source.
+  the rate every page and the report show (Azure Monitor's TotalRequests split by status code; a container
+  without those rows falls back to the diagnostic logs' `log_throttles`, else to the replay's `requests`,
+  status 429 over all), of the last `window_minutes` where a page's is of its whole time range. The message
+  names the source and the window.
 - `logical_key_storage`: a logical key's size in the latest snapshot against `Limits.logical_partition_max_bytes`
   (20 GB): from `log_key_sizes` (Log Analytics) when that table has the key, else from `logical_keys` (the
   storage collector's sample of the largest keys).
@@ -62,7 +64,11 @@ RULES = (HOT, THROTTLE, KEY_STORAGE, PARTITION_STORAGE, QUERY_RU)
 EVALUATED = "evaluated"  # the rule of the one row per account each evaluation writes, alerts or not
 TOLERANCE = 1e-9
 # how a message names the source of a container's 429 rate (`analysis.throttling.preferred_rate`)
-SOURCE_NAMES = {throttling.MONITOR: "Azure Monitor TotalRequests", throttling.REPLAY: "the replay's requests"}
+SOURCE_NAMES = {
+    throttling.MONITOR: "Azure Monitor TotalRequests",
+    throttling.LOGS: "the diagnostic logs (Log Analytics)",
+    throttling.REPLAY: "the replay's requests",
+}
 CONTAINER = list(SCOPE_COLUMNS)
 ALERT_COLUMNS = ALERTS.pick(*CONTAINER, "rule", "subject", "value", "threshold", "unit", "message")
 STORED_COLUMNS = ALERTS.pick("run_id", "time", *ALERT_COLUMNS)  # the `alerts` table's columns `latest_alerts` reads
@@ -72,6 +78,7 @@ METRIC_COLUMNS = METRICS.pick(
     *CONTAINER, "time", "metric", "aggregation", "pkrange_id", "status_code", "value", "grain", "region"
 )
 REQUEST_COLUMNS = REQUESTS.pick(*CONTAINER, "time", "status")
+LOG_THROTTLE_COLUMNS = throttling.LOG_THROTTLE_COLUMNS
 PARTITION_COLUMNS = PARTITIONS.pick(*CONTAINER, "run_id", "time", "pkrange_id", "size_kb")
 KEY_COLUMNS = LOGICAL_KEYS.pick(*CONTAINER, "run_id", "time", "partition_key", "size_kb")
 EXECUTION_COLUMNS = EXECUTIONS.pick("account", *qc.EXECUTION_COLUMNS)
@@ -125,10 +132,15 @@ def _in_region(region: str) -> str:
 
 
 def throttle_rate_alerts(
-    metrics: pd.DataFrame, requests: pd.DataFrame, *, percent: float, window_minutes: int
+    metrics: pd.DataFrame,
+    requests: pd.DataFrame,
+    log_throttles: pd.DataFrame | None = None,
+    *,
+    percent: float,
+    window_minutes: int,
 ) -> pd.DataFrame:
     """Containers whose 429s were at or above `percent` of their requests (module docstring)."""
-    rates = throttling.preferred_rate(metrics, requests)  # the one 429 rate every page shows
+    rates = throttling.preferred_rate(metrics, requests, log_throttles)  # the one 429 rate every page shows
     rates = rates.assign(
         total=rates["requests"].astype(float),
         rate=rates["rate"].astype(float) * 100,

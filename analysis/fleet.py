@@ -9,10 +9,12 @@ account- or database-level metrics) are left out.
 - from `executions` (the replay): `executions` (logical executions, as in `analysis.queries.costs`, every
   status), `total_ru` (their RU, failed ones included: they were billed), `mean_ru` and `fan_out_share`
   (of the successful ones: RU per execution; the share whose observed routing was "fan-out");
-- `requests`, `throttle_rate` (429 responses / requests) and `throttle_source`: Azure Monitor's
-  TotalRequests by status code where Monitor counted the container's requests (all its traffic), else the
-  replay's `requests`; `analysis.throttling.preferred_rate` computes it, so Fleet, Overview and Throttling
-  show one rate;
+- `requests`, `throttle_rate` (429 responses / requests), `throttle_source`, and `throttle_start` /
+  `throttle_end` (the first and last time counted: its window): Azure Monitor's TotalRequests by status code
+  where Monitor counted the container's requests (all its traffic), else the diagnostic logs'
+  (`log_throttles`), else the replay's `requests`; `analysis.throttling.preferred_rate` computes it, so
+  Fleet, Overview, the report and the alert show one rate. Beside one region's Monitor figures a log-derived
+  rate's source says "all regions" (`analysis.throttling.source_name`: the store's logs sum the regions);
 - from `requests` (the replay): its view of skew from the data pages' RU by `pkrange_id`: `pkranges_seen`,
   `hot_pkrange` and `hot_pkrange_share` (the hottest pkrange's share of the container's page RU). It shows
   where the *replayed queries* land, not the production traffic;
@@ -102,6 +104,8 @@ PARTITION_COLUMNS = PARTITIONS.pick(  # the storage collector's `partitions`
 )
 
 COUNT_COLUMNS = ["executions", "requests", "pkranges_seen"]
+THROTTLE_WINDOW = ["throttle_start", "throttle_end"]  # the first and last time a 429 rate counted
+TIME_COLUMNS = ["last_seen", *THROTTLE_WINDOW]
 TEXT_COLUMNS = ["risk_driver", "waste_note", "throttle_source", "hot_pkrange", "throughput_unit", "last_seen"]
 FLEET_COLUMNS = [
     *FLEET_KEY,
@@ -116,6 +120,7 @@ FLEET_COLUMNS = [
     "requests",
     "throttle_rate",
     "throttle_source",
+    *THROTTLE_WINDOW,
     "pkranges_seen",
     "hot_pkrange",
     "hot_pkrange_share",
@@ -137,14 +142,16 @@ def summarize_fleet(
     *,
     limits: Limits | None = None,
     region: str | None = None,
+    log_throttles: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """One row per container with data in any frame, ranked as the module docstring says (`FLEET_COLUMNS`);
-    the Azure Monitor figures of one `region`, or of the account in total (None: `analysis.regions`)."""
+    the Azure Monitor figures of one `region`, or of the account in total (None: `analysis.regions`);
+    `log_throttles` (the diagnostic logs' requests and 429s) for the 429 rate of a container without metrics."""
     metrics = metrics if metrics is not None else pd.DataFrame(columns=METRIC_COLUMNS)
     metrics = regions.select_region(metrics, region)
     parts = [
         execution_stats(executions),
-        throttle_stats(metrics, requests),
+        throttle_stats(metrics, requests, log_throttles, region=region),
         request_stats(requests),
         throughput_stats(metrics),
         storage_stats(partitions if partitions is not None else pd.DataFrame(columns=PARTITION_COLUMNS), limits),
@@ -181,14 +188,27 @@ def execution_stats(executions: pd.DataFrame) -> pd.DataFrame:
     return stats.round({"total_ru": 2, "mean_ru": 2, "fan_out_share": 4}).reset_index()[columns]
 
 
-def throttle_stats(metrics: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFrame:
+def throttle_stats(
+    metrics: pd.DataFrame,
+    requests: pd.DataFrame,
+    log_throttles: pd.DataFrame | None = None,
+    *,
+    region: str | None = None,
+) -> pd.DataFrame:
     """Per container: the requests and 429 rate of `analysis.throttling.preferred_rate` (Azure Monitor's
-    where it counted the container, else the replay's) and their source."""
-    columns = [*FLEET_KEY, "requests", "throttle_rate", "throttle_source"]
+    where it counted the container, else the logs', else the replay's), their source (named for `region`:
+    `throttling.source_name`) and window."""
+    columns = [*FLEET_KEY, "requests", "throttle_rate", "throttle_source", *THROTTLE_WINDOW]
     frame = _in_containers(requests)
     keep = [name for name in throttling.METRIC_COLUMNS if name in metrics.columns]
-    rate = throttling.preferred_rate(_in_containers(metrics)[keep].reindex(columns=throttling.METRIC_COLUMNS), frame)
-    rate = rate.assign(throttle_rate=rate["rate"].astype(float).round(4), throttle_source=rate["source"])
+    metrics = _in_containers(metrics)[keep].reindex(columns=throttling.METRIC_COLUMNS)
+    rate = throttling.preferred_rate(metrics, frame, log_throttles)
+    rate = rate.assign(
+        throttle_rate=rate["rate"].astype(float).round(4),
+        throttle_source=rate["source"].astype(object).map(lambda source: throttling.source_name(source, region)),
+        throttle_start=rate["start"],
+        throttle_end=rate["end"],
+    )
     return rate.astype({"requests": "float64"})[columns]
 
 
@@ -443,8 +463,10 @@ def _typed(fleet: pd.DataFrame) -> pd.DataFrame:
     merges left."""
     fleet = fleet.assign(**{name: fleet[name].fillna("").astype(object) for name in ("waste_note", "throttle_source")})
     counts = {name: "Int64" for name in COUNT_COLUMNS}
-    numbers = {name: "float64" for name in FLEET_COLUMNS if name not in {*FLEET_KEY, *TEXT_COLUMNS, *counts}}
-    return fleet.astype({**counts, **numbers, "last_seen": "datetime64[us, UTC]"})
+    numbers = {
+        name: "float64" for name in FLEET_COLUMNS if name not in {*FLEET_KEY, *TEXT_COLUMNS, *TIME_COLUMNS, *counts}
+    }
+    return fleet.astype({**counts, **numbers, **dict.fromkeys(TIME_COLUMNS, "datetime64[us, UTC]")})
 
 
 def _in_containers(frame: pd.DataFrame) -> pd.DataFrame:

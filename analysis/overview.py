@@ -1,9 +1,9 @@
 """Overview: each container's numbers for a time range, and their change against the period before.
 
 Pure functions over the store's frames; `analysis.fleet` computes the per-container numbers it already
-knows (provisioned and p95 RU/s, the largest normalized RU, the largest physical partition, the replay's
-RU, 429 rate and skew) and this module adds what an overview needs on top, preferring Azure Monitor's view
-(the production traffic) over the replay's (only the configured queries) wherever both exist:
+knows (provisioned and p95 RU/s, the largest normalized RU, the largest physical partition, the one 429
+rate, the replay's RU and skew) and this module adds what an overview needs on top, preferring Azure
+Monitor's view (the production traffic) over the replay's (only the configured queries) wherever both exist:
 
 **Columns** (`CONTAINER_COLUMNS`), NaN (or "") where no data is behind a number:
 - `ru_consumed` (RU): the sum of Azure Monitor's TotalRequestUnits; without metrics, the replay's RU;
@@ -18,8 +18,9 @@ RU, 429 rate and skew) and this module adds what an overview needs on top, prefe
   against an even share of 1 / `pkranges`; without metrics, the replay's hottest pkrange and share; for a
   container that spends its database's shared offer, the offer's hottest range (its partitions are the offer's);
   `skew_source` says which;
-- `throttle_rate`: 429s / requests from TotalRequests by StatusCode (`analysis.throttling`), else the replay's; `throttle_source`;
-  `throttle_flag`: above `THROTTLE_HEALTHY_MAX`;
+- `throttle_rate`, `throttle_source`, `throttle_start`, `throttle_end`: `analysis.fleet`'s, the one 429 rate
+  (`analysis.throttling.preferred_rate`: Azure Monitor's TotalRequests by StatusCode, else the diagnostic
+  logs', else the replay's), its source and window; `throttle_flag`: above `THROTTLE_HEALTHY_MAX`;
 - `largest_partition_gb`, `storage_headroom` (of 50 GB, from fleet), `largest_key_gb`, `key_headroom` (the
   largest logical key of the latest `logical_keys` snapshot, of 20 GB: `cosmoscore.limits`).
 
@@ -39,6 +40,7 @@ import pandas as pd
 
 from analysis import fleet, regions, throttling
 from analysis.queries import costs as qc
+from analysis.scope import minute_text
 from cosmoscore.limits import GB, Limits
 from cosmoscore.monitor.metrics import AUTOSCALE_MAX, NORMALIZED_RU, TOTAL_REQUEST_UNITS
 from store.records import EXECUTIONS, LOGICAL_KEYS, METRICS, SHARED_OFFER_CONTAINER
@@ -71,6 +73,7 @@ CONTAINER_COLUMNS = [
     "skew_source",
     "throttle_rate",
     "throttle_source",
+    *fleet.THROTTLE_WINDOW,
     "throttle_flag",
     "executions",
     "largest_partition_gb",
@@ -123,7 +126,7 @@ def periods(since: dt.datetime | None, now: dt.datetime, latest: pd.Timestamp | 
     recent = pd.Timestamp(latest) - ALL_TIME_SPAN
     note = (
         f"All time has no period before it: changes compare the {_span_text(ALL_TIME_SPAN)} up to the newest "
-        f"data ({latest:%Y-%m-%d %H:%M} UTC) with the {_span_text(ALL_TIME_SPAN)} before."
+        f"data ({minute_text(latest)}) with the {_span_text(ALL_TIME_SPAN)} before."
     )
     return Periods(None, recent, recent - ALL_TIME_SPAN, note)
 
@@ -156,17 +159,21 @@ def summarize_containers(
     metrics: pd.DataFrame,
     partitions: pd.DataFrame,
     logical_keys: pd.DataFrame,
+    log_throttles: pd.DataFrame | None = None,
     *,
     limits: Limits | None = None,
+    region: str | None = None,
 ) -> pd.DataFrame:
     """One row per container with data, in `analysis.fleet`'s risk order (`CONTAINER_COLUMNS`): Azure
-    Monitor's numbers of every region in `metrics` (the account in total; a view of one region selects it
-    first, `analysis.regions.select_region`)."""
-    metrics = regions.select_region(metrics, None)
-    base = fleet.summarize_fleet(executions, requests, metrics, partitions, limits=limits)
+    Monitor's numbers of one `region` (`analysis.regions.select_region`), or of every region in `metrics`
+    (None: the account in total); `log_throttles` for the 429 rate of a container without metrics."""
+    metrics = regions.select_region(metrics, region)
+    base = fleet.summarize_fleet(
+        executions, requests, metrics, partitions, limits=limits, region=region, log_throttles=log_throttles
+    )
     base = base.drop(columns=["largest_partition_gb", "storage_headroom"])  # fleet's are rounded: ours below
     hottest = container_hottest_ranges(base, metrics, partitions)
-    extra = [peak_consumed(metrics), hottest, monitor_throttle_rate(metrics), monitor_ru(metrics)]
+    extra = [peak_consumed(metrics), hottest, monitor_ru(metrics)]
     extra += [largest_partitions(partitions, limits), largest_keys(logical_keys, limits), autoscaled(metrics)]
     if base.empty and all(part.empty for part in extra):
         return pd.DataFrame(columns=CONTAINER_COLUMNS)
@@ -189,9 +196,6 @@ def _choose_sources(rows: pd.DataFrame) -> pd.DataFrame:
     out["hot_pkrange"] = out["monitor_hot"].where(has_share, out["hot_pkrange"]).fillna("")
     out["hot_range_share"] = out["monitor_share"].astype(float).combine_first(out["hot_pkrange_share"].astype(float))
     out["pkranges"] = out["monitor_pkranges"].where(has_share, out["pkranges_seen"]).astype("Int64")
-    rate = out["monitor_throttle_rate"].astype(float)
-    out["throttle_source"] = _source(rate, out["throttle_rate"])
-    out["throttle_rate"] = rate.combine_first(out["throttle_rate"].astype(float))
     out["throttle_flag"] = out["throttle_rate"].gt(THROTTLE_HEALTHY_MAX)
     out["autoscale"] = out["autoscale"].fillna(False).astype(bool)
     return out
@@ -269,14 +273,6 @@ def container_hottest_ranges(fleet_rows: pd.DataFrame, metrics: pd.DataFrame, pa
     offers = hottest_range(offer.assign(container=_OFFER)).drop(columns="container")
     shared = members.merge(offers, on=["account", "database"])
     return pd.concat([own, shared.reindex(columns=own.columns)], ignore_index=True).drop_duplicates(subset=KEY)
-
-
-def monitor_throttle_rate(metrics: pd.DataFrame) -> pd.DataFrame:
-    """Per container: the share of TotalRequests answered 429 (`analysis.throttling`'s Monitor summary)."""
-    no_requests = pd.DataFrame(columns=[*KEY, "time", "status"])
-    summary = throttling.throttle_summary(metrics, no_requests)
-    rate = summary[summary["source"].eq(throttling.MONITOR)][[*KEY, "rate"]].astype({"rate": float})
-    return rate.rename(columns={"rate": "monitor_throttle_rate"})
 
 
 def autoscaled(metrics: pd.DataFrame) -> pd.DataFrame:
@@ -374,12 +370,15 @@ def costliest_queries(
     return out
 
 
-def overview_table(frames: dict[str, pd.DataFrame], span: Periods, *, limits: Limits | None = None) -> pd.DataFrame:
+def overview_table(
+    frames: dict[str, pd.DataFrame], span: Periods, *, limits: Limits | None = None, region: str | None = None
+) -> pd.DataFrame:
     """`summarize_containers` of the shown period with the changes between the two compared ones;
-    `frames` holds `summarize_containers`' five frames, read from `span.before_start` on."""
+    `frames` holds `summarize_containers`' frames, read from `span.before_start` on."""
 
     def summary(start: pd.Timestamp | None, end: pd.Timestamp | None = None) -> pd.DataFrame:
-        return summarize_containers(**{name: between(f, start, end) for name, f in frames.items()}, limits=limits)
+        cut = {name: between(f, start, end) for name, f in frames.items()}
+        return summarize_containers(**cut, limits=limits, region=region)
 
     shown = summary(span.shown_start)
     if span.recent_start is None:

@@ -53,6 +53,22 @@ def since_for(time_range: str, now: dt.datetime) -> dt.datetime | None:
     return minute - span
 
 
+def minute_text(time: dt.datetime | pd.Timestamp) -> str:
+    """An instant as pages and reports write it: UTC, to the minute ("2026-05-01 10:00 UTC")."""
+    stamp = pd.Timestamp(time)
+    stamp = stamp.tz_convert("UTC") if stamp.tzinfo is not None else stamp  # naive: UTC already, as stored
+    return f"{stamp:%Y-%m-%d %H:%M} UTC"
+
+
+def window_text(start: dt.datetime | pd.Timestamp, end: dt.datetime | pd.Timestamp) -> str:
+    """The window a figure covers, from its first to its last counted time: "2026-05-01 10:00-10:20 UTC"
+    within a day, else both instants in full (one instant when they are the same minute)."""
+    first, last = minute_text(start), minute_text(end)
+    if first == last:
+        return first
+    return f"{first[:-4]}-{last[11:]}" if first[:10] == last[:10] else f"{first[:-4]} - {last}"
+
+
 def select_scope(frame: pd.DataFrame, scope: Scope) -> pd.DataFrame:
     """The rows of the scope's account, database and/or container; a None part keeps all."""
     keep = pd.Series(True, index=frame.index)

@@ -17,8 +17,12 @@ different traffic:
 source, operation and time; `_rate` divides them). Every rate here is that one summed over a different
 grouping, so a container's rate is its operations' requests and 429s summed, never an average of rates.
 
-**One rate per container** (`preferred_rate`, which the Fleet reads): Azure Monitor's where it counted the
-container's requests, since it sees all the traffic, else the logs', else the replay's; the source is named.
+**One rate per container** (`preferred_rate`, which the Fleet, the Overview, the report and the alert read):
+Azure Monitor's where it counted the container's requests, since it sees all the traffic, else the logs', else
+the replay's; the source is named, and the window (`start`, `end`: the first and last time counted), so a
+page's rate over its whole time range and an alert's over its last minutes say which they are (`rate_window`).
+The logs' tables hold no region (the collector sums them over the regions): beside one region's Monitor
+figures their rate is named "all regions" (`source_name`).
 **Per operation and time bin** (`operation_rates`): the same terms, from the container's preferred source
 among those that know the operation (Azure Monitor, then the logs).
 
@@ -48,6 +52,7 @@ NICE_BINS = tuple(
 OTHER = "other"
 MONITOR, LOGS, REPLAY = "Azure Monitor", "Log Analytics", "replay"
 PREFERENCE = {MONITOR: 0, LOGS: 1, REPLAY: 2}  # the source a container's one rate comes from, best first
+ALL_REGIONS = "all regions"  # what a log-derived figure says beside one region's (`source_name`)
 
 # The store columns these functions read: a view loads only these.
 METRIC_COLUMNS = METRICS.pick(*KEY, "time", "metric", "aggregation", "operation_type", "status_code", "value", "region")
@@ -58,8 +63,8 @@ EXECUTION_COLUMNS = EXECUTIONS.pick(
 )
 
 RATE_COLUMNS = [*KEY, "label", "source", "time", "requests", "throttled", "rate"]
-SUMMARY_COLUMNS = [*KEY, "label", "source", "requests", "throttled", "rate", "verdict"]
-PREFERRED_COLUMNS = [*KEY, "source", "requests", "throttled", "rate"]
+SUMMARY_COLUMNS = [*KEY, "label", "source", "requests", "throttled", "rate", "verdict", "start", "end"]
+PREFERRED_COLUMNS = [*KEY, "source", "requests", "throttled", "rate", "start", "end"]
 OPERATION_COLUMNS = [*KEY, "label", "source", "operation", "time", "requests", "throttled", "rate"]
 COUNT_COLUMNS = [*KEY, "source", "operation", "time", "requests", "throttled"]
 SERIES_COLUMNS = ["time", "series", "throttled"]
@@ -139,46 +144,75 @@ def throttle_rate(
 def throttle_summary(
     metrics: pd.DataFrame, requests: pd.DataFrame, log_throttles: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    """Per container and source over the whole frame: requests, 429s, the rate and a verdict against the
-    healthy band (`SUMMARY_COLUMNS`), highest rate first."""
+    """Per container and source over the whole frame: requests, 429s, the rate, a verdict against the
+    healthy band and the first and last time counted (`SUMMARY_COLUMNS`), highest rate first."""
     counts = request_counts(metrics, requests, log_throttles)
     if counts.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
-    summary = counts.groupby([*KEY, "source"], as_index=False)[["requests", "throttled"]].sum()
+    summary = _summed(counts, [*KEY, "source"])
     summary = summary.assign(label=container_labels(summary), rate=_rate(summary))
     summary["verdict"] = summary["rate"].map(verdict)
     summary = summary.sort_values([*KEY, "source"]).sort_values("rate", ascending=False, kind="stable")
     return summary.reset_index(drop=True)[SUMMARY_COLUMNS]
 
 
+def preferred_counts(
+    metrics: pd.DataFrame, requests: pd.DataFrame, log_throttles: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """`request_counts`' rows of each container's preferred source (`COUNT_COLUMNS`): Azure Monitor's where it
+    counted requests for the container, else the logs', else the replay's. The rows behind its one rate
+    (`preferred_rate`), per operation (`operation_rates`) and its window (`rate_window`)."""
+    counts = request_counts(metrics, requests, log_throttles)
+    counts = counts[counts["requests"].astype(float).gt(0)]
+    rank = counts["source"].map(PREFERENCE)
+    return counts[rank.eq(rank.groupby([counts[k] for k in KEY]).transform("min"))].reset_index(drop=True)
+
+
 def preferred_rate(
     metrics: pd.DataFrame, requests: pd.DataFrame, log_throttles: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    """Per container, one 429 rate (`PREFERRED_COLUMNS`): Azure Monitor's where it counted requests for the
-    container (all its traffic), else the logs', else the replay's (only the replayed queries), `source`
-    naming it. The numbers are `throttle_summary`'s, so every page that shows a container's 429 rate shows
-    the same one."""
-    summary = throttle_summary(metrics, requests, log_throttles)
-    summary = summary[summary["requests"].astype(float).gt(0)]
-    first = summary.assign(rank=summary["source"].map(PREFERENCE))
-    preferred = first.sort_values([*KEY, "rank"]).drop_duplicates(KEY)
-    return preferred.reset_index(drop=True)[PREFERRED_COLUMNS]
+    """Per container, one 429 rate (`PREFERRED_COLUMNS`) from its preferred source (`preferred_counts`),
+    `source` naming it, `start` and `end` the first and last time it counted (its window). The numbers are
+    `throttle_summary`'s of that source, so every page, report row and alert shows the same one."""
+    counts = preferred_counts(metrics, requests, log_throttles)
+    if counts.empty:
+        return pd.DataFrame(columns=PREFERRED_COLUMNS)
+    rate = _summed(counts, [*KEY, "source"])
+    return rate.assign(rate=_rate(rate)).sort_values(KEY, ignore_index=True)[PREFERRED_COLUMNS]
+
+
+def _summed(counts: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """`request_counts`' terms summed per `by`, with the first and last time counted (`start`, `end`)."""
+    return counts.groupby(by, as_index=False).agg(
+        requests=("requests", "sum"), throttled=("throttled", "sum"), start=("time", "min"), end=("time", "max")
+    )
+
+
+def rate_window(starts: pd.Series, ends: pd.Series) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+    """The window a page's 429 rates cover: the first of their `starts` and the last of their `ends`
+    (`preferred_rate`'s `start` and `end`, the Fleet's `throttle_start` and `throttle_end`); None when
+    no rate has one."""
+    start, end = pd.to_datetime(starts).min(), pd.to_datetime(ends).max()
+    return None if pd.isna(start) or pd.isna(end) else (start, end)
+
+
+def source_name(source: str, region: str | None) -> str:
+    """How a rate's source is named beside one `region`'s Azure Monitor figures: the store's diagnostic-log
+    tables have no region (the logs collector sums their RegionName), so theirs say "all regions"; else the
+    source as is (the account in total: every region's metrics beside every region's logs)."""
+    return f"{source} ({ALL_REGIONS})" if region is not None and source == LOGS else source
 
 
 def operation_rates(
     metrics: pd.DataFrame, log_throttles: pd.DataFrame | None = None, *, bin: pd.Timedelta | None = None
 ) -> pd.DataFrame:
     """The 429 rate per container, operation and time bin (`OPERATION_COLUMNS`), from each container's
-    preferred source that knows operations (Azure Monitor where it counted the container's requests, else
-    the logs): the terms of `request_counts` summed per bin (`pick_bin` of the times when not given), so a
-    container's operations summed give `throttle_summary`'s rate of that source. Highest rate first."""
-    counts = request_counts(metrics, pd.DataFrame(columns=REQUEST_COLUMNS), log_throttles)
-    counts = counts[counts["requests"].astype(float).gt(0)]
+    preferred source that knows operations (`preferred_counts` without the replay: Azure Monitor where it
+    counted the container's requests, else the logs), summed per bin (`pick_bin` of the times when not
+    given), so a container's operations summed give its one rate. Highest rate first."""
+    counts = preferred_counts(metrics, pd.DataFrame(columns=REQUEST_COLUMNS), log_throttles)
     if counts.empty:
         return pd.DataFrame(columns=OPERATION_COLUMNS)
-    ranked = counts.assign(rank=counts["source"].map(PREFERENCE))
-    best = ranked.groupby(KEY)["rank"].transform("min")
-    counts = counts[ranked["rank"].eq(best)]
     width = bin or pick_bin(counts["time"])
     binned = counts.assign(time=counts["time"].dt.floor(width))
     rate = binned.groupby([*KEY, "source", "operation", "time"], as_index=False)[["requests", "throttled"]].sum()

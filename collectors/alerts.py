@@ -4,8 +4,8 @@
 fired") when any fired, else 0 (1 when the store could not be read or written: nothing was evaluated). The
 rules themselves are pure functions in `analysis.alerts`; this module is their I/O edge:
 
-- reads only the columns each enabled rule needs, and only the days it needs: the metrics and the replay's
-  requests of the last `window_minutes`, storage snapshots and executions of the last `lookback_days`;
+- reads only the columns each enabled rule needs, and only the days it needs: the metrics, the diagnostic
+  logs' 429 counts and the replay's requests of the last `window_minutes`, storage snapshots and executions of the last `lookback_days`;
 - writes one `alerts` row per (rule, subject) that fired, plus one `evaluated` row per account covered (so a
   clean evaluation closes the alerts of the one before), all with the evaluation's run id and time;
 - prints one line per alert on `out` (`alert: <message>`, after `[account]` when the config has several).
@@ -113,8 +113,9 @@ def _throttled(rows: _Rows, settings: AlertSettings, limits: Limits) -> pd.DataF
         return rules.no_alerts()
     metrics = rows.recent("metrics", rules.METRIC_COLUMNS)
     requests = rows.recent("requests", rules.REQUEST_COLUMNS)
+    logged = rows.recent("log_throttles", rules.LOG_THROTTLE_COLUMNS)
     return rules.throttle_rate_alerts(
-        metrics, requests, percent=settings.throttle_rate_percent, window_minutes=settings.window_minutes
+        metrics, requests, logged, percent=settings.throttle_rate_percent, window_minutes=settings.window_minutes
     )
 
 

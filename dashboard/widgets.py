@@ -16,7 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from analysis import regions, scope
+from analysis import regions, scope, throttling
 from analysis.report import to_csv_bytes
 from dashboard.display import display_table, markdown_code, markdown_fence, markdown_text
 from dashboard.figures.canvas import plain_figure
@@ -103,6 +103,39 @@ def render_region_note(view: FrameState, *, per_region: str | None = None) -> No
         st.caption(f"Azure Monitor figures: region **{markdown_text(view.region)}** only.")
 
 
+def render_logs_region_note(view: FrameState, logs: str, *, per_region: str | None = None) -> None:
+    """Beside one region's Azure Monitor figures (the frame's region, or `per_region` that a page of
+    per-region figures shows), say that the page's `logs` figures are all regions': the diagnostic logs have
+    no region in the store (the logs collector sums their RegionName), so they are never one region's."""
+    if len(view.regions) >= 2 and (view.region or per_region) is not None:
+        st.caption(
+            f"{logs}: {throttling.ALL_REGIONS} in total, whatever the region (the logs are stored summed over the regions)."
+        )
+
+
+RATE_WINDOW = """429 rate: 429s over all requests of the whole window, {window} (the time range's data), {sources}.
+An alert's rate is of its own last minutes (the config's `window_minutes`)."""
+ONE_SOURCE = """from the source *429s from* names: Azure Monitor where it counted the container's requests, else the
+diagnostic logs, else the replay"""
+EVERY_SOURCE = """per source; a container's one rate (the Fleet's, the Overview's, the report's, the alert's) is Azure
+Monitor's where it counted the container's requests, else the diagnostic logs', else the replay's"""
+# how a table heads a 429 rate's window (`analysis.fleet.THROTTLE_WINDOW`): its first and last time counted
+RATE_WINDOW_COLUMNS = {
+    "throttle_start": st.column_config.DatetimeColumn("429s counted from (UTC)", timezone="UTC"),
+    "throttle_end": st.column_config.DatetimeColumn("to (UTC)", timezone="UTC"),
+}
+
+
+def render_rate_window(starts: pd.Series, ends: pd.Series, *, every_source: bool = False) -> None:
+    """The window and the source of a page's 429 rates (`analysis.throttling.rate_window`; `every_source`:
+    a row per source, not a container's one), in one caption beside them, so a page's rate and an alert's
+    (of its last minutes) never read as one number."""
+    window = throttling.rate_window(starts, ends)
+    if window is not None:
+        sources = EVERY_SOURCE if every_source else ONE_SOURCE
+        st.caption(RATE_WINDOW.format(window=scope.window_text(*window), sources=sources))
+
+
 def _render_account_picker(choices: pd.DataFrame) -> str | None:
     """The account picker, only when the choices span more than one account (else: all, unshown)."""
     accounts = scope.accounts(choices)
@@ -129,7 +162,7 @@ def _apply_requested_scope(choices: pd.DataFrame, requested: scope.Scope | None)
 
 def render_empty_state(view: FrameState, *, what: str, how: str, commands: list[str]) -> None:
     """Nothing to show: say what is missing in this view and which commands collect it (`{store}` filled in)."""
-    when = "" if view.since is None else f" since {view.since:%Y-%m-%d %H:%M} UTC"
+    when = "" if view.since is None else f" since {scope.minute_text(view.since)}"
     if view.since is not None:
         how = f"Choose a longer time range in the sidebar. {how}"
     commands_text = "\n".join(command.format(store=view.store) for command in commands)

@@ -51,6 +51,7 @@ def report(
         frames["partitions"],
         frames["logical_keys"],
         frames["log_key_ru"],
+        frames["log_throttles"],
         region=region,
     )
     if built.empty:

@@ -15,7 +15,8 @@ spreadsheet and pivots without reshaping:
 
 Measures. `container` (from `analysis.overview.summarize_containers`, which says where each comes from):
 `ru_consumed`, `provisioned_ru_s`, `peak_ru_s`, `p95_ru_s`, `p95_utilization`, `hot_normalized_ru` (subject:
-the hottest pkrange), `hot_range_share`, `throttle_rate`, `largest_partition_gb`, `storage_headroom`
+the hottest pkrange), `hot_range_share`, `throttle_rate` (detail: its source and window, the first and last
+time counted, as every page and the alert name them), `largest_partition_gb`, `storage_headroom`
 (of 50 GB), `largest_key_gb`, `key_headroom` (of 20 GB), `autoscale_cost_ratio` (what autoscale would
 cost against manual RU/s set at the peak, below). `partition` (the latest storage snapshot and Azure
 Monitor): `size_gb`, `headroom` (of 50 GB), `documents`, `max_normalized_ru`. `key`: the `TOP_KEYS`
@@ -53,7 +54,7 @@ import math
 
 import pandas as pd
 
-from analysis import fleet, overview, regions
+from analysis import fleet, overview, regions, throttling
 from analysis.capacity.rules import (
     Action,
     autoscale_action,
@@ -66,6 +67,7 @@ from analysis.capacity.rules import (
     skew_action,
 )
 from analysis.hot import keys as hot_keys
+from analysis.scope import window_text
 from analysis.units import Number, round_to_unit, size_text
 from cosmoscore.limits import GB, Limits
 from cosmoscore.monitor.metrics import NORMALIZED_RU
@@ -86,6 +88,7 @@ REPORT_TABLES = {
     "log_key_ru": LOG_KEY_RU.pick(
         *KEY, "time", "pkrange_id", "partition_key", "request_charge", "peak_request_charge", "bin_minutes"
     ),
+    "log_throttles": throttling.LOG_THROTTLE_COLUMNS,
 }
 
 # -- the report ------------------------------------------------------------------------------------------
@@ -98,7 +101,7 @@ CONTAINER_MEASURES = [  # (column, unit, subject column, detail column)
     ("p95_utilization", "share", None, None),  # "share": written in % (`_long`)
     ("hot_normalized_ru", "%", "hot_pkrange", None),
     ("hot_range_share", "share", "hot_pkrange", "skew_source"),
-    ("throttle_rate", "share", None, "throttle_source"),
+    ("throttle_rate", "share", None, "throttle_detail"),
     ("largest_partition_gb", "GB", None, "largest_partition_text"),
     ("storage_headroom", "share", None, None),
     ("largest_key_gb", "GB", None, "largest_key_text"),
@@ -114,6 +117,7 @@ def build_capacity_report(
     partitions: pd.DataFrame,
     logical_keys: pd.DataFrame,
     log_key_ru: pd.DataFrame | None = None,
+    log_throttles: pd.DataFrame | None = None,
     *,
     limits: Limits | None = None,
     region: str | None = None,
@@ -121,7 +125,9 @@ def build_capacity_report(
     """The report (`REPORT_COLUMNS`, the module docstring) of one `region`, or of the account in total (None):
     empty when no container has data."""
     metrics = regions.select_region(metrics, region)
-    containers = overview.summarize_containers(executions, requests, metrics, partitions, logical_keys, limits=limits)
+    containers = overview.summarize_containers(
+        executions, requests, metrics, partitions, logical_keys, log_throttles, limits=limits, region=region
+    )
     if containers.empty:
         return pd.DataFrame(columns=REPORT_COLUMNS)
     containers = _without_own_offer(
@@ -250,7 +256,12 @@ def container_rows(containers: pd.DataFrame) -> pd.DataFrame:
     named = containers.assign(
         ru_source=containers["ru_source"].map(SOURCES),
         skew_source=containers["skew_source"].map(SOURCES),
-        throttle_source=containers["throttle_source"].map(SOURCES),
+        throttle_detail=[
+            f"{source}, {window_text(start, end)}" if pd.notna(start) else source
+            for source, start, end in zip(
+                containers["throttle_source"], containers["throttle_start"], containers["throttle_end"]
+            )
+        ],
         autoscale_hours=containers["autoscale_hours"].map(lambda h: _count(h, "hour") if pd.notna(h) else ""),
         largest_partition_text=containers["largest_partition_gb"].map(size_text),
         largest_key_text=containers["largest_key_gb"].map(size_text),

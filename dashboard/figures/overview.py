@@ -62,12 +62,13 @@ def overview_cards(row: pd.Series) -> list[Card]:
     provisioned = row.get("provisioned_ru_s")
     of = f" (provisioned: {provisioned:,.0f} RU/s)" if pd.notna(provisioned) else ""
     hot = f"pkrange {row.get('hot_pkrange')}: " if row.get("hot_pkrange") else ""
+    rate_from = f"from {row.get('throttle_source')}, " if row.get("throttle_source") else ""
     return [
         ("RU consumed", _number(row.get("ru_consumed"), "{:,.0f}"), _delta(row.get("ru_consumed_change"), "{:+,.0f}"), "off", "Azure Monitor's TotalRequestUnits, else the replay's RU"),
         ("Peak RU/s", _number(row.get("peak_ru_s"), "{:,.1f}"), _delta(row.get("peak_ru_s_change"), "{:+,.1f}"), "inverse", f"the busiest interval's RU/s{of}"),
         ("p95 RU/s", _number(row.get("p95_ru_s"), "{:,.1f}"), _delta(row.get("p95_ru_s_change"), "{:+,.1f}"), "inverse", f"95% of intervals used less{of}"),
         ("Hottest range", _number(row.get("hot_normalized_ru"), "{:.0f}%"), _delta(row.get("hot_normalized_ru_change"), "{:+.0f} pts"), "inverse", f"{hot}the normalized RU consumption of the hottest pkrange: 100% means its requests are throttled"),
-        ("429 rate", _number(row.get("throttle_rate"), "{:.2%}"), _delta(row.get("throttle_rate_change"), "{:+.2%}"), "inverse", "1-5% is healthy (the SDK retries them); above 5% needs action"),
+        ("429 rate", _number(row.get("throttle_rate"), "{:.2%}"), _delta(row.get("throttle_rate_change"), "{:+.2%}"), "inverse", f"{rate_from}over the whole window; 1-5% is healthy (the SDK retries them), above 5% needs action"),
         ("Largest range", size_text(row.get("largest_partition_gb")), _size_delta(row.get("largest_partition_gb_change")), "inverse", "the largest physical partition (pkrange), of the 50 GB it holds before it splits"),
         ("Largest key", size_text(row.get("largest_key_gb")), _size_delta(row.get("largest_key_gb_change")), "inverse", "the largest logical partition key, of the 20 GB one key may hold"),
     ]  # fmt: skip

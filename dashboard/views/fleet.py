@@ -2,8 +2,8 @@
 fill), then by waste (provisioned against p95 consumed RU/s); open one to see its query costs.
 
 Layout only: the store, time range and scope come from the frame (`dashboard.state`), the data from
-`dashboard.loaders` (`metrics` and `partitions` read as no rows until the Azure Monitor and storage
-collectors have written them), the numbers and the ranking rule from `analysis.fleet`, the figure
+`dashboard.loaders` (`metrics`, `log_throttles` and `partitions` read as no rows until the Azure Monitor,
+logs and storage collectors have written them), the numbers and the ranking rule from `analysis.fleet`, the figure
 from `dashboard.figures`. Every widget has a key (tests drive them by key).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis import fleet
+from analysis import fleet, throttling
 from analysis.scope import Scope
 from dashboard import state, widgets
 from dashboard.figures.fleet import build_fleet_figure
@@ -41,9 +41,11 @@ for that number yet, never a guess.
 - **executions**, **total RU**, **mean RU**, **fan-out share**: the replayed queries (a per-feed-range
   query's parts count as one execution); the fan-out share is the share of executions that reached
   every partition.
-- **requests**, **429 rate**, **429s from**: the requests and the share answered 429 (throttled), from
-  Azure Monitor's TotalRequests by status code where it counted the container (all its traffic, as the
-  Overview and Throttling pages show), else from the replay's own requests; *429s from* names the source.
+- **requests**, **429 rate**, **429s from**: the requests and the share answered 429 (throttled) over the
+  whole window (the time range's data), from Azure Monitor's TotalRequests by status code where it counted
+  the container (all its traffic), else from the diagnostic logs (Log Analytics: summed over the regions, so "all regions"
+  beside one region's figures), else from the replay's own requests; *429s from* names the source. The
+  Overview, the Throttling page, the report and the alert show the same rate (an alert's of its last minutes).
 - **hot pkrange**, **hot share**, **pkranges**: the pkrange that charged the most data-page RU in the
   replay, its share, and how many pkranges served data pages. The replay's view of skew: where the
   replayed queries land, not the production traffic.
@@ -78,6 +80,7 @@ TABLE_COLUMNS = {
     "requests": st.column_config.NumberColumn("requests", format="%.0f"),
     "throttle_rate": st.column_config.NumberColumn("429 rate", format="%.2f%%"),  # shown in percent
     "throttle_source": st.column_config.TextColumn("429s from"),
+    **widgets.RATE_WINDOW_COLUMNS,
     "pkranges_seen": st.column_config.NumberColumn("pkranges"),
     "hot_pkrange": st.column_config.TextColumn("hot pkrange"),
     "hot_pkrange_share": st.column_config.NumberColumn("hot share", format="%.2f"),
@@ -109,11 +112,13 @@ def load_fleet(view: FrameState) -> tuple[pd.DataFrame, pd.DataFrame]:
     requests = load_view(view, "requests", columns=fleet.REQUEST_COLUMNS)
     metrics = load_with_shared_offer(view, "metrics", columns=fleet.FLEET_METRIC_COLUMNS)
     partitions = load_view(view, "partitions", columns=fleet.PARTITION_COLUMNS)
+    logged = load_view(view, "log_throttles", columns=throttling.LOG_THROTTLE_COLUMNS)
     widgets.render_store_warnings(tuple(dict.fromkeys(executions.warnings + requests.warnings)))
-    widgets.render_store_warnings(metrics.warnings + partitions.warnings)
+    widgets.render_store_warnings(metrics.warnings + partitions.warnings + logged.warnings)
     ranked = fleet.summarize_fleet(
-        executions.frame, requests.frame, metrics.frame, partitions.frame, region=view.region
-    )
+        executions.frame, requests.frame, metrics.frame, partitions.frame, region=view.region,
+        log_throttles=logged.frame,
+    )  # fmt: skip
     units = fleet.summarize_throughput_units(ranked, metrics.frame, partitions.frame, region=view.region)
     return ranked, units
 
@@ -164,6 +169,7 @@ else:
     render_scope_note(view)
     widgets.render_region_note(view)
     render_open(ranked)
+    widgets.render_rate_window(ranked["throttle_start"], ranked["throttle_end"])
     percent = ranked.assign(throttle_rate=ranked["throttle_rate"] * 100)[SHOWN]  # the CSV keeps the share
     widgets.render_table(percent, key="fleet_table", file_name="fleet.csv", column_config=TABLE_COLUMNS, csv=ranked)
     widgets.render_figure(build_fleet_figure(ranked, title="Riskiest containers first"), key="fleet_chart")

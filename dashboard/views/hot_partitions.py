@@ -178,6 +178,7 @@ def render_keys(data: HotData) -> None:
             "logs have no partition key).",
         )
     else:
+        widgets.render_logs_region_note(frame_state(), "RU per logical key (diagnostic logs)", per_region=data.region)
         top = st.selectbox("Top keys by RU", hk.TOP_KEY_CHOICES, index=1, key="hot_top_keys")
         heatmap = hk.top_keys(data.key_heatmap, int(top))
         widgets.render_figure(build_key_heatmap_figure(heatmap), key="hot_keys_heatmap")

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from analysis import alerts, fleet, overview, regions, units
+from analysis import alerts, fleet, overview, regions, throttling, units
 from dashboard import widgets
 from dashboard.display import markdown_text
 from dashboard.figures.overview import build_limits_figure, overview_cards
@@ -33,6 +33,7 @@ TABLES = {  # what `summarize_containers` reads
     "metrics": overview.METRIC_COLUMNS,
     "partitions": fleet.PARTITION_COLUMNS,
     "logical_keys": overview.LOGICAL_KEY_COLUMNS,
+    "log_throttles": throttling.LOG_THROTTLE_COLUMNS,
 }
 
 _NUMBER = st.column_config.NumberColumn
@@ -56,6 +57,7 @@ CONTAINER_TABLE = {
     "throttle_rate": _NUMBER("429 rate", format="%.4f"),
     "throttle_rate_change": _NUMBER("429 change", format="%+.4f"),
     "throttle_source": st.column_config.TextColumn("429s from"),
+    **widgets.RATE_WINDOW_COLUMNS,
     "throttle_flag": st.column_config.CheckboxColumn("above 5%"),
     "executions": _NUMBER("executions"),
     "storage_headroom": _NUMBER("of 50 GB free", format="%.2f"),
@@ -101,7 +103,7 @@ BAND = (
 
 
 def load_frames(view: FrameState) -> dict[str, pd.DataFrame]:
-    """The five frames the overview reads, in the view's scope from `view.since` on."""
+    """The frames the overview reads (`TABLES`), in the view's scope from `view.since` on."""
     frames: dict[str, pd.DataFrame] = {}
     messages: tuple[str, ...] = ()
     for table, columns in TABLES.items():
@@ -119,7 +121,7 @@ def load_overview(view: FrameState) -> tuple[pd.DataFrame, pd.DataFrame, overvie
     first = overview.periods(view.since, now, None)
     frames = load_frames(dataclasses.replace(view, since=first.before_start) if view.since else view)
     span = overview.periods(view.since, now, overview.latest_time(frames["executions"], frames["metrics"]))
-    containers = overview.overview_table(frames, span)
+    containers = overview.overview_table(frames, span, region=view.region)
     executions = frames["executions"]
     queries = overview.costliest_queries(
         overview.between(executions, span.shown_start),
@@ -161,11 +163,12 @@ else:
     if containers["provisioned_ru_s"].isna().all() and containers["hot_normalized_ru"].isna().all():
         widgets.render_monitor_missing(
             what="metrics",
-            shown="the replayed queries' RU, 429 rate and skew across pkranges",
+            shown="the replayed queries' RU and skew across pkranges, and the 429 rate of the diagnostic logs or the replay",
             adds="Metrics add the provisioned, peak and p95 RU/s, each range's normalized RU and the 429 rate of "
             "all traffic; the storage collector adds partition and key sizes against 50 GB and 20 GB.",
         )
     st.caption(f"{span.note} {BAND}")
+    widgets.render_rate_window(containers["throttle_start"], containers["throttle_end"])
     widgets.render_region_note(view)
     render_cards(containers)
     fills = overview.limit_fills(containers)

@@ -25,6 +25,9 @@ xlsx` for a workbook with a sheet per section). One row per number: `section` (c
 query, action), the container, `subject` (a pkrange, a partition key, a query), `measure`, `value`, `unit`
 and `detail`. The rules behind the actions and their thresholds are in `analysis/capacity/rules.py`."""
 
+RATE_NOTE = """429 rate %: over the whole window, from the source and the window (first and last time counted)
+that its `throttle_rate` row's detail names in the whole report below."""
+
 _NUMBER = st.column_config.NumberColumn
 SECTION_TABLE = {
     "subject": st.column_config.TextColumn("subject"),
@@ -97,6 +100,7 @@ else:
     widgets.render_region_note(view)
     render_actions(report)
     st.subheader("Containers")
+    st.caption(RATE_NOTE)
     summary = review.container_summary(report)
     widgets.render_table(summary, key="reports_containers", file_name="containers.csv", column_config=SUMMARY_TABLE)
     render_sections(report)

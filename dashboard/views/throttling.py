@@ -36,6 +36,8 @@ SUMMARY_COLUMNS = {
     "throttled": st.column_config.NumberColumn("429s", format="%.0f"),
     "rate": st.column_config.NumberColumn("429 rate", format="%.2f%%"),  # shown in percent
     "verdict": st.column_config.TextColumn("against the 1-5% band"),
+    "start": st.column_config.DatetimeColumn("counted from (UTC)", timezone="UTC"),
+    "end": st.column_config.DatetimeColumn("to (UTC)", timezone="UTC"),
 }
 RETRY_COLUMNS = {
     "label": st.column_config.TextColumn("pkrange"),
@@ -73,6 +75,7 @@ def render_rate(metrics: pd.DataFrame, requests: pd.DataFrame, log_throttles: pd
     st.subheader("429 rate")
     st.caption(BAND)
     summary = throttling.throttle_summary(metrics, requests, log_throttles)
+    widgets.render_rate_window(summary["start"], summary["end"], every_source=True)
     columns = {**SUMMARY_COLUMNS, "label": st.column_config.TextColumn(storage.container_title(summary))}
     widgets.render_table(
         in_percent(summary).drop(columns=HIDDEN), key="throttling_summary", file_name="throttling-summary.csv",
@@ -89,8 +92,9 @@ def render_operations(metrics: pd.DataFrame, log_throttles: pd.DataFrame) -> Non
     if rates.empty:
         st.caption("No requests counted per operation in this view (Azure Monitor metrics or diagnostic logs).")
         return
-    st.caption("429s over all requests of each operation, from the container's source above (Azure Monitor, "
-               "else the logs): the operations of a container add up to its rate.")  # fmt: skip
+    st.caption("429s over all requests of each operation in each time bin (from: the bin's start), from the "
+               "container's source above (Azure Monitor, else the logs): the operations of a container add up "
+               "to its rate.")  # fmt: skip
     widgets.render_table(
         in_percent(rates).drop(columns=HIDDEN), key="throttling_operation_rates",
         file_name="throttling-operation-rates.csv", column_config=OPERATION_COLUMNS, csv=rates,
@@ -163,6 +167,8 @@ else:
             "production traffic; diagnostic logs add the 429s of each physical partition.",
         )
     widgets.render_region_note(view)
+    if not log_throttles.frame.empty:
+        widgets.render_logs_region_note(view, f"The rows from {throttling.LOGS} and the 429s by physical partition")
     render_rate(metrics.frame, requests.frame, log_throttles.frame)
     if has_monitor:
         render_operations(metrics.frame, log_throttles.frame)

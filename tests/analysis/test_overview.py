@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from analysis import overview
+from analysis import overview, throttling
 from analysis.report import to_csv_bytes
 from store import TABLES
 from tests.analysis.queries.test_costs import T0, execution, executions_frame, request, requests_frame
@@ -94,7 +94,7 @@ def test_monitor_numbers_win_over_the_replay() -> None:
     assert orders["peak_ru_s"] == 20.0 and orders["provisioned_ru_s"] == 1000.0
     assert (orders["hot_pkrange"], orders["hot_normalized_ru"], orders["pkranges"]) == ("1", 100.0, 2)
     assert orders["hot_range_share"] == pytest.approx(0.9032, abs=1e-4)  # mean 93.3 of 103.3
-    assert orders["throttle_rate"] == 0.05 and orders["throttle_source"] == "monitor"
+    assert orders["throttle_rate"] == 0.05 and orders["throttle_source"] == throttling.MONITOR
     assert not orders["throttle_flag"]  # 5% is the top of the healthy band, not above it
     assert orders["largest_key_gb"] == 18.0 and orders["key_headroom"] == 0.1
     assert people["ru_consumed"] == 1.0 and people["ru_source"] == "replay"

@@ -6,8 +6,10 @@ from typing import Any
 
 import pandas as pd
 
-from analysis import alerts
+from analysis import alerts, fleet, overview
 from analysis import throttling as th
+from analysis.capacity import review
+from analysis.scope import window_text
 from store import REQUESTS, TABLES
 from tests.analysis.queries.test_costs import execution, executions_frame
 
@@ -215,3 +217,50 @@ def test_operation_rates_without_counted_requests_are_empty_with_columns() -> No
     old = LOG_ROWS.assign(requests=None)  # a store from before requests were counted
     assert th.operation_rates(METRIC_ROWS.iloc[:0], old).columns.tolist() == th.OPERATION_COLUMNS
     assert th.operation_rates(METRIC_ROWS.iloc[:0], old.drop(columns="requests")).empty
+
+
+def test_logs_without_metrics_give_one_rate_and_source_on_fleet_overview_report_and_alert() -> None:
+    """A store with diagnostic logs but no metrics: every reader of the one 429 rate (the Fleet, the Overview,
+    the report's row, the alert) shows the logs' rate, named as the logs', with its window."""
+    no_metrics, logs = pd.DataFrame(columns=METRICS.columns), LOG_ROWS
+    one = th.preferred_rate(no_metrics, NO_REQUESTS, logs).set_index("container")
+    assert one.loc["carts", ["source", "requests", "throttled", "rate"]].tolist() == [th.LOGS, 250.0, 45.0, 0.18]
+    assert (one.loc["carts", "start"], one.loc["carts", "end"]) == (T0, T0)  # the row without requests: not counted
+    frames = {name: pd.DataFrame(columns=TABLES[name].columns) for name in ("partitions", "logical_keys")}
+    ranked = fleet.summarize_fleet(executions_frame(), NO_REQUESTS, no_metrics, log_throttles=logs)
+    containers = overview.summarize_containers(
+        executions_frame(), NO_REQUESTS, no_metrics, **frames, log_throttles=logs
+    )
+    report = review.build_capacity_report(executions_frame(), NO_REQUESTS, no_metrics, **frames, log_throttles=logs)
+    fired = alerts.throttle_rate_alerts(no_metrics, NO_REQUESTS, logs, percent=1, window_minutes=60)
+    rows = report[report["measure"].eq("throttle_rate")].set_index("container")
+    for name, shown in (("fleet", ranked), ("overview", containers)):
+        got = shown.set_index("container")[["throttle_rate", "throttle_source", "throttle_start", "throttle_end"]]
+        assert got.to_dict("index") == {
+            c: {"throttle_rate": round(r.rate, 4), "throttle_source": th.LOGS, "throttle_start": T0, "throttle_end": T0}
+            for c, r in one.iterrows()
+        }, name
+    assert rows["value"].to_dict() == {"carts": 18.0, "orders": 100.0}
+    assert rows["detail"].tolist() == [f"{th.LOGS}, 2026-05-01 10:00 UTC"] * 2
+    assert fired.set_index("container")["value"].to_dict() == {"carts": 18.0, "orders": 100.0}
+    assert all("from the diagnostic logs" in m and "in the last 60 min" in m for m in fired["message"])
+
+
+def test_beside_one_region_a_log_derived_rate_says_all_regions() -> None:
+    """The logs have no region: a page of one region's Monitor figures names a log-derived rate "all regions",
+    the account in total (every region's metrics, every region's logs) does not."""
+    split = METRIC_ROWS.assign(region="West US")
+    ranked = fleet.summarize_fleet(executions_frame(), NO_REQUESTS, split, region="West US", log_throttles=LOG_ROWS)
+    sources = ranked.set_index("container")["throttle_source"].to_dict()
+    assert sources == {"orders": th.MONITOR, "carts": f"{th.LOGS} (all regions)"}
+    total = fleet.summarize_fleet(executions_frame(), NO_REQUESTS, split, log_throttles=LOG_ROWS)
+    assert total.set_index("container")["throttle_source"].to_dict() == {"orders": th.MONITOR, "carts": th.LOGS}
+
+
+def test_the_window_of_the_rates_is_their_first_and_last_counted_time() -> None:
+    rates = th.preferred_rate(METRIC_ROWS, NO_REQUESTS, LOG_ROWS)
+    window = th.rate_window(rates["start"], rates["end"])
+    assert window == (T0, T0 + pd.Timedelta(minutes=20)) and window_text(*window) == "2026-05-01 10:00-10:20 UTC"
+    assert window_text(T0, T0 + pd.Timedelta(days=1)) == "2026-05-01 10:00 - 2026-05-02 10:00 UTC"
+    none = th.preferred_rate(METRIC_ROWS.iloc[:0], NO_REQUESTS)
+    assert th.rate_window(none["start"], none["end"]) is None

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from analysis.alerts import latest_alerts
@@ -18,7 +19,8 @@ from collectors.config import AlertSettings, Config, ConfigError, load_config, p
 from collectors.registry import Options, collector, run_collector
 from cosmoscore.limits import Limits
 from emulator.engine.facade import Context
-from store import read_table, store_location
+from store import read_table, store_location, write_frame
+from tests.analysis.test_throttling import LOG_ROWS, T0
 from tests.collectors.test_config import GOOD, error_of, write
 from tests.collectors.test_replay import load_orders, run
 
@@ -227,3 +229,17 @@ def test_the_collected_shops_hot_range_and_429s_fire_from_azure_monitor(collecte
     code, out, err = evaluate(last_hour, store, now=now)
     assert (code, err) == (EXIT_ALERTS, [])
     assert [line.split(" of ")[0] for line in out] == [f"alert: pkrange {collected.hot_pkranges[-1]}"]
+
+
+def test_a_store_with_logs_but_no_metrics_fires_the_logs_429_rate_of_the_window(tmp_path: Path) -> None:
+    """The rule reads the diagnostic logs' counts (`log_throttles`) of the window, as the pages read them:
+    carts' 45 of 250 and orders' 1000 of 1000 at minute 0; an older bin (before the window) is not counted."""
+    cfg = parse_config({"cosmos": {"database": "shop"}, "alerts": {"throttle_rate_percent": 5}}, Path("a.toml"))
+    old = LOG_ROWS.iloc[[0]].assign(time=T0 - pd.Timedelta(hours=2), throttled=0)  # carts: 100 unthrottled
+    rows = pd.concat([LOG_ROWS, old]).assign(account=cfg.all_accounts()[0].name)
+    write_frame(store_location(tmp_path), "log_throttles", rows, run_id="l1", part="0")
+    code, out, err = evaluate(cfg, tmp_path, now=(T0 + pd.Timedelta(minutes=5)).to_pydatetime())
+    assert (code, err) == (EXIT_ALERTS, [])
+    fired = read_table(store_location(tmp_path), "alerts").query("rule == 'throttle_rate'").sort_values("container")
+    assert fired[["container", "value"]].values.tolist() == [["carts", 18.0], ["orders", 100.0]]
+    assert all("in the last 60 min" in m and "from the diagnostic logs" in m for m in fired["message"])

@@ -31,6 +31,7 @@ from tests.collectors.test_metrics import RESOURCE, StandIn, collect, config
 from tests.conftest import ManualClock
 from tests.emulator.history.test_history import LIMITS, START, _hot_workload, _key_on, _range_ids, _reads, _setup
 from tests.emulator.monitor.test_metrics import FixedToken
+from tests.metric_series import sums_by_dimensions
 
 REGIONS = ("West Europe", "North Europe")  # the first serves the requests
 
@@ -62,11 +63,7 @@ def _series(stand_in: StandIn, metric: str, aggregation: str, filter: str) -> di
         filter=filter,
         max_results=100,
     )
-    key = aggregation.lower()
-    return {
-        tuple(ts.metadata_values.values()): sum(getattr(v, key) or 0 for v in ts.data)
-        for ts in result.metrics[0].timeseries
-    }
+    return sums_by_dimensions(result.metrics[0], aggregation)
 
 
 def test_throughput_and_storage_are_per_region_and_requests_where_served(two_regions: StandIn) -> None:

@@ -11,10 +11,12 @@ import numpy as np
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
+from analysis import throttling
 from analysis.regions import TOTAL_LABEL
 from cosmoscore.monitor.metrics import NORMALIZED_RU, PROVISIONED, TOTAL_REQUEST_UNITS, TOTAL_REQUESTS
 from store import store_location, write_frame
 from tests.analysis.queries.test_costs import T0
+from tests.analysis.test_throttling import LOG_ROWS
 from tests.dashboard.apptest import PLAN, chart, run_app, values, write_plan
 from tests.dashboard.test_shared_throughput_pages import captions, frame_of
 
@@ -123,3 +125,19 @@ def test_a_one_region_store_has_no_region_picker(store: Path) -> None:
     app = open_page("views/fleet.py")
     assert not [box for box in app.selectbox if box.key == "frame_region"]
     assert fleet_row(app)["provisioned_ru_s"] == 400.0 and "regions in total" not in captions(app)
+
+
+def test_beside_one_region_the_log_derived_figures_say_all_regions(store: Path) -> None:
+    """The store's diagnostic-log tables sum the regions: carts (logs only, no metrics) keeps its one 429
+    rate, named "all regions" beside West US's figures, and the Throttling page says so of its log rows."""
+    two_region_store(store)
+    carts = LOG_ROWS[LOG_ROWS["container"].eq("carts")].assign(account=WHERE["account"])
+    write_frame(store_location(store), "log_throttles", carts, run_id="l1", part="0")
+    sources = {}
+    for region in (None, WEST):
+        rows = frame_of(open_page("views/fleet.py", region), "fleet_table").set_index("container")
+        sources[region] = rows.loc["carts", ["throttle_source", "throttle_rate"]].tolist()
+    assert sources == {None: [throttling.LOGS, 18.0], WEST: [f"{throttling.LOGS} (all regions)", 18.0]}
+    note = f"The rows from {throttling.LOGS} and the 429s by physical partition: all regions in total"
+    assert note in captions(open_page("views/throttling.py", WEST))
+    assert note not in captions(open_page("views/throttling.py"))  # the total: every region's on both sides

@@ -12,6 +12,7 @@ from emulator.engine.facade import Engine
 from emulator.rest.server import RunningEmulator
 from tests.emulator.history.test_history import START
 from tests.emulator.monitor.test_metrics import NAMESPACE, RESOURCE, _client, _metric, _span, stand_in
+from tests.metric_series import sums_by_dimensions
 
 __all__ = ["stand_in"]  # the module's fixture, shared
 StandIn = tuple[RunningEmulator, Engine, str, list[str]]
@@ -29,11 +30,7 @@ def _series(emu: RunningEmulator, metric: str, filter: str, aggregation: str) ->
         filter=filter,
         max_results=100,
     )
-    key = aggregation.lower()
-    return {
-        tuple(ts.metadata_values.values()): sum(getattr(mv, key) or 0 for mv in ts.data)
-        for ts in _metric(result, metric).timeseries
-    }
+    return sums_by_dimensions(_metric(result, metric), aggregation)
 
 
 def _requests_by(engine: Engine, dimension: str) -> dict[str, float]:
