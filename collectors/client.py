@@ -3,10 +3,14 @@
 The SDK retries throttled requests itself (`RetryOptions`, the documented setting) as many times as the
 config says; connection errors are retried twice, so an endpoint that is down fails fast with one line.
 Hooks see every HTTP exchange, which is how the collectors read RU and routing without private SDK names.
+Every request carries the user-agent suffix `ruscope/<version>` (the SDK's documented `user_agent_suffix`):
+the service logs it in `CDBDataPlaneRequests.UserAgent` (azure-monitor.md §7b R70), which is how the logs
+collector keeps ruscope's own replay apart from the workload it measures (`collectors.logs.queries`).
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlparse
@@ -16,6 +20,7 @@ from azure.cosmos import CosmosClient, documents
 from collectors.config import Account, ConnectionSettings
 from collectors.credentials import account_credential
 from collectors.errors import describe_error, no_key_line
+from collectors.logs.queries import OWN_USER_AGENT
 
 Hook = Callable[[Any], None]
 
@@ -37,7 +42,17 @@ def fetch_client(
         retry_read=2,
         raw_request_hook=on_request,  # None: no hook (azure-core's CustomHookPolicy skips it)
         raw_response_hook=on_response,
+        user_agent_suffix=user_agent(),
     )
+
+
+def user_agent() -> str:
+    """The suffix ruscope's clients add to the SDK's user agent: `ruscope/<version>`, a Kusto term for `has`."""
+    try:
+        version = importlib.metadata.version("ruscope")
+    except importlib.metadata.PackageNotFoundError:  # a source tree that was never installed
+        version = "dev"
+    return f"{OWN_USER_AGENT}/{version}"
 
 
 def check_account(account: Account, credential: Any = None) -> str | None:

@@ -366,6 +366,25 @@ class LogQueryStatsRecord(Scoped):
     partial: bool
 
 
+@table("log_query_ru", key=(*LOG_BIN_KEY, "pkrange_id", "query_text", "own_traffic"))
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogQueryRURecord(Scoped):
+    """RU of one query text on one pkrange in one time bin: `CDBQueryRuntimeStatistics` (the text) joined with
+    `CDBDataPlaneRequests` (each request's charge and status) on ActivityId, as Microsoft's "top queries by
+    RU" query does (azure-monitor.md §7b R48). A row per request: a throttled attempt and its retry share one
+    ActivityId (R46) and are two requests, the 429's charge counted too. `own_traffic`: requests ruscope sent
+    itself (its client's user agent), kept apart from the workload's."""
+
+    pkrange_id: str
+    query_text: str  # obfuscated by the service unless full-text query logging is on (§6.3)
+    own_traffic: bool
+    request_charge: float
+    requests: int
+    throttled: int
+    bin_minutes: Int32
+    partial: bool
+
+
 @table("log_windows", key=("run_id", "account", "database", "query", "time"), last=True)
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LogWindowRecord(Scoped):
@@ -385,6 +404,7 @@ LOG_KEY_OPERATION_RU = TABLES[LogKeyOperationRURecord.TABLE]
 LOG_KEY_SIZES = TABLES[LogKeySizeRecord.TABLE]
 LOG_THROTTLES = TABLES[LogThrottleRecord.TABLE]
 LOG_QUERY_STATS = TABLES[LogQueryStatsRecord.TABLE]
+LOG_QUERY_RU = TABLES[LogQueryRURecord.TABLE]
 LOG_WINDOWS = TABLES[LogWindowRecord.TABLE]
 
 

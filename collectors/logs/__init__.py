@@ -1,13 +1,15 @@
-"""The logs collector: Cosmos DB diagnostic logs from a Log Analytics workspace into five store tables.
+"""The logs collector: Cosmos DB diagnostic logs from a Log Analytics workspace into six store tables (and `log_windows`).
 
 Per account (with `[monitor] workspace_id`; without it there is nothing to do, said in one line), per
 database, each query of logs_queries.py through `LogsQueryClient.query_workspace`, the window in
 `timespan`: RU per logical key per pkrange per bin, with its busiest second (`log_key_ru`), the same per
 operation (`log_key_operation_ru`: which operation heats a key), requests and 429s per partition and
-operation (`log_throttles`), query counts (`log_query_stats`), and a snapshot of the latest size of each of
-the largest keys (`log_key_sizes`, stored with the run's time). With `[monitor] logs_tables` naming an
-aggregated table (`CDBDataPlaneRequests5M` / `15M`), `log_throttles` is read from it and the other queries
-are not sent: one line says which analyses this mode leaves out, and why (`queries.not_served_line`).
+operation (`log_throttles`), query counts (`log_query_stats`), RU and 429s per query text (`log_query_ru`:
+the query statistics joined with the requests on ActivityId, ruscope's own requests apart), and a snapshot of
+the latest size of each of the largest keys (`log_key_sizes`, stored with the run's time). With `[monitor]
+logs_tables` naming an aggregated table (`CDBDataPlaneRequests5M` / `15M`), `log_throttles` is read from it
+and the other queries are not sent: one line says which analyses this mode leaves out, and why
+(`queries.not_served_line`).
 
 Incremental like metrics: the time-binned queries ask from the watermark of (account, database, query),
 less `overlap_minutes`, or `backfill_hours` back on a first run, up to the last bin complete
@@ -53,7 +55,9 @@ from collectors.logs.queries import (
     KEY_OPERATIONS,
     KEY_RU,
     KEY_SIZE,
+    OWN_TRAFFIC,
     PEAK_REQUEST_CHARGE,
+    QUERY_RU,
     QUERY_STATS,
     REQUESTS,
     THROTTLED,
@@ -62,7 +66,7 @@ from collectors.logs.queries import (
     build,
     not_served_line,
     queries_for,
-    spec_of,
+    table_of,
 )
 from collectors.logs.queries import result_columns as legacy_renames
 from collectors.metrics import CHUNK, aligned_window, chunks  # windows and day-long chunks, as for metrics
@@ -85,12 +89,14 @@ from store.records import (
     LOG_KEY_OPERATION_RU,
     LOG_KEY_RU,
     LOG_KEY_SIZES,
+    LOG_QUERY_RU,
     LOG_QUERY_STATS,
     LOG_THROTTLES,
     LOG_WINDOWS,
     LogKeyOperationRURecord,
     LogKeyRURecord,
     LogKeySizeRecord,
+    LogQueryRURecord,
     LogQueryStatsRecord,
     LogThrottleRecord,
     LogWindowRecord,
@@ -103,6 +109,7 @@ TABLE_OF = {
     KEY_SIZE: LOG_KEY_SIZES,
     THROTTLES: LOG_THROTTLES,
     QUERY_STATS: LOG_QUERY_STATS,
+    QUERY_RU: LOG_QUERY_RU,
 }
 Key = tuple[Any, ...]
 
@@ -147,6 +154,11 @@ def _count(value: Any) -> int:
     return round(_number(value))
 
 
+def _flag(value: Any) -> bool:
+    """A Kusto bool (True, False or null: a row with no user agent is not ruscope's)."""
+    return bool(value) if value is not None and value is not pd.NA else False
+
+
 Convert = Callable[[Any], Any]
 # query -> its record and, per record field, the result column (resource-specific name) it comes from
 FIELDS: dict[str, tuple[type[Record], dict[str, tuple[str, Convert]]]] = {
@@ -188,6 +200,17 @@ FIELDS: dict[str, tuple[type[Record], dict[str, tuple[str, Convert]]]] = {
             "pkrange_id": (PARTITION_KEY_RANGE_ID, _text),
             "query_text": (QUERY_TEXT, _text),
             "queries": ("Queries", _count),
+        },
+    ),
+    QUERY_RU: (
+        LogQueryRURecord,
+        {
+            "pkrange_id": (PARTITION_KEY_RANGE_ID, _text),
+            "query_text": (QUERY_TEXT, _text),
+            "own_traffic": (OWN_TRAFFIC, _flag),
+            "request_charge": (REQUEST_CHARGE, _number),
+            "requests": (REQUESTS, _count),
+            "throttled": (THROTTLED, _count),
         },
     ),
 }
@@ -364,7 +387,7 @@ class Logs:
         traffic = expected.read_traffic(self.run.store, self.account.name, database, start)
         requests = expected.summarize_expected(name, traffic, start, end)
         if requests > 0:
-            mode, category = self.settings.logs_mode, spec_of(name, self.settings.logs_tables).table.category
+            mode, category = self.settings.logs_mode, table_of(name, self.settings.logs_tables).category
             self.run.err(expected.warning_line(name, mode, database, span, requests, category))
 
     def window_record(self, database: str, name: str, first: dt.datetime, last: dt.datetime, rows: int) -> Record:

@@ -11,7 +11,8 @@ only a column no row fills, azure-monitor.md §7b R6), so it is said in one line
 Which requests each query expects rows for (`EXPECTS`):
 - `throttles`: every data-plane request (each is a DataPlaneRequests row; the query counts all of them,
   429s among them);
-- `query_stats`: `Query` requests (each is a QueryRuntimeStatistics row);
+- `query_stats` and `query_ru` (the same rows joined with their requests): `Query` requests (each is a
+  QueryRuntimeStatistics row);
 - `key_ru` (and `key_operations`, the same rows per operation): successful writes (Create, Upsert, Replace, Patch, Delete) and stored procedure executions,
   whose key Azure always reports (§7b R7); reads and queries are left out, as a read-only workload of
   cross-partition queries and feeds rightly has no key rows, and the metric cannot tell a document read
@@ -28,7 +29,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from collectors.logs.queries import KEY_OPERATIONS, KEY_RU, QUERY_STATS, THROTTLES
+from collectors.logs.queries import KEY_OPERATIONS, KEY_RU, QUERY_RU, QUERY_STATS, THROTTLES
 from cosmoscore.monitor.metrics import TOTAL_REQUESTS
 from store import StoreLocation, read_table
 from store.records import METRICS
@@ -52,6 +53,7 @@ KEYED: tuple[str, Predicate] = (
 EXPECTS: dict[str, tuple[str, Predicate]] = {
     THROTTLES: ("of any status", lambda f: _status(f) != ""),
     QUERY_STATS: ("of operation Query", lambda f: _operation(f) == "Query"),
+    QUERY_RU: ("of operation Query", lambda f: _operation(f) == "Query"),  # the same statistics rows, joined
     KEY_RU: KEYED,
     KEY_OPERATIONS: KEYED,  # the same rows, per operation
 }

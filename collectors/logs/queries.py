@@ -16,7 +16,13 @@ Five queries (azure-monitor.md §6, §7), each in both diagnostic-settings modes
   a throttled attempt and its retry two, so their ratio is the share of requests answered 429, where
   Microsoft's `dcountif(ActivityId, ...)` over `dcount(ActivityId)` counts operations, an SDK's retries
   sharing one ActivityId: azure-monitor.md §7b R45-R47);
-- `query_stats`: queries per container, pkrange and query text per time bin (`CDBQueryRuntimeStatistics`).
+- `query_stats`: queries per container, pkrange and query text per time bin (`CDBQueryRuntimeStatistics`);
+- `query_ru`: RU, requests and 429s per container, pkrange and query text per time bin: Microsoft's "top
+  queries by RU" join (azure-monitor.md §7b R48), `CDBQueryRuntimeStatistics` (the text, one row per
+  ActivityId kept: `summarize by`, so however many statistics rows an operation writes, each request counts
+  once) joined with `CDBDataPlaneRequests` (each request's charge and status) on ActivityId, and split by
+  whether ruscope sent the request itself (`UserAgent has 'ruscope'`: its client's user-agent suffix), so
+  ruscope's own replay is kept apart from the workload it measures. Built by `build_query_ru`, not a `Spec`.
 
 "resource-specific" mode reads the `CDB*` tables; "azure-diagnostics" (the legacy destination) reads
 `AzureDiagnostics` rows of the matching `Category`, whose columns carry type suffixes (`_s` string, `_d`
@@ -50,6 +56,7 @@ from collectors.config.monitor import LOGS_TABLES
 from cosmoscore.monitor import logs
 from cosmoscore.monitor.logs import (
     ACCOUNT_NAME,
+    ACTIVITY_ID,
     AZURE_DIAGNOSTICS,
     CATEGORY,
     COLLECTION_NAME,
@@ -68,6 +75,7 @@ from cosmoscore.monitor.logs import (
     SIZE_KB,
     STATUS_CODE,
     TIME_GENERATED,
+    USER_AGENT,
     Table,
 )
 
@@ -95,6 +103,9 @@ class Spec:
 
 
 KEY_RU, KEY_SIZE, THROTTLES, QUERY_STATS = "key_ru", "key_size", "throttles", "query_stats"
+QUERY_RU = "query_ru"
+OWN_TRAFFIC = "OwnTraffic"  # query_ru: the request came from ruscope's own client (its user agent)
+OWN_USER_AGENT = "ruscope"  # the user-agent suffix of every ruscope client (collectors.client); a Kusto term
 KEY_OPERATIONS = "key_operations"
 PEAK_REQUEST_CHARGE = "PeakRequestCharge"  # key_ru: the most RU the key consumed in one second of the bin
 REQUESTS, THROTTLED = "Requests", "Throttled"  # throttles: requests, and those answered 429
@@ -136,7 +147,7 @@ SPECS: dict[str, Spec] = {
         (DATABASE_NAME, COLLECTION_NAME, PARTITION_KEY_RANGE_ID, QUERY_TEXT),
     ),
 }
-QUERIES = tuple(SPECS)
+QUERIES = (*SPECS, QUERY_RU)
 
 # `[monitor] logs_tables`: the detailed tables (every query), or one aggregated table (§6.6) in their place
 DETAILED = "detailed"
@@ -147,6 +158,7 @@ NOT_SERVED = {
     KEY_OPERATIONS: "RU per logical key and operation",
     KEY_SIZE: "logical key sizes",
     QUERY_STATS: "query texts",
+    QUERY_RU: "RU per query text",
 }
 
 
@@ -210,10 +222,15 @@ def kql_string(value: str) -> str:
     return "'" + escaped.replace("\t", "\\t") + "'"
 
 
+def table_of(name: str, tables: str = DETAILED) -> Table:
+    """The table whose rows query `name`'s result is grouped by (query_ru: the query statistics' text)."""
+    return logs.QUERY_STATS if name == QUERY_RU else spec_of(name, tables).table
+
+
 def result_columns(name: str, mode: str, tables: str = DETAILED) -> dict[str, str]:
     """Renames for the columns of query `name`'s result to the resource-specific names (empty in that mode):
     the legacy spellings of its category (they differ per category, azure-monitor.md §6.5)."""
-    legacy = spec_of(name, tables).table.legacy
+    legacy = table_of(name, tables).legacy
     return {spelled: column for column, spelled in legacy.items()} if mode == AZURE_DIAGNOSTICS else {}
 
 
@@ -250,12 +267,20 @@ def _aggregate(spec: Spec, result: str, function: str, source: str, mode: str, p
     return f"{result} = {call}" if result else call
 
 
-def build(name: str, params: Params) -> str:
-    """The KQL of query `name` (one of QUERIES) for `params` (ValueError on a bad parameter)."""
+def _check(params: Params) -> None:
     if params.mode not in MODES:
         raise ValueError(f"unknown logs mode {params.mode!r} (known: {', '.join(MODES)})")
     if not 1 <= params.bin_minutes <= 1440 or params.top < 1:
         raise ValueError("the time bin is 1 to 1440 minutes and top at least 1")
+
+
+def build(name: str, params: Params) -> str:
+    """The KQL of query `name` (one of QUERIES) for `params` (ValueError on a bad parameter)."""
+    _check(params)
+    if name == QUERY_RU:
+        if params.tables != DETAILED:
+            raise KeyError(f"{name!r} is not served by {AGGREGATED_TABLES[params.tables].name} ({NOT_SERVED[name]})")
+        return build_query_ru(params)
     spec, mode = spec_of(name, params.tables), params.mode
     if spec.table.grain_minutes and (params.bin_minutes % spec.table.grain_minutes or mode != RESOURCE_SPECIFIC):
         raise ValueError(f"{spec.table.name} is read in resource-specific mode, in bins of whole intervals")
@@ -274,6 +299,39 @@ def build(name: str, params: Params) -> str:
     lines.append(f"| summarize {aggregates} by {', '.join(groups)}")
     if spec.top is not None:
         lines.append(f"| top {params.top} by {spec.table.spelled(spec.top, mode)} desc")
+    return "\n".join(lines)
+
+
+def build_query_ru(params: Params) -> str:
+    """Microsoft's "top queries by RU" join (azure-monitor.md §7b R48) as a time-binned aggregate: each query
+    request's charge and status (`CDBDataPlaneRequests`) by the text its ActivityId ran (`CDBQueryRuntimeStatistics`),
+    and whether ruscope's own client sent it. The statistics side is one row per (ActivityId, text, pkrange)
+    before the join, so an operation whose attempts wrote several statistics rows is not counted twice; the
+    requests side keeps every attempt (a 429 and its retry share an ActivityId, §7b R46)."""
+    _check(params)
+    mode, texts, requests = params.mode, logs.QUERY_STATS, logs.REQUESTS
+    legacy = mode == AZURE_DIAGNOSTICS
+    source = LEGACY_TABLE if legacy else None
+    keys = [texts.spelled(c, mode) for c in (DATABASE_NAME, COLLECTION_NAME, PARTITION_KEY_RANGE_ID, QUERY_TEXT)]
+    left_id, right_id = texts.spelled(ACTIVITY_ID, mode), requests.spelled(ACTIVITY_ID, mode)
+    charge, status = requests.spelled(REQUEST_CHARGE, mode), requests.spelled(STATUS_CODE, mode)
+    throttled = kql_string("429") if legacy else "429"  # legacy columns are strings
+    right = [
+        source or requests.name,
+        "| where " + " and ".join(_filters(Spec(requests, (), ()), params)),
+        f"| extend {OWN_TRAFFIC} = {requests.spelled(USER_AGENT, mode)} has {kql_string(OWN_USER_AGENT)}",
+        f"| project {right_id}, {charge}, {status}, {TIME_GENERATED}, {OWN_TRAFFIC}",
+    ]
+    on = left_id if left_id == right_id else f"$left.{left_id} == $right.{right_id}"
+    lines = [
+        source or texts.name,
+        "| where " + " and ".join(_filters(Spec(texts, (), ()), params)),
+        f"| summarize by {left_id}, {', '.join(keys)}",
+        f"| join kind=inner ({' '.join(right)}) on {on}",
+        f"| summarize {REQUEST_CHARGE} = sum(todouble({charge})), {REQUESTS} = count(), "
+        f"{THROTTLED} = countif({status} == {throttled}) "
+        f"by {', '.join(keys)}, {OWN_TRAFFIC}, bin({TIME_GENERATED}, {params.bin_minutes}m)",
+    ]
     return "\n".join(lines)
 
 

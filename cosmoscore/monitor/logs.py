@@ -244,6 +244,7 @@ REQUESTS = Table(  # §6.4 (the columns this catalogue names; the rest are strin
         DURATION_MS: "duration_s",
         RESPONSE_LENGTH: "responseLength_s",
         REQUEST_RESOURCE_TYPE: "requestResourceType_s",  # troubleshoot-request-rate-too-large's 429 query
+        USER_AGENT: "userAgent_s",  # §7b R70: "{user agent name}/{version}", the older logging page
     },
 )
 TABLES: dict[str, Table] = {t.name: t for t in (KEY_RU, KEY_STATS, QUERY_STATS, REQUESTS)}

@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis.queries import costs as qc
+from analysis.queries import logged as ql
 from analysis.queries import runs as qr
 from dashboard.loaders import tables
 from dashboard.state import FrameState
@@ -49,6 +50,26 @@ class RunDetail:
     multipliers: pd.DataFrame  # analysis.queries.runs.MULTIPLIER_COLUMNS
     index: pd.DataFrame  # analysis.queries.runs.INDEX_COLUMNS
     warnings: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class LoggedQueries:
+    """The workload's queries from the diagnostic logs in the view, and what ruscope's own requests cost."""
+
+    workload: pd.DataFrame  # analysis.queries.logged.WORKLOAD_COLUMNS, the costliest first
+    own: pd.DataFrame  # analysis.queries.logged.OWN_COLUMNS
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def empty(self) -> bool:
+        return self.workload.empty and self.own.empty
+
+
+@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Reading the logged queries...")
+def load_logged_queries(view: FrameState, top: int = 50) -> LoggedQueries:
+    """The `log_query_ru` rows of the view, ranked per query text (the workload's) and summed (ruscope's own)."""
+    loaded = tables.load_view(view, "log_query_ru", columns=ql.LOGGED_COLUMNS)
+    return LoggedQueries(ql.workload_queries(loaded.frame, top), ql.own_traffic(loaded.frame), loaded.warnings)
 
 
 @st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Computing query costs...")

@@ -23,11 +23,20 @@ from dashboard.figures.query_costs import (
     partition_labels,
     query_labels,
 )
-from dashboard.loaders.query_costs import QueryCosts, load_query_costs, load_run_detail
+from dashboard.loaders.query_costs import (
+    LoggedQueries,
+    QueryCosts,
+    load_logged_queries,
+    load_query_costs,
+    load_run_detail,
+)
 from dashboard.state import FrameState, frame_state
 
-HOW_TO_COLLECT = "Replay the queries of a config into it, then open it here"
-COLLECT = ["ruscope replay --config ruscope.toml --store {store}"]
+HOW_TO_COLLECT = (
+    "Replay the queries of a config into it, or collect the account's diagnostic logs "
+    "(`[monitor] workspace_id`), then open it here"
+)
+COLLECT = ["ruscope replay --config ruscope.toml --store {store}", "ruscope logs --config ruscope.toml --store {store}"]
 
 ROUTING_HELP = """
 How a query reached the container's physical partitions (pkranges), observed from the partitions that
@@ -95,6 +104,21 @@ COMPARE_COLUMNS = {
     "container": Text("container"),
     "database": Text("database"),
 }
+WORKLOAD_COLUMNS = {
+    "query_text": Text("query text", help="as the service logged it: obfuscated unless full-text query logging is on"),
+    "request_charge": Num("RU", format="%.1f", help="every logged request of the text in the window, 429s included"),
+    "share_pct": Num("share %", format="%.1f%%", help="of the container's logged query RU (ruscope's own left out)"),
+    "requests": Num("requests", help="requests logged; a throttled attempt and its retry are two"),
+    "ru_per_request": Num("RU per request", format="%.2f"),
+    "throttled": Num("429s"),
+    "throttled_pct": Num("429 %", format="%.1f%%", help="429 responses over the text's requests"),
+    "pkranges": Num("partitions", help="pkranges the text's requests reached"),
+    "container": Text("container"),
+    "database": Text("database"),
+    "account": Text("account"),
+    "first_seen": st.column_config.DatetimeColumn("first bin (UTC)", format="%Y-%m-%d %H:%M"),
+    "last_seen": st.column_config.DatetimeColumn("last bin (UTC)", format="%Y-%m-%d %H:%M"),
+}
 ERROR_COLUMNS = {
     "time": st.column_config.DatetimeColumn("time (UTC)", format="%Y-%m-%d %H:%M:%S"),
     "query_name": Text("query"),
@@ -121,6 +145,28 @@ def render_summary(costs: QueryCosts) -> None:
     picked = st.selectbox("SQL of", list(sql), key="query_costs_sql", help="the queries in the table's order")
     text = sql.get(picked) if picked is not None else None
     st.code(text if isinstance(text, str) and text else "-- not recorded", language="sql")
+
+
+def render_logged(view: FrameState, logged: LoggedQueries) -> None:
+    """The workload's own queries from the diagnostic logs, ruscope's requests apart."""
+    st.subheader("The workload's queries (diagnostic logs)")
+    if logged.workload.empty:
+        st.info("No query of the workload is in the diagnostic logs of this window.", icon=":material/info:")
+    else:
+        widgets.render_table(shown(logged.workload, WORKLOAD_COLUMNS), key="query_costs_logged", file_name="logged-queries.csv", column_config=WORKLOAD_COLUMNS, csv=logged.workload)  # fmt: skip
+    since = f"since {view.since:%Y-%m-%d %H:%M} UTC" if view.since is not None else "over the whole store"
+    regions = " All regions: the logs are collected summed over regions." if view.region is not None else ""
+    own = logged.own
+    spent = (
+        f" ruscope's own query requests (its replay, told apart by its user agent) spent "
+        f"{own['request_charge'].sum():,.1f} RU in {int(own['requests'].sum()):,} request(s) here, left out above."
+        if not own.empty
+        else ""
+    )
+    st.caption(
+        f"Source: Log Analytics, query statistics joined with the data-plane requests on ActivityId, {since}."
+        f"{spent}{regions}"
+    )
 
 
 def render_errors(failed: pd.DataFrame, *, only_failures: bool) -> None:
@@ -172,11 +218,14 @@ def render_runs(view: FrameState, costs: QueryCosts) -> None:
 st.title("Query costs")
 view = frame_state()
 costs = load_query_costs(view)
-widgets.render_store_warnings(costs.warnings)
-if costs.empty:
-    if not costs.warnings:  # a damaged table is what its warning says, not a store to collect into
-        widgets.render_empty_state(view, what="query executions", how=HOW_TO_COLLECT, commands=COLLECT)
-else:
+logged = load_logged_queries(view)
+widgets.render_store_warnings(tuple(dict.fromkeys((*costs.warnings, *logged.warnings))))
+nothing = costs.empty and logged.empty
+if nothing and not costs.warnings and not logged.warnings:  # a damaged table is what its warning says
+    widgets.render_empty_state(view, what="query executions", how=HOW_TO_COLLECT, commands=COLLECT)
+if not logged.empty:
+    render_logged(view, logged)
+if not costs.empty:
     render_summary(costs)
     render_errors(costs.failed, only_failures=costs.series.empty)
     if not costs.series.empty:

@@ -12,6 +12,7 @@ from collectors.logs.queries import (
     KEY_RU,
     KEY_SIZE,
     QUERIES,
+    QUERY_RU,
     QUERY_STATS,
     THROTTLES,
     Params,
@@ -128,8 +129,11 @@ def test_all_queries_covers_every_query_in_both_modes() -> None:
     legacy = [kql for _, kql in found if kql.startswith("AzureDiagnostics")]
     assert len(legacy) == (len(found) - aggregated) // 2
     assert all(not re.search(r"\bCDB", kql) for kql in legacy)
-    # only the subset the stand-in understands: no join, extend, let, take, parse_json or now()
-    assert not any(re.search(r"\b(join|extend|let|take|parse_json|now)\b", kql) for _, kql in found)
+    # only the subset the stand-in understands: no let, take, parse_json or now(); a join and an extend only
+    # in query_ru (Microsoft's top-queries join, §7b R48)
+    assert not any(re.search(r"\b(let|take|parse_json|now)\b", kql) for _, kql in found)
+    joined = [name for name, kql in found if re.search(r"\b(join|extend)\b", kql)]
+    assert joined and all(name.startswith(QUERY_RU + "[") for name in joined)
 
 
 def test_throttles_count_every_request_and_the_429s_among_them() -> None:
@@ -171,3 +175,33 @@ def test_aggregated_parameters_outside_the_tables_grain_or_mode_are_refused(bad:
         build(THROTTLES, bad)
     with pytest.raises(KeyError, match="not served by CDBDataPlaneRequests"):
         build(KEY_RU, Params("db", bin_minutes=15, tables="aggregated-15m"))
+
+
+def test_query_ru_joins_the_query_text_to_each_requests_charge_on_activity_id() -> None:
+    """Microsoft's top-queries-by-RU join (azure-monitor.md §7b R48), binned: one statistics row per
+    ActivityId and text before the join (so an operation is never counted twice from that side), every
+    request on the other (a 429 and its retry share the id, R46), ruscope's own user agent told apart."""
+    kql = build(QUERY_RU, Params("shop", containers=("orders",), account="acct", bin_minutes=5))
+    assert kql == (
+        "CDBQueryRuntimeStatistics\n"
+        "| where AccountName =~ 'acct' and DatabaseName == 'shop' and CollectionName in ('orders')\n"
+        "| summarize by ActivityId, DatabaseName, CollectionName, PartitionKeyRangeId, QueryText\n"
+        "| join kind=inner (CDBDataPlaneRequests"
+        " | where AccountName =~ 'acct' and DatabaseName == 'shop' and CollectionName in ('orders')"
+        " | extend OwnTraffic = UserAgent has 'ruscope'"
+        " | project ActivityId, RequestCharge, StatusCode, TimeGenerated, OwnTraffic) on ActivityId\n"
+        "| summarize RequestCharge = sum(todouble(RequestCharge)), Requests = count(), "
+        "Throttled = countif(StatusCode == 429) "
+        "by DatabaseName, CollectionName, PartitionKeyRangeId, QueryText, OwnTraffic, bin(TimeGenerated, 5m)"
+    )
+
+
+def test_legacy_query_ru_spells_each_side_in_its_category_s_case() -> None:
+    """The statistics side is lower case (databasename_s, querytext_s), the requests side camel case, the
+    status a string (§6.5, §7b R6); the result's columns read back as the resource-specific names."""
+    kql = build(QUERY_RU, Params("shop", mode=AZURE_DIAGNOSTICS))
+    assert "Category == 'QueryRuntimeStatistics' and databasename_s == 'shop'" in kql
+    assert "Category == 'DataPlaneRequests' and databaseName_s == 'shop'" in kql
+    assert "userAgent_s has 'ruscope'" in kql and "on activityId_g" in kql
+    assert "countif(statusCode_s == '429')" in kql
+    assert result_columns(QUERY_RU, AZURE_DIAGNOSTICS)["querytext_s"] == "QueryText"
