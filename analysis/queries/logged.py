@@ -20,19 +20,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-LOGGED_COLUMNS = [
-    "time",
-    "account",
-    "database",
-    "container",
-    "pkrange_id",
-    "query_text",
-    "own_traffic",
-    "request_charge",
-    "requests",
-    "throttled",
-]
-CONTAINER = ["account", "database", "container"]
+from analysis.scope import SCOPE_COLUMNS
+from store.records import LOG_QUERY_RU
+
+LOGGED_COLUMNS = LOG_QUERY_RU.pick(
+    "time", "account", "database", "container", "pkrange_id", "query_text", "own_traffic", "request_charge",
+    "requests", "throttled",
+)  # fmt: skip
+CONTAINER = list(SCOPE_COLUMNS)  # account, database, container
+SUMMED = LOG_QUERY_RU.pick("request_charge", "requests", "throttled")
 WORKLOAD_COLUMNS = [
     *CONTAINER,
     "query_text",
@@ -46,7 +42,7 @@ WORKLOAD_COLUMNS = [
     "first_seen",
     "last_seen",
 ]
-OWN_COLUMNS = [*CONTAINER, "request_charge", "requests", "throttled"]
+OWN_COLUMNS = [*CONTAINER, *SUMMED]
 
 
 def _own(frame: pd.DataFrame) -> pd.Series[bool]:

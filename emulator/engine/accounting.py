@@ -50,6 +50,7 @@ class RequestRecord:
     duration_ms: float
     retry_after_ms: int = 0
     query_text: str = ""  # a query's SQL as sent (capped like every string), "" for other operations
+    user_agent: str = ""  # the client's User-Agent header, "" for an in-process caller
 
 
 _STRING_FIELDS = tuple(f.name for f in dataclasses.fields(RequestRecord) if f.type == "str")

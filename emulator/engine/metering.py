@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,8 +25,9 @@ from emulator.history.aggregates import History
 class Context:
     """Per-request facts from the caller: who asked (activity ids), consistency and preconditions."""
 
-    activity_id: str = ""
+    activity_id: str = ""  # "" from an in-process caller: the request is logged with a new id, as the service's
     correlated_activity_id: str = ""
+    user_agent: str = ""  # the client's User-Agent header (CDBDataPlaneRequests.UserAgent, azure-monitor.md R70)
     consistency: str | None = None
     if_match: str | None = None
     if_none_match: str | None = None
@@ -103,11 +105,12 @@ class Metering:
                     request_charge=charge,
                     pkrange_id=meter.pkrange_id,
                     partition_key=meter.partition_key,
-                    activity_id=ctx.activity_id,
+                    activity_id=ctx.activity_id or str(uuid.uuid4()),
                     correlated_activity_id=ctx.correlated_activity_id,
                     duration_ms=(time.perf_counter() - started) * 1000,
                     retry_after_ms=retry_after,
                     query_text=meter.query_text,
+                    user_agent=ctx.user_agent,
                 ),
                 self.accounting.max_field_chars,
             )
@@ -154,9 +157,10 @@ class Metering:
                 0.0,
                 "",
                 "",
-                ctx.activity_id,
+                ctx.activity_id or str(uuid.uuid4()),
                 ctx.correlated_activity_id,
                 0.0,
+                user_agent=ctx.user_agent,
             )
         )
 

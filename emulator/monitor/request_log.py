@@ -33,14 +33,16 @@ from cosmoscore.monitor.logs import (
     REQUEST_CHARGE,
     REQUESTS_CATEGORY,
     STATUS_CODE,
+    USER_AGENT,
 )
 from emulator.engine.accounting import Accounting, RequestRecord, executed_query
 from emulator.history.aggregates import History
 from emulator.monitor.kql.ast import KqlError, Lit, not_supported
 
 CATEGORIES = (REQUESTS_CATEGORY, QUERY_STATS_CATEGORY)  # the tables whose rows are requests
-# The columns per-request rows add to what History's rows serve (DurationMs: the emulator's own time, R54)
-ADDED = {REQUESTS_CATEGORY: (ACTIVITY_ID, DURATION_MS), QUERY_STATS_CATEGORY: (ACTIVITY_ID,)}
+# The columns per-request rows add to what History's rows serve (DurationMs: the emulator's own time, R54;
+# UserAgent: the client's User-Agent header, R70)
+ADDED = {REQUESTS_CATEGORY: (ACTIVITY_ID, DURATION_MS, USER_AGENT), QUERY_STATS_CATEGORY: (ACTIVITY_ID,)}
 _NAMES = frozenset({ACTIVITY_ID} | {t.legacy[ACTIVITY_ID] for t in BY_CATEGORY.values() if ACTIVITY_ID in t.legacy})
 Coll = tuple[str, str]
 Fact = tuple[float, dict[str, object], float]  # the request's time, its fields, weight 1
@@ -132,6 +134,7 @@ def facts(category: str, records: list[RequestRecord]) -> Iterator[Fact]:
                 REQUEST_CHARGE: r.request_charge,
                 ACTIVITY_ID: r.activity_id,
                 DURATION_MS: r.duration_ms,
+                USER_AGENT: r.user_agent,
             }
             yield r.time, fields, 1.0
         return

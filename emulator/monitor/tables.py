@@ -80,6 +80,7 @@ from cosmoscore.monitor.logs import (
     TENANT_ID,
     TIME_GENERATED,
     TYPE,
+    USER_AGENT,
     legacy_type,
 )
 from emulator.engine.accounting import Accounting, RequestRecord
@@ -145,9 +146,19 @@ _WHY_RESOURCE_TYPE = (
 )
 
 
+_WHY_USER_AGENT = (
+    "the ruscope stand-in's per-minute rows keep no user agents; its per-request rows (a query naming ActivityId) do"
+)
+
+
 def _unbacked(category: str) -> dict[str, str]:
     ids = _WHY_KEY_IDS if category == KEY_RU_CATEGORY else _WHY_IDS
-    return {ACTIVITY_ID: ids, DURATION_MS: _WHY_DURATION, REQUEST_RESOURCE_TYPE: _WHY_RESOURCE_TYPE}
+    return {
+        ACTIVITY_ID: ids,
+        DURATION_MS: _WHY_DURATION,
+        REQUEST_RESOURCE_TYPE: _WHY_RESOURCE_TYPE,
+        USER_AGENT: _WHY_USER_AGENT,
+    }
 
 
 def _own_columns(category: str, per_request: bool = False) -> dict[str, Column]:

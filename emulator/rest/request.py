@@ -78,6 +78,7 @@ class Request:
             consistency=self.header("x-ms-consistency-level"),
             if_match=self.header("if-match"),
             if_none_match=self.header("if-none-match"),
+            user_agent=self.header("user-agent") or "",
         )
 
 

@@ -324,10 +324,12 @@ def test_a_refused_query_and_throttling_fail_that_query_only(
 
     workspace.override = answer
     code, out, err = collect(config(server, certs), tmp_path, clock)
-    assert code == 1 and len(err) == 2, err
+    assert code == 1 and len(err) == 3, err
     assert "'throttles': 400 BadArgumentError: Failed to resolve table expression named" in err[0]
     assert "'query_stats': 429 throttled by Log Analytics after 3 retries" in err[1]
-    assert sum("QueryRuntimeStatistics" in r["query"] for r in workspace.requests) == 4  # retried, as advised
+    assert "'query_ru': 400 BadArgumentError" in err[2]  # it joins CDBDataPlaneRequests: refused as throttles
+    queried = [r["query"] for r in workspace.requests if "QueryRuntimeStatistics" in r["query"]]
+    assert sum("DataPlaneRequests" not in q for q in queried) == 4  # query_stats retried, as advised
     assert len(read_table(store_location(tmp_path), "log_key_ru")) == 8  # what was collected is kept
 
 

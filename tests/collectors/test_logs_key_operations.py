@@ -103,7 +103,7 @@ def test_cli_logs_stores_ru_per_key_by_operation(recent: StandIn, tmp_path: Path
     command = [sys.executable, "-m", "ruscope", "logs", "--config", str(path), "--store", str(tmp_path / "s")]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "t logs key_operations: " in done.stdout and "5 logs query(s), 0 failed" in done.stdout, done.stdout
+    assert "t logs key_operations: " in done.stdout and "6 logs query(s), 0 failed" in done.stdout, done.stdout
     frame = read_table(store_location(tmp_path / "s"), "log_key_operation_ru")
     stored = frame.groupby(["partition_key", "operation_name"])["request_charge"].sum().to_dict()
     assert stored == pytest.approx(_ru_by_key_and_operation(recent.engine)) and len(stored) > 1

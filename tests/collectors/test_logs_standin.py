@@ -154,16 +154,18 @@ def test_a_category_not_sent_is_a_warning_where_the_metrics_count_its_requests(
     stand_in: StandIn, tmp_path: Path, mode: str
 ) -> None:
     """The workspace gets no QueryRuntimeStatistics (the diagnostic setting lacks it), while TotalRequests,
-    collected first as `ruscope collect` does, counts the workload's queries: one warning line naming the
-    query, the mode and the category; the exit code stays 0 (the other queries found their rows)."""
+    collected first as `ruscope collect` does, counts the workload's queries: one warning line per query of
+    that category (query_stats, and query_ru which joins its rows), naming the query, the mode and the
+    category; the exit code stays 0 (the other queries found their rows)."""
     cfg = config(stand_in, logs_mode=mode)
     assert collect(stand_in, tmp_path, cfg, "metrics")[0] == 0
     stand_in.app.logs.categories = frozenset(CATEGORIES) - {QUERY_STATS_CATEGORY}
     code, _, err = collect(stand_in, tmp_path, cfg)
     queries = sum(1 for r in _records(stand_in.engine) if r.operation == "Query")
-    assert code == 0 and len(err) == 1, err
-    assert err[0].startswith("warning: database 't' logs query 'query_stats'"), err
-    assert f"({mode} mode)" in err[0] and QUERY_STATS_CATEGORY in err[0] and f"{queries} request(s)" in err[0]
+    assert code == 0 and len(err) == 2, err
+    for line, name in zip(err, ("query_stats", "query_ru"), strict=True):
+        assert line.startswith(f"warning: database 't' logs query '{name}'"), err
+        assert f"({mode} mode)" in line and QUERY_STATS_CATEGORY in line and f"{queries} request(s)" in line
 
     stand_in.app.logs.categories = frozenset(CATEGORIES)  # every category sent: rows, and no warning
     assert collect(stand_in, tmp_path / "all", cfg, "metrics")[0] == 0
@@ -284,6 +286,6 @@ def test_cli_logs_exits_0_with_its_lines(stand_in: StandIn, tmp_path: Path) -> N
     command = [sys.executable, "-m", "ruscope", "logs", "--config", str(path), "--store", str(tmp_path / "s")]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "t logs key_ru: " in done.stdout and "5 logs query(s), 0 failed" in done.stdout, done.stdout
+    assert "t logs key_ru: " in done.stdout and "6 logs query(s), 0 failed" in done.stdout, done.stdout
     # the subprocess runs on the wall clock, before the stand-in's simulated history: nothing to store yet
     assert "local-token" not in done.stdout + done.stderr

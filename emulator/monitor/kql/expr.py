@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import operator
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -129,6 +130,31 @@ _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
+def has_term(text: str, term: str) -> bool:
+    """Kusto's `has`: `term` found in `text` at term boundaries, case-insensitively. A string is "broken into
+    maximal sequences of alphanumeric characters", each a term (azure-monitor.md §7b R72), so `term` must
+    neither start after nor end before an alphanumeric character of `text`."""
+    pattern = r"(?<![A-Za-z0-9])" + re.escape(term) + r"(?![A-Za-z0-9])"
+    return re.search(pattern, text, re.IGNORECASE) is not None
+
+
+# Kusto's string operators (§7b R72): case-insensitive, both sides strings
+_STRING_OPERATORS: dict[str, Callable[[str, str], bool]] = {
+    "has": has_term,
+    "!has": lambda a, b: not has_term(a, b),
+    "contains": lambda a, b: b.casefold() in a.casefold(),
+    "!contains": lambda a, b: b.casefold() not in a.casefold(),
+}
+
+
+def _string_operator(op: str, a: Compiled, b: Compiled) -> Compiled:
+    """`a has b` and the like; a null string is Kusto's empty string (strings are never null)."""
+    if a.type != "string" or b.type != "string":
+        raise semantic(f"'{op}' compares strings, not {a.type} and {b.type}", "SEM0025")
+    test, fa, fb = _STRING_OPERATORS[op], a.fn, b.fn
+    return Compiled("bool", lambda r: test(str(fa(r) or ""), str(fb(r) or "")), _mix(a, b))
+
+
 def _binop(node: BinOp, scope: Scope) -> Compiled:
     a, b = compile_expr(node.left, scope), compile_expr(node.right, scope)
     fa, fb, op = a.fn, b.fn, node.op
@@ -138,6 +164,8 @@ def _binop(node: BinOp, scope: Scope) -> Compiled:
         if op == "and":
             return Compiled("bool", lambda r: bool(fa(r)) and bool(fb(r)), _mix(a, b))
         return Compiled("bool", lambda r: bool(fa(r)) or bool(fb(r)), _mix(a, b))
+    if op in _STRING_OPERATORS:
+        return _string_operator(op, a, b)
     if op in _COMPARE:
         if op in ("=~", "!~") and (a.type != "string" or b.type != "string"):
             raise semantic(f"'{op}' compares strings, not {a.type} and {b.type}", "SEM0025")

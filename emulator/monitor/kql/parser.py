@@ -7,9 +7,9 @@ render ... | join [kind=K] (<tabular expression>) on Col1, Col2`, where a table 
 parenthesized tabular expression, a join's right side also a bare table or `let` name, its keys also
 `$left.A == $right.B`, joined by `,` or `and` (hints such as `hint.strategy=broadcast` are accepted and
 ignored: they "don't change the semantic of join", azure-monitor.md §7b R56); with scalar expressions
-(comparisons, `and`/`or`, `in`/`!in`, arithmetic, literals: strings, numbers, timespans like `5m`,
+(comparisons, `has`/`contains` and their `!` forms, `and`/`or`, `in`/`!in`, arithmetic, literals: strings, numbers, timespans like `5m`,
 `datetime(...)`, `true`/`false`; function calls). Anything outside it (a scalar `let`, `union`, `parse`,
-`contains`, ...) is a syntax error in the service's shape (azure-monitor.md §3.1), naming the word the
+`startswith`, ...) is a syntax error in the service's shape (azure-monitor.md §3.1), naming the word the
 stand-in does not know. Whether a parsed query makes sense (tables, `let` names, columns, functions,
 types, join kinds and keys) is `evaluate`'s job (`plan`, through `tabular`).
 """
@@ -73,6 +73,7 @@ DIR: "asc" | "desc"
 ?and_expr: and_expr "and" comparison -> and_
          | comparison
 ?comparison: arith CMP arith -> compare
+           | arith STROP arith -> compare
            | arith "in" "(" expr_list ")" -> in_
            | arith "!in" "(" expr_list ")" -> not_in
            | arith
@@ -97,6 +98,7 @@ expr_list: expr ("," expr)*
 COUNT: "count"
 HINT.2: /hint\.[A-Za-z_]+/
 CMP: "==" | "!=" | "<=" | ">=" | "<" | ">" | "=~" | "!~"
+STROP.2: /!?(has|contains)(?![A-Za-z0-9_])/
 ADD: "+" | "-"
 MUL: "*" | "/" | "%"
 NAME: /[A-Za-z_][A-Za-z0-9_]*/
@@ -138,8 +140,6 @@ UNSUPPORTED_WORDS = frozenset(
         "facet",
         "partition",
         "reduce",
-        "contains",
-        "has",
         "startswith",
         "endswith",
         "matches",

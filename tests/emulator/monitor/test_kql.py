@@ -187,7 +187,8 @@ REFUSALS = [
     ("CDBDataPlaneRequests | where StatusCode == '429' | count", "SemanticError", "SEM0025", "Cannot compare"),
     ("CDBDataPlaneRequests | join (CDBQueryRuntimeStatistics) on CollectionName", "SemanticError", "", "(left side)"),
     ("let x = 1; CDBDataPlaneRequests", "SemanticError", "", "a 'let' of a scalar value"),
-    ("CDBDataPlaneRequests | where OperationName contains 'R' | count", "SemanticError", "", "'contains'"),
+    ("CDBDataPlaneRequests | where OperationName startswith 'R' | count", "SemanticError", "", "'startswith'"),
+    ("CDBDataPlaneRequests | where StatusCode has '429' | count", "SemanticError", "SEM0025", "compares strings"),
     ("CDBPartitionKeyRUConsumption | extend k = parse_json(PartitionKey) | count", "SemanticError", "", "parse_json"),
     ("CDBDataPlaneRequests | summarize percentile(StatusCode, 95)", "SemanticError", "", "bare aggregate"),
     ("CDBDataPlaneRequests | where RequestCharge > 5 | count", "SemanticError", "", "per-minute aggregates"),
@@ -221,6 +222,29 @@ REFUSALS = [
         "kind must be",
     ),
 ]
+
+
+def test_has_matches_whole_terms_and_contains_substrings_case_insensitively(
+    app: tuple[LogsApp, Engine, str],
+) -> None:
+    """Kusto's string operators (azure-monitor.md §7b R72): `has` finds a whole term (a maximal run of
+    alphanumerics), `contains` any substring, both case-insensitive; `!` negates. Counted per operation
+    against the engine's own records."""
+    operations = {r.operation for r in _records(app[1])}
+    assert {"Read", "Create"} <= operations
+
+    def count(predicate: str) -> int:
+        rows = _result(app, f"CDBDataPlaneRequests | where CollectionName == 'c' and {predicate} | count")
+        return int(rows[0]["Count"])
+
+    def requests(names: set[str]) -> int:
+        return sum(1 for r in _records(app[1]) if r.operation in names)
+
+    assert count("OperationName has 'read'") == requests({"Read"}) > 0
+    assert count("OperationName has 'rea'") == 0  # a part of a term is no term
+    assert count("OperationName contains 'EA'") == requests({"Read", "Create"} & operations)
+    assert count("OperationName !contains 'e'") == requests({op for op in operations if "e" not in op.lower()})
+    assert count("OperationName !has 'create'") == requests(operations - {"Create"})
 
 
 @pytest.mark.parametrize(("kql", "kind", "code", "message"), REFUSALS)
