@@ -263,3 +263,23 @@ def test_the_page_on_the_collected_store(
     assert {name.split("/")[0] for name in bars(app)} == {"orders", "gateway"}
     runs = app.selectbox(key="query_costs_run").options
     assert len(runs) == 5 and runs == sorted(runs, reverse=True)
+
+
+def test_the_collected_store_s_logged_queries_are_ruscope_s_own_and_said_apart(
+    collected_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The collected store's workload reads by point reads; every query in its diagnostic logs is the
+    replay's, told apart by ruscope's user agent (azure-monitor.md §7b R70, R71): no workload ranking, and the
+    caption says what the replay's queries spent, as `log_query_ru` sums it."""
+    from store import read_table
+
+    logged = read_table(store_location(collected_store), "log_query_ru")
+    assert not logged.empty and logged["own_traffic"].all()
+    monkeypatch.setenv("RUSCOPE_STORE", str(collected_store))
+    app = run_app()
+    assert "The workload's queries (diagnostic logs)" in [s.value for s in app.subheader]
+    assert any("No query of the workload" in i.value for i in app.info)
+    spent = f"{logged['request_charge'].sum():,.1f} RU in {int(logged['requests'].sum()):,} request(s)"
+    assert any(spent in c.value and "ruscope's own query requests" in c.value for c in app.caption), [
+        c.value for c in app.caption
+    ]
