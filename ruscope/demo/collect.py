@@ -147,10 +147,11 @@ def demo_config(text: str, path: Path) -> Config:
         raise DemoError(f"{EXAMPLE_CONFIG}: {exc}") from None
 
 
-def collect(name: str, config: Config, store: Path, clock: DemoClock) -> RunSummary:
-    """One run of a collector (the well-known key; the stand-in's token) into the demo store, waiting on the
-    demo's clock."""
+def collect(name: str, config: Config, store: Path, clock: SimulatedClock) -> RunSummary:
+    """One run of a collector (the well-known key; the stand-in's token) into the demo store; its waits move
+    the simulated clock (`DemoClock`)."""
     os.environ.setdefault(*MONITOR_TOKEN)
+    sleep, waited = (clock.sleep, clock.waited) if isinstance(clock, DemoClock) else (clock.advance, clock.advance)
     lines: list[str] = []
     summary = run_collector(
         collector(name),
@@ -160,8 +161,8 @@ def collect(name: str, config: Config, store: Path, clock: DemoClock) -> RunSumm
         out=lines.append,
         err=lines.append,
         options=Options(credential=WELL_KNOWN_KEY),
-        sleep=clock.sleep,
-        waited=clock.waited,
+        sleep=sleep,
+        waited=waited,
     )
     if summary.exit_code != 0 and not throttled_only(summary):
         raise DemoError(f"`ruscope {name}` failed on the demo account: {' | '.join(lines[-3:])}")
