@@ -172,8 +172,11 @@ def collect(name: str, config: Config, store: Path, clock: SimulatedClock) -> Ru
 def collect_in_minute(config: Config, store: Path, clock: DemoClock, minute_start: float) -> tuple[RunSummary, float]:
     """The replay and storage collectors in what is left of a history minute after its traffic, from a fresh
     second after the busy one (so the replay is not throttled by the minute's reads); returns the replay's
-    summary and how far past the minute's last second its waits took the clock (0: it fit; then the next
-    minute's first writes land after it, never before: the clock only moves forward)."""
+    summary and how far past the minute's last second its waits took the clock (0: it fit). A minute whose
+    traffic ran late leaves a few seconds only (a replay then runs into the next minute), and the next
+    minute's writes due meanwhile land right after it, never before it (the clock only moves forward): they
+    stay in their minute, so every minute's totals are as they were, unless the overrun reaches the next
+    minute's busy second (`workloads.chat.history.BUSY_SECOND`), which the build then says."""
     clock.set(max(minute_start + REPLAY_FROM_S, clock.now // 1 + 1))
     replayed = collect("replay", config, store, clock)
     collect("storage", config, store, clock)

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from azure.cosmos import CosmosClient, PartitionKey
 
-from analysis.own_traffic import replay_ru_per_minute, summarize_replay_spend
+from analysis.own_traffic import summarize_replay_spend
 from collectors.config import ConfigError, load_config
 from collectors.replay import replay
 from collectors.replay.pacing import Pacer
@@ -130,26 +130,6 @@ def test_the_closing_lines_say_what_each_container_cost_as_the_store_does(paced,
         f"  account and database reads: {spend.loc['', 'ru']:.2f} RU in {spend.loc['', 'requests']} request(s)",
     ]
     assert spend["ru"].sum() == pytest.approx(summary.total_ru, abs=0.05) and (spend["runs"] == 1).all()
-
-
-def test_the_replays_ru_per_pkrange_and_minute() -> None:
-    at = pd.Timestamp("2026-12-01T10:00:00Z")
-    scope = {"account": "a", "database": "d", "container": "c", "run_id": "r", "status": 200}
-    requests = pd.DataFrame(
-        [
-            {**scope, "time": at + pd.Timedelta(seconds=5), "pkrange_id": "0", "request_charge": 3.0},
-            {**scope, "time": at + pd.Timedelta(seconds=59), "pkrange_id": "0", "request_charge": 2.0},
-            {**scope, "time": at + pd.Timedelta(seconds=60), "pkrange_id": "0", "request_charge": 7.0},
-            {**scope, "time": at + pd.Timedelta(seconds=61), "pkrange_id": None, "request_charge": 1.0},
-        ]
-    )
-    minutes = replay_ru_per_minute(requests)
-    assert minutes[["pkrange_id", "minute", "ru", "requests"]].values.tolist() == [
-        ["", at + pd.Timedelta(minutes=1), 1.0, 1],
-        ["0", at, 5.0, 2],
-        ["0", at + pd.Timedelta(minutes=1), 7.0, 1],
-    ]
-    assert summarize_replay_spend(requests)[["ru", "requests", "throttled"]].values.tolist() == [[13.0, 4, 0]]
 
 
 PACED_FLEET = """

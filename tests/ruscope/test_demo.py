@@ -190,6 +190,8 @@ def test_the_command_serves_the_dashboard_and_a_signal_stops_every_child(tmp_pat
             assert children  # the dashboard
             process.send_signal(stop)
             assert process.wait(30) == 0
+            stderr = process.stderr.read()  # type: ignore[union-attr]
+            assert "Traceback" not in stderr and "Traceback" not in (tmp_path / "demo" / "dashboard.log").read_text()
             time.sleep(0.2)
             assert not [pid for pid in children if Path(f"/proc/{pid}").exists() and "Z" not in _state(pid)]
         finally:
