@@ -8,9 +8,10 @@ turns the segment into Parquet parts (the collector calls `seal(every=SEAL_SECON
 long run shows up in the dashboard while it runs); `finish()` seals the rest and returns the summary.
 
 Waiting goes through the run, so a simulated clock (the demo's, a test's) moves instead of the wall clock
-passing: `pause(s)` is a wait the collector itself makes (the replay's pacing; by default the stop event's
-wait, which a signal ends at once), `waiting(s)` is told of a wait someone else makes (the SDK sleeping a
-429's Retry-After before its retry): a wall clock passes by itself, a simulated one is moved by `s`.
+passing: `pause(s)` is a wait the collector itself makes (the replay's pacing; on the wall clock the stop
+event's wait, which a signal ends at once; a clock with `advance` is advanced), `waiting(s)` is told of a
+wait someone else makes (the SDK sleeping a 429's Retry-After before its retry): the wall clock passes by
+itself, a simulated one moves by `s` when the run was given `waited` (the demo's `DemoClock.waited`).
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ class Run:
             self._sleep(seconds)
 
     def waiting(self, seconds: float) -> None:
-        """Someone else (the SDK) waits `seconds` now: a simulated clock moves by them (see the docstring)."""
+        """Someone else (the SDK) waits `seconds` now: `waited` is told (see the module docstring)."""
         if seconds > 0:
             self._waited(seconds)
 

@@ -106,8 +106,8 @@ class StoreSettings(_Model):
 
 
 # The replay's default RU/s ceiling per account: a quarter of the smallest throughput a container or a shared
-# database can be given (400 RU/s manual; docs/reference/azure-monitor.md R76), so a paced replay alone never
-# takes more than a quarter of any container's budget, and an idle autoscale container stays at its floor.
+# database can be given (400 RU/s manual) and a tenth of the smallest autoscale maximum (1,000 RU/s), so a paced
+# replay alone never takes more than a quarter of any offer (docs/reference/azure-monitor.md R76).
 DEFAULT_REPLAY_RU_PER_S = 100.0
 
 
