@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import signal
 import threading
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -196,7 +197,7 @@ def measure_designs(
     global _JOB
     _JOB = (designs, docs, workload, limits)  # inherited by the forked workers, never pickled
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
+        with multiprocessing.get_context("fork").Pool(workers, initializer=_leave_interrupts_to_parent) as pool:
             return pool.map(_measure_nth, range(len(designs)), chunksize=1)
     finally:
         _JOB = None
@@ -205,6 +206,13 @@ def measure_designs(
 def can_fork_safely() -> bool:
     """True when this platform forks and this process runs no thread but the calling one."""
     return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
+def _leave_interrupts_to_parent() -> None:
+    """In a worker: ignore SIGINT. Ctrl+C reaches the terminal's whole process group; the parent's
+    KeyboardInterrupt ends the pool (its exit terminates the workers), where each worker would otherwise
+    print its own `ForkPoolWorker ... KeyboardInterrupt` traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _measure_nth(index: int) -> DesignMeasure:

@@ -21,6 +21,7 @@ A module answers one question; a question with several parts is a sub-package wi
 - `storage`: partition and key fill, growth and the projected date of each limit;
 - `throttling`: 429s per container, partition and query, from Azure Monitor, the logs and the replay;
 - `alerts`: the config's thresholds evaluated on store frames, and the open alerts;
+- `own_traffic`: what ruscope's replay itself spent, per container over a window and per pkrange and minute;
 - `capacity/`: the capacity-review report (`review`) and its action rules (`rules`);
 - `advice`: the stored advisor results shaped for the Advisor page;
 - `units`: how numbers read per unit (precision, sizes, small percentages);

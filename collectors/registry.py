@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from collectors.config import Config
-from collectors.run import Line, Run, RunSummary
+from collectors.run import Line, Run, RunSummary, Wait
 from store import StoreLocation, recover
 
 REGISTERED = (
@@ -80,9 +80,12 @@ def run_collector(
     err: Line = print,
     options: Options = Options(),
     recovering: bool = True,
+    sleep: Wait | None = None,
+    waited: Wait | None = None,
 ) -> RunSummary:
     """One run of `chosen`: recover killed runs' segments (unless the caller did, as a fleet does once for
-    all its runs), collect, seal; the summary says how it went."""
+    all its runs), collect, seal; the summary says how it went. `sleep`/`waited`: how the run waits on a
+    simulated `clock` (`collectors.run`; None: the wall clock's ways)."""
     if recovering:
         recover_store(store, out=out, err=err)
     run = Run(
@@ -94,6 +97,8 @@ def run_collector(
         out=out,
         err=err,
         item=chosen.item,
+        sleep=sleep,
+        waited=waited,
     )
     try:
         chosen.collect(config, run, options)

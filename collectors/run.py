@@ -1,11 +1,17 @@
 """One run of one collector: what every collector shares, so each collector module keeps only its own
 `fetch_*` and record building.
 
-A `Run` has a run id (sortable, unique, a safe file-name token), a clock, a stop event (set by SIGINT or
-SIGTERM), a budget, the output lines, and the pending segment its records are journaled to:
+A `Run` has a run id (sortable, unique, a safe file-name token), a clock and how to wait on it, a stop event
+(set by SIGINT or SIGTERM), a budget, the output lines, and the pending segment its records are journaled to:
 `record(r)` appends a store record to the segment at once, so a kill -9 loses nothing recorded; `seal()`
 turns the segment into Parquet parts (the collector calls `seal(every=SEAL_SECONDS)` between items, so a
 long run shows up in the dashboard while it runs); `finish()` seals the rest and returns the summary.
+
+Waiting goes through the run, so a simulated clock (the demo's, a test's) moves instead of the wall clock
+passing: `pause(s)` is a wait the collector itself makes (the replay's pacing; on the wall clock the stop
+event's wait, which a signal ends at once; a clock with `advance` is advanced), `waiting(s)` is told of a
+wait someone else makes (the SDK sleeping a 429's Retry-After before its retry): the wall clock passes by
+itself, a simulated one moves by `s` when the run was given `waited` (the demo's `DemoClock.waited`).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from store import Record, Segment, StoreLocation
 SEAL_SECONDS = 30.0  # how often a long run turns its recorded rows into Parquet (the dashboard sees them)
 BUDGET, SIGNAL = "budget", "signal"
 Line = Callable[[str], None]
+Wait = Callable[[float], object]
 
 
 class BudgetReached(Exception):
@@ -79,10 +86,16 @@ class Run:
         out: Line = print,
         err: Line = print,
         item: str = "execution",
+        sleep: Wait | None = None,
+        waited: Wait | None = None,
     ) -> None:
         # a local directory or an az:// / abfss:// URI, as the store takes it (Path() would mangle a URI)
         self.store, self.clock, self.budget = store, clock, budget
         self.stop = stop or threading.Event()
+        # a simulated clock (one with `advance(seconds)`: `SimulatedClock`, a test's) is moved, never slept on;
+        # the wall clock: sleep on the stop event (a signal ends the wait), others' waits pass by themselves
+        self._sleep: Wait = sleep or getattr(clock, "advance", None) or self.stop.wait
+        self._waited: Wait = waited or (lambda seconds: None)
         self.out, self.err, self.show_progress = out, err, progress
         self.run_id = new_run_id(clock())
         self.summary = RunSummary(self.run_id, item)
@@ -97,6 +110,16 @@ class Run:
 
     def charge(self, ru: float) -> None:
         self.spent += ru
+
+    def pause(self, seconds: float) -> None:
+        """Wait `seconds` of the run's clock (at once when a stop signal has arrived, or arrives meanwhile)."""
+        if seconds > 0 and not self.stop.is_set():
+            self._sleep(seconds)
+
+    def waiting(self, seconds: float) -> None:
+        """Someone else (the SDK) waits `seconds` now: `waited` is told (see the module docstring)."""
+        if seconds > 0:
+            self._waited(seconds)
 
     def count(self, *, failed: bool, throttled_out: bool = False) -> None:
         """One item (an execution) done, failed or not (`throttled_out`: failed only because the partition

@@ -105,8 +105,16 @@ class StoreSettings(_Model):
         return data
 
 
+# The replay's default RU/s ceiling per account: a quarter of the smallest throughput a container or a shared
+# database can be given (400 RU/s manual) and a tenth of the smallest autoscale maximum (1,000 RU/s), so a paced
+# replay alone never takes more than a quarter of any offer (docs/reference/azure-monitor.md R76).
+DEFAULT_REPLAY_RU_PER_S = 100.0
+
+
 class ReplaySettings(_Model):
     budget_ru: Annotated[float | None, Field(gt=0)] = None  # stop before a run spends more than this
+    # what each account's replay may spend per second (a token bucket fed by the RU charged); inf: unpaced
+    max_ru_per_s: Annotated[float, Field(gt=0)] = DEFAULT_REPLAY_RU_PER_S
 
 
 class FleetSettings(_Model):
@@ -188,6 +196,7 @@ class AccountSettings(ConnectionSettings):
     key_env: EnvName | None = None  # the NAME of the variable holding the key, never the key
     queries: list[Token] | None = None  # shared queries run here; None: all of them
     own_queries: list[QuerySpec] = []
+    replay_max_ru_per_s: Annotated[float | None, Field(gt=0)] = None  # this account's; None: [replay]'s
 
     @model_validator(mode="after")
     def _one_database_field(self) -> AccountSettings:
@@ -212,6 +221,7 @@ class Account:
     key_env: str | None  # None: DefaultAzureCredential
     key_optional: bool  # an unset key_env means DefaultAzureCredential (the implicit COSMOS_KEY), not an error
     monitor_resource: str | None = None
+    replay_max_ru_per_s: float = DEFAULT_REPLAY_RU_PER_S  # the replay's pacing (`[replay] max_ru_per_s`)
 
     @property
     def endpoint(self) -> str:
@@ -245,10 +255,12 @@ class Config(_Model):
         if self.cosmos is not None:
             name = urlparse(self.cosmos.endpoint).hostname or "cosmos"
             cosmos = self.cosmos
-            resource = cosmos.monitor_resource
-            return [Account(name, cosmos, (cosmos.database,), tuple(self.queries), DEFAULT_KEY_ENV, True, resource)]
+            resource, pacing = cosmos.monitor_resource, self.replay.max_ru_per_s
+            return [
+                Account(name, cosmos, (cosmos.database,), tuple(self.queries), DEFAULT_KEY_ENV, True, resource, pacing)
+            ]
         entries = self.accounts or []
-        return [_account(entry, self.queries, alone=len(entries) == 1) for entry in entries]
+        return [_account(entry, self, alone=len(entries) == 1) for entry in entries]
 
     def account(self, name: str | None = None) -> Account:
         """The account called `name` (None: the first); LookupError naming the known ones."""
@@ -259,9 +271,9 @@ class Config(_Model):
         raise LookupError(f"no account named {name!r} (known: {', '.join(a.name for a in found)})")
 
 
-def _account(entry: AccountSettings, shared: list[QuerySpec], *, alone: bool) -> Account:
-    """An `[[accounts]]` entry resolved: its queries, and COSMOS_KEY by default only when it is alone."""
-    picked = [q for q in shared if entry.queries is None or q.name in entry.queries]
+def _account(entry: AccountSettings, config: Config, *, alone: bool) -> Account:
+    """An `[[accounts]]` entry resolved: its queries, its pacing, and COSMOS_KEY by default only when alone."""
+    picked = [q for q in config.queries if entry.queries is None or q.name in entry.queries]
     key_env = entry.key_env or (DEFAULT_KEY_ENV if alone else None)
     return Account(
         entry.name,
@@ -271,6 +283,7 @@ def _account(entry: AccountSettings, shared: list[QuerySpec], *, alone: bool) ->
         key_env,
         key_optional=entry.key_env is None,
         monitor_resource=entry.monitor_resource,
+        replay_max_ru_per_s=entry.replay_max_ru_per_s or config.replay.max_ru_per_s,
     )
 
 

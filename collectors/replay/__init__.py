@@ -1,9 +1,11 @@
 """The replay collector: run the configured read-only queries with the real azure-cosmos SDK and record
 the RU of every HTTP request and of every execution, per physical partition.
 
-Every request is captured by `collectors.replay.capture` (client-level hooks); every execution becomes an
+Every request is captured by `collectors.replay.capture` (client-level hooks) and paced by
+`collectors.replay.pacing` (an RU/s ceiling per account, `[replay] max_ru_per_s`); every execution becomes an
 `ExecutionRecord` built here from the requests it sent. The run (run id, journaling to the pending
-segment, sealing, budget, stop signal, summary) is `collectors.run`'s.
+segment, sealing, budget, stop signal, how it waits, summary) is `collectors.run`'s. A run ends with what
+the replay spent per account and container and the pacing in force (`collectors.replay.summary`).
 
 Layers: `fetch_*` talk to the service, `execution_record` is pure, `Replay` walks the queries.
 To add a per-request field: add it to `RequestRecord` (store/records.py) and fill it in
@@ -30,8 +32,9 @@ from collectors.errors import describe_error
 from collectors.registry import Options, run_collector
 from collectors.replay import routing
 from collectors.replay.capture import Capture
-from collectors.replay.summary import summary_line
-from collectors.run import BUDGET, SEAL_SECONDS, BudgetReached, Run, RunSummary, Stopped
+from collectors.replay.pacing import Pacer
+from collectors.replay.summary import Spend, spend_lines, summary_line
+from collectors.run import BUDGET, SEAL_SECONDS, BudgetReached, Run, RunSummary, Stopped, Wait
 from cosmoscore import routing as rules
 from cosmoscore.epk import EpkRange
 from store import ExecutionRecord, RequestRecord, StoreLocation
@@ -180,6 +183,13 @@ class Replay:
     capture: Capture
     last_ru: dict[str, float] = field(default_factory=dict)  # per query: what the next execution may cost
     done: list[ExecutionRecord] = field(default_factory=list)  # executions of the query in progress
+    spend: Spend = field(default_factory=Spend)  # what the run's requests charged, per container
+
+    def store(self, requests: Iterable[RequestRecord]) -> None:
+        """Journal the captured requests, and count what they charged."""
+        for request in requests:
+            self.run.record(request)
+            self.spend.add(request)
 
     def execute(self, spec: QuerySpec, target: Target, execution_id: str, repeat: int) -> None:
         """One execution: run it, then turn its captured requests into an executions record."""
@@ -214,8 +224,7 @@ class Replay:
     ) -> None:
         """Record the requests captured since the last execution and this execution's record."""
         requests = self.capture.take()
-        for request in requests:
-            self.run.record(request)
+        self.store(requests)
         mine = [r for r in requests if r.execution_id == execution_id]
         ids = {**self.capture.common, "container": spec.container, "execution_id": execution_id, "repeat": repeat}
         record = execution_record(spec, target, mine, ids=ids, **outcome)
@@ -288,14 +297,15 @@ class ReplayCollector:
         account = config.account(options.account)
         specs = [q for q in account.queries if options.only is None or q.name == options.only]
         common = {"run_id": run.run_id, "account": account.name, "database": account.databases[0]}
-        capture = Capture(common, clock=run.clock, charge=run.charge)
+        pacer = Pacer(account.replay_max_ru_per_s, run.clock, run.pause)
+        capture = Capture(common, clock=run.clock, charge=_charges(run, pacer), waiting=run.waiting)
         replay = Replay(account, run, capture)
         client, client_error = None, ""
         try:
             client = fetch_client(
                 account.connection,
                 options.credential or account_credential(account),
-                on_request=capture.on_request,
+                on_request=_paced(pacer, capture.on_request),
                 on_response=capture.on_response,
             )
         except Exception as exc:  # no client: every query gets the same error record, and one line
@@ -306,8 +316,29 @@ class ReplayCollector:
                 if run.stop.is_set() or run.over_budget(replay.last_ru.get(spec.name, 0.0)):
                     break
                 replay.replay_query(index, spec, client, client_error, advance)
-        for request in capture.take():
-            run.record(request)
+        replay.store(capture.take())
+        for line in spend_lines(account.name, replay.spend, pacer.rate, pacer.waited_s):
+            run.out(line)
+
+
+def _charges(run: Run, pacer: Pacer) -> Callable[[float], None]:
+    """A response's RU goes to the run's meter (its budget) and to the pacing bucket."""
+
+    def charge(ru: float) -> None:
+        run.charge(ru)
+        pacer.charge(ru)
+
+    return charge
+
+
+def _paced(pacer: Pacer, hook: Callable[[Any], None]) -> Callable[[Any], None]:
+    """The request hook, after the pacing's wait (so a request's duration does not include it)."""
+
+    def on_request(pipeline_request: Any) -> None:
+        pacer.before_request()
+        hook(pipeline_request)
+
+    return on_request
 
 
 COLLECTOR = ReplayCollector()
@@ -325,9 +356,12 @@ def replay(
     progress: bool = True,
     out: Callable[[str], None] = print,
     err: Callable[[str], None] = print,
+    sleep: Wait | None = None,
+    waited: Wait | None = None,
 ) -> RunSummary:
     """Replay one account's queries once (`account`: its name; None: the first or only one); every request
-    and execution lands in the store. `collectors.fleet` runs many accounts."""
+    and execution lands in the store. `collectors.fleet` runs many accounts. `sleep`/`waited`: how to wait
+    on a simulated `clock` (`collectors.run`)."""
     return run_collector(
         COLLECTOR,
         config,
@@ -338,4 +372,6 @@ def replay(
         out=out,
         err=err,
         options=Options(only=only, account=account, credential=credential),
+        sleep=sleep,
+        waited=waited,
     )

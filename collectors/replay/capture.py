@@ -111,6 +111,8 @@ class Capture:
     common: Mapping[str, Any]  # run_id, account, database
     clock: Callable[[], float] = time.time
     charge: Callable[[float], None] = lambda ru: None  # the run's RU meter
+    # told of the SDK's wait before it retries a 429 (its Retry-After): a simulated clock moves by it
+    waiting: Callable[[float], None] = lambda seconds: None
     # the query and execution in progress; requests before the first one (the account read) have none
     context: dict[str, Any] = field(default_factory=_no_query)
     count: int = 0  # requests seen in the whole run: the `seq` of the next one
@@ -133,6 +135,8 @@ class Capture:
             self.count += 1
             self.rows.append(record)
             self.charge(record.request_charge)
+        if record.status == 429 and record.retry_after_ms:
+            self.waiting(record.retry_after_ms / 1000)  # the SDK sleeps it next (also after its last try)
 
     def take(self) -> list[RequestRecord]:
         """The records captured since the last call."""

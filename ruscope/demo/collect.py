@@ -7,12 +7,10 @@ unmodified SDKs, with the config of `workloads/chat/ruscope.toml` (endpoints, CA
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import os
 import time
 import tomllib
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +31,7 @@ from store import store_location
 EXAMPLE_CONFIG = Path(workloads.chat.__file__).resolve().parent / "ruscope.toml"
 USAGE = 2  # the exit code of a usage problem
 MONITOR_TOKEN = ("RUSCOPE_MONITOR_TOKEN", "local-token")  # the stand-in accepts any bearer token
+REPLAY_FROM_S = 45  # the second of a history minute the collectors start at (the busy second is 30.5)
 
 
 class DemoError(RuntimeError):
@@ -46,37 +45,38 @@ class DemoError(RuntimeError):
 
 class DemoClock(SimulatedClock):
     """The simulated clock of the history, then (after `follow_wall_clock`) real time: the emulator keeps
-    serving after the day was replayed, and its requests must land at now, not at the history's end."""
+    serving after the day was replayed, and its requests must land at now, not at the history's end.
+
+    While the collectors run inside the history, simulated time moves only by the waits they make or are
+    told of: the replay's pacing (`sleep`) and the SDK's sleep before retrying a 429 (`waited`, by its
+    Retry-After), so a throttled replay's retry lands in the partition's next second as in production,
+    however slow the machine (a clock flowing at wall speed and stopped at the minute's end answered 429
+    to every retry once a loaded machine took longer than the minute had left). The time the machine
+    takes to serve and read is not simulated time, as the history's own writes land at their set times.
+    """
 
     def __init__(self, start: float) -> None:
         super().__init__(start)
         self._live = False
-        self._flowing_since: float | None = None  # monotonic time the clock started flowing (`flowing`)
-        self._flow_until = 0.0
 
     def __call__(self) -> float:
-        if self._live:
-            return max(self._now, time.time())
-        if self._flowing_since is not None:
-            return min(self._now + (time.monotonic() - self._flowing_since), self._flow_until)
-        return self._now
-
-    @contextlib.contextmanager
-    def flowing(self, until: float) -> Iterator[None]:
-        """Let simulated time pass at wall speed meanwhile: a collector that the emulator throttles waits
-        the `Retry-After` it was given, and the partition's next second must come as it would in
-        production (a frozen clock answered 429 to every retry until the SDK gave up). It stops at `until`
-        (the history sets the next minute's clock after it)."""
-        self._flowing_since, self._flow_until = time.monotonic(), until
-        try:
-            yield
-        finally:
-            self._now = max(self._now, min(self._now + time.monotonic() - self._flowing_since, until))
-            self._flowing_since = None
+        return max(self._now, time.time()) if self._live else self._now
 
     @property
     def now(self) -> float:
         return self()
+
+    def sleep(self, seconds: float) -> None:
+        """A collector's own wait: simulated time moves by it at once (live: real time passes)."""
+        if self._live:
+            time.sleep(seconds)
+        else:
+            self.advance(seconds)
+
+    def waited(self, seconds: float) -> None:
+        """Another's wait that really happens (the SDK's Retry-After sleep): simulated time moves by it."""
+        if not self._live:
+            self.advance(seconds)
 
     def follow_wall_clock(self) -> None:
         self._live = True
@@ -147,9 +147,11 @@ def demo_config(text: str, path: Path) -> Config:
         raise DemoError(f"{EXAMPLE_CONFIG}: {exc}") from None
 
 
-def collect(name: str, config: Config, store: Path, clock: Callable[[], float]) -> RunSummary:
-    """One run of a collector (the well-known key; the stand-in's token) into the demo store."""
+def collect(name: str, config: Config, store: Path, clock: SimulatedClock) -> RunSummary:
+    """One run of a collector (the well-known key; the stand-in's token) into the demo store; its waits move
+    the simulated clock (`DemoClock`)."""
     os.environ.setdefault(*MONITOR_TOKEN)
+    sleep, waited = (clock.sleep, clock.waited) if isinstance(clock, DemoClock) else (clock.advance, clock.advance)
     lines: list[str] = []
     summary = run_collector(
         collector(name),
@@ -159,10 +161,26 @@ def collect(name: str, config: Config, store: Path, clock: Callable[[], float]) 
         out=lines.append,
         err=lines.append,
         options=Options(credential=WELL_KNOWN_KEY),
+        sleep=sleep,
+        waited=waited,
     )
     if summary.exit_code != 0 and not throttled_only(summary):
         raise DemoError(f"`ruscope {name}` failed on the demo account: {' | '.join(lines[-3:])}")
     return summary
+
+
+def collect_in_minute(config: Config, store: Path, clock: DemoClock, minute_start: float) -> tuple[RunSummary, float]:
+    """The replay and storage collectors in what is left of a history minute after its traffic, from a fresh
+    second after the busy one (so the replay is not throttled by the minute's reads); returns the replay's
+    summary and how far past the minute's last second its waits took the clock (0: it fit). A minute whose
+    traffic ran late leaves a few seconds only (a replay then runs into the next minute), and the next
+    minute's writes due meanwhile land right after it, never before it (the clock only moves forward): they
+    stay in their minute, so every minute's totals are as they were, unless the overrun reaches the next
+    minute's busy second (`workloads.chat.history.BUSY_SECOND`), which the build then says."""
+    clock.set(max(minute_start + REPLAY_FROM_S, clock.now // 1 + 1))
+    replayed = collect("replay", config, store, clock)
+    collect("storage", config, store, clock)
+    return replayed, max(0.0, clock.now - (minute_start + 59))
 
 
 def throttled_only(summary: RunSummary) -> bool:

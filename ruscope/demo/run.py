@@ -37,6 +37,7 @@ from ruscope.demo.collect import (
     Servers,
     advise_demo,
     collect,
+    collect_in_minute,
     demo_config,
     demo_config_text,
     evaluate_alerts,
@@ -156,11 +157,12 @@ def build(engine: Engine, clock: DemoClock, paths: DemoPaths, settings: DemoSett
     def on_minute(minute: int) -> None:
         bar.update(1)
         if minute in scenario.replay_at:
-            # a fresh second after the minute's busy one: the replay is not throttled by the minute's reads
-            clock.set(max(start + minute * 60 + 45, clock.now // 1 + 1))
-            with clock.flowing(until=start + minute * 60 + 59):  # a throttled replay's retries see seconds pass
-                replayed = collect("replay", config, paths.store, clock)
-                collect("storage", config, paths.store, clock)
+            replayed, overrun_s = collect_in_minute(config, paths.store, clock, start + minute * 60)
+            if overrun_s >= history.BUSY_SECOND:  # a few seconds only move the next minute's first writes
+                bar.write(
+                    f"replay at minute {minute}: its pacing and retries ran {overrun_s:.0f} s into the next minute, "
+                    "past its busy second, which now comes after the replay"
+                )
             if replayed.throttled_out:
                 bar.write(
                     f"replay at minute {minute}: {replayed.throttled_out} execution(s) still throttled after the "

@@ -238,6 +238,50 @@ def test_the_forked_workers_of_a_single_threaded_process_give_the_figures_of_one
     assert (done.returncode, done.stdout.strip()) == (0, "true"), done.stderr
 
 
+INTERRUPTED = """
+import os, time
+import advisor.measure as measure
+from advisor.designs import parse_design
+
+def slow(design, docs, workload, limits=None):  # each worker says it started, then works for a minute
+    os.write(1, b"measuring\\n")  # one write: the two workers' lines never interleave
+    time.sleep(60)
+
+measure.measure_design = slow  # inherited by the forked workers
+try:
+    measure.measure_designs([parse_design("/a"), parse_design("/b")], [{"id": "1", "a": 1, "b": 2}], measure.Workload(), workers=2)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Ctrl+C as a signal to the process group")
+def test_ctrl_c_while_forked_workers_measure_prints_no_worker_traceback() -> None:
+    """Ctrl+C reaches the terminal's whole process group: the parent stops the pool, the workers print
+    nothing (each used to print a `ForkPoolWorker ... KeyboardInterrupt` traceback)."""
+    import os
+    import signal
+
+    process = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )
+    try:
+        started = [process.stdout.readline() for _ in range(2)]  # type: ignore[union-attr]
+        assert started == ["measuring\n"] * 2
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert (process.returncode, out, err) == (0, "interrupted\n", "")
+
+
 @pytest.mark.timeout(60)
 def test_a_process_running_other_threads_measures_in_itself(logs: list[dict[str, Any]]) -> None:
     """A fork copies only the calling thread: a lock another thread holds at that moment stays locked in the

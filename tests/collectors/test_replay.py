@@ -44,6 +44,11 @@ def run(emu, config: Config, store: Path, **kwargs: Any):
     return summary, out, err
 
 
+def query_lines(out: list[str]) -> list[str]:
+    """The per-query lines (the run's last lines say what it spent per account and container)."""
+    return [line for line in out if not line.startswith(("replay spent", "  "))]
+
+
 def load_orders(emu, *, throughput: int = 24_000, docs: int = 200) -> None:
     db = CosmosClient(emu.url, credential=emu.key).create_database_if_not_exists("shop")
     db.create_container("orders", PartitionKey("/tenantId"), offer_throughput=throughput)
@@ -103,7 +108,13 @@ def test_records_every_request_with_the_emulators_own_charges(loaded, tmp_path: 
     assert summary.total_ru == pytest.approx(requests["request_charge"].sum(), abs=0.05)
     assert set(requests["request_kind"]) >= {"page", "refused", "query_plan", "pkranges", "metadata"}
     assert (requests["run_id"] == summary.run_id).all() and (requests["database"] == "shop").all()
-    assert len(out) == len(QUERIES)
+    assert len(query_lines(out)) == len(QUERIES)
+    spent = [line for line in out if line.startswith("replay spent")]
+    assert spent == [
+        f"replay spent {summary.total_ru:.2f} RU on account '127.0.0.1' in {len(requests)} request(s), "
+        + spent[0].split(" request(s), ")[1]
+    ]
+    assert "paced at 100 RU/s" in spent[0]  # the default ceiling, said
 
 
 def test_routing_classes_predicted_and_observed(loaded, tmp_path: Path) -> None:
@@ -204,7 +215,9 @@ def test_each_failure_is_one_line_and_one_row_and_the_run_goes_on(loaded, tmp_pa
     assert "400" in err[2] and "Partition key" in err[2]
     executions = read_table(store_location(tmp_path), "executions").set_index("query_name")
     assert list(executions["status"]) == ["error", "error", "error", "ok"]
-    assert executions.loc["fine", "items"] == 1 and out == [line for line in out if line.startswith("fine:")]
+    assert executions.loc["fine", "items"] == 1 and query_lines(out) == [
+        line for line in out if line.startswith("fine:")
+    ]
 
 
 def test_wrong_key_and_unreachable_endpoint(loaded, tmp_path: Path) -> None:

@@ -68,6 +68,16 @@ def test_fan_out_and_single_partition_queries_were_replayed(small_demo: SmallDem
     assert (executions.status == "ok").all(), executions[executions.status != "ok"][["query_name", "error"]]
 
 
+def test_every_replay_ran_paced_within_its_minute(small_demo: SmallDemo) -> None:
+    """The pacing's waits move the demo's clock: each replay spreads over seconds after its minute's busy one
+    and ends before the next minute's traffic (an overrun would push that traffic later)."""
+    requests = _table(small_demo, "requests")
+    seconds = requests["time"].map(lambda t: t.timestamp()) - small_demo.built.start
+    runs = seconds.groupby(requests["run_id"]).agg(["min", "max"])
+    assert len(runs) >= 5 and ((runs["min"] // 60) == (runs["max"] // 60)).all()
+    assert (runs["min"] % 60 >= 45).all() and (runs["max"] > runs["min"]).all()  # paced: not one instant
+
+
 def test_the_split_is_in_the_partitions_lineage(small_demo: SmallDemo) -> None:
     partitions = _table(small_demo, "partitions")
     logs = partitions[partitions.container == "query-logs"]
@@ -180,6 +190,8 @@ def test_the_command_serves_the_dashboard_and_a_signal_stops_every_child(tmp_pat
             assert children  # the dashboard
             process.send_signal(stop)
             assert process.wait(30) == 0
+            stderr = process.stderr.read()  # type: ignore[union-attr]
+            assert "Traceback" not in stderr and "Traceback" not in (tmp_path / "demo" / "dashboard.log").read_text()
             time.sleep(0.2)
             assert not [pid for pid in children if Path(f"/proc/{pid}").exists() and "Z" not in _state(pid)]
         finally:
