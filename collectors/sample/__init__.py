@@ -6,7 +6,8 @@ Why this shape:
   gives every range an even share, so a range holding 60% of the documents was a third of the sample.
   Each range's share of the sample is its share of the documents instead, from the container read with
   partition key range statistics (one metadata read for every range's `documentCount`, as the storage
-  collector reads it: `collectors.storage.fetch_snapshot`; cosmos-errors-and-stats.md §2.2), refined by
+  collector reads it, its pkrange bounds seen by the same `collectors.storage.PkrangeLog`;
+  cosmos-errors-and-stats.md §2.2), refined by
   the windows' own counts below where the plan could afford them.
 - Proportional within a range, over its `_ts` span: the feed within a partition follows write order, so
   a range's first pages are its oldest writes (a tenant that started writing late was 0% of the "current
@@ -25,8 +26,8 @@ Why this shape:
   evenly over its windows (or, without a span, one window in write order), and the report says so.
 - The budget counts every response the client sees (account and container reads, `/pkranges`, query
   plans, aggregates, pages: the client-level response hook, as `collectors.replay.capture` does;
-  cosmos-wire-protocol.md §3), and a request is not sent when the last response's charge would take the
-  total past the budget. So the RU spent is at most the budget plus one response larger than the last.
+  cosmos-wire-protocol.md §3), and a request is not sent when the last response's charge (of a page, for
+  a page) would take the total past the budget. So the RU spent is at most the budget plus one response.
 - The bias the sample can measure is stated, not hidden (`SampleReport.bias_lines`): each range's share
   of the sample against its share of the documents, the `_ts` windows covered, and one total-variation
   distance over the cells; what it cannot measure (the order within a window) is named.
@@ -53,7 +54,7 @@ from collectors.credentials import account_credential
 from collectors.errors import describe_error, no_key_line
 from collectors.sample.plan import Cell, RangePlan, Window, allot, range_documents, window_edges, windows_for
 from collectors.sample.report import SampleReport, Stratum
-from collectors.storage import PkrangeLog, fetch_snapshot
+from collectors.storage import PkrangeLog
 from wholefile import write_whole
 
 __all__ = ["SampleError", "SampleReport", "Stratum", "clean_document", "sample_container"]
@@ -170,9 +171,10 @@ def fetch_sample(
     page_size: int, windows: int = WINDOWS,
 ) -> tuple[list[list[dict[str, Any]]], list[Cell], str, list[RangePlan]]:  # fmt: skip
     """The plan (statistics, then each range's counted `_ts` windows), the cells' quotas, their documents."""
-    snapshot = fetch_snapshot(container, log)
-    ranges = list(container.read_feed_ranges())
-    statistics = range_documents(ranges, snapshot.statistics, snapshot.bounds)
+    log.take()
+    properties = container.read(populate_partition_key_range_statistics=True)
+    ranges = list(container.read_feed_ranges(force_refresh=True))  # the SDK reads /pkranges: `log` sees the bounds
+    statistics = range_documents(ranges, properties.get("statistics") or [], log.take()[1])
     first_guess = allot(max_documents, [float(n or 0) for n in statistics])
     plan_budget = budget_ru * PLAN_SHARE
     plans = [
@@ -180,6 +182,7 @@ def fetch_sample(
         for r, n, guess in zip(ranges, statistics, first_guess, strict=True)
     ]
     cells = Cell.for_plans(plans, max_documents)
+    meter.last = 0.0  # an aggregate's charge is no guess for a page's: the first page goes if the total fits
     taken, stopped_by = fetch_cells(container, ranges, cells, meter, budget_ru=budget_ru, page_size=page_size)
     return taken, cells, stopped_by, plans
 
