@@ -15,12 +15,14 @@ Why this shape:
   windows of equal time, each window counted (`SELECT VALUE COUNT(1) FROM c WHERE c._ts >= @lo AND
   c._ts < @hi`), and the whole sample is allotted to the (range, window) cells by their counts (largest
   remainder), so a busy hour gets its share, not a quiet day's. `_ts` is the document's last write in
-  epoch seconds (cosmos-sql-semantics.md §9); a `_ts` range filter and the VALUE aggregates are served by
-  the default range index (ru-cost-model.md W7, Q13), and VALUE aggregates are what a cross-partition
-  plan supports (cosmos-errors-and-stats.md §1.2), which a feed-range query may become.
-- Not OFFSET, not made-up continuations: OFFSET is billed for the documents it skips (ru-cost-model.md
-  Q20), so a deep offset costs what reading up to it would; a continuation token is the service's opaque
-  position (cosmos-wire-protocol.md §1.7), with no public way to make one at a chosen point.
+  epoch seconds (cosmos-sql-semantics.md §3.7); a `_ts` range filter and the aggregates over it rely on
+  the default range index (§3.7, §5.8; ru-cost-model.md W7, Q13). The aggregates are VALUE ones: the
+  gateway sends an aggregate back for a query plan even on one pkrange (cosmos-wire-protocol.md §1.7), and
+  a cross-partition plan takes only `VALUE <Aggregate>` (cosmos-errors-and-stats.md §1.4).
+- Not OFFSET, not made-up continuations: OFFSET loads and bills the documents it skips (ru-cost-model.md
+  Q20), so a deep offset costs what reading up to it would; a continuation token is the service's own
+  position (`-RID:~…#RT:…`, cosmos-wire-protocol.md §1.7), and no public API makes one at a chosen point
+  (ruscope's rule: none is forged).
 - The plan (statistics, spans, counts) costs RU and is counted like every read: it may spend at most
   `PLAN_SHARE` of the budget, range by range; a range it could not count gets its statistics' count spread
   evenly over its windows (or, without a span, one window in write order), and the report says so.

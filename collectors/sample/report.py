@@ -99,14 +99,15 @@ class SampleReport:
         gap = f" (largest gap {100 * max(gaps):.1f} pts)" if gaps else ""
         lines = [f"sample vs documents per feed range: {', '.join(parts)}{gap}"]
         lines.append(self._windows_line())
+        uncounted = {s.range_index for s in self.strata if not s.counted and s.documents}
         tv = self.total_variation()
         if tv is not None:
-            lines.append(f"total variation over feed ranges x _ts windows: {tv:.1%} (0% is proportional)")
-        uncounted = len({s.range_index for s in self.strata if not s.counted and s.documents})
+            whole = "; an uncounted range as one cell, so its time bias is not in it" if uncounted else ""
+            lines.append(f"total variation over feed ranges x _ts windows: {tv:.1%} (0% is proportional{whole})")
         if uncounted:
             lines.append(
-                f"{uncounted} of {self.partitions} feed range(s) not counted by _ts window within the plan's share "
-                "of the budget: their windows take the partition statistics' count evenly"
+                f"{len(uncounted)} of {self.partitions} feed range(s) not counted by _ts window within the plan's "
+                "share of the budget: read over even time windows, or without a _ts span in the feed's order"
             )
         unknown = sum(1 for n in self.range_documents if n is None)
         if unknown:
