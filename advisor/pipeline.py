@@ -171,9 +171,9 @@ def lint_rows(winner: Design, findings: list[Finding]) -> list[dict[str, Any]]:
 
 
 def advice_text(advice: Advice) -> str:
-    """The plain-words report the command prints: the sample's bias (when measured), the ranking, each
-    verdict and fix, then the winner's
-    container definition, the lint of the queries on it and the migration outline."""
+    """The plain-words report the command prints: the sample's bias (as its reader stated it), the
+    ranking, each verdict and fix, then the winner's container definition, the lint of the queries on it
+    and the migration outline."""
     why = {p.design.name: p.reason for p in advice.proposals}
     lines = ["The sample:", *(f"  {line}" for line in advice.sample), ""] if advice.sample else []
     for v in advice.verdicts:

@@ -6,9 +6,8 @@ Why this shape:
   gives every range an even share, so a range holding 60% of the documents was a third of the sample.
   Each range's share of the sample is its share of the documents instead, from the container read with
   partition key range statistics (one metadata read for every range's `documentCount`, as the storage
-  collector reads it, its pkrange bounds seen by the same `collectors.storage.PkrangeLog`;
-  cosmos-errors-and-stats.md §2.2), refined by
-  the windows' own counts below where the plan could afford them.
+  collector reads it, the pkranges' bounds seen by its `collectors.storage.PkrangeLog`;
+  cosmos-errors-and-stats.md §2.2), refined by the windows' own counts below where the plan affords them.
 - Proportional within a range, over its `_ts` span: the feed within a partition follows write order, so
   a range's first pages are its oldest writes (a tenant that started writing late was 0% of the "current
   writes"). Each range's `_ts` span (`SELECT VALUE MIN(c._ts)` and `MAX`) is cut into up to `WINDOWS`
@@ -16,7 +15,7 @@ Why this shape:
   c._ts < @hi`), and the whole sample is allotted to the (range, window) cells by their counts (largest
   remainder), so a busy hour gets its share, not a quiet day's. `_ts` is the document's last write in
   epoch seconds (cosmos-sql-semantics.md §3.7); a `_ts` range filter and the aggregates over it rely on
-  the default range index (§3.7, §5.8; ru-cost-model.md W7, Q13). The aggregates are VALUE ones: the
+  the default range index (cosmos-sql-semantics.md §5.8; ru-cost-model.md W7, Q13). The aggregates are VALUE ones: the
   gateway sends an aggregate back for a query plan even on one pkrange (cosmos-wire-protocol.md §1.7), and
   a cross-partition plan takes only `VALUE <Aggregate>` (cosmos-errors-and-stats.md §1.4).
 - Not OFFSET, not made-up continuations: OFFSET loads and bills the documents it skips (ru-cost-model.md
