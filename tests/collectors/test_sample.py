@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from azure.cosmos import CosmosClient, PartitionKey
 
+from advisor.measure import Workload
+from advisor.pipeline import advise_documents
 from collectors.config import Account, parse_config
 from collectors.sample import SampleError, clean_document, sample_container
 from collectors.sample.plan import allot, window_edges, windows_for
@@ -239,6 +241,17 @@ def test_the_sample_is_proportional_across_ranges_and_over_time(make_emulator, t
         and lines[2] == f"total variation over feed ranges x _ts windows: {tv:.1%} (0% is proportional)"
     )
     assert lines[-1].startswith("not measured: which documents of a window")
+    # what the advisor makes of it: /tenantId's hottest partition and current hottest key as on every document
+    stored = emu.engine.databases["shop"].containers["orders"].ranges
+    every = [dict(item.doc) for r in stored for lp in r.logical.values() for item in lp.items.values()]
+    on_sample, on_all = (
+        advise_documents(d, Workload(time_property="_ts"), container="orders", candidates=[("/tenantId", None)], proposals=0)
+        .verdicts[0]
+        .measure
+        for d in (docs, every)
+    )  # fmt: skip
+    assert abs(on_sample.hottest_share - on_all.hottest_share) <= 0.03  # a first-pages sample: 0.33 vs 0.62
+    assert abs(on_sample.recent_hottest_logical_share - on_all.recent_hottest_logical_share) <= 0.1  # it: 0.05 vs 0.8
 
 
 def test_a_plan_cut_by_the_budget_is_stated(make_emulator, tmp_path: Path) -> None:
