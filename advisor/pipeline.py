@@ -56,6 +56,7 @@ class Advice:
     definition: ContainerDefinition | None = None  # the winner's container to create
     migration: list[str] = field(default_factory=list)
     lint: list[Finding] = field(default_factory=list)  # the workload's queries on the winner's definition
+    sample: tuple[str, ...] = ()  # the sample's bias as its reader measured it (`collectors.sample`)
 
 
 def read_sample(path: Path) -> list[dict[str, Any]]:
@@ -170,10 +171,11 @@ def lint_rows(winner: Design, findings: list[Finding]) -> list[dict[str, Any]]:
 
 
 def advice_text(advice: Advice) -> str:
-    """The plain-words report the command prints: the ranking, each verdict and fix, then the winner's
-    container definition, the lint of the queries on it and the migration outline."""
+    """The plain-words report the command prints: the sample's bias (as its reader stated it), the
+    ranking, each verdict and fix, then the winner's container definition, the lint of the queries on it
+    and the migration outline."""
     why = {p.design.name: p.reason for p in advice.proposals}
-    lines = []
+    lines = ["The sample:", *(f"  {line}" for line in advice.sample), ""] if advice.sample else []
     for v in advice.verdicts:
         lines.append(f"{v.rank}. {v.summary}")
         if v.design.name in why:

@@ -85,4 +85,5 @@ def _design_row(verdict: Verdict, advice: Advice, why: dict[str, str], *, winner
         "cardinality": " / ".join(str(c) for c in m.cardinality),
         "definition": json.dumps(definition.body) if definition is not None else "",
         "migration": "\n".join(advice.migration) if winner else "",
+        "sample": "\n".join(advice.sample),
     }

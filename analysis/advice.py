@@ -41,6 +41,7 @@ DESIGN_COLUMNS = ADVICE_DESIGNS.pick(
     "cardinality",
     "definition",
     "migration",
+    "sample",
 )
 QUERY_COLUMNS = ADVICE_QUERIES.pick(
     "run_id", "design", "query", "weight", "request_charge", "partitions", "total_partitions", "routing", "fix", "lint"

@@ -12,7 +12,9 @@ cannot be written is exit 1 after the advice was printed and the CSV written (no
 
 `--from-account` reads the sample from the live `[advisor] container` of the config's account (the first,
 or `--account NAME`; its first database) through the SDK (`collectors.sample`): at most `--max-documents`
-spread over every physical partition, stopping before `--budget-ru`. The JSONL lands beside the config
+in proportion to the documents across its physical partitions and over their `_ts` span, stopping
+before `--budget-ru`; the sample's measured bias is printed and kept with the advice (`Advice.sample`:
+the ranking's text, the stored `advice_designs.sample`, the Advisor page). The JSONL lands beside the config
 (`advisor-sample.jsonl`, or `--sample-out`), so the next run can take it with `--sample`. An account that
 cannot be read is exit 1 (the command ran; the account failed), as a failed collector run is. The demo
 and the tests' stores do the same in one call (`advise_live`).
@@ -20,6 +22,7 @@ and the tests' stores do the same in one call (`advise_live`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -41,6 +44,7 @@ from wholefile import write_whole
 SAMPLE_NAME = "advisor-sample.jsonl"
 EXIT_FAILED = 1
 PART = "advice"  # the store part the advice's rows are committed under
+FILE_SAMPLE = "{source}: a file, so its bias against the container is not measured (--from-account measures it)"
 
 
 # -- the config's [advisor] as the advisor's inputs ------------------------------------------------------
@@ -112,7 +116,7 @@ def advise_file(config: Config, settings: AdvisorSettings, config_path: Path, sa
     if not docs:
         raise AdviseError(f"{source}: the document sample is empty: nothing to measure a design on")
     try:
-        return advise_on(config, settings, docs)
+        return replace(advise_on(config, settings, docs), sample=(FILE_SAMPLE.format(source=source),))
     except AdviseError as exc:
         raise AdviseError(f"{config_path}: {exc}") from None
 
@@ -171,7 +175,7 @@ def advise_live(
     report = sample_account(
         target, settings, sample_path, max_documents=max_documents, budget_ru=budget_ru, credential=credential
     )
-    advice = advise_on(config, settings, read_sample(report.path))
+    advice = replace(advise_on(config, settings, read_sample(report.path)), sample=tuple(report.bias_lines()))
     return advice, store_advice(store, advice, target, time=now)
 
 
@@ -208,13 +212,16 @@ def advise(
         _fail("--from-account reads the sample from the account; drop --sample (or use it alone)")
     try:
         cfg, settings = load_advisor_config(config)
+        measured: tuple[str, ...] | None = None  # the live sample's bias (a file's is not measured)
         if from_account:
             target = _account(cfg, account)
             out_path = sample_out or config.parent / SAMPLE_NAME
             report = sample_account(target, settings, out_path, max_documents=max_documents, budget_ru=budget_ru)
             echo(report.line())
-            sample = report.path
+            sample, measured = report.path, tuple(report.bias_lines())
         advice = advise_file(cfg, settings, config, sample)
+        if measured is not None:
+            advice = replace(advice, sample=measured)
     except AdviseError as exc:
         _fail(str(exc))
     except SampleError as exc:

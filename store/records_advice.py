@@ -6,6 +6,7 @@ Three tables, all keyed by the advice's run and the container it was about (acco
 
 - `advice_designs`: one row per candidate design: its rank, the verdict on the three criteria, the write
   spread, the 20 GB projection, and for the winner the container definition (JSON) and migration steps;
+  `sample` is the sample's bias as measured when it was read (the same on every design of the advice);
 - `advice_queries`: one row per design and workload query: RU, partitions reached, routing class, the fix
   when it fans out, and for the winner the lint findings;
 - `advice_partitions`: one row per design and physical partition (in EPK order): its share of the writes,
@@ -51,6 +52,7 @@ class AdviceDesignRecord(Scoped):
     cardinality: str  # distinct values per level, " / "-separated
     definition: str  # the container to create (JSON), the winner's only
     migration: str  # the migration steps, one per line, the winner's only
+    sample: str | None = None  # the sample's measured bias, one statement per line (None: older advice)
 
 
 @table("advice_queries", key=(*_SCOPE_KEY, "design", "query"))

@@ -1,7 +1,8 @@
 """Advisor: the candidate partition-key designs of one stored advice side by side: the ranking and the
 verdict on the three criteria, RU per query and for the workload mix, the write skew per design as a
 heatmap over its physical partitions, the largest logical partition projected against 20 GB, and the
-winner's container definition, lint and migration outline. Each table has its CSV download.
+winner's container definition, lint and migration outline, and the sample's measured bias (how its
+feed ranges and `_ts` windows compare with the container's documents). Each table has its CSV download.
 
 Layout only: the advice comes from `ruscope advise` (the `advice_*` tables), read for all time (an advice
 is made once, before a migration, not collected continuously) and cut to the frame's account and
@@ -108,6 +109,14 @@ def render_designs(designs: pd.DataFrame) -> None:
             st.markdown(f"**{row['rank']}. {design}** ({origin}{why}): {verdict}")
 
 
+def render_sample(designs: pd.DataFrame) -> None:
+    """The sample's bias as its reader measured it (`collectors.sample`), when the advice stored it."""
+    notes = designs["sample"].iloc[0] if "sample" in designs else None
+    if isinstance(notes, str) and notes:
+        with st.expander("The sample the designs were measured on", expanded=True):
+            st.markdown("\n".join(f"- {markdown_text(line)}" for line in notes.splitlines()))
+
+
 def render_queries(queries: pd.DataFrame, order: list[str]) -> None:
     st.subheader("RU per query, per design")
     widgets.render_figure(build_ru_per_query_figure(advice.ru_matrix(queries, order)), key="advisor_ru_chart")
@@ -164,6 +173,7 @@ else:
     order = designs["design"].tolist()
     queries = advice.of_run(all_queries, run_id, order)
     render_designs(designs)
+    render_sample(designs)
     render_queries(queries, order)
     render_skew(advice.of_run(all_partitions, run_id, order), designs, order)
     render_limits(designs)

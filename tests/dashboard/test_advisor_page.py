@@ -67,6 +67,8 @@ def test_the_designs_side_by_side(advised: Path) -> None:
     assert {t["name"] for t in limits["data"]} == set(designs["design"])
     code = app.get("code")[0].proto.code_text
     assert json.loads(code)["partitionKey"] == {"paths": ["/tenantId", "/sessionId"], "kind": "MultiHash", "version": 2}
+    [sample] = [e for e in app.expander if e.label == "The sample the designs were measured on"]
+    assert "a file, so its bias against the container is not measured" in sample.markdown[0].value
     downloads = [b.proto.id.rsplit("-", 1)[-1] for b in app.get("download_button")]
     assert downloads == ["advisor_designs_download", "advisor_queries_download", "advisor_partitions_download"]
 

@@ -80,7 +80,8 @@ def test_advise_ranks_the_candidates_and_gives_rows_for_a_csv(tmp_path: Path) ->
     hier_key = frame[(frame.section == "design") & (frame.design == names[0])].partition_key.iloc[0]
     assert json.loads(hier_key) == {"paths": ["/tenantId", "/sessionId"], "kind": "MultiHash", "version": 2}
     text = advice_text(advice)
-    assert text.startswith("1. /tenantId,/sessionId") and "fix 'errors' (fan-out)" in text
+    assert text.startswith("The sample:\n  ") and "a file, so its bias against the container is not measured" in text
+    assert "\n\n1. /tenantId,/sessionId" in text and "fix 'errors' (fan-out)" in text
 
 
 def test_proposed_designs_are_measured_beside_the_configured_ones_and_flagged(tmp_path: Path) -> None:

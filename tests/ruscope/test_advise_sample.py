@@ -80,8 +80,10 @@ def test_from_account_samples_the_container_and_prints_the_ranking(emulator, tmp
     )
     assert done.returncode == 0, done.stderr
     sample = tmp_path / "advisor-sample.jsonl"
-    first = done.stdout.splitlines()[0]
+    first, *rest = done.stdout.splitlines()
     assert first.startswith(f"{sample}: 200 document(s) from 5/5 physical partition(s), ")
+    assert rest[0] == "The sample:" and rest[1].startswith("  sample vs documents per feed range: #0 ")  # its bias
+    assert any(line.startswith("  total variation over feed ranges x _ts windows: ") for line in rest[:8])
     docs = [json.loads(line) for line in sample.read_text().splitlines()]
     by_id = {d["id"]: d for d in logs}
     assert len(docs) == 200 and all(d["tenantId"] == by_id[d["id"]]["tenantId"] and "_rid" not in d for d in docs)
@@ -90,6 +92,7 @@ def test_from_account_samples_the_container_and_prints_the_ranking(emulator, tmp
     designs = read_table(store_location(tmp_path / "ruscope-data"), "advice_designs")  # stored for the Advisor page
     assert designs.sort_values("rank")["design"].iloc[0] == "/tenantId,/sessionId"
     assert set(designs["account"]) == {"127.0.0.1"} and set(designs["container"]) == {"query-logs"}
+    assert designs["sample"].iloc[0].startswith("sample vs documents per feed range: #0 ")
     assert f"as run {designs['run_id'].iloc[0]}" in done.stdout
 
 
