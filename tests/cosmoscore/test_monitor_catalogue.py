@@ -141,6 +141,13 @@ _KQL_WORDS = {
     "desc",
     "isnotempty",
     "max",
+    "join",
+    "kind",
+    "inner",
+    "on",
+    "extend",
+    "has",
+    "project",
 }
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'")
 
@@ -150,7 +157,7 @@ def _identifiers(kql: str) -> list[str]:
 
 
 @pytest.mark.parametrize("mode", logs.MODES)
-@pytest.mark.parametrize("name", logs_queries.QUERIES)
+@pytest.mark.parametrize("name", logs_queries.SPECS)
 def test_every_column_the_collector_queries_is_in_its_table(name: str, mode: str) -> None:
     spec = logs_queries.SPECS[name]
     kql = logs_queries.build(name, logs_queries.Params("db", ("c",), account="a", mode=mode))
@@ -164,6 +171,26 @@ def test_every_column_the_collector_queries_is_in_its_table(name: str, mode: str
         known = {c.name for c in logs.LEGACY_COMMON} | set(spec.table.legacy.values())
     assert [w for w in words if w not in known | aliases] == []
     assert set(logs_queries.result_columns(name, mode).values()) <= {c.name for c in spec.table.columns}
+
+
+@pytest.mark.parametrize("mode", logs.MODES)
+def test_query_ru_reads_only_columns_of_its_two_tables(mode: str) -> None:
+    """The join of `query_ru` (azure-monitor.md §7b R71) names the query statistics' and the requests' columns
+    (each side spelled as its category writes it, §6.5) and its own result names, nothing else."""
+    kql = logs_queries.build(logs_queries.QUERY_RU, logs_queries.Params("db", ("c",), account="a", mode=mode))
+    source, *words = _identifiers(kql)
+    tables = (logs.QUERY_STATS, logs.REQUESTS)
+    aliases = {logs_queries.OWN_TRAFFIC, logs_queries.REQUESTS, logs_queries.THROTTLED, logs.REQUEST_CHARGE}
+    if mode == logs.RESOURCE_SPECIFIC:
+        assert source == logs.QUERY_STATS.name and logs.REQUESTS.name in words
+        known = {c.name for t in tables for c in t.columns} | {logs.REQUESTS.name}
+    else:
+        assert source == logs.LEGACY_TABLE
+        known = {c.name for c in logs.LEGACY_COMMON} | {v for t in tables for v in t.legacy.values()}
+        known |= {logs.LEGACY_TABLE}
+    assert [w for w in words if w not in known | aliases] == []
+    renamed = set(logs_queries.result_columns(logs_queries.QUERY_RU, mode).values())
+    assert renamed <= {c.name for c in logs.QUERY_STATS.columns}
 
 
 @pytest.mark.parametrize("tables", logs_queries.AGGREGATED_TABLES)
