@@ -144,7 +144,11 @@ def build_capacity_report(
         key_rows(keys, log_key_ru, limits),
         query_rows(queries),
         action_rows(
-            _with_layout(containers, partitions, metrics), queries, keys, limits, hot_keys=costliest_keys(log_key_ru)
+            _with_layout(containers, partitions, metrics),
+            queries,
+            keys,
+            limits,
+            hot_keys=costliest_key_shares(log_key_ru),
         ),
         offer_rows(containers, metrics, partitions),
     ]
@@ -345,17 +349,18 @@ def query_rows(queries: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts).sort_index(kind="stable")
 
 
-def costliest_keys(log_key_ru: pd.DataFrame | None) -> dict[tuple[str, ...], str]:
-    """(account, database, container, pkrange) -> the logical key with the most RU on it in the logs."""
+def costliest_key_shares(log_key_ru: pd.DataFrame | None) -> dict[tuple[str, ...], tuple[str, float]]:
+    """(account, database, container, pkrange) -> the key with the most RU on it in the logs, and its share."""
     if log_key_ru is None or "pkrange_id" not in log_key_ru or log_key_ru.empty:
         return {}
     rows = overview.fleet_rows(log_key_ru).dropna(subset=["pkrange_id", "partition_key"])
     ru = rows.groupby([*KEY, "pkrange_id", "partition_key"])["request_charge"].sum().reset_index()
     top = ru.sort_values(["request_charge", "partition_key"], ascending=[False, True], kind="stable")
+    total = ru.groupby([*KEY, "pkrange_id"])["request_charge"].transform("sum")
+    top = top.assign(_share=(top["request_charge"] / total.where(total > 0)).fillna(0.0))
     top = top.drop_duplicates(subset=[*KEY, "pkrange_id"])
-    return {
-        tuple(k[:-1]): k[-1] for k in top[[*KEY, "pkrange_id", "partition_key"]].astype(str).itertuples(index=False)
-    }
+    names = top[[*KEY, "pkrange_id", "partition_key"]].astype(str).itertuples(index=False)
+    return {tuple(k[:-1]): (k[-1], float(share)) for k, share in zip(names, top["_share"])}
 
 
 def _with_layout(containers: pd.DataFrame, partitions: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
@@ -395,19 +400,22 @@ def action_rows(
     keys: pd.DataFrame,
     limits: Limits | None,
     *,
-    hot_keys: dict[tuple[str, ...], str] | None = None,
+    hot_keys: dict[tuple[str, ...], tuple[str, float]] | None = None,
 ) -> pd.DataFrame:
     """The `action` section: every rule that fires, per container, query and logical key (`hot_keys`:
-    `costliest_keys`, to name the key of a hot partition)."""
+    `costliest_key_shares`, to name the key of a hot partition and say when one key carries it)."""
     found: list[tuple[tuple[str, ...], str, Action]] = []
     for row in containers.to_dict("records"):
         key = tuple(row[name] for name in KEY)
         pkranges = int(_num(row["pkranges"], 0))
+        hot_key, key_share = (hot_keys or {}).get((*key, str(row["hot_pkrange"])), (None, math.nan))
         hot = hot_partition_action(
             _num(row["throttle_rate"]), _num(row["hot_normalized_ru"]), _num(row["p95_utilization"]),
-            row["hot_pkrange"], pkranges, (hot_keys or {}).get((*key, str(row["hot_pkrange"]))),
+            row["hot_pkrange"], pkranges, hot_key,
         )  # fmt: skip
-        skew = hot or skew_action(_num(row["hot_range_share"]), pkranges, row["hot_pkrange"], row["skew_source"])
+        skew = hot or skew_action(
+            _num(row["hot_range_share"]), pkranges, row["hot_pkrange"], row["skew_source"], key_share, hot_key or ""
+        )
         sat = row.get("sat_normalized_ru")
         evidence = (
             f"Azure Monitor NormalizedRUConsumption, {int(row['sat_minutes'])} minutes, {row['sat_window']};"
