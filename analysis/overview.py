@@ -13,7 +13,7 @@ Monitor's view (the production traffic) over the replay's (only the configured q
   `autoscale` (True when the container reports AutoscaleMaxThroughput);
 - `hot_pkrange`, `hot_normalized_ru` (%): of the pkranges reporting in the latest interval (the layout now,
   after any split), the one with the largest NormalizedRUConsumption and that value
-  (100% means that range's requests are throttled); `hot_range_share`: that range's share of the summed mean
+  (100%: that range spent its budget in at least one second, not by itself 429s, P11); `hot_range_share`: that range's share of the summed mean
   normalized RU of all ranges (each range has an equal share of the RU/s, so this is its share of the RU),
   against an even share of 1 / `pkranges`; without metrics, the replay's hottest pkrange and share; for a
   container that spends its database's shared offer, the offer's hottest range (its partitions are the offer's);

@@ -55,6 +55,7 @@ import math
 import pandas as pd
 
 from analysis import fleet, overview, regions, throttling
+from analysis.capacity import rules
 from analysis.capacity.rules import (
     Action,
     autoscale_action,
@@ -64,6 +65,7 @@ from analysis.capacity.rules import (
     key_storage_action,
     lower_action,
     raise_action,
+    saturation_action,
     skew_action,
 )
 from analysis.hot import keys as hot_keys
@@ -141,7 +143,13 @@ def build_capacity_report(
         partition_rows(partitions, metrics, limits),
         key_rows(keys, log_key_ru, limits),
         query_rows(queries),
-        action_rows(containers, queries, keys, limits, hot_keys=costliest_keys(log_key_ru)),
+        action_rows(
+            _with_layout(containers, partitions, metrics),
+            queries,
+            keys,
+            limits,
+            hot_keys=costliest_key_shares(log_key_ru),
+        ),
         offer_rows(containers, metrics, partitions),
     ]
     report = pd.concat([part for part in sections if not part.empty], ignore_index=True)
@@ -341,17 +349,49 @@ def query_rows(queries: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts).sort_index(kind="stable")
 
 
-def costliest_keys(log_key_ru: pd.DataFrame | None) -> dict[tuple[str, ...], str]:
-    """(account, database, container, pkrange) -> the logical key with the most RU on it in the logs."""
+def costliest_key_shares(log_key_ru: pd.DataFrame | None) -> dict[tuple[str, ...], tuple[str, float]]:
+    """(account, database, container, pkrange) -> the key with the most RU on it in the logs, and its share."""
     if log_key_ru is None or "pkrange_id" not in log_key_ru or log_key_ru.empty:
         return {}
     rows = overview.fleet_rows(log_key_ru).dropna(subset=["pkrange_id", "partition_key"])
     ru = rows.groupby([*KEY, "pkrange_id", "partition_key"])["request_charge"].sum().reset_index()
     top = ru.sort_values(["request_charge", "partition_key"], ascending=[False, True], kind="stable")
+    total = ru.groupby([*KEY, "pkrange_id"])["request_charge"].transform("sum")
+    top = top.assign(_share=(top["request_charge"] / total.where(total > 0)).fillna(0.0))
     top = top.drop_duplicates(subset=[*KEY, "pkrange_id"])
-    return {
-        tuple(k[:-1]): k[-1] for k in top[[*KEY, "pkrange_id", "partition_key"]].astype(str).itertuples(index=False)
-    }
+    names = top[[*KEY, "pkrange_id", "partition_key"]].astype(str).itertuples(index=False)
+    return {tuple(k[:-1]): (k[-1], float(share)) for k, share in zip(names, top["_share"])}
+
+
+def _with_layout(containers: pd.DataFrame, partitions: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
+    """`containers` with `layout_pkranges` (the latest storage snapshot's pkrange count: the layout, not the
+    ranges that reported in the last minute; else metrics', `layout_source` says which) and the sustained
+    normalized RU of the most saturated range (`saturation_stats`)."""
+    latest = overview.latest_snapshot(partitions)
+    counts = latest.groupby(KEY)["pkrange_id"].nunique().rename("_layout").reset_index() if not latest.empty else None
+    out = containers.merge(counts, on=KEY, how="left") if counts is not None else containers.assign(_layout=math.nan)
+    layout = out.pop("_layout")
+    out["layout_source"] = ["storage snapshot" if pd.notna(n) else "metrics' latest minute" for n in layout]
+    out["pkranges"] = layout.astype(float).combine_first(out["pkranges"].astype(float))
+    return out.merge(saturation_stats(metrics), on=KEY, how="left")
+
+
+def saturation_stats(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Per container: the range with the largest p95 (`rules.SATURATION_QUANTILE`) of its per-minute
+    NormalizedRUConsumption over the window (`sat_pkrange`, `sat_normalized_ru`), the minutes behind it and
+    the window (`sat_window`)."""
+    columns = [*KEY, "sat_pkrange", "sat_normalized_ru", "sat_minutes", "sat_window"]
+    rows = overview.metric_rows(metrics, NORMALIZED_RU).dropna(subset=["pkrange_id", "time"])
+    if rows.empty:
+        return pd.DataFrame(columns=columns)
+    grouped = rows.groupby([*KEY, "pkrange_id"])
+    per = grouped["value"].quantile(rules.SATURATION_QUANTILE).rename("sat_normalized_ru").to_frame()
+    per = per.join(grouped["value"].size().rename("sat_minutes"))
+    per = per.join(grouped["time"].agg(["min", "max"])).reset_index()
+    per = per.sort_values(["sat_normalized_ru", "pkrange_id"], ascending=[False, True], kind="stable")
+    top = per.drop_duplicates(subset=KEY).rename(columns={"pkrange_id": "sat_pkrange"})
+    top["sat_window"] = [window_text(a, b) for a, b in zip(top["min"], top["max"])]
+    return top[columns]
 
 
 def action_rows(
@@ -360,24 +400,42 @@ def action_rows(
     keys: pd.DataFrame,
     limits: Limits | None,
     *,
-    hot_keys: dict[tuple[str, ...], str] | None = None,
+    hot_keys: dict[tuple[str, ...], tuple[str, float]] | None = None,
 ) -> pd.DataFrame:
     """The `action` section: every rule that fires, per container, query and logical key (`hot_keys`:
-    `costliest_keys`, to name the key of a hot partition)."""
+    `costliest_key_shares`, to name the key of a hot partition and say when one key carries it)."""
     found: list[tuple[tuple[str, ...], str, Action]] = []
     for row in containers.to_dict("records"):
         key = tuple(row[name] for name in KEY)
         pkranges = int(_num(row["pkranges"], 0))
+        hot_key, key_share = (hot_keys or {}).get((*key, str(row["hot_pkrange"])), (None, math.nan))
         hot = hot_partition_action(
             _num(row["throttle_rate"]), _num(row["hot_normalized_ru"]), _num(row["p95_utilization"]),
-            row["hot_pkrange"], pkranges, (hot_keys or {}).get((*key, str(row["hot_pkrange"]))),
+            row["hot_pkrange"], pkranges, hot_key,
         )  # fmt: skip
-        skew = hot or skew_action(_num(row["hot_range_share"]), pkranges, row["hot_pkrange"], row["skew_source"])
+        skew = hot or skew_action(
+            _num(row["hot_range_share"]), pkranges, row["hot_pkrange"], row["skew_source"], key_share, hot_key or ""
+        )
+        sat = row.get("sat_normalized_ru")
+        evidence = (
+            f"Azure Monitor NormalizedRUConsumption, {int(row['sat_minutes'])} minutes, {row['sat_window']};"
+            f" partitions: {pkranges} ({row.get('layout_source', '')})."
+            if sat is not None and pd.notna(sat)
+            else ""
+        )
+        saturated = saturation_action(_num(sat), str(row.get("sat_pkrange", "")), pkranges, evidence)
+        found += [(key, str(row["sat_pkrange"]), saturated)] if saturated else []
         rules = [
             None if hot else raise_action(_num(row["throttle_rate"]), skew is not None),  # 429s of a hot key
             lower_action(
-                _num(row["peak_ru_s"]), _num(row["provisioned_ru_s"]), _num(row["throttle_rate"], 0), row["autoscale"]
-            ),
+                _num(row["peak_ru_s"]),
+                _num(row["provisioned_ru_s"]),
+                _num(row["throttle_rate"], 0),
+                row["autoscale"],
+                hot_normalized_ru=_num(row["hot_normalized_ru"]),
+                saturated=saturated is not None,
+                evidence=evidence,
+            ),  # fmt: skip
             autoscale_action(_num(row["autoscale_cost_ratio"]), int(_num(row["autoscale_hours"], 0)), row["autoscale"]),
             skew,
         ]

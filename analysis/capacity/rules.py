@@ -9,6 +9,17 @@ range at `fleet.HOT_NORMALIZED_RU` or more of its share while the container's p9
 `LOWER_PEAK_UTILIZATION` of the provisioned RU/s), raising the RU/s would spread the extra over every
 partition and mostly pay for idle ones: the action is the skewed key (`hot_partition_action`), not
 `raise_throughput`.
+
+**Share, saturation, throttling are three findings.** `skewed_key` (share: a range's share of the RU against
+an even 1/N), `partition_saturated` (saturation: the hottest range's *sustained* normalized RU near its
+budget) and `raise_throughput` / the hot partition (throttling: 429s observed). NormalizedRUConsumption is the
+largest per-second share of a partition's budget in the minute (P11; azure-monitor.md R10): one busy second
+makes a minute 100%, so a single minute proves little. "Sustained" is the p95 over the window of a range's
+per-minute NormalizedRUConsumption at `SATURATION_NORMALIZED_RU` or more (5% of the minutes above it: more
+than a burst). **A lower target holds against the partitions:** never `lower_throughput` while a range is
+saturated, and never below what the hottest range needs times the partition count (P4: every range gets
+provisioned / N, the hottest used `hot_normalized_ru`% of it at its busiest second, so it needs that share
+of the current per-partition budget: need x N = hot% x provisioned, filled to 80% as any target), nor below the service's minimum.
 """
 
 from __future__ import annotations
@@ -39,6 +50,11 @@ AUTOSCALE_MIN_HOURS = 24  # at least a day of metrics: a daily cycle decides whe
 # at 1.5x its even share throttles when the container runs at 2/3 of its provisioned rate (a third paid for
 # and unusable); 2x would never fire with two ranges.
 SKEW_FACTOR = 1.5
+# Saturation (module docstring): a range whose p95 of per-minute NormalizedRUConsumption (P11) is at 90% or
+# more ran at its per-second budget in more than 1 minute in 20: lowering the RU/s would throttle it.
+SATURATION_NORMALIZED_RU = 90.0
+SATURATION_QUANTILE = 0.95
+HOT_KEY_SHARE = 0.5  # one key with most of a hot range's RU: the range cannot be split below one key (P1)
 KEY_STORAGE_WARN = 0.8  # a logical key at 80% of 20 GB (P1): changing the key takes a migration; start now
 TOP = re.compile(r"\bTOP\b", re.IGNORECASE)
 
@@ -88,23 +104,62 @@ def raise_action(throttle_rate: float, skewed: bool) -> Action | None:
     return Action("raise_throughput", round(throttle_rate * 100, 2), "%", detail)
 
 
-def lower_action(peak_ru_s: float, provisioned_ru_s: float, throttle_rate: float, autoscale: bool) -> Action | None:
-    """The busiest interval used under half the provisioned RU/s, with (almost) no 429s: lower it."""
-    if not (provisioned_ru_s > 0 and peak_ru_s >= 0) or throttle_rate > THROTTLE_QUIET_MAX:
+def lower_floor(provisioned_ru_s: float, hot_normalized_ru: float, autoscale: bool) -> float:
+    """The least RU/s a lowered target may have (module docstring): the hottest range's need x the partition
+    count (= its peak normalized share x the provisioned RU/s), filled to `TARGET_PEAK_UTILIZATION` as the
+    container's target is, and the service's minimum; up to the RU step."""
+    step = RU_STEP[autoscale]
+    minimum = AUTOSCALE_MIN_MAX if autoscale else Limits().min_throughput
+    need = provisioned_ru_s * (hot_normalized_ru / 100 if hot_normalized_ru >= 0 else 0.0) / TARGET_PEAK_UTILIZATION
+    return float(max(minimum, math.ceil(need / step) * step))
+
+
+def lower_action(
+    peak_ru_s: float,
+    provisioned_ru_s: float,
+    throttle_rate: float,
+    autoscale: bool,
+    *,
+    hot_normalized_ru: float = math.nan,
+    saturated: bool = False,
+    evidence: str = "",
+) -> Action | None:
+    """The busiest interval used under half the provisioned RU/s, with (almost) no 429s and no saturated
+    range: lower it, to a target (the action's value, RU/s) never below `lower_floor`."""
+    if not (provisioned_ru_s > 0 and peak_ru_s >= 0) or throttle_rate > THROTTLE_QUIET_MAX or saturated:
         return None
     utilization = peak_ru_s / provisioned_ru_s
     if utilization >= LOWER_PEAK_UTILIZATION:
         return None
-    step, floor = RU_STEP[autoscale], AUTOSCALE_MIN_MAX if autoscale else Limits().min_throughput
+    step = RU_STEP[autoscale]
+    floor = lower_floor(provisioned_ru_s, hot_normalized_ru, autoscale)
     target = max(floor, math.ceil(peak_ru_s / TARGET_PEAK_UTILIZATION / step) * step)
     if target >= provisioned_ru_s:
         return None
     what = "autoscale max RU/s" if autoscale else "RU/s"
+    hot = f", the hottest range peaked at {hot_normalized_ru:.0f}% of its budget" if hot_normalized_ru >= 0 else ""
     detail = (
-        f"Lower the {what} from {provisioned_ru_s:,.0f} to about {target:,.0f}: the busiest interval used "
-        f"{utilization:.0%} of it ({peak_ru_s:,.0f} RU/s) and requests were not throttled."
+        f"Lower the {what} from {provisioned_ru_s:,.0f} to about {target:,.0f}: the busiest minute used "
+        f"{utilization:.0%} of it ({peak_ru_s:,.0f} RU/s, a per-minute average){hot} and requests were not "
+        f"throttled; the target is at least {floor:,.0f} (the hottest range's need x the partitions, the "
+        f"service's minimum).{f' {evidence}' if evidence else ''}"
     )
-    return Action("lower_throughput", round(utilization * 100, 1), "%", detail)
+    return Action("lower_throughput", float(target), "RU/s", detail)
+
+
+def saturation_action(sustained_normalized_ru: float, pkrange: str, pkranges: int, evidence: str = "") -> Action | None:
+    """A range whose sustained (p95 per-minute) normalized RU is at `SATURATION_NORMALIZED_RU` or more: it
+    runs at its per-second budget; no lower RU/s (module docstring). Not a 429 finding: 100% may not throttle."""
+    if not sustained_normalized_ru >= SATURATION_NORMALIZED_RU:
+        return None
+    of = f" of {pkranges} partitions (layout)" if pkranges >= 1 else ""
+    detail = (
+        f"pkrange {pkrange}{of} is saturated: the p95 of its per-minute normalized RU (Azure Monitor, the "
+        f"largest per-second share of its budget in each minute) is {sustained_normalized_ru:.0f}%, at or above "
+        f"{SATURATION_NORMALIZED_RU:.0f}%; do not lower the RU/s. 100% does not by itself mean 429s (see the "
+        f"throttle rate).{f' {evidence}' if evidence else ''}"
+    )
+    return Action("partition_saturated", round(sustained_normalized_ru, 2), "%", detail)
 
 
 def autoscale_cost_ratio(per_second: pd.Series) -> tuple[float, int]:
@@ -130,8 +185,12 @@ def autoscale_action(cost_ratio: float, hours: int, autoscale: bool) -> Action |
     return Action("move_to_autoscale", cost_ratio, "ratio", detail)
 
 
-def skew_action(hot_share: float, pkranges: int, hot_pkrange: str, source: str) -> Action | None:
-    """The hottest range takes at least `SKEW_FACTOR` times its even share: the partition key is skewed."""
+def skew_action(
+    hot_share: float, pkranges: int, hot_pkrange: str, source: str, hot_key_share: float = math.nan, hot_key: str = ""
+) -> Action | None:
+    """The hottest range takes at least `SKEW_FACTOR` times its even share (`pkranges`: the layout's count):
+    the partition key is skewed. When one logical key carries most (`HOT_KEY_SHARE`) of that range's RU in
+    the logs, a split or redistribution gains nothing (a key lives on one range): point at the key design."""
     if not (pkranges >= 2 and hot_share >= SKEW_FACTOR / pkranges):
         return None
     seen = "in Azure Monitor" if source == "monitor" else "in the replayed queries"
@@ -140,7 +199,12 @@ def skew_action(hot_share: float, pkranges: int, hot_pkrange: str, source: str) 
         f"even {1 / pkranges:.0%} of {pkranges} ranges. Each range gets an equal share of the RU/s, so it throttles "
         "first; choose a key with more, evenly used values (or a hierarchical key)."
     )
-    return Action("skewed_key", round(hot_share * 100, 2), "%", detail)
+    if hot_key and hot_key_share >= HOT_KEY_SHARE:
+        detail += (
+            f" One logical key, {hot_key}, carries {hot_key_share:.0%} of that range's RU (diagnostic logs): a split"
+            " or a redistribution of RU/s cannot spread one key; change the key design (ruscope advise)."
+        )
+    return Action("range_share", round(hot_share * 100, 2), "%", detail)
 
 
 def fan_out_action(query_name: str, routing: str, pkrange_count: int, sql: str) -> Action | None:

@@ -37,7 +37,9 @@ HEATMAP_HELP = """Each row is a physical partition (pkrange), in the order of th
 split the children sit where their parent was; the dotted line marks the split. A cell is Azure Monitor's
 NormalizedRUConsumption: the share of the partition's RU/s budget it spent in its busiest minute of the cell,
 the maximum over the cell so that a hot minute is never averaged away. **100% (red) means the partition spent
-its whole share and requests to it were throttled (429), even when the container as a whole was not busy.**"""
+its whole share in at least one second of the minute, even when the container as a whole was not busy. 100% does
+not by itself mean 429s (one busy second makes the minute 100%: azure-monitor.md R10): the Throttling page counts
+those.**"""
 DEMAND_HELP = """How the replay turns into RU/s: each configured query's RU per execution on each partition (its
 data pages' charges, over its executions) times its rate, `rate_per_s` in the config (1 execution/s when a
 query has none), summed per partition. The budget is the partition's equal share of the container's RU/s. The

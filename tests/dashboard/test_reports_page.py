@@ -49,7 +49,7 @@ def test_a_replay_only_store_reports_its_queries(store: Path) -> None:
     app = open_reports()
     found = tables(app)
     actions = found["reports_actions"]
-    assert actions["measure"].tolist() == ["skewed_key", "query_fans_out"]
+    assert actions["measure"].tolist() == ["range_share", "query_fans_out"]
     assert "in the replayed queries" in actions["detail"].iloc[0]
     assert found["reports_query"]["subject"].tolist() == ["wide", "wide", "wide"]
     assert "reports_partition" not in found and any("No partitions" in c.value for c in app.caption)
@@ -61,7 +61,9 @@ def test_the_download_is_the_bytes_ruscope_report_writes(store: Path) -> None:
     app = open_reports()
     found = tables(app)
     assert found["reports_containers"]["container"].tolist() == ["orders", "people"]
-    assert found["reports_actions"]["measure"].tolist() == ["skewed_key", "query_fans_out", "key_near_limit"]
+    assert found["reports_actions"]["measure"].tolist() == [
+        "partition_saturated", "range_share", "query_fans_out", "key_near_limit"
+    ]  # fmt: skip
     assert found["reports_actions"].columns.tolist()[:3] == ["database", "container", "detail"]  # the words first
     assert found["reports_key"]["subject"].tolist() == ['["t1"]', '["=cmd"]']
     assert downloads(app) == [

@@ -44,7 +44,7 @@ def test_the_report_is_the_golden_csv(shop_store: Path, tmp_path: Path) -> None:
     out = tmp_path / "report.csv"
     code, stdout, stderr = report("--config", str(write_config(tmp_path, shop_store)), "--out", str(out))
     assert (code, stderr) == (0, "")
-    assert stdout == f"{out}: 2 containers, 3 recommended actions\n"
+    assert stdout == f"{out}: 2 containers, 4 recommended actions\n"
     assert out.read_bytes() == (GOLDEN / "capacity_report.csv").read_bytes()
     assert EMULATOR_KEY not in out.read_text() and not list(tmp_path.glob(".*.tmp"))
 

@@ -10,8 +10,10 @@ import zipfile
 
 import pandas as pd
 
+from analysis import overview
 from analysis.capacity import review, rules
 from analysis.report import to_csv_bytes, to_xlsx_bytes
+from cosmoscore.limits import Limits
 from tests.analysis.test_overview import assert_golden, frame, metric, row, shop_frames
 
 
@@ -30,7 +32,7 @@ def test_raise_above_the_healthy_band_only() -> None:
 
 def test_lower_when_even_the_peak_uses_under_half() -> None:
     action = rules.lower_action(300.0, 1000.0, 0.0, autoscale=False)
-    assert action is not None and (action.measure, action.value) == ("lower_throughput", 30.0)
+    assert action is not None and (action.measure, action.value, action.unit) == ("lower_throughput", 400.0, "RU/s")
     assert "from 1,000 to about 400" in action.detail  # 300 / 0.8 = 375, in steps of 100
     assert rules.lower_action(500.0, 1000.0, 0.0, autoscale=False) is None  # half: not under half
     assert rules.lower_action(300.0, 1000.0, 0.02, autoscale=False) is None  # throttled: do not lower
@@ -93,7 +95,8 @@ def test_report_golden() -> None:
     assert_golden(to_csv_bytes(report), "capacity_report.csv")
     actions = review.section(report, "action")
     assert actions[["container", "subject", "measure"]].values.tolist() == [
-        ["orders", "1", "skewed_key"],
+        ["orders", "1", "partition_saturated"],
+        ["orders", "1", "range_share"],
         ["orders", "wide", "query_fans_out"],
         ["orders", '["t1"]', "key_near_limit"],
     ]
@@ -209,3 +212,55 @@ def test_values_are_rounded_per_unit_and_the_csv_has_no_scientific_notation() ->
     csv = to_csv_bytes(report).decode()
     assert not re.search(r",-?[0-9.]+e[-+][0-9]+,", csv), csv  # plain decimals only
     assert set(report["unit"]) <= {"RU", "RU/s", "%", "GB", "count", "ratio"}
+
+
+def _operator_frames(minutes: int = 60) -> dict[str, pd.DataFrame]:
+    """Issue 23's container: 18,000 RU/s, 5 pkranges in the layout, pkrange 0 at 97% normalized RU for every
+    minute, the container at ~14% (2,520 RU/s per minute average); only 3 ranges report in the last minute."""
+    rows = []
+    for m in range(minutes):
+        rows += [metric("ProvisionedThroughput", 18000.0, minute=m), metric("TotalRequestUnits", 2520.0 * 60, minute=m)]
+        ranges = ("0", "1", "2") if m == minutes - 1 else ("0", "1", "2", "3", "4")
+        rows += [
+            metric("NormalizedRUConsumption", 97.0 if pk == "0" else 10.0, minute=m, pkrange_id=pk) for pk in ranges
+        ]
+    frames = shop_frames()
+    layout = [row("partitions", pkrange_id=pk, size_kb=1024.0, document_count=10) for pk in ("0", "1", "2", "3", "4")]
+    return {
+        **{name: f.iloc[0:0] for name, f in frames.items()},
+        "metrics": frame("metrics", *rows),
+        "partitions": frame("partitions", *layout),
+    }
+
+
+def test_no_lower_action_while_a_partition_is_saturated() -> None:
+    report = review.build_capacity_report(**_operator_frames())
+    actions = review.section(report, "action")
+    assert "lower_throughput" not in actions["measure"].tolist()
+    [sat] = actions[actions["measure"].eq("partition_saturated")].to_dict("records")
+    assert sat["subject"] == "0" and sat["value"] == 97.0 and "of 5 partitions (layout)" in sat["detail"]
+    assert "60 minutes" in sat["detail"] and "storage snapshot" in sat["detail"]
+
+
+def test_partitions_are_counted_from_the_layout() -> None:
+    containers = overview.summarize_containers(**_operator_frames())
+    laid = review._with_layout(containers, _operator_frames()["partitions"], _operator_frames()["metrics"])
+    assert containers["pkranges"].tolist() == [3] and laid["pkranges"].tolist() == [5.0]
+
+
+def test_a_skewed_container_gets_a_share_finding_and_a_uniform_one_none() -> None:
+    skew = rules.skew_action(0.476, 4, "0", "monitor")
+    assert skew is not None and (skew.measure, skew.value) == ("range_share", 47.6)
+    assert rules.skew_action(0.26, 4, "0", "monitor") is None
+    one_key = rules.skew_action(0.476, 4, "0", "monitor", hot_key_share=0.8, hot_key='["t1"]')
+    assert one_key is not None and "cannot spread one key" in one_key.detail
+
+
+def test_a_lowered_target_holds_the_hottest_partition_and_the_minimum() -> None:
+    assert rules.lower_action(2520.0, 18000.0, 0.0, False, hot_normalized_ru=97.0) is None  # needs 17,460 / 0.8
+    held = rules.lower_action(2520.0, 18000.0, 0.0, False, hot_normalized_ru=40.0)
+    assert held is not None and held.value == 9000.0  # 40% x 18,000 (the hottest range's need x 3) / 0.8
+    assert rules.lower_action(10.0, 1000.0, 0.0, False).value == Limits().min_throughput  # type: ignore[union-attr]
+    assert rules.lower_action(10.0, 4000.0, 0.0, True).value == rules.AUTOSCALE_MIN_MAX  # type: ignore[union-attr]
+    assert rules.lower_action(2520.0, 18000.0, 0.0, False, saturated=True) is None
+    assert rules.saturation_action(89.9, "0", 3) is None
