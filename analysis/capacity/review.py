@@ -44,8 +44,15 @@ decimals, counts whole, ratios to 2 decimals), never more than 4 decimals, so th
 numbers (0.0048, never 4.8e-03); a size's detail says it in the unit that fits ("36 KB").
 
 Actions: each rule is a pure function in `analysis.capacity.rules` with its thresholds named as constants
-and their sources; each returns an `Action` or None. The report must never hold a secret: it is built from store rows,
-which carry no keys or tokens.
+and their sources; each returns an `Action` or None. One measure name, one meaning: `partition_saturated`
+(saturation: a range's p95 of per-minute normalized RU at 90% or more; value in %, subject the pkrange),
+`range_share` (share: a range's share of the RU against an even share; value in %), `skewed_key` (throttling
+from one hot partition while the container is mostly idle; value in %), `raise_throughput` (429 rate, %),
+`lower_throughput` (value: the **target** RU/s, never below what the hottest range needs times the layout's
+partition count, nor the service minimum, and never while a range is saturated), `move_to_autoscale`
+(ratio), `query_fans_out` (partitions), `key_near_limit` (%). Partitions are counted from the layout (the
+latest storage snapshot), else from the ranges the metrics reported last, and the detail says which. The
+report must never hold a secret: it is built from store rows, which carry no keys or tokens.
 """
 
 from __future__ import annotations
