@@ -171,13 +171,16 @@ def _aggregated_throttles(table: Table) -> Spec:
     )
 
 
+def _check_served(name: str, tables: str) -> None:
+    """KeyError when query `name` is one `logs_tables` = `tables` cannot answer (`NOT_SERVED`)."""
+    if tables != DETAILED and name in NOT_SERVED:
+        raise KeyError(f"{name!r} is not served by {AGGREGATED_TABLES[tables].name} ({NOT_SERVED[name]})")
+
+
 def spec_of(name: str, tables: str = DETAILED) -> Spec:
     """Query `name`'s spec with `logs_tables` = `tables` (KeyError: not served there)."""
-    if tables == DETAILED:
-        return SPECS[name]
-    if name != THROTTLES:
-        raise KeyError(f"{name!r} is not served by {AGGREGATED_TABLES[tables].name} ({NOT_SERVED[name]})")
-    return _aggregated_throttles(AGGREGATED_TABLES[tables])
+    _check_served(name, tables)
+    return SPECS[name] if tables == DETAILED else _aggregated_throttles(AGGREGATED_TABLES[tables])
 
 
 def queries_for(tables: str) -> tuple[str, ...]:
@@ -278,8 +281,7 @@ def build(name: str, params: Params) -> str:
     """The KQL of query `name` (one of QUERIES) for `params` (ValueError on a bad parameter)."""
     _check(params)
     if name == QUERY_RU:
-        if params.tables != DETAILED:
-            raise KeyError(f"{name!r} is not served by {AGGREGATED_TABLES[params.tables].name} ({NOT_SERVED[name]})")
+        _check_served(name, params.tables)
         return build_query_ru(params)
     spec, mode = spec_of(name, params.tables), params.mode
     if spec.table.grain_minutes and (params.bin_minutes % spec.table.grain_minutes or mode != RESOURCE_SPECIFIC):

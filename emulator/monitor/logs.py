@@ -184,8 +184,8 @@ class LogsApp:
             budget.check,
             self.categories,
             now=now,
+            accounting=self.engine.accounting,
         )
-        source = dataclasses.replace(source, accounting=self.engine.accounting)
         # every table the query names (its body's, each let's, each join's right side) is read by `_table`
         answer = bind(query, lambda q: self._table(q, source, since, until, now_dt, per_request), now_dt, budget.check)
         names = list(answer.shape.columns)
