@@ -38,11 +38,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis import fleet, regions, throttling
+from analysis import fleet, load, regions, throttling
 from analysis.queries import costs as qc
 from analysis.scope import minute_text
 from cosmoscore.limits import GB, Limits
-from cosmoscore.monitor.metrics import AUTOSCALE_MAX, NORMALIZED_RU, TOTAL_REQUEST_UNITS
+from cosmoscore.monitor.metrics import AUTOSCALE_MAX, TOTAL_REQUEST_UNITS
 from store.records import EXECUTIONS, LOGICAL_KEYS, METRICS, SHARED_OFFER_CONTAINER
 
 KEY = fleet.FLEET_KEY
@@ -80,6 +80,7 @@ CONTAINER_COLUMNS = [
     "storage_headroom",
     "largest_key_gb",
     "key_headroom",
+    *fleet.LOAD_STATS[1:],  # the workload's sustained load and ruscope's own traffic left out (`analysis.load`)
 ]
 CHANGE_MEASURES = [
     "ru_consumed",
@@ -172,8 +173,8 @@ def summarize_containers(
         executions, requests, metrics, partitions, limits=limits, region=region, log_throttles=log_throttles
     )
     base = base.drop(columns=["largest_partition_gb", "storage_headroom"])  # fleet's are rounded: ours below
-    hottest = container_hottest_ranges(base, metrics, partitions)
-    extra = [peak_consumed(metrics), hottest, monitor_ru(metrics)]
+    hottest = container_hottest_ranges(base, metrics, partitions, requests)
+    extra = [peak_consumed(metrics, requests), hottest, monitor_ru(metrics)]
     extra += [largest_partitions(partitions, limits), largest_keys(logical_keys, limits), autoscaled(metrics)]
     if base.empty and all(part.empty for part in extra):
         return pd.DataFrame(columns=CONTAINER_COLUMNS)
@@ -207,18 +208,15 @@ def _source(monitor: pd.Series, replay: pd.Series) -> pd.Series:
 
 
 def consumed_per_second(metrics: pd.DataFrame) -> pd.DataFrame:
-    """Per container and interval: TotalRequestUnits (Total) summed over its dimension rows, over the grain."""
-    rows = metric_rows(metrics, TOTAL_REQUEST_UNITS)
-    rows = rows[rows["aggregation"].fillna("Total").eq("Total")]
-    seconds = rows["grain"].map(fleet.grain_seconds).astype(float)
-    per_second = rows.assign(ru_s=rows["value"].astype(float) / seconds)
-    return per_second.groupby([*KEY, "time"])["ru_s"].sum().reset_index()
+    """Per container and interval: TotalRequestUnits (Total) summed over its dimension rows, over the grain
+    (`analysis.load.consumed_intervals`'s `ru_s`: everything Azure Monitor counted, the replay's RU in)."""
+    return load.consumed_intervals(metrics)[[*KEY, "time", "ru_s"]]
 
 
-def peak_consumed(metrics: pd.DataFrame) -> pd.DataFrame:
-    """Per container: the largest interval's consumed RU/s."""
-    peak = consumed_per_second(metrics).groupby(KEY)["ru_s"].max().round(2)
-    return peak.rename("peak_ru_s").reset_index()
+def peak_consumed(metrics: pd.DataFrame, requests: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per container: the workload's largest interval's consumed RU/s, the replay's RU in that interval
+    subtracted (`analysis.load.summarize_consumed`)."""
+    return load.summarize_consumed(load.consumed_intervals(metrics, requests))[[*KEY, "peak_ru_s"]]
 
 
 def monitor_ru(metrics: pd.DataFrame) -> pd.DataFrame:
@@ -228,26 +226,29 @@ def monitor_ru(metrics: pd.DataFrame) -> pd.DataFrame:
     return total.round(2).rename("monitor_ru").reset_index()
 
 
-def hottest_range(metrics: pd.DataFrame) -> pd.DataFrame:
+def hottest_range(
+    metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Per container, among the pkranges of its latest interval (a range retired by a split is gone): the one
-    with the largest NormalizedRUConsumption (ties: the larger mean), that value, its share of the summed mean
-    normalized RU of those ranges, and how many there are. A range is one region's (each region holds every
-    range, with its own RU/s): in a frame of several regions the hottest is that of any region, its share
-    and count are of its own region's ranges."""
+    with the largest workload NormalizedRUConsumption (ties: the larger mean), that value, its share of the
+    summed mean normalized RU of those ranges, and how many there are. The workload's: the minutes that were
+    ruscope's own (`analysis.load`, from `requests`) are left out of the values, not of the layout. A range
+    is one region's (each region holds every range, with its own RU/s): in a frame of several regions the
+    hottest is that of any region, its share and count are of its own region's ranges."""
     columns = [*KEY, "monitor_hot", "hot_normalized_ru", "monitor_share", "monitor_pkranges"]
-    rows = metric_rows(metrics, NORMALIZED_RU).dropna(subset=["pkrange_id", "time"])
-    if rows.empty:
+    minutes = load.partition_minutes(metrics, requests, partitions)
+    if minutes.empty:
         return pd.DataFrame(columns=columns)
-    region = rows["region"].astype(object).fillna("") if "region" in rows.columns else ""
-    rows = rows.assign(_region=region)
-    regional = [*KEY, "_region"]
-    latest = rows[rows["time"].eq(rows.groupby(regional)["time"].transform("max"))][[*regional, "pkrange_id"]]
-    rows = rows.merge(latest.drop_duplicates(), on=[*regional, "pkrange_id"])
-    per_range = rows.groupby([*regional, "pkrange_id"])["value"].agg(["max", "mean"]).astype(float).reset_index()
-    per_range = per_range.merge(
-        per_range.groupby(regional).agg(_total=("mean", "sum"), _ranges=("pkrange_id", "size")).reset_index()
-    )
-    order = ["max", "mean", "_region", "pkrange_id"]
+    regional = [*KEY, "region"]
+    latest = minutes[minutes["time"].eq(minutes.groupby(regional)["time"].transform("max"))]
+    latest = latest[[*regional, "pkrange_id"]].drop_duplicates()
+    counts = latest.groupby(regional).size().rename("_ranges").reset_index()
+    work = load.workload_minutes(minutes).merge(latest, on=[*regional, "pkrange_id"])
+    per_range = work.groupby([*regional, "pkrange_id"])["normalized_ru"].agg(["max", "mean"]).astype(float)
+    per_range = per_range.reset_index()
+    totals = per_range.groupby(regional)["mean"].sum().rename("_total").reset_index()
+    per_range = per_range.merge(totals, on=regional).merge(counts, on=regional)
+    order = ["max", "mean", "region", "pkrange_id"]
     per_range = per_range.sort_values(order, ascending=[False, False, True, True], kind="stable")
     hot = per_range.groupby(KEY).agg(
         monitor_hot=("pkrange_id", "first"),
@@ -260,11 +261,14 @@ def hottest_range(metrics: pd.DataFrame) -> pd.DataFrame:
     return hot.reset_index()[columns]
 
 
-def container_hottest_ranges(fleet_rows: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:
-    """`hottest_range` per container; a container that spends its database's shared offer
-    (`analysis.fleet.shared_offer_members`) has no partitions of its own in Azure Monitor, so its hottest range
-    is the offer's (the offer's rows are under `store.records.SHARED_OFFER_CONTAINER`): what throttles it."""
-    own = hottest_range(metrics)
+def container_hottest_ranges(
+    fleet_rows: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.DataFrame, requests: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """`hottest_range` per container (the replay's minutes out, from `requests`); a container that spends its
+    database's shared offer (`analysis.fleet.shared_offer_members`) has no partitions of its own in Azure
+    Monitor, so its hottest range is the offer's (the offer's rows are under
+    `store.records.SHARED_OFFER_CONTAINER`): what throttles it."""
+    own = hottest_range(metrics, requests, partitions)
     members = fleet.shared_offer_members(fleet_rows.reindex(columns=KEY), metrics, partitions)
     if members.empty:
         return own
