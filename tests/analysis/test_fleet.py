@@ -162,7 +162,10 @@ def test_waste_breaks_ties_in_risk() -> None:
     assert ranked["container"].tolist() == ["fat", "lean"]
     # each replay page's 1 RU, sent in the metrics' minute, is the replay's, not the workload's: subtracted
     lean = round(1 - (6000.0 - 1.0) / 60 / 200, 4)
-    assert ranked["waste"].tolist() == [round(1 - 5999.0 / 60 / 1000, 4), lean] and ranked["risk"].tolist() == [0.0, 0.0]
+    assert ranked["waste"].tolist() == [round(1 - 5999.0 / 60 / 1000, 4), lean] and ranked["risk"].tolist() == [
+        0.0,
+        0.0,
+    ]
 
 
 def test_partitions_give_the_storage_headroom() -> None:
