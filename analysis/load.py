@@ -240,8 +240,8 @@ def _reported_counts(metrics: pd.DataFrame) -> pd.DataFrame:
     rows = rows.assign(_region=region)
     regional = [*KEY, "_region"]
     latest = rows[rows["time"].eq(rows.groupby(regional)["time"].transform("max"))]
-    counts = latest.groupby(regional)["pkrange_id"].nunique().groupby(KEY).max().astype(float)
-    counts = counts.rename("partitions").reset_index()
+    per_region = latest.groupby(regional)["pkrange_id"].nunique().groupby(KEY).max().astype(float)
+    counts = per_region.rename("partitions").reset_index()
     return counts.assign(**{name: counts[name].astype(str) for name in KEY})
 
 
