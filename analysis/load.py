@@ -39,7 +39,13 @@ peak and p95 RU/s are of that (`summarize_consumed`); `own_ru_subtracted` says h
 `sustained_normalized_ru` is the largest p95 (`SUSTAINED_QUANTILE`, the saturation finding's
 `rules.SATURATION_QUANTILE`) of a range's per-minute normalized RU, with that range, its minutes and window:
 one busy minute (a bulk load) does not make a range at risk; `max_normalized_ru` is the busiest workload
-minute of any range (the evidence: "peak minute"), with its range and time.
+minute of any range (the evidence: "peak minute"), with its range and time. A range's minutes are those its
+container reported (any range, in its region) from the range's first point to the container's last, or to
+its own last point for a range the latest storage snapshot no longer lists (a split's parent, `retired`); a
+minute without a point counts 0% (the range reported no load while its container did: an idle range that
+reported only its bulk-load minute is not sustained at 100%), and its own minutes are left out.
+
+**What a page prints** where the replay was left out: `own_traffic_note` (the minutes and RU taken out).
 
 Known limits, stated: `requests` do not say which region served the replay, so its RU is counted against the
 pkrange of that id in every region of the frame; a shared-throughput database's partitions (the offer's rows,
@@ -81,6 +87,7 @@ MINUTE_COLUMNS = [
     "budget_ru_s",
     "own_normalized_ru",
     "own",
+    "retired",
 ]
 LAYOUT_COLUMNS = [*KEY, "partitions", "layout_source"]
 CONSUMED_COLUMNS = [*KEY, "time", "grain_s", "ru_s", "own_ru", "workload_ru_s"]
@@ -135,7 +142,22 @@ def partition_minutes(
     minutes["own_normalized_ru"] = share.round(4)
     mine = share.ge(OWN_SHARE * minutes["normalized_ru"]) & minutes["own_peak_second_ru"].gt(0)
     minutes["own"] = mine.fillna(False).astype(bool)
+    minutes["retired"] = _retired(minutes, partitions)
     return minutes[MINUTE_COLUMNS]
+
+
+def _retired(minutes: pd.DataFrame, partitions: pd.DataFrame | None) -> pd.Series:
+    """Per row: whether its pkrange is gone (a split's parent): not in its container's latest storage snapshot;
+    without snapshots, no range is known to be gone."""
+    snapshot = _in_containers(partitions).dropna(subset=["time", "pkrange_id"]) if partitions is not None else None
+    if snapshot is None or snapshot.empty:
+        return pd.Series(False, index=minutes.index)
+    latest = snapshot[snapshot["time"].eq(snapshot.groupby(KEY)["time"].transform("max"))]
+    listed = latest[KEY].astype(str).assign(pkrange_id=latest["pkrange_id"].astype(str), _listed=True).drop_duplicates()
+    known = minutes[KEY].merge(latest[KEY].astype(str).drop_duplicates(), on=KEY, how="left", indicator=True)
+    found = minutes[[*KEY, "pkrange_id"]].merge(listed, on=[*KEY, "pkrange_id"], how="left")["_listed"]
+    retired = known["_merge"].eq("both").to_numpy() & ~found.eq(True).to_numpy()
+    return pd.Series(retired, index=minutes.index)
 
 
 def own_per_interval(
@@ -261,7 +283,8 @@ def summarize_partition_load(minutes: pd.DataFrame) -> pd.DataFrame:
     peaks = work.sort_values(["normalized_ru", "time"], ascending=[False, True], kind="stable")
     peaks = peaks.drop_duplicates(subset=KEY)[[*KEY, "normalized_ru", "pkrange_id", "time"]]
     peaks = peaks.set_axis([*KEY, "max_normalized_ru", "peak_pkrange", "peak_time"], axis=1)
-    grouped = work.groupby([*KEY, "region", "pkrange_id"])
+    filled = _span_minutes(minutes)
+    grouped = filled.groupby([*KEY, "region", "pkrange_id"])
     per = grouped["normalized_ru"].quantile(SUSTAINED_QUANTILE).rename("sustained_normalized_ru").to_frame()
     per = per.join(grouped["normalized_ru"].size().rename("sustained_minutes"))
     per = per.join(grouped["time"].agg(["min", "max"]).set_axis(["sustained_start", "sustained_end"], axis=1))
@@ -272,6 +295,44 @@ def summarize_partition_load(minutes: pd.DataFrame) -> pd.DataFrame:
     out = own.merge(peaks, on=KEY, how="left").merge(sustained.drop(columns="region"), on=KEY, how="left")
     out["sustained_normalized_ru"] = out["sustained_normalized_ru"].astype(float).round(4)
     return _typed_load(out.reindex(columns=LOAD_COLUMNS))
+
+
+def _span_minutes(minutes: pd.DataFrame) -> pd.DataFrame:
+    """Each range's workload minutes over its span (module docstring): the minutes its container reported
+    (any range, in its region) from the range's first point to the container's last (a retired range's: to
+    its own last), a minute without a point being 0% (it reported no load while its container did), its own
+    minutes left out."""
+    regional = [*KEY, "region"]
+    times = minutes[[*regional, "time"]].drop_duplicates()
+    spans = minutes.groupby([*regional, "pkrange_id"]).agg(
+        _first=("time", "min"), _last=("time", "max"), _retired=("retired", "any")
+    )
+    spans = spans.reset_index().merge(times.groupby(regional)["time"].max().rename("_end").reset_index(), on=regional)
+    spans["_end"] = spans["_last"].where(spans.pop("_retired").astype(bool), spans["_end"])
+    grid = spans.merge(times, on=regional)
+    grid = grid[grid["time"].ge(grid.pop("_first")) & grid["time"].le(grid.pop("_end"))].drop(columns="_last")
+    points = minutes[[*regional, "pkrange_id", "time", "normalized_ru", "own"]]
+    grid = grid.merge(points.drop_duplicates(subset=[*regional, "pkrange_id", "time"]), how="left")
+    grid = grid[~grid.pop("own").astype("boolean").fillna(False).astype(bool)]
+    return grid.assign(normalized_ru=grid["normalized_ru"].astype(float).fillna(0.0))
+
+
+def own_traffic_note(own_minutes_excluded: object, own_ru_subtracted: object) -> str:
+    """The words a page or the report prints beside a figure that left ruscope's own traffic out ("" when
+    nothing was): how many pkrange-minutes of normalized RU were the replay's and how much RU was subtracted."""
+    minutes, ru = int(_number(own_minutes_excluded)), _number(own_ru_subtracted)
+    parts = [f"{minutes} pkrange-minute{'s' * (minutes != 1)} of normalized RU"] if minutes else []
+    parts += [f"{ru:,.0f} RU of consumed RU"] if ru > 0 else []
+    return f"ruscope's replay left out: {' and '.join(parts)}" if parts else ""
+
+
+def _number(value: object) -> float:
+    """A number, 0 for a missing one (None, NaN, pd.NA) or one that is not a number."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 0.0
+    return 0.0 if np.isnan(number) else number
 
 
 def _typed_load(frame: pd.DataFrame) -> pd.DataFrame:

@@ -5,24 +5,33 @@ knows (provisioned and p95 RU/s, the largest normalized RU, the largest physical
 rate, the replay's RU and skew) and this module adds what an overview needs on top, preferring Azure
 Monitor's view (the production traffic) over the replay's (only the configured queries) wherever both exist:
 
+**ruscope's own traffic** (the replay) is left out of the load figures (`analysis.load`: its RU per pkrange and
+second is exact, from `requests`): a minute of normalized RU is the replay's when its own busiest second used
+at least half the minute's figure, and its RU is subtracted from the consumed RU per interval. `own_note`
+says what was left out (`analysis.load.own_traffic_note`), for a page to print beside the figures.
+
 **Columns** (`CONTAINER_COLUMNS`), NaN (or "") where no data is behind a number:
-- `ru_consumed` (RU): the sum of Azure Monitor's TotalRequestUnits; without metrics, the replay's RU;
-  `ru_source` says which ("monitor" or "replay");
-- `provisioned_ru_s`, `p95_ru_s` (from `analysis.fleet`), `peak_ru_s` (the largest interval's RU/s, each
-  interval's TotalRequestUnits over its grain, as fleet computes p95), `p95_utilization` = p95 / provisioned;
-  `autoscale` (True when the container reports AutoscaleMaxThroughput);
+- `ru_consumed` (RU): the sum of Azure Monitor's TotalRequestUnits (all of it: the replay's RU is billed
+  too); without metrics, the replay's RU; `ru_source` says which ("monitor" or "replay");
+- `provisioned_ru_s`, `p95_ru_s` (from `analysis.fleet`: the workload's), `peak_ru_s` (the workload's largest
+  interval's RU/s, a per-interval average: each interval's TotalRequestUnits less the replay's RU in it, over
+  its grain, as fleet computes p95), `p95_utilization` = p95 / provisioned; `autoscale` (True when the
+  container reports AutoscaleMaxThroughput);
 - `hot_pkrange`, `hot_normalized_ru` (%): of the pkranges reporting in the latest interval (the layout now,
-  after any split), the one with the largest NormalizedRUConsumption and that value
-  (100%: that range spent its budget in at least one second, not by itself 429s, P11); `hot_range_share`: that range's share of the summed mean
-  normalized RU of all ranges (each range has an equal share of the RU/s, so this is its share of the RU),
-  against an even share of 1 / `pkranges`; without metrics, the replay's hottest pkrange and share; for a
-  container that spends its database's shared offer, the offer's hottest range (its partitions are the offer's);
-  `skew_source` says which;
+  after any split), the one with the largest workload NormalizedRUConsumption (the peak minute, the replay's
+  minutes out) and that value (100%: that range spent its budget in at least one second, not by itself 429s,
+  P11); `hot_range_share`: that range's share of the summed mean workload normalized RU of all ranges (each
+  range has an equal share of the RU/s, so this is its share of the RU), against an even share of 1 /
+  `pkranges`; without metrics, the replay's hottest pkrange and share; for a container that spends its
+  database's shared offer, the offer's hottest range (its partitions are the offer's); `skew_source` says which;
 - `throttle_rate`, `throttle_source`, `throttle_start`, `throttle_end`: `analysis.fleet`'s, the one 429 rate
   (`analysis.throttling.preferred_rate`: Azure Monitor's TotalRequests by StatusCode, else the diagnostic
   logs', else the replay's), its source and window; `throttle_flag`: above `THROTTLE_HEALTHY_MAX`;
 - `largest_partition_gb`, `storage_headroom` (of 50 GB, from fleet), `largest_key_gb`, `key_headroom` (the
-  largest logical key of the latest `logical_keys` snapshot, of 20 GB: `cosmoscore.limits`).
+  largest logical key of the latest `logical_keys` snapshot, of 20 GB: `cosmoscore.limits`);
+- after those (added later, so at the end): fleet's sustained load (`sustained_normalized_ru`, its range,
+  minutes and window: what the hot-partition risk and the saturation finding read), `own_minutes_excluded`,
+  `own_ru_subtracted`, and `own_note`.
 
 **Periods** (`periods`). A bounded time range [since, now) is compared with the same length just before it.
 "All time" has no length to repeat: its numbers cover all the data, and its change compares the
@@ -81,6 +90,7 @@ CONTAINER_COLUMNS = [
     "largest_key_gb",
     "key_headroom",
     *fleet.LOAD_STATS[1:],  # the workload's sustained load and ruscope's own traffic left out (`analysis.load`)
+    "own_note",
 ]
 CHANGE_MEASURES = [
     "ru_consumed",
@@ -199,6 +209,9 @@ def _choose_sources(rows: pd.DataFrame) -> pd.DataFrame:
     out["pkranges"] = out["monitor_pkranges"].where(has_share, out["pkranges_seen"]).astype("Int64")
     out["throttle_flag"] = out["throttle_rate"].gt(THROTTLE_HEALTHY_MAX)
     out["autoscale"] = out["autoscale"].fillna(False).astype(bool)
+    out["own_note"] = [
+        load.own_traffic_note(m, ru) for m, ru in zip(out["own_minutes_excluded"], out["own_ru_subtracted"])
+    ]
     return out
 
 

@@ -134,6 +134,11 @@ def test_overview_peaks_and_hottest_range_are_the_workloads() -> None:
     assert messages["peak_ru_s"] == 100.0 and messages["p95_ru_s"] == 100.0  # 500 RU/s with the replay in
     assert messages["hot_normalized_ru"] == 10.0 and messages["hot_range_share"] == 0.5  # even, the replay out
     assert messages["own_minutes_excluded"] == 2 and messages["own_ru_subtracted"] == 2 * 60 * BUDGET
+    assert (
+        messages["own_note"]
+        == "ruscope's replay left out: 2 pkrange-minutes of normalized RU and 48,000 RU of consumed RU"
+    )
+    assert rows["burst"]["own_note"] == ""  # nothing of ruscope's there: nothing said
     assert rows["hot"]["hot_normalized_ru"] == 100.0 and rows["hot"]["hot_pkrange"] == "0"
     blind = by_container(
         overview.summarize_containers(executions_frame(), requests.iloc[0:0], metrics, partitions, empty)
@@ -207,3 +212,25 @@ def test_without_a_budget_no_minute_is_own_and_a_container_of_only_own_minutes_h
 def test_the_sustained_statistic_is_the_saturation_findings() -> None:
     assert load.SUSTAINED_QUANTILE == rules.SATURATION_QUANTILE
     assert fleet.grain_seconds("PT5M") == pytest.approx(300.0)
+
+
+def test_a_range_that_reported_only_its_bulk_load_minute_is_idle_the_rest_of_the_window() -> None:
+    """The demo's `query-logs-by-month`: range 0 reported one minute (the bulk load, 100%), then nothing while
+    range 1 reported every minute: the minutes without a point are 0%, so its sustained load is 0, not 100;
+    a range the latest snapshot no longer lists (a split's parent) is counted to its last point only."""
+    metrics = pd.DataFrame(
+        [metric("m", "ProvisionedThroughput", 800.0), *normalized("m", {0: 100.0}, minutes=1)]
+        + normalized("m", {}, pk="1", rest=20.0)
+        + normalized("m", {}, pk="2", minutes=10, rest=90.0)  # retired after 10 minutes: a split's parent
+    )
+    partitions = pd.DataFrame(snapshot("m", ["0", "1"], minute=59), columns=PARTITIONS.columns)
+    summary = by_container(load.summarize_partition_load(load.partition_minutes(metrics, None, partitions)))
+    assert summary["m"]["max_normalized_ru"] == 100.0  # the evidence: the peak minute
+    assert (summary["m"]["sustained_pkrange"], summary["m"]["sustained_normalized_ru"]) == ("2", 90.0)
+    assert summary["m"]["sustained_minutes"] == 10
+    minutes = load.partition_minutes(metrics, None, partitions)
+    current = load.summarize_partition_load(minutes[minutes["pkrange_id"].ne("2")])
+    assert by_container(current)["m"]["sustained_pkrange"] == "1"  # range 0's p95 over 60 minutes is 0
+    assert fleet.summarize_fleet(executions_frame(), requests_frame(), metrics[metrics["pkrange_id"].ne("2")])[
+        "risk"
+    ].tolist() == [0.2]
