@@ -18,19 +18,15 @@ account- or database-level metrics) are left out.
 - from `requests` (the replay): its view of skew from the data pages' RU by `pkrange_id`: `pkranges_seen`,
   `hot_pkrange` and `hot_pkrange_share` (the hottest pkrange's share of the container's page RU). It shows
   where the *replayed queries* land, not the production traffic;
-- from `metrics` (Azure Monitor, when the table exists), read through the per-partition load model
-  (`analysis.load`), which keeps ruscope's own traffic (the replay, known exactly from `requests`) apart:
-  `provisioned_ru_s` (the latest AutoscaleMaxThroughput, else the latest ProvisionedThroughput), `p95_ru_s`
-  (95th percentile over the time range of the workload's consumed RU/s: each TotalRequestUnits interval's
-  total, summed over its dimension rows, less the replay's RU in it, divided by its grain in seconds, one
-  minute when the grain is missing; `own_ru_subtracted` says how much RU was taken out), `waste` = 1 -
-  p95_ru_s / provisioned_ru_s (negative: consumption above the provisioned rate), `max_normalized_ru` (the
-  workload's peak minute: the largest NormalizedRUConsumption, in percent, of the rows split by
-  PartitionKeyRangeId (`pkrange_id`), the minutes that were ruscope's own left out: the evidence) and
-  `sustained_normalized_ru` (the largest p95 over the window of a range's per-minute normalized RU, the
-  saturation finding's statistic, with `sustained_pkrange`, `sustained_minutes` and the window
-  `sustained_start` / `sustained_end`); `own_minutes_excluded` counts the pkrange-minutes left out as the
-  replay's (the rule: `analysis.load`);
+- from `metrics` (Azure Monitor, when the table exists), through the per-partition load model (`analysis.load`:
+  ruscope's own traffic, known exactly from `requests`, kept apart): `provisioned_ru_s` (the latest
+  AutoscaleMaxThroughput, else ProvisionedThroughput), `p95_ru_s` (95th percentile over the time range of the
+  workload's RU/s: each TotalRequestUnits interval's total, summed over its dimension rows, less the replay's RU
+  in it (`own_ru_subtracted`), over its grain), `waste` = 1 - p95_ru_s / provisioned_ru_s (negative: above
+  the provisioned rate), `max_normalized_ru` (the workload's peak minute of NormalizedRUConsumption split by
+  PartitionKeyRangeId, %: the evidence), `sustained_normalized_ru` (the largest p95 of a range's per-minute
+  normalized RU, the saturation finding's statistic; `sustained_pkrange`, `_minutes`, `_start`, `_end`) and
+  `own_minutes_excluded` (the pkrange-minutes left out as the replay's, by the rule of `analysis.load`);
 - **Waste is not claimed for a hot partition**: the RU/s are split evenly over the physical partitions, and
   a per-interval average over the whole container hides both bursts and skew. When the hottest range's
   sustained load reached `HOT_NORMALIZED_RU` (90%) of its share (`sustained_normalized_ru`), that range is at
@@ -112,29 +108,14 @@ PARTITION_COLUMNS = PARTITIONS.pick(  # the storage collector's `partitions`
 )
 
 # the workload's per-partition load (`analysis.load`), after the columns fleet had before it
-PARTITION_LOAD_STATS = [
-    "max_normalized_ru",
-    "sustained_normalized_ru",
-    "sustained_pkrange",
-    "sustained_minutes",
-    "sustained_start",
-    "sustained_end",
-    "own_minutes_excluded",
-]
+PARTITION_LOAD_STATS = ["max_normalized_ru", *load.SUSTAINED_COLUMNS, "own_minutes_excluded"]
 LOAD_STATS = [*PARTITION_LOAD_STATS, "own_ru_subtracted"]
 COUNT_COLUMNS = ["executions", "requests", "pkranges_seen", "sustained_minutes", "own_minutes_excluded"]
 THROTTLE_WINDOW = ["throttle_start", "throttle_end"]  # the first and last time a 429 rate counted
 SUSTAINED_WINDOW = ["sustained_start", "sustained_end"]
 TIME_COLUMNS = ["last_seen", *THROTTLE_WINDOW, *SUSTAINED_WINDOW]
-TEXT_COLUMNS = [
-    "risk_driver",
-    "waste_note",
-    "throttle_source",
-    "hot_pkrange",
-    "throughput_unit",
-    "last_seen",
-    "sustained_pkrange",
-]
+TEXT_COLUMNS = ["risk_driver", "waste_note", "throttle_source", "hot_pkrange", "throughput_unit", "last_seen"]
+TEXT_COLUMNS += ["sustained_pkrange"]
 FLEET_COLUMNS = [
     *FLEET_KEY,
     "risk",
@@ -267,7 +248,11 @@ def throughput_stats(
     ruscope's own minutes left out)."""
     frame = _in_containers(metrics)
     stats = pd.DataFrame(columns=FLEET_KEY)
-    parts = (_latest_provisioned(frame), _p95_consumed(frame, requests), _partition_load(frame, requests, partitions))
+    parts = (
+        load.latest_provisioned(frame),
+        _p95_consumed(frame, requests),
+        _partition_load(frame, requests, partitions),
+    )
     for part in parts:
         stats = stats.merge(part, on=FLEET_KEY, how="outer")
     provisioned = stats["provisioned_ru_s"].astype(float)
@@ -291,34 +276,6 @@ def storage_stats(partitions: pd.DataFrame, limits: Limits | None = None) -> pd.
     return stats.round({"storage_headroom": 4}).reset_index()[columns]
 
 
-def _latest_provisioned(metrics: pd.DataFrame) -> pd.DataFrame:
-    """The latest AutoscaleMaxThroughput per container, else its latest ProvisionedThroughput: each region's
-    latest, summed over the regions (an account reserves the RU/s in each: `analysis.regions`); a container's
-    rows that combine the regions (stored before the split) count only where it has no per-region row."""
-    counts = regions.region_counts(metrics).set_index("account")["regions"]
-    found = []
-    for metric in PROVISIONED_METRICS:
-        rows = _per_region_else_combined(metrics[metrics["metric"].eq(metric).fillna(False)])
-        per_region = [*FLEET_KEY, "_region"]
-        latest = rows[rows["time"].eq(rows.groupby(per_region)["time"].transform("max"))]
-        total = latest.groupby(per_region)["value"].max().astype(float).groupby(FLEET_KEY).sum().reset_index()
-        if metric in regions.UNREGIONED_METRICS:  # one setting that holds in every region of the account
-            total["value"] = total["value"] * total["account"].map(counts).fillna(1).astype(float)
-        found.append(total)
-    values = pd.concat(found, ignore_index=True).drop_duplicates(subset=FLEET_KEY, keep="first")
-    return values.rename(columns={"value": "provisioned_ru_s"})[[*FLEET_KEY, "provisioned_ru_s"]]
-
-
-def _per_region_else_combined(rows: pd.DataFrame) -> pd.DataFrame:
-    """`rows` (one metric's, with a time and a value) with `_region` ("" for a combined row), less a
-    container's combined rows when it has rows per region."""
-    rows = rows.dropna(subset=["time", "value"])
-    region = rows["region"].astype(object).fillna("") if "region" in rows.columns else ""
-    rows = rows.assign(_region=region)
-    split = rows["_region"].ne("").groupby([rows[name] for name in FLEET_KEY]).transform("any")
-    return rows[rows["_region"].ne("") | ~split.reindex(rows.index).fillna(False).astype(bool)]
-
-
 def _p95_consumed(metrics: pd.DataFrame, requests: pd.DataFrame | None = None) -> pd.DataFrame:
     """The 95th percentile of the workload's TotalRequestUnits per second (an interval's total less the
     replay's RU in it, over its grain: `analysis.load.consumed_intervals`), and the replay's RU subtracted."""
@@ -333,12 +290,9 @@ def _partition_load(
     peak minute of the rows split by PartitionKeyRangeId; of the unsplit rows where a container has none),
     `sustained_normalized_ru` and its range and window, and the own minutes left out."""
     summary = load.summarize_partition_load(load.partition_minutes(metrics, requests, partitions))
-    normalized = metrics[metrics["metric"].eq(NORMALIZED_RU).fillna(False).astype(bool)]
-    unsplit = _max_normalized(normalized[normalized["pkrange_id"].isna()])  # a store collected without the split
-    unsplit = unsplit.merge(summary[FLEET_KEY], on=FLEET_KEY, how="left", indicator=True)
-    unsplit = unsplit[unsplit.pop("_merge").eq("left_only")]
-    stats = pd.concat([summary, unsplit], ignore_index=True)
-    return stats[[*FLEET_KEY, *PARTITION_LOAD_STATS]]
+    unsplit = _max_normalized(metrics[metrics["pkrange_id"].isna()])  # a store collected without the split
+    unsplit = unsplit[~unsplit.set_index(FLEET_KEY).index.isin(summary.set_index(FLEET_KEY).index)]
+    return pd.concat([summary, unsplit], ignore_index=True)[[*FLEET_KEY, *PARTITION_LOAD_STATS]]
 
 
 def _max_normalized(metrics: pd.DataFrame) -> pd.DataFrame:
@@ -414,12 +368,6 @@ def _offer_load(offer_rows: pd.DataFrame) -> pd.DataFrame:
     return _partition_load(named).drop(columns="container")
 
 
-def _offer_p95(offer_rows: pd.DataFrame) -> pd.DataFrame:
-    """`_p95_consumed` of a shared offer's rows (container SHARED_OFFER_CONTAINER)."""
-    named = offer_rows.assign(container=_OFFER)
-    return _p95_consumed(named).assign(container=SHARED_OFFER_CONTAINER)[[*FLEET_KEY, "p95_ru_s"]]
-
-
 def summarize_throughput_units(
     fleet: pd.DataFrame,
     metrics: pd.DataFrame | None = None,
@@ -446,7 +394,8 @@ def summarize_throughput_units(
     stats = databases.reset_index().assign(container=SHARED_OFFER_CONTAINER)
     rows = _offer_rows(metrics, members[FLEET_KEY])
     offers = _offer_load(rows)[["account", "database", "max_normalized_ru", "sustained_normalized_ru"]]
-    for part in (_latest_provisioned(rows), _offer_p95(rows)):
+    p95 = _p95_consumed(rows.assign(container=_OFFER)).assign(container=SHARED_OFFER_CONTAINER)
+    for part in (load.latest_provisioned(rows), p95.drop(columns="own_ru_subtracted")):
         stats = stats.merge(part, on=FLEET_KEY, how="left")
     stats = stats.merge(offers, on=["account", "database"], how="left")
     recorded = stats[["account", "database"]].merge(_snapshot_offers(partitions), how="left")

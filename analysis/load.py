@@ -57,7 +57,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis import own_traffic
+from analysis import own_traffic, regions
 from cosmoscore.monitor.metrics import AUTOSCALE_MAX, NORMALIZED_RU, PROVISIONED, TOTAL_REQUEST_UNITS
 from store.records import METRICS, PARTITIONS, REQUESTS, SCOPE_COLUMNS
 
@@ -92,18 +92,14 @@ MINUTE_COLUMNS = [
 LAYOUT_COLUMNS = [*KEY, "partitions", "layout_source"]
 CONSUMED_COLUMNS = [*KEY, "time", "grain_s", "ru_s", "own_ru", "workload_ru_s"]
 CONSUMED_SUMMARY_COLUMNS = [*KEY, "peak_ru_s", "p95_ru_s", "own_ru_subtracted"]
-LOAD_COLUMNS = [
-    *KEY,
-    "max_normalized_ru",
-    "peak_pkrange",
-    "peak_time",
+SUSTAINED_COLUMNS = [
     "sustained_normalized_ru",
     "sustained_pkrange",
     "sustained_minutes",
     "sustained_start",
     "sustained_end",
-    "own_minutes_excluded",
 ]
+LOAD_COLUMNS = [*KEY, "max_normalized_ru", "peak_pkrange", "peak_time", *SUSTAINED_COLUMNS, "own_minutes_excluded"]
 
 
 def grain_seconds(grain: object) -> float:
@@ -194,6 +190,35 @@ def partition_layout(partitions: pd.DataFrame | None, metrics: pd.DataFrame) -> 
     reported = _reported_counts(metrics).assign(layout_source=METRICS_LAYOUT)
     both = pd.concat([stored, reported], ignore_index=True).drop_duplicates(subset=KEY, keep="first")
     return both.astype({"partitions": "float64"}).reset_index(drop=True)[LAYOUT_COLUMNS]
+
+
+def latest_provisioned(metrics: pd.DataFrame) -> pd.DataFrame:
+    """The throughput in force: the latest AutoscaleMaxThroughput per container, else its latest
+    ProvisionedThroughput (`provisioned_ru_s`, `analysis.fleet`'s): each region's
+    latest, summed over the regions (an account reserves the RU/s in each: `analysis.regions`); a container's
+    rows that combine the regions (stored before the split) count only where it has no per-region row."""
+    counts = regions.region_counts(metrics).set_index("account")["regions"]
+    found = []
+    for metric in PROVISIONED_METRICS:
+        rows = per_region_else_combined(metrics[metrics["metric"].eq(metric).fillna(False)])
+        per_region = [*KEY, "_region"]
+        latest = rows[rows["time"].eq(rows.groupby(per_region)["time"].transform("max"))]
+        total = latest.groupby(per_region)["value"].max().astype(float).groupby(KEY).sum().reset_index()
+        if metric in regions.UNREGIONED_METRICS:  # one setting that holds in every region of the account
+            total["value"] = total["value"] * total["account"].map(counts).fillna(1).astype(float)
+        found.append(total)
+    values = pd.concat(found, ignore_index=True).drop_duplicates(subset=KEY, keep="first")
+    return values.rename(columns={"value": "provisioned_ru_s"})[[*KEY, "provisioned_ru_s"]]
+
+
+def per_region_else_combined(rows: pd.DataFrame) -> pd.DataFrame:
+    """`rows` (one metric's, with a time and a value) with `_region` ("" for a combined row), less a
+    container's combined rows when it has rows per region."""
+    rows = rows.dropna(subset=["time", "value"])
+    region = rows["region"].astype(object).fillna("") if "region" in rows.columns else ""
+    rows = rows.assign(_region=region)
+    split = rows["_region"].ne("").groupby([rows[name] for name in KEY]).transform("any")
+    return rows[rows["_region"].ne("") | ~split.reindex(rows.index).fillna(False).astype(bool)]
 
 
 def provisioned_timeline(metrics: pd.DataFrame) -> pd.DataFrame:

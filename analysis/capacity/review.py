@@ -371,23 +371,16 @@ def costliest_key_shares(log_key_ru: pd.DataFrame | None) -> dict[tuple[str, ...
 
 def _with_layout(containers: pd.DataFrame, partitions: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
     """`containers` with `layout_pkranges` (`analysis.load.partition_layout`: the latest storage snapshot's
-    pkrange count, the layout, not the ranges that reported in the last minute; else metrics', `layout_source`
-    says which) and the sustained normalized RU of the most saturated range: the workload's, as
-    `summarize_containers` read it from the per-partition load model with ruscope's own minutes left out
-    (`sustained_*` columns); `saturation_stats` of `metrics` for a frame without them."""
-    layout = load.partition_layout(partitions, metrics).rename(
-        columns={"partitions": "_layout", "layout_source": "_source"}
-    )
-    out = containers.merge(layout, on=KEY, how="left")
-    found = out.pop("_layout").astype(float).where(out.pop("_source").eq(load.STORAGE_LAYOUT))
+    pkrange count, not the ranges that reported in the last minute; else metrics', `layout_source` says
+    which) and the most saturated range's sustained normalized RU (`sat_*`): the model's `sustained_*`
+    columns, which `summarize_containers` read with ruscope's own minutes left out (`analysis.load`)."""
+    layout = load.partition_layout(partitions, metrics)
+    stored = layout[layout["layout_source"].eq(load.STORAGE_LAYOUT)].rename(columns={"partitions": "_layout"})
+    out = containers.merge(stored[[*KEY, "_layout"]], on=KEY, how="left")
+    found = out.pop("_layout").astype(float)
     out["layout_source"] = [load.STORAGE_LAYOUT if pd.notna(n) else load.METRICS_LAYOUT for n in found]
     out["pkranges"] = found.combine_first(out["pkranges"].astype(float))
-    if "sustained_normalized_ru" in containers:
-        return out.merge(_saturation_of(containers), on=KEY, how="left")
-    return out.merge(saturation_stats(metrics), on=KEY, how="left")
-
-
-SATURATION_COLUMNS = [*KEY, "sat_pkrange", "sat_normalized_ru", "sat_minutes", "sat_window"]
+    return out.merge(_saturation_of(containers), on=KEY, how="left")
 
 
 def saturation_stats(
@@ -395,25 +388,18 @@ def saturation_stats(
 ) -> pd.DataFrame:
     """Per container: the range with the largest p95 (`rules.SATURATION_QUANTILE`) of its per-minute
     NormalizedRUConsumption over the window (`sat_pkrange`, `sat_normalized_ru`), the minutes behind it and
-    the window (`sat_window`): `analysis.load.summarize_partition_load`'s sustained load, the minutes that
-    were ruscope's own (from `requests`) left out."""
-    summary = load.summarize_partition_load(load.partition_minutes(metrics, requests, partitions))
-    return _saturation_of(summary)
+    the window (`sat_window`): `analysis.load.summarize_partition_load`'s sustained load, ruscope's own
+    minutes (from `requests`) left out."""
+    return _saturation_of(load.summarize_partition_load(load.partition_minutes(metrics, requests, partitions)))
 
 
 def _saturation_of(frame: pd.DataFrame) -> pd.DataFrame:
-    """The `sat_*` columns of a frame carrying the model's `sustained_*` ones (containers with a figure only)."""
-    rows = frame.dropna(subset=["sustained_normalized_ru"])
-    out = pd.DataFrame(
-        {
-            **{name: rows[name] for name in KEY},
-            "sat_pkrange": rows["sustained_pkrange"],
-            "sat_normalized_ru": rows["sustained_normalized_ru"].astype(float),
-            "sat_minutes": rows["sustained_minutes"],
-            "sat_window": [window_text(a, b) for a, b in zip(rows["sustained_start"], rows["sustained_end"])],
-        }
-    )
-    return out.reset_index(drop=True)[SATURATION_COLUMNS]
+    """The `sat_*` columns of a frame with the model's `sustained_*` ones (the containers that have a figure)."""
+    rows = frame.dropna(subset=["sustained_normalized_ru"]).reset_index(drop=True)
+    window = [window_text(a, b) for a, b in zip(rows["sustained_start"], rows["sustained_end"])]
+    named = {"sustained_pkrange": "sat_pkrange", "sustained_normalized_ru": "sat_normalized_ru"}
+    out = rows[[*KEY, *named, "sustained_minutes"]].rename(columns={**named, "sustained_minutes": "sat_minutes"})
+    return out.assign(sat_normalized_ru=out["sat_normalized_ru"].astype(float), sat_window=window)
 
 
 def action_rows(
