@@ -16,7 +16,9 @@ read; the time range, scope and region are cut before these run: `analysis.scope
 - `budget_ru_s`: the partition's budget in force then, `provisioned_ru_s` / `partitions` (every physical
   partition gets an equal share of the RU/s: ru-cost-model.md P4). `provisioned_ru_s` is one region's RU/s
   (each region reserves the same: `analysis.regions`): the latest AutoscaleMaxThroughput at or before the
-  interval, else ProvisionedThroughput (autoscale's NormalizedRUConsumption is against its max RU/s);
+  interval, else ProvisionedThroughput (autoscale's NormalizedRUConsumption is against its max RU/s: R10's page,
+  learn `monitor-normalized-request-units.md`, splits a 20,000 RU/s autoscale max over two ranges as up to
+  10,000 each; `autoscale-faq.md`: the metric "measures the utilization of autoscale max RU/s");
   `partitions` is the layout: the pkranges of the latest storage snapshot at or before the interval (the
   first snapshot before any), else the ranges the metrics reported in their latest interval
   (`partition_layout`);
@@ -47,9 +49,16 @@ reported only its bulk-load minute is not sustained at 100%), and its own minute
 
 **What a page prints** where the replay was left out: `own_traffic_note` (the minutes and RU taken out).
 
-Known limits, stated: `requests` do not say which region served the replay, so its RU is counted against the
-pkrange of that id in every region of the frame; a shared-throughput database's partitions (the offer's rows,
-container "") are not matched with its containers' requests, so none of their minutes is marked own.
+A bulk load ruscope did not send (the application's import; the demo's backfill, written through the
+engine's domain API, no request of ruscope's recorded) is the workload's: on Azure it is indistinguishable
+from it, and the sustained statistic keeps its few minutes from deciding risk.
+
+Known limits, stated: NormalizedRUConsumption keeps only a minute's busiest second, so a minute the rule
+gives to the replay may also hold a workload second near the same figure (the rule gives it away only where
+the replay's own second was at least half of it); `requests` do not say which region served the replay, so
+its RU is counted against the pkrange of that id in every region of the frame; a shared-throughput
+database's partitions (the offer's rows, container "") are not matched with its containers' requests, so
+none of their minutes is marked own.
 """
 
 from __future__ import annotations
