@@ -16,6 +16,9 @@ A module answers one question; a question with several parts is a sub-package wi
 - `pkrange_ids`: lists of pkrange ids as the store writes them ("0,3,12"), sorted, merged, counted;
 - `hot/`: hot partitions: the heatmap and pkrange order (`partitions`), the current layout (`current`), the
   logical keys (`keys`), the replay's demand and skew (`replay`);
+- `load`: per-partition load per pkrange and minute (normalized RU, consumed RU, each partition's budget),
+  ruscope's own traffic (the replay) in it kept apart by a stated rule, and the workload's peak and sustained
+  load that risk, peaks and the saturation finding read;
 - `fleet`: every container of every account ranked by risk (429s, hot partition, storage), then waste;
 - `overview`: each container's numbers for a time range against the period before, over `fleet`;
 - `storage`: partition and key fill, growth and the projected date of each limit;

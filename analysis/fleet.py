@@ -18,18 +18,20 @@ account- or database-level metrics) are left out.
 - from `requests` (the replay): its view of skew from the data pages' RU by `pkrange_id`: `pkranges_seen`,
   `hot_pkrange` and `hot_pkrange_share` (the hottest pkrange's share of the container's page RU). It shows
   where the *replayed queries* land, not the production traffic;
-- from `metrics` (Azure Monitor, when the table exists): `provisioned_ru_s` (the latest
-  AutoscaleMaxThroughput, else the latest ProvisionedThroughput), `p95_ru_s` (95th percentile over the time
-  range of the consumed RU/s: each TotalRequestUnits interval's total, summed over its dimension rows,
-  divided by its grain in seconds, one minute when the grain is missing), `waste` = 1 - p95_ru_s /
-  provisioned_ru_s (negative: consumption above the provisioned rate), and `max_normalized_ru` (the
-  largest NormalizedRUConsumption, in percent, of the rows split by PartitionKeyRangeId (`pkrange_id`): the service's
-  hot-partition signal);
+- from `metrics` (Azure Monitor, when the table exists), through the per-partition load model (`analysis.load`:
+  ruscope's own traffic, known exactly from `requests`, kept apart): `provisioned_ru_s` (the latest
+  AutoscaleMaxThroughput, else ProvisionedThroughput), `p95_ru_s` (95th percentile over the time range of the
+  workload's RU/s: each TotalRequestUnits interval's total, summed over its dimension rows, less the replay's RU
+  in it (`own_ru_subtracted`), over its grain), `waste` = 1 - p95_ru_s / provisioned_ru_s (negative: above
+  the provisioned rate), `max_normalized_ru` (the workload's peak minute of NormalizedRUConsumption split by
+  PartitionKeyRangeId, %: the evidence), `sustained_normalized_ru` (the largest p95 of a range's per-minute
+  normalized RU, the saturation finding's statistic; `sustained_pkrange`, `_minutes`, `_start`, `_end`) and
+  `own_minutes_excluded` (the pkrange-minutes left out as the replay's, by the rule of `analysis.load`);
 - **Waste is not claimed for a hot partition**: the RU/s are split evenly over the physical partitions, and
-  a per-interval average over the whole container hides both bursts and skew. When the hottest range
-  reached `HOT_NORMALIZED_RU` (90%) of its share (`max_normalized_ru`), that range is at its limit however
-  idle the rest is: lowering the RU/s would throttle it more. `waste` is then blank and `waste_note` says
-  `HOT_WASTE_NOTE` (the RU/s are not wasted, the key is skewed: fix the key, not the RU/s);
+  a per-interval average over the whole container hides both bursts and skew. When the hottest range's
+  sustained load reached `HOT_NORMALIZED_RU` (90%) of its share (`sustained_normalized_ru`), that range is at
+  its limit however idle the rest is: lowering the RU/s would throttle it more. `waste` is then blank and
+  `waste_note` says `HOT_WASTE_NOTE` (the RU/s are not wasted, the key is skewed: fix the key, not the RU/s);
 - from `partitions` (when the table exists): `largest_partition_gb` (the largest physical partition of the
   latest snapshot) and `storage_headroom` = 1 - its bytes / `Limits.physical_partition_max_bytes` (50 GB).
 
@@ -39,7 +41,7 @@ ProvisionedThroughput and its physical partitions' NormalizedRUConsumption and s
 for a container (the store keeps them under `container` = `store.records.SHARED_OFFER_CONTAINER`, "": never
 a row of its own here), while TotalRequestUnits stays per container. So such a container's row says
 `throughput_unit` "database"; its `max_normalized_ru` is the database offer's (its partitions are the
-offer's: what throttles it), its `provisioned_ru_s` and `waste` are blank (it has no RU/s of its own) and
+offer's: what throttles it; so are its sustained figures), its `provisioned_ru_s` and `waste` are blank (it has no RU/s of its own) and
 its `waste_note` says `SHARED_WASTE_NOTE`. Every other container says "container". The throughput units
 (`UNIT_COLUMNS`) are what is paid for: one row per shared database (its containers listed in `containers`,
 its p95 the sum of theirs per interval, its waste against its offer) and one per container with its own RU/s.
@@ -55,8 +57,10 @@ is the hottest range of any region. A one-region account reads as before.
 **Ranking** (`summarize_fleet`). Each risk signal is put on one 0..1 scale, where 1 means "at the limit":
 - throttling: `throttle_rate / THROTTLE_FULL_RATE`, capped at 1. Service guidance treats a few percent of
   429s as a sign to act, so 5% of requests throttled counts as full risk;
-- hot partition: `max_normalized_ru / 100` (a partition spending its whole share of the RU/s in some
-  interval throttles next), capped at 1; without metrics, the replay's skew instead: with n pkranges
+- hot partition: `sustained_normalized_ru / 100` (a partition spending its whole share of the RU/s in more
+  than 1 minute in 20 throttles next; one busy minute, such as a bulk load, does not make it at risk, since
+  NormalizedRUConsumption is one second's share: azure-monitor.md R10), capped at 1; 0 when every minute the
+  metrics reported was ruscope's own (R75); without metrics, the replay's skew instead: with n pkranges
   seen and hottest share s, (s * n - 1) / (n - 1): 0 when even, 1 when one pkrange takes everything
   (0 for n = 1: one partition cannot be skewed). The service's measure wins because it sees real traffic;
 - storage: 1 - `storage_headroom` (the largest partition's fill of 50 GB), capped to 0..1.
@@ -71,24 +75,24 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis import regions, throttling
+from analysis import load, regions, throttling
 from analysis.queries import costs as qc
 from cosmoscore.limits import GB, Limits
-from cosmoscore.monitor.metrics import AUTOSCALE_MAX, NORMALIZED_RU, PROVISIONED, TOTAL_REQUEST_UNITS
+from cosmoscore.monitor.metrics import NORMALIZED_RU, TOTAL_REQUEST_UNITS
 from store.records import EXECUTIONS, METRICS, PARTITIONS, REQUESTS, SCOPE_COLUMNS, SHARED_OFFER_CONTAINER
 
 FLEET_KEY = list(SCOPE_COLUMNS)
 THROTTLE_FULL_RATE = 0.05  # a 429 rate at which the throttling signal is at its maximum (see the docstring)
-PROVISIONED_METRICS = (AUTOSCALE_MAX, PROVISIONED)  # preferred first
+PROVISIONED_METRICS = load.PROVISIONED_METRICS  # AutoscaleMaxThroughput preferred, then ProvisionedThroughput
 # in the order a tie is named: a hot partition first, since it is what a container's 429s come from
 RISK_SIGNALS = {"hot_risk": "hot partition", "throttle_risk": "429s", "storage_risk": "storage"}
-DEFAULT_GRAIN_SECONDS = 60.0
 HOT_NORMALIZED_RU = 90.0  # percent: a range this close to its share of the RU/s is at its limit (see the docstring)
 HOT_WASTE_NOTE = "a hot partition: the RU/s are not wasted, the key is skewed"
 SHARED_WASTE_NOTE = "spends its database's shared RU/s: see the database's throughput unit"
 # `throughput_unit`: whose RU/s a container spends, its own or its database's shared offer
 OWN_UNIT = "container"
 SHARED_UNIT = "database"
+_OFFER = "(offer)"  # a stand-in container name for a shared offer's rows inside `analysis.load`
 
 # The store columns these functions read: a view loads only these.
 EXECUTION_COLUMNS = EXECUTIONS.pick("account", *qc.EXECUTION_COLUMNS)
@@ -103,10 +107,15 @@ PARTITION_COLUMNS = PARTITIONS.pick(  # the storage collector's `partitions`
     *FLEET_KEY, "time", "pkrange_id", "size_kb", "throughput_ru", "database_throughput_ru"
 )
 
-COUNT_COLUMNS = ["executions", "requests", "pkranges_seen"]
+# the workload's per-partition load (`analysis.load`), after the columns fleet had before it
+PARTITION_LOAD_STATS = ["max_normalized_ru", *load.SUSTAINED_COLUMNS, "own_minutes_excluded"]
+LOAD_STATS = [*PARTITION_LOAD_STATS, "own_ru_subtracted"]
+COUNT_COLUMNS = ["executions", "requests", "pkranges_seen", "sustained_minutes", "own_minutes_excluded"]
 THROTTLE_WINDOW = ["throttle_start", "throttle_end"]  # the first and last time a 429 rate counted
-TIME_COLUMNS = ["last_seen", *THROTTLE_WINDOW]
+SUSTAINED_WINDOW = ["sustained_start", "sustained_end"]
+TIME_COLUMNS = ["last_seen", *THROTTLE_WINDOW, *SUSTAINED_WINDOW]
 TEXT_COLUMNS = ["risk_driver", "waste_note", "throttle_source", "hot_pkrange", "throughput_unit", "last_seen"]
+TEXT_COLUMNS += ["sustained_pkrange"]
 FLEET_COLUMNS = [
     *FLEET_KEY,
     "risk",
@@ -131,6 +140,7 @@ FLEET_COLUMNS = [
     "largest_partition_gb",
     "storage_headroom",
     "last_seen",
+    *LOAD_STATS[1:],  # added after `max_normalized_ru` was shipped: at the end
 ]
 
 
@@ -153,7 +163,7 @@ def summarize_fleet(
         execution_stats(executions),
         throttle_stats(metrics, requests, log_throttles, region=region),
         request_stats(requests),
-        throughput_stats(metrics),
+        throughput_stats(metrics, requests, partitions),
         storage_stats(partitions if partitions is not None else pd.DataFrame(columns=PARTITION_COLUMNS), limits),
     ]
     keys = pd.concat([part[FLEET_KEY] for part in parts], ignore_index=True).drop_duplicates()
@@ -230,18 +240,27 @@ def request_stats(requests: pd.DataFrame) -> pd.DataFrame:
     return hot.reset_index().reindex(columns=columns)
 
 
-def throughput_stats(metrics: pd.DataFrame) -> pd.DataFrame:
-    """Per container with Azure Monitor rows: provisioned and p95 consumed RU/s, waste, max normalized RU."""
+def throughput_stats(
+    metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Per container with Azure Monitor rows: provisioned and p95 consumed RU/s (the workload's: the replay's
+    RU subtracted), waste, and the workload's hot-partition load (`analysis.load`: peak minute, sustained,
+    ruscope's own minutes left out)."""
     frame = _in_containers(metrics)
     stats = pd.DataFrame(columns=FLEET_KEY)
-    for part in (_latest_provisioned(frame), _p95_consumed(frame), _max_normalized(frame)):
+    parts = (
+        load.latest_provisioned(frame),
+        _p95_consumed(frame, requests),
+        _partition_load(frame, requests, partitions),
+    )
+    for part in parts:
         stats = stats.merge(part, on=FLEET_KEY, how="outer")
     provisioned = stats["provisioned_ru_s"].astype(float)
     waste = (1 - stats["p95_ru_s"].astype(float) / provisioned.where(provisioned > 0)).round(4)
-    hot = stats["max_normalized_ru"].astype(float).ge(HOT_NORMALIZED_RU)
+    hot = stats["sustained_normalized_ru"].astype(float).ge(HOT_NORMALIZED_RU)
     stats["waste"] = waste.where(~hot)
     stats["waste_note"] = pd.Series("", index=stats.index, dtype=object).where(~hot, HOT_WASTE_NOTE)
-    return stats[[*FLEET_KEY, "provisioned_ru_s", "p95_ru_s", "waste", "waste_note", "max_normalized_ru"]]
+    return stats[[*FLEET_KEY, "provisioned_ru_s", "p95_ru_s", "waste", "waste_note", *LOAD_STATS]]
 
 
 def storage_stats(partitions: pd.DataFrame, limits: Limits | None = None) -> pd.DataFrame:
@@ -257,46 +276,28 @@ def storage_stats(partitions: pd.DataFrame, limits: Limits | None = None) -> pd.
     return stats.round({"storage_headroom": 4}).reset_index()[columns]
 
 
-def _latest_provisioned(metrics: pd.DataFrame) -> pd.DataFrame:
-    """The latest AutoscaleMaxThroughput per container, else its latest ProvisionedThroughput: each region's
-    latest, summed over the regions (an account reserves the RU/s in each: `analysis.regions`); a container's
-    rows that combine the regions (stored before the split) count only where it has no per-region row."""
-    counts = regions.region_counts(metrics).set_index("account")["regions"]
-    found = []
-    for metric in PROVISIONED_METRICS:
-        rows = _per_region_else_combined(metrics[metrics["metric"].eq(metric).fillna(False)])
-        per_region = [*FLEET_KEY, "_region"]
-        latest = rows[rows["time"].eq(rows.groupby(per_region)["time"].transform("max"))]
-        total = latest.groupby(per_region)["value"].max().astype(float).groupby(FLEET_KEY).sum().reset_index()
-        if metric in regions.UNREGIONED_METRICS:  # one setting that holds in every region of the account
-            total["value"] = total["value"] * total["account"].map(counts).fillna(1).astype(float)
-        found.append(total)
-    values = pd.concat(found, ignore_index=True).drop_duplicates(subset=FLEET_KEY, keep="first")
-    return values.rename(columns={"value": "provisioned_ru_s"})[[*FLEET_KEY, "provisioned_ru_s"]]
+def _p95_consumed(metrics: pd.DataFrame, requests: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The 95th percentile of the workload's TotalRequestUnits per second (an interval's total less the
+    replay's RU in it, over its grain: `analysis.load.consumed_intervals`), and the replay's RU subtracted."""
+    consumed = load.summarize_consumed(load.consumed_intervals(metrics, requests))
+    return consumed[[*FLEET_KEY, "p95_ru_s", "own_ru_subtracted"]]
 
 
-def _per_region_else_combined(rows: pd.DataFrame) -> pd.DataFrame:
-    """`rows` (one metric's, with a time and a value) with `_region` ("" for a combined row), less a
-    container's combined rows when it has rows per region."""
-    rows = rows.dropna(subset=["time", "value"])
-    region = rows["region"].astype(object).fillna("") if "region" in rows.columns else ""
-    rows = rows.assign(_region=region)
-    split = rows["_region"].ne("").groupby([rows[name] for name in FLEET_KEY]).transform("any")
-    return rows[rows["_region"].ne("") | ~split.reindex(rows.index).fillna(False).astype(bool)]
-
-
-def _p95_consumed(metrics: pd.DataFrame) -> pd.DataFrame:
-    """The 95th percentile of TotalRequestUnits per second (an interval's total over its grain)."""
-    rows = metrics[metrics["metric"].eq(TOTAL_REQUEST_UNITS).fillna(False)].dropna(subset=["time", "value"])
-    rows = rows[rows["aggregation"].fillna("Total").eq("Total")]
-    per_second = rows.assign(ru_s=rows["value"].astype(float) / rows["grain"].map(grain_seconds).astype(float))
-    intervals = per_second.groupby([*FLEET_KEY, "time"])["ru_s"].sum().reset_index()
-    p95 = intervals.groupby(FLEET_KEY)["ru_s"].quantile(0.95).round(2).reset_index()
-    return p95.rename(columns={"ru_s": "p95_ru_s"})[[*FLEET_KEY, "p95_ru_s"]]
+def _partition_load(
+    metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """The workload's per-partition load (`analysis.load.summarize_partition_load`): `max_normalized_ru` (the
+    peak minute of the rows split by PartitionKeyRangeId; of the unsplit rows where a container has none),
+    `sustained_normalized_ru` and its range and window, and the own minutes left out."""
+    summary = load.summarize_partition_load(load.partition_minutes(metrics, requests, partitions))
+    unsplit = _max_normalized(metrics[metrics["pkrange_id"].isna()])  # a store collected without the split
+    unsplit = unsplit[~unsplit.set_index(FLEET_KEY).index.isin(summary.set_index(FLEET_KEY).index)]
+    return pd.concat([summary, unsplit], ignore_index=True)[[*FLEET_KEY, *PARTITION_LOAD_STATS]]
 
 
 def _max_normalized(metrics: pd.DataFrame) -> pd.DataFrame:
-    """The largest NormalizedRUConsumption (percent) of the rows split by PartitionKeyRangeId (`pkrange_id`)."""
+    """The largest NormalizedRUConsumption (percent) of the rows split by PartitionKeyRangeId (`pkrange_id`),
+    else of the unsplit rows: Azure Monitor's figure as it is, ruscope's own minutes in (a shared offer's)."""
     rows = metrics[metrics["metric"].eq(NORMALIZED_RU).fillna(False)].dropna(subset=["value"])
     by_pkrange = rows.dropna(subset=["pkrange_id"])
     rows = by_pkrange if not by_pkrange.empty else rows
@@ -349,14 +350,22 @@ def with_shared_offers(fleet: pd.DataFrame, metrics: pd.DataFrame, partitions: p
     out["throughput_unit"] = pd.Series(OWN_UNIT, index=out.index, dtype=object).where(~shared, SHARED_UNIT)
     if not shared.any():
         return out
-    offers = _max_normalized(_offer_rows(metrics)).drop(columns="container")
-    peak = out[["account", "database"]].merge(offers, on=["account", "database"], how="left")["max_normalized_ru"]
-    peak.index = out.index
-    out["max_normalized_ru"] = out["max_normalized_ru"].astype(float).where(~shared, peak.astype(float))
+    offers = _offer_load(_offer_rows(metrics))
+    theirs = out[["account", "database"]].merge(offers, on=["account", "database"], how="left")
+    theirs.index = out.index
+    for name in PARTITION_LOAD_STATS:
+        out[name] = out[name].where(~shared, theirs[name])
     for name in ("provisioned_ru_s", "waste"):
         out[name] = out[name].astype(float).where(~shared)
     out["waste_note"] = out["waste_note"].astype(object).where(~shared, SHARED_WASTE_NOTE)
     return out
+
+
+def _offer_load(offer_rows: pd.DataFrame) -> pd.DataFrame:
+    """Per shared database (account, database): its offer's partition load (`PARTITION_LOAD_STATS`, as
+    `_partition_load`; its partitions are not matched with its containers' requests: `analysis.load`)."""
+    named = offer_rows.assign(container=_OFFER)  # `analysis.load` reads the rows that name a container
+    return _partition_load(named).drop(columns="container")
 
 
 def summarize_throughput_units(
@@ -384,15 +393,18 @@ def summarize_throughput_units(
     )
     stats = databases.reset_index().assign(container=SHARED_OFFER_CONTAINER)
     rows = _offer_rows(metrics, members[FLEET_KEY])
-    for part in (_latest_provisioned(rows), _p95_consumed(rows), _max_normalized(rows)):
+    offers = _offer_load(rows)[["account", "database", "max_normalized_ru", "sustained_normalized_ru"]]
+    p95 = _p95_consumed(rows.assign(container=_OFFER)).assign(container=SHARED_OFFER_CONTAINER)
+    for part in (load.latest_provisioned(rows), p95.drop(columns="own_ru_subtracted")):
         stats = stats.merge(part, on=FLEET_KEY, how="left")
+    stats = stats.merge(offers, on=["account", "database"], how="left")
     recorded = stats[["account", "database"]].merge(_snapshot_offers(partitions), how="left")
     stats["provisioned_ru_s"] = (
         stats["provisioned_ru_s"].astype(float).combine_first(recorded["database_throughput_ru"].astype(float))
     )
     provisioned = stats["provisioned_ru_s"].astype(float)
     waste = (1 - stats["p95_ru_s"].astype(float) / provisioned.where(provisioned > 0)).round(4)
-    hot = stats["max_normalized_ru"].astype(float).ge(HOT_NORMALIZED_RU)
+    hot = stats.pop("sustained_normalized_ru").astype(float).ge(HOT_NORMALIZED_RU)
     notes = pd.Series("", index=stats.index, dtype=object).where(~hot, HOT_WASTE_NOTE)
     stats = stats.assign(throughput_unit=SHARED_UNIT, waste=waste.where(~hot), waste_note=notes)
     units = pd.concat([stats.reindex(columns=[*UNIT_COLUMNS, "_rank"]), own], ignore_index=True)
@@ -430,13 +442,7 @@ def _snapshot_offers(partitions: pd.DataFrame | None) -> pd.DataFrame:
     return latest.groupby(["account", "database"])["database_throughput_ru"].max().astype(float).reset_index()
 
 
-def grain_seconds(grain: object) -> float:
-    """An ISO 8601 duration ("PT1M", "PT5M") in seconds; a missing or unreadable grain is one minute."""
-    try:
-        seconds = pd.Timedelta(str(grain)).total_seconds() if isinstance(grain, str) and grain else 0.0
-    except ValueError:
-        seconds = 0.0
-    return seconds if seconds > 0 else DEFAULT_GRAIN_SECONDS
+grain_seconds = load.grain_seconds  # an ISO 8601 grain in seconds (one minute when missing)
 
 
 def _risks(fleet: pd.DataFrame) -> dict[str, pd.Series]:
@@ -444,9 +450,13 @@ def _risks(fleet: pd.DataFrame) -> dict[str, pd.Series]:
     seen = fleet["pkranges_seen"].astype(float)
     skew = ((fleet["hot_pkrange_share"].astype(float) * seen - 1) / (seen - 1)).where(seen > 1, 0.0)
     skew = skew.where(fleet["hot_pkrange_share"].notna())
+    # the workload's sustained load; 0 where every minute the metrics reported was ruscope's own
+    sustained = fleet["sustained_normalized_ru"].astype(float)
+    only_own = sustained.isna() & fleet["own_minutes_excluded"].astype("Float64").gt(0).fillna(False).astype(bool)
+    sustained = sustained.where(~only_own, 0.0)
     signals = pd.DataFrame(
         {
-            "hot_risk": (fleet["max_normalized_ru"].astype(float) / 100).combine_first(skew),
+            "hot_risk": (sustained / 100).combine_first(skew),
             "throttle_risk": fleet["throttle_rate"].astype(float) / THROTTLE_FULL_RATE,
             "storage_risk": 1 - fleet["storage_headroom"].astype(float),
         },

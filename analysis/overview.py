@@ -5,24 +5,33 @@ knows (provisioned and p95 RU/s, the largest normalized RU, the largest physical
 rate, the replay's RU and skew) and this module adds what an overview needs on top, preferring Azure
 Monitor's view (the production traffic) over the replay's (only the configured queries) wherever both exist:
 
+**ruscope's own traffic** (the replay) is left out of the load figures (`analysis.load`: its RU per pkrange and
+second is exact, from `requests`): a minute of normalized RU is the replay's when its own busiest second used
+at least half the minute's figure, and its RU is subtracted from the consumed RU per interval. `own_note`
+says what was left out (`analysis.load.own_traffic_note`), for a page to print beside the figures.
+
 **Columns** (`CONTAINER_COLUMNS`), NaN (or "") where no data is behind a number:
-- `ru_consumed` (RU): the sum of Azure Monitor's TotalRequestUnits; without metrics, the replay's RU;
-  `ru_source` says which ("monitor" or "replay");
-- `provisioned_ru_s`, `p95_ru_s` (from `analysis.fleet`), `peak_ru_s` (the largest interval's RU/s, each
-  interval's TotalRequestUnits over its grain, as fleet computes p95), `p95_utilization` = p95 / provisioned;
-  `autoscale` (True when the container reports AutoscaleMaxThroughput);
+- `ru_consumed` (RU): the sum of Azure Monitor's TotalRequestUnits (all of it: the replay's RU is billed
+  too); without metrics, the replay's RU; `ru_source` says which ("monitor" or "replay");
+- `provisioned_ru_s`, `p95_ru_s` (from `analysis.fleet`: the workload's), `peak_ru_s` (the workload's largest
+  interval's RU/s, a per-interval average: each interval's TotalRequestUnits less the replay's RU in it, over
+  its grain, as fleet computes p95), `p95_utilization` = p95 / provisioned; `autoscale` (True when the
+  container reports AutoscaleMaxThroughput);
 - `hot_pkrange`, `hot_normalized_ru` (%): of the pkranges reporting in the latest interval (the layout now,
-  after any split), the one with the largest NormalizedRUConsumption and that value
-  (100%: that range spent its budget in at least one second, not by itself 429s, P11); `hot_range_share`: that range's share of the summed mean
-  normalized RU of all ranges (each range has an equal share of the RU/s, so this is its share of the RU),
-  against an even share of 1 / `pkranges`; without metrics, the replay's hottest pkrange and share; for a
-  container that spends its database's shared offer, the offer's hottest range (its partitions are the offer's);
-  `skew_source` says which;
+  after any split), the one with the largest workload NormalizedRUConsumption (the peak minute, the replay's
+  minutes out) and that value (100%: that range spent its budget in at least one second, not by itself 429s,
+  P11); `hot_range_share`: that range's share of the summed mean workload normalized RU of all ranges (each
+  range has an equal share of the RU/s, so this is its share of the RU), against an even share of 1 /
+  `pkranges`; without metrics, the replay's hottest pkrange and share; for a container that spends its
+  database's shared offer, the offer's hottest range (its partitions are the offer's); `skew_source` says which;
 - `throttle_rate`, `throttle_source`, `throttle_start`, `throttle_end`: `analysis.fleet`'s, the one 429 rate
   (`analysis.throttling.preferred_rate`: Azure Monitor's TotalRequests by StatusCode, else the diagnostic
   logs', else the replay's), its source and window; `throttle_flag`: above `THROTTLE_HEALTHY_MAX`;
 - `largest_partition_gb`, `storage_headroom` (of 50 GB, from fleet), `largest_key_gb`, `key_headroom` (the
-  largest logical key of the latest `logical_keys` snapshot, of 20 GB: `cosmoscore.limits`).
+  largest logical key of the latest `logical_keys` snapshot, of 20 GB: `cosmoscore.limits`);
+- after those (added later, so at the end): fleet's sustained load (`sustained_normalized_ru`, its range,
+  minutes and window: what the hot-partition risk and the saturation finding read), `own_minutes_excluded`,
+  `own_ru_subtracted`, and `own_note`.
 
 **Periods** (`periods`). A bounded time range [since, now) is compared with the same length just before it.
 "All time" has no length to repeat: its numbers cover all the data, and its change compares the
@@ -38,11 +47,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis import fleet, regions, throttling
+from analysis import fleet, load, regions, throttling
 from analysis.queries import costs as qc
 from analysis.scope import minute_text
 from cosmoscore.limits import GB, Limits
-from cosmoscore.monitor.metrics import AUTOSCALE_MAX, NORMALIZED_RU, TOTAL_REQUEST_UNITS
+from cosmoscore.monitor.metrics import AUTOSCALE_MAX, TOTAL_REQUEST_UNITS
 from store.records import EXECUTIONS, LOGICAL_KEYS, METRICS, SHARED_OFFER_CONTAINER
 
 KEY = fleet.FLEET_KEY
@@ -80,6 +89,8 @@ CONTAINER_COLUMNS = [
     "storage_headroom",
     "largest_key_gb",
     "key_headroom",
+    *fleet.LOAD_STATS[1:],  # the workload's sustained load and ruscope's own traffic left out (`analysis.load`)
+    "own_note",
 ]
 CHANGE_MEASURES = [
     "ru_consumed",
@@ -172,8 +183,8 @@ def summarize_containers(
         executions, requests, metrics, partitions, limits=limits, region=region, log_throttles=log_throttles
     )
     base = base.drop(columns=["largest_partition_gb", "storage_headroom"])  # fleet's are rounded: ours below
-    hottest = container_hottest_ranges(base, metrics, partitions)
-    extra = [peak_consumed(metrics), hottest, monitor_ru(metrics)]
+    hottest = container_hottest_ranges(base, metrics, partitions, requests)
+    extra = [peak_consumed(metrics, requests), hottest, monitor_ru(metrics)]
     extra += [largest_partitions(partitions, limits), largest_keys(logical_keys, limits), autoscaled(metrics)]
     if base.empty and all(part.empty for part in extra):
         return pd.DataFrame(columns=CONTAINER_COLUMNS)
@@ -198,6 +209,9 @@ def _choose_sources(rows: pd.DataFrame) -> pd.DataFrame:
     out["pkranges"] = out["monitor_pkranges"].where(has_share, out["pkranges_seen"]).astype("Int64")
     out["throttle_flag"] = out["throttle_rate"].gt(THROTTLE_HEALTHY_MAX)
     out["autoscale"] = out["autoscale"].fillna(False).astype(bool)
+    out["own_note"] = [
+        load.own_traffic_note(m, ru) for m, ru in zip(out["own_minutes_excluded"], out["own_ru_subtracted"])
+    ]
     return out
 
 
@@ -207,18 +221,15 @@ def _source(monitor: pd.Series, replay: pd.Series) -> pd.Series:
 
 
 def consumed_per_second(metrics: pd.DataFrame) -> pd.DataFrame:
-    """Per container and interval: TotalRequestUnits (Total) summed over its dimension rows, over the grain."""
-    rows = metric_rows(metrics, TOTAL_REQUEST_UNITS)
-    rows = rows[rows["aggregation"].fillna("Total").eq("Total")]
-    seconds = rows["grain"].map(fleet.grain_seconds).astype(float)
-    per_second = rows.assign(ru_s=rows["value"].astype(float) / seconds)
-    return per_second.groupby([*KEY, "time"])["ru_s"].sum().reset_index()
+    """Per container and interval: TotalRequestUnits (Total) summed over its dimension rows, over the grain
+    (`analysis.load.consumed_intervals`'s `ru_s`: everything Azure Monitor counted, the replay's RU in)."""
+    return load.consumed_intervals(metrics)[[*KEY, "time", "ru_s"]]
 
 
-def peak_consumed(metrics: pd.DataFrame) -> pd.DataFrame:
-    """Per container: the largest interval's consumed RU/s."""
-    peak = consumed_per_second(metrics).groupby(KEY)["ru_s"].max().round(2)
-    return peak.rename("peak_ru_s").reset_index()
+def peak_consumed(metrics: pd.DataFrame, requests: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per container: the workload's largest interval's consumed RU/s, the replay's RU in that interval
+    subtracted (`analysis.load.summarize_consumed`)."""
+    return load.summarize_consumed(load.consumed_intervals(metrics, requests))[[*KEY, "peak_ru_s"]]
 
 
 def monitor_ru(metrics: pd.DataFrame) -> pd.DataFrame:
@@ -228,26 +239,29 @@ def monitor_ru(metrics: pd.DataFrame) -> pd.DataFrame:
     return total.round(2).rename("monitor_ru").reset_index()
 
 
-def hottest_range(metrics: pd.DataFrame) -> pd.DataFrame:
+def hottest_range(
+    metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Per container, among the pkranges of its latest interval (a range retired by a split is gone): the one
-    with the largest NormalizedRUConsumption (ties: the larger mean), that value, its share of the summed mean
-    normalized RU of those ranges, and how many there are. A range is one region's (each region holds every
-    range, with its own RU/s): in a frame of several regions the hottest is that of any region, its share
-    and count are of its own region's ranges."""
+    with the largest workload NormalizedRUConsumption (ties: the larger mean), that value, its share of the
+    summed mean normalized RU of those ranges, and how many there are. The workload's: the minutes that were
+    ruscope's own (`analysis.load`, from `requests`) are left out of the values, not of the layout. A range
+    is one region's (each region holds every range, with its own RU/s): in a frame of several regions the
+    hottest is that of any region, its share and count are of its own region's ranges."""
     columns = [*KEY, "monitor_hot", "hot_normalized_ru", "monitor_share", "monitor_pkranges"]
-    rows = metric_rows(metrics, NORMALIZED_RU).dropna(subset=["pkrange_id", "time"])
-    if rows.empty:
+    minutes = load.partition_minutes(metrics, requests, partitions)
+    if minutes.empty:
         return pd.DataFrame(columns=columns)
-    region = rows["region"].astype(object).fillna("") if "region" in rows.columns else ""
-    rows = rows.assign(_region=region)
-    regional = [*KEY, "_region"]
-    latest = rows[rows["time"].eq(rows.groupby(regional)["time"].transform("max"))][[*regional, "pkrange_id"]]
-    rows = rows.merge(latest.drop_duplicates(), on=[*regional, "pkrange_id"])
-    per_range = rows.groupby([*regional, "pkrange_id"])["value"].agg(["max", "mean"]).astype(float).reset_index()
-    per_range = per_range.merge(
-        per_range.groupby(regional).agg(_total=("mean", "sum"), _ranges=("pkrange_id", "size")).reset_index()
-    )
-    order = ["max", "mean", "_region", "pkrange_id"]
+    regional = [*KEY, "region"]
+    latest = minutes[minutes["time"].eq(minutes.groupby(regional)["time"].transform("max"))]
+    latest = latest[[*regional, "pkrange_id"]].drop_duplicates()
+    counts = latest.groupby(regional).size().rename("_ranges").reset_index()
+    work = load.workload_minutes(minutes).merge(latest, on=[*regional, "pkrange_id"])
+    per_range = work.groupby([*regional, "pkrange_id"])["normalized_ru"].agg(["max", "mean"]).astype(float)
+    per_range = per_range.reset_index()
+    totals = per_range.groupby(regional)["mean"].sum().rename("_total").reset_index()
+    per_range = per_range.merge(totals, on=regional).merge(counts, on=regional)
+    order = ["max", "mean", "region", "pkrange_id"]
     per_range = per_range.sort_values(order, ascending=[False, False, True, True], kind="stable")
     hot = per_range.groupby(KEY).agg(
         monitor_hot=("pkrange_id", "first"),
@@ -260,11 +274,14 @@ def hottest_range(metrics: pd.DataFrame) -> pd.DataFrame:
     return hot.reset_index()[columns]
 
 
-def container_hottest_ranges(fleet_rows: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:
-    """`hottest_range` per container; a container that spends its database's shared offer
-    (`analysis.fleet.shared_offer_members`) has no partitions of its own in Azure Monitor, so its hottest range
-    is the offer's (the offer's rows are under `store.records.SHARED_OFFER_CONTAINER`): what throttles it."""
-    own = hottest_range(metrics)
+def container_hottest_ranges(
+    fleet_rows: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.DataFrame, requests: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """`hottest_range` per container (the replay's minutes out, from `requests`); a container that spends its
+    database's shared offer (`analysis.fleet.shared_offer_members`) has no partitions of its own in Azure
+    Monitor, so its hottest range is the offer's (the offer's rows are under
+    `store.records.SHARED_OFFER_CONTAINER`): what throttles it."""
+    own = hottest_range(metrics, requests, partitions)
     members = fleet.shared_offer_members(fleet_rows.reindex(columns=KEY), metrics, partitions)
     if members.empty:
         return own

@@ -61,8 +61,7 @@ import math
 
 import pandas as pd
 
-from analysis import fleet, overview, regions, throttling
-from analysis.capacity import rules
+from analysis import fleet, load, overview, regions, throttling
 from analysis.capacity.rules import (
     Action,
     autoscale_action,
@@ -371,34 +370,36 @@ def costliest_key_shares(log_key_ru: pd.DataFrame | None) -> dict[tuple[str, ...
 
 
 def _with_layout(containers: pd.DataFrame, partitions: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
-    """`containers` with `layout_pkranges` (the latest storage snapshot's pkrange count: the layout, not the
-    ranges that reported in the last minute; else metrics', `layout_source` says which) and the sustained
-    normalized RU of the most saturated range (`saturation_stats`)."""
-    latest = overview.latest_snapshot(partitions)
-    counts = latest.groupby(KEY)["pkrange_id"].nunique().rename("_layout").reset_index() if not latest.empty else None
-    out = containers.merge(counts, on=KEY, how="left") if counts is not None else containers.assign(_layout=math.nan)
-    layout = out.pop("_layout")
-    out["layout_source"] = ["storage snapshot" if pd.notna(n) else "metrics' latest minute" for n in layout]
-    out["pkranges"] = layout.astype(float).combine_first(out["pkranges"].astype(float))
-    return out.merge(saturation_stats(metrics), on=KEY, how="left")
+    """`containers` with `layout_pkranges` (`analysis.load.partition_layout`: the latest storage snapshot's
+    pkrange count, not the ranges that reported in the last minute; else metrics', `layout_source` says
+    which) and the most saturated range's sustained normalized RU (`sat_*`): the model's `sustained_*`
+    columns, which `summarize_containers` read with ruscope's own minutes left out (`analysis.load`)."""
+    layout = load.partition_layout(partitions, metrics)
+    stored = layout[layout["layout_source"].eq(load.STORAGE_LAYOUT)].rename(columns={"partitions": "_layout"})
+    out = containers.merge(stored[[*KEY, "_layout"]], on=KEY, how="left")
+    found = out.pop("_layout").astype(float)
+    out["layout_source"] = [load.STORAGE_LAYOUT if pd.notna(n) else load.METRICS_LAYOUT for n in found]
+    out["pkranges"] = found.combine_first(out["pkranges"].astype(float))
+    return out.merge(_saturation_of(containers), on=KEY, how="left")
 
 
-def saturation_stats(metrics: pd.DataFrame) -> pd.DataFrame:
+def saturation_stats(
+    metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Per container: the range with the largest p95 (`rules.SATURATION_QUANTILE`) of its per-minute
     NormalizedRUConsumption over the window (`sat_pkrange`, `sat_normalized_ru`), the minutes behind it and
-    the window (`sat_window`)."""
-    columns = [*KEY, "sat_pkrange", "sat_normalized_ru", "sat_minutes", "sat_window"]
-    rows = overview.metric_rows(metrics, NORMALIZED_RU).dropna(subset=["pkrange_id", "time"])
-    if rows.empty:
-        return pd.DataFrame(columns=columns)
-    grouped = rows.groupby([*KEY, "pkrange_id"])
-    per = grouped["value"].quantile(rules.SATURATION_QUANTILE).rename("sat_normalized_ru").to_frame()
-    per = per.join(grouped["value"].size().rename("sat_minutes"))
-    per = per.join(grouped["time"].agg(["min", "max"])).reset_index()
-    per = per.sort_values(["sat_normalized_ru", "pkrange_id"], ascending=[False, True], kind="stable")
-    top = per.drop_duplicates(subset=KEY).rename(columns={"pkrange_id": "sat_pkrange"})
-    top["sat_window"] = [window_text(a, b) for a, b in zip(top["min"], top["max"])]
-    return top[columns]
+    the window (`sat_window`): `analysis.load.summarize_partition_load`'s sustained load, ruscope's own
+    minutes (from `requests`) left out."""
+    return _saturation_of(load.summarize_partition_load(load.partition_minutes(metrics, requests, partitions)))
+
+
+def _saturation_of(frame: pd.DataFrame) -> pd.DataFrame:
+    """The `sat_*` columns of a frame with the model's `sustained_*` ones (the containers that have a figure)."""
+    rows = frame.dropna(subset=["sustained_normalized_ru"]).reset_index(drop=True)
+    window = [window_text(a, b) for a, b in zip(rows["sustained_start"], rows["sustained_end"])]
+    named = {"sustained_pkrange": "sat_pkrange", "sustained_normalized_ru": "sat_normalized_ru"}
+    out = rows[[*KEY, *named, "sustained_minutes"]].rename(columns={**named, "sustained_minutes": "sat_minutes"})
+    return out.assign(sat_normalized_ru=out["sat_normalized_ru"].astype(float), sat_window=window)
 
 
 def action_rows(

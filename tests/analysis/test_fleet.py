@@ -160,7 +160,12 @@ def test_waste_breaks_ties_in_risk() -> None:
     requests = requests_frame(*pages("lean", {"0": 1.0}), *pages("fat", {"0": 1.0}))
     ranked = fleet.summarize_fleet(executions_frame(), requests, metrics)
     assert ranked["container"].tolist() == ["fat", "lean"]
-    assert ranked["waste"].tolist() == [0.9, 0.5] and ranked["risk"].tolist() == [0.0, 0.0]
+    # each replay page's 1 RU, sent in the metrics' minute, is the replay's, not the workload's: subtracted
+    lean = round(1 - (6000.0 - 1.0) / 60 / 200, 4)
+    assert ranked["waste"].tolist() == [round(1 - 5999.0 / 60 / 1000, 4), lean] and ranked["risk"].tolist() == [
+        0.0,
+        0.0,
+    ]
 
 
 def test_partitions_give_the_storage_headroom() -> None:

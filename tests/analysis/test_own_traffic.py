@@ -20,10 +20,10 @@ def test_the_replays_ru_per_pkrange_and_minute() -> None:
         ]
     )
     minutes = replay_ru_per_minute(requests)
-    assert minutes[["pkrange_id", "minute", "ru", "requests"]].values.tolist() == [
-        ["", at + pd.Timedelta(minutes=1), 1.0, 1],
-        ["0", at, 5.0, 2],
-        ["0", at + pd.Timedelta(minutes=1), 7.0, 1],
+    assert minutes[["pkrange_id", "minute", "ru", "requests", "peak_second_ru"]].values.tolist() == [
+        ["", at + pd.Timedelta(minutes=1), 1.0, 1, 1.0],
+        ["0", at, 5.0, 2, 3.0],  # two seconds: the busiest carried 3 RU
+        ["0", at + pd.Timedelta(minutes=1), 7.0, 1, 7.0],
     ]
     assert summarize_replay_spend(requests)[["ru", "requests", "throttled"]].values.tolist() == [[13.0, 4, 1]]
 
