@@ -57,11 +57,14 @@ report must never hold a secret: it is built from store rows, which carry no key
 
 from __future__ import annotations
 
+import datetime as dt
 import math
+import urllib.parse
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from analysis import fleet, overview, regions, throttling
+from analysis import fleet, overview, own_traffic, regions, throttling
 from analysis.capacity import rules
 from analysis.capacity.rules import (
     Action,
@@ -78,19 +81,21 @@ from analysis.capacity.rules import (
 from analysis.hot import keys as hot_keys
 from analysis.scope import window_text
 from analysis.units import Number, round_to_unit, size_text
+from cosmoscore.keys import key_text
 from cosmoscore.limits import GB, Limits
 from cosmoscore.monitor.metrics import NORMALIZED_RU
 from store.records import LOG_KEY_RU, PARTITIONS, SHARED_OFFER_CONTAINER
 
 KEY = overview.KEY
-REPORT_COLUMNS = ["section", *KEY, "subject", "measure", "value", "unit", "detail"]
-SECTIONS = ("container", "partition", "key", "query", "action", "offer")
+ACTION_COLUMNS = ["target", "target_unit", "severity", "command", "risk"]  # blank on rows that are not actions
+REPORT_COLUMNS = ["section", *KEY, "subject", "measure", "value", "unit", "detail", *ACTION_COLUMNS]
+SECTIONS = ("report", "container", "partition", "key", "query", "action", "offer")
 TOP_KEYS = 5
 
 # The store columns the report reads, per table (`ruscope report` reads only these).
 REPORT_TABLES = {
     "executions": overview.EXECUTION_COLUMNS,
-    "requests": fleet.REQUEST_COLUMNS,
+    "requests": list(dict.fromkeys([*fleet.REQUEST_COLUMNS, *own_traffic.REQUEST_COLUMNS])),
     "metrics": overview.METRIC_COLUMNS,
     "partitions": PARTITIONS.pick(*fleet.PARTITION_COLUMNS, "document_count"),
     "logical_keys": overview.LOGICAL_KEY_COLUMNS,
@@ -105,8 +110,8 @@ SOURCES = {"monitor": "Azure Monitor", "replay": "replay"}
 CONTAINER_MEASURES = [  # (column, unit, subject column, detail column)
     ("ru_consumed", "RU", None, "ru_source"),
     ("provisioned_ru_s", "RU/s", None, "throughput_kind"),
-    ("peak_ru_s", "RU/s", None, None),
-    ("p95_ru_s", "RU/s", None, None),
+    ("peak_interval_ru_s", "RU/s", None, "peak_detail"),
+    ("p95_ru_s", "RU/s", None, "p95_detail"),
     ("p95_utilization", "share", None, None),  # "share": written in % (`_long`)
     ("hot_normalized_ru", "%", "hot_pkrange", None),
     ("hot_range_share", "share", "hot_pkrange", "skew_source"),
@@ -116,7 +121,61 @@ CONTAINER_MEASURES = [  # (column, unit, subject column, detail column)
     ("largest_key_gb", "GB", None, "largest_key_text"),
     ("key_headroom", "share", None, None),
     ("autoscale_cost_ratio", "ratio", None, "autoscale_hours"),
+    ("replay_ru", "RU", None, "replay_detail"),
 ]
+PEAK_DETAIL = (
+    "RU/s, the average of the busiest metrics interval (Azure Monitor TotalRequestUnits over its grain: a"
+    " per-minute average at PT1M), not a per-second peak"
+)
+P95_DETAIL = "RU/s, the p95 of the per-interval averages (Azure Monitor TotalRequestUnits over its grain)"
+KEY_PEAK_DETAIL = f"RU in the busiest second (diagnostic logs, {hot_keys.PEAK_WINDOW} bins)"
+REPLAY_DETAIL = "ruscope's replay: charged to the account, counted in Azure Monitor"
+
+
+@dataclass(frozen=True)
+class ReportAbout:
+    """What the report is of, written as its first section (`about_rows`) so a CSV or xlsx says it itself:
+    the window (UTC), the store as the user named it (`public_store_text`: no credentials), when it was made,
+    the region (None: all regions in total) and ruscope's version."""
+
+    window_start: dt.datetime | None
+    window_end: dt.datetime | None
+    store: str
+    generated: dt.datetime
+    region: str | None
+    version: str
+    window_note: str = ""  # how the window was chosen, e.g. "--since 24h" or "all data: the first row read"
+
+
+def public_store_text(uri: str) -> str:
+    """A store location fit to print: no query string (a SAS token), fragment or credentials before an `@`
+    (abfss' `container@account` is a name, kept unless it holds a `:` password)."""
+    if "://" not in uri:
+        return uri.split("?", 1)[0]
+    scheme, netloc, path, _, _ = urllib.parse.urlsplit(uri)
+    user, at, host = netloc.rpartition("@")
+    if at and (":" in user or scheme not in ("abfs", "abfss")):
+        netloc = host
+    return urllib.parse.urlunsplit((scheme, netloc, path, "", ""))
+
+
+def about_rows(about: ReportAbout) -> pd.DataFrame:
+    """The `report` section: one row per fact of `about`, the fact in `detail` as text, `value` empty."""
+    utc = [None if t is None else pd.Timestamp(t).tz_convert("UTC") if pd.Timestamp(t).tzinfo else pd.Timestamp(t, tz="UTC")
+           for t in (about.window_start, about.window_end, about.generated)]  # fmt: skip
+    text = ["" if t is None else t.strftime("%Y-%m-%dT%H:%M:%SZ") for t in utc]
+    note = f" ({about.window_note})" if about.window_note else ""
+    facts = [
+        ("window_start", text[0] + note if text[0] else f"none{note}"),
+        ("window_end", text[1]),
+        ("store", public_store_text(about.store)),
+        ("generated_at", text[2]),
+        ("region", about.region or "all regions"),
+        ("ruscope_version", about.version),
+    ]
+    rows = [{"section": "report", **dict.fromkeys(KEY, ""), "subject": "", "measure": m, "value": math.nan,
+             "unit": "", "detail": d} for m, d in facts]  # fmt: skip
+    return pd.DataFrame(rows, columns=REPORT_COLUMNS)
 
 
 def build_capacity_report(
@@ -130,10 +189,14 @@ def build_capacity_report(
     *,
     limits: Limits | None = None,
     region: str | None = None,
+    about: ReportAbout | None = None,
 ) -> pd.DataFrame:
-    """The report (`REPORT_COLUMNS`, the module docstring) of one `region`, or of the account in total (None):
-    empty when no container has data."""
+    """The report (`REPORT_COLUMNS`, the module docstring) of one `region`, or of the account in total (None),
+    its first section `about` (the caller's window, store, time and version) when given: empty when no
+    container has data."""
     metrics = regions.select_region(metrics, region)
+    logical_keys = _spelled(logical_keys)
+    log_key_ru = _spelled(log_key_ru) if log_key_ru is not None else None
     containers = overview.summarize_containers(
         executions, requests, metrics, partitions, logical_keys, log_throttles, limits=limits, region=region
     )
@@ -143,6 +206,9 @@ def build_capacity_report(
         containers.merge(autoscale_ratios(metrics), on=KEY, how="left"), metrics, partitions
     )
     containers = containers.assign(throughput_kind=_throughput_kind(containers, metrics, region))
+    counts = regions.region_counts(metrics).set_index("account")["regions"]
+    containers = containers.assign(regions=1 if region is not None else containers["account"].map(counts).fillna(1))
+    containers = _with_replay_spend(containers, requests)
     queries = overview.query_stats(executions)
     keys = overview.latest_snapshot(logical_keys)
     sections = [
@@ -156,16 +222,62 @@ def build_capacity_report(
             keys,
             limits,
             hot_keys=costliest_key_shares(log_key_ru),
+            peaks=partition_peaks(metrics),
         ),
         offer_rows(containers, metrics, partitions),
     ]
+    if about is not None:
+        sections.insert(0, about_rows(about))
     report = pd.concat([part for part in sections if not part.empty], ignore_index=True)
     rank = {tuple(key): n for n, key in enumerate(containers[KEY].itertuples(index=False))}
     report["_rank"] = [rank.get(tuple(key), len(rank)) for key in report[KEY].itertuples(index=False)]
     report["_section"] = report["section"].map(SECTIONS.index)
     report = report.sort_values(["_rank", "_section"], kind="stable").drop(columns=["_rank", "_section"])
     report["value"] = [round_to_unit(value, unit) for value, unit in zip(report["value"], report["unit"])]
-    return report.reset_index(drop=True)[REPORT_COLUMNS]
+    report = report.reindex(columns=REPORT_COLUMNS)
+    report[ACTION_COLUMNS[1:]] = report[ACTION_COLUMNS[1:]].fillna("")
+    return report.reset_index(drop=True)
+
+
+def _spelled(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with its `partition_key` in the one spelling (`cosmoscore.keys.key_text`): the store's reader
+    gives it so already; a frame built elsewhere is spelled here, so the report's keys join the pages'."""
+    if "partition_key" not in frame.columns or frame.empty:
+        return frame
+    keys = frame["partition_key"]
+    spelled = {k: key_text(k) for k in keys.dropna().unique()}
+    return frame.assign(partition_key=keys.map(spelled, na_action="ignore"))
+
+
+def _with_replay_spend(containers: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFrame:
+    """`containers` with `replay_ru` and its detail: what ruscope's replay was charged in the window
+    (`analysis.own_traffic.summarize_replay_spend`, the one definition; NaN where it sent nothing)."""
+    columns = [c for c in own_traffic.REQUEST_COLUMNS if c in requests.columns]
+    spend = own_traffic.summarize_replay_spend(requests[columns] if not requests.empty else requests.iloc[0:0])
+    if spend.empty:
+        return containers.assign(replay_ru=math.nan, replay_detail="")
+    spend = spend.assign(
+        replay_detail=[
+            f"{REPLAY_DETAIL}; {_count(n, 'request')} ({int(t)} throttled), {_count(r, 'run')}, {window_text(a, b)}"
+            for n, t, r, a, b in zip(spend["requests"], spend["throttled"], spend["runs"], spend["first"], spend["last"])
+        ]
+    )
+    spend = spend.rename(columns={"ru": "replay_ru"})[[*KEY, "replay_ru", "replay_detail"]]
+    spend = spend.astype({k: containers[k].dtype for k in KEY})
+    return containers.merge(spend, on=KEY, how="left")
+
+
+def partition_peaks(metrics: pd.DataFrame) -> dict[tuple[str, ...], dict[str, float]]:
+    """(account, database, container) -> pkrange -> its largest per-minute NormalizedRUConsumption (%) in the
+    window, over regions (the partition rows' `max_normalized_ru`): the measured need of a redistribution."""
+    normalized = overview.metric_rows(metrics, NORMALIZED_RU).dropna(subset=["pkrange_id", "value"])
+    if normalized.empty:
+        return {}
+    peaks = normalized.groupby([*KEY, "pkrange_id"])["value"].max()
+    out: dict[tuple[str, ...], dict[str, float]] = {}
+    for (*key, pkrange), value in peaks.items():
+        out.setdefault(tuple(str(k) for k in key), {})[str(pkrange)] = float(value)
+    return out
 
 
 def _throughput_kind(containers: pd.DataFrame, metrics: pd.DataFrame, region: str | None) -> pd.Series:
@@ -268,7 +380,9 @@ def offer_rows(containers: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.D
 
 def container_rows(containers: pd.DataFrame) -> pd.DataFrame:
     """The `container` section: one row per measure of `CONTAINER_MEASURES` that has a number."""
-    named = containers.assign(
+    named = containers.rename(columns={"peak_ru_s": "peak_interval_ru_s"}).assign(
+        peak_detail=PEAK_DETAIL,
+        p95_detail=P95_DETAIL,
         ru_source=containers["ru_source"].map(SOURCES),
         skew_source=containers["skew_source"].map(SOURCES),
         throttle_detail=[
@@ -323,8 +437,9 @@ def key_rows(keys: pd.DataFrame, log_key_ru: pd.DataFrame | None, limits: Limits
         ru = rows.groupby([*KEY, "partition_key"])["request_charge"].sum().round(2).rename("ru").reset_index()
         costly = _top(ru, "ru").assign(detail="diagnostic logs")
         parts.append(_long(costly, "key", "ru", "RU", subject="partition_key", detail="detail"))
-        peaks = busiest_seconds(rows, costly).assign(detail=f"diagnostic logs, busiest second ({hot_keys.PEAK_WINDOW})")
-        parts.append(_long(peaks, "key", "peak_ru_s", "RU/s", subject="partition_key", detail="detail"))
+        peaks = busiest_seconds(rows, costly).assign(detail=KEY_PEAK_DETAIL)
+        peaks = peaks.rename(columns={"peak_ru_s": "peak_second_ru"})
+        parts.append(_long(peaks, "key", "peak_second_ru", "RU", subject="partition_key", detail="detail"))
     return pd.concat(parts, ignore_index=True)
 
 
@@ -408,45 +523,14 @@ def action_rows(
     limits: Limits | None,
     *,
     hot_keys: dict[tuple[str, ...], tuple[str, float]] | None = None,
+    peaks: dict[tuple[str, ...], dict[str, float]] | None = None,
 ) -> pd.DataFrame:
     """The `action` section: every rule that fires, per container, query and logical key (`hot_keys`:
-    `costliest_key_shares`, to name the key of a hot partition and say when one key carries it)."""
+    `costliest_key_shares`, to name the key of a hot partition and say when one key carries it; `peaks`:
+    `partition_peaks`, the per-partition need of a redistribution), each with its numbers in columns."""
     found: list[tuple[tuple[str, ...], str, Action]] = []
     for row in containers.to_dict("records"):
-        key = tuple(row[name] for name in KEY)
-        pkranges = int(_num(row["pkranges"], 0))
-        hot_key, key_share = (hot_keys or {}).get((*key, str(row["hot_pkrange"])), (None, math.nan))
-        hot = hot_partition_action(
-            _num(row["throttle_rate"]), _num(row["hot_normalized_ru"]), _num(row["p95_utilization"]),
-            row["hot_pkrange"], pkranges, hot_key,
-        )  # fmt: skip
-        skew = hot or skew_action(
-            _num(row["hot_range_share"]), pkranges, row["hot_pkrange"], row["skew_source"], key_share, hot_key or ""
-        )
-        sat = row.get("sat_normalized_ru")
-        evidence = (
-            f"Azure Monitor NormalizedRUConsumption, {int(row['sat_minutes'])} minutes, {row['sat_window']};"
-            f" partitions: {pkranges} ({row.get('layout_source', '')})."
-            if sat is not None and pd.notna(sat)
-            else ""
-        )
-        saturated = saturation_action(_num(sat), str(row.get("sat_pkrange", "")), pkranges, evidence)
-        found += [(key, str(row["sat_pkrange"]), saturated)] if saturated else []
-        rules = [
-            None if hot else raise_action(_num(row["throttle_rate"]), skew is not None),  # 429s of a hot key
-            lower_action(
-                _num(row["peak_ru_s"]),
-                _num(row["provisioned_ru_s"]),
-                _num(row["throttle_rate"], 0),
-                row["autoscale"],
-                hot_normalized_ru=_num(row["hot_normalized_ru"]),
-                saturated=saturated is not None,
-                evidence=evidence,
-            ),  # fmt: skip
-            autoscale_action(_num(row["autoscale_cost_ratio"]), int(_num(row["autoscale_hours"], 0)), row["autoscale"]),
-            skew,
-        ]
-        found += [(key, row["hot_pkrange"] if action is skew else "", action) for action in rules if action]
+        found += _container_actions(row, hot_keys or {}, peaks or {})
     for row in queries.to_dict("records"):
         action = fan_out_action(row["query_name"], row["routing"], int(_num(row["pkrange_count"], 0)), row["sql"])
         found += [(tuple(row[name] for name in KEY), row["query_name"], action)] if action else []
@@ -463,10 +547,80 @@ def action_rows(
             "value": a.value,
             "unit": a.unit,
             "detail": a.detail,
+            "target": math.nan if a.target is None else a.target,
+            "target_unit": a.target_unit,
+            "severity": rules.severity(a),
+            "command": rules.az_command(a, *(str(k) for k in key)),
+            "risk": a.risk,
         }
         for key, subject, a in found
     ]
     return pd.DataFrame(rows, columns=REPORT_COLUMNS)
+
+
+def _container_actions(
+    row: dict, hot_keys: dict[tuple[str, ...], tuple[str, float]], peaks: dict[tuple[str, ...], dict[str, float]]
+) -> list[tuple[tuple[str, ...], str, Action]]:
+    """The rules of one container (`action_rows`), in the report's order."""
+    key = tuple(row[name] for name in KEY)
+    pkranges = int(_num(row["pkranges"], 0))
+    hot_key, key_share = hot_keys.get((*key, str(row["hot_pkrange"])), (None, math.nan))
+    hot = hot_partition_action(
+        _num(row["throttle_rate"]), _num(row["hot_normalized_ru"]), _num(row["p95_utilization"]),
+        row["hot_pkrange"], pkranges, hot_key, key_share,
+    )  # fmt: skip
+    hot = _redistributed(hot, row, peaks.get(tuple(str(k) for k in key), {}), pkranges) if hot else None
+    skew = hot or skew_action(
+        _num(row["hot_range_share"]), pkranges, row["hot_pkrange"], row["skew_source"], key_share, hot_key or ""
+    )
+    sat = row.get("sat_normalized_ru")
+    evidence = (
+        f"Azure Monitor NormalizedRUConsumption, {int(row['sat_minutes'])} minutes, {row['sat_window']};"
+        f" partitions: {pkranges} ({row.get('layout_source', '')})."
+        if sat is not None and pd.notna(sat)
+        else ""
+    )
+    saturated = saturation_action(_num(sat), str(row.get("sat_pkrange", "")), pkranges, evidence)
+    found = [(key, str(row["sat_pkrange"]), saturated)] if saturated else []
+    autoscale, provisioned = bool(row["autoscale"]), _num(row["provisioned_ru_s"])
+    floor = rules.lower_floor(provisioned, _num(row["hot_normalized_ru"]), True) if provisioned > 0 else math.nan
+    fired = [
+        None if hot else raise_action(_num(row["throttle_rate"]), skew is not None, provisioned, autoscale),
+        lower_action(
+            _num(row["peak_ru_s"]),
+            provisioned,
+            _num(row["throttle_rate"], 0),
+            autoscale,
+            hot_normalized_ru=_num(row["hot_normalized_ru"]),
+            saturated=saturated is not None,
+            evidence=evidence,
+        ),  # fmt: skip
+        autoscale_action(
+            _num(row["autoscale_cost_ratio"]), int(_num(row["autoscale_hours"], 0)), autoscale,
+            _num(row["peak_ru_s"]), floor,
+        ),  # fmt: skip
+        skew,
+    ]
+    return found + [(key, row["hot_pkrange"] if action is skew else "", action) for action in fired if action]
+
+
+def _redistributed(action: Action, row: dict, peaks: dict[str, float], pkranges: int) -> Action:
+    """A hot-partition action to redistribute, with its per-partition RU/s (`rules.redistribution`) and the
+    hot range's as its target: from the RU/s in force in one region (a total over N regions / N), and only
+    when the metrics' ranges are the layout's (the command must name every partition)."""
+    if action.change != "redistribute":
+        return action
+    provisioned = _num(row["provisioned_ru_s"]) / max(int(_num(row.get("regions"), 1)), 1)
+    if not provisioned > 0:
+        return replace(action, change="", detail=f"{action.detail} No command: the container has no RU/s of its own.")
+    if len(peaks) != pkranges:
+        why = f"Azure Monitor names {len(peaks)} ranges, the layout has {pkranges}: no command (it must name each)."
+        return replace(action, change="", detail=f"{action.detail} {why}")
+    given = rules.redistribution(peaks, provisioned)
+    target = dict(given).get(str(row["hot_pkrange"]))
+    return replace(
+        action, partitions=given, target=target, target_unit=f"RU/s per partition (pkrange {row['hot_pkrange']})"
+    )
 
 
 def _num(value: Number, default: float = math.nan) -> float:
@@ -480,7 +634,7 @@ def _count(n: float, noun: str) -> str:
 
 def report_summary(report: pd.DataFrame) -> str:
     """One line for the command: how many containers and recommended actions."""
-    containers = len(report[KEY].drop_duplicates())
+    containers = len(report[~report["section"].eq("report")][KEY].drop_duplicates())
     actions = int(report["section"].eq("action").sum())
     return f"{_count(containers, 'container')}, {_count(actions, 'recommended action')}"
 

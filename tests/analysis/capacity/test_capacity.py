@@ -20,12 +20,24 @@ from tests.analysis.test_overview import assert_golden, frame, metric, row, shop
 def test_raise_above_the_healthy_band_only() -> None:
     assert rules.raise_action(0.05, skewed=False) is None  # the band's top is still healthy
     action = rules.raise_action(0.0725, skewed=False)
-    assert action == rules.Action(
+    assert action is not None and (action.measure, action.value, action.unit, action.detail) == (
         "raise_throughput",
         7.25,
         "%",
         "Raise the RU/s: 7.2% of requests were throttled (429), above the 1-5% the service documents as healthy.",
     )
+    assert action.target is None and rules.az_command(action, "acc", "shop", "orders") == ""  # no RU/s known
+    raised = rules.raise_action(0.0725, skewed=False, provisioned_ru_s=18000.0)
+    assert raised is not None and (raised.target, raised.target_unit) == (19800.0, "RU/s manual")  # +10%
+    assert rules.az_command(raised, "acc", "shop", "orders") == (
+        "az cosmosdb sql container throughput update --account-name acc --resource-group <rg> "
+        "--database-name shop --name orders --throughput 19800"
+    )
+    auto = rules.raise_action(0.0725, skewed=False, provisioned_ru_s=4000.0, autoscale=True)
+    assert auto is not None and auto.target == 5000.0 and rules.az_command(auto, "a", "d", "c").endswith(
+        "--max-throughput 5000"
+    )
+    assert rules.severity(raised) == "critical" and "Costs more" in raised.risk
     assert "fixing the key" in rules.raise_action(0.2, skewed=True).detail
     assert rules.raise_action(math.nan, skewed=False) is None
 
@@ -74,9 +86,11 @@ def test_skewed_key_against_an_even_share() -> None:
 
 def test_a_fan_out_query_needs_the_key_or_top() -> None:
     action = rules.fan_out_action("wide", "fan-out", 4, "SELECT * FROM c")
-    assert action == rules.Action(
+    assert action is not None and (action.measure, action.value, action.unit, action.detail) == (
         "query_fans_out", 4.0, "count", "Query wide fans out to all 4 partitions: add the partition key filter or TOP."
     )
+    assert (action.target, action.target_unit, rules.severity(action)) == (1.0, "partitions per execution", "info")
+    assert rules.az_command(action, "a", "d", "c") == ""  # a change to the application, not the account
     with_top = rules.fan_out_action("wide", "fan-out", 4, "SELECT top 10 * FROM c")
     assert with_top.detail.endswith("add the partition key filter.")
     assert rules.fan_out_action("one", "fan-out", 1, "SELECT * FROM c") is None  # one partition: nothing to fix
@@ -106,7 +120,7 @@ def test_the_container_summary_is_one_row_per_container() -> None:
     summary = review.container_summary(review.build_capacity_report(**shop_frames()))
     assert summary["container"].tolist() == ["orders", "people"]
     assert summary.columns.tolist()[:5] == ["account", "database", "container", "ru_consumed", "provisioned_ru_s"]
-    assert summary.loc[0, "peak_ru_s"] == 20.0 and pd.isna(summary.loc[1, "peak_ru_s"])
+    assert summary.loc[0, "peak_interval_ru_s"] == 20.0 and pd.isna(summary.loc[1, "peak_interval_ru_s"])
 
 
 def test_formula_cells_are_neutralised_in_csv_and_xlsx() -> None:
@@ -177,14 +191,14 @@ def test_429s_of_a_hot_partition_in_an_idle_container_ask_for_the_key_not_more_r
         in named_actions[named_actions["measure"].eq("skewed_key")]["detail"].iloc[0]
     )
     keys = review.section(named, "key").set_index(["subject", "measure"])
-    assert ('["t1"]', "peak_ru_s") not in keys.index  # rows stored before the busiest second: none, never 0
+    assert ('["t1"]', "peak_second_ru") not in keys.index  # rows stored before the busiest second: none, never 0
     logs[0] = {**logs[0], "peak_request_charge": 40.0, "bin_minutes": 5}
     peaked = review.section(
         review.build_capacity_report(**hot_partition_frames(provisioned=2000.0), log_key_ru=frame("log_key_ru", *logs)),
         "key",
     ).set_index(["subject", "measure"])
-    assert peaked.loc[('["t1"]', "peak_ru_s"), ["value", "unit"]].tolist() == [40.0, "RU/s"]
-    assert peaked.loc[('["t1"]', "peak_ru_s"), "detail"] == "diagnostic logs, busiest second (1 s)"
+    assert peaked.loc[('["t1"]', "peak_second_ru"), ["value", "unit"]].tolist() == [40.0, "RU"]
+    assert peaked.loc[('["t1"]', "peak_second_ru"), "detail"] == "RU in the busiest second (diagnostic logs, 1 s bins)"
     busy = review.section(review.build_capacity_report(**hot_partition_frames(provisioned=30.0)), "action")
     assert "raise_throughput" in busy["measure"].tolist()  # p95 19 of 30 RU/s: the container is busy too
 
