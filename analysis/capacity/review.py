@@ -147,6 +147,13 @@ class ReportAbout:
     window_note: str = ""  # how the window was chosen, e.g. "--since 24h" or "all data: the first row read"
 
 
+def data_window(frames: dict[str, pd.DataFrame]) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
+    """The first and last `time` of any row of `frames`: the window of a report of all the data read."""
+    times = [pd.to_datetime(f["time"], utc=True) for f in frames.values() if "time" in f.columns and not f.empty]
+    stamps = pd.concat(times).dropna() if times else pd.Series(dtype="datetime64[ns, UTC]")
+    return (stamps.min(), stamps.max()) if not stamps.empty else (None, None)
+
+
 def public_store_text(uri: str) -> str:
     """A store location fit to print: no query string (a SAS token), fragment or credentials before an `@`
     (abfss' `container@account` is a name, kept unless it holds a `:` password)."""
@@ -231,6 +238,7 @@ def build_capacity_report(
     report = pd.concat([part for part in sections if not part.empty], ignore_index=True)
     rank = {tuple(key): n for n, key in enumerate(containers[KEY].itertuples(index=False))}
     report["_rank"] = [rank.get(tuple(key), len(rank)) for key in report[KEY].itertuples(index=False)]
+    report.loc[report["section"].eq("report"), "_rank"] = -1  # what the report is of, first
     report["_section"] = report["section"].map(SECTIONS.index)
     report = report.sort_values(["_rank", "_section"], kind="stable").drop(columns=["_rank", "_section"])
     report["value"] = [round_to_unit(value, unit) for value, unit in zip(report["value"], report["unit"])]
@@ -258,7 +266,8 @@ def _with_replay_spend(containers: pd.DataFrame, requests: pd.DataFrame) -> pd.D
         return containers.assign(replay_ru=math.nan, replay_detail="")
     spend = spend.assign(
         replay_detail=[
-            f"{REPLAY_DETAIL}; {_count(n, 'request')} ({int(t)} throttled), {_count(r, 'run')}, {window_text(a, b)}"
+            f"{REPLAY_DETAIL}; {_count(float(n), 'request')} ({int(t)} throttled), {_count(float(r), 'run')},"
+            f" {window_text(a, b)}"
             for n, t, r, a, b in zip(spend["requests"], spend["throttled"], spend["runs"], spend["first"], spend["last"])
         ]
     )
@@ -629,7 +638,7 @@ def _num(value: Number, default: float = math.nan) -> float:
 
 
 def _count(n: float, noun: str) -> str:
-    return f"{n:.0f} {noun}{'s' * (n != 1)}"
+    return f"{n:.0f} {noun}{'s' * bool(n != 1)}"
 
 
 def report_summary(report: pd.DataFrame) -> str:

@@ -64,11 +64,18 @@ def test_the_download_is_the_bytes_ruscope_report_writes(store: Path) -> None:
     assert found["reports_actions"]["measure"].tolist() == [
         "partition_saturated", "range_share", "query_fans_out", "key_near_limit"
     ]  # fmt: skip
-    assert found["reports_actions"].columns.tolist()[:3] == ["database", "container", "detail"]  # the words first
+    assert found["reports_actions"].columns.tolist()[:4] == ["severity", "database", "container", "detail"]
+    assert found["reports_actions"]["severity"].tolist() == ["warning", "warning", "info", "warning"]
+    about = found["reports_about"].set_index("measure")["detail"]
+    assert about.index.tolist() == [
+        "window_start", "window_end", "store", "generated_at", "region", "ruscope_version"
+    ]  # fmt: skip
+    assert about["store"] == str(store) and about["region"] == "all regions" and about["window_end"].endswith("Z")
     assert found["reports_key"]["subject"].tolist() == ['["t1"]', '["=cmd"]']
     assert downloads(app) == [
         "reports_actions_download",
         "reports_containers_download",
+        "reports_about_download",
         "reports_partition_download",
         "reports_key_download",
         "reports_query_download",
@@ -78,6 +85,8 @@ def test_the_download_is_the_bytes_ruscope_report_writes(store: Path) -> None:
     report = review.build_capacity_report(**shop_frames())
     assert to_csv_bytes(report) == (GOLDEN / "capacity_report.csv").read_bytes()  # what the CLI test writes
     shown = found["reports_report"]
+    assert shown["section"].iloc[0] == "report"  # what the report is of, first
+    shown = shown[shown["section"].ne("report")]
     assert (
         shown[["section", "subject", "measure"]].values.tolist()
         == report[["section", "subject", "measure"]].values.tolist()
