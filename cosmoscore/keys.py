@@ -72,7 +72,8 @@ def key_text(value: Any) -> str:
         if not value.strip():
             return value
         try:
-            value = json.loads(value)
+            parsed = json.loads(value)
         except ValueError:
             return value
+        return json.dumps(parsed, separators=(",", ":"), ensure_ascii=False)
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)

@@ -61,6 +61,7 @@ import datetime as dt
 import math
 import urllib.parse
 from dataclasses import dataclass, replace
+from typing import Any
 
 import pandas as pd
 
@@ -268,7 +269,9 @@ def _with_replay_spend(containers: pd.DataFrame, requests: pd.DataFrame) -> pd.D
         replay_detail=[
             f"{REPLAY_DETAIL}; {_count(float(n), 'request')} ({int(t)} throttled), {_count(float(r), 'run')},"
             f" {window_text(a, b)}"
-            for n, t, r, a, b in zip(spend["requests"], spend["throttled"], spend["runs"], spend["first"], spend["last"])
+            for n, t, r, a, b in zip(
+                spend["requests"], spend["throttled"], spend["runs"], spend["first"], spend["last"]
+            )
         ]
     )
     spend = spend.rename(columns={"ru": "replay_ru"})[[*KEY, "replay_ru", "replay_detail"]]
@@ -282,9 +285,9 @@ def partition_peaks(metrics: pd.DataFrame) -> dict[tuple[str, ...], dict[str, fl
     normalized = overview.metric_rows(metrics, NORMALIZED_RU).dropna(subset=["pkrange_id", "value"])
     if normalized.empty:
         return {}
-    peaks = normalized.groupby([*KEY, "pkrange_id"])["value"].max()
+    peaks = normalized.groupby([*KEY, "pkrange_id"])["value"].max().reset_index()
     out: dict[tuple[str, ...], dict[str, float]] = {}
-    for (*key, pkrange), value in peaks.items():
+    for *key, pkrange, value in peaks.astype({"value": float}).itertuples(index=False):
         out.setdefault(tuple(str(k) for k in key), {})[str(pkrange)] = float(value)
     return out
 
@@ -539,7 +542,7 @@ def action_rows(
     `partition_peaks`, the per-partition need of a redistribution), each with its numbers in columns."""
     found: list[tuple[tuple[str, ...], str, Action]] = []
     for row in containers.to_dict("records"):
-        found += _container_actions(row, hot_keys or {}, peaks or {})
+        found += _container_actions({str(k): v for k, v in row.items()}, hot_keys or {}, peaks or {})
     for row in queries.to_dict("records"):
         action = fan_out_action(row["query_name"], row["routing"], int(_num(row["pkrange_count"], 0)), row["sql"])
         found += [(tuple(row[name] for name in KEY), row["query_name"], action)] if action else []
@@ -568,7 +571,9 @@ def action_rows(
 
 
 def _container_actions(
-    row: dict, hot_keys: dict[tuple[str, ...], tuple[str, float]], peaks: dict[tuple[str, ...], dict[str, float]]
+    row: dict[str, Any],
+    hot_keys: dict[tuple[str, ...], tuple[str, float]],
+    peaks: dict[tuple[str, ...], dict[str, float]],
 ) -> list[tuple[tuple[str, ...], str, Action]]:
     """The rules of one container (`action_rows`), in the report's order."""
     key = tuple(row[name] for name in KEY)
@@ -605,15 +610,18 @@ def _container_actions(
             evidence=evidence,
         ),  # fmt: skip
         autoscale_action(
-            _num(row["autoscale_cost_ratio"]), int(_num(row["autoscale_hours"], 0)), autoscale,
-            _num(row["peak_ru_s"]), floor,
+            _num(row["autoscale_cost_ratio"]),
+            int(_num(row["autoscale_hours"], 0)),
+            autoscale,
+            _num(row["peak_ru_s"]),
+            floor,
         ),  # fmt: skip
         skew,
     ]
     return found + [(key, row["hot_pkrange"] if action is skew else "", action) for action in fired if action]
 
 
-def _redistributed(action: Action, row: dict, peaks: dict[str, float], pkranges: int) -> Action:
+def _redistributed(action: Action, row: dict[str, Any], peaks: dict[str, float], pkranges: int) -> Action:
     """A hot-partition action to redistribute, with its per-partition RU/s (`rules.redistribution`) and the
     hot range's as its target: from the RU/s in force in one region (a total over N regions / N), and only
     when the metrics' ranges are the layout's (the command must name every partition)."""

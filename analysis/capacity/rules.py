@@ -141,9 +141,7 @@ def hot_partition_action(
     return Action("skewed_key", round(hot_normalized_ru, 2), "%", detail, change="redistribute", risk=REDISTRIBUTE_RISK)
 
 
-def redistribution(
-    peaks: dict[str, float], ru_s: float, autoscale: bool = False
-) -> tuple[tuple[str, float], ...]:
+def redistribution(peaks: dict[str, float], ru_s: float) -> tuple[tuple[str, float], ...]:
     """Per pkrange, the RU/s a redistribution gives it (R92), from the measured peaks (`peaks`: pkrange ->
     largest per-minute NormalizedRUConsumption, %) and the RU/s in force in one region (`ru_s`, split evenly
     over the ranges today, P4): the hottest range gets its need (its peak x its share / 0.8, as any target;
