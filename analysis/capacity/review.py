@@ -6,22 +6,34 @@ spreadsheet and pivots without reshaping:
 
 | column | meaning |
 |---|---|
-| `section` | `container`, `partition`, `key`, `query` or `action` (in that order within a container), then `offer` |
-| `account`, `database`, `container` | the container; containers in `analysis.fleet`'s risk order |
-| `subject` | what the row is about: a pkrange id, a partition key (JSON text), a query name; "" for the container |
+| `section` | `report` (what the report is of), then `container`, `partition`, `key`, `query` or `action` (in that order within a container), then `offer` |
+| `account`, `database`, `container` | the container; containers in `analysis.fleet`'s risk order ("" in the `report` section) |
+| `subject` | what the row is about: a pkrange id, a partition key (compact JSON, `cosmoscore.keys.key_text`), a query name; "" for the container |
 | `measure` | the number's name (below), or for an action the rule that fired |
 | `value`, `unit` | the number and its unit (`RU`, `RU/s`, `%`, `GB`, `count`, `ratio`), rounded (below) |
 | `detail` | plain words: the source of the number, a query's routing, an action's recommendation |
+| `target`, `target_unit` | an action's number to set (`RU/s manual`, `RU/s autoscale max`, `RU/s per partition (pkrange N)`, `partitions per execution`) |
+| `severity` | an action's `critical`, `warning` or `info` (`rules.SEVERITY`, docs/findings.md) |
+| `command` | what applies it: the Azure CLI command (`<rg>`: the resource group, which the store does not hold) or `ruscope advise` for a key design; "" for a query change |
+| `risk` | what applying it risks, in plain words |
+
+The last five are blank on rows that are not actions. The `report` section (when the caller passes a
+`ReportAbout`: the CLI and the page do) has `window_start` (and how it was chosen), `window_end`, `store`
+(as the user named it, without a query string or credentials: `public_store_text`), `generated_at` (UTC),
+`region` ("all regions" for the total) and `ruscope_version`, each in `detail`, `value` empty.
 
 Measures. `container` (from `analysis.overview.summarize_containers`, which says where each comes from):
-`ru_consumed`, `provisioned_ru_s`, `peak_ru_s`, `p95_ru_s`, `p95_utilization`, `hot_normalized_ru` (subject:
+`ru_consumed`, `provisioned_ru_s`, `peak_interval_ru_s` (RU/s, the average of the busiest metrics interval:
+a per-minute average at PT1M, never a per-second peak), `p95_ru_s` (the p95 of those averages), `p95_utilization`, `hot_normalized_ru` (subject:
 the hottest pkrange), `hot_range_share`, `throttle_rate` (detail: its source and window, the first and last
 time counted, as every page and the alert name them), `largest_partition_gb`, `storage_headroom`
 (of 50 GB), `largest_key_gb`, `key_headroom` (of 20 GB), `autoscale_cost_ratio` (what autoscale would
-cost against manual RU/s set at the peak, below). `partition` (the latest storage snapshot and Azure
+cost against manual RU/s set at the peak, below), `replay_ru` (RU: what ruscope's own replay was charged in
+the window, `analysis.own_traffic.summarize_replay_spend`; charged to the account and counted in Azure
+Monitor, R75). `throttle_rate` is in % of requests. `partition` (the latest storage snapshot and Azure
 Monitor): `size_gb`, `headroom` (of 50 GB), `documents`, `max_normalized_ru`. `key`: the `TOP_KEYS`
 largest logical keys (`size_gb`, with their share of 20 GB) and the `TOP_KEYS` costliest by RU in the
-diagnostic logs (`ru`, and `peak_ru_s`: the key's busiest second, RU in one second, when the logs hold it).
+diagnostic logs (`ru`, and `peak_second_ru`: RU in the key's busiest second, when the logs hold it).
 `query`: `total_ru`, `mean_ru`, `executions` of the replayed queries. `offer`: each
 shared-throughput database, after the containers (`container` is "", `store.records.SHARED_OFFER_CONTAINER`:
 the database's offer, whose containers `analysis.fleet.summarize_throughput_units` lists in `detail`):
@@ -44,14 +56,18 @@ decimals, counts whole, ratios to 2 decimals), never more than 4 decimals, so th
 numbers (0.0048, never 4.8e-03); a size's detail says it in the unit that fits ("36 KB").
 
 Actions: each rule is a pure function in `analysis.capacity.rules` with its thresholds named as constants
-and their sources; each returns an `Action` or None. One measure name, one meaning: `partition_saturated`
-(saturation: a range's p95 of per-minute normalized RU at 90% or more; value in %, subject the pkrange),
-`range_share` (share: a range's share of the RU against an even share; value in %), `skewed_key` (throttling
-from one hot partition while the container is mostly idle; value in %), `raise_throughput` (429 rate, %),
-`lower_throughput` (value: the **target** RU/s, never below what the hottest range needs times the layout's
-partition count, nor the service minimum, and never while a range is saturated), `move_to_autoscale`
-(ratio), `query_fans_out` (partitions), `key_near_limit` (%). Partitions are counted from the layout (the
-latest storage snapshot), else from the ranges the metrics reported last, and the detail says which. The
+and their sources; each returns an `Action` or None; docs/findings.md is the catalogue. One measure name, one
+meaning, the value the number that fired it: `partition_saturated` (saturation: a range's p95 of per-minute
+normalized RU at 90% or more; value in %, subject the pkrange; no target: do not lower), `range_share`
+(share: a range's share of the RU against an even share; value in %; the key design), `skewed_key`
+(throttling from one hot partition while the container is mostly idle; value: that range's peak normalized
+RU in %; target the hot range's RU/s of a redistribution, unless one logical key carries it: then the key
+design, no redistribution), `raise_throughput` (429 rate, %; target +10%), `lower_throughput` (value and
+target: the RU/s, never below what the hottest range needs times the layout's partition count, nor the
+service minimum, and never while a range is saturated), `move_to_autoscale` (ratio; target the autoscale max
+at the peak), `query_fans_out` (partitions; target 1), `key_near_limit` (%; the key design). Partitions are
+counted from the layout (the latest storage snapshot), else from the ranges the metrics reported last, and
+the detail says which. The
 report must never hold a secret: it is built from store rows, which carry no keys or tokens.
 """
 

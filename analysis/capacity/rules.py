@@ -10,9 +10,10 @@ range at `fleet.HOT_NORMALIZED_RU` or more of its share while the container's p9
 partition and mostly pay for idle ones: the action is the skewed key (`hot_partition_action`), not
 `raise_throughput`.
 
-**Share, saturation, throttling are three findings.** `skewed_key` (share: a range's share of the RU against
-an even 1/N), `partition_saturated` (saturation: the hottest range's *sustained* normalized RU near its
-budget) and `raise_throughput` / the hot partition (throttling: 429s observed). NormalizedRUConsumption is the
+**Share, saturation, throttling are three findings.** `range_share` (share: a range's share of the RU
+against an even 1/N), `partition_saturated` (saturation: the hottest range's *sustained* normalized RU near
+its budget) and `raise_throughput` / `skewed_key` (throttling: 429s observed; `skewed_key` when they come from
+one hot partition, its value that range's peak normalized RU). NormalizedRUConsumption is the
 largest per-second share of a partition's budget in the minute (P11; azure-monitor.md R10): one busy second
 makes a minute 100%, so a single minute proves little. "Sustained" is the p95 over the window of a range's
 per-minute NormalizedRUConsumption at `SATURATION_NORMALIZED_RU` or more (5% of the minutes above it: more
@@ -20,6 +21,14 @@ than a burst). **A lower target holds against the partitions:** never `lower_thr
 saturated, and never below what the hottest range needs times the partition count (P4: every range gets
 provisioned / N, the hottest used `hot_normalized_ru`% of it at its busiest second, so it needs that share
 of the current per-partition budget: need x N = hot% x provisioned, filled to 80% as any target), nor below the service's minimum.
+
+**Numbers in columns.** Each `Action` also carries its `target` and `target_unit`, the `change` that applies
+it (`az_command` writes the Azure CLI command: `throughput update --throughput` / `--max-throughput`,
+`throughput migrate --throughput-type autoscale`, `redistribute-partition-throughput --target-partition-info`;
+`ruscope advise` for a key design; azure-monitor.md R90-R93), its `risk` in plain words and a `severity`
+(`SEVERITY`). A single hot logical key (`HOT_KEY_SHARE` of its range's RU) gains nothing from a split or a
+redistribution (R92: a key lives on one partition, at most 10,000 RU/s): no redistribution then, the advisor.
+The catalogue of every finding, its evidence, action and thresholds: docs/findings.md.
 """
 
 from __future__ import annotations
