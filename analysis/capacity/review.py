@@ -651,9 +651,16 @@ def _redistributed(action: Action, row: dict[str, Any], peaks: dict[str, float],
         return replace(action, change="", detail=f"{action.detail} {why}")
     given = rules.redistribution(peaks, provisioned)
     target = dict(given).get(str(row["hot_pkrange"]))
-    return replace(
-        action, partitions=given, target=target, target_unit=f"RU/s per partition (pkrange {row['hot_pkrange']})"
+    total = sum(ru for _, ru in given)
+    detail = (
+        f"{action.detail} Per partition from the measured peaks (Azure Monitor NormalizedRUConsumption x the "
+        f"{provisioned / len(given):,.0f} RU/s each has now): "
+        + ", ".join(f"pkrange {pk} {ru:,.0f}" for pk, ru in given)
+        + f" RU/s, {total:,.0f} in total against {provisioned:,.0f} now"
+        + (" (the total changes with it)." if total != provisioned else ".")
     )
+    unit = f"RU/s per partition (pkrange {row['hot_pkrange']})"
+    return replace(action, partitions=given, target=target, target_unit=unit, detail=detail)
 
 
 def _num(value: Number, default: float = math.nan) -> float:

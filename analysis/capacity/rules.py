@@ -366,7 +366,8 @@ AUTOSCALE_RISK = (
 REDISTRIBUTE_RISK = (
     "The throughput policy becomes Custom: the container's RU/s can then only be changed with this command "
     "until reset (--evenly-distribute); the other partitions get less, so a load that moves to them is "
-    "throttled; a target above 10,000 RU/s splits the partition. Check the ids first (retrieve-partition-throughput)."
+    "throttled; targets summing to more than the RU/s now raise the total (and the bill); a target above 10,000 "
+    "RU/s splits the partition. Check the ids first (retrieve-partition-throughput --all-partitions)."
 )
 KEY_CHANGE_RISK = (
     "A partition key cannot be changed in place: a new container and a copy of the data (change feed or a "

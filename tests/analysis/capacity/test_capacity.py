@@ -300,8 +300,11 @@ def test_a_hot_partition_gets_a_redistribution_command_unless_one_key_carries_it
     report = review.build_capacity_report(**hot_partition_frames(provisioned=2000.0))
     [hot] = review.section(report, "action").query("measure == 'skewed_key'").to_dict("records")
     assert (hot["severity"], hot["target_unit"]) == ("critical", "RU/s per partition (pkrange 1)")
-    assert hot["command"].startswith("az cosmosdb sql container redistribute-partition-throughput --account-name")
-    assert f'--target-partition-info "0=' in hot["command"] and f'1={hot["target"]:.0f}"' in hot["command"]
+    assert hot["command"] == (
+        "az cosmosdb sql container redistribute-partition-throughput --account-name 127.0.0.1 --resource-group <rg>"
+        ' --database-name shop --name orders --target-partition-info "0=200 1=2000"'
+    )  # pkrange 0 keeps its own need; the total rises from 2,000 to 2,200, and the detail says so
+    assert "pkrange 0 200, pkrange 1 2,000 RU/s, 2,200 in total against 2,000 now" in hot["detail"]
     assert hot["target"] == 2000.0 and "Custom" in hot["risk"]  # 100%: 2 x its 1,000 RU/s share
     logs = [row("log_key_ru", pkrange_id="1", partition_key='["t1"]', request_charge=90.0)]
     logs.append(row("log_key_ru", pkrange_id="1", partition_key='["t2"]', request_charge=9.0))
