@@ -31,7 +31,8 @@ def report(
 
     Exit 0 written; 1 the store has no data (in the time range): nothing written, the line names the store;
     2 bad config or usage."""
-    from analysis.capacity.review import REPORT_TABLES, ReportAbout, build_capacity_report, data_window, report_summary
+    from analysis.capacity.about import ReportAbout, data_window
+    from analysis.capacity.review import REPORT_TABLES, build_capacity_report, report_summary
     from analysis.report import to_csv_bytes, to_xlsx_bytes
     from store import read_table
 

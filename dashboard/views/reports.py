@@ -14,7 +14,7 @@ import importlib.metadata
 import pandas as pd
 import streamlit as st
 
-from analysis.capacity import review
+from analysis.capacity import about, review
 from analysis.report import to_xlsx_bytes
 from dashboard import widgets
 from dashboard.loaders.tables import load_view
@@ -82,11 +82,11 @@ def load_report(view: FrameState) -> pd.DataFrame:
     return review.build_capacity_report(**frames, limits=None, region=view.region, about=report_about(view, frames))
 
 
-def report_about(view: FrameState, frames: dict[str, pd.DataFrame]) -> review.ReportAbout:
+def report_about(view: FrameState, frames: dict[str, pd.DataFrame]) -> about.ReportAbout:
     """The report's first section: the view's time range (else the data's first and last row), its store."""
     now = dt.datetime.now(dt.UTC)
-    first, last = review.data_window(frames)
-    return review.ReportAbout(
+    first, last = about.data_window(frames)
+    return about.ReportAbout(
         window_start=view.since or first,
         window_end=now if view.since else last,
         store=view.store,

@@ -12,7 +12,8 @@ import zipfile
 import pandas as pd
 
 from analysis import overview, own_traffic
-from analysis.capacity import review, rules
+from analysis.capacity import about, review, rules
+from analysis.capacity.actions import ACTION_COLUMNS
 from analysis.report import to_csv_bytes, to_xlsx_bytes
 from cosmoscore.keys import key_text
 from cosmoscore.limits import Limits
@@ -320,7 +321,7 @@ def test_rows_that_are_not_actions_leave_the_action_columns_blank() -> None:
     report = review.build_capacity_report(**shop_frames())
     others = report[report["section"].ne("action")]
     assert others["target"].isna().all()
-    assert (others[review.ACTION_COLUMNS[1:]] == "").all().all()
+    assert (others[ACTION_COLUMNS[1:]] == "").all().all()
     actions = review.section(report, "action")
     assert actions["severity"].isin(["critical", "warning", "info"]).all()
 
@@ -335,7 +336,7 @@ def test_the_replay_row_is_own_traffic_s_spend() -> None:
 
 
 def test_the_report_says_what_it_is_of_and_never_a_token() -> None:
-    about = review.ReportAbout(
+    told = about.ReportAbout(
         window_start=dt.datetime(2026, 5, 1, 10, tzinfo=dt.UTC),
         window_end=dt.datetime(2026, 5, 2, 10, tzinfo=dt.UTC),
         store="https://acct.blob.core.windows.net/data/store?sv=2024&sig=SECRET",
@@ -344,7 +345,7 @@ def test_the_report_says_what_it_is_of_and_never_a_token() -> None:
         version="0.1.0",
         window_note="--since 1d",
     )
-    report = review.build_capacity_report(**shop_frames(), about=about)
+    report = review.build_capacity_report(**shop_frames(), about=told)
     first = report.head(6)
     assert first["section"].eq("report").all() and first["value"].isna().all()
     assert first.set_index("measure")["detail"].to_dict() == {
@@ -358,11 +359,11 @@ def test_the_report_says_what_it_is_of_and_never_a_token() -> None:
     assert "SECRET" not in to_csv_bytes(report).decode()
     assert review.report_summary(report) == "2 containers, 4 recommended actions"  # the first section is no container
     assert (
-        review.public_store_text("abfss://data@acct.dfs.core.windows.net/s")
+        about.public_store_text("abfss://data@acct.dfs.core.windows.net/s")
         == "abfss://data@acct.dfs.core.windows.net/s"
     )
-    assert review.public_store_text("https://user:pw@host/s?x=1") == "https://host/s"
-    assert review.public_store_text("ruscope-data") == "ruscope-data"
+    assert about.public_store_text("https://user:pw@host/s?x=1") == "https://host/s"
+    assert about.public_store_text("ruscope-data") == "ruscope-data"
 
 
 def test_one_spelling_of_a_key() -> None:
