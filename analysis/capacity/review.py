@@ -193,7 +193,7 @@ def build_capacity_report(
     report = report.sort_values(["_rank", "_section"], kind="stable").drop(columns=["_rank", "_section"])
     report["value"] = [round_to_unit(value, unit) for value, unit in zip(report["value"], report["unit"])]
     report = report.reindex(columns=REPORT_COLUMNS)
-    report[ACTION_COLUMNS[1:]] = report[ACTION_COLUMNS[1:]].fillna("")
+    report[ACTION_COLUMNS[1:]] = report[ACTION_COLUMNS[1:]].astype(object).fillna("")
     return report.reset_index(drop=True)
 
 
