@@ -36,6 +36,7 @@ from collectors.credentials import account_credential
 from collectors.errors import describe_error
 from collectors.registry import Options
 from collectors.run import SEAL_SECONDS, Run
+from cosmoscore.keys import key_text
 from cosmoscore.limits import Limits
 from store import LogicalKeyRecord, PartitionRecord
 
@@ -167,7 +168,7 @@ def logical_key_records(snapshot: Snapshot, ids: Mapping[str, Any]) -> list[Logi
         LogicalKeyRecord(
             **ids,
             pkrange_id=str(stats["id"]),
-            partition_key=json.dumps(key.get("partitionKey")),
+            partition_key=key_text(key.get("partitionKey")),
             size_kb=int(key.get("sizeInKB") or 0),
         )
         for stats in snapshot.statistics

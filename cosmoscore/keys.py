@@ -8,6 +8,7 @@ collectors' routing prediction and the advisor read keys the same way.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -59,3 +60,20 @@ def key_from_json(components: Sequence[Any]) -> Key:
 def key_json(key: Sequence[Any]) -> str:
     """A logical key as the header spells it: `["a"]`, `["t1","u1"]`, `[{}]` for undefined."""
     return orjson.dumps(key_to_json(key)).decode()
+
+
+def key_text(value: Any) -> str:
+    """The one spelling of a partition key in the store, reports and pages: compact JSON (`["a","b"]`, no
+    spaces, non-ASCII as is), from a key's JSON text in any spelling (`["a", "b"]`) or its components. Text
+    that is not JSON, and "" (no key), come back unchanged, so a pivot joins every row of one key."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        if not value.strip():
+            return value
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return value
+        return json.dumps(parsed, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)

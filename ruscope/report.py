@@ -31,6 +31,7 @@ def report(
 
     Exit 0 written; 1 the store has no data (in the time range): nothing written, the line names the store;
     2 bad config or usage."""
+    from analysis.capacity.about import ReportAbout, data_window
     from analysis.capacity.review import REPORT_TABLES, build_capacity_report, report_summary
     from analysis.report import to_csv_bytes, to_xlsx_bytes
     from store import read_table
@@ -44,6 +45,17 @@ def report(
         frames = {name: read_table(target, name, since=start, columns=cols) for name, cols in REPORT_TABLES.items()}
     except (OSError, ValueError) as exc:
         fail(f"{target}: cannot read the store: {exc}")
+    now = dt.datetime.now(dt.UTC)
+    first, last = data_window(frames)
+    about = ReportAbout(
+        window_start=start or first,
+        window_end=now if start else last,
+        store=str(target),
+        generated=now,
+        region=region,
+        version=_version(),
+        window_note=f"--since {since}" if since else "all data: the first and last row read",
+    )
     built = build_capacity_report(
         frames["executions"],
         frames["requests"],
@@ -53,6 +65,7 @@ def report(
         frames["log_key_ru"],
         frames["log_throttles"],
         region=region,
+        about=about,
     )
     if built.empty:
         when = f" in the last {since}" if since else ""
@@ -60,6 +73,16 @@ def report(
     data = to_csv_bytes(built) if format == "csv" else to_xlsx_bytes(built)
     _write_file(out, data)
     echo(f"{out}: {report_summary(built)}")
+
+
+def _version() -> str:
+    """ruscope's installed version, for the report's first section."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("ruscope")
+    except importlib.metadata.PackageNotFoundError:  # a source tree that was never installed
+        return "unknown"
 
 
 def _report_since(text: str | None) -> dt.datetime | None:

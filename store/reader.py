@@ -34,6 +34,7 @@ import pyarrow.fs as pafs
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError
 
+from cosmoscore.keys import key_text
 from store.check import damaged_entry, missing_files, missing_text, one_line, repair_hint
 from store.conform import pandas_dtypes, selected, table_spec
 from store.delta import DATE, open_table
@@ -51,6 +52,10 @@ _READ_ERRORS = (OSError, pa.ArrowException, ValueError, TypeError, DeltaError)
 
 class StoreWarning(UserWarning):
     """Part of the store could not be read (the message names the table or file, and why)."""
+
+
+# The tables whose `partition_key` is a logical key's JSON text (advice tables hold definitions there).
+KEY_TEXT_TABLES = frozenset({"executions", "logical_keys", "log_key_ru", "log_key_operation_ru", "log_key_sizes"})
 
 
 def read_table(
@@ -80,8 +85,26 @@ def read_table(
     data = _read(location, spec, schema, first_day, row_filter)
     if run_ids is not None:
         data = data.filter(pc.is_in(data["run_id"], value_set=pa.array(sorted(map(str, run_ids)), pa.string())))
-    frame: pd.DataFrame = _by_time(data, spec.time).select(names).to_pandas(types_mapper=pandas_dtypes().get)
+    data = _by_time(data, spec.time).select(names)
+    data = _one_key_spelling(data) if spec.name in KEY_TEXT_TABLES else data
+    frame: pd.DataFrame = data.to_pandas(types_mapper=pandas_dtypes().get)
     return frame
+
+
+def _one_key_spelling(data: pa.Table, column: str = "partition_key") -> pa.Table:
+    """`column` (a key's JSON text) in the one spelling, `cosmoscore.keys.key_text`: rows written before the
+    collectors wrote it so (`["a", "b"]`) join the others (`["a","b"]`). Only spaced values are re-encoded."""
+    kind = data.schema.field(column).type if column in data.column_names else None
+    if kind is None or not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        return data
+    keys = data[column]
+    spaced = pc.fill_null(pc.match_substring_regex(keys, r"[\[,:]\s"), False)
+    if not pc.any(spaced).as_py():
+        return data
+    old = pc.unique(pc.filter(keys, spaced))
+    new = pa.array([key_text(value) for value in old.to_pylist()], kind)
+    fixed = pc.take(new, pc.index_in(keys, value_set=old))
+    return data.set_column(data.column_names.index(column), column, pc.if_else(spaced, fixed, keys))
 
 
 def empty_frame(table: Table | str, columns: Sequence[str] | None = None) -> pd.DataFrame:

@@ -2,9 +2,14 @@
 
 - `review`: the report itself, one long table (`REPORT_COLUMNS`) of containers, partitions, logical keys,
   queries and actions; its module docstring is the report's reference (columns, measures, rounding);
+- `about`: its first section, what the report is of (window, store, generation time, region, version), passed
+  in by the command and the page;
+- `actions`: the `action` section, the rules run per container, query and key, with their numbers in columns
+  (target, unit, severity, command, risk);
 - `rules`: the action rules, each a pure function with its thresholds named as constants and their sources,
-  returning an `Action` (a recommendation in plain words) or None.
+  returning an `Action` (a recommendation in plain words, its target, change and risk) or None.
 
-To add a recommendation: a rule in `rules` (its threshold a named constant with its source), called from
-`review.action_rows`; tests in `tests/analysis/capacity/` at and around the threshold.
+To add a recommendation: a rule in `rules` (its threshold a named constant with its source, its severity in
+`SEVERITY`), called from `actions.action_rows`; a row in docs/findings.md; tests in `tests/analysis/capacity/`
+at and around the threshold.
 """

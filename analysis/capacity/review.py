@@ -6,22 +6,34 @@ spreadsheet and pivots without reshaping:
 
 | column | meaning |
 |---|---|
-| `section` | `container`, `partition`, `key`, `query` or `action` (in that order within a container), then `offer` |
-| `account`, `database`, `container` | the container; containers in `analysis.fleet`'s risk order |
-| `subject` | what the row is about: a pkrange id, a partition key (JSON text), a query name; "" for the container |
+| `section` | `report` (what the report is of), then `container`, `partition`, `key`, `query` or `action` (in that order within a container), then `offer` |
+| `account`, `database`, `container` | the container; containers in `analysis.fleet`'s risk order ("" in the `report` section) |
+| `subject` | what the row is about: a pkrange id, a partition key (compact JSON, `cosmoscore.keys.key_text`), a query name; "" for the container |
 | `measure` | the number's name (below), or for an action the rule that fired |
 | `value`, `unit` | the number and its unit (`RU`, `RU/s`, `%`, `GB`, `count`, `ratio`), rounded (below) |
 | `detail` | plain words: the source of the number, a query's routing, an action's recommendation |
+| `target`, `target_unit` | an action's number to set (`RU/s manual`, `RU/s autoscale max`, `RU/s per partition (pkrange N)`, `partitions per execution`) |
+| `severity` | an action's `critical`, `warning` or `info` (`rules.SEVERITY`, docs/findings.md) |
+| `command` | what applies it: the Azure CLI command (`<rg>`: the resource group, which the store does not hold) or `ruscope advise` for a key design; "" for a query change |
+| `risk` | what applying it risks, in plain words |
+
+The last five are blank on rows that are not actions. The `report` section (when the caller passes a
+`ReportAbout`: the CLI and the page do) has `window_start` (and how it was chosen), `window_end`, `store`
+(as the user named it, without a query string or credentials: `public_store_text`), `generated_at` (UTC),
+`region` ("all regions" for the total) and `ruscope_version`, each in `detail`, `value` empty.
 
 Measures. `container` (from `analysis.overview.summarize_containers`, which says where each comes from):
-`ru_consumed`, `provisioned_ru_s`, `peak_ru_s`, `p95_ru_s`, `p95_utilization`, `hot_normalized_ru` (subject:
+`ru_consumed`, `provisioned_ru_s`, `peak_interval_ru_s` (RU/s, the average of the busiest metrics interval:
+a per-minute average at PT1M, never a per-second peak), `p95_ru_s` (the p95 of those averages), `p95_utilization`, `hot_normalized_ru` (subject:
 the hottest pkrange), `hot_range_share`, `throttle_rate` (detail: its source and window, the first and last
 time counted, as every page and the alert name them), `largest_partition_gb`, `storage_headroom`
 (of 50 GB), `largest_key_gb`, `key_headroom` (of 20 GB), `autoscale_cost_ratio` (what autoscale would
-cost against manual RU/s set at the peak, below). `partition` (the latest storage snapshot and Azure
+cost against manual RU/s set at the peak, below), `replay_ru` (RU: what ruscope's own replay was charged in
+the window, `analysis.own_traffic.summarize_replay_spend`; charged to the account and counted in Azure
+Monitor, R75). `throttle_rate` is in % of requests. `partition` (the latest storage snapshot and Azure
 Monitor): `size_gb`, `headroom` (of 50 GB), `documents`, `max_normalized_ru`. `key`: the `TOP_KEYS`
 largest logical keys (`size_gb`, with their share of 20 GB) and the `TOP_KEYS` costliest by RU in the
-diagnostic logs (`ru`, and `peak_ru_s`: the key's busiest second, RU in one second, when the logs hold it).
+diagnostic logs (`ru`, and `peak_second_ru`: RU in the key's busiest second, when the logs hold it).
 `query`: `total_ru`, `mean_ru`, `executions` of the replayed queries. `offer`: each
 shared-throughput database, after the containers (`container` is "", `store.records.SHARED_OFFER_CONTAINER`:
 the database's offer, whose containers `analysis.fleet.summarize_throughput_units` lists in `detail`):
@@ -44,14 +56,18 @@ decimals, counts whole, ratios to 2 decimals), never more than 4 decimals, so th
 numbers (0.0048, never 4.8e-03); a size's detail says it in the unit that fits ("36 KB").
 
 Actions: each rule is a pure function in `analysis.capacity.rules` with its thresholds named as constants
-and their sources; each returns an `Action` or None. One measure name, one meaning: `partition_saturated`
-(saturation: a range's p95 of per-minute normalized RU at 90% or more; value in %, subject the pkrange),
-`range_share` (share: a range's share of the RU against an even share; value in %), `skewed_key` (throttling
-from one hot partition while the container is mostly idle; value in %), `raise_throughput` (429 rate, %),
-`lower_throughput` (value: the **target** RU/s, never below what the hottest range needs times the layout's
-partition count, nor the service minimum, and never while a range is saturated), `move_to_autoscale`
-(ratio), `query_fans_out` (partitions), `key_near_limit` (%). Partitions are counted from the layout (the
-latest storage snapshot), else from the ranges the metrics reported last, and the detail says which. The
+and their sources; each returns an `Action` or None; docs/findings.md is the catalogue. One measure name, one
+meaning, the value the number that fired it: `partition_saturated` (saturation: a range's p95 of per-minute
+normalized RU at 90% or more; value in %, subject the pkrange; no target: do not lower), `range_share`
+(share: a range's share of the RU against an even share; value in %; the key design), `skewed_key`
+(throttling from one hot partition while the container is mostly idle; value: that range's peak normalized
+RU in %; target the hot range's RU/s of a redistribution, unless one logical key carries it: then the key
+design, no redistribution), `raise_throughput` (429 rate, %; target +10%), `lower_throughput` (value and
+target: the RU/s, never below what the hottest range needs times the layout's partition count, nor the
+service minimum, and never while a range is saturated), `move_to_autoscale` (ratio; target the autoscale max
+at the peak), `query_fans_out` (partitions; target 1), `key_near_limit` (%; the key design). Partitions are
+counted from the layout (the latest storage snapshot), else from the ranges the metrics reported last, and
+the detail says which. The
 report must never hold a secret: it is built from store rows, which carry no keys or tokens.
 """
 
@@ -61,35 +77,28 @@ import math
 
 import pandas as pd
 
-from analysis import fleet, load, overview, regions, throttling
-from analysis.capacity.rules import (
-    Action,
-    autoscale_action,
-    autoscale_cost_ratio,
-    fan_out_action,
-    hot_partition_action,
-    key_storage_action,
-    lower_action,
-    raise_action,
-    saturation_action,
-    skew_action,
-)
+from analysis import fleet, load, overview, own_traffic, regions, throttling
+from analysis.capacity import rules
+from analysis.capacity.about import ReportAbout, about_rows
+from analysis.capacity.actions import ACTION_COLUMNS, COLUMNS, action_rows, costliest_key_shares, partition_peaks
+from analysis.capacity.rules import autoscale_cost_ratio
 from analysis.hot import keys as hot_keys
 from analysis.scope import window_text
-from analysis.units import Number, round_to_unit, size_text
+from analysis.units import round_to_unit, size_text
+from cosmoscore.keys import key_text
 from cosmoscore.limits import GB, Limits
 from cosmoscore.monitor.metrics import NORMALIZED_RU
 from store.records import LOG_KEY_RU, PARTITIONS, SHARED_OFFER_CONTAINER
 
 KEY = overview.KEY
-REPORT_COLUMNS = ["section", *KEY, "subject", "measure", "value", "unit", "detail"]
-SECTIONS = ("container", "partition", "key", "query", "action", "offer")
+REPORT_COLUMNS = COLUMNS  # one row shape; an action fills the last five (`actions.ACTION_COLUMNS`)
+SECTIONS = ("report", "container", "partition", "key", "query", "action", "offer")
 TOP_KEYS = 5
 
 # The store columns the report reads, per table (`ruscope report` reads only these).
 REPORT_TABLES = {
     "executions": overview.EXECUTION_COLUMNS,
-    "requests": fleet.REQUEST_COLUMNS,
+    "requests": list(dict.fromkeys([*fleet.REQUEST_COLUMNS, *own_traffic.REQUEST_COLUMNS])),
     "metrics": overview.METRIC_COLUMNS,
     "partitions": PARTITIONS.pick(*fleet.PARTITION_COLUMNS, "document_count"),
     "logical_keys": overview.LOGICAL_KEY_COLUMNS,
@@ -104,8 +113,8 @@ SOURCES = {"monitor": "Azure Monitor", "replay": "replay"}
 CONTAINER_MEASURES = [  # (column, unit, subject column, detail column)
     ("ru_consumed", "RU", None, "ru_source"),
     ("provisioned_ru_s", "RU/s", None, "throughput_kind"),
-    ("peak_ru_s", "RU/s", None, None),
-    ("p95_ru_s", "RU/s", None, None),
+    ("peak_interval_ru_s", "RU/s", None, "peak_detail"),
+    ("p95_ru_s", "RU/s", None, "p95_detail"),
     ("p95_utilization", "share", None, None),  # "share": written in % (`_long`)
     ("hot_normalized_ru", "%", "hot_pkrange", None),
     ("hot_range_share", "share", "hot_pkrange", "skew_source"),
@@ -115,7 +124,15 @@ CONTAINER_MEASURES = [  # (column, unit, subject column, detail column)
     ("largest_key_gb", "GB", None, "largest_key_text"),
     ("key_headroom", "share", None, None),
     ("autoscale_cost_ratio", "ratio", None, "autoscale_hours"),
+    ("replay_ru", "RU", None, "replay_detail"),
 ]
+PEAK_DETAIL = (
+    "RU/s, the average of the busiest metrics interval (Azure Monitor TotalRequestUnits over its grain: a"
+    " per-minute average at PT1M), not a per-second peak"
+)
+P95_DETAIL = "RU/s, the p95 of the per-interval averages (Azure Monitor TotalRequestUnits over its grain)"
+KEY_PEAK_DETAIL = f"RU in the busiest second (diagnostic logs, {hot_keys.PEAK_WINDOW} bins)"
+REPLAY_DETAIL = "ruscope's replay: charged to the account, counted in Azure Monitor"
 
 
 def build_capacity_report(
@@ -129,10 +146,14 @@ def build_capacity_report(
     *,
     limits: Limits | None = None,
     region: str | None = None,
+    about: ReportAbout | None = None,
 ) -> pd.DataFrame:
-    """The report (`REPORT_COLUMNS`, the module docstring) of one `region`, or of the account in total (None):
-    empty when no container has data."""
+    """The report (`REPORT_COLUMNS`, the module docstring) of one `region`, or of the account in total (None),
+    its first section `about` (the caller's window, store, time and version) when given: empty when no
+    container has data."""
     metrics = regions.select_region(metrics, region)
+    logical_keys = _spelled(logical_keys)
+    log_key_ru = _spelled(log_key_ru) if log_key_ru is not None else None
     containers = overview.summarize_containers(
         executions, requests, metrics, partitions, logical_keys, log_throttles, limits=limits, region=region
     )
@@ -142,6 +163,9 @@ def build_capacity_report(
         containers.merge(autoscale_ratios(metrics), on=KEY, how="left"), metrics, partitions
     )
     containers = containers.assign(throughput_kind=_throughput_kind(containers, metrics, region))
+    counts = regions.region_counts(metrics).set_index("account")["regions"]
+    containers = containers.assign(regions=1 if region is not None else containers["account"].map(counts).fillna(1))
+    containers = _with_replay_spend(containers, requests)
     queries = overview.query_stats(executions)
     keys = overview.latest_snapshot(logical_keys)
     sections = [
@@ -155,16 +179,53 @@ def build_capacity_report(
             keys,
             limits,
             hot_keys=costliest_key_shares(log_key_ru),
+            peaks=partition_peaks(metrics),
         ),
         offer_rows(containers, metrics, partitions),
     ]
+    if about is not None:
+        sections.insert(0, about_rows(about))
     report = pd.concat([part for part in sections if not part.empty], ignore_index=True)
     rank = {tuple(key): n for n, key in enumerate(containers[KEY].itertuples(index=False))}
     report["_rank"] = [rank.get(tuple(key), len(rank)) for key in report[KEY].itertuples(index=False)]
+    report.loc[report["section"].eq("report"), "_rank"] = -1  # what the report is of, first
     report["_section"] = report["section"].map(SECTIONS.index)
     report = report.sort_values(["_rank", "_section"], kind="stable").drop(columns=["_rank", "_section"])
     report["value"] = [round_to_unit(value, unit) for value, unit in zip(report["value"], report["unit"])]
-    return report.reset_index(drop=True)[REPORT_COLUMNS]
+    report = report.reindex(columns=REPORT_COLUMNS)
+    report[ACTION_COLUMNS[1:]] = report[ACTION_COLUMNS[1:]].astype(object).fillna("")
+    return report.reset_index(drop=True)
+
+
+def _spelled(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with its `partition_key` in the one spelling (`cosmoscore.keys.key_text`): the store's reader
+    gives it so already; a frame built elsewhere is spelled here, so the report's keys join the pages'."""
+    if "partition_key" not in frame.columns or frame.empty:
+        return frame
+    keys = frame["partition_key"]
+    spelled = {k: key_text(k) for k in keys.dropna().unique()}
+    return frame.assign(partition_key=keys.map(spelled, na_action="ignore"))
+
+
+def _with_replay_spend(containers: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFrame:
+    """`containers` with `replay_ru` and its detail: what ruscope's replay was charged in the window
+    (`analysis.own_traffic.summarize_replay_spend`, the one definition; NaN where it sent nothing)."""
+    columns = [c for c in own_traffic.REQUEST_COLUMNS if c in requests.columns]
+    spend = own_traffic.summarize_replay_spend(requests[columns] if not requests.empty else requests.iloc[0:0])
+    if spend.empty:
+        return containers.assign(replay_ru=math.nan, replay_detail="")
+    spend = spend.assign(
+        replay_detail=[
+            f"{REPLAY_DETAIL}; {_count(float(n), 'request')} ({int(t)} throttled), {_count(float(r), 'run')},"
+            f" {window_text(a, b)}"
+            for n, t, r, a, b in zip(
+                spend["requests"], spend["throttled"], spend["runs"], spend["first"], spend["last"]
+            )
+        ]
+    )
+    spend = spend.rename(columns={"ru": "replay_ru"})[[*KEY, "replay_ru", "replay_detail"]]
+    spend = spend.astype({k: containers[k].dtype for k in KEY})
+    return containers.merge(spend, on=KEY, how="left")
 
 
 def _throughput_kind(containers: pd.DataFrame, metrics: pd.DataFrame, region: str | None) -> pd.Series:
@@ -267,7 +328,9 @@ def offer_rows(containers: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.D
 
 def container_rows(containers: pd.DataFrame) -> pd.DataFrame:
     """The `container` section: one row per measure of `CONTAINER_MEASURES` that has a number."""
-    named = containers.assign(
+    named = containers.rename(columns={"peak_ru_s": "peak_interval_ru_s"}).assign(
+        peak_detail=PEAK_DETAIL,
+        p95_detail=P95_DETAIL,
         ru_source=containers["ru_source"].map(SOURCES),
         skew_source=containers["skew_source"].map(SOURCES),
         throttle_detail=[
@@ -322,8 +385,9 @@ def key_rows(keys: pd.DataFrame, log_key_ru: pd.DataFrame | None, limits: Limits
         ru = rows.groupby([*KEY, "partition_key"])["request_charge"].sum().round(2).rename("ru").reset_index()
         costly = _top(ru, "ru").assign(detail="diagnostic logs")
         parts.append(_long(costly, "key", "ru", "RU", subject="partition_key", detail="detail"))
-        peaks = busiest_seconds(rows, costly).assign(detail=f"diagnostic logs, busiest second ({hot_keys.PEAK_WINDOW})")
-        parts.append(_long(peaks, "key", "peak_ru_s", "RU/s", subject="partition_key", detail="detail"))
+        peaks = busiest_seconds(rows, costly).assign(detail=KEY_PEAK_DETAIL)
+        peaks = peaks.rename(columns={"peak_ru_s": "peak_second_ru"})
+        parts.append(_long(peaks, "key", "peak_second_ru", "RU", subject="partition_key", detail="detail"))
     return pd.concat(parts, ignore_index=True)
 
 
@@ -353,20 +417,6 @@ def query_rows(queries: pd.DataFrame) -> pd.DataFrame:
         for c, u in (("total_ru", "RU"), ("mean_ru", "RU"), ("executions", "count"))
     ]
     return pd.concat(parts).sort_index(kind="stable")
-
-
-def costliest_key_shares(log_key_ru: pd.DataFrame | None) -> dict[tuple[str, ...], tuple[str, float]]:
-    """(account, database, container, pkrange) -> the key with the most RU on it in the logs, and its share."""
-    if log_key_ru is None or "pkrange_id" not in log_key_ru or log_key_ru.empty:
-        return {}
-    rows = overview.fleet_rows(log_key_ru).dropna(subset=["pkrange_id", "partition_key"])
-    ru = rows.groupby([*KEY, "pkrange_id", "partition_key"])["request_charge"].sum().reset_index()
-    top = ru.sort_values(["request_charge", "partition_key"], ascending=[False, True], kind="stable")
-    total = ru.groupby([*KEY, "pkrange_id"])["request_charge"].transform("sum")
-    top = top.assign(_share=(top["request_charge"] / total.where(total > 0)).fillna(0.0))
-    top = top.drop_duplicates(subset=[*KEY, "pkrange_id"])
-    names = top[[*KEY, "pkrange_id", "partition_key"]].astype(str).itertuples(index=False)
-    return {tuple(k[:-1]): (k[-1], float(share)) for k, share in zip(names, top["_share"])}
 
 
 def _with_layout(containers: pd.DataFrame, partitions: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
@@ -402,86 +452,13 @@ def _saturation_of(frame: pd.DataFrame) -> pd.DataFrame:
     return out.assign(sat_normalized_ru=out["sat_normalized_ru"].astype(float), sat_window=window)
 
 
-def action_rows(
-    containers: pd.DataFrame,
-    queries: pd.DataFrame,
-    keys: pd.DataFrame,
-    limits: Limits | None,
-    *,
-    hot_keys: dict[tuple[str, ...], tuple[str, float]] | None = None,
-) -> pd.DataFrame:
-    """The `action` section: every rule that fires, per container, query and logical key (`hot_keys`:
-    `costliest_key_shares`, to name the key of a hot partition and say when one key carries it)."""
-    found: list[tuple[tuple[str, ...], str, Action]] = []
-    for row in containers.to_dict("records"):
-        key = tuple(row[name] for name in KEY)
-        pkranges = int(_num(row["pkranges"], 0))
-        hot_key, key_share = (hot_keys or {}).get((*key, str(row["hot_pkrange"])), (None, math.nan))
-        hot = hot_partition_action(
-            _num(row["throttle_rate"]), _num(row["hot_normalized_ru"]), _num(row["p95_utilization"]),
-            row["hot_pkrange"], pkranges, hot_key,
-        )  # fmt: skip
-        skew = hot or skew_action(
-            _num(row["hot_range_share"]), pkranges, row["hot_pkrange"], row["skew_source"], key_share, hot_key or ""
-        )
-        sat = row.get("sat_normalized_ru")
-        evidence = (
-            f"Azure Monitor NormalizedRUConsumption, {int(row['sat_minutes'])} minutes, {row['sat_window']};"
-            f" partitions: {pkranges} ({row.get('layout_source', '')})."
-            if sat is not None and pd.notna(sat)
-            else ""
-        )
-        saturated = saturation_action(_num(sat), str(row.get("sat_pkrange", "")), pkranges, evidence)
-        found += [(key, str(row["sat_pkrange"]), saturated)] if saturated else []
-        rules = [
-            None if hot else raise_action(_num(row["throttle_rate"]), skew is not None),  # 429s of a hot key
-            lower_action(
-                _num(row["peak_ru_s"]),
-                _num(row["provisioned_ru_s"]),
-                _num(row["throttle_rate"], 0),
-                row["autoscale"],
-                hot_normalized_ru=_num(row["hot_normalized_ru"]),
-                saturated=saturated is not None,
-                evidence=evidence,
-            ),  # fmt: skip
-            autoscale_action(_num(row["autoscale_cost_ratio"]), int(_num(row["autoscale_hours"], 0)), row["autoscale"]),
-            skew,
-        ]
-        found += [(key, row["hot_pkrange"] if action is skew else "", action) for action in rules if action]
-    for row in queries.to_dict("records"):
-        action = fan_out_action(row["query_name"], row["routing"], int(_num(row["pkrange_count"], 0)), row["sql"])
-        found += [(tuple(row[name] for name in KEY), row["query_name"], action)] if action else []
-    for row in keys.to_dict("records"):
-        gb = float(row["size_kb"]) * 1024 / GB
-        action = key_storage_action(row["partition_key"], gb, limits)
-        found += [(tuple(row[name] for name in KEY), row["partition_key"], action)] if action else []
-    rows = [
-        {
-            "section": "action",
-            **dict(zip(KEY, key)),
-            "subject": subject,
-            "measure": a.measure,
-            "value": a.value,
-            "unit": a.unit,
-            "detail": a.detail,
-        }
-        for key, subject, a in found
-    ]
-    return pd.DataFrame(rows, columns=REPORT_COLUMNS)
-
-
-def _num(value: Number, default: float = math.nan) -> float:
-    """A number, or `default` for a missing one (None, NaN, pd.NA)."""
-    return default if value is None or pd.isna(value) else float(value)
-
-
 def _count(n: float, noun: str) -> str:
-    return f"{n:.0f} {noun}{'s' * (n != 1)}"
+    return f"{n:.0f} {noun}{'s' * bool(n != 1)}"
 
 
 def report_summary(report: pd.DataFrame) -> str:
     """One line for the command: how many containers and recommended actions."""
-    containers = len(report[KEY].drop_duplicates())
+    containers = len(report[~report["section"].eq("report")][KEY].drop_duplicates())
     actions = int(report["section"].eq("action").sum())
     return f"{_count(containers, 'container')}, {_count(actions, 'recommended action')}"
 

@@ -10,9 +10,10 @@ range at `fleet.HOT_NORMALIZED_RU` or more of its share while the container's p9
 partition and mostly pay for idle ones: the action is the skewed key (`hot_partition_action`), not
 `raise_throughput`.
 
-**Share, saturation, throttling are three findings.** `skewed_key` (share: a range's share of the RU against
-an even 1/N), `partition_saturated` (saturation: the hottest range's *sustained* normalized RU near its
-budget) and `raise_throughput` / the hot partition (throttling: 429s observed). NormalizedRUConsumption is the
+**Share, saturation, throttling are three findings.** `range_share` (share: a range's share of the RU
+against an even 1/N), `partition_saturated` (saturation: the hottest range's *sustained* normalized RU near
+its budget) and `raise_throughput` / `skewed_key` (throttling: 429s observed; `skewed_key` when they come from
+one hot partition, its value that range's peak normalized RU). NormalizedRUConsumption is the
 largest per-second share of a partition's budget in the minute (P11; azure-monitor.md R10): one busy second
 makes a minute 100%, so a single minute proves little. "Sustained" is the p95 over the window of a range's
 per-minute NormalizedRUConsumption at `SATURATION_NORMALIZED_RU` or more (5% of the minutes above it: more
@@ -20,12 +21,21 @@ than a burst). **A lower target holds against the partitions:** never `lower_thr
 saturated, and never below what the hottest range needs times the partition count (P4: every range gets
 provisioned / N, the hottest used `hot_normalized_ru`% of it at its busiest second, so it needs that share
 of the current per-partition budget: need x N = hot% x provisioned, filled to 80% as any target), nor below the service's minimum.
+
+**Numbers in columns.** Each `Action` also carries its `target` and `target_unit`, the `change` that applies
+it (`az_command` writes the Azure CLI command: `throughput update --throughput` / `--max-throughput`,
+`throughput migrate --throughput-type autoscale`, `redistribute-partition-throughput --target-partition-info`;
+`ruscope advise` for a key design; azure-monitor.md R90-R93), its `risk` in plain words and a `severity`
+(`SEVERITY`). A single hot logical key (`HOT_KEY_SHARE` of its range's RU) gains nothing from a split or a
+redistribution (R92: a key lives on one partition, at most 10,000 RU/s): no redistribution then, the advisor.
+The catalogue of every finding, its evidence, action and thresholds: docs/findings.md.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import shlex
 from dataclasses import dataclass
 
 import pandas as pd
@@ -56,17 +66,50 @@ SATURATION_NORMALIZED_RU = 90.0
 SATURATION_QUANTILE = 0.95
 HOT_KEY_SHARE = 0.5  # one key with most of a hot range's RU: the range cannot be split below one key (P1)
 KEY_STORAGE_WARN = 0.8  # a logical key at 80% of 20 GB (P1): changing the key takes a migration; start now
+KEY_STORAGE_CRITICAL = 0.95  # at 95% of 20 GB a burst of writes reaches the limit: writes to the key fail
+# Raising: Microsoft's redistribution page, "Increase the RU/s by a percentage, measure the rate of 429
+# responses, and repeat ... start with 10% to be conservative" (azure-monitor.md R90): the target is one step.
+RAISE_STEP = 0.1
+PARTITION_MAX_RU_S = 10_000  # P2, R92: a physical partition serves at most 10,000 RU/s (above: a split)
+# Redistribution (R92): a partition that ran at 100% of its share is throttled, so its need is unknown; the
+# page's rule for it: "Double the RU/s or increase them to the maximum of 10,000 RU/s, whichever is lower".
+SATURATED_NEED_FACTOR = 2.0
+RESOURCE_GROUP = "<rg>"  # the store knows no resource group; a placeholder the shell refuses to run as is
+ADVISE_COMMAND = "ruscope advise --config ruscope.toml"
+# The severity of a finding (the catalogue in docs/findings.md): critical when requests fail now or a limit
+# is about to make them fail (429s above the healthy band, a key at 95% of 20 GB); warning when a partition
+# runs at its budget or the load is skewed (429s are the next step); info for a saving or a cheaper query.
+SEVERITY = {
+    "raise_throughput": "critical",
+    "skewed_key": "critical",
+    "partition_saturated": "warning",
+    "range_share": "warning",
+    "key_near_limit": "warning",  # critical from KEY_STORAGE_CRITICAL (`severity`)
+    "lower_throughput": "info",
+    "move_to_autoscale": "info",
+    "query_fans_out": "info",
+}
+# What applies a change (`az_command`); R90-R93 cite each command and flag.
+CHANGES = ("throughput", "autoscale", "redistribute", "advise", "query")
 TOP = re.compile(r"\bTOP\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    """A recommendation: the rule (`measure`), the number that fired it and what to do, in plain words."""
+    """A recommendation: the rule (`measure`), the number that fired it and what to do, in plain words; and
+    in columns (module docstring): the `target` and its unit, the `change` that applies it (a `CHANGES` key,
+    from which `az_command` writes the command), the `risk` of applying it, and for a redistribution the RU/s
+    per pkrange (`partitions`)."""
 
     measure: str
     value: float
     unit: str
     detail: str
+    target: float | None = None
+    target_unit: str = ""
+    change: str = ""
+    risk: str = ""
+    partitions: tuple[tuple[str, float], ...] = ()
 
 
 def hot_partition_action(
@@ -76,32 +119,92 @@ def hot_partition_action(
     hot_pkrange: str,
     pkranges: int,
     hot_key: str | None = None,
+    hot_key_share: float = math.nan,
 ) -> Action | None:
     """More than the healthy 1-5% of requests throttled while the hottest range is at its share and the
     container is mostly idle: the 429s come from one hot partition, so fix the key (module docstring).
-    `hot_key`: the logical key with the most RU on that range in the diagnostic logs, named when known."""
+    `hot_key`: the logical key with the most RU on that range in the diagnostic logs, named when known; when
+    it carries `HOT_KEY_SHARE` of the range's RU, a split or redistribution gains nothing (the key design
+    does: `change` "advise"); else the RU/s can be moved to that range (`change` "redistribute", the
+    per-partition targets from `redistribution`, set by the report). The value: the range's peak normalized
+    RU (%), the number that says the 429s are one partition's."""
     hot = throttle_rate > THROTTLE_HEALTHY_MAX and hot_normalized_ru >= fleet.HOT_NORMALIZED_RU
     if not (hot and p95_utilization < LOWER_PEAK_UTILIZATION):
         return None
     split = f"split evenly over its {pkranges} partitions" if pkranges >= 2 else "split evenly over its partitions"
     detail = (
         f"The 429s ({throttle_rate:.1%} of requests) come from one hot partition: pkrange {hot_pkrange} reached "
-        f"{hot_normalized_ru:.0f}% of its share of the RU/s while the container used {p95_utilization:.1%} of its "
-        f"provisioned RU/s (p95). The RU/s are {split}, so raising them mostly pays for idle partitions: "
-        f"spread the hot key{f' {hot_key}' if hot_key else ''}'s load (a key with more, evenly used values, a "
-        "synthetic suffix or a hierarchical key)."
+        f"{hot_normalized_ru:.0f}% of its share of the RU/s (peak normalized RU) while the container used "
+        f"{p95_utilization:.1%} of its provisioned RU/s (p95). The RU/s are {split}, so raising them mostly pays "
+        f"for idle partitions: spread the hot key{f' {hot_key}' if hot_key else ''}'s load (a key with more, "
+        "evenly used values, a synthetic suffix or a hierarchical key)."
     )
-    return Action("skewed_key", round(hot_normalized_ru, 2), "%", detail)
+    if hot_key and hot_key_share >= HOT_KEY_SHARE:
+        detail += (
+            f" One logical key carries {hot_key_share:.0%} of that range's RU (diagnostic logs): a split or a "
+            "redistribution of RU/s gains nothing (a key lives on one partition, at most 10,000 RU/s); change the "
+            "key design (ruscope advise)."
+        )
+        return Action("skewed_key", round(hot_normalized_ru, 2), "%", detail, change="advise", risk=KEY_CHANGE_RISK)
+    detail += " Until then, more of the RU/s can go to that partition (the command: a redistribution)."
+    return Action("skewed_key", round(hot_normalized_ru, 2), "%", detail, change="redistribute", risk=REDISTRIBUTE_RISK)
 
 
-def raise_action(throttle_rate: float, skewed: bool) -> Action | None:
-    """More than the healthy 1-5% of requests throttled: raise RU/s (or first fix a skewed key)."""
+def redistribution(peaks: dict[str, float], ru_s: float) -> tuple[tuple[str, float], ...]:
+    """Per pkrange, the RU/s a redistribution gives it (R92), from the measured peaks (`peaks`: pkrange ->
+    largest per-minute NormalizedRUConsumption, %) and the RU/s in force in one region (`ru_s`, split evenly
+    over the ranges today, P4): the hottest range gets its need (its peak x its share / 0.8, as any target;
+    a range at 100% was throttled, so `SATURATED_NEED_FACTOR` x its share), at most `PARTITION_MAX_RU_S`;
+    the others share the rest evenly, each at least its own need (the total rises when they cannot). Empty
+    without peaks or RU/s. In steps of 100 RU/s."""
+    if not peaks or not ru_s > 0:
+        return ()
+    share = ru_s / len(peaks)
+    step = RU_STEP[False]
+
+    def need(peak: float) -> float:
+        wanted = share * SATURATED_NEED_FACTOR if peak >= 100 else share * peak / 100 / TARGET_PEAK_UTILIZATION
+        return float(min(PARTITION_MAX_RU_S, max(step, math.ceil(wanted / step) * step)))
+
+    hot = max(sorted(peaks), key=lambda pk: peaks[pk])
+    given = {hot: need(peaks[hot])}
+    others = [pk for pk in sorted(peaks) if pk != hot]
+    even = math.floor((ru_s - given[hot]) / max(len(others), 1) / step) * step
+    given |= {pk: float(min(PARTITION_MAX_RU_S, max(even, need(peaks[pk])))) for pk in others}
+    return tuple((pk, given[pk]) for pk in sorted(peaks, key=_pkrange_order))
+
+
+def _pkrange_order(pkrange: str) -> tuple[int, str]:
+    return (int(pkrange), "") if pkrange.isdigit() else (1 << 62, pkrange)
+
+
+def raise_action(
+    throttle_rate: float, skewed: bool, provisioned_ru_s: float = math.nan, autoscale: bool = False
+) -> Action | None:
+    """More than the healthy 1-5% of requests throttled: raise RU/s (or first fix a skewed key), by
+    `RAISE_STEP` of the `provisioned_ru_s` (the target; none for a container without RU/s of its own)."""
     if not throttle_rate > THROTTLE_HEALTHY_MAX:
         return None
     detail = f"Raise the RU/s: {throttle_rate:.1%} of requests were throttled (429), above the 1-5% the service documents as healthy."
     if skewed:
         detail += " One partition takes most of the load, so fixing the key (below) may cost less than more RU/s."
-    return Action("raise_throughput", round(throttle_rate * 100, 2), "%", detail)
+    if not provisioned_ru_s > 0:
+        return Action("raise_throughput", round(throttle_rate * 100, 2), "%", detail, risk=RAISE_RISK)
+    step = RU_STEP[autoscale]
+    target = float(math.ceil(provisioned_ru_s * (1 + RAISE_STEP) / step) * step)
+    detail += (
+        f" Target {target:,.0f} ({RAISE_STEP:.0%} more, Microsoft's conservative step): measure the 429 rate "
+        "again, and repeat while it stays above 5%."
+    )
+    return Action(
+        "raise_throughput", round(throttle_rate * 100, 2), "%", detail,
+        target=target, target_unit=target_unit(autoscale), change="throughput", risk=RAISE_RISK,
+    )  # fmt: skip
+
+
+def target_unit(autoscale: bool) -> str:
+    """What a throughput target is: manual RU/s or an autoscale maximum."""
+    return "RU/s autoscale max" if autoscale else "RU/s manual"
 
 
 def lower_floor(provisioned_ru_s: float, hot_normalized_ru: float, autoscale: bool) -> float:
@@ -144,7 +247,10 @@ def lower_action(
         f"throttled; the target is at least {floor:,.0f} (the hottest range's need x the partitions, the "
         f"service's minimum).{f' {evidence}' if evidence else ''}"
     )
-    return Action("lower_throughput", float(target), "RU/s", detail)
+    return Action(
+        "lower_throughput", float(target), "RU/s", detail,
+        target=float(target), target_unit=target_unit(autoscale), change="throughput", risk=LOWER_RISK,
+    )  # fmt: skip
 
 
 def saturation_action(sustained_normalized_ru: float, pkrange: str, pkranges: int, evidence: str = "") -> Action | None:
@@ -174,15 +280,27 @@ def autoscale_cost_ratio(per_second: pd.Series) -> tuple[float, int]:
     return round(AUTOSCALE_PRICE_FACTOR * float(billed), 4), len(hourly)
 
 
-def autoscale_action(cost_ratio: float, hours: int, autoscale: bool) -> Action | None:
-    """A manual container whose hours are mostly quiet: autoscale would bill less than manual at the peak."""
+def autoscale_action(
+    cost_ratio: float, hours: int, autoscale: bool, peak_ru_s: float = math.nan, floor: float = math.nan
+) -> Action | None:
+    """A manual container whose hours are mostly quiet: autoscale would bill less than manual at the peak.
+    The target: the autoscale max at the peak (`peak_ru_s`, the busiest interval's RU/s, as the cost ratio
+    assumes), in steps of 1,000, never below `floor` (`lower_floor`: the hottest range's need) nor 1,000."""
     if autoscale or hours < AUTOSCALE_MIN_HOURS or not cost_ratio < AUTOSCALE_SAVES_BELOW:
         return None
     detail = (
         f"Move to autoscale (max at the peak): the load is spiky, and over {hours} hours autoscale would have "
         f"cost about {cost_ratio:.0%} of manual RU/s set high enough for the peak."
     )
-    return Action("move_to_autoscale", cost_ratio, "ratio", detail)
+    if not peak_ru_s > 0:
+        return Action("move_to_autoscale", cost_ratio, "ratio", detail, risk=AUTOSCALE_RISK)
+    step = RU_STEP[True]
+    target = float(max(AUTOSCALE_MIN_MAX, floor if floor > 0 else 0, math.ceil(peak_ru_s / step) * step))
+    detail += f" Autoscale max {target:,.0f} RU/s (the busiest interval, {peak_ru_s:,.0f} RU/s, up to 1,000)."
+    return Action(
+        "move_to_autoscale", cost_ratio, "ratio", detail,
+        target=target, target_unit=target_unit(True), change="autoscale", risk=AUTOSCALE_RISK,
+    )  # fmt: skip
 
 
 def skew_action(
@@ -204,7 +322,7 @@ def skew_action(
             f" One logical key, {hot_key}, carries {hot_key_share:.0%} of that range's RU (diagnostic logs): a split"
             " or a redistribution of RU/s cannot spread one key; change the key design (ruscope advise)."
         )
-    return Action("range_share", round(hot_share * 100, 2), "%", detail)
+    return Action("range_share", round(hot_share * 100, 2), "%", detail, change="advise", risk=KEY_CHANGE_RISK)
 
 
 def fan_out_action(query_name: str, routing: str, pkrange_count: int, sql: str) -> Action | None:
@@ -213,7 +331,10 @@ def fan_out_action(query_name: str, routing: str, pkrange_count: int, sql: str) 
         return None
     fix = "add the partition key filter" if TOP.search(sql or "") else "add the partition key filter or TOP"
     detail = f"Query {query_name} fans out to all {pkrange_count} partitions: {fix}."
-    return Action("query_fans_out", float(pkrange_count), "count", detail)
+    return Action(
+        "query_fans_out", float(pkrange_count), "count", detail,
+        target=1.0, target_unit="partitions per execution", change="query", risk=QUERY_RISK,
+    )  # fmt: skip
 
 
 def key_storage_action(partition_key: str, size_gb: float, limits: Limits | None = None) -> Action | None:
@@ -226,4 +347,63 @@ def key_storage_action(partition_key: str, size_gb: float, limits: Limits | None
         f"Logical key {partition_key} holds {size_gb:,.1f} GB of the {limit_gb:g} GB one key may hold; writes to it "
         "fail at the limit: plan a more granular or hierarchical partition key."
     )
-    return Action("key_near_limit", round(fill * 100, 1), "%", detail)
+    return Action("key_near_limit", round(fill * 100, 1), "%", detail, change="advise", risk=KEY_CHANGE_RISK)
+
+
+# -- what applying an action risks (plain words) ----------------------------------------------------------
+RAISE_RISK = (
+    "Costs more every hour, on every partition and region; past partitions x 10,000 RU/s the service splits "
+    "partitions (hours), and the lowest RU/s you may later set rises to a hundredth of the highest ever set."
+)
+LOWER_RISK = (
+    "A load above the target, or a partition's busiest second above its new share (target / partitions), is "
+    "throttled (429); the minimum you may set stays a hundredth of the highest RU/s ever set."
+)
+AUTOSCALE_RISK = (
+    "Each hour bills the highest RU/s it scaled to (at least 10% of the max) at 1.5x the manual rate: a load "
+    "that stays high costs more than manual; a burst above the max is throttled as before."
+)
+REDISTRIBUTE_RISK = (
+    "The throughput policy becomes Custom: the container's RU/s can then only be changed with this command "
+    "until reset (--evenly-distribute); the other partitions get less, so a load that moves to them is "
+    "throttled; targets summing to more than the RU/s now raise the total (and the bill); a target above 10,000 "
+    "RU/s splits the partition. Check the ids first (retrieve-partition-throughput --all-partitions)."
+)
+KEY_CHANGE_RISK = (
+    "A partition key cannot be changed in place: a new container and a copy of the data (change feed or a "
+    "copy job), and the application's queries rewritten for the new key; the advisor measures candidates first."
+)
+QUERY_RISK = "None to the account; the application must then send the key (one query per key value it needs)."
+
+
+def severity(action: Action) -> str:
+    """The finding's severity (`SEVERITY`; a key at `KEY_STORAGE_CRITICAL` of 20 GB is critical)."""
+    if action.measure == "key_near_limit" and action.value >= KEY_STORAGE_CRITICAL * 100:
+        return "critical"
+    return SEVERITY.get(action.measure, "info")
+
+
+def az_command(action: Action, account: str, database: str, container: str) -> str:
+    """The command that applies `action` (R90-R93): the Azure CLI for a throughput change (`<rg>`: the
+    resource group, which the store does not know), ruscope's advisor for a key design; "" for a query
+    change or a container without RU/s of its own to change."""
+    names = f"--account-name {shlex.quote(account)} --resource-group {RESOURCE_GROUP} " + (
+        f"--database-name {shlex.quote(database)} --name {shlex.quote(container)}"
+    )
+    sql = "az cosmosdb sql container"
+    if action.change == "advise":
+        return ADVISE_COMMAND
+    if not container or (not (action.target or 0) > 0 and action.change != "redistribute"):
+        return ""
+    if action.change == "throughput":
+        flag = "--max-throughput" if action.target_unit == target_unit(True) else "--throughput"
+        return f"{sql} throughput update {names} {flag} {action.target or 0:.0f}"
+    if action.change == "autoscale":
+        return (
+            f"{sql} throughput migrate {names} --throughput-type autoscale && "
+            f"{sql} throughput update {names} --max-throughput {action.target or 0:.0f}"
+        )
+    if action.change == "redistribute" and action.partitions:
+        info = " ".join(f"{pk}={ru:.0f}" for pk, ru in action.partitions)
+        return f'{sql} redistribute-partition-throughput {names} --target-partition-info "{info}"'
+    return ""

@@ -72,6 +72,7 @@ from collectors.logs.queries import result_columns as legacy_renames
 from collectors.metrics import CHUNK, aligned_window, chunks  # windows and day-long chunks, as for metrics
 from collectors.registry import Options
 from collectors.run import SEAL_SECONDS, Run
+from cosmoscore.keys import key_text
 from cosmoscore.monitor.logs import (
     COLLECTION_NAME,
     DATABASE_NAME,
@@ -137,6 +138,11 @@ def _text(value: Any) -> str:
     return "" if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)) else str(value)
 
 
+def _key(value: Any) -> str:
+    """A log's PartitionKey in the store's one spelling (`cosmoscore.keys.key_text`), whatever the log wrote."""
+    return key_text(_text(value))
+
+
 def _number(value: Any) -> float:
     return 0.0 if value is None or value is pd.NA or pd.isna(value) else float(value)
 
@@ -166,7 +172,7 @@ FIELDS: dict[str, tuple[type[Record], dict[str, tuple[str, Convert]]]] = {
         LogKeyRURecord,
         {
             "pkrange_id": (PARTITION_KEY_RANGE_ID, _text),
-            "partition_key": (PARTITION_KEY, _text),
+            "partition_key": (PARTITION_KEY, _key),
             "request_charge": (REQUEST_CHARGE, _number),
             "peak_request_charge": (PEAK_REQUEST_CHARGE, _optional_number),
         },
@@ -175,7 +181,7 @@ FIELDS: dict[str, tuple[type[Record], dict[str, tuple[str, Convert]]]] = {
         LogKeyOperationRURecord,
         {
             "pkrange_id": (PARTITION_KEY_RANGE_ID, _text),
-            "partition_key": (PARTITION_KEY, _text),
+            "partition_key": (PARTITION_KEY, _key),
             "operation_name": (OPERATION_NAME, _text),
             "request_charge": (REQUEST_CHARGE, _number),
             "peak_request_charge": (PEAK_REQUEST_CHARGE, _optional_number),
@@ -183,7 +189,7 @@ FIELDS: dict[str, tuple[type[Record], dict[str, tuple[str, Convert]]]] = {
     ),
     KEY_SIZE: (
         LogKeySizeRecord,
-        {"partition_key": (PARTITION_KEY, _text), "generated": (TIME_GENERATED, _time), "size_kb": (SIZE_KB, _count)},
+        {"partition_key": (PARTITION_KEY, _key), "generated": (TIME_GENERATED, _time), "size_kb": (SIZE_KB, _count)},
     ),
     THROTTLES: (
         LogThrottleRecord,

@@ -37,6 +37,7 @@ from collectors.replay.summary import Spend, spend_lines, summary_line
 from collectors.run import BUDGET, SEAL_SECONDS, BudgetReached, Run, RunSummary, Stopped, Wait
 from cosmoscore import routing as rules
 from cosmoscore.epk import EpkRange
+from cosmoscore.keys import key_text
 from store import ExecutionRecord, RequestRecord, StoreLocation
 
 OK, ERROR, STOPPED = "ok", "error", "stopped"
@@ -153,7 +154,7 @@ def execution_record(
         mode=spec.mode,
         feed_range=target.label,
         sql=spec.sql,
-        partition_key="" if spec.partition_key is None else json.dumps(spec.partition_key),
+        partition_key="" if spec.partition_key is None else key_text(json.dumps(spec.partition_key)),
         status=status,
         error=error,
         total_ru=round(sum(r.request_charge for r in requests), 2),

@@ -8,10 +8,13 @@ Layout only: the store, time range and scope come from the frame (`dashboard.sta
 
 from __future__ import annotations
 
+import datetime as dt
+import importlib.metadata
+
 import pandas as pd
 import streamlit as st
 
-from analysis.capacity import review
+from analysis.capacity import about, review
 from analysis.report import to_xlsx_bytes
 from dashboard import widgets
 from dashboard.loaders.tables import load_view
@@ -21,9 +24,11 @@ HOW_TO_COLLECT = "Collect the configured queries and Azure Monitor data into it,
 COLLECT = ['ruscope collect --config ruscope.toml   # [store] uri = "{store}"']
 ABOUT = """The capacity review of this time range and scope: the same rows, in the same format, as
 `ruscope report --config ruscope.toml --out report.csv` writes (add `--since 30d` for a time range, `--format
-xlsx` for a workbook with a sheet per section). One row per number: `section` (container, partition, key,
+xlsx` for a workbook with a sheet per section). One row per number: `section` (report, container, partition, key,
 query, action), the container, `subject` (a pkrange, a partition key, a query), `measure`, `value`, `unit`
-and `detail`. The rules behind the actions and their thresholds are in `analysis/capacity/rules.py`."""
+and `detail`; an action also has `target`, `target_unit`, `severity`, `command` and `risk`. The first
+section says what the report is of (window, store, generation time, region, version). The findings, their
+thresholds and sources: docs/findings.md."""
 
 RATE_NOTE = """429 rate %: over the whole window, from the source and the window (first and last time counted)
 that its `throttle_rate` row's detail names in the whole report below."""
@@ -35,12 +40,17 @@ SECTION_TABLE = {
     "value": _NUMBER("value"),  # rounded per unit in analysis.capacity.review: shown as is, never 3.6e-05
     "unit": st.column_config.TextColumn("unit"),
     "detail": st.column_config.TextColumn("detail", width="large"),
+    "target": _NUMBER("target"),
+    "target_unit": st.column_config.TextColumn("target unit"),
+    "severity": st.column_config.TextColumn("severity"),
+    "command": st.column_config.TextColumn("command", width="large"),
+    "risk": st.column_config.TextColumn("risk", width="large"),
 }
 SUMMARY_TABLE = {
     "ru_consumed": _NUMBER("RU consumed", format="%.0f"),
     "provisioned_ru_s": _NUMBER("provisioned RU/s", format="%.0f"),
-    "peak_ru_s": _NUMBER("peak RU/s", format="%.1f"),
-    "p95_ru_s": _NUMBER("p95 RU/s", format="%.1f"),
+    "peak_interval_ru_s": _NUMBER("peak RU/s, per-minute average of the busiest interval", format="%.1f"),
+    "p95_ru_s": _NUMBER("p95 RU/s, of the per-minute averages", format="%.1f"),
     "p95_utilization": _NUMBER("p95 % of provisioned"),
     "hot_normalized_ru": _NUMBER("hottest range normalized RU %"),
     "hot_range_share": _NUMBER("hottest range % of RU"),
@@ -50,9 +60,11 @@ SUMMARY_TABLE = {
     "largest_key_gb": _NUMBER("largest key GB", format="%.3f"),
     "key_headroom": _NUMBER("% of 20 GB free"),
     "autoscale_cost_ratio": _NUMBER("autoscale cost / manual", format="%.2f"),
+    "replay_ru": _NUMBER("ruscope's replay RU", format="%.1f"),
 }
-ACTION_FIRST = ["database", "container", "detail"]
+ACTION_FIRST = ["severity", "database", "container", "detail", "target", "target_unit", "command", "risk"]
 SECTIONS = {
+    "report": "About this report",
     "partition": "Partitions",
     "key": "Largest and costliest keys",
     "query": "Queries",
@@ -67,7 +79,29 @@ def load_report(view: FrameState) -> pd.DataFrame:
         loaded = load_view(view, table, columns=columns)
         frames[table], messages = loaded.frame, messages + loaded.warnings
     widgets.render_store_warnings(tuple(dict.fromkeys(messages)))
-    return review.build_capacity_report(**frames, limits=None, region=view.region)  # limits named: not a frame
+    return review.build_capacity_report(**frames, limits=None, region=view.region, about=report_about(view, frames))
+
+
+def report_about(view: FrameState, frames: dict[str, pd.DataFrame]) -> about.ReportAbout:
+    """The report's first section: the view's time range (else the data's first and last row), its store."""
+    now = dt.datetime.now(dt.UTC)
+    first, last = about.data_window(frames)
+    return about.ReportAbout(
+        window_start=view.since or first,
+        window_end=now if view.since else last,
+        store=view.store,
+        generated=now,
+        region=view.region,
+        version=_version(),
+        window_note="the page's time range" if view.since else "all time: the first and last row read",
+    )
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("ruscope")
+    except importlib.metadata.PackageNotFoundError:  # a source tree that was never installed
+        return "unknown"
 
 
 def render_actions(report: pd.DataFrame) -> None:
@@ -87,7 +121,8 @@ def render_sections(report: pd.DataFrame) -> None:
             if rows.empty:
                 st.caption(f"No {title.lower()} in this view's data.")
             else:
-                widgets.render_table(rows, key=f"reports_{name}", file_name=f"{name}s.csv", column_config=SECTION_TABLE)
+                key = "reports_about" if name == "report" else f"reports_{name}"  # reports_report: the whole
+                widgets.render_table(rows, key=key, file_name=f"{name}s.csv", column_config=SECTION_TABLE)
 
 
 st.title("Reports")

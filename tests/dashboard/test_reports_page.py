@@ -10,7 +10,8 @@ from streamlit.testing.v1 import AppTest
 
 from analysis.capacity import review
 from analysis.report import to_csv_bytes
-from tests.analysis.test_overview import GOLDEN, shop_frames
+from store import store_location, write_frame
+from tests.analysis.test_overview import GOLDEN, frame, row, shop_frames
 from tests.dashboard.apptest import minutes_ago, run_app, write_plan
 from tests.dashboard.test_overview_page import write_shop
 
@@ -64,11 +65,18 @@ def test_the_download_is_the_bytes_ruscope_report_writes(store: Path) -> None:
     assert found["reports_actions"]["measure"].tolist() == [
         "partition_saturated", "range_share", "query_fans_out", "key_near_limit"
     ]  # fmt: skip
-    assert found["reports_actions"].columns.tolist()[:3] == ["database", "container", "detail"]  # the words first
+    assert found["reports_actions"].columns.tolist()[:4] == ["severity", "database", "container", "detail"]
+    assert found["reports_actions"]["severity"].tolist() == ["warning", "warning", "info", "warning"]
+    about = found["reports_about"].set_index("measure")["detail"]
+    assert about.index.tolist() == [
+        "window_start", "window_end", "store", "generated_at", "region", "ruscope_version"
+    ]  # fmt: skip
+    assert about["store"] == str(store) and about["region"] == "all regions" and about["window_end"].endswith("Z")
     assert found["reports_key"]["subject"].tolist() == ['["t1"]', '["=cmd"]']
     assert downloads(app) == [
         "reports_actions_download",
         "reports_containers_download",
+        "reports_about_download",
         "reports_partition_download",
         "reports_key_download",
         "reports_query_download",
@@ -78,6 +86,8 @@ def test_the_download_is_the_bytes_ruscope_report_writes(store: Path) -> None:
     report = review.build_capacity_report(**shop_frames())
     assert to_csv_bytes(report) == (GOLDEN / "capacity_report.csv").read_bytes()  # what the CLI test writes
     shown = found["reports_report"]
+    assert shown["section"].iloc[0] == "report"  # what the report is of, first
+    shown = shown[shown["section"].ne("report")]
     assert (
         shown[["section", "subject", "measure"]].values.tolist()
         == report[["section", "subject", "measure"]].values.tolist()
@@ -99,3 +109,37 @@ def test_the_collected_store(collected_store: Path, monkeypatch: pytest.MonkeyPa
     assert "share" not in set(report["unit"])  # shares are written in %
     csv = to_csv_bytes(report).decode()
     assert "e-0" not in csv and "e+0" not in csv  # plain decimals: no 3.6e-05, no 5.573e+04
+
+
+SPACED, COMPACT = '["t1", "u1"]', '["t1","u1"]'  # an old storage collector's spelling, and the one spelling
+
+
+def write_hierarchical_key(store: Path) -> None:
+    """The shop store, plus one hierarchical key of orders on pkrange 1: its size written as the storage
+    collector used to (`json.dumps`, spaced), its RU as the logs write it (compact)."""
+    write_shop(store)
+    sized = frame("logical_keys", row("logical_keys", pkrange_id="1", partition_key=SPACED, size_kb=19.0 * 1024**2))
+    logged = row("log_key_ru", pkrange_id="1", partition_key=COMPACT, request_charge=500.0)
+    write_frame(store_location(store), "logical_keys", sized.drop(columns="run_id"), run_id="k1", part="000")
+    logs = frame("log_key_ru", logged).drop(columns="run_id")
+    write_frame(store_location(store), "log_key_ru", logs, run_id="k2", part="000")
+
+
+def test_a_hierarchical_key_is_spelled_one_way_in_the_report_and_the_pages(store: Path) -> None:
+    write_hierarchical_key(store)
+    report = tables(open_reports())["reports_report"]
+    spelled = set(report.loc[report["subject"].str.startswith('["t1",'), "subject"])
+    assert spelled == {COMPACT}  # its size, its RU and its action: one key a pivot joins
+    assert COMPACT in set(report.loc[report["measure"].eq("key_near_limit"), "subject"])
+    hot = run_app()
+    hot.switch_page("views/hot_partitions.py").run()
+    picker = hot.multiselect(key="hot_pkranges")
+    picker.set_value(list(picker.options)).run()
+    assert not hot.exception, [e.message for e in hot.exception]
+    [keyed] = [t.value for t in hot.dataframe if "partition_key" in t.value.columns]
+    assert {k for k in keyed["partition_key"] if k.startswith('["t1",')} == {COMPACT}
+    storage = run_app()
+    storage.switch_page("views/storage.py").run()
+    assert not storage.exception, [e.message for e in storage.exception]
+    labels = {str(v) for t in storage.dataframe for c in t.value.columns for v in t.value[c] if "t1" in str(v)}
+    assert any(COMPACT in label for label in labels) and not any(SPACED in label for label in labels)

@@ -45,8 +45,29 @@ def test_the_report_is_the_golden_csv(shop_store: Path, tmp_path: Path) -> None:
     code, stdout, stderr = report("--config", str(write_config(tmp_path, shop_store)), "--out", str(out))
     assert (code, stderr) == (0, "")
     assert stdout == f"{out}: 2 containers, 4 recommended actions\n"
-    assert out.read_bytes() == (GOLDEN / "capacity_report.csv").read_bytes()
+    about, rest = split_about(out.read_text(encoding="utf-8"))
+    assert rest == (GOLDEN / "capacity_report.csv").read_text(encoding="utf-8")
+    assert [line.split(",")[5] for line in about] == [
+        "window_start", "window_end", "store", "generated_at", "region", "ruscope_version"
+    ]  # fmt: skip
+    assert about[0].endswith(",2026-05-01T10:00:00Z (all data: the first and last row read),,,,,")  # the first row
+    assert f",store,,,{shop_store}," in about[2] and ",region,,,all regions," in about[4]
     assert EMULATOR_KEY not in out.read_text() and not list(tmp_path.glob(".*.tmp"))
+
+
+def split_about(csv: str) -> tuple[list[str], str]:
+    """The report's first section (`report` rows) and the rest of the CSV with its header."""
+    header, *lines = csv.splitlines(keepends=True)
+    about = [line.rstrip("\n") for line in lines if line.startswith("report,")]
+    return about, header + "".join(line for line in lines if not line.startswith("report,"))
+
+
+def test_the_report_says_the_window_it_was_asked(shop_store: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.csv"
+    code, _, stderr = report("--config", str(write_config(tmp_path, shop_store)), "--out", str(out), "--since", "3650d")
+    assert (code, stderr) == (0, "")
+    about, _ = split_about(out.read_text(encoding="utf-8"))
+    assert "(--since 3650d)" in about[0] and about[1].split(",")[8].endswith("Z")
 
 
 def test_store_option_and_xlsx(shop_store: Path, tmp_path: Path) -> None:
@@ -122,7 +143,8 @@ def test_python_m_ruscope_in_a_folder_holding_store_and_analysis_folders(shop_st
         timeout=120,
     )
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
-    assert (tmp_path / "report.csv").read_bytes() == (GOLDEN / "capacity_report.csv").read_bytes()
+    _, rest = split_about((tmp_path / "report.csv").read_text(encoding="utf-8"))
+    assert rest == (GOLDEN / "capacity_report.csv").read_text(encoding="utf-8")
 
 
 def test_a_two_region_account_in_total_or_one_region(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ golden CSV, and formula injection through the CSV and xlsx writers."""
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import math
 import re
@@ -10,9 +11,11 @@ import zipfile
 
 import pandas as pd
 
-from analysis import overview
-from analysis.capacity import review, rules
+from analysis import overview, own_traffic
+from analysis.capacity import about, review, rules
+from analysis.capacity.actions import ACTION_COLUMNS
 from analysis.report import to_csv_bytes, to_xlsx_bytes
+from cosmoscore.keys import key_text
 from cosmoscore.limits import Limits
 from tests.analysis.test_overview import assert_golden, frame, metric, row, shop_frames
 
@@ -20,12 +23,26 @@ from tests.analysis.test_overview import assert_golden, frame, metric, row, shop
 def test_raise_above_the_healthy_band_only() -> None:
     assert rules.raise_action(0.05, skewed=False) is None  # the band's top is still healthy
     action = rules.raise_action(0.0725, skewed=False)
-    assert action == rules.Action(
+    assert action is not None and (action.measure, action.value, action.unit, action.detail) == (
         "raise_throughput",
         7.25,
         "%",
         "Raise the RU/s: 7.2% of requests were throttled (429), above the 1-5% the service documents as healthy.",
     )
+    assert action.target is None and rules.az_command(action, "acc", "shop", "orders") == ""  # no RU/s known
+    raised = rules.raise_action(0.0725, skewed=False, provisioned_ru_s=18000.0)
+    assert raised is not None and (raised.target, raised.target_unit) == (19800.0, "RU/s manual")  # +10%
+    assert rules.az_command(raised, "acc", "shop", "orders") == (
+        "az cosmosdb sql container throughput update --account-name acc --resource-group <rg> "
+        "--database-name shop --name orders --throughput 19800"
+    )
+    auto = rules.raise_action(0.0725, skewed=False, provisioned_ru_s=4000.0, autoscale=True)
+    assert (
+        auto is not None
+        and auto.target == 5000.0
+        and rules.az_command(auto, "a", "d", "c").endswith("--max-throughput 5000")
+    )
+    assert rules.severity(raised) == "critical" and "Costs more" in raised.risk
     assert "fixing the key" in rules.raise_action(0.2, skewed=True).detail
     assert rules.raise_action(math.nan, skewed=False) is None
 
@@ -74,9 +91,14 @@ def test_skewed_key_against_an_even_share() -> None:
 
 def test_a_fan_out_query_needs_the_key_or_top() -> None:
     action = rules.fan_out_action("wide", "fan-out", 4, "SELECT * FROM c")
-    assert action == rules.Action(
-        "query_fans_out", 4.0, "count", "Query wide fans out to all 4 partitions: add the partition key filter or TOP."
+    assert action is not None and (action.measure, action.value, action.unit, action.detail) == (
+        "query_fans_out",
+        4.0,
+        "count",
+        "Query wide fans out to all 4 partitions: add the partition key filter or TOP.",
     )
+    assert (action.target, action.target_unit, rules.severity(action)) == (1.0, "partitions per execution", "info")
+    assert rules.az_command(action, "a", "d", "c") == ""  # a change to the application, not the account
     with_top = rules.fan_out_action("wide", "fan-out", 4, "SELECT top 10 * FROM c")
     assert with_top.detail.endswith("add the partition key filter.")
     assert rules.fan_out_action("one", "fan-out", 1, "SELECT * FROM c") is None  # one partition: nothing to fix
@@ -106,7 +128,7 @@ def test_the_container_summary_is_one_row_per_container() -> None:
     summary = review.container_summary(review.build_capacity_report(**shop_frames()))
     assert summary["container"].tolist() == ["orders", "people"]
     assert summary.columns.tolist()[:5] == ["account", "database", "container", "ru_consumed", "provisioned_ru_s"]
-    assert summary.loc[0, "peak_ru_s"] == 20.0 and pd.isna(summary.loc[1, "peak_ru_s"])
+    assert summary.loc[0, "peak_interval_ru_s"] == 20.0 and pd.isna(summary.loc[1, "peak_interval_ru_s"])
 
 
 def test_formula_cells_are_neutralised_in_csv_and_xlsx() -> None:
@@ -177,14 +199,14 @@ def test_429s_of_a_hot_partition_in_an_idle_container_ask_for_the_key_not_more_r
         in named_actions[named_actions["measure"].eq("skewed_key")]["detail"].iloc[0]
     )
     keys = review.section(named, "key").set_index(["subject", "measure"])
-    assert ('["t1"]', "peak_ru_s") not in keys.index  # rows stored before the busiest second: none, never 0
+    assert ('["t1"]', "peak_second_ru") not in keys.index  # rows stored before the busiest second: none, never 0
     logs[0] = {**logs[0], "peak_request_charge": 40.0, "bin_minutes": 5}
     peaked = review.section(
         review.build_capacity_report(**hot_partition_frames(provisioned=2000.0), log_key_ru=frame("log_key_ru", *logs)),
         "key",
     ).set_index(["subject", "measure"])
-    assert peaked.loc[('["t1"]', "peak_ru_s"), ["value", "unit"]].tolist() == [40.0, "RU/s"]
-    assert peaked.loc[('["t1"]', "peak_ru_s"), "detail"] == "diagnostic logs, busiest second (1 s)"
+    assert peaked.loc[('["t1"]', "peak_second_ru"), ["value", "unit"]].tolist() == [40.0, "RU"]
+    assert peaked.loc[('["t1"]', "peak_second_ru"), "detail"] == "RU in the busiest second (diagnostic logs, 1 s bins)"
     busy = review.section(review.build_capacity_report(**hot_partition_frames(provisioned=30.0)), "action")
     assert "raise_throughput" in busy["measure"].tolist()  # p95 19 of 30 RU/s: the container is busy too
 
@@ -264,3 +286,87 @@ def test_a_lowered_target_holds_the_hottest_partition_and_the_minimum() -> None:
     assert rules.lower_action(10.0, 4000.0, 0.0, True).value == rules.AUTOSCALE_MIN_MAX  # type: ignore[union-attr]
     assert rules.lower_action(2520.0, 18000.0, 0.0, False, saturated=True) is None
     assert rules.saturation_action(89.9, "0", 3) is None
+
+
+def test_a_redistribution_gives_the_hot_range_its_need_and_the_rest_evenly() -> None:
+    # 18,000 RU/s over 3 ranges (6,000 each): the hot one used 97% of its share at its busiest second
+    given = rules.redistribution({"0": 97.0, "1": 10.0, "2": 10.0}, 18000.0)
+    assert given == (("0", 7300.0), ("1", 5300.0), ("2", 5300.0))  # 6,000 x 0.97 / 0.8 = 7,275, up to 100
+    throttled = dict(rules.redistribution({"0": 100.0, "1": 20.0}, 12000.0))
+    assert throttled == {"0": 10000.0, "1": 2000.0}  # 100%: twice its share, at most 10,000 (R92)
+    assert rules.redistribution({}, 1000.0) == () and rules.redistribution({"0": 50.0}, math.nan) == ()
+
+
+def test_a_hot_partition_gets_a_redistribution_command_unless_one_key_carries_it() -> None:
+    report = review.build_capacity_report(**hot_partition_frames(provisioned=2000.0))
+    [hot] = review.section(report, "action").query("measure == 'skewed_key'").to_dict("records")
+    assert (hot["severity"], hot["target_unit"]) == ("critical", "RU/s per partition (pkrange 1)")
+    assert hot["command"] == (
+        "az cosmosdb sql container redistribute-partition-throughput --account-name 127.0.0.1 --resource-group <rg>"
+        ' --database-name shop --name orders --target-partition-info "0=200 1=2000"'
+    )  # pkrange 0 keeps its own need; the total rises from 2,000 to 2,200, and the detail says so
+    assert "pkrange 0 200, pkrange 1 2,000 RU/s, 2,200 in total against 2,000 now" in hot["detail"]
+    assert hot["target"] == 2000.0 and "Custom" in hot["risk"]  # 100%: 2 x its 1,000 RU/s share
+    logs = [row("log_key_ru", pkrange_id="1", partition_key='["t1"]', request_charge=90.0)]
+    logs.append(row("log_key_ru", pkrange_id="1", partition_key='["t2"]', request_charge=9.0))
+    one_key = review.build_capacity_report(
+        **hot_partition_frames(provisioned=2000.0), log_key_ru=frame("log_key_ru", *logs)
+    )
+    [hot] = review.section(one_key, "action").query("measure == 'skewed_key'").to_dict("records")
+    assert hot["command"] == rules.ADVISE_COMMAND and pd.isna(hot["target"])  # no redistribution then
+    assert "a split or a redistribution of RU/s gains nothing" in hot["detail"]
+
+
+def test_rows_that_are_not_actions_leave_the_action_columns_blank() -> None:
+    report = review.build_capacity_report(**shop_frames())
+    others = report[report["section"].ne("action")]
+    assert others["target"].isna().all()
+    assert (others[ACTION_COLUMNS[1:]] == "").all().all()
+    actions = review.section(report, "action")
+    assert actions["severity"].isin(["critical", "warning", "info"]).all()
+
+
+def test_the_replay_row_is_own_traffic_s_spend() -> None:
+    frames = shop_frames()
+    report = review.build_capacity_report(**frames)
+    rows = report[report["measure"].eq("replay_ru")].set_index("container")
+    spend = own_traffic.summarize_replay_spend(frames["requests"]).set_index("container")
+    assert rows["value"].to_dict() == spend["ru"].round(1).to_dict() and set(rows["unit"]) == {"RU"}
+    assert rows["detail"].str.startswith("ruscope's replay: charged to the account, counted in Azure Monitor").all()
+
+
+def test_the_report_says_what_it_is_of_and_never_a_token() -> None:
+    told = about.ReportAbout(
+        window_start=dt.datetime(2026, 5, 1, 10, tzinfo=dt.UTC),
+        window_end=dt.datetime(2026, 5, 2, 10, tzinfo=dt.UTC),
+        store="https://acct.blob.core.windows.net/data/store?sv=2024&sig=SECRET",
+        generated=dt.datetime(2026, 5, 2, 10, 5, tzinfo=dt.UTC),
+        region=None,
+        version="0.1.0",
+        window_note="--since 1d",
+    )
+    report = review.build_capacity_report(**shop_frames(), about=told)
+    first = report.head(6)
+    assert first["section"].eq("report").all() and first["value"].isna().all()
+    assert first.set_index("measure")["detail"].to_dict() == {
+        "window_start": "2026-05-01T10:00:00Z (--since 1d)",
+        "window_end": "2026-05-02T10:00:00Z",
+        "store": "https://acct.blob.core.windows.net/data/store",
+        "generated_at": "2026-05-02T10:05:00Z",
+        "region": "all regions",
+        "ruscope_version": "0.1.0",
+    }
+    assert "SECRET" not in to_csv_bytes(report).decode()
+    assert review.report_summary(report) == "2 containers, 4 recommended actions"  # the first section is no container
+    assert (
+        about.public_store_text("abfss://data@acct.dfs.core.windows.net/s")
+        == "abfss://data@acct.dfs.core.windows.net/s"
+    )
+    assert about.public_store_text("https://user:pw@host/s?x=1") == "https://host/s"
+    assert about.public_store_text("ruscope-data") == "ruscope-data"
+
+
+def test_one_spelling_of_a_key() -> None:
+    assert key_text('["a", "b"]') == key_text(["a", "b"]) == '["a","b"]'
+    assert key_text('["é", 1, null, {}]') == '["é",1,null,{}]'  # non-ASCII as is, undefined as {}
+    assert key_text("") == "" and key_text("not json") == "not json" and key_text(None) == ""

@@ -1,0 +1,185 @@
+"""The capacity report's `action` section: the rules of `analysis.capacity.rules` run per container, query and
+logical key, each action with its numbers in columns (`ACTION_COLUMNS`: target, its unit, severity, the
+command that applies it, its risk; `analysis.capacity.review`'s docstring documents them), and what they need
+from the data: the logs' costliest key per range (`costliest_key_shares`) and the ranges' measured peaks
+(`partition_peaks`, the need of a redistribution)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import pandas as pd
+
+from analysis import overview
+from analysis.capacity import rules
+from analysis.capacity.rules import (
+    Action,
+    autoscale_action,
+    fan_out_action,
+    hot_partition_action,
+    key_storage_action,
+    lower_action,
+    raise_action,
+    saturation_action,
+    skew_action,
+)
+from analysis.units import Number
+from cosmoscore.limits import GB, Limits
+from cosmoscore.monitor.metrics import NORMALIZED_RU
+
+KEY = overview.KEY
+ACTION_COLUMNS = ["target", "target_unit", "severity", "command", "risk"]  # blank on rows that are not actions
+COLUMNS = ["section", *KEY, "subject", "measure", "value", "unit", "detail", *ACTION_COLUMNS]  # every report row
+
+
+def partition_peaks(metrics: pd.DataFrame) -> dict[tuple[str, ...], dict[str, float]]:
+    """(account, database, container) -> pkrange -> its largest per-minute NormalizedRUConsumption (%) in the
+    window, over regions (the partition rows' `max_normalized_ru`): the measured need of a redistribution."""
+    normalized = overview.metric_rows(metrics, NORMALIZED_RU).dropna(subset=["pkrange_id", "value"])
+    if normalized.empty:
+        return {}
+    peaks = normalized.groupby([*KEY, "pkrange_id"])["value"].max().reset_index()
+    out: dict[tuple[str, ...], dict[str, float]] = {}
+    for *key, pkrange, value in peaks.astype({"value": float}).itertuples(index=False):
+        out.setdefault(tuple(str(k) for k in key), {})[str(pkrange)] = float(value)
+    return out
+
+
+def costliest_key_shares(log_key_ru: pd.DataFrame | None) -> dict[tuple[str, ...], tuple[str, float]]:
+    """(account, database, container, pkrange) -> the key with the most RU on it in the logs, and its share."""
+    if log_key_ru is None or "pkrange_id" not in log_key_ru or log_key_ru.empty:
+        return {}
+    rows = overview.fleet_rows(log_key_ru).dropna(subset=["pkrange_id", "partition_key"])
+    ru = rows.groupby([*KEY, "pkrange_id", "partition_key"])["request_charge"].sum().reset_index()
+    top = ru.sort_values(["request_charge", "partition_key"], ascending=[False, True], kind="stable")
+    total = ru.groupby([*KEY, "pkrange_id"])["request_charge"].transform("sum")
+    top = top.assign(_share=(top["request_charge"] / total.where(total > 0)).fillna(0.0))
+    top = top.drop_duplicates(subset=[*KEY, "pkrange_id"])
+    names = top[[*KEY, "pkrange_id", "partition_key"]].astype(str).itertuples(index=False)
+    return {tuple(k[:-1]): (k[-1], float(share)) for k, share in zip(names, top["_share"])}
+
+
+def action_rows(
+    containers: pd.DataFrame,
+    queries: pd.DataFrame,
+    keys: pd.DataFrame,
+    limits: Limits | None,
+    *,
+    hot_keys: dict[tuple[str, ...], tuple[str, float]] | None = None,
+    peaks: dict[tuple[str, ...], dict[str, float]] | None = None,
+) -> pd.DataFrame:
+    """The `action` section: every rule that fires, per container, query and logical key (`hot_keys`:
+    `costliest_key_shares`, to name the key of a hot partition and say when one key carries it; `peaks`:
+    `partition_peaks`, the per-partition need of a redistribution), each with its numbers in columns."""
+    found: list[tuple[tuple[str, ...], str, Action]] = []
+    for row in containers.to_dict("records"):
+        found += _container_actions({str(k): v for k, v in row.items()}, hot_keys or {}, peaks or {})
+    for row in queries.to_dict("records"):
+        action = fan_out_action(row["query_name"], row["routing"], int(_num(row["pkrange_count"], 0)), row["sql"])
+        found += [(tuple(row[name] for name in KEY), row["query_name"], action)] if action else []
+    for row in keys.to_dict("records"):
+        gb = float(row["size_kb"]) * 1024 / GB
+        action = key_storage_action(row["partition_key"], gb, limits)
+        found += [(tuple(row[name] for name in KEY), row["partition_key"], action)] if action else []
+    rows = [
+        {
+            "section": "action",
+            **dict(zip(KEY, key)),
+            "subject": subject,
+            "measure": a.measure,
+            "value": a.value,
+            "unit": a.unit,
+            "detail": a.detail,
+            "target": math.nan if a.target is None else a.target,
+            "target_unit": a.target_unit,
+            "severity": rules.severity(a),
+            "command": rules.az_command(a, *(str(k) for k in key)),
+            "risk": a.risk,
+        }
+        for key, subject, a in found
+    ]
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _container_actions(
+    row: dict[str, Any],
+    hot_keys: dict[tuple[str, ...], tuple[str, float]],
+    peaks: dict[tuple[str, ...], dict[str, float]],
+) -> list[tuple[tuple[str, ...], str, Action]]:
+    """The rules of one container (`action_rows`), in the report's order."""
+    key = tuple(row[name] for name in KEY)
+    pkranges = int(_num(row["pkranges"], 0))
+    hot_key, key_share = hot_keys.get((*key, str(row["hot_pkrange"])), (None, math.nan))
+    hot = hot_partition_action(
+        _num(row["throttle_rate"]), _num(row["hot_normalized_ru"]), _num(row["p95_utilization"]),
+        row["hot_pkrange"], pkranges, hot_key, key_share,
+    )  # fmt: skip
+    hot = _redistributed(hot, row, peaks.get(tuple(str(k) for k in key), {}), pkranges) if hot else None
+    skew = hot or skew_action(
+        _num(row["hot_range_share"]), pkranges, row["hot_pkrange"], row["skew_source"], key_share, hot_key or ""
+    )
+    sat = row.get("sat_normalized_ru")
+    evidence = (
+        f"Azure Monitor NormalizedRUConsumption, {int(row['sat_minutes'])} minutes, {row['sat_window']};"
+        f" partitions: {pkranges} ({row.get('layout_source', '')})."
+        if sat is not None and pd.notna(sat)
+        else ""
+    )
+    saturated = saturation_action(_num(sat), str(row.get("sat_pkrange", "")), pkranges, evidence)
+    found = [(key, str(row["sat_pkrange"]), saturated)] if saturated else []
+    autoscale, provisioned = bool(row["autoscale"]), _num(row["provisioned_ru_s"])
+    floor = rules.lower_floor(provisioned, _num(row["hot_normalized_ru"]), True) if provisioned > 0 else math.nan
+    fired = [
+        None if hot else raise_action(_num(row["throttle_rate"]), skew is not None, provisioned, autoscale),
+        lower_action(
+            _num(row["peak_ru_s"]),
+            provisioned,
+            _num(row["throttle_rate"], 0),
+            autoscale,
+            hot_normalized_ru=_num(row["hot_normalized_ru"]),
+            saturated=saturated is not None,
+            evidence=evidence,
+        ),  # fmt: skip
+        autoscale_action(
+            _num(row["autoscale_cost_ratio"]),
+            int(_num(row["autoscale_hours"], 0)),
+            autoscale,
+            _num(row["peak_ru_s"]),
+            floor,
+        ),  # fmt: skip
+        skew,
+    ]
+    return found + [(key, row["hot_pkrange"] if action is skew else "", action) for action in fired if action]
+
+
+def _redistributed(action: Action, row: dict[str, Any], peaks: dict[str, float], pkranges: int) -> Action:
+    """A hot-partition action to redistribute, with its per-partition RU/s (`rules.redistribution`) and the
+    hot range's as its target: from the RU/s in force in one region (a total over N regions / N), and only
+    when the metrics' ranges are the layout's (the command must name every partition)."""
+    if action.change != "redistribute":
+        return action
+    provisioned = _num(row["provisioned_ru_s"]) / max(int(_num(row.get("regions"), 1)), 1)
+    if not provisioned > 0:
+        return replace(action, change="", detail=f"{action.detail} No command: the container has no RU/s of its own.")
+    if len(peaks) != pkranges:
+        why = f"Azure Monitor names {len(peaks)} ranges, the layout has {pkranges}: no command (it must name each)."
+        return replace(action, change="", detail=f"{action.detail} {why}")
+    given = rules.redistribution(peaks, provisioned)
+    target = dict(given).get(str(row["hot_pkrange"]))
+    total = sum(ru for _, ru in given)
+    detail = (
+        f"{action.detail} Per partition from the measured peaks (Azure Monitor NormalizedRUConsumption x the "
+        f"{provisioned / len(given):,.0f} RU/s each has now): "
+        + ", ".join(f"pkrange {pk} {ru:,.0f}" for pk, ru in given)
+        + f" RU/s, {total:,.0f} in total against {provisioned:,.0f} now"
+        + (" (the total changes with it)." if total != provisioned else ".")
+    )
+    unit = f"RU/s per partition (pkrange {row['hot_pkrange']})"
+    return replace(action, partitions=given, target=target, target_unit=unit, detail=detail)
+
+
+def _num(value: Number, default: float = math.nan) -> float:
+    """A number, or `default` for a missing one (None, NaN, pd.NA)."""
+    return default if value is None or pd.isna(value) else float(value)
