@@ -91,6 +91,16 @@ CONTAINER_COLUMNS = [
     "key_headroom",
     *fleet.LOAD_STATS[1:],  # the workload's sustained load and ruscope's own traffic left out (`analysis.load`)
     "own_note",
+    "layout_source",  # where `pkranges` comes from (`analysis.load.partition_layout`), "" for the replay's
+]
+# Fleet's ranking with the model's skew figures in place of the replay's view (`summarize_fleet_table`)
+FLEET_TABLE_COLUMNS = [
+    *(name for name in fleet.FLEET_COLUMNS if name not in ("pkranges_seen", "hot_pkrange", "hot_pkrange_share")),
+    "pkranges",
+    "layout_source",
+    "hot_pkrange",
+    "hot_range_share",
+    "skew_source",
 ]
 CHANGE_MEASURES = [
     "ru_consumed",
@@ -184,7 +194,8 @@ def summarize_containers(
     )
     base = base.drop(columns=["largest_partition_gb", "storage_headroom"])  # fleet's are rounded: ours below
     hottest = container_hottest_ranges(base, metrics, partitions, requests)
-    extra = [peak_consumed(metrics, requests), hottest, monitor_ru(metrics)]
+    layout = load.partition_layout(partitions, metrics).rename(columns={"partitions": "layout_pkranges"})
+    extra = [peak_consumed(metrics, requests), hottest, monitor_ru(metrics), layout]
     extra += [largest_partitions(partitions, limits), largest_keys(logical_keys, limits), autoscaled(metrics)]
     if base.empty and all(part.empty for part in extra):
         return pd.DataFrame(columns=CONTAINER_COLUMNS)
@@ -192,6 +203,31 @@ def summarize_containers(
     for part in extra:
         rows = rows.merge(part, on=KEY, how="outer" if base.empty else "left")
     return _choose_sources(rows).reindex(columns=CONTAINER_COLUMNS)
+
+
+def summarize_fleet_table(
+    executions: pd.DataFrame,
+    requests: pd.DataFrame,
+    metrics: pd.DataFrame,
+    partitions: pd.DataFrame,
+    log_throttles: pd.DataFrame | None = None,
+    *,
+    limits: Limits | None = None,
+    region: str | None = None,
+) -> pd.DataFrame:
+    """The Fleet page's table (`FLEET_TABLE_COLUMNS`): `analysis.fleet`'s ranking, with the partition count,
+    hottest range and its share of this module's model (the layout, Azure Monitor's workload share, else the
+    replay's), so Fleet, Overview and the report show one number each."""
+    containers = summarize_containers(
+        executions, requests, metrics, partitions, pd.DataFrame(columns=LOGICAL_KEY_COLUMNS), log_throttles,
+        limits=limits, region=region,
+    )  # fmt: skip
+    ranked = fleet.summarize_fleet(
+        executions, requests, metrics, partitions, limits=limits, region=region, log_throttles=log_throttles
+    )
+    model = containers[[*KEY, "pkranges", "layout_source", "hot_pkrange", "hot_range_share", "skew_source"]]
+    ranked = ranked.drop(columns=["hot_pkrange"]).merge(model, on=KEY, how="left")
+    return ranked.reindex(columns=FLEET_TABLE_COLUMNS)
 
 
 def _choose_sources(rows: pd.DataFrame) -> pd.DataFrame:
@@ -206,7 +242,11 @@ def _choose_sources(rows: pd.DataFrame) -> pd.DataFrame:
     out["skew_source"] = _source(out["monitor_share"], out["hot_pkrange_share"])
     out["hot_pkrange"] = out["monitor_hot"].where(has_share, out["hot_pkrange"]).fillna("")
     out["hot_range_share"] = out["monitor_share"].astype(float).combine_first(out["hot_pkrange_share"].astype(float))
-    out["pkranges"] = out["monitor_pkranges"].where(has_share, out["pkranges_seen"]).astype("Int64")
+    # the layout (the latest storage snapshot, else the ranges metrics reported last), else the replay's
+    layout = out["layout_pkranges"].astype(float)
+    seen = out["monitor_pkranges"].where(has_share, out["pkranges_seen"]).astype(float)
+    out["pkranges"] = layout.combine_first(seen).round().astype("Int64")
+    out["layout_source"] = out["layout_source"].where(layout.notna(), "").fillna("")
     out["throttle_flag"] = out["throttle_rate"].gt(THROTTLE_HEALTHY_MAX)
     out["autoscale"] = out["autoscale"].fillna(False).astype(bool)
     out["own_note"] = [
@@ -239,28 +279,44 @@ def monitor_ru(metrics: pd.DataFrame) -> pd.DataFrame:
     return total.round(2).rename("monitor_ru").reset_index()
 
 
-def hottest_range(
+RANGE_LOAD_COLUMNS = [*KEY, "region", "pkrange_id", "max", "mean", "ranges"]
+
+
+def range_loads(
     metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    """Per container, among the pkranges of its latest interval (a range retired by a split is gone): the one
-    with the largest workload NormalizedRUConsumption (ties: the larger mean), that value, its share of the
-    summed mean normalized RU of those ranges, and how many there are. The workload's: the minutes that were
-    ruscope's own (`analysis.load`, from `requests`) are left out of the values, not of the layout. A range
-    is one region's (each region holds every range, with its own RU/s): in a frame of several regions the
-    hottest is that of any region, its share and count are of its own region's ranges."""
-    columns = [*KEY, "monitor_hot", "hot_normalized_ru", "monitor_share", "monitor_pkranges"]
+    """Per container, region and pkrange of its latest interval (a range retired by a split is gone): the
+    workload's largest and mean NormalizedRUConsumption over the window and how many ranges the region has
+    (`RANGE_LOAD_COLUMNS`). The workload's: the minutes that were ruscope's own (`analysis.load`, from
+    `requests`) are left out of the values, not of the layout. The one per-range load behind the hottest
+    range, its share and the Hot partitions page's Azure Monitor skew (each range has an equal share of the
+    RU/s, so a range's share of the summed means is its share of the RU)."""
     minutes = load.partition_minutes(metrics, requests, partitions)
     if minutes.empty:
-        return pd.DataFrame(columns=columns)
+        return pd.DataFrame(columns=RANGE_LOAD_COLUMNS)
     regional = [*KEY, "region"]
     latest = minutes[minutes["time"].eq(minutes.groupby(regional)["time"].transform("max"))]
     latest = latest[[*regional, "pkrange_id"]].drop_duplicates()
-    counts = latest.groupby(regional).size().rename("_ranges").reset_index()
+    counts = latest.groupby(regional).size().rename("ranges").reset_index()
     work = load.workload_minutes(minutes).merge(latest, on=[*regional, "pkrange_id"])
     per_range = work.groupby([*regional, "pkrange_id"])["normalized_ru"].agg(["max", "mean"]).astype(float)
-    per_range = per_range.reset_index()
+    return per_range.reset_index().merge(counts, on=regional)[RANGE_LOAD_COLUMNS]
+
+
+def hottest_range(
+    metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Per container (`range_loads`): the range with the largest workload NormalizedRUConsumption (ties: the
+    larger mean), that value, its share of the summed mean normalized RU of its region's ranges, and how many
+    there are. A range is one region's (each region holds every range, with its own RU/s): in a frame of
+    several regions the hottest is that of any region, its share and count are of its own region's ranges."""
+    columns = [*KEY, "monitor_hot", "hot_normalized_ru", "monitor_share", "monitor_pkranges"]
+    per_range = range_loads(metrics, requests, partitions)
+    if per_range.empty:
+        return pd.DataFrame(columns=columns)
+    regional = [*KEY, "region"]
     totals = per_range.groupby(regional)["mean"].sum().rename("_total").reset_index()
-    per_range = per_range.merge(totals, on=regional).merge(counts, on=regional)
+    per_range = per_range.merge(totals, on=regional)
     order = ["max", "mean", "region", "pkrange_id"]
     per_range = per_range.sort_values(order, ascending=[False, False, True, True], kind="stable")
     hot = per_range.groupby(KEY).agg(
@@ -268,7 +324,7 @@ def hottest_range(
         hot_normalized_ru=("max", "first"),
         hot_mean=("mean", "first"),
         total_mean=("_total", "first"),
-        monitor_pkranges=("_ranges", "first"),
+        monitor_pkranges=("ranges", "first"),
     )
     hot["monitor_share"] = (hot.pop("hot_mean") / hot.pop("total_mean").where(lambda t: t > 0)).round(4)
     return hot.reset_index()[columns]

@@ -21,19 +21,22 @@ from dataclasses import dataclass, replace
 import pandas as pd
 import streamlit as st
 
-from analysis import regions
+from analysis import load, overview, regions
 from analysis.hot import keys as hk
 from analysis.hot import partitions as hp
 from analysis.hot import replay as hr
-from analysis.hot.current import ROW_KEY
+from analysis.hot.current import CONTAINER_KEY, ROW_KEY
 from analysis.scope import Scope
 from dashboard.loaders import tables
 from dashboard.state import FrameState
 from store.records import SHARED_OFFER_CONTAINER
 
-LOAD_SOURCES = {  # the skew's per-pkrange load: name -> (column, unit), the service's own measures first
+# The skew's per-pkrange load: name -> (column, unit). The first is the model's (`analysis.overview.range_loads`:
+# Azure Monitor's mean normalized RU of the workload, ruscope's replay minutes left out), whose hottest share the
+# Overview, Fleet and the report show; the others are cross-checks of the same layout.
+LOAD_SOURCES = {
+    "Azure Monitor: mean normalized RU % (the workload's)": ("mean", "%"),
     "Diagnostic logs: RU per pkrange": ("ru", "RU"),
-    "Azure Monitor: mean normalized RU %": ("current_mean", "%"),
     "Replay: RU/s demand of the configured queries": ("ru_s", "RU/s"),
 }
 
@@ -105,15 +108,19 @@ def _load_hot(
     key_totals = _key_totals(key_ru.frame, partitions.frame, metrics.frame)
     by_query = hr.query_demand(requests.frame, executions.frame)
     demand = hr.summarize_demand(requests.frame, executions.frame, partitions.frame, metrics.frame)
+    own = tables.load_view(view, "requests", columns=load.REQUEST_COLUMNS)  # the replay's minutes, left out
+    monitor = overview.range_loads(metrics.frame, own.frame, partitions.frame).drop_duplicates(subset=ROW_KEY)
     loads = {
         name: frame
-        for name, frame in zip(
-            LOAD_SOURCES,
-            (hk.pkrange_totals(key_ru.frame, partitions.frame), hp.current_pkrange_rows(heatmap.rows), demand),
-        )
+        for name, frame in zip(LOAD_SOURCES, (monitor, hk.pkrange_totals(key_ru.frame, partitions.frame), demand))
         if not frame.empty
     }
-    loads = {name: _ordered(frame, LOAD_SOURCES[name][0], partitions.frame) for name, frame in loads.items()}
+    loads = {
+        name: _ordered(
+            _on_layout(frame, LOAD_SOURCES[name][0], partitions.frame), LOAD_SOURCES[name][0], partitions.frame
+        )
+        for name, frame in loads.items()
+    }
     pkranges = hp.known_pkranges([heatmap.rows, key_totals, demand], partitions.frame)
     current = hp.current_pkrange_rows(heatmap.rows)  # the hottest is one that exists (not a split's parent)
     candidates = [(current, "peak"), *[(load, LOAD_SOURCES[name][0]) for name, load in loads.items()]]
@@ -151,6 +158,19 @@ def _key_totals(key_ru: pd.DataFrame, partitions: pd.DataFrame, metrics: pd.Data
     if totals.empty:
         return hk.against_budget(totals, pd.DataFrame(columns=[*ROW_KEY, "budget_ru_s", "budget_source"]))
     return hk.against_budget(totals, hr.partition_budgets(partitions, metrics, totals))
+
+
+def _on_layout(frame: pd.DataFrame, column: str, partitions: pd.DataFrame) -> pd.DataFrame:
+    """A per-pkrange load over the layout (the latest storage snapshot's pkranges, when there is one): a range
+    no request reached carries 0 of the load, so every source counts the partitions the report counts."""
+    latest = overview.latest_snapshot(partitions).dropna(subset=["pkrange_id"])
+    if latest.empty:
+        return frame
+    layout = latest[ROW_KEY].astype(str).drop_duplicates()
+    layout = layout[layout.set_index(CONTAINER_KEY).index.isin(frame.set_index(CONTAINER_KEY).index)]
+    rows = frame[[*ROW_KEY, column]].astype({name: str for name in ROW_KEY})
+    current = rows.merge(layout, on=ROW_KEY, how="right")
+    return current.assign(**{column: current[column].astype(float).fillna(0.0)})
 
 
 def _ordered(frame: pd.DataFrame, column: str, partitions: pd.DataFrame) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis import fleet, throttling
+from analysis import fleet, overview, throttling
 from analysis.scope import Scope
 from dashboard import state, widgets
 from dashboard.figures.fleet import build_fleet_figure
@@ -28,9 +28,11 @@ One row per container (account, database, container) with data in the time range
 for that number yet, never a guess.
 
 - **risk** (0 to 1, 1 = at a limit): the largest of three signals. *429s*: the share of requests throttled,
-  5% or more counting as 1. *hot partition*: Azure Monitor's highest normalized RU consumption of one
-  partition key range (100% = 1); without Monitor data, the replay's skew: 0 when the pkranges seen share
-  the RU evenly, 1 when one takes it all. *storage*: the largest physical partition's fill of 50 GB.
+  5% or more counting as 1. *hot partition*: the sustained load of the busiest partition key range, the 95th
+  percentile over the window of its per-minute normalized RU consumption from Azure Monitor (100% = 1), with
+  the minutes that were ruscope's own replay left out: one busy minute (a bulk load) does not rank a container
+  at its limit; without Monitor data, the replay's skew: 0 when the pkranges seen share the RU evenly, 1 when
+  one takes it all. *storage*: the largest physical partition's fill of 50 GB.
   **driver** names the signal that set it.
 - **waste**: 1 - p95 consumed RU/s / provisioned RU/s (autoscale: its maximum), from Azure Monitor; 0.8
   means the container rarely uses more than a fifth of what it pays for; negative means it consumes more
@@ -46,9 +48,11 @@ for that number yet, never a guess.
   the container (all its traffic), else from the diagnostic logs (Log Analytics: summed over the regions, so "all regions"
   beside one region's figures), else from the replay's own requests; *429s from* names the source. The
   Overview, the Throttling page, the report and the alert show the same rate (an alert's of its last minutes).
-- **hot pkrange**, **hot share**, **pkranges**: the pkrange that charged the most data-page RU in the
-  replay, its share, and how many pkranges served data pages. The replay's view of skew: where the
-  replayed queries land, not the production traffic.
+- **pkranges**, **hot pkrange**, **hot share**, **skew from**: the physical partitions of the layout (the
+  latest storage snapshot, else the ranges Azure Monitor reported last: **layout from**), the range carrying
+  the most of the workload's RU and its share (Azure Monitor's mean normalized RU per range, ruscope's replay
+  left out; without Monitor data, the replay's data-page RU: **skew from** says which). The Overview, the Hot
+  partitions page's first skew source and the report show the same numbers.
 - **provisioned RU/s**, **p95 RU/s**, **max normalized RU %**, **largest partition GB**, **storage
   headroom**: from Azure Monitor and the partition collector, once they run.
 - **throughput unit**: *container* when the container has RU/s of its own; *database* when it spends its
@@ -66,7 +70,7 @@ Rows sort by risk, then waste, then total RU, highest first. The rule is in `ana
 
 # the risk's and the 429s' columns first, where a narrow window still shows them
 SHOWN = [*fleet.FLEET_KEY, "risk", "risk_driver", "throttle_rate", "throttle_source", "waste", "waste_note"]
-SHOWN += [name for name in fleet.FLEET_COLUMNS if name not in SHOWN]
+SHOWN += [name for name in overview.FLEET_TABLE_COLUMNS if name not in SHOWN]
 
 TABLE_COLUMNS = {
     "risk": st.column_config.ProgressColumn("risk", min_value=0.0, max_value=1.0, format="%.2f"),
@@ -81,9 +85,11 @@ TABLE_COLUMNS = {
     "throttle_rate": st.column_config.NumberColumn("429 rate", format="%.2f%%"),  # shown in percent
     "throttle_source": st.column_config.TextColumn("429s from"),
     **widgets.RATE_WINDOW_COLUMNS,
-    "pkranges_seen": st.column_config.NumberColumn("pkranges"),
+    "pkranges": st.column_config.NumberColumn("pkranges"),
+    "layout_source": st.column_config.TextColumn("layout from"),
     "hot_pkrange": st.column_config.TextColumn("hot pkrange"),
-    "hot_pkrange_share": st.column_config.NumberColumn("hot share", format="%.2f"),
+    "hot_range_share": st.column_config.NumberColumn("hot share", format="%.2f"),
+    "skew_source": st.column_config.TextColumn("skew from"),
     "provisioned_ru_s": st.column_config.NumberColumn("provisioned RU/s", format="%.0f"),
     "p95_ru_s": st.column_config.NumberColumn("p95 RU/s", format="%.1f"),
     "max_normalized_ru": st.column_config.NumberColumn("max normalized RU %", format="%.0f"),
@@ -115,10 +121,9 @@ def load_fleet(view: FrameState) -> tuple[pd.DataFrame, pd.DataFrame]:
     logged = load_view(view, "log_throttles", columns=throttling.LOG_THROTTLE_COLUMNS)
     widgets.render_store_warnings(tuple(dict.fromkeys(executions.warnings + requests.warnings)))
     widgets.render_store_warnings(metrics.warnings + partitions.warnings + logged.warnings)
-    ranked = fleet.summarize_fleet(
-        executions.frame, requests.frame, metrics.frame, partitions.frame, region=view.region,
-        log_throttles=logged.frame,
-    )  # fmt: skip
+    ranked = overview.summarize_fleet_table(
+        executions.frame, requests.frame, metrics.frame, partitions.frame, logged.frame, region=view.region
+    )
     units = fleet.summarize_throughput_units(ranked, metrics.frame, partitions.frame, region=view.region)
     return ranked, units
 

@@ -63,7 +63,8 @@ def test_two_accounts_ranked_with_the_account_picker(two_accounts: Path) -> None
     table = shown_table(app)
     assert table["risk"].tolist() == [0.8, 0.0, 0.0]
     assert table["risk_driver"].tolist() == ["hot partition", "", ""]
-    assert table["hot_pkrange_share"].tolist() == [0.9, 0.5, 1.0]
+    assert table["hot_range_share"].tolist() == [0.9, 0.5, 1.0]
+    assert table["skew_source"].tolist() == ["replay"] * 3  # no Azure Monitor rows: the replay's view
     assert table["total_ru"].tolist() == [10.0, 6.0, 1.0]  # equal risk and no waste: the RU decides
     assert table["waste"].isna().all() and table["provisioned_ru_s"].isna().all()  # no metrics table yet
     assert app.selectbox(key="frame_account").options == ["(all)", "east", "west"]

@@ -145,10 +145,12 @@ def test_monitor_data_draws_the_heatmap_in_key_space_order_and_lists_the_keys_of
     app.selectbox(key="hot_top_keys").select(10).run()
     assert not app.exception
     skew_sources = app.radio(key="hot_skew_source")
-    assert skew_sources.value == "Diagnostic logs: RU per pkrange"
+    # the model's source first (Azure Monitor's workload share: what the Overview, Fleet and the report show)
+    assert skew_sources.value == "Azure Monitor: mean normalized RU % (the workload's)"
+    assert skew_sources.options[1:] == ["Diagnostic logs: RU per pkrange", "Replay: RU/s demand of the configured queries"]
     skew_sources.set_value("Replay: RU/s demand of the configured queries").run()
     skew = next(t.value for t in app.dataframe if "gini" in t.value.columns)
-    assert skew["pkranges"].tolist() == [2]  # the replay reached pkranges 0 and 1
+    assert skew["pkranges"].tolist() == [3]  # the layout's 3: the replay reached 0 and 1, so 2 carries 0 of it
     bars = {t["name"]: t for t in chart(app, "hot_demand_chart")["data"]}
     assert values(bars["budget RU/s"]["y"])[0] == 100.0  # the snapshot's throughput share of pkrange 0
 

@@ -239,8 +239,8 @@ def test_the_overview_page_shows_the_reports_partition_count_and_share(app: AppT
 
 def test_the_fleet_page_shows_the_reports_partition_count_and_share(app: AppTest, report: pd.DataFrame) -> None:
     shown = table(open_page(app, "views/fleet.py"), 0).set_index("container")
-    assert shown["pkranges_seen"].astype(int).to_dict() == report_counts(report)
-    shares = (100 * shown["hot_pkrange_share"].astype(float)).to_dict()
+    assert shown["pkranges"].astype(int).to_dict() == report_counts(report)
+    shares = (100 * shown["hot_range_share"].astype(float)).to_dict()
     assert shares == pytest.approx(report_shares(report), abs=0.01)
 
 

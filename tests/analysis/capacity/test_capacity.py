@@ -267,7 +267,9 @@ def test_no_lower_action_while_a_partition_is_saturated() -> None:
 def test_partitions_are_counted_from_the_layout() -> None:
     containers = overview.summarize_containers(**_operator_frames())
     laid = review._with_layout(containers, _operator_frames()["partitions"], _operator_frames()["metrics"])
-    assert containers["pkranges"].tolist() == [3] and laid["pkranges"].tolist() == [5.0]
+    # one count on the Overview and in the report: the layout's 5, not the 3 that reported in the last minute
+    assert containers["pkranges"].tolist() == [5] and laid["pkranges"].tolist() == [5.0]
+    assert containers["layout_source"].tolist() == ["storage snapshot"]
 
 
 def test_a_skewed_container_gets_a_share_finding_and_a_uniform_one_none() -> None:
