@@ -78,7 +78,6 @@ import math
 import pandas as pd
 
 from analysis import fleet, load, overview, own_traffic, regions, throttling
-from analysis.capacity import rules
 from analysis.capacity.about import ReportAbout, about_rows
 from analysis.capacity.actions import ACTION_COLUMNS, COLUMNS, action_rows, costliest_key_shares, partition_peaks
 from analysis.capacity.rules import autoscale_cost_ratio

@@ -147,7 +147,10 @@ def test_monitor_data_draws_the_heatmap_in_key_space_order_and_lists_the_keys_of
     skew_sources = app.radio(key="hot_skew_source")
     # the model's source first (Azure Monitor's workload share: what the Overview, Fleet and the report show)
     assert skew_sources.value == "Azure Monitor: mean normalized RU % (the workload's)"
-    assert skew_sources.options[1:] == ["Diagnostic logs: RU per pkrange", "Replay: RU/s demand of the configured queries"]
+    assert skew_sources.options[1:] == [
+        "Diagnostic logs: RU per pkrange",
+        "Replay: RU/s demand of the configured queries",
+    ]
     skew_sources.set_value("Replay: RU/s demand of the configured queries").run()
     skew = next(t.value for t in app.dataframe if "gini" in t.value.columns)
     assert skew["pkranges"].tolist() == [3]  # the layout's 3: the replay reached 0 and 1, so 2 carries 0 of it
