@@ -161,12 +161,11 @@ def log_colors(z: np.ndarray) -> tuple[np.ndarray, dict[str, object]]:
     floor = float(positive.min()) if positive.size else 1.0
     with np.errstate(invalid="ignore"):
         colors = np.log10(np.where(np.isfinite(z), np.maximum(z, floor), np.nan))
-    low, high = (
-        np.floor(np.log10(floor)),
-        np.ceil(np.log10(max(float(positive.max()) if positive.size else 1.0, floor))),
-    )
-    steps = np.array([m * 10.0**p for p in np.arange(low, max(high, low + 1) + 1) for m in LOG_TICKS])
-    ticks = {"tickvals": np.log10(steps), "ticktext": np.array([f"{v:,g}" for v in steps], dtype=object)}
+    largest = float(positive.max()) if positive.size else floor
+    low, high = int(np.floor(np.log10(floor))), int(np.ceil(np.log10(max(largest, floor))))
+    steps = np.array([m * 10.0**p for p in range(low, max(high, low + 1) + 1) for m in LOG_TICKS])
+    text = np.array([f"{v:,.{max(0, -int(np.floor(np.log10(v))))}f}" for v in steps], dtype=object)
+    ticks = {"tickvals": np.log10(steps), "ticktext": text}  # "0.05", "0.1", "1", "1,000,000"
     return colors, {"colorbar": colorbar("RU/s (log scale)", **ticks)}
 
 
