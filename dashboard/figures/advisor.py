@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from dashboard.figures.canvas import empty_note
+from dashboard.figures.canvas import colorbar, empty_note, note_font, readable
 
 PALETTE = qualitative.Safe  # colour-blind safe; a design keeps its colour across the page's figures
 _ROW_PX, _BASE_PX = 34, 140
@@ -19,6 +19,7 @@ def design_colors(order: list[str]) -> dict[str, str]:
     return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(order)}
 
 
+@readable
 def build_ru_per_query_figure(matrix: pd.DataFrame, *, title: str | None = None) -> go.Figure:
     """Grouped bars: RU of one execution of each query (and the weighted mix) under each design."""
     figure = go.Figure()
@@ -45,6 +46,7 @@ def build_ru_per_query_figure(matrix: pd.DataFrame, *, title: str | None = None)
     return figure
 
 
+@readable
 def build_skew_heatmap_figure(matrix: pd.DataFrame, even: pd.Series, *, title: str | None = None) -> go.Figure:
     """Designs (rows, best first) by physical partition (columns, EPK order), coloured by the share of
     the writes each partition takes; the hover compares it with the design's even share (1/P)."""
@@ -61,7 +63,7 @@ def build_skew_heatmap_figure(matrix: pd.DataFrame, even: pd.Series, *, title: s
         customdata=custom,
         colorscale="YlOrRd",
         zmin=0,
-        colorbar={"title": "% of writes"},
+        colorbar=colorbar("% of writes"),
         hovertemplate="%{y}<br>%{x}: %{z:.1f}% of writes (even: %{customdata:.1f}%)<extra></extra>",
         xgap=1,
         ygap=1,
@@ -76,6 +78,7 @@ def build_skew_heatmap_figure(matrix: pd.DataFrame, even: pd.Series, *, title: s
     return figure
 
 
+@readable
 def build_limit_projection_figure(projection: pd.DataFrame, *, title: str | None = None) -> go.Figure:
     """Each design's largest logical partition over the coming days against the logical-partition limit."""
     figure = go.Figure()
@@ -93,7 +96,13 @@ def build_limit_projection_figure(projection: pd.DataFrame, *, title: str | None
             hovertemplate=str(design).replace("%", "%%") + "<br>day %{x:.0f}: %{y:.2f} GB<extra></extra>",
         )
     limit = float(projection["limit_gb"].max())
-    figure.add_hline(y=limit, line_dash="dash", line_color="#b71c1c", annotation_text=f"{limit:.0f} GB limit")
+    figure.add_hline(
+        y=limit,
+        line_dash="dash",
+        line_color="#b71c1c",
+        annotation_text=f"{limit:.0f} GB limit",
+        annotation_font=note_font(),
+    )
     figure.update_layout(
         title=title,
         xaxis_title="days from the sample",

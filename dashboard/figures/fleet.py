@@ -6,9 +6,10 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analysis.fleet import container_choices
-from dashboard.figures.canvas import empty_note
+from dashboard.figures.canvas import empty_note, readable
 
 
+@readable
 def build_fleet_figure(fleet: pd.DataFrame, *, top: int = 15, title: str | None = None) -> go.Figure:
     """Risk and waste (both 0..1) of the `top` first containers of a ranked fleet (`analysis.fleet`), as
     grouped horizontal bars, the first on top; a missing number draws no bar."""

@@ -2,18 +2,26 @@
 a `go.Figure` out. No Streamlit, no I/O; arrays, not Python lists, go to plotly.
 
 The normalized-RU heatmap has a fixed 0-100% scale, so a colour means the same percentage in every view, and
-its top (`SATURATED_FROM` and above: the partition spent its whole share of the RU/s in that minute, and
-throttles) is a saturated red no lower value shares.
+its top (`SATURATED_FROM` and above: the partition spent its whole share of the RU/s in at least one second of
+that minute, which is not by itself a 429) is a saturated red no lower value shares. It is not clipped: a
+percentage of the budget means the same in every view, and a bulk load's 100% is a true 100%.
+
+The logical-key heatmap's RU/s have no fixed top: one bulk-load column would set the scale and leave every
+other cell in its palest colour. Its colour scale is clipped at the `CLIP_PERCENTILE`th percentile of the cells
+(said in the colour bar's title; the hover keeps each cell's own value), or drawn on a log scale (`scale="log"`).
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from analysis.hot.partitions import Heatmap
-from dashboard.figures.canvas import empty_note, utc_naive
+from analysis.units import significant_decimals
+from dashboard.figures.canvas import colorbar, empty_note, note_font, readable, utc_naive, with_time_range
 
 SATURATED_FROM = 99.5  # percent: cells at or above are drawn in the saturated top colour
 TOP_COLOR = "#e00000"
@@ -27,6 +35,10 @@ NORMALIZED_COLORSCALE = [
     [1.0, TOP_COLOR],
 ]
 KEY_COLORSCALE = "YlOrRd"
+KeyScale = Literal["clipped", "log"]
+KEY_SCALES: tuple[KeyScale, ...] = ("clipped", "log")
+LOG_TICKS = (1, 2, 5)  # the log colour bar's ticks in each decade
+CLIP_PERCENTILE = 99  # the key heatmap's colour scale tops out at this percentile of its cells
 DEMAND_COLOR, OVER_BUDGET_COLOR, BUDGET_COLOR = "#4292c6", TOP_COLOR, "#9e9e9e"
 OVER_BUDGET_NAME = "demand RU/s over budget"
 ROW_HEIGHT, MIN_HEIGHT, MAX_HEIGHT = 28, 250, 900  # px: a heatmap's height follows its rows
@@ -34,25 +46,27 @@ MARGIN = {"t": 30, "b": 50, "l": 10, "r": 10}  # Plotly's default top margin (10
 BAR_HEIGHT = 380  # px: the skew and demand bars
 
 
+@readable
 def build_normalized_heatmap_figure(heatmap: Heatmap, *, title: str | None = None) -> go.Figure:
     """Pkranges (rows, in key-space order, first on top) x time of normalized RU, 0-100%, with a vertical mark
     and a note at each split spanning the parent's row through its children's."""
     figure = _heatmap_layout(title, heatmap, y_title="pkrange (key-space order)")
     if heatmap.empty:
         return empty_note(figure, "No NormalizedRUConsumption points by pkrange in this view.")
+    times, (z,) = wide_enough(heatmap, heatmap.z)
     figure.add_trace(
         go.Heatmap(
-            z=heatmap.z,
-            x=heatmap.times,
+            z=z,
+            x=times,
             y=np.asarray(heatmap.labels, dtype=object),
             zmin=0,
             zmax=100,
             colorscale=NORMALIZED_COLORSCALE,
-            colorbar={
-                "title": {"text": "normalized RU %"},
-                "tickvals": np.array([0, 25, 50, 75, 100]),
-                "ticktext": np.array(["0", "25", "50", "75", "100: throttles"]),
-            },
+            colorbar=colorbar(
+                "normalized RU %",
+                tickvals=np.array([0, 25, 50, 75, 100]),
+                ticktext=np.array(["0", "25", "50", "75", "100: saturated"]),
+            ),
             hoverongaps=False,
             hovertemplate="%{y}<br>%{x}<br>%{z:.0f}% (max in bin)<extra></extra>",
         )
@@ -81,32 +95,90 @@ def build_normalized_heatmap_figure(heatmap: Heatmap, *, title: str | None = Non
             ax=40,
             ay=-20,
             bgcolor="#ffffff",
+            font=note_font(),
         )
     return figure
 
 
-def build_key_heatmap_figure(heatmap: Heatmap, *, title: str | None = None) -> go.Figure:
-    """The top logical keys (rows, hottest on top) x time of RU/s (mean over each bin), from zero."""
+@readable
+def build_key_heatmap_figure(
+    heatmap: Heatmap, *, title: str | None = None, scale: KeyScale = "clipped", percentile: float = CLIP_PERCENTILE
+) -> go.Figure:
+    """The top logical keys (rows, hottest on top) x time of RU/s (mean over each bin), from zero. The colour
+    scale is clipped at the `percentile`th percentile of the cells ("clipped", the colour bar says where) or
+    logarithmic ("log"); the hover says each cell's own RU/s either way."""
     figure = _heatmap_layout(title, heatmap, y_title="logical key")
     if heatmap.empty:
         return empty_note(figure, "No RU per logical key in this view.")
     pkranges = heatmap.rows["pkranges"].astype(str).to_numpy(dtype=object)
+    colors, options = log_colors(heatmap.z) if scale == "log" else clipped_colors(heatmap.z, percentile)
+    times, (colors, values) = wide_enough(heatmap, colors, heatmap.z)
     figure.add_trace(
         go.Heatmap(
-            z=heatmap.z,
-            x=heatmap.times,
+            z=colors,
+            x=times,
             y=np.asarray(heatmap.labels, dtype=object),
-            zmin=0,
             colorscale=KEY_COLORSCALE,
-            colorbar={"title": {"text": "RU/s"}},
-            customdata=np.repeat(pkranges[:, None], heatmap.z.shape[1], axis=1),
+            text=np.repeat(pkranges[:, None], values.shape[1], axis=1),
+            customdata=values,
             hoverongaps=False,
-            hovertemplate="%{y} (pkrange %{customdata})<br>%{x}<br>%{z:.2f} RU/s<extra></extra>",
+            hovertemplate="%{y} (pkrange %{text})<br>%{x}<br>%{customdata:.2f} RU/s<extra></extra>",
+            **options,
         )
     )
     return figure
 
 
+def wide_enough(heatmap: Heatmap, *grids: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The heatmap's times and `grids` (rows x times), with an empty column after a lone one: plotly.js draws
+    one column one millisecond wide, on an axis ticked in fractions of a millisecond; two are a bin apart."""
+    if heatmap.times.size != 1:
+        return heatmap.times, list(grids)
+    times = np.append(heatmap.times, heatmap.times[0] + heatmap.bin.to_timedelta64())
+    return times, [np.hstack([grid.astype(float), np.full((grid.shape[0], 1), np.nan)]) for grid in grids]
+
+
+def color_clip(z: np.ndarray, percentile: float = CLIP_PERCENTILE) -> float:
+    """The top of a colour scale: the `percentile`th percentile of the cells with a value (0 when none)."""
+    values = z[np.isfinite(z)]
+    return float(np.percentile(values, percentile)) if values.size else 0.0
+
+
+def clipped_colors(z: np.ndarray, percentile: float) -> tuple[np.ndarray, dict[str, object]]:
+    """The cells as they are on a scale from 0 to `color_clip`; the colour bar's title says the clip when a
+    cell is above it (those are drawn in the top colour)."""
+    top = color_clip(z, percentile)
+    largest = float(np.nanmax(z)) if np.isfinite(z).any() else 0.0
+    clipped = largest > top > 0
+    label = f"RU/s (clipped at p{percentile:g} = {number_text(top)})" if clipped else "RU/s"
+    return z, {"zmin": 0, "zmax": top if clipped else None, "colorbar": colorbar(label)}
+
+
+def log_colors(z: np.ndarray) -> tuple[np.ndarray, dict[str, object]]:
+    """log10 of the cells, a cell of 0 RU/s at the smallest positive one's colour (log 0 has none), with the
+    colour bar ticked in RU/s at 1, 2 and 5 times the powers of ten."""
+    positive = z[np.isfinite(z) & (z > 0)]
+    floor = float(positive.min()) if positive.size else 1.0
+    with np.errstate(invalid="ignore"):
+        colors = np.log10(np.where(np.isfinite(z), np.maximum(z, floor), np.nan))
+    largest = float(positive.max()) if positive.size else floor
+    low, high = int(np.floor(np.log10(floor))), int(np.ceil(np.log10(max(largest, floor))))
+    steps = np.array([m * 10.0**p for p in range(low, max(high, low + 1) + 1) for m in LOG_TICKS])
+    text = np.array([f"{v:,.{max(0, -int(np.floor(np.log10(v))))}f}" for v in steps], dtype=object)
+    ticks = {"tickvals": np.log10(steps), "ticktext": text}  # "0.05", "0.1", "1", "1,000,000"
+    return colors, {"colorbar": colorbar("RU/s (log scale)", **ticks)}
+
+
+def number_text(value: float) -> str:
+    """A number for a colour bar: thousands separated, 2 significant digits below 1 ("0.047", "6.5", "1,234")."""
+    if value == 0 or not np.isfinite(value):
+        return f"{value:g}"
+    if abs(value) < 1:
+        return f"{value:.{significant_decimals(value, digits=2)}f}"
+    return f"{value:,.1f}" if abs(value) < 100 and value != round(value) else f"{value:,.0f}"
+
+
+@readable
 def build_skew_figure(shares: pd.DataFrame, *, title: str | None = None) -> go.Figure:
     """Each pkrange's share of its container's load (`analysis.hot.replay.load_shares`) against the even share."""
     figure = go.Figure()
@@ -138,6 +210,7 @@ def build_skew_figure(shares: pd.DataFrame, *, title: str | None = None) -> go.F
     return figure
 
 
+@readable
 def build_demand_figure(demand: pd.DataFrame, *, title: str | None = None) -> go.Figure:
     """RU/s demand per pkrange from the replayed queries next to its budget: a partition over its budget is a
     red bar of its own trace, so the legend says what red means (`OVER_BUDGET_NAME`)."""
@@ -194,7 +267,7 @@ def _heatmap_layout(title: str | None, heatmap: Heatmap, *, y_title: str) -> go.
         margin=_margin(title),
     )
     figure.update_yaxes(type="category", autorange="reversed")
-    return figure
+    return figure if heatmap.empty else with_time_range(figure, heatmap.times)
 
 
 def _margin(title: str | None) -> dict[str, int]:

@@ -12,21 +12,25 @@ import plotly.graph_objects as go
 from analysis.fleet import container_choices
 from analysis.overview import FILLS
 from analysis.units import Number, percent_text, size_text
+from dashboard.figures.canvas import BASE_FONT_PX, empty_note, note_font, readable
 
 COLORS = ("#1f77b4", "#d62728", "#ff7f0e", "#2ca02c", "#9467bd")  # one per limit of FILLS, in order
 LIMIT_COLOR = "#444444"
+BAR_PX, BASE_PX, MIN_HEIGHT = 18, 120, 400  # a bar is as thick as its 12 px label, so labels never overlap
 
 
+@readable
 def build_limits_figure(fills: pd.DataFrame, *, top: int = 10, title: str | None = None) -> go.Figure:
     """Grouped horizontal bars: per container (the first `top`, the first on top), each limit's fill in %,
     with a line at 100% (at the limit); x from zero; a limit without data draws no bar. Each bar says its
-    value ("0.001%"), so a fill too small to see is still read."""
+    value ("0.001%") at a readable size, so a fill too small to see is still read: the figure grows with its
+    bars (`BAR_PX` each) rather than shrinking their labels."""
     figure = go.Figure()
     figure.update_layout(title=title, barmode="group", legend_title_text="", xaxis_title="% of the limit")
     shown = fills.head(top)
     if shown.empty:
-        figure.add_annotation(text="No containers in this view.", showarrow=False, xref="paper", yref="paper")
-        return figure
+        return empty_note(figure, "No containers in this view.")
+    figure.update_layout(height=max(MIN_HEIGHT, BASE_PX + BAR_PX * len(FILLS) * len(shown)))
     labels = np.array(list(container_choices(shown).values()), dtype=object)
     for label, color in zip(FILLS.values(), COLORS):
         values = shown[label].astype(float).to_numpy()
@@ -39,6 +43,7 @@ def build_limits_figure(fills: pd.DataFrame, *, top: int = 10, title: str | None
                 marker_color=color,
                 text=np.array([percent_text(v) for v in values.tolist()], dtype=object),  # a near-zero bar still reads
                 textposition="outside",
+                textfont={"size": BASE_FONT_PX},
                 cliponaxis=False,
                 hovertemplate="%{y}<br>" + label + ": %{x:.1f}%<extra></extra>",
             )
@@ -46,7 +51,9 @@ def build_limits_figure(fills: pd.DataFrame, *, top: int = 10, title: str | None
     top_value = np.nanmax(shown[list(FILLS.values())].to_numpy(dtype=float), initial=0.0)
     figure.update_xaxes(range=[0, max(110.0, float(top_value) * 1.05)])
     figure.update_yaxes(categoryorder="array", categoryarray=labels[::-1].tolist())
-    figure.add_vline(x=100, line_color=LIMIT_COLOR, line_dash="dash", annotation_text="limit")
+    figure.add_vline(
+        x=100, line_color=LIMIT_COLOR, line_dash="dash", annotation_text="limit", annotation_font=note_font()
+    )
     return figure
 
 

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from analysis.storage import SOURCES, SizeUnit, in_unit, percent_decimals, size_unit
 from cosmoscore.limits import GB
-from dashboard.figures.canvas import empty_note, utc_naive
+from dashboard.figures.canvas import empty_note, note_font, readable, utc_naive, with_time_range
 
 LIMIT_COLOR = "#d62728"
 BAR_COLOR = "#1f77b4"
@@ -22,6 +22,7 @@ SOURCE_COLORS = {"statistics": BAR_COLOR, "logs": "#ff7f0e"}
 OFF_SCALE_BELOW = 0.01  # bars under 1% of the limit: the limit is named in a note, not drawn
 
 
+@readable
 def build_partition_fill_figure(
     fill: pd.DataFrame, *, limit_bytes: int, top: int = 50, title: str | None = None
 ) -> go.Figure:
@@ -39,6 +40,7 @@ def build_partition_fill_figure(
     )
 
 
+@readable
 def build_key_fill_figure(
     keys: pd.DataFrame, *, limit_bytes: int, top: int = 20, title: str | None = None
 ) -> go.Figure:
@@ -57,6 +59,7 @@ def build_key_fill_figure(
     )
 
 
+@readable
 def build_container_growth_figure(sizes: pd.DataFrame, *, title: str | None = None) -> go.Figure:
     """One line per container: its total size at each snapshot (`analysis.storage.container_sizes`), in the
     unit that fits the largest."""
@@ -82,7 +85,7 @@ def build_container_growth_figure(sizes: pd.DataFrame, *, title: str | None = No
                 hovertemplate="%{x}<br>%{y:.3f} " + unit.name + "<extra>" + label + "</extra>",
             )
         )
-    return figure
+    return with_time_range(figure, utc_naive(sizes["time"]))
 
 
 def _fill_bars(
@@ -145,6 +148,6 @@ def _fill_bars(
         x=1,
         y=1.08,
         xanchor="right",
-        font={"color": LIMIT_COLOR},
+        font=note_font(color=LIMIT_COLOR),
     )
     return figure

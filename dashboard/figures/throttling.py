@@ -10,13 +10,14 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from analysis.throttling import HEALTHY_429_RATE
-from dashboard.figures.canvas import empty_note, utc_naive
+from analysis.throttling import HEALTHY_429_RATE, pick_bin
+from dashboard.figures.canvas import empty_note, readable, utc_naive, with_time_range
 
 BAND_COLOR = "rgba(44, 160, 44, 0.15)"
 BAND_NAME = "healthy 1-5% of requests (ru-cost-model.md P12)"
 
 
+@readable
 def build_throttle_rate_figure(rate: pd.DataFrame, *, top: int = 10, title: str | None = None) -> go.Figure:
     """One line per container and source: the 429 rate (%) per time bin (`analysis.throttling.throttle_rate`),
     over the band the service documents as healthy, drawn as a shaded strip named in the legend. Only the
@@ -59,9 +60,10 @@ def build_throttle_rate_figure(rate: pd.DataFrame, *, top: int = 10, title: str 
                 + "</extra>",
             )
         )
-    return figure
+    return with_time_range(figure, times)
 
 
+@readable
 def build_throttle_series_figure(
     series: pd.DataFrame, *, title: str | None = None, legend: str = "", empty: str = "No 429s in this view."
 ) -> go.Figure:
@@ -78,6 +80,7 @@ def build_throttle_series_figure(
         return empty_note(figure, empty)
     figure.update_layout(showlegend=True)
     times = utc_naive(series["time"])
+    width = bar_width(times)
     for name in series["series"].astype(str).unique():
         mine = series["series"].astype(str).eq(name)
         figure.add_trace(
@@ -85,7 +88,16 @@ def build_throttle_series_figure(
                 x=times[mine].to_numpy(),
                 y=series.loc[mine, "throttled"].astype(float).to_numpy(),
                 name=name,
+                width=width,
                 hovertemplate="%{x}<br>%{y:.0f} 429s<extra>" + name + "</extra>",
             )
         )
-    return figure
+    return with_time_range(figure, times)
+
+
+def bar_width(times: pd.Series) -> float | None:
+    """A bar's width in ms when the series have a single bin (plotly.js draws it 1 ms wide, `pick_bin`'s
+    smallest bin instead); None, plotly's own (the bins' spacing), otherwise."""
+    if times.nunique() != 1:
+        return None
+    return 0.8 * pick_bin(times).total_seconds() * 1000

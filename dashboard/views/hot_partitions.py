@@ -18,6 +18,7 @@ from analysis.hot.current import CONTAINER_KEY
 from dashboard import widgets
 from dashboard.display import markdown_text
 from dashboard.figures.hot_partitions import (
+    CLIP_PERCENTILE,
     build_demand_figure,
     build_key_heatmap_figure,
     build_normalized_heatmap_figure,
@@ -45,6 +46,9 @@ data pages' charges, over its executions) times its rate, `rate_per_s` in the co
 query has none), summed per partition. The budget is the partition's equal share of the container's RU/s. The
 **multiplier** is how many times the configured workload the tightest partition can take before it throttles:
 below 1 it throttles already; a large one means room to grow, or to lower the RU/s."""
+KEY_SCALE_HELP = f"""Off: the colours run from 0 to the {CLIP_PERCENTILE}th percentile of the cells (a bulk load's
+few hot bins would otherwise pale every other cell), the bins above it in the top colour. On: a log scale,
+each colour step ten times the RU/s. The hover says each bin's RU/s either way."""
 MONITOR_ADDS = """Azure Monitor's NormalizedRUConsumption per pkrange shows which partition is hot minute by
 minute on the real traffic, and the diagnostic logs (CDBPartitionKeyRUConsumption) which logical keys make it
 hot; the replay only shows where the configured queries land."""
@@ -182,8 +186,10 @@ def render_keys(data: HotData) -> None:
     else:
         widgets.render_logs_region_note(frame_state(), "RU per logical key (diagnostic logs)", per_region=data.region)
         top = st.selectbox("Top keys by RU", hk.TOP_KEY_CHOICES, index=1, key="hot_top_keys")
+        log = st.toggle("Log colour scale", key="hot_keys_log_scale", help=KEY_SCALE_HELP)
         heatmap = hk.top_keys(data.key_heatmap, int(top))
-        widgets.render_figure(build_key_heatmap_figure(heatmap), key="hot_keys_heatmap")
+        figure = build_key_heatmap_figure(heatmap, scale="log" if log else "clipped")
+        widgets.render_figure(figure, key="hot_keys_heatmap")
     render_keys_in_range(data)
 
 

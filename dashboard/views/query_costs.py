@@ -22,6 +22,7 @@ from dashboard.figures.query_costs import (
     partition_colors,
     partition_labels,
     query_labels,
+    stacked_range,
 )
 from dashboard.loaders.query_costs import (
     LoggedQueries,
@@ -199,11 +200,12 @@ def render_runs(view: FrameState, costs: QueryCosts) -> None:
     keep = qr.costliest_partitions(a.breakdown, b.breakdown)  # the same partitions drawn in both
     shown_a, shown_b = (qr.fold_partitions(d.breakdown, keep) for d in (a, b))
     colors = partition_colors([*partition_labels(shown_a), *partition_labels(shown_b)])
+    y_range = stacked_range(shown_a, shown_b)  # one y scale: the taller bar is the costlier run's
     for column, run, breakdown, key in (
         (left, run_a, shown_a, "query_costs_breakdown"),
         (right, run_b, shown_b, "query_costs_breakdown_b"),
     ):
-        figure = build_pkrange_breakdown_figure(breakdown, title=f"run {names[run]}", colors=colors)
+        figure = build_pkrange_breakdown_figure(breakdown, title=f"run {names[run]}", colors=colors, y_range=y_range)
         with column:
             widgets.render_figure(figure, key=key)
     st.caption(

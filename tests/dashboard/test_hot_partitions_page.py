@@ -287,3 +287,17 @@ def test_the_operations_that_heat_the_chosen_key(store: Path) -> None:
     app.selectbox(key="hot_key_operations_key").set_value(2).run()  # "cold": stored before operations were
     assert not [t for t in app.dataframe if "operation_name" in t.value.columns]
     assert any("No RU by operation for this key" in i.value for i in app.info)
+
+
+def test_the_logical_keys_heatmap_is_clipped_and_turns_to_a_log_scale(store: Path) -> None:
+    with_monitor(store)
+    app = open_page()
+    [clipped] = chart(app, "hot_keys_heatmap")["data"]
+    assert clipped["colorbar"]["title"]["text"].startswith("RU/s")  # linear, from 0 to the cells' p99 at most
+    assert clipped["zmin"] == 0 and "log" not in clipped["colorbar"]["title"]["text"]
+    app.toggle(key="hot_keys_log_scale").set_value(True).run()
+    assert not app.exception
+    [log] = chart(app, "hot_keys_heatmap")["data"]
+    assert log["colorbar"]["title"]["text"] == "RU/s (log scale)"
+    raw = values(log["customdata"])
+    assert np.allclose(values(log["z"])[raw > 0], np.log10(raw[raw > 0]))  # the colour: log10 of the cell's RU/s

@@ -44,6 +44,49 @@ DRAWN_FIGURES_JS = """
 }).length
 """
 
+# Every text plotly drew in a figure's SVG (titles, ticks, legend, colour bar, annotations, bar labels), with
+# the size it is seen at: its computed font-size times the scale its transforms apply (plotly shrinks a bar's
+# label to fit by a transform, not by its font-size), whether it reaches outside its figure (cut), and whether
+# it is a tick of a time axis in fractions of a second ("10:00:00.0005"). A figure is named by its widget key.
+FIGURE_TEXTS_JS = """
+() => Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap((plot, n) => {
+  const owner = plot.closest('[class*="st-key-"]');
+  const key = owner ? Array.from(owner.classList).find(c => c.startsWith('st-key-')).slice(7) : `figure ${n}`;
+  const frame = plot.querySelector('svg.main-svg').getBoundingClientRect();
+  const layout = plot._fullLayout || {};
+  const timeTicks = new Set(Object.keys(layout).filter(k => /^[xy]axis\\d*$/.test(k) && layout[k].type === 'date')
+    .flatMap(k => Array.from(plot.querySelectorAll(`g.${layout[k]._id}tick text`))));
+  return Array.from(plot.querySelectorAll('svg.main-svg text'))
+    .filter(t => t.textContent.trim() && t.getClientRects().length)
+    .map(t => {
+      const m = t.getScreenCTM();
+      const scale = m ? Math.sqrt(Math.abs(m.a * m.d - m.b * m.c)) : 1;
+      const r = t.getBoundingClientRect();
+      return {
+        key, text: t.textContent.trim().slice(0, 60),
+        px: Math.round(parseFloat(getComputedStyle(t).fontSize) * scale * 10) / 10,
+        cut: r.left < frame.left - 1 || r.right > frame.right + 1 || r.top < frame.top - 1 || r.bottom > frame.bottom + 1,
+        subsecond: timeTicks.has(t) && /:\\d\\d\\.\\d/.test(t.textContent),
+      };
+    });
+})
+"""
+MIN_FONT_PX = 11  # issue 23: every figure's labels at least 11 px (dashboard.figures.canvas.MIN_FONT_PX)
+
+
+def text_problems(page: str, texts: list[dict[str, object]]) -> list[str]:
+    """What is wrong with a page's figure texts (`FIGURE_TEXTS_JS`), one line each, naming the figure."""
+    problems = []
+    for text in texts:
+        where = f"{page}: figure {text['key']}: {text['text']!r}"
+        if float(str(text["px"])) < MIN_FONT_PX:
+            problems.append(f"{where} is drawn at {text['px']} px (under {MIN_FONT_PX} px)")
+        if text["cut"]:
+            problems.append(f"{where} reaches outside its figure (cut)")
+        if text["subsecond"]:
+            problems.append(f"{where} is a time tick in fractions of a second")
+    return problems
+
 
 @dataclass(frozen=True)
 class Page:
@@ -90,9 +133,9 @@ def chromium_required() -> bool:
     return os.environ.get("RUSCOPE_REQUIRE_CHROMIUM", "").lower() in {"1", "true", "yes"}
 
 
-def artifacts_dir() -> Path:
-    """$RUSCOPE_ARTIFACTS, else the repository's git-ignored artifacts/ (the only place tests write into it)."""
-    return Path(os.environ.get("RUSCOPE_ARTIFACTS") or REPO / "artifacts")
+def artifacts_dir(default: Path) -> Path:
+    """$RUSCOPE_ARTIFACTS, else `default` (the test's tmp_path): tests write nothing into the repository."""
+    return Path(os.environ.get("RUSCOPE_ARTIFACTS") or default)
 
 
 @dataclass(frozen=True)

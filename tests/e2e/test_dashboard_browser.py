@@ -1,8 +1,12 @@
 """End to end: `ruscope dashboard`, started outside the repository, shows every page in real headless
-Chromium with nothing fetched from any host but 127.0.0.1, each page's main figure drawn, and stops on SIGTERM.
+Chromium with nothing fetched from any host but 127.0.0.1, each page's main figure drawn, every text of every
+figure at least 11 px as drawn, none cut at its figure's edge and no time tick in fractions of a second
+(issue 23), and stops on SIGTERM. One dashboard and one browser per store serve all its pages.
 
-Screenshots of every page go to the artifacts folder (RUSCOPE_ARTIFACTS, else `artifacts/`, git-ignored):
-`dashboard-<store>-<page>.png` (the collected store and the demo store). See tests/e2e/browser.py for where Chromium and Playwright come from.
+Screenshots of every page go to the test's tmp_path (RUSCOPE_ARTIFACTS picks another folder; never the
+repository): `dashboard-<store>-<page>.png`, and the Hot partitions page with its logical keys on the log colour
+scale as `dashboard-<store>-hot_partitions-log.png`. See tests/e2e/browser.py for where Chromium and Playwright
+come from.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import pytest
 from tests.azurite import RunningAzurite
 from tests.e2e.browser import (
     DRAWN_FIGURES_JS,
+    FIGURE_TEXTS_JS,
     HOST,
     MISSING_CHROMIUM,
     MISSING_PLAYWRIGHT,
@@ -31,6 +36,7 @@ from tests.e2e.browser import (
     descendants,
     find_chromium,
     running_dashboard,
+    text_problems,
 )
 
 if TYPE_CHECKING:
@@ -41,6 +47,9 @@ if TYPE_CHECKING:
 # a page listed here is still opened, screenshotted and checked for exceptions and external requests.
 NO_FIGURE: dict[str, str] = {"reports": "the capacity-review report is tables and downloads only"}
 
+# the logical keys' heatmap has been redrawn on its log scale (dashboard.figures.hot_partitions.log_colors)
+SCALE_JS = """() => Array.from(document.querySelectorAll('.st-key-hot_keys_heatmap .js-plotly-plot'))
+  .some(plot => (plot._fullData || []).some(t => ((t.colorbar || {}).title || {}).text === 'RU/s (log scale)'))"""
 LOADED = '[data-testid="stApp"][data-test-script-state="notRunning"][data-test-connection-state="CONNECTED"]'
 VIEWPORT = {"width": 1400, "height": 900}
 
@@ -98,7 +107,7 @@ def test_every_page_draws_in_chromium_with_no_external_request(
     pages = dashboard_pages()
     assert len(pages) >= 2, pages
     assert set(NO_FIGURE) <= {page.name for page in pages}, "NO_FIGURE names a page that is gone"
-    shots = artifacts_dir()
+    shots = artifacts_dir(tmp_path / "screenshots")
     shots.mkdir(parents=True, exist_ok=True)
     workdir = tmp_path / "elsewhere"  # outside the repository: .streamlit/config.toml is not found from here
     workdir.mkdir()
@@ -143,8 +152,28 @@ def _check_page(tab: Tab, dashboard: RunningDashboard, page: Page, shots: Path, 
         tab.wait_for_function(drawn, timeout=15_000)
     except PlaywrightTimeout:
         problems.append(f"{page.name}: {missing}")
+    problems += text_problems(page.name, tab.evaluate(FIGURE_TEXTS_JS))
     _screenshot(tab, shots / f"dashboard-{store_name}-{page.name}.png")
+    if page.name == "hot_partitions":
+        problems += _check_log_scale(tab, shots / f"dashboard-{store_name}-hot_partitions-log.png")
     return problems
+
+
+def _check_log_scale(tab: Tab, shot: Path) -> list[str]:
+    """The logical keys' heatmap redrawn on its log colour scale (the page's toggle), its texts checked too."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    toggle = tab.locator(".st-key-hot_keys_log_scale label")
+    if not toggle.count():  # no logical keys in this store: no heatmap, no toggle
+        return []
+    toggle.click()
+    tab.wait_for_selector(LOADED, timeout=30_000)
+    try:
+        tab.wait_for_function(SCALE_JS, timeout=15_000)
+    except PlaywrightTimeout:
+        return ["hot_partitions: the log colour scale was not drawn"]
+    _screenshot(tab, shot)
+    return text_problems("hot_partitions (log scale)", tab.evaluate(FIGURE_TEXTS_JS))
 
 
 def _screenshot(tab: Tab, path: Path) -> None:
