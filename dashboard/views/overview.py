@@ -131,7 +131,8 @@ def load_overview(view: FrameState) -> tuple[pd.DataFrame, pd.DataFrame, overvie
     """The containers with their changes, the costliest queries, and the periods compared."""
     now = dt.datetime.now(dt.UTC)
     first = overview.periods(view.window, now, None)
-    wider = dataclasses.replace(view.window, start=first.before_start.to_pydatetime()) if view.since else view.window
+    before = first.before_start  # a bounded window's: read from the start of the period compared
+    wider = view.window if before is None else dataclasses.replace(view.window, start=before.to_pydatetime())
     frames = load_frames(dataclasses.replace(view, window=wider))
     span = overview.periods(view.window, now, overview.latest_time(frames["executions"], frames["metrics"]))
     containers = overview.overview_table(frames, span, region=view.region)
