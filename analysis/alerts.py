@@ -39,7 +39,7 @@ import pandas as pd
 
 from analysis import regions, throttling
 from analysis.queries import costs as qc
-from analysis.scope import Scope, select_scope
+from analysis.scope import Scope, select_scope, span_text
 from cosmoscore.limits import GB
 from cosmoscore.monitor.metrics import NORMALIZED_RU
 from store.records import (
@@ -147,6 +147,7 @@ def throttle_rate_alerts(
         source=rates["source"].map(SOURCE_NAMES).fillna(rates["source"]),
     )
     fired = rates[rates["rate"] >= percent - TOLERANCE].sort_values(CONTAINER, kind="stable")
+    last = span_text(pd.Timedelta(minutes=window_minutes))  # "1 hour": as the dashboard's "Last 1 hour" reads
     return _alerts(
         fired,
         THROTTLE,
@@ -155,8 +156,8 @@ def throttle_rate_alerts(
         threshold=float(percent),
         unit="%",
         message=[
-            f"429s were {row.rate:.3g}% of requests to {row.database}/{row.container} in the last {window_minutes} "
-            f"min ({row.throttled:g} of {row.total:g}, from {row.source}; threshold {percent:g}%)"
+            f"429s were {row.rate:.3g}% of requests to {row.database}/{row.container} in the last {last} "
+            f"({row.throttled:g} of {row.total:g}, from {row.source}; threshold {percent:g}%)"
             for row in fired.itertuples()
         ],
     )

@@ -33,7 +33,8 @@ says what was left out (`analysis.load.own_traffic_note`), for a page to print b
   minutes and window: what the hot-partition risk and the saturation finding read), `own_minutes_excluded`,
   `own_ru_subtracted`, and `own_note`.
 
-**Periods** (`periods`). A bounded time range [since, now) is compared with the same length just before it.
+**Periods** (`periods`). A bounded time range ([start, now) of a preset, [start, end) of a custom window) is
+compared with the same length just before it (a custom 10:00-13:00 with 07:00-10:00).
 "All time" has no length to repeat: its numbers cover all the data, and its change compares the
 `ALL_TIME_SPAN` (7 days) up to the newest row with the 7 days before, which `Periods.note` says on the page.
 `compare_periods` adds `<measure>_change` = recent - before (in the measure's unit: percentage points for a
@@ -49,7 +50,7 @@ import pandas as pd
 
 from analysis import fleet, load, regions, throttling
 from analysis.queries import costs as qc
-from analysis.scope import minute_text
+from analysis.scope import Window, minute_text, span_text
 from cosmoscore.limits import GB, Limits
 from cosmoscore.monitor.metrics import AUTOSCALE_MAX, TOTAL_REQUEST_UNITS
 from store.records import EXECUTIONS, LOGICAL_KEYS, METRICS, SHARED_OFFER_CONTAINER
@@ -126,8 +127,9 @@ QUERY_COLUMNS = [
 
 @dataclass(frozen=True, slots=True)
 class Periods:
-    """The rows an overview shows ([shown_start, ∞)) and the two it compares ([before_start, recent_start)
-    against [recent_start, ∞)); a None start: from the first row."""
+    """The rows an overview shows ([shown_start, the window's end)) and the two it compares ([before_start,
+    recent_start) against [recent_start, the window's end)); a None start: from the first row. The window's
+    end is the loaders' cut (`dashboard.loaders.tables`), so it is not repeated here."""
 
     shown_start: pd.Timestamp | None
     recent_start: pd.Timestamp | None
@@ -135,26 +137,24 @@ class Periods:
     note: str
 
 
-def periods(since: dt.datetime | None, now: dt.datetime, latest: pd.Timestamp | None) -> Periods:
-    """The periods for a time range from `since` to `now` (None: all time, ending at the `latest` row)."""
-    if since is not None:
-        # `since` was floored to the minute (`scope.since_for`): so is `now`, or the span would be 24.0087 hours
-        start, span = pd.Timestamp(since), pd.Timestamp(now).floor("min") - pd.Timestamp(since)
-        note = f"Changes compare this range with the {_span_text(span)} before it."
-        return Periods(start, start, start - span, note)
+def periods(window: Window, now: dt.datetime, latest: pd.Timestamp | None) -> Periods:
+    """The periods for a time range (`analysis.scope.Window`): a preset from its start to `now`, a custom
+    window from its start to its end, each compared with the same length just before it; all time (no
+    start) ends at the `latest` row."""
+    if window.start is not None:
+        # the window's bounds are whole minutes (`scope.since_for`): so is `now`, or the span would be 24.0087 hours
+        start = pd.Timestamp(window.start)
+        end = pd.Timestamp(window.end) if window.end is not None else pd.Timestamp(now).floor("min")
+        note = f"Changes compare this range with the {span_text(end - start)} before it."
+        return Periods(start, start, start - (end - start), note)
     if latest is None or pd.isna(latest):
         return Periods(None, None, None, "")
     recent = pd.Timestamp(latest) - ALL_TIME_SPAN
     note = (
-        f"All time has no period before it: changes compare the {_span_text(ALL_TIME_SPAN)} up to the newest "
-        f"data ({minute_text(latest)}) with the {_span_text(ALL_TIME_SPAN)} before."
+        f"All time has no period before it: changes compare the {span_text(ALL_TIME_SPAN)} up to the newest "
+        f"data ({minute_text(latest)}) with the {span_text(ALL_TIME_SPAN)} before."
     )
     return Periods(None, recent, recent - ALL_TIME_SPAN, note)
-
-
-def _span_text(span: pd.Timedelta | dt.timedelta) -> str:
-    hours = pd.Timedelta(span).total_seconds() / 3600
-    return f"{hours / 24:g} days" if hours >= 48 else f"{hours:g} hours"
 
 
 def between(frame: pd.DataFrame, start: pd.Timestamp | None, end: pd.Timestamp | None = None) -> pd.DataFrame:

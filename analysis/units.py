@@ -7,6 +7,10 @@ decimals, or 2 significant digits below 1% (0.0048% is not 0) but never more tha
 most 4 decimals the smallest number written is 0.0001, so the CSV (Python's shortest repr, which switches
 to scientific notation below 1e-4) always holds plain decimals: 0.0048, never 4.8e-03.
 
+**Changes** between two periods read by one rule (`change_text`): a rate or a share (a percentage, or a
+fraction of 1 such as a 429 rate) changes in percentage points ("+5.82 pts": 1% to 6.82%), never in percent
+of itself; a quantity in its own unit ("+1,050 RU", "+10.0 RU/s", "+36 KB"). Every card and table says which.
+
 **Sizes** read in the unit that fits (`analysis.storage.size_unit`: KB, MB or GB, the storage page's rule):
 361 KB reads "361 KB", not "0.00 GB".
 """
@@ -63,6 +67,35 @@ def percent_text(percent: Number) -> str:
     if abs(value) < 1:
         return f"{value:.{significant_decimals(value, digits=2)}f}%"
     return f"{value:.1f}%" if abs(value) < 10 else f"{value:,.0f}%"
+
+
+POINTS = "pts"  # percentage points: the change of a rate or share
+CHANGE_RULE = (
+    "Changes against the period before: a rate or share in percentage points (pts; 1% to 3% is +2 pts), "
+    "a quantity in its own unit (RU, RU/s, KB/MB/GB)."
+)
+
+
+def change_text(change: Number, unit: str, *, decimals: int = 1) -> str | None:
+    """A change between two periods with its unit (module docstring), signed; None when missing. `unit`:
+    "%" (a percentage: its change in points), "share" (a fraction of 1: x 100, in points), "GB" (a size: in
+    the unit that fits), else a quantity's own unit ("RU", "RU/s")."""
+    if change is None or pd.isna(change):
+        return None
+    value = float(change)
+    if unit == "GB":
+        return ("+" if value >= 0 else "-") + size_text(abs(value))
+    if unit in ("%", "share"):
+        value, unit = (value * 100 if unit == "share" else value), POINTS
+    text = f"{value:+,.{decimals}f}"
+    return f"{'+' + text[1:] if float(text.replace(',', '')) == 0 else text} {unit}"  # a tiny fall is not "-0"
+
+
+def rates_in_percent(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """`frame` with `columns` (fractions of 1, and their changes) x 100: a table's 429 rate in % and its
+    change in points, as the cards read (the CSV keeps the fractions)."""
+    present = [name for name in columns if name in frame.columns]
+    return frame.assign(**{name: frame[name].astype(float) * 100 for name in present})
 
 
 def gb_in_fitting_unit(frame: pd.DataFrame, columns: list[str]) -> tuple[pd.DataFrame, str]:

@@ -1,6 +1,6 @@
 """The ruscope dashboard's frame: it routes the pages and asks once, in the sidebar, what they all show.
 
-The store, the time range, the scope (database, container) and, for an account in several regions, the
+The store, the time range (a preset or a custom start and end: one `analysis.scope.Window`), the scope (database, container) and, for an account in several regions, the
 region of the Azure Monitor figures are chosen here and published in
 `st.session_state` (the contract is in `state.py`) before the page runs; pages read them with
 `state.frame_state()` and have no store or scope widgets of their own. Adding a page is one line in
@@ -34,11 +34,13 @@ PAGES = [
 
 page = st.navigation(PAGES)
 store = widgets.render_store_picker()
-since = widgets.render_time_range_picker()
-scope = widgets.render_scope_picker(load_scope_choices(store, since))
-names = tuple(load_region_choices(store, since, scope.account))
+window = widgets.render_time_range_picker()
+if window is None:  # a custom range that ends before it starts: the picker said so on the page
+    st.stop()
+scope = widgets.render_scope_picker(load_scope_choices(store, window))
+names = tuple(load_region_choices(store, window, scope.account))
 region = widgets.render_region_picker(list(names))
-view = state.FrameState(store=store, since=since, scope=scope, region=region, regions=names)
+view = state.FrameState(store=store, window=window, scope=scope, region=region, regions=names)
 state.publish(view)
 render_alert_banner(view)  # the open alerts of the scope, above every page
 page.run()

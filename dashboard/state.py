@@ -1,12 +1,12 @@
 """The session-state contract between the frame (`app.py`) and the pages.
 
 The frame asks for the store, the time range and the scope once, in the sidebar, and publishes what was
-chosen under three `st.session_state` keys before it runs the page:
+chosen under these `st.session_state` keys before it runs the page:
 
 | key | type | meaning |
 |---|---|---|
 | `store` | `str` | the store directory (or URI) to read |
-| `since` | `datetime.datetime` (UTC) or `None` | start of the time range; None: all time |
+| `window` | `analysis.scope.Window` | the time range: rows in [start, end), UTC; a None bound open (all time: both) |
 | `scope` | `analysis.scope.Scope` | the database and container shown; a None part: all |
 | `region` | `str` or `None` | the Azure region whose Monitor figures are shown; None: the account in total |
 | `regions` | `tuple[str, ...]` | the regions the store's metrics name (the picker is shown for two or more) |
@@ -28,23 +28,33 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from analysis.scope import Scope
+from analysis.scope import Scope, Window
 from dashboard.environment import ANY_STORE_ENV, STORE_ENV
 from store.location import DEFAULT_STORE
 
-STORE, SINCE, SCOPE, REGION, REGIONS = "store", "since", "scope", "region", "regions"
+STORE, WINDOW, SCOPE, REGION, REGIONS = "store", "window", "scope", "region", "regions"
 REQUESTED_SCOPE = "frame_requested_scope"  # a scope a page asked the frame to show from the next run on
 
 
 @dataclass(frozen=True, slots=True)
 class FrameState:
-    """What the frame chose: where to read, from when, and which database and container."""
+    """What the frame chose: where to read, which window of time, and which database and container."""
 
     store: str
-    since: dt.datetime | None = None
+    window: Window = field(default_factory=Window)
     scope: Scope = field(default_factory=Scope)
     region: str | None = None  # one region's Azure Monitor figures; None: the account in total
     regions: tuple[str, ...] = ()  # the regions the store's metrics name (analysis.regions)
+
+    @property
+    def since(self) -> dt.datetime | None:
+        """The window's start (None: from the first row), what the store's reader prunes its days by."""
+        return self.window.start
+
+    @property
+    def until(self) -> dt.datetime | None:
+        """The window's end (None: up to the newest row)."""
+        return self.window.end
 
 
 def default_store() -> str:
@@ -61,7 +71,7 @@ def any_store_allowed() -> bool:
 def publish(state: FrameState) -> None:
     """Put the frame's choices under the contract's keys, for the page about to run."""
     st.session_state[STORE] = state.store
-    st.session_state[SINCE] = state.since
+    st.session_state[WINDOW] = state.window
     st.session_state[SCOPE] = state.scope
     st.session_state[REGION] = state.region
     st.session_state[REGIONS] = state.regions
@@ -71,7 +81,7 @@ def frame_state() -> FrameState:
     """The frame's choices, as published; the defaults for a key the frame has not set."""
     return FrameState(
         store=st.session_state.get(STORE) or default_store(),
-        since=st.session_state.get(SINCE),
+        window=st.session_state.get(WINDOW) or Window(),
         scope=st.session_state.get(SCOPE) or Scope(),
         region=st.session_state.get(REGION),
         regions=tuple(st.session_state.get(REGIONS) or ()),

@@ -2,7 +2,8 @@
 
 The frame (`app.py`) renders the pickers in the sidebar once per run; pages render the empty state, the
 store's warnings and the CSV download. Every widget takes a fixed `key=` (tests drive them by key):
-`frame_store`, `frame_time_range`, `frame_account` (shown only when the store holds several accounts),
+`frame_store`, `frame_time_range` (and, for its "Custom" choice, `frame_custom_start_date`,
+`frame_custom_start_time`, `frame_custom_end_date`, `frame_custom_end_time`), `frame_account` (shown only when the store holds several accounts),
 `frame_database`, `frame_container`, `frame_region` (shown only when the store's metrics name several
 regions) for the frame's pickers, and the key a page passes for its downloads.
 """
@@ -50,13 +51,44 @@ def render_store_picker() -> str:
     return st.sidebar.text_input("Store directory", value=named, key="frame_store").strip() or named
 
 
-def render_time_range_picker(*, now: dt.datetime | None = None) -> dt.datetime | None:
-    """The time range, as its start in UTC (None: all time); `now` defaults to the wall clock."""
-    names = list(scope.TIME_RANGES)
+def render_time_range_picker(*, now: dt.datetime | None = None) -> scope.Window | None:
+    """The time range as a `scope.Window` (UTC; `now` defaults to the wall clock): a preset ending now, or a
+    custom start and end; the window it covers is said under the picker. A custom end not after its start
+    is said on the page, and None returned (the frame runs no page on it)."""
+    clock = now or dt.datetime.now(dt.UTC)
+    names = scope.RANGE_CHOICES
     name = st.sidebar.selectbox(
         "Time range (UTC)", names, index=names.index(scope.DEFAULT_TIME_RANGE), key="frame_time_range"
     )
-    return scope.since_for(name, now or dt.datetime.now(dt.UTC))
+    if name != scope.CUSTOM:
+        window = scope.window_for(name, clock)
+    else:
+        try:
+            window = scope.custom_window(*_render_custom_bounds(clock))
+        except scope.WindowError as error:
+            st.sidebar.caption(CUSTOM_INVALID)
+            st.error(str(error), icon=":material/error:")
+            return None
+    st.sidebar.caption(f"Showing {window.text()}.")
+    return window
+
+
+CUSTOM_INVALID = "The custom range is not valid: see the page."
+
+
+def _render_custom_bounds(now: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
+    """A custom range's start and end, in UTC, from a date and a time input each. The defaults (the 24 hours
+    up to the next whole hour) change once an hour, not on every rerun."""
+    hour = now.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0, tzinfo=None) + dt.timedelta(hours=1)
+    bounds = []
+    for name, default in (("start", hour - dt.timedelta(hours=24)), ("end", hour)):
+        left, right = st.sidebar.columns(2)
+        day = left.date_input(f"{name.title()} date (UTC)", value=default.date(), key=f"frame_custom_{name}_date")
+        time = right.time_input(
+            f"{name.title()} time (UTC)", value=default.time(), step=60, key=f"frame_custom_{name}_time"
+        )
+        bounds.append(dt.datetime.combine(day, time, tzinfo=dt.UTC))
+    return bounds[0], bounds[1]
 
 
 def render_scope_picker(choices: pd.DataFrame) -> scope.Scope:
@@ -162,8 +194,10 @@ def _apply_requested_scope(choices: pd.DataFrame, requested: scope.Scope | None)
 
 def render_empty_state(view: FrameState, *, what: str, how: str, commands: list[str]) -> None:
     """Nothing to show: say what is missing in this view and which commands collect it (`{store}` filled in)."""
-    when = "" if view.since is None else f" since {scope.minute_text(view.since)}"
-    if view.since is not None:
+    window = view.window
+    open_ended = window.start is None or window.end is None
+    when = "" if window == scope.Window() else f" {window.text()}" if open_ended else f" in {window.text()}"
+    if window != scope.Window():
         how = f"Choose a longer time range in the sidebar. {how}"
     commands_text = "\n".join(command.format(store=view.store) for command in commands)
     fence = markdown_fence(commands_text + view.store)

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 from analysis.fleet import container_choices
 from analysis.overview import FILLS
-from analysis.units import Number, percent_text, size_text
+from analysis.units import CHANGE_RULE, Number, change_text, percent_text, size_text
 from dashboard.figures.canvas import BASE_FONT_PX, empty_note, note_font, readable
 
 COLORS = ("#1f77b4", "#d62728", "#ff7f0e", "#2ca02c", "#9467bd")  # one per limit of FILLS, in order
@@ -57,6 +57,7 @@ def build_limits_figure(fills: pd.DataFrame, *, top: int = 10, title: str | None
     return figure
 
 
+CHANGE_UNITS = CHANGE_RULE  # said once above the cards: how every card's change reads
 DeltaColor = Literal["normal", "inverse", "off"]  # st.metric's: "inverse" shows a rise in red
 Card = tuple[str, str, str | None, DeltaColor, str]  # label, value, delta, delta colour, help
 MAX_LABEL = 13  # characters: a longer label is cut ("Hottest range (5) n…") in a row of seven cards
@@ -64,33 +65,23 @@ MAX_LABEL = 13  # characters: a longer label is cut ("Hottest range (5) n…") i
 
 def overview_cards(row: pd.Series) -> list[Card]:
     """One container's headline numbers for `st.metric`: (label, value, delta, delta colour, help); "" for
-    a number without data, None for a delta without one. Colour "inverse": up is bad. Labels are short
+    a number without data, None for a delta without one. Colour "inverse": up is bad. Each delta carries its
+    unit (`analysis.units.change_text`): a rate or share in percentage points, a quantity in its own unit. Labels are short
     (`MAX_LABEL`); what a number is of (the provisioned RU/s, which pkrange, the limit) is in its help."""
     provisioned = row.get("provisioned_ru_s")
     of = f" (provisioned: {provisioned:,.0f} RU/s)" if pd.notna(provisioned) else ""
     hot = f"pkrange {row.get('hot_pkrange')}: " if row.get("hot_pkrange") else ""
     rate_from = f"from {row.get('throttle_source')}, " if row.get("throttle_source") else ""
     return [
-        ("RU consumed", _number(row.get("ru_consumed"), "{:,.0f}"), _delta(row.get("ru_consumed_change"), "{:+,.0f}"), "off", "Azure Monitor's TotalRequestUnits, else the replay's RU"),
-        ("Peak RU/s", _number(row.get("peak_ru_s"), "{:,.1f}"), _delta(row.get("peak_ru_s_change"), "{:+,.1f}"), "inverse", f"the busiest interval's RU/s{of}"),
-        ("p95 RU/s", _number(row.get("p95_ru_s"), "{:,.1f}"), _delta(row.get("p95_ru_s_change"), "{:+,.1f}"), "inverse", f"95% of intervals used less{of}"),
-        ("Hottest range", _number(row.get("hot_normalized_ru"), "{:.0f}%"), _delta(row.get("hot_normalized_ru_change"), "{:+.0f} pts"), "inverse", f"{hot}the normalized RU consumption of the hottest pkrange: 100% means its requests are throttled"),
-        ("429 rate", _number(row.get("throttle_rate"), "{:.2%}"), _delta(row.get("throttle_rate_change"), "{:+.2%}"), "inverse", f"{rate_from}over the whole window; 1-5% is healthy (the SDK retries them), above 5% needs action"),
-        ("Largest range", size_text(row.get("largest_partition_gb")), _size_delta(row.get("largest_partition_gb_change")), "inverse", "the largest physical partition (pkrange), of the 50 GB it holds before it splits"),
-        ("Largest key", size_text(row.get("largest_key_gb")), _size_delta(row.get("largest_key_gb_change")), "inverse", "the largest logical partition key, of the 20 GB one key may hold"),
+        ("RU consumed", _number(row.get("ru_consumed"), "{:,.0f}"), change_text(row.get("ru_consumed_change"), "RU", decimals=0), "off", "Azure Monitor's TotalRequestUnits, else the replay's RU; change in RU"),
+        ("Peak RU/s", _number(row.get("peak_ru_s"), "{:,.1f}"), change_text(row.get("peak_ru_s_change"), "RU/s"), "inverse", f"the busiest interval's RU/s, per-interval average{of}; change in RU/s"),
+        ("p95 RU/s", _number(row.get("p95_ru_s"), "{:,.1f}"), change_text(row.get("p95_ru_s_change"), "RU/s"), "inverse", f"95% of intervals used less{of}; change in RU/s"),
+        ("Hottest range", _number(row.get("hot_normalized_ru"), "{:.0f}%"), change_text(row.get("hot_normalized_ru_change"), "%", decimals=0), "inverse", f"{hot}the largest normalized RU consumption of a pkrange: 100% means it spent its budget in at least one second, not by itself 429s; change in percentage points"),
+        ("429 rate", _number(row.get("throttle_rate"), "{:.2%}"), change_text(row.get("throttle_rate_change"), "share", decimals=2), "inverse", f"{rate_from}over the whole window; 1-5% is healthy (the SDK retries them), above 5% needs action; change in percentage points"),
+        ("Largest range", size_text(row.get("largest_partition_gb")), change_text(row.get("largest_partition_gb_change"), "GB"), "inverse", "the largest physical partition (pkrange), of the 50 GB it holds before it splits"),
+        ("Largest key", size_text(row.get("largest_key_gb")), change_text(row.get("largest_key_gb_change"), "GB"), "inverse", "the largest logical partition key, of the 20 GB one key may hold"),
     ]  # fmt: skip
-
-
-def _size_delta(gb: Number) -> str | None:
-    """A change of size in the unit that fits, signed (None when missing)."""
-    if gb is None or pd.isna(gb):
-        return None
-    return ("+" if float(gb) >= 0 else "-") + size_text(abs(float(gb)))
 
 
 def _number(value: Number, template: str) -> str:
     return "" if value is None or pd.isna(value) else template.format(float(value))
-
-
-def _delta(value: Number, template: str) -> str | None:
-    return None if value is None or pd.isna(value) else template.format(float(value))

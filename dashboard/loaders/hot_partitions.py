@@ -15,7 +15,6 @@ holds it to.
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass, replace
 
 import pandas as pd
@@ -26,7 +25,7 @@ from analysis.hot import keys as hk
 from analysis.hot import partitions as hp
 from analysis.hot import replay as hr
 from analysis.hot.current import CONTAINER_KEY, ROW_KEY
-from analysis.scope import Scope
+from analysis.scope import Scope, Window
 from dashboard.loaders import tables
 from dashboard.state import FrameState
 from store.records import SHARED_OFFER_CONTAINER
@@ -71,19 +70,19 @@ class HotData:
 def load_hot(view: FrameState) -> HotData:
     """The page's data in the frame's view (cached: see the module docstring)."""
     scope = view.scope
-    return _load_hot(view.store, view.since, scope.account, scope.database, scope.container, view.region)
+    return _load_hot(view.store, view.window, scope.account, scope.database, scope.container, view.region)
 
 
 @st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Reducing the partitions' metrics...", max_entries=16)
 def _load_hot(
     store: str,
-    since: dt.datetime | None,
+    window: Window,
     account: str | None,
     database: str | None,
     container: str | None,
     region: str | None = None,
 ) -> HotData:
-    view = FrameState(store=store, since=since, scope=Scope(database=database, container=container, account=account))
+    view = FrameState(store=store, window=window, scope=Scope(database=database, container=container, account=account))
     metrics, shared = _metrics(view), None
     # a partition's normalized RU and RU/s budget are its region's: one region at a time (analysis.regions)
     region = regions.per_region_choice(metrics.frame, region)
@@ -148,7 +147,7 @@ def _metrics(view: FrameState) -> tables.Loaded:
     container that spends its database's shared offer has its partitions there (`hp.with_shared_partitions`)."""
     if view.scope.container is None or view.scope.database is None:
         return tables.read_view(view, "metrics", columns=hp.METRIC_COLUMNS)
-    wider = FrameState(store=view.store, since=view.since, scope=replace(view.scope, container=None))
+    wider = FrameState(store=view.store, window=view.window, scope=replace(view.scope, container=None))
     return tables.read_view(wider, "metrics", columns=hp.METRIC_COLUMNS)
 
 

@@ -124,6 +124,4 @@ def _run_detail(view: FrameState, run_id: str, start: dt.datetime, executions: p
 
 def _from(view: FrameState, start: dt.datetime) -> FrameState:
     """The view narrowed to rows at or after `start` (a run's rows all are): fewer date partitions read."""
-    moment = pd.Timestamp(start).to_pydatetime()
-    since = moment if view.since is None else max(view.since, moment)
-    return dataclasses.replace(view, since=since)
+    return dataclasses.replace(view, window=view.window.from_(pd.Timestamp(start).to_pydatetime()))

@@ -1,8 +1,9 @@
 """The store's tables in the frame's view: every dashboard read of the store goes through here.
 
-A page asks for a table in the frame's view (`FrameState`: store, since, scope) and only for the columns it
+A page asks for a table in the frame's view (`FrameState`: store, window, scope) and only for the columns it
 needs; the store prunes whole days by their date partitions and reads only those columns, so a page over
-the last day of a large `requests` table reads a day of a few columns, not the table.
+the last day of a large `requests` table reads a day of a few columns, not the table. The window's end (a
+custom range's) is cut here, in `_read`, the one place every read passes: rows timed before `until`.
 
 Each loader returns a `Loaded`: the frame plus the store's warnings (a skipped corrupt file, a leftover temp
 file) as text, so a page can show them even when the result comes from the cache. Reads are cached for
@@ -32,7 +33,7 @@ import streamlit as st
 
 from analysis import regions, scope
 from dashboard.state import FrameState
-from store import StoreLocation, StoreWarning, empty_frame, read_table, store_location
+from store import TABLES, StoreLocation, StoreWarning, empty_frame, read_table, store_location
 from store.records import SHARED_OFFER_CONTAINER
 
 TTL_SECONDS = 30
@@ -55,15 +56,17 @@ def load_table(
     table: str,
     *,
     since: dt.datetime | None = None,
+    until: dt.datetime | None = None,
     columns: tuple[str, ...] | None = None,
     run_ids: tuple[str, ...] | None = None,
 ) -> Loaded:
-    """The rows of `table` timed at or after `since` (of `run_ids` only, when given), only `columns` (all when None).
+    """The rows of `table` timed at or after `since` and before `until` (of `run_ids` only, when given), only
+    `columns` (all when None).
 
     Empty with its columns if none. The store opens only the date partitions from `since` on and only the
     columns asked for; an unknown table or column is its ValueError.
     """
-    return _read(store, table, since=since, columns=columns, run_ids=run_ids)
+    return _read(store, table, since=since, until=until, columns=columns, run_ids=run_ids)
 
 
 @st.cache_resource(ttl=LOCATION_TTL_SECONDS, show_spinner=False)
@@ -81,17 +84,38 @@ def _read(
     since: dt.datetime | None,
     columns: tuple[str, ...] | None,
     run_ids: tuple[str, ...] | None,
+    until: dt.datetime | None = None,
 ) -> Loaded:
-    """One store read with its warnings captured (`load_table`'s body, uncached)."""
+    """One store read with its warnings captured (`load_table`'s body, uncached), cut before `until`."""
     try:
         location = store_at(store)
     except ValueError as exc:  # a URI that cannot be a store, or a remote one without credentials
         return Loaded(empty_frame(table, columns), (f"store: {exc}",))
     with _WARNINGS_LOCK, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", StoreWarning)
-        frame = read_table(location, table, since=since, columns=columns, run_ids=run_ids)
+        frame = _before(location, table, since=since, until=until, columns=columns, run_ids=run_ids)
     messages = tuple(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, StoreWarning)))
     return Loaded(frame, messages)
+
+
+def _before(
+    location: StoreLocation,
+    table: str,
+    *,
+    since: dt.datetime | None,
+    until: dt.datetime | None,
+    columns: tuple[str, ...] | None,
+    run_ids: tuple[str, ...] | None,
+) -> pd.DataFrame:
+    """`read_table`'s rows, those timed before `until` only (all when None): the window's end. The time
+    column is read for the cut when the caller did not ask for it, and dropped again."""
+    if until is None:
+        return read_table(location, table, since=since, columns=columns, run_ids=run_ids)
+    time = TABLES[table].time
+    read = None if columns is None else tuple(dict.fromkeys([*columns, time]))
+    frame = read_table(location, table, since=since, columns=read, run_ids=run_ids)
+    frame = frame[frame[time].lt(pd.Timestamp(until)).fillna(False).astype(bool)].reset_index(drop=True)
+    return frame if columns is None else frame[list(columns)]
 
 
 def load_view(
@@ -103,7 +127,7 @@ def load_view(
     """
     wanted = list(dict.fromkeys(columns))
     read = tuple(dict.fromkeys([*wanted, *scope.SCOPE_COLUMNS]))
-    loaded = load_table(view.store, table, since=view.since, columns=read, run_ids=run_ids)
+    loaded = load_table(view.store, table, since=view.since, until=view.until, columns=read, run_ids=run_ids)
     frame = scope.select_scope(loaded.frame, view.scope).reset_index(drop=True)
     return Loaded(frame[wanted], loaded.warnings)
 
@@ -131,23 +155,25 @@ def read_view(view: FrameState, table: str, *, columns: Sequence[str]) -> Loaded
     """
     wanted = list(dict.fromkeys(columns))
     read = tuple(dict.fromkeys([*wanted, *scope.SCOPE_COLUMNS]))
-    loaded = _read(view.store, table, since=view.since, columns=read, run_ids=None)
+    loaded = _read(view.store, table, since=view.since, columns=read, run_ids=None, until=view.until)
     frame = loaded.frame if view.scope == scope.Scope() else scope.select_scope(loaded.frame, view.scope)
     return Loaded(frame[wanted], loaded.warnings)
 
 
-def load_scope_choices(store: str, since: dt.datetime | None) -> pd.DataFrame:
+def load_scope_choices(store: str, window: scope.Window) -> pd.DataFrame:
     """The (account, database, container) triples with data in the time range, for the frame's scope picker.
 
     The warnings of these reads are not returned: the page that reads the table shows them, once.
     """
     columns = tuple(scope.SCOPE_COLUMNS)
-    return scope.scope_choices(load_table(store, t, since=since, columns=columns).frame for t in SCOPE_TABLES)
+    return scope.scope_choices(
+        load_table(store, t, since=window.start, until=window.end, columns=columns).frame for t in SCOPE_TABLES
+    )
 
 
-def load_region_choices(store: str, since: dt.datetime | None, account: str | None) -> list[str]:
+def load_region_choices(store: str, window: scope.Window, account: str | None) -> list[str]:
     """The regions the store's metrics name in the time range (of `account`, when the scope names one), for
     the frame's region picker (`analysis.regions`)."""
     columns = tuple(dict.fromkeys([*scope.SCOPE_COLUMNS, *regions.REGION_COLUMNS]))
-    frame = load_table(store, "metrics", since=since, columns=columns).frame
+    frame = load_table(store, "metrics", since=window.start, until=window.end, columns=columns).frame
     return regions.regions(scope.select_scope(frame, scope.Scope(account=account)))

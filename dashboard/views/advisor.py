@@ -71,7 +71,7 @@ PERCENTS = ["hottest_partition_share", "even_share", "hottest_key_share_now", "t
 
 def read_advice(view: FrameState) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, tuple[str, ...]]:
     """The stored advice of the frame's account and database, all time (module docstring)."""
-    whole = FrameState(view.store, None, Scope(view.scope.database, None, view.scope.account))
+    whole = FrameState(view.store, scope=Scope(view.scope.database, None, view.scope.account))
     tables = [
         load_view(whole, name, columns=columns)
         for name, columns in (

@@ -2,6 +2,11 @@
 hottest range's normalized RU, the 429 rate against the healthy 1-5%, storage against 50 GB / 20 GB, each
 with its change against the period before; the costliest queries; the open alerts.
 
+Cards: one per container, in the Fleet's risk order, up to `MAX_CARDS` (12); with more, the page says
+"showing 12 of M" and points at the Fleet page and the table, which have them all. A change reads in
+percentage points for a rate or share and in the measure's own unit for a quantity
+(`dashboard.figures.overview.CHANGE_UNITS`), the same on every card.
+
 Layout only: the store, time range and scope come from the frame (`dashboard.state`), the data from
 `dashboard.loaders` (read from the start of the compared period, `analysis.overview.periods`), the numbers
 from `analysis.overview` (over `analysis.fleet`) and `analysis.alerts`, the figure from
@@ -18,15 +23,21 @@ import pandas as pd
 import streamlit as st
 
 from analysis import alerts, fleet, overview, regions, throttling, units
+from analysis.scope import Window
 from dashboard import widgets
 from dashboard.display import markdown_text
-from dashboard.figures.overview import build_limits_figure, overview_cards
+from dashboard.figures.overview import CHANGE_UNITS, build_limits_figure, overview_cards
 from dashboard.loaders.tables import load_view, load_with_shared_offer
 from dashboard.state import FrameState, frame_state
 
 HOW_TO_COLLECT = "Collect the configured queries and Azure Monitor data into it, then open it here"
 COLLECT = ['ruscope collect --config ruscope.toml   # [store] uri = "{store}"']
-MAX_CARDS = 3  # containers shown as headline cards (the riskiest first); the table has them all
+# A card per container, in the Fleet's risk order, up to MAX_CARDS; past that the page says "showing N of M"
+# and points at the Fleet page and the table below (both have them all).
+MAX_CARDS = 12
+CARDS_CUT = (
+    "Showing cards for {shown} of {count} containers, the riskiest first; see Fleet (or the table below) for all."
+)
 TABLES = {  # what `summarize_containers` reads
     "executions": overview.EXECUTION_COLUMNS,
     "requests": fleet.REQUEST_COLUMNS,
@@ -39,23 +50,23 @@ TABLES = {  # what `summarize_containers` reads
 _NUMBER = st.column_config.NumberColumn
 CONTAINER_TABLE = {
     "ru_consumed": _NUMBER("RU consumed", format="%.0f"),
-    "ru_consumed_change": _NUMBER("RU change", format="%+.0f"),
+    "ru_consumed_change": _NUMBER("RU change (RU)", format="%+.0f"),
     "ru_source": st.column_config.TextColumn("RU from"),
     "provisioned_ru_s": _NUMBER("provisioned RU/s", format="%.0f"),
     "autoscale": st.column_config.CheckboxColumn("autoscale"),
     "peak_ru_s": _NUMBER("peak RU/s", format="%.1f"),
-    "peak_ru_s_change": _NUMBER("peak change", format="%+.1f"),
+    "peak_ru_s_change": _NUMBER("peak change (RU/s)", format="%+.1f"),
     "p95_ru_s": _NUMBER("p95 RU/s", format="%.1f"),
-    "p95_ru_s_change": _NUMBER("p95 change", format="%+.1f"),
+    "p95_ru_s_change": _NUMBER("p95 change (RU/s)", format="%+.1f"),
     "p95_utilization": _NUMBER("p95 of provisioned", format="%.2f"),
     "hot_pkrange": st.column_config.TextColumn("hottest pkrange"),
     "hot_normalized_ru": _NUMBER("its normalized RU %", format="%.0f"),
-    "hot_normalized_ru_change": _NUMBER("normalized change", format="%+.0f"),
+    "hot_normalized_ru_change": _NUMBER("normalized change (pts)", format="%+.0f"),
     "hot_range_share": _NUMBER("its RU share", format="%.2f"),
     "pkranges": _NUMBER("pkranges"),
     "skew_source": st.column_config.TextColumn("skew from"),
-    "throttle_rate": _NUMBER("429 rate", format="%.4f"),
-    "throttle_rate_change": _NUMBER("429 change", format="%+.4f"),
+    "throttle_rate": _NUMBER("429 rate %", format="%.2f"),
+    "throttle_rate_change": _NUMBER("429 change (pts)", format="%+.2f"),
     "throttle_source": st.column_config.TextColumn("429s from"),
     **widgets.RATE_WINDOW_COLUMNS,
     "throttle_flag": st.column_config.CheckboxColumn("above 5%"),
@@ -63,6 +74,7 @@ CONTAINER_TABLE = {
     "storage_headroom": _NUMBER("of 50 GB free", format="%.2f"),
     "key_headroom": _NUMBER("of 20 GB free", format="%.2f"),
 }
+RATES = ["throttle_rate", "throttle_rate_change"]  # shown in % and points, as the cards read them
 SIZES = ["largest_partition_gb", "largest_partition_gb_change", "largest_key_gb", "largest_key_gb_change"]
 
 
@@ -71,9 +83,9 @@ def size_config(unit: str) -> dict[str, Any]:
     number, change = ("%.0f", "%+.0f") if unit == "KB" else ("%.3f", "%+.3f")
     return {
         "largest_partition_gb": _NUMBER(f"largest partition {unit}", format=number),
-        "largest_partition_gb_change": _NUMBER(f"partition change {unit}", format=change),
+        "largest_partition_gb_change": _NUMBER(f"partition change ({unit})", format=change),
         "largest_key_gb": _NUMBER(f"largest key {unit}", format=number),
-        "largest_key_gb_change": _NUMBER(f"key change {unit}", format=change),
+        "largest_key_gb_change": _NUMBER(f"key change ({unit})", format=change),
     }
 
 
@@ -118,9 +130,11 @@ def load_frames(view: FrameState) -> dict[str, pd.DataFrame]:
 def load_overview(view: FrameState) -> tuple[pd.DataFrame, pd.DataFrame, overview.Periods]:
     """The containers with their changes, the costliest queries, and the periods compared."""
     now = dt.datetime.now(dt.UTC)
-    first = overview.periods(view.since, now, None)
-    frames = load_frames(dataclasses.replace(view, since=first.before_start) if view.since else view)
-    span = overview.periods(view.since, now, overview.latest_time(frames["executions"], frames["metrics"]))
+    first = overview.periods(view.window, now, None)
+    before = first.before_start  # a bounded window's: read from the start of the period compared
+    wider = view.window if before is None else dataclasses.replace(view.window, start=before.to_pydatetime())
+    frames = load_frames(dataclasses.replace(view, window=wider))
+    span = overview.periods(view.window, now, overview.latest_time(frames["executions"], frames["metrics"]))
     containers = overview.overview_table(frames, span, region=view.region)
     executions = frames["executions"]
     queries = overview.costliest_queries(
@@ -133,11 +147,15 @@ def load_overview(view: FrameState) -> tuple[pd.DataFrame, pd.DataFrame, overvie
 
 def load_open_alerts(view: FrameState) -> pd.DataFrame:
     """The alerts of each account's latest evaluation, in the view's scope, whatever the time range."""
-    stored = load_view(dataclasses.replace(view, since=None), "alerts", columns=alerts.STORED_COLUMNS)
+    stored = load_view(dataclasses.replace(view, window=Window()), "alerts", columns=alerts.STORED_COLUMNS)
     return alerts.latest_alerts(stored.frame)
 
 
 def render_cards(containers: pd.DataFrame) -> None:
+    """A card per container (the first `MAX_CARDS` in risk order, saying so when there are more)."""
+    if len(containers) > MAX_CARDS:
+        st.caption(CARDS_CUT.format(shown=MAX_CARDS, count=len(containers)))
+    st.caption(CHANGE_UNITS)
     for _, row in containers.head(MAX_CARDS).iterrows():
         st.subheader(f"{markdown_text(row['database'])} / {markdown_text(row['container'])}", divider="gray")
         cards = overview_cards(row)
@@ -174,7 +192,8 @@ else:
     fills = overview.limit_fills(containers)
     widgets.render_figure(build_limits_figure(fills, title="How close to each limit"), key="overview_limits")
     st.subheader("Containers")
-    sized, unit = units.gb_in_fitting_unit(containers, SIZES)  # the CSV keeps GB
+    sized, unit = units.gb_in_fitting_unit(containers, SIZES)  # the CSV keeps GB and the rates' fractions
+    sized = units.rates_in_percent(sized, RATES)
     config = {**CONTAINER_TABLE, **size_config(unit)}
     widgets.render_table(
         sized, key="overview_containers", file_name="overview.csv", column_config=config, csv=containers

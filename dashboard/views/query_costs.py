@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis.queries import runs as qr
+from analysis.scope import Window
 from dashboard import widgets
 from dashboard.figures.query_costs import (
     build_pkrange_breakdown_figure,
@@ -155,7 +156,7 @@ def render_logged(view: FrameState, logged: LoggedQueries) -> None:
         st.info("No query of the workload is in the diagnostic logs of this window.", icon=":material/info:")
     else:
         widgets.render_table(shown(logged.workload, WORKLOAD_COLUMNS), key="query_costs_logged", file_name="logged-queries.csv", column_config=WORKLOAD_COLUMNS, csv=logged.workload)  # fmt: skip
-    since = f"since {view.since:%Y-%m-%d %H:%M} UTC" if view.since is not None else "over the whole store"
+    since = "over the whole store" if view.window == Window() else view.window.text()
     regions = " All regions: the logs are collected summed over regions." if view.region is not None else ""
     own = logged.own
     spent = (

@@ -143,7 +143,7 @@ def test_throttle_rate_fires_at_the_rate_from_monitor_else_from_the_replay() -> 
             5.0,
             5.0,
             "%",
-            "429s were 5% of requests to shop/carts in the last 60 min (1 of 20, from the replay's requests; "
+            "429s were 5% of requests to shop/carts in the last 1 hour (1 of 20, from the replay's requests; "
             "threshold 5%)",
             container="carts",
         ),
@@ -153,7 +153,7 @@ def test_throttle_rate_fires_at_the_rate_from_monitor_else_from_the_replay() -> 
             5.0,
             5.0,
             "%",
-            "429s were 5% of requests to shop/orders in the last 60 min (5 of 100, from Azure Monitor "
+            "429s were 5% of requests to shop/orders in the last 1 hour (5 of 100, from Azure Monitor "
             "TotalRequests; threshold 5%)",
         ),
     ]

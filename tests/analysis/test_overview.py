@@ -13,6 +13,7 @@ import pytest
 
 from analysis import overview, throttling
 from analysis.report import to_csv_bytes
+from analysis.scope import Window
 from store import TABLES
 from tests.analysis.queries.test_costs import T0, execution, executions_frame, request, requests_frame
 
@@ -113,7 +114,7 @@ def test_a_split_parent_is_not_the_hot_range() -> None:
 
 def test_periods_of_a_bounded_range_and_of_all_time() -> None:
     now = dt.datetime(2026, 5, 8, 12, tzinfo=dt.UTC)
-    day = overview.periods(now - dt.timedelta(hours=24), now + dt.timedelta(seconds=31), None)
+    day = overview.periods(Window(now - dt.timedelta(hours=24)), now + dt.timedelta(seconds=31), None)
     assert (day.shown_start, day.recent_start, day.before_start) == (
         pd.Timestamp("2026-05-07T12:00Z"),
         pd.Timestamp("2026-05-07T12:00Z"),
@@ -121,14 +122,28 @@ def test_periods_of_a_bounded_range_and_of_all_time() -> None:
     )
     assert day.note == "Changes compare this range with the 24 hours before it."
     latest = pd.Timestamp("2026-05-01T10:00Z")
-    every = overview.periods(None, now, latest)
+    every = overview.periods(Window(), now, latest)
     assert every.shown_start is None
     assert (every.recent_start, every.before_start) == (
         pd.Timestamp("2026-04-24T10:00Z"),
         pd.Timestamp("2026-04-17T10:00Z"),
     )
     assert "the 7 days up to the newest data (2026-05-01 10:00 UTC) with the 7 days before" in every.note
-    assert overview.periods(None, now, None) == overview.Periods(None, None, None, "")
+    assert overview.periods(Window(), now, None) == overview.Periods(None, None, None, "")
+
+
+def test_a_custom_window_is_compared_with_the_same_length_before_it() -> None:
+    start = dt.datetime(2026, 5, 1, 10, tzinfo=dt.UTC)
+    custom = Window(start, start + dt.timedelta(hours=3, minutes=30), "Custom")
+    span = overview.periods(custom, dt.datetime(2026, 5, 9, tzinfo=dt.UTC), None)  # now: far later, unused
+    assert (span.shown_start, span.recent_start, span.before_start) == (
+        pd.Timestamp("2026-05-01T10:00Z"),
+        pd.Timestamp("2026-05-01T10:00Z"),
+        pd.Timestamp("2026-05-01T06:30Z"),
+    )
+    assert span.note == "Changes compare this range with the 210 minutes before it."
+    hour = overview.periods(Window(start, start + dt.timedelta(hours=1), "Custom"), start, None)
+    assert hour.before_start == pd.Timestamp("2026-05-01T09:00Z") and "the 1 hour before it" in hour.note
 
 
 def test_changes_against_the_period_before() -> None:
@@ -136,7 +151,7 @@ def test_changes_against_the_period_before() -> None:
     before = {name: f.assign(time=f["time"] - pd.Timedelta(days=1)) for name, f in frames.items()}
     before["metrics"] = before["metrics"].assign(value=before["metrics"]["value"] / 2)
     both = {name: pd.concat([frames[name], before[name]], ignore_index=True) for name in frames}
-    start = overview.periods(T0.to_pydatetime(), (T0 + pd.Timedelta(days=1)).to_pydatetime(), None)
+    start = overview.periods(Window(T0.to_pydatetime()), (T0 + pd.Timedelta(days=1)).to_pydatetime(), None)
     recent = overview.summarize_containers(**{n: overview.between(f, start.recent_start) for n, f in both.items()})
     then = overview.summarize_containers(**{n: overview.between(f, start.before_start, start.recent_start) for n, f in both.items()})  # fmt: skip
     compared = overview.compare_periods(recent, recent, then)

@@ -88,3 +88,48 @@ def test_since_for_is_in_utc_whatever_the_clock_zone() -> None:
 
 def test_the_default_time_range_is_all_time() -> None:
     assert scope.TIME_RANGES[scope.DEFAULT_TIME_RANGE] is None
+
+
+def test_the_ranges_offered_and_their_names() -> None:
+    assert scope.RANGE_CHOICES == [
+        "Last 1 hour", "Last 6 hours", "Last 24 hours", "Last 7 days", "Last 30 days", "All time", "Custom"
+    ]  # fmt: skip
+    spans = [dt.timedelta(minutes=15), dt.timedelta(minutes=90), dt.timedelta(hours=1), dt.timedelta(hours=36)]
+    assert [scope.span_text(s) for s in spans] == ["15 minutes", "90 minutes", "1 hour", "36 hours"]
+    assert scope.span_text(dt.timedelta(days=7)) == "7 days" and scope.span_text(dt.timedelta(minutes=1)) == "1 minute"
+
+
+@pytest.mark.parametrize(
+    ("name", "start"),
+    [
+        ("Last 1 hour", dt.datetime(2026, 5, 2, 9, 0, tzinfo=dt.UTC)),
+        ("Last 6 hours", dt.datetime(2026, 5, 2, 4, 0, tzinfo=dt.UTC)),
+    ],
+)
+def test_a_preset_window_starts_on_a_whole_minute_and_is_open_ended(name: str, start: dt.datetime) -> None:
+    window = scope.window_for(name, NOW)
+    assert window == scope.Window(start, None, name) and window.span is None
+    assert window.text() == f"since {scope.minute_text(start)}"
+    assert scope.window_for("All time", NOW) == scope.Window() and scope.Window().text() == "all the data"
+
+
+def test_a_custom_window_is_floored_to_the_minute_in_utc() -> None:
+    paris = dt.timezone(dt.timedelta(hours=2))
+    window = scope.custom_window(dt.datetime(2026, 5, 1, 12, 0, 40, tzinfo=paris), dt.datetime(2026, 5, 1, 13, 30, 59))
+    assert (window.start, window.end) == (
+        dt.datetime(2026, 5, 1, 10, 0, tzinfo=dt.UTC),
+        dt.datetime(2026, 5, 1, 13, 30, tzinfo=dt.UTC),  # a naive time is UTC
+    )
+    assert window.label == "Custom" and window.span == dt.timedelta(hours=3, minutes=30)
+    assert window.text() == "2026-05-01 10:00-13:30 UTC"
+    later = dt.datetime(2026, 5, 1, 11, tzinfo=dt.UTC)
+    assert window.from_(later).start == later and window.from_(later).end == window.end
+    assert window.from_(dt.datetime(2026, 5, 1, tzinfo=dt.UTC)) == window
+
+
+def test_a_custom_window_that_ends_before_it_starts_says_so() -> None:
+    start = dt.datetime(2026, 5, 1, 10, tzinfo=dt.UTC)
+    with pytest.raises(scope.WindowError, match="ends .2026-05-01 09:00 UTC. before or when it starts"):
+        scope.custom_window(start, start - dt.timedelta(hours=1))
+    with pytest.raises(scope.WindowError):
+        scope.custom_window(start, start + dt.timedelta(seconds=30))  # the same minute: nothing in it

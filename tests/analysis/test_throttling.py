@@ -243,7 +243,7 @@ def test_logs_without_metrics_give_one_rate_and_source_on_fleet_overview_report_
     assert rows["value"].to_dict() == {"carts": 18.0, "orders": 100.0}
     assert rows["detail"].tolist() == [f"{th.LOGS}, 2026-05-01 10:00 UTC"] * 2
     assert fired.set_index("container")["value"].to_dict() == {"carts": 18.0, "orders": 100.0}
-    assert all("from the diagnostic logs" in m and "in the last 60 min" in m for m in fired["message"])
+    assert all("from the diagnostic logs" in m and "in the last 1 hour" in m for m in fired["message"])
 
 
 def test_beside_one_region_a_log_derived_rate_says_all_regions() -> None:

@@ -242,4 +242,4 @@ def test_a_store_with_logs_but_no_metrics_fires_the_logs_429_rate_of_the_window(
     assert (code, err) == (EXIT_ALERTS, [])
     fired = read_table(store_location(tmp_path), "alerts").query("rule == 'throttle_rate'").sort_values("container")
     assert fired[["container", "value"]].values.tolist() == [["carts", 18.0], ["orders", 100.0]]
-    assert all("in the last 60 min" in m and "from the diagnostic logs" in m for m in fired["message"])
+    assert all("in the last 1 hour" in m and "from the diagnostic logs" in m for m in fired["message"])

@@ -16,11 +16,12 @@ T0 = pd.Timestamp("2026-05-01T10:00:00Z")
 
 
 def banner_script(store: str, database: str | None, container: str | None, since: object) -> None:
-    from analysis.scope import Scope
+    from analysis.scope import Scope, Window
     from dashboard.alerts_banner import render_alert_banner
     from dashboard.state import FrameState
 
-    render_alert_banner(FrameState(store=store, since=since, scope=Scope(database=database, container=container)))
+    window = Window(since)  # type: ignore[arg-type]
+    render_alert_banner(FrameState(store=store, window=window, scope=Scope(database=database, container=container)))
 
 
 def banner(store: Path, database: str | None = None, container: str | None = None, since: object = None) -> AppTest:

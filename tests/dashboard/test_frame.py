@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from analysis.scope import Scope
+from analysis.scope import Scope, Window
 from tests.dashboard.apptest import APP, PLAN, bars, minutes_ago, run_app, store_rows, write_plan, write_store
+from tests.dashboard.test_storage_page import table
 
 VIEWS = sorted(p.relative_to(APP.parent).as_posix() for p in (APP.parent / "views").glob("*.py"))
 
@@ -38,13 +39,15 @@ def queries(app: AppTest) -> list[str]:
 def test_the_frame_publishes_its_choices_in_session_state(two_runs: Path) -> None:
     app = run_app()
     assert app.session_state["store"] == str(two_runs)
-    assert app.session_state["since"] is None
+    assert app.session_state["window"] == Window()
     assert app.session_state["scope"] == Scope()
     assert app.selectbox(key="frame_time_range").value == "All time"
     app.selectbox(key="frame_database").select("shop").run()
     assert app.session_state["scope"] == Scope(database="shop")
     app.selectbox(key="frame_time_range").select("Last 7 days").run()
-    since = app.session_state["since"]
+    window = app.session_state["window"]
+    since = window.start
+    assert window.end is None and window.label == "Last 7 days"
     assert since.tzinfo is not None and since.utcoffset() == dt.timedelta(0) and since.second == 0
     assert dt.timedelta(days=7) <= dt.datetime.now(dt.UTC) - since < dt.timedelta(days=7, minutes=2)
     assert app.session_state["scope"] == Scope()  # shop has no data in the last 7 days: back to all
@@ -66,6 +69,76 @@ def test_the_time_range_filters_the_page(old_and_fresh: Path) -> None:
     assert bars(app) == {"carts/0": (["fresh"], [7.0])}
     app.selectbox(key="frame_time_range").select("All time").run()
     assert len(queries(app)) == 5
+
+
+@pytest.fixture
+def three_ages(two_runs: Path) -> Path:
+    """The two May runs in shop/orders; r3 20 minutes ago in shop/carts ("recent"); r4 3 hours ago in
+    crm/people ("earlier")."""
+    write_plan(two_runs, [("r3", minutes_ago(20), "recent", 0, "as-is", "single", [[("page", "0", 7.0)]])], container="carts", part="0")  # fmt: skip
+    write_plan(two_runs, [("r4", minutes_ago(180), "earlier", 0, "as-is", "single", [[("page", "0", 5.0)]])], database="crm", container="people", part="1")  # fmt: skip
+    return two_runs
+
+
+def page_rows(app: AppTest) -> dict[str, list[str]]:
+    """What each page shows of the three ages: Query costs' queries, the Overview's and the Fleet's containers."""
+    shown = {}
+    for page, key, column in (
+        ("views/query_costs.py", "query_costs_table", "query_name"),
+        ("views/overview.py", "overview_containers", "container"),
+        ("views/fleet.py", "fleet_table", "container"),
+    ):
+        app.switch_page(page).run()
+        assert not app.exception, [e.message for e in app.exception]
+        shown[page] = sorted(table(app, key)[column].astype(str).unique())
+    return shown
+
+
+def test_one_and_six_hours_narrow_every_page(three_ages: Path) -> None:
+    app = run_app()
+    app.selectbox(key="frame_time_range").select("Last 1 hour").run()
+    hour = page_rows(app)
+    assert hour == {"views/query_costs.py": ["recent"], "views/overview.py": ["carts"], "views/fleet.py": ["carts"]}
+    app.selectbox(key="frame_time_range").select("Last 6 hours").run()
+    six = page_rows(app)
+    assert six["views/query_costs.py"] == ["earlier", "recent"]
+    assert six["views/overview.py"] == six["views/fleet.py"] == ["carts", "people"]
+    assert any(c.value.startswith("Showing since ") for c in app.sidebar.caption)
+
+
+def set_custom(app: AppTest, start: dt.datetime, end: dt.datetime) -> AppTest:
+    app.selectbox(key="frame_time_range").select("Custom").run()
+    for name, moment in (("start", start), ("end", end)):
+        app.date_input(key=f"frame_custom_{name}_date").set_value(moment.date())
+        app.time_input(key=f"frame_custom_{name}_time").set_value(moment.time())
+    return app.run()
+
+
+def test_a_custom_range_has_an_end_too(three_ages: Path) -> None:
+    """Custom 4 hours ago to 1 hour ago: r4 (3 hours ago) only; the May runs and r3 (20 minutes ago) are out."""
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    app = set_custom(run_app(), now - dt.timedelta(hours=4), now - dt.timedelta(hours=1))
+    assert not app.exception and not app.error
+    window = app.session_state["window"]
+    assert window.label == "Custom" and window.span == dt.timedelta(hours=3)
+    assert page_rows(app) == {
+        "views/query_costs.py": ["earlier"],
+        "views/overview.py": ["people"],
+        "views/fleet.py": ["people"],
+    }
+    app.switch_page("views/overview.py").run()
+    assert any("compare this range with the 3 hours before it" in c.value for c in app.caption)
+
+
+def test_a_custom_range_that_ends_before_it_starts_says_so(three_ages: Path) -> None:
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    app = set_custom(run_app(), now - dt.timedelta(hours=1), now - dt.timedelta(hours=4))
+    assert not app.exception
+    [error] = app.error
+    assert "before or when it starts" in error.value and "choose an end after the start" in error.value
+    assert not app.dataframe and not app.metric  # no page ran on a window that cannot be
+    app.switch_page("views/query_costs.py").run()
+    assert not app.exception and app.error and not app.dataframe
 
 
 def test_the_scope_filters_the_table_runs_and_breakdown(old_and_fresh: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from analysis.queries import costs as qc
-from analysis.scope import Scope
+from analysis.scope import Scope, Window
 from dashboard.loaders import tables
 from dashboard.state import FrameState
 from tests.dashboard.apptest import PLAN, store_rows, write_plan, write_store
@@ -37,18 +37,36 @@ def test_a_view_reads_only_its_columns_and_scope(two_containers: Path) -> None:
 
 
 def test_a_view_reads_from_its_since_on(two_containers: Path) -> None:
-    view = FrameState(store=str(two_containers), since=MAY_1_1030)
+    view = FrameState(store=str(two_containers), window=Window(MAY_1_1030))
     loaded = tables.load_view(view, "requests", columns=qc.REQUEST_COLUMNS, run_ids=("r1", "r2"))
     assert set(loaded.frame["run_id"]) == {"r2"}
     assert loaded.frame.columns.tolist() == qc.REQUEST_COLUMNS
 
 
+def test_a_view_reads_before_its_end(two_containers: Path) -> None:
+    """A custom window's end: rows timed before it only, in every read (cached, uncached, scope choices),
+    though the columns asked for leave out the time the cut needs."""
+    before = FrameState(store=str(two_containers), window=Window(None, MAY_1_1030, "Custom"))
+    loaded = tables.load_view(before, "executions", columns=["run_id", "query_name"])
+    assert set(loaded.frame["run_id"]) == {"r1"} and loaded.frame.columns.tolist() == ["run_id", "query_name"]
+    assert set(tables.read_view(before, "requests", columns=["run_id"]).frame["run_id"]) == {"r1"}
+    assert tables.load_scope_choices(str(two_containers), before.window).values.tolist() == [
+        ["127.0.0.1", "shop", "orders"]  # crm's only row (11:10) is after the end
+    ]
+    between = Window(MAY_1_1030, dt.datetime(2026, 5, 1, 11, 5, tzinfo=dt.UTC), "Custom")  # r2's shop rows only
+    shop = tables.load_view(FrameState(store=str(two_containers), window=between), "executions", columns=["time"])
+    assert not shop.frame.empty and shop.frame["time"].between(between.start, between.end, inclusive="left").all()
+    assert len(shop.frame) == 4  # r2: point, scan (one execution per feed range), wide
+
+
 def test_scope_choices_follow_the_time_range(two_containers: Path, tmp_path: Path) -> None:
-    choices = tables.load_scope_choices(str(two_containers), None)
+    choices = tables.load_scope_choices(str(two_containers), Window())
     assert choices.values.tolist() == [["127.0.0.1", "crm", "people"], ["127.0.0.1", "shop", "orders"]]
     later = dt.datetime(2026, 5, 1, 11, 5, tzinfo=dt.UTC)  # only crm's run-r2 row (11:10) is after
-    assert tables.load_scope_choices(str(two_containers), later).values.tolist() == [["127.0.0.1", "crm", "people"]]
-    assert tables.load_scope_choices(str(tmp_path / "nothing"), None).empty
+    assert tables.load_scope_choices(str(two_containers), Window(later)).values.tolist() == [
+        ["127.0.0.1", "crm", "people"]
+    ]
+    assert tables.load_scope_choices(str(tmp_path / "nothing"), Window()).empty
 
 
 def test_the_store_warnings_come_with_the_frame(two_runs: Path) -> None:

@@ -44,7 +44,7 @@ def test_logs_without_metrics_give_the_alerts_rate_and_source_on_fleet_overview_
 
     overview = open_page("views/overview.py")
     rows = table(overview, "overview_containers").set_index("container")
-    assert (rows["throttle_rate"] * 100).round(4).to_dict() == expected
+    assert rows["throttle_rate"].round(4).to_dict() == expected  # in %, as the Fleet's table and the cards
     assert set(rows["throttle_source"]) == {throttling.LOGS}
     assert f"whole window, {WINDOW}" in captions(overview)
     cards = [(m.value, m.help) for m in overview.metric if m.label == "429 rate"]

@@ -16,7 +16,7 @@ from analysis import overview, units
 from dashboard.figures import overview as figures_overview
 from store import store_location, write_frame
 from tests.analysis.test_overview import frame, row, shop_frames
-from tests.dashboard.apptest import chart, minutes_ago, run_app, write_plan
+from tests.dashboard.apptest import chart, minutes_ago, run_app, store_rows, write_plan, write_rows
 
 OVERVIEW = "views/overview.py"
 
@@ -137,3 +137,67 @@ def test_the_limits_figure_on_frames() -> None:
         not empty.data
         and json.loads(empty.to_json())["layout"]["annotations"][0]["text"] == "No containers in this view."
     )
+
+
+def test_a_card_per_container_on_a_store_of_five(store: Path) -> None:
+    """Five containers (the issue saw cards for 3 of 5): a row of cards each, in the table's (risk) order."""
+    names = ["a1", "b2", "c3", "d4", "e5"]
+    for n, name in enumerate(names):
+        plan = [(f"r{n}", minutes_ago(30), "point", 0, "as-is", "single", [[("page", "0", 1.0 + n)]])]
+        write_plan(store, plan, container=name, part=str(n))
+    app = open_overview()
+    order = app.dataframe[0].value["container"].tolist()
+    assert sorted(order) == names
+    assert [h.value for h in app.subheader][: len(names)] == [f"shop / {name}" for name in order]
+    assert len([m for m in app.metric if m.label == "RU consumed"]) == len(names)
+    assert not any("Showing cards for" in c.value for c in app.caption)  # all shown: no cut to state
+    assert any(c.value == figures_overview.CHANGE_UNITS for c in app.caption)
+
+
+def test_more_containers_than_cards_says_how_many_are_shown(store: Path) -> None:
+    plan = [("r0", minutes_ago(30), "point", 0, "as-is", "single", [[("page", "0", 1.0)]])]
+    write_rows(store, *containers_rows(plan, [f"c{n:02}" for n in range(13)]), part="0")
+    app = open_overview()
+    assert len(app.dataframe[0].value) == 13
+    assert len([m for m in app.metric if m.label == "RU consumed"]) == 12
+    assert any(c.value.startswith("Showing cards for 12 of 13 containers, the riskiest first") for c in app.caption)
+
+
+def containers_rows(plan: list, names: list[str]) -> tuple[list[dict], list[dict]]:
+    """One plan's rows copied into each container of `names` (one write for them all)."""
+    executions, requests = store_rows(plan)
+    out: tuple[list[dict], list[dict]] = ([], [])
+    for name in names:
+        out[0].extend({**row, "container": name} for row in executions)
+        out[1].extend({**row, "container": name} for row in requests)
+    return out
+
+
+def test_every_change_says_its_unit_by_one_rule() -> None:
+    """A rate or share changes in percentage points, a quantity in its own unit: "+5.82 pts" beside "+0 pts",
+    never "+5.82%" beside "+0 pts"."""
+    containers = overview.summarize_containers(**shop_frames())
+    changed = containers.iloc[0].copy()
+    changes = {
+        "ru_consumed_change": 1050.0,
+        "peak_ru_s_change": -2.5,
+        "p95_ru_s_change": 0.0,
+        "hot_normalized_ru_change": 0.2,
+        "throttle_rate_change": 0.0582,
+        "largest_partition_gb_change": 36 / 1024**2,
+        "largest_key_gb_change": -0.5,
+    }
+    for name, value in changes.items():
+        changed[name] = value
+    deltas = {label: delta for label, _, delta, *_ in figures_overview.overview_cards(changed)}
+    assert deltas == {
+        "RU consumed": "+1,050 RU",
+        "Peak RU/s": "-2.5 RU/s",
+        "p95 RU/s": "+0.0 RU/s",
+        "Hottest range": "+0 pts",
+        "429 rate": "+5.82 pts",
+        "Largest range": "+36 KB",
+        "Largest key": "-512 MB",
+    }
+    assert units.change_text(-0.00001, "share", decimals=2) == "+0.00 pts"  # a tiny fall is not "-0.00"
+    assert units.change_text(float("nan"), "RU") is None
