@@ -46,13 +46,18 @@ def fetch_client(
     )
 
 
+def installed_version() -> str:
+    """ruscope's installed version ("dev" for a source tree that was never installed): the user agent's and
+    the report's, one answer."""
+    try:
+        return importlib.metadata.version("ruscope")
+    except importlib.metadata.PackageNotFoundError:
+        return "dev"
+
+
 def user_agent() -> str:
     """The suffix ruscope's clients add to the SDK's user agent: `ruscope/<version>`, a Kusto term for `has`."""
-    try:
-        version = importlib.metadata.version("ruscope")
-    except importlib.metadata.PackageNotFoundError:  # a source tree that was never installed
-        version = "dev"
-    return f"{OWN_USER_AGENT}/{version}"
+    return f"{OWN_USER_AGENT}/{installed_version()}"
 
 
 def check_account(account: Account, credential: Any = None) -> str | None:

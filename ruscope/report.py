@@ -34,6 +34,7 @@ def report(
     from analysis.capacity.about import ReportAbout, data_window
     from analysis.capacity.review import REPORT_TABLES, build_capacity_report, report_summary
     from analysis.report import to_csv_bytes, to_xlsx_bytes
+    from collectors.client import installed_version
     from store import read_table
 
     cfg = load(config)
@@ -53,7 +54,7 @@ def report(
         store=str(target),
         generated=now,
         region=region,
-        version=_version(),
+        version=installed_version(),
         window_note=f"--since {since}" if since else "all data: the first and last row read",
     )
     built = build_capacity_report(
@@ -73,16 +74,6 @@ def report(
     data = to_csv_bytes(built) if format == "csv" else to_xlsx_bytes(built)
     _write_file(out, data)
     echo(f"{out}: {report_summary(built)}")
-
-
-def _version() -> str:
-    """ruscope's installed version, for the report's first section."""
-    import importlib.metadata
-
-    try:
-        return importlib.metadata.version("ruscope")
-    except importlib.metadata.PackageNotFoundError:  # a source tree that was never installed
-        return "unknown"
 
 
 def _report_since(text: str | None) -> dt.datetime | None:

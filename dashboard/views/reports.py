@@ -9,13 +9,13 @@ Layout only: the store, time range and scope come from the frame (`dashboard.sta
 from __future__ import annotations
 
 import datetime as dt
-import importlib.metadata
 
 import pandas as pd
 import streamlit as st
 
 from analysis.capacity import about, review
 from analysis.report import to_xlsx_bytes
+from collectors.client import installed_version
 from dashboard import widgets
 from dashboard.loaders.tables import load_view
 from dashboard.state import FrameState, frame_state
@@ -88,20 +88,13 @@ def report_about(view: FrameState, frames: dict[str, pd.DataFrame]) -> about.Rep
     first, last = about.data_window(frames)
     return about.ReportAbout(
         window_start=view.since or first,
-        window_end=now if view.since else last,
+        window_end=view.until or (now if view.since else last),  # a custom range's end, else now
         store=view.store,
         generated=now,
         region=view.region,
-        version=_version(),
+        version=installed_version(),
         window_note="the page's time range" if view.since else "all time: the first and last row read",
     )
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("ruscope")
-    except importlib.metadata.PackageNotFoundError:  # a source tree that was never installed
-        return "unknown"
 
 
 def render_actions(report: pd.DataFrame) -> None:
