@@ -7,9 +7,11 @@ frames; only the `*_COLUMNS` below are read.
 **Demand.** A query's RU per execution on a pkrange is the RU of its data pages (`request_kind` "page")
 served by that pkrange, over its logical executions (a per-feed-range query's parts are one execution, as
 in `analysis.queries.costs`), in the query's latest run: a split changes which pkranges serve a key, and the
-latest run is the one made on the partitions as they are now. Times its rate (`rate_per_s` of the config, the latest one recorded; a query
-without one counts as 1 execution/s, and `rate_assumed` says so) that is RU/s; summed over the queries, a
-pkrange's demand. The gateway's RU (query plans, refusals) is charged to no partition and left out.
+latest run is the one made on the partitions as they are now. Times its rate (`rate_per_s` of the config, the
+latest one recorded) that is RU/s; summed over the queries, a pkrange's demand. A query without a rate has no
+demand (`ru_s` NaN, `rate_missing` True, counted in `queries_without_rate`): nobody said how often it runs, and
+a made-up rate (1 execution/s of a 1,000-RU count is 1,000 RU/s) would invent load. Its RU per execution, and
+the replay's RU per pkrange (`replay_pkrange_ru`, the skew's replay source), still count. The gateway's RU (query plans, refusals) is charged to no partition and left out.
 
 **Budget.** Each physical partition gets an equal share of the container's RU/s: `throughput_share` of the
 latest storage snapshot when collected, else the latest provisioned RU/s from Azure Monitor
@@ -38,14 +40,13 @@ from analysis.hot.current import CONTAINER_KEY, ROW_KEY
 from analysis.pkrange_ids import pkrange_sort_key
 from store.records import EXECUTIONS, REQUESTS
 
-ASSUMED_RATE = 1.0  # executions per second of a query without a configured rate_per_s
 QUERY = [*CONTAINER_KEY, "query_name"]
 
 # The store columns these functions read: a view loads only these.
 REQUEST_COLUMNS = REQUESTS.pick(*CONTAINER_KEY, "run_id", "query_name", "request_kind", "pkrange_id", "request_charge")
 EXECUTION_COLUMNS = EXECUTIONS.pick(*CONTAINER_KEY, "run_id", "time", "query_name", "repeat", "rate_per_s")
 PARTITION_COLUMNS = hp.PARTITION_COLUMNS  # the budget, and the EPK bounds that order the rows
-QUERY_DEMAND_COLUMNS = [*QUERY, "pkrange_id", "executions", "ru_per_execution", "rate_per_s", "rate_assumed", "ru_s"]
+QUERY_DEMAND_COLUMNS = [*QUERY, "pkrange_id", "executions", "ru_per_execution", "rate_per_s", "rate_missing", "ru_s"]
 DEMAND_COLUMNS = [
     *ROW_KEY,
     "label",
@@ -81,11 +82,18 @@ def query_demand(requests: pd.DataFrame, executions: pd.DataFrame) -> pd.DataFra
     ru = pages.groupby([*QUERY, "pkrange_id"])["request_charge"].sum().astype(float).rename("ru").reset_index()
     out = ru.merge(counts.reset_index(), on=QUERY, how="inner").merge(query_rates(executions), on=QUERY, how="left")
     out["ru_per_execution"] = (out.pop("ru") / out["executions"]).round(4)
-    out["rate_assumed"] = out["rate_per_s"].isna()
-    out["rate_per_s"] = out["rate_per_s"].astype(float).fillna(ASSUMED_RATE)
+    out["rate_missing"] = out["rate_per_s"].isna()
+    out["rate_per_s"] = out["rate_per_s"].astype(float)  # NaN: no demand (module docstring)
     out["ru_s"] = (out["ru_per_execution"] * out["rate_per_s"]).round(4)
     out = out.assign(_pk=out["pkrange_id"].astype(str).map(pkrange_sort_key))
     return out.sort_values([*QUERY, "_pk"], ignore_index=True)[QUERY_DEMAND_COLUMNS]
+
+
+def replay_pkrange_ru(by_query: pd.DataFrame) -> pd.DataFrame:
+    """The data-page RU per pkrange of each query's latest run (`query_demand`'s RU per execution times its
+    executions, rate or none): where the replayed queries land, the skew's replay source."""
+    ru = by_query.assign(ru=by_query["ru_per_execution"].astype(float) * by_query["executions"].astype(float))
+    return ru.groupby(ROW_KEY)["ru"].sum().round(4).reset_index()
 
 
 def latest_runs(executions: pd.DataFrame) -> pd.DataFrame:
@@ -135,7 +143,7 @@ def summarize_demand(
     by_query = query_demand(requests, executions)
     if by_query.empty:
         return pd.DataFrame(columns=DEMAND_COLUMNS)
-    demand = by_query.groupby(ROW_KEY)["ru_s"].sum().round(4).reset_index()
+    demand = by_query.groupby(ROW_KEY)["ru_s"].sum(min_count=1).round(4).reset_index()
     demand["share_pct"] = (100 * demand["ru_s"] / demand.groupby(CONTAINER_KEY)["ru_s"].transform("sum")).round(2)
     demand = demand.merge(partition_budgets(partitions, metrics, demand), on=ROW_KEY, how="left")
     demand["utilization_pct"] = (100 * demand["ru_s"] / demand["budget_ru_s"]).round(2)
@@ -151,11 +159,13 @@ def summarize_headroom(demand: pd.DataFrame, by_query: pd.DataFrame) -> pd.DataF
     queries = (
         by_query.drop_duplicates(subset=QUERY)
         .groupby(CONTAINER_KEY)
-        .agg(queries=("query_name", "size"), queries_without_rate=("rate_assumed", "sum"))
+        .agg(queries=("query_name", "size"), queries_without_rate=("rate_missing", "sum"))
     )
     ranked = demand.dropna(subset=["multiplier"]).sort_values("multiplier", kind="stable")
     first = ranked.groupby(CONTAINER_KEY).agg(first_to_throttle=("label", "first"), multiplier=("multiplier", "first"))
-    totals = demand.groupby(CONTAINER_KEY).agg(pkranges=("pkrange_id", "size"), ru_s=("ru_s", "sum"))
+    totals = demand.groupby(CONTAINER_KEY).agg(
+        pkranges=("pkrange_id", "size"), ru_s=("ru_s", lambda v: v.sum(min_count=1))
+    )
     out = queries.join(totals, how="outer").join(first, how="left").reset_index()
     out["ru_s"] = out["ru_s"].round(4)
     return out.astype({"queries": "Int64", "queries_without_rate": "Int64", "pkranges": "Int64"})[HEADROOM_COLUMNS]

@@ -36,7 +36,7 @@ from store.records import SHARED_OFFER_CONTAINER
 LOAD_SOURCES = {
     "Azure Monitor: mean normalized RU % (the workload's)": ("mean", "%"),
     "Diagnostic logs: RU per pkrange": ("ru", "RU"),
-    "Replay: RU/s demand of the configured queries": ("ru_s", "RU/s"),
+    "Replay: RU per pkrange of the replayed queries": ("ru", "RU"),
 }
 
 
@@ -111,7 +111,9 @@ def _load_hot(
     monitor = overview.range_loads(metrics.frame, own.frame, partitions.frame).drop_duplicates(subset=ROW_KEY)
     loads = {
         name: frame
-        for name, frame in zip(LOAD_SOURCES, (monitor, hk.pkrange_totals(key_ru.frame, partitions.frame), demand))
+        for name, frame in zip(
+            LOAD_SOURCES, (monitor, hk.pkrange_totals(key_ru.frame, partitions.frame), hr.replay_pkrange_ru(by_query))
+        )
         if not frame.empty
     }
     loads = {

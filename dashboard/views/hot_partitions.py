@@ -305,7 +305,17 @@ def _headroom_sentence(row: pd.Series) -> str:
     """One plain sentence per container: the first partition to throttle and at what multiple of the workload."""
     name = f"**{markdown_text(row['database'])}/{markdown_text(row['container'])}**"
     unrated = int(row["queries_without_rate"] or 0)
-    note = f" {unrated} of {row['queries']} queries have no `rate_per_s` and count as 1 execution/s." if unrated else ""
+    note = (
+        f" {unrated} of {row['queries']} queries have no `rate_per_s` and are left out of the demand (set how often"
+        " each runs to count it)."
+        if unrated
+        else ""
+    )
+    if pd.isna(row["ru_s"]):
+        return (
+            f"{name}: none of its {row['queries']} replayed queries has a `rate_per_s`, so its demand in RU/s is "
+            "unknown: set how often each runs to see which partition throttles first."
+        )
     if pd.isna(row["multiplier"]):
         return (
             f"{name}: demand {row['ru_s']:.2f} RU/s; the partitions' budget is unknown (no storage snapshot or "

@@ -112,11 +112,11 @@ def test_a_replay_only_store_shows_the_demand_and_what_monitor_data_would_add(st
     assert keys(app, "plotly_chart") == {"hot_skew_chart", "hot_demand_chart"}
     bars = chart(app, "hot_demand_chart")["data"]
     assert [t["name"] for t in bars] == ["demand RU/s"]  # no budget known: no budget bars
-    # the latest run (r2): point 3.3 and scan 2.0 at 1/s, wide 3.0 at 10/s on pkrange 0; scan 3.0, wide 6.0 on 1
-    assert bars[0]["x"] == ["0", "1"] and values(bars[0]["y"]).tolist() == pytest.approx([3.3 + 2.0 + 30.0, 63.0])
+    # the latest run (r2): wide 3.0 at 10/s on pkrange 0, 6.0 on 1; point and scan have no rate: no demand
+    assert bars[0]["x"] == ["0", "1"] and values(bars[0]["y"]).tolist() == pytest.approx([30.0, 60.0])
     sentence = next(m.value for m in app.markdown if "**shop/orders**" in m.value)
-    assert "budget is unknown" in sentence and "2 of 3 queries have no `rate_per_s`" in sentence
-    assert app.radio(key="hot_skew_source").options == ["Replay: RU/s demand of the configured queries"]
+    assert "budget is unknown" in sentence and "2 of 3 queries have no `rate_per_s` and are left out" in sentence
+    assert app.radio(key="hot_skew_source").options == ["Replay: RU per pkrange of the replayed queries"]
     assert {"hot_demand_table_download", "hot_headroom_download", "hot_skew_download"} <= keys(app, "download_button")
     assert not [m for m in app.multiselect if m.key == "hot_pkranges"]  # no logical keys to list
 
@@ -149,9 +149,9 @@ def test_monitor_data_draws_the_heatmap_in_key_space_order_and_lists_the_keys_of
     assert skew_sources.value == "Azure Monitor: mean normalized RU % (the workload's)"
     assert skew_sources.options[1:] == [
         "Diagnostic logs: RU per pkrange",
-        "Replay: RU/s demand of the configured queries",
+        "Replay: RU per pkrange of the replayed queries",
     ]
-    skew_sources.set_value("Replay: RU/s demand of the configured queries").run()
+    skew_sources.set_value("Replay: RU per pkrange of the replayed queries").run()
     skew = next(t.value for t in app.dataframe if "gini" in t.value.columns)
     assert skew["pkranges"].tolist() == [3]  # the layout's 3: the replay reached 0 and 1, so 2 carries 0 of it
     bars = {t["name"]: t for t in chart(app, "hot_demand_chart")["data"]}

@@ -195,23 +195,27 @@ def replay(rates: dict[str, float | None]) -> tuple[pd.DataFrame, pd.DataFrame]:
 def test_replay_demand_per_pkrange_weighted_by_the_rates_of_the_latest_run() -> None:
     requests, executions = replay({"hot": 20.0, "wide": None})
     by_query = hr.query_demand(requests, executions)
-    assert by_query.drop(columns=["account", "database", "container"]).values.tolist() == [
+    shown = by_query.drop(columns=["account", "database", "container"]).fillna({"rate_per_s": -1.0, "ru_s": -1.0})
+    assert shown.values.tolist() == [
         ["hot", "0", 1, 12.0, 20.0, False, 240.0],  # r2 only: the latest run
-        ["wide", "0", 1, 1.0, 1.0, True, 1.0],  # both feed ranges are one execution; no rate: 1/s
-        ["wide", "1", 1, 3.0, 1.0, True, 3.0],
+        ["wide", "0", 1, 1.0, -1.0, True, -1.0],  # both feed ranges are one execution; no rate: no demand
+        ["wide", "1", 1, 3.0, -1.0, True, -1.0],
     ]
+    # where the replayed queries land, rate or none: the skew's replay source
+    assert hr.replay_pkrange_ru(by_query)["ru"].tolist() == [13.0, 3.0]
     budget = frame(
         [partition("0", "", "", "20", throughput_share=200.0), partition("1", "", "20", "FF", throughput_share=200.0)],
         hp.PARTITION_COLUMNS,
     )
     demand = hr.summarize_demand(requests, executions, budget, NO_METRICS)
     assert demand.columns.tolist() == hr.DEMAND_COLUMNS
-    assert demand[["label", "ru_s", "share_pct", "budget_ru_s", "utilization_pct", "multiplier"]].values.tolist() == [
-        ["0", 241.0, 98.77, 200.0, 120.5, 0.83],
-        ["1", 3.0, 1.23, 200.0, 1.5, 66.67],
+    shown = demand[["label", "ru_s", "share_pct", "budget_ru_s", "utilization_pct", "multiplier"]].fillna(-1.0)
+    assert shown.values.tolist() == [
+        ["0", 240.0, 100.0, 200.0, 120.0, 0.83],  # "hot" alone: "wide" has no rate, so no invented demand
+        ["1", -1.0, -1.0, 200.0, -1.0, -1.0],  # only "wide" reached it: its demand is unknown
     ]
     headroom = hr.summarize_headroom(demand, by_query)
-    assert headroom.drop(columns=["account", "database", "container"]).values.tolist() == [[2, 1, 2, 244.0, "0", 0.83]]
+    assert headroom.drop(columns=["account", "database", "container"]).values.tolist() == [[2, 1, 2, 240.0, "0", 0.83]]
 
 
 def test_the_budget_from_monitor_then_unknown() -> None:
@@ -343,8 +347,8 @@ def test_the_demand_figure_reddens_a_partition_over_its_budget() -> None:
     figure = figures_hot.build_demand_figure(hr.summarize_demand(requests, executions, budget, NO_METRICS))
     within, over, budgets = figure.data
     assert (within.name, over.name) == ("demand RU/s", "demand RU/s over budget")  # the legend says what red is
-    assert (list(over.x), list(over.y), over.marker.color) == (["0"], [241.0], figures_hot.OVER_BUDGET_COLOR)
-    assert (list(within.x), list(within.y), within.marker.color) == (["1"], [3.0], figures_hot.DEMAND_COLOR)
+    assert (list(over.x), list(over.y), over.marker.color) == (["0"], [240.0], figures_hot.OVER_BUDGET_COLOR)
+    assert list(within.x) == ["1"] and math.isnan(within.y[0]) and within.marker.color == figures_hot.DEMAND_COLOR
     assert within.offsetgroup == over.offsetgroup != budgets.offsetgroup  # one demand slot per pkrange
     assert list(budgets.y) == [200.0, 200.0]
     unknown = figures_hot.build_demand_figure(hr.summarize_demand(requests, executions, NO_PARTITIONS, NO_METRICS))
