@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis import fleet, load, regions, throttling
+from analysis import fleet, load, regions, scope, throttling
 from analysis.queries import costs as qc
 from analysis.scope import Window, minute_text, span_text
 from cosmoscore.limits import GB, Limits
@@ -111,6 +111,7 @@ CHANGE_MEASURES = [
     "throttle_rate",
     "largest_partition_gb",
     "largest_key_gb",
+    "sustained_normalized_ru",  # the Overview's "Hottest range" card (`analysis.load`)
 ]
 QUERY_COLUMNS = [
     *KEY,
@@ -144,7 +145,16 @@ def periods(window: Window, now: dt.datetime, latest: pd.Timestamp | None) -> Pe
     if window.start is not None:
         # the window's bounds are whole minutes (`scope.since_for`): so is `now`, or the span would be 24.0087 hours
         start = pd.Timestamp(window.start)
-        end = pd.Timestamp(window.end) if window.end is not None else pd.Timestamp(now).floor("min")
+        # a preset's length is its own (24 hours), not the time between when its start and `now` were read: a
+        # page that crosses a minute boundary between the two must not compare 1,441 minutes
+        preset = scope.TIME_RANGES.get(window.label)
+        end = (
+            pd.Timestamp(window.end)
+            if window.end is not None
+            else pd.Timestamp(window.start) + preset
+            if preset is not None
+            else pd.Timestamp(now).floor("min")
+        )
         note = f"Changes compare this range with the {span_text(end - start)} before it."
         return Periods(start, start, start - (end - start), note)
     if latest is None or pd.isna(latest):

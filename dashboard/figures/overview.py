@@ -70,13 +70,15 @@ def overview_cards(row: pd.Series) -> list[Card]:
     (`MAX_LABEL`); what a number is of (the provisioned RU/s, which pkrange, the limit) is in its help."""
     provisioned = row.get("provisioned_ru_s")
     of = f" (provisioned: {provisioned:,.0f} RU/s)" if pd.notna(provisioned) else ""
-    hot = f"pkrange {row.get('hot_pkrange')}: " if row.get("hot_pkrange") else ""
+    sustained = f"pkrange {row.get('sustained_pkrange')}: " if row.get("sustained_pkrange") else ""
+    peak_value = row.get("hot_normalized_ru")
+    peak = f"; its peak minute: {peak_value:.0f}%" if peak_value is not None and pd.notna(peak_value) else ""
     rate_from = f"from {row.get('throttle_source')}, " if row.get("throttle_source") else ""
     return [
         ("RU consumed", _number(row.get("ru_consumed"), "{:,.0f}"), change_text(row.get("ru_consumed_change"), "RU", decimals=0), "off", "Azure Monitor's TotalRequestUnits, else the replay's RU; change in RU"),
         ("Peak RU/s", _number(row.get("peak_ru_s"), "{:,.1f}"), change_text(row.get("peak_ru_s_change"), "RU/s"), "inverse", f"the busiest interval's RU/s, per-interval average{of}; change in RU/s"),
         ("p95 RU/s", _number(row.get("p95_ru_s"), "{:,.1f}"), change_text(row.get("p95_ru_s_change"), "RU/s"), "inverse", f"95% of intervals used less{of}; change in RU/s"),
-        ("Hottest range", _number(row.get("hot_normalized_ru"), "{:.0f}%"), change_text(row.get("hot_normalized_ru_change"), "%", decimals=0), "inverse", f"{hot}the largest normalized RU consumption of a pkrange: 100% means it spent its budget in at least one second, not by itself 429s; change in percentage points"),
+        ("Hottest range", _number(row.get("sustained_normalized_ru"), "{:.0f}%"), change_text(row.get("sustained_normalized_ru_change"), "%", decimals=0), "inverse", f"{sustained}the sustained load of the busiest pkrange: the 95th percentile of its per-minute normalized RU over the window, ruscope's replay minutes left out (what the risk and the saturation finding read; 90% or more: saturated){peak}. 100% in a minute means one second used the whole budget, not by itself 429s; change in percentage points"),
         ("429 rate", _number(row.get("throttle_rate"), "{:.2%}"), change_text(row.get("throttle_rate_change"), "share", decimals=2), "inverse", f"{rate_from}over the whole window; 1-5% is healthy (the SDK retries them), above 5% needs action; change in percentage points"),
         ("Largest range", size_text(row.get("largest_partition_gb")), change_text(row.get("largest_partition_gb_change"), "GB"), "inverse", "the largest physical partition (pkrange), of the 50 GB it holds before it splits"),
         ("Largest key", size_text(row.get("largest_key_gb")), change_text(row.get("largest_key_gb_change"), "GB"), "inverse", "the largest logical partition key, of the 20 GB one key may hold"),

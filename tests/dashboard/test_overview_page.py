@@ -85,12 +85,14 @@ def test_metrics_storage_and_alerts(store: Path) -> None:
     for card in app.metric:  # orders' cards come first (the riskier container)
         metrics.setdefault(card.label, card.value)
     assert metrics["Peak RU/s"] == "20.0" and metrics["429 rate"] == "5.00%"
-    assert metrics["Hottest range"] == "100%"
+    # the sustained load (p95 of the busiest range's per-minute normalized RU), the peak minute in its help
+    assert metrics["Hottest range"] == "99%"
     assert (metrics["Largest range"], metrics["Largest key"]) == ("45 GB", "18 GB")
     helps: dict[str, str] = {}
     for card in app.metric:  # orders' first
         helps.setdefault(card.label, card.proto.help)
     assert "provisioned: 1,000 RU/s" in helps["Peak RU/s"] and helps["Hottest range"].startswith("pkrange 1: ")
+    assert "its peak minute: 100%" in helps["Hottest range"]
     assert all(len(card.label) <= figures_overview.MAX_LABEL for card in app.metric)  # none is cut off
     [alerts] = [t.value for t in app.dataframe if "rule" in t.value.columns]
     assert alerts[["rule", "subject", "message"]].values.tolist() == [["hot_partition", "1", "pkrange 1 hot"]]
@@ -182,7 +184,7 @@ def test_every_change_says_its_unit_by_one_rule() -> None:
         "ru_consumed_change": 1050.0,
         "peak_ru_s_change": -2.5,
         "p95_ru_s_change": 0.0,
-        "hot_normalized_ru_change": 0.2,
+        "sustained_normalized_ru_change": 0.2,
         "throttle_rate_change": 0.0582,
         "largest_partition_gb_change": 36 / 1024**2,
         "largest_key_gb_change": -0.5,
