@@ -317,7 +317,7 @@ def summarize_partition_load(minutes: pd.DataFrame) -> pd.DataFrame:
     peaks = work.sort_values(["normalized_ru", "time"], ascending=[False, True], kind="stable")
     peaks = peaks.drop_duplicates(subset=KEY)[[*KEY, "normalized_ru", "pkrange_id", "time"]]
     peaks = peaks.set_axis([*KEY, "max_normalized_ru", "peak_pkrange", "peak_time"], axis=1)
-    filled = _span_minutes(minutes)
+    filled = span_minutes(minutes)
     grouped = filled.groupby([*KEY, "region", "pkrange_id"])
     per = grouped["normalized_ru"].quantile(SUSTAINED_QUANTILE).rename("sustained_normalized_ru").to_frame()
     per = per.join(grouped["normalized_ru"].size().rename("sustained_minutes"))
@@ -331,7 +331,7 @@ def summarize_partition_load(minutes: pd.DataFrame) -> pd.DataFrame:
     return _typed_load(out.reindex(columns=LOAD_COLUMNS))
 
 
-def _span_minutes(minutes: pd.DataFrame) -> pd.DataFrame:
+def span_minutes(minutes: pd.DataFrame) -> pd.DataFrame:
     """Each range's workload minutes over its span (module docstring): the minutes its container reported
     (any range, in its region) from the range's first point to the container's last (a retired range's: to
     its own last), a minute without a point being 0% (it reported no load while its container did), its own

@@ -295,22 +295,36 @@ RANGE_LOAD_COLUMNS = [*KEY, "region", "pkrange_id", "max", "mean", "ranges"]
 def range_loads(
     metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    """Per container, region and pkrange of its latest interval (a range retired by a split is gone): the
-    workload's largest and mean NormalizedRUConsumption over the window and how many ranges the region has
-    (`RANGE_LOAD_COLUMNS`). The workload's: the minutes that were ruscope's own (`analysis.load`, from
-    `requests`) are left out of the values, not of the layout. The one per-range load behind the hottest
-    range, its share and the Hot partitions page's Azure Monitor skew (each range has an equal share of the
-    RU/s, so a range's share of the summed means is its share of the RU)."""
+    """Per container, region and current pkrange: the workload's largest and mean NormalizedRUConsumption over
+    the window and how many current ranges the region has (`RANGE_LOAD_COLUMNS`). Current: the ranges the
+    latest storage snapshot lists (the layout), else those of the latest interval (a range retired by a split
+    is gone either way). The mean is over each range's span with a minute without a point at 0% (it reported
+    no load while its container did: `analysis.load`), so a range seen only in a bulk-load minute is not the
+    whole container's RU; the minutes that were ruscope's own (from `requests`) are left out of the values,
+    not of the layout. The one per-range load behind the hottest range, its share and the Hot partitions
+    page's Azure Monitor skew (each range has an equal share of the RU/s, so a range's share of the summed
+    means is its share of the RU)."""
     minutes = load.partition_minutes(metrics, requests, partitions)
     if minutes.empty:
         return pd.DataFrame(columns=RANGE_LOAD_COLUMNS)
     regional = [*KEY, "region"]
     latest = minutes[minutes["time"].eq(minutes.groupby(regional)["time"].transform("max"))]
-    latest = latest[[*regional, "pkrange_id"]].drop_duplicates()
-    counts = latest.groupby(regional).size().rename("ranges").reset_index()
-    work = load.workload_minutes(minutes).merge(latest, on=[*regional, "pkrange_id"])
-    per_range = work.groupby([*regional, "pkrange_id"])["normalized_ru"].agg(["max", "mean"]).astype(float)
-    return per_range.reset_index().merge(counts, on=regional)[RANGE_LOAD_COLUMNS]
+    laid_out = latest_snapshot(partitions)[KEY].drop_duplicates() if partitions is not None else None
+
+    def has_layout(frame: pd.DataFrame) -> pd.Series:
+        if laid_out is None or laid_out.empty:
+            return pd.Series(False, index=frame.index)
+        return pd.Series(frame.set_index(KEY).index.isin(laid_out.set_index(KEY).index), index=frame.index)
+
+    from_layout = minutes[has_layout(minutes) & ~minutes["retired"].astype(bool)]
+    current = pd.concat([from_layout, latest[~has_layout(latest)]])
+    current = current[[*regional, "pkrange_id"]].drop_duplicates()
+    counts = current.groupby(regional).size().rename("ranges").reset_index()
+    peaks = load.workload_minutes(minutes).groupby([*regional, "pkrange_id"])["normalized_ru"].max().rename("max")
+    means = load.span_minutes(minutes).groupby([*regional, "pkrange_id"])["normalized_ru"].mean().rename("mean")
+    per_range = current.merge(peaks.reset_index(), how="left").merge(means.reset_index(), how="left")
+    per_range = per_range.dropna(subset=["max"]).astype({"max": float, "mean": float})
+    return per_range.merge(counts, on=regional)[RANGE_LOAD_COLUMNS]
 
 
 def hottest_range(
