@@ -322,9 +322,13 @@ def summarize_partition_load(minutes: pd.DataFrame) -> pd.DataFrame:
     per = grouped["normalized_ru"].quantile(SUSTAINED_QUANTILE).rename("sustained_normalized_ru").to_frame()
     per = per.join(grouped["normalized_ru"].size().rename("sustained_minutes"))
     per = per.join(grouped["time"].agg(["min", "max"]).set_axis(["sustained_start", "sustained_end"], axis=1))
-    per = per.reset_index().sort_values(
-        ["sustained_normalized_ru", "pkrange_id"], ascending=[False, True], kind="stable"
-    )
+    per = per.reset_index()
+    # a range a split retired (the latest snapshot no longer lists it) is history: the sustained load an
+    # action reads is a current range's, so a finding never names a partition that is gone
+    retired = minutes[minutes["retired"].astype(bool)][[*KEY, "region", "pkrange_id"]].drop_duplicates()
+    per = per.merge(retired.assign(_gone=True), how="left")
+    per = per[per.pop("_gone").isna().to_numpy()]
+    per = per.sort_values(["sustained_normalized_ru", "pkrange_id"], ascending=[False, True], kind="stable")
     sustained = per.drop_duplicates(subset=KEY).rename(columns={"pkrange_id": "sustained_pkrange"})
     out = own.merge(peaks, on=KEY, how="left").merge(sustained.drop(columns="region"), on=KEY, how="left")
     out["sustained_normalized_ru"] = out["sustained_normalized_ru"].astype(float).round(4)
