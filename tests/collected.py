@@ -133,7 +133,7 @@ def build_collected_store(store: Path, workdir: Path, *, start: float | None = N
         )
         tenants = _tenants(engine)
         hot_ranges = {_range_of(engine, "hot")}
-        with _environment(RUSCOPE_MONITOR_TOKEN="local-token"):
+        with environment(RUSCOPE_MONITOR_TOKEN="local-token"):
             for minute in range(MINUTES):
                 clock.set(start + minute * 60)
                 if minute == SPLIT_AT:
@@ -210,8 +210,9 @@ def _swallow_429(call: Any, *args: Any) -> None:
 
 
 @contextlib.contextmanager
-def _environment(**values: str) -> Iterator[None]:
-    """Set environment variables for the collectors, restored after (a session fixture has no monkeypatch)."""
+def environment(**values: str) -> Iterator[None]:
+    """Set environment variables for the collectors, restored after (a session or module fixture has no
+    monkeypatch)."""
     saved = {name: os.environ.get(name) for name in values}
     os.environ.update(values)
     try:

@@ -22,12 +22,9 @@ engine answered each in-process request with): what the traffic says the shares 
 
 from __future__ import annotations
 
-import contextlib
-import os
 import random
 import time
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +39,7 @@ from emulator.monitor.tls import ensure_certificates
 from emulator.rest.auth import WELL_KNOWN_KEY
 from emulator.rest.server import start_in_thread
 from ruscope.demo.collect import collect  # one collector run (the SDK's waits move the simulated clock)
+from tests.collected import environment
 
 RESOURCE = "/subscriptions/0000/resourceGroups/ops/providers/Microsoft.DocumentDB/databaseAccounts/localhost"
 WORKSPACE = "11111111-2222-3333-4444-555555555555"
@@ -130,7 +128,7 @@ def build_operator_store(store: Path, workdir: Path) -> OperatorStore:
         hot_feed_range = events.feed_range_from_partition_key(HOT_TENANT)
         workload = Workload(engine, clock, start)
         workload.load()
-        with _environment(RUSCOPE_MONITOR_TOKEN="local-token"):
+        with environment(RUSCOPE_MONITOR_TOKEN="local-token"):
             for minute in range(1, MINUTES + 1):
                 workload.busy_second(minute)
                 if minute in REPLAY_AT:
@@ -236,18 +234,3 @@ def _tenants(engine: Engine) -> dict[str, str]:
         if len(per_range) == len(coll.ranges) and all(n == COLD_PER_RANGE for n in per_range.values()):
             return found
     raise RuntimeError("could not place the small tenants evenly over the pkranges")
-
-
-@contextlib.contextmanager
-def _environment(**values: str) -> Iterator[None]:
-    """Set environment variables for the collectors, restored after (a module fixture has no monkeypatch)."""
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
