@@ -21,6 +21,8 @@ A module answers one question; a question with several parts is a sub-package wi
   load that risk, peaks and the saturation finding read;
 - `fleet`: every container of every account ranked by risk (429s, hot partition, storage), then waste;
 - `overview`: each container's numbers for a time range against the period before, over `fleet`;
+- `hottest`: each container's hottest physical partition and its share of the RU (the layout's ranges,
+  ruscope's own minutes out): the skew figure the Overview, Fleet, Hot partitions and the report read;
 - `storage`: partition and key fill, growth and the projected date of each limit;
 - `throttling`: 429s per container, partition and query, from Azure Monitor, the logs and the replay;
 - `alerts`: the config's thresholds evaluated on store frames, and the open alerts;

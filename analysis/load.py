@@ -154,7 +154,7 @@ def partition_minutes(
 def _retired(minutes: pd.DataFrame, partitions: pd.DataFrame | None) -> pd.Series:
     """Per row: whether its pkrange is gone (a split's parent): not in its container's latest storage snapshot;
     without snapshots, no range is known to be gone."""
-    snapshot = _in_containers(partitions).dropna(subset=["time", "pkrange_id"]) if partitions is not None else None
+    snapshot = in_containers(partitions).dropna(subset=["time", "pkrange_id"]) if partitions is not None else None
     if snapshot is None or snapshot.empty:
         return pd.Series(False, index=minutes.index)
     latest = snapshot[snapshot["time"].eq(snapshot.groupby(KEY)["time"].transform("max"))]
@@ -281,7 +281,7 @@ def _snapshot_counts(partitions: pd.DataFrame | None) -> pd.DataFrame:
     columns = [*KEY, "time", "partitions"]
     if partitions is None or partitions.empty or "pkrange_id" not in partitions:
         return pd.DataFrame(columns=columns)
-    rows = _in_containers(partitions).dropna(subset=["time", "pkrange_id"])
+    rows = in_containers(partitions).dropna(subset=["time", "pkrange_id"])
     counts = rows.groupby(KEY + ["time"])["pkrange_id"].nunique().astype(float).rename("partitions").reset_index()
     return counts.assign(**{name: counts[name].astype(str) for name in KEY}, time=_utc(counts["time"]))[columns]
 
@@ -423,11 +423,11 @@ def summarize_consumed(consumed: pd.DataFrame) -> pd.DataFrame:
 
 def _metric_rows(metrics: pd.DataFrame, name: str) -> pd.DataFrame:
     """One metric's rows that name a container and have a value."""
-    rows = _in_containers(metrics)
+    rows = in_containers(metrics)
     return rows[rows["metric"].eq(name).fillna(False).astype(bool)].dropna(subset=["value"])
 
 
-def _in_containers(frame: pd.DataFrame) -> pd.DataFrame:
+def in_containers(frame: pd.DataFrame) -> pd.DataFrame:
     """The rows that name a container (every key part present, the container not empty)."""
     keyed = frame.dropna(subset=KEY)
     return keyed[keyed["container"].astype(str).ne("")]
@@ -436,3 +436,9 @@ def _in_containers(frame: pd.DataFrame) -> pd.DataFrame:
 def _utc(times: pd.Series) -> pd.Series:
     """Times as UTC timestamps of one resolution (a merge on time needs both sides alike)."""
     return pd.to_datetime(times, utc=True).astype("datetime64[ns, UTC]")
+
+
+def latest_snapshot(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of each container's newest `time` (a storage snapshot)."""
+    rows = in_containers(frame).dropna(subset=["time"])
+    return rows[rows["time"].eq(rows.groupby(KEY)["time"].transform("max"))]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 import streamlit as st
 
-from analysis import load, overview, regions
+from analysis import hottest, load, overview, regions
 from analysis.hot import keys as hk
 from analysis.hot import partitions as hp
 from analysis.hot import replay as hr
@@ -30,7 +30,7 @@ from dashboard.loaders import tables
 from dashboard.state import FrameState
 from store.records import SHARED_OFFER_CONTAINER
 
-# The skew's per-pkrange load: name -> (column, unit). The first is the model's (`analysis.overview.range_loads`:
+# The skew's per-pkrange load: name -> (column, unit). The first is the model's (`analysis.hottest.range_loads`:
 # Azure Monitor's mean normalized RU of the workload, ruscope's replay minutes left out), whose hottest share the
 # Overview, Fleet and the report show; the others are cross-checks of the same layout.
 LOAD_SOURCES = {
@@ -108,7 +108,7 @@ def _load_hot(
     by_query = hr.query_demand(requests.frame, executions.frame)
     demand = hr.summarize_demand(requests.frame, executions.frame, partitions.frame, metrics.frame)
     own = tables.load_view(view, "requests", columns=load.REQUEST_COLUMNS)  # the replay's minutes, left out
-    monitor = overview.range_loads(metrics.frame, own.frame, partitions.frame).drop_duplicates(subset=ROW_KEY)
+    monitor = hottest.range_loads(metrics.frame, own.frame, partitions.frame).drop_duplicates(subset=ROW_KEY)
     loads = {
         name: frame
         for name, frame in zip(

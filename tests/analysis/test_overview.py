@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from analysis import overview, throttling
+from analysis import hottest, overview, throttling
 from analysis.report import to_csv_bytes
 from analysis.scope import Window
 from store import TABLES
@@ -106,7 +106,7 @@ def test_a_split_parent_is_not_the_hot_range() -> None:
     """pkrange 0 split into 1 and 2 at minute 1: only the ranges of the latest interval count."""
     metrics = [metric("NormalizedRUConsumption", 100.0, pkrange_id="0")]
     metrics += [metric("NormalizedRUConsumption", v, minute=1, pkrange_id=pk) for pk, v in [("1", 60.0), ("2", 20.0)]]
-    hot = overview.hottest_range(frame("metrics", *metrics)).to_dict("records")
+    hot = hottest.hottest_range(frame("metrics", *metrics)).to_dict("records")
     assert [(h["monitor_hot"], h["hot_normalized_ru"], h["monitor_share"], h["monitor_pkranges"]) for h in hot] == [
         ("1", 60.0, 0.75, 2)
     ]

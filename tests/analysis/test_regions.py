@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from analysis import alerts, fleet, overview, regions, throttling
+from analysis import alerts, fleet, hottest, regions, throttling
 from analysis.capacity import review
 from tests.analysis.test_fleet import metric
 
@@ -89,7 +89,7 @@ def test_a_store_without_regions_reads_as_before() -> None:
 
 
 def test_overview_hottest_range_is_one_region_s_with_its_region_s_share() -> None:
-    hot = row(overview.hottest_range(two_regions()))
+    hot = row(hottest.hottest_range(two_regions()))
     assert (hot["monitor_hot"], hot["hot_normalized_ru"], hot["monitor_pkranges"]) == ("1", 85.0, 2)
     assert hot["monitor_share"] == pytest.approx(85 / 95, abs=1e-4)  # of East US's ranges, not of four
 

@@ -1,0 +1,101 @@
+"""Each container's hottest physical partition and its share of the RU: the skew figure the Overview, Fleet,
+the Hot partitions page's first source and the report all read (one definition).
+
+Pure functions over Azure Monitor's NormalizedRUConsumption by pkrange (`analysis.load.partition_minutes`:
+ruscope's own replay minutes marked there and left out here), the storage snapshots (the layout) and, for a
+container that spends its database's shared offer, the offer's rows.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis import fleet, load
+from analysis.load import latest_snapshot
+from store.records import SCOPE_COLUMNS, SHARED_OFFER_CONTAINER
+
+KEY = list(SCOPE_COLUMNS)
+_OFFER = "(offer)"  # a stand-in container name for a shared offer's rows inside `container_hottest_ranges`
+
+
+RANGE_LOAD_COLUMNS = [*KEY, "region", "pkrange_id", "max", "mean", "ranges"]
+
+
+def range_loads(
+    metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Per container, region and current pkrange: the workload's largest and mean NormalizedRUConsumption over
+    the window and how many current ranges the region has (`RANGE_LOAD_COLUMNS`). Current: the ranges the
+    latest storage snapshot lists (the layout), else those of the latest interval (a range retired by a split
+    is gone either way). The mean is over each range's span with a minute without a point at 0% (it reported
+    no load while its container did: `analysis.load`), so a range seen only in a bulk-load minute is not the
+    whole container's RU; the minutes that were ruscope's own (from `requests`) are left out of the values,
+    not of the layout. The one per-range load behind the hottest range, its share and the Hot partitions
+    page's Azure Monitor skew (each range has an equal share of the RU/s, so a range's share of the summed
+    means is its share of the RU)."""
+    minutes = load.partition_minutes(metrics, requests, partitions)
+    if minutes.empty:
+        return pd.DataFrame(columns=RANGE_LOAD_COLUMNS)
+    regional = [*KEY, "region"]
+    latest = minutes[minutes["time"].eq(minutes.groupby(regional)["time"].transform("max"))]
+    laid_out = latest_snapshot(partitions)[KEY].drop_duplicates() if partitions is not None else None
+
+    def has_layout(frame: pd.DataFrame) -> pd.Series:
+        if laid_out is None or laid_out.empty:
+            return pd.Series(False, index=frame.index)
+        return pd.Series(frame.set_index(KEY).index.isin(laid_out.set_index(KEY).index), index=frame.index)
+
+    from_layout = minutes[has_layout(minutes) & ~minutes["retired"].astype(bool)]
+    current = pd.concat([from_layout, latest[~has_layout(latest)]])
+    current = current[[*regional, "pkrange_id"]].drop_duplicates()
+    counts = current.groupby(regional).size().rename("ranges").reset_index()
+    peaks = load.workload_minutes(minutes).groupby([*regional, "pkrange_id"])["normalized_ru"].max().rename("max")
+    means = load.span_minutes(minutes).groupby([*regional, "pkrange_id"])["normalized_ru"].mean().rename("mean")
+    per_range = current.merge(peaks.reset_index(), how="left").merge(means.reset_index(), how="left")
+    per_range = per_range.dropna(subset=["max"]).astype({"max": float, "mean": float})
+    return per_range.merge(counts, on=regional)[RANGE_LOAD_COLUMNS]
+
+
+def hottest_range(
+    metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Per container (`range_loads`): the range with the largest workload NormalizedRUConsumption (ties: the
+    larger mean), that value, its share of the summed mean normalized RU of its region's ranges, and how many
+    there are. A range is one region's (each region holds every range, with its own RU/s): in a frame of
+    several regions the hottest is that of any region, its share and count are of its own region's ranges."""
+    columns = [*KEY, "monitor_hot", "hot_normalized_ru", "monitor_share", "monitor_pkranges"]
+    per_range = range_loads(metrics, requests, partitions)
+    if per_range.empty:
+        return pd.DataFrame(columns=columns)
+    regional = [*KEY, "region"]
+    totals = per_range.groupby(regional)["mean"].sum().rename("_total").reset_index()
+    per_range = per_range.merge(totals, on=regional)
+    order = ["max", "mean", "region", "pkrange_id"]
+    per_range = per_range.sort_values(order, ascending=[False, False, True, True], kind="stable")
+    hot = per_range.groupby(KEY).agg(
+        monitor_hot=("pkrange_id", "first"),
+        hot_normalized_ru=("max", "first"),
+        hot_mean=("mean", "first"),
+        total_mean=("_total", "first"),
+        monitor_pkranges=("ranges", "first"),
+    )
+    hot["monitor_share"] = (hot.pop("hot_mean") / hot.pop("total_mean").where(lambda t: t > 0)).round(4)
+    return hot.reset_index()[columns]
+
+
+def container_hottest_ranges(
+    fleet_rows: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.DataFrame, requests: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """`hottest_range` per container (the replay's minutes out, from `requests`); a container that spends its
+    database's shared offer (`analysis.fleet.shared_offer_members`) has no partitions of its own in Azure
+    Monitor, so its hottest range is the offer's (the offer's rows are under
+    `store.records.SHARED_OFFER_CONTAINER`): what throttles it."""
+    own = hottest_range(metrics, requests, partitions)
+    members = fleet.shared_offer_members(fleet_rows.reindex(columns=KEY), metrics, partitions)
+    if members.empty:
+        return own
+    keyed = metrics.dropna(subset=KEY)
+    offer = keyed[keyed["container"].astype(str).eq(SHARED_OFFER_CONTAINER)]
+    offers = hottest_range(offer.assign(container=_OFFER)).drop(columns="container")
+    shared = members.merge(offers, on=["account", "database"])
+    return pd.concat([own, shared.reindex(columns=own.columns)], ignore_index=True).drop_duplicates(subset=KEY)
