@@ -50,7 +50,7 @@ emulator: install
 
 # No bytecode, pytest cache or Hypothesis database is written into the repository (see tests/conftest.py).
 test: install
-	PYTHONDONTWRITEBYTECODE=1 $(PY) -m pytest -q -n 3 --durations=15
+	PYTHONDONTWRITEBYTECODE=1 $(PY) -m pytest -q -n auto --durations=15
 
 # Lint, format check, type check. mypy's strictness per package is in pyproject.toml; with no TYPECHECK
 # it checks pyproject's `files`, `make lint TYPECHECK=cosmoscore` narrows it.
