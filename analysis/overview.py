@@ -201,10 +201,24 @@ def summarize_containers(
     Monitor's numbers of one `region` (`analysis.regions.select_region`), or of every region in `metrics`
     (None: the account in total); `log_throttles` for the 429 rate of a container without metrics."""
     metrics = regions.select_region(metrics, region)
-    base = fleet.summarize_fleet(
+    ranked = fleet.summarize_fleet(
         executions, requests, metrics, partitions, limits=limits, region=region, log_throttles=log_throttles
     )
-    base = base.drop(columns=["largest_partition_gb", "storage_headroom"])  # fleet's are rounded: ours below
+    return _with_model(ranked, requests, metrics, partitions, logical_keys, limits=limits)
+
+
+def _with_model(
+    ranked: pd.DataFrame,
+    requests: pd.DataFrame,
+    metrics: pd.DataFrame,
+    partitions: pd.DataFrame,
+    logical_keys: pd.DataFrame,
+    *,
+    limits: Limits | None,
+) -> pd.DataFrame:
+    """`analysis.fleet`'s ranking (`ranked`, of `metrics`' region) with what an overview adds on top
+    (`CONTAINER_COLUMNS`)."""
+    base = ranked.drop(columns=["largest_partition_gb", "storage_headroom"])  # fleet's are rounded: ours below
     hottest = container_hottest_ranges(base, metrics, partitions, requests)
     layout = load.partition_layout(partitions, metrics).rename(columns={"partitions": "layout_pkranges"})
     extra = [peak_consumed(metrics, requests), hottest, monitor_ru(metrics), layout]
@@ -230,13 +244,12 @@ def summarize_fleet_table(
     """The Fleet page's table (`FLEET_TABLE_COLUMNS`): `analysis.fleet`'s ranking, with the partition count,
     hottest range and its share of this module's model (the layout, Azure Monitor's workload share, else the
     replay's), so Fleet, Overview and the report show one number each."""
-    containers = summarize_containers(
-        executions, requests, metrics, partitions, pd.DataFrame(columns=LOGICAL_KEY_COLUMNS), log_throttles,
-        limits=limits, region=region,
-    )  # fmt: skip
+    metrics = regions.select_region(metrics, region)
     ranked = fleet.summarize_fleet(
         executions, requests, metrics, partitions, limits=limits, region=region, log_throttles=log_throttles
-    )
+    )  # once: the ranking, and the base of the model's figures
+    no_keys = pd.DataFrame(columns=LOGICAL_KEY_COLUMNS)  # the table shows no key sizes
+    containers = _with_model(ranked, requests, metrics, partitions, no_keys, limits=limits)
     model = containers[[*KEY, "pkranges", "layout_source", "hot_pkrange", "hot_range_share", "skew_source"]]
     ranked = ranked.drop(columns=["hot_pkrange"]).merge(model, on=KEY, how="left")
     return ranked.reindex(columns=FLEET_TABLE_COLUMNS)
