@@ -12,6 +12,7 @@ import pandas as pd
 
 from analysis import fleet, load
 from analysis.load import latest_snapshot
+from analysis.pkrange_ids import pkrange_sort_key
 from store.records import SCOPE_COLUMNS, SHARED_OFFER_CONTAINER
 
 KEY = list(SCOPE_COLUMNS)
@@ -59,28 +60,37 @@ def range_loads(
 def hottest_range(
     metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    """Per container (`range_loads`): the range with the largest workload NormalizedRUConsumption (ties: the
-    larger mean), that value, its share of the summed mean normalized RU of its region's ranges, and how many
-    there are. A range is one region's (each region holds every range, with its own RU/s): in a frame of
-    several regions the hottest is that of any region, its share and count are of its own region's ranges."""
-    columns = [*KEY, "monitor_hot", "hot_normalized_ru", "monitor_share", "monitor_pkranges"]
+    """Per container (`range_loads`), two figures that name their own range:
+    - the hottest range, `monitor_hot`: the one with the largest share of the summed mean workload normalized
+      RU of its region's ranges (ties: the first in id order), that share (`monitor_share`) and how many ranges
+      there are (`monitor_pkranges`): the skew figure, the same range the Hot partitions page's skew table
+      ranks first;
+    - the peak, `hot_normalized_ru`: the largest workload NormalizedRUConsumption of any current range, and
+      that range (`monitor_peak_pkrange`): how close a partition came to its budget, what the hot-partition
+      finding and the floor of a lower RU/s read. A range with a smaller share can have the higher peak
+      minute; naming each figure's own range keeps "pkrange 1 takes 48%" and "pkrange 0 peaked at 97%" true.
+    A range is one region's (each region holds every range, with its own RU/s): in a frame of several regions
+    each figure is that of any region, a share and count of its own region's ranges."""
+    columns = [*KEY, "monitor_hot", "monitor_share", "monitor_pkranges", "hot_normalized_ru", "monitor_peak_pkrange"]
     per_range = range_loads(metrics, requests, partitions)
     if per_range.empty:
         return pd.DataFrame(columns=columns)
     regional = [*KEY, "region"]
     totals = per_range.groupby(regional)["mean"].sum().rename("_total").reset_index()
     per_range = per_range.merge(totals, on=regional)
-    order = ["max", "mean", "region", "pkrange_id"]
-    per_range = per_range.sort_values(order, ascending=[False, False, True, True], kind="stable")
-    hot = per_range.groupby(KEY).agg(
-        monitor_hot=("pkrange_id", "first"),
-        hot_normalized_ru=("max", "first"),
-        hot_mean=("mean", "first"),
-        total_mean=("_total", "first"),
-        monitor_pkranges=("ranges", "first"),
+    per_range["_share"] = per_range["mean"] / per_range["_total"].where(per_range["_total"] > 0)
+    per_range["_order"] = per_range["pkrange_id"].astype(str).map(pkrange_sort_key)
+    # ties: the first range in id order, as the Hot partitions page's skew table breaks them (`analysis.hot.replay`)
+    by_share = per_range.sort_values(["_share", "_order", "region"], ascending=[False, True, True], kind="stable")
+    hot = by_share.groupby(KEY).agg(
+        monitor_hot=("pkrange_id", "first"), monitor_share=("_share", "first"), monitor_pkranges=("ranges", "first")
     )
-    hot["monitor_share"] = (hot.pop("hot_mean") / hot.pop("total_mean").where(lambda t: t > 0)).round(4)
-    return hot.reset_index()[columns]
+    by_peak = per_range.sort_values(
+        ["max", "_share", "_order", "region"], ascending=[False, False, True, True], kind="stable"
+    )
+    peak = by_peak.groupby(KEY).agg(hot_normalized_ru=("max", "first"), monitor_peak_pkrange=("pkrange_id", "first"))
+    hot["monitor_share"] = hot["monitor_share"].astype(float).round(4)
+    return hot.join(peak).reset_index()[columns]
 
 
 def container_hottest_ranges(

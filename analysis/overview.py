@@ -17,13 +17,15 @@ says what was left out (`analysis.load.own_traffic_note`), for a page to print b
   interval's RU/s, a per-interval average: each interval's TotalRequestUnits less the replay's RU in it, over
   its grain, as fleet computes p95), `p95_utilization` = p95 / provisioned; `autoscale` (True when the
   container reports AutoscaleMaxThroughput);
-- `hot_pkrange`, `hot_normalized_ru` (%): of the pkranges reporting in the latest interval (the layout now,
-  after any split), the one with the largest workload NormalizedRUConsumption (the peak minute, the replay's
-  minutes out) and that value (100%: that range spent its budget in at least one second, not by itself 429s,
-  P11); `hot_range_share`: that range's share of the summed mean workload normalized RU of all ranges (each
-  range has an equal share of the RU/s, so this is its share of the RU), against an even share of 1 /
-  `pkranges`; without metrics, the replay's hottest pkrange and share; for a container that spends its
-  database's shared offer, the offer's hottest range (its partitions are the offer's); `skew_source` says which;
+- `hot_pkrange`, `hot_range_share` (`analysis.hottest.hottest_range`): of the current pkranges (the layout,
+  after any split), the one with the largest share of the summed mean workload normalized RU (each range has
+  an equal share of the RU/s, so this is its share of the RU), against an even share of 1 / `pkranges`;
+  without metrics, the replay's hottest pkrange and share; for a container that spends its database's shared
+  offer, the offer's hottest range (its partitions are the offer's); `skew_source` says which;
+- `hot_normalized_ru` (%), `hot_peak_pkrange`: the largest workload NormalizedRUConsumption of any current
+  range (the peak minute, the replay's minutes out) and that range, which need not be `hot_pkrange` (a range
+  with less of the RU can have the busier second). 100%: that range spent its budget in at least one second,
+  not by itself 429s (P11);
 - `throttle_rate`, `throttle_source`, `throttle_start`, `throttle_end`: `analysis.fleet`'s, the one 429 rate
   (`analysis.throttling.preferred_rate`: Azure Monitor's TotalRequests by StatusCode, else the diagnostic
   logs', else the replay's), its source and window; `throttle_flag`: above `THROTTLE_HEALTHY_MAX`;
@@ -79,8 +81,9 @@ CONTAINER_COLUMNS = [
     "p95_ru_s",
     "p95_utilization",
     "hot_pkrange",
-    "hot_normalized_ru",
     "hot_range_share",
+    "hot_normalized_ru",
+    "hot_peak_pkrange",
     "pkranges",
     "skew_source",
     "throttle_rate",
@@ -267,6 +270,7 @@ def _choose_sources(rows: pd.DataFrame) -> pd.DataFrame:
     out["skew_source"] = _source(out["monitor_share"], out["hot_pkrange_share"])
     out["hot_pkrange"] = out["monitor_hot"].where(has_share, out["hot_pkrange"]).fillna("")
     out["hot_range_share"] = out["monitor_share"].astype(float).combine_first(out["hot_pkrange_share"].astype(float))
+    out["hot_peak_pkrange"] = out["monitor_peak_pkrange"].fillna("")
     # the layout (the latest storage snapshot, else the ranges metrics reported last), else the replay's
     layout = out["layout_pkranges"].astype(float)
     seen = out["monitor_pkranges"].where(has_share, out["pkranges_seen"]).astype(float)
@@ -406,7 +410,7 @@ def overview_table(
 
 FILLS = {  # how close each container is to a limit, in % (100 = at it): column -> label
     "p95_utilization": "p95 RU/s of provisioned",
-    "hot_normalized_ru": "hottest range's normalized RU",
+    "hot_normalized_ru": "busiest range's peak normalized RU",
     "throttle_rate": f"429 rate of the healthy {THROTTLE_HEALTHY_MAX:.0%}",
     "storage_headroom": "largest partition of 50 GB",
     "key_headroom": "largest key of 20 GB",

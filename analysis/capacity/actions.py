@@ -111,12 +111,15 @@ def _container_actions(
     """The rules of one container (`action_rows`), in the report's order."""
     key = tuple(row[name] for name in KEY)
     pkranges = int(_num(row["pkranges"], 0))
-    hot_key, key_share = hot_keys.get((*key, str(row["hot_pkrange"])), (None, math.nan))
+    # two ranges can be named: the one that peaked (the 429s' partition) and the one with the most RU (the skew)
+    peak_pkrange = str(row.get("hot_peak_pkrange") or row["hot_pkrange"])
+    peak_key, peak_key_share = hot_keys.get((*key, peak_pkrange), (None, math.nan))
     hot = hot_partition_action(
         _num(row["throttle_rate"]), _num(row["hot_normalized_ru"]), _num(row["p95_utilization"]),
-        row["hot_pkrange"], pkranges, hot_key, key_share,
+        peak_pkrange, pkranges, peak_key, peak_key_share,
     )  # fmt: skip
-    hot = _redistributed(hot, row, peaks.get(tuple(str(k) for k in key), {}), pkranges) if hot else None
+    hot = _redistributed(hot, row, peaks.get(tuple(str(k) for k in key), {}), pkranges, peak_pkrange) if hot else None
+    hot_key, key_share = hot_keys.get((*key, str(row["hot_pkrange"])), (None, math.nan))
     skew = hot or skew_action(
         _num(row["hot_range_share"]), pkranges, row["hot_pkrange"], row["skew_source"], key_share, hot_key or ""
     )
@@ -151,13 +154,17 @@ def _container_actions(
         ),  # fmt: skip
         skew,
     ]
-    return found + [(key, row["hot_pkrange"] if action is skew else "", action) for action in fired if action]
+    subject = peak_pkrange if hot else str(row["hot_pkrange"])
+    return found + [(key, subject if action is skew else "", action) for action in fired if action]
 
 
-def _redistributed(action: Action, row: dict[str, Any], peaks: dict[str, float], pkranges: int) -> Action:
+def _redistributed(
+    action: Action, row: dict[str, Any], peaks: dict[str, float], pkranges: int, hot_pkrange: str
+) -> Action:
     """A hot-partition action to redistribute, with its per-partition RU/s (`rules.redistribution`) and the
-    hot range's as its target: from the RU/s in force in one region (a total over N regions / N), and only
-    when the metrics' ranges are the layout's (the command must name every partition)."""
+    hot range's (`hot_pkrange`, the one that peaked) as its target: from the RU/s in force in one region (a
+    total over N regions / N), and only when the metrics' ranges are the layout's (the command must name
+    every partition)."""
     if action.change != "redistribute":
         return action
     provisioned = _num(row["provisioned_ru_s"]) / max(int(_num(row.get("regions"), 1)), 1)
@@ -167,7 +174,7 @@ def _redistributed(action: Action, row: dict[str, Any], peaks: dict[str, float],
         why = f"Azure Monitor names {len(peaks)} ranges, the layout has {pkranges}: no command (it must name each)."
         return replace(action, change="", detail=f"{action.detail} {why}")
     given = rules.redistribution(peaks, provisioned)
-    target = dict(given).get(str(row["hot_pkrange"]))
+    target = dict(given).get(hot_pkrange)
     total = sum(ru for _, ru in given)
     detail = (
         f"{action.detail} Per partition from the measured peaks (Azure Monitor NormalizedRUConsumption x the "
@@ -176,7 +183,7 @@ def _redistributed(action: Action, row: dict[str, Any], peaks: dict[str, float],
         + f" RU/s, {total:,.0f} in total against {provisioned:,.0f} now"
         + (" (the total changes with it)." if total != provisioned else ".")
     )
-    unit = f"RU/s per partition (pkrange {row['hot_pkrange']})"
+    unit = f"RU/s per partition (pkrange {hot_pkrange})"
     return replace(action, partitions=given, target=target, target_unit=unit, detail=detail)
 
 

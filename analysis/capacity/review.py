@@ -25,7 +25,8 @@ The last five are blank on rows that are not actions. The `report` section (when
 Measures. `container` (from `analysis.overview.summarize_containers`, which says where each comes from):
 `ru_consumed`, `provisioned_ru_s`, `peak_interval_ru_s` (RU/s, the average of the busiest metrics interval:
 a per-minute average at PT1M, never a per-second peak), `p95_ru_s` (the p95 of those averages), `p95_utilization`, `hot_normalized_ru` (subject:
-the hottest pkrange), `hot_range_share`, `throttle_rate` (detail: its source and window, the first and last
+the range that peaked, which need not be the one with the most RU), `hot_range_share` (subject: the hottest
+pkrange, the one with the largest share), `throttle_rate` (detail: its source and window, the first and last
 time counted, as every page and the alert name them), `largest_partition_gb`, `storage_headroom`
 (of 50 GB), `largest_key_gb`, `key_headroom` (of 20 GB), `autoscale_cost_ratio` (what autoscale would
 cost against manual RU/s set at the peak, below), `replay_ru` (RU: what ruscope's own replay was charged in
@@ -115,7 +116,7 @@ CONTAINER_MEASURES = [  # (column, unit, subject column, detail column)
     ("peak_interval_ru_s", "RU/s", None, "peak_detail"),
     ("p95_ru_s", "RU/s", None, "p95_detail"),
     ("p95_utilization", "share", None, None),  # "share": written in % (`_long`)
-    ("hot_normalized_ru", "%", "hot_pkrange", None),
+    ("hot_normalized_ru", "%", "hot_peak_pkrange", None),
     ("hot_range_share", "share", "hot_pkrange", "skew_source"),
     ("throttle_rate", "share", None, "throttle_detail"),
     ("largest_partition_gb", "GB", None, "largest_partition_text"),

@@ -196,10 +196,17 @@ def summarize_skew(load: pd.DataFrame, *, column: str) -> pd.DataFrame:
     for key, mine in load.dropna(subset=[column]).groupby(CONTAINER_KEY, sort=True):
         values = mine[column].to_numpy(dtype=float)
         share, n = hottest_share(values), len(values)
-        hottest = str(mine["pkrange_id"].iloc[int(np.argmax(values))]) if share == share else None
+        hottest = _first_of_largest(mine["pkrange_id"].astype(str), values) if share == share else None
         shares = (round(100 * share, 2), round(100 / n, 2), round(share * n, 2), round(gini(values), 4))
         rows.append((*key, n, hottest, *shares))
     return pd.DataFrame(rows, columns=SKEW_COLUMNS).astype({"pkranges": "Int64"})
+
+
+def _first_of_largest(pkranges: pd.Series, values: np.ndarray) -> str:
+    """The pkrange with the largest value; among equal values the first in id order (`pkrange_sort_key`), as
+    `analysis.hottest.hottest_range` breaks the tie, so the page and the model name the same range."""
+    tied = pkranges.to_numpy()[values == values.max()]
+    return str(min(tied, key=pkrange_sort_key))
 
 
 def load_shares(load: pd.DataFrame, *, column: str) -> pd.DataFrame:

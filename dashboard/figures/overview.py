@@ -71,8 +71,13 @@ def overview_cards(row: pd.Series) -> list[Card]:
     provisioned = row.get("provisioned_ru_s")
     of = f" (provisioned: {provisioned:,.0f} RU/s)" if pd.notna(provisioned) else ""
     sustained = f"pkrange {row.get('sustained_pkrange')}: " if row.get("sustained_pkrange") else ""
-    peak_value = row.get("hot_normalized_ru")
-    peak = f"; its peak minute: {peak_value:.0f}%" if peak_value is not None and pd.notna(peak_value) else ""
+    peak_value, peak_range = row.get("hot_normalized_ru"), row.get("hot_peak_pkrange")
+    peak_of = f" (pkrange {peak_range})" if peak_range else ""
+    peak = (
+        f"; the busiest minute of any range: {peak_value:.0f}%{peak_of}"
+        if peak_value is not None and pd.notna(peak_value)
+        else ""
+    )
     rate_from = f"from {row.get('throttle_source')}, " if row.get("throttle_source") else ""
     return [
         ("RU consumed", _number(row.get("ru_consumed"), "{:,.0f}"), change_text(row.get("ru_consumed_change"), "RU", decimals=0), "off", "Azure Monitor's TotalRequestUnits, else the replay's RU; change in RU"),

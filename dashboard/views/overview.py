@@ -1,5 +1,5 @@
 """Overview: per container for the time range, RU consumed, peak and p95 RU/s against provisioned, the
-hottest range's normalized RU, the 429 rate against the healthy 1-5%, storage against 50 GB / 20 GB, each
+busiest range's peak normalized RU, the 429 rate against the healthy 1-5%, storage against 50 GB / 20 GB, each
 with its change against the period before; the costliest queries; the open alerts.
 
 Cards: one per container, in the Fleet's risk order, up to `MAX_CARDS` (12); with more, the page says
@@ -60,9 +60,10 @@ CONTAINER_TABLE = {
     "p95_ru_s_change": _NUMBER("p95 change (RU/s)", format="%+.1f"),
     "p95_utilization": _NUMBER("p95 of provisioned", format="%.2f"),
     "hot_pkrange": st.column_config.TextColumn("hottest pkrange"),
-    "hot_normalized_ru": _NUMBER("its normalized RU %", format="%.0f"),
-    "hot_normalized_ru_change": _NUMBER("normalized change (pts)", format="%+.0f"),
     "hot_range_share": _NUMBER("its RU share", format="%.2f"),
+    "hot_normalized_ru": _NUMBER("peak normalized RU %", format="%.0f"),
+    "hot_peak_pkrange": st.column_config.TextColumn("peak pkrange"),
+    "hot_normalized_ru_change": _NUMBER("peak change (pts)", format="%+.0f"),
     "pkranges": _NUMBER("pkranges"),
     "skew_source": st.column_config.TextColumn("skew from"),
     "throttle_rate": _NUMBER("429 rate %", format="%.2f"),

@@ -52,7 +52,7 @@ SUMMARY_TABLE = {
     "peak_interval_ru_s": _NUMBER("peak RU/s, per-minute average of the busiest interval", format="%.1f"),
     "p95_ru_s": _NUMBER("p95 RU/s, of the per-minute averages", format="%.1f"),
     "p95_utilization": _NUMBER("p95 % of provisioned"),
-    "hot_normalized_ru": _NUMBER("hottest range normalized RU %"),
+    "hot_normalized_ru": _NUMBER("peak normalized RU %"),
     "hot_range_share": _NUMBER("hottest range % of RU"),
     "throttle_rate": _NUMBER("429 rate %"),
     "largest_partition_gb": _NUMBER("largest partition GB", format="%.3f"),

@@ -112,6 +112,33 @@ def test_a_split_parent_is_not_the_hot_range() -> None:
     ]
 
 
+def test_the_range_with_most_ru_and_the_range_that_peaked_are_each_named() -> None:
+    """pkrange 0 carries most of the RU (70, 70, 70%), pkrange 1 little but one busy second (10, 95, 10%): the
+    hottest range (the skew) is 0 with its share, the peak is 1's 95%. Naming one range for both would say
+    "pkrange 1 takes 22% of the RU" while 0 takes 78%, or floor a lower RU/s on 0's 70%. Ties of share: the
+    first range in id order (as the Hot partitions page's skew table)."""
+    series = {"0": [70.0, 70.0, 70.0], "1": [10.0, 95.0, 10.0], "2": [0.0, 0.0, 0.0]}
+    rows = [
+        metric("NormalizedRUConsumption", v, minute=m, pkrange_id=pk)
+        for pk, vs in series.items()
+        for m, v in enumerate(vs)
+    ]
+    hot = hottest.hottest_range(frame("metrics", *rows)).iloc[0]
+    assert (hot["monitor_hot"], hot["monitor_share"], hot["monitor_pkranges"]) == (
+        "0",
+        pytest.approx(210 / 325, abs=1e-4),
+        3,
+    )
+    assert (hot["monitor_peak_pkrange"], hot["hot_normalized_ru"]) == ("1", 95.0)
+    tied = {"10": [50.0, 50.0], "2": [50.0, 50.0]}
+    rows = [
+        metric("NormalizedRUConsumption", v, minute=m, pkrange_id=pk)
+        for pk, vs in tied.items()
+        for m, v in enumerate(vs)
+    ]
+    assert hottest.hottest_range(frame("metrics", *rows)).iloc[0]["monitor_hot"] == "2"  # id order, not text order
+
+
 def test_periods_of_a_bounded_range_and_of_all_time() -> None:
     now = dt.datetime(2026, 5, 8, 12, tzinfo=dt.UTC)
     day = overview.periods(Window(now - dt.timedelta(hours=24)), now + dt.timedelta(seconds=31), None)

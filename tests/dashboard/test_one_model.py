@@ -162,3 +162,9 @@ def test_every_page_and_the_report_show_the_models_figures(fleet: tuple[Containe
         partition_rows = report[report["container"].eq(c.name) & report["section"].eq("partition")]
         if c.snapshot:
             assert partition_rows["subject"].nunique() == count(want["pkranges"])
+        # the peak names its own range (which need not be the hottest by share), on the page and in the report
+        assert over.loc[c.name, "hot_peak_pkrange"] == want["hot_peak_pkrange"]
+        shown_peak = pd.to_numeric(pd.Series([over.loc[c.name, "hot_normalized_ru"]]), errors="coerce").iloc[0]
+        assert shown_peak == pytest.approx(want["hot_normalized_ru"], nan_ok=True)  # a blank cell: no peak
+        peak_rows = report[report["container"].eq(c.name) & report["measure"].eq("hot_normalized_ru")]
+        assert peak_rows["subject"].tolist() == ([want["hot_peak_pkrange"]] if want["hot_peak_pkrange"] else [])

@@ -92,7 +92,7 @@ def test_metrics_storage_and_alerts(store: Path) -> None:
     for card in app.metric:  # orders' first
         helps.setdefault(card.label, card.proto.help)
     assert "provisioned: 1,000 RU/s" in helps["Peak RU/s"] and helps["Hottest range"].startswith("pkrange 1: ")
-    assert "its peak minute: 100%" in helps["Hottest range"]
+    assert "the busiest minute of any range: 100% (pkrange 1)" in helps["Hottest range"]
     assert all(len(card.label) <= figures_overview.MAX_LABEL for card in app.metric)  # none is cut off
     [alerts] = [t.value for t in app.dataframe if "rule" in t.value.columns]
     assert alerts[["rule", "subject", "message"]].values.tolist() == [["hot_partition", "1", "pkrange 1 hot"]]
@@ -116,7 +116,7 @@ def test_the_limits_figure_on_frames() -> None:
     containers = overview.summarize_containers(**shop_frames())
     figure = figures_overview.build_limits_figure(overview.limit_fills(containers))
     bars = {trace.name: (list(trace.y), values(list(trace.x))) for trace in figure.data}
-    names, hot = bars["hottest range's normalized RU"]
+    names, hot = bars["busiest range's peak normalized RU"]
     assert names == ["shop / orders", "shop / people"] and hot[0] == 100.0 and math.isnan(hot[1])
     assert bars["largest partition of 50 GB"][1][0] == 90.0 and bars["largest key of 20 GB"][1][0] == 90.0
     assert bars["429 rate of the healthy 5%"][1] == [100.0, 0.0]
@@ -129,7 +129,9 @@ def test_the_limits_figure_on_frames() -> None:
     sizes = [0.5, 0.0001, 2.25, 36 / 1024**2, None]
     assert [units.size_text(gb) for gb in sizes] == ["512 MB", "105 KB", "2.25 GB", "36 KB", ""]  # never 0.00 GB
     texts = {trace.name: list(trace.text) for trace in figure.data}
-    assert texts["429 rate of the healthy 5%"] == ["100%", "0%"] and texts["hottest range's normalized RU"][1] == ""
+    assert (
+        texts["429 rate of the healthy 5%"] == ["100%", "0%"] and texts["busiest range's peak normalized RU"][1] == ""
+    )
     tiny = figures_overview.build_limits_figure(overview.limit_fills(containers.assign(p95_utilization=0.00001)))
     assert (
         next(t for t in tiny.data if t.name == "p95 RU/s of provisioned").text[0] == "0.0010%"

@@ -10,6 +10,7 @@ import re
 import zipfile
 
 import pandas as pd
+import pytest
 
 from analysis import overview, own_traffic
 from analysis.capacity import about, review, rules
@@ -209,6 +210,35 @@ def test_429s_of_a_hot_partition_in_an_idle_container_ask_for_the_key_not_more_r
     assert peaked.loc[('["t1"]', "peak_second_ru"), "detail"] == "RU in the busiest second (diagnostic logs, 1 s bins)"
     busy = review.section(review.build_capacity_report(**hot_partition_frames(provisioned=30.0)), "action")
     assert "raise_throughput" in busy["measure"].tolist()  # p95 19 of 30 RU/s: the container is busy too
+
+
+def test_the_report_names_the_range_that_peaked_and_the_range_with_the_most_ru_each_for_its_own_figure() -> None:
+    """3 ranges over 3 minutes: pkrange 0 carries most of the RU (70% each minute), pkrange 1 little but its
+    busiest second hit 100%, and 10% of requests were throttled: the 429s are pkrange 1's (the hot-partition
+    finding and its row name 1), the RU share is pkrange 0's (its row names 0)."""
+    frames = hot_partition_frames(provisioned=3000.0)
+    metrics = frames["metrics"][frames["metrics"]["metric"].ne("NormalizedRUConsumption")]
+    series = {"0": [70.0, 70.0, 70.0], "1": [10.0, 100.0, 10.0], "2": [5.0, 5.0, 5.0]}
+    normalized = [
+        metric("NormalizedRUConsumption", v, minute=m, pkrange_id=pk)
+        for pk, vs in series.items()
+        for m, v in enumerate(vs)
+    ]
+    partitions = [row("partitions", pkrange_id=pk, size_kb=1024.0, document_count=1) for pk in series]
+    frames = {
+        **frames,
+        "metrics": pd.concat([metrics, frame("metrics", *normalized)], ignore_index=True),
+        "partitions": frame("partitions", *partitions),
+    }
+    report = review.build_capacity_report(**frames)
+    rows = review.section(report, "container").query("container == 'orders'").set_index("measure")
+    assert (rows.loc["hot_normalized_ru", "subject"], rows.loc["hot_normalized_ru", "value"]) == ("1", 100.0)
+    assert rows.loc["hot_range_share", "subject"] == "0"
+    assert rows.loc["hot_range_share", "value"] == pytest.approx(100 * 210 / 345, abs=0.01)  # means 70, 40, 5
+    actions = review.section(report, "action").query("container == 'orders'")
+    [hot] = actions[actions["measure"].eq("skewed_key")].to_dict("records")
+    assert hot["subject"] == "1" and "pkrange 1 reached 100%" in hot["detail"]
+    assert hot["target_unit"] == "RU/s per partition (pkrange 1)"
 
 
 def test_the_hot_partition_rule_at_its_thresholds() -> None:
