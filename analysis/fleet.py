@@ -77,6 +77,7 @@ import pandas as pd
 
 from analysis import load, regions, throttling
 from analysis.queries import costs as qc
+from analysis.scope import in_containers
 from cosmoscore.limits import GB, Limits
 from cosmoscore.monitor.metrics import NORMALIZED_RU, TOTAL_REQUEST_UNITS
 from store.records import EXECUTIONS, METRICS, PARTITIONS, REQUESTS, SCOPE_COLUMNS, SHARED_OFFER_CONTAINER
@@ -180,7 +181,7 @@ def summarize_fleet(
 def execution_stats(executions: pd.DataFrame) -> pd.DataFrame:
     """Per container: logical executions, their RU, mean RU and fan-out share of the successful ones."""
     columns = [*FLEET_KEY, "executions", "total_ru", "mean_ru", "fan_out_share", "last_seen"]
-    frame = _in_containers(executions)
+    frame = in_containers(executions)
     if frame.empty:
         return pd.DataFrame(columns=columns)
     logical = qc.account_logical_executions(frame)
@@ -209,9 +210,9 @@ def throttle_stats(
     where it counted the container, else the logs', else the replay's), their source (named for `region`:
     `throttling.source_name`) and window."""
     columns = [*FLEET_KEY, "requests", "throttle_rate", "throttle_source", *THROTTLE_WINDOW]
-    frame = _in_containers(requests)
+    frame = in_containers(requests)
     keep = [name for name in throttling.METRIC_COLUMNS if name in metrics.columns]
-    metrics = _in_containers(metrics)[keep].reindex(columns=throttling.METRIC_COLUMNS)
+    metrics = in_containers(metrics)[keep].reindex(columns=throttling.METRIC_COLUMNS)
     rate = throttling.preferred_rate(metrics, frame, log_throttles)
     rate = rate.assign(
         throttle_rate=rate["rate"].astype(float).round(4),
@@ -225,7 +226,7 @@ def throttle_stats(
 def request_stats(requests: pd.DataFrame) -> pd.DataFrame:
     """Per container: the hottest pkrange of the replay's data pages' RU, its share, the pkranges seen."""
     columns = [*FLEET_KEY, "pkranges_seen", "hot_pkrange", "hot_pkrange_share"]
-    frame = _in_containers(requests)
+    frame = in_containers(requests)
     if frame.empty:
         return pd.DataFrame(columns=columns)
     pages = frame[frame["request_kind"].eq("page").fillna(False) & frame["pkrange_id"].fillna("").ne("")]
@@ -246,7 +247,7 @@ def throughput_stats(
     """Per container with Azure Monitor rows: provisioned and p95 consumed RU/s (the workload's: the replay's
     RU subtracted), waste, and the workload's hot-partition load (`analysis.load`: peak minute, sustained,
     ruscope's own minutes left out)."""
-    frame = _in_containers(metrics)
+    frame = in_containers(metrics)
     stats = pd.DataFrame(columns=FLEET_KEY)
     parts = (
         load.latest_provisioned(frame),
@@ -266,7 +267,7 @@ def throughput_stats(
 def storage_stats(partitions: pd.DataFrame, limits: Limits | None = None) -> pd.DataFrame:
     """Per container with partition rows: its largest physical partition (latest snapshot) and the headroom."""
     columns = [*FLEET_KEY, "largest_partition_gb", "storage_headroom"]
-    frame = _in_containers(partitions).dropna(subset=["time", "size_kb"])
+    frame = in_containers(partitions).dropna(subset=["time", "size_kb"])
     if frame.empty:
         return pd.DataFrame(columns=columns)
     latest = frame[frame["time"].eq(frame.groupby(FLEET_KEY)["time"].transform("max"))]
@@ -326,7 +327,7 @@ def shared_offer_members(
     keyed = metrics.dropna(subset=FLEET_KEY)
     offered = keyed[keyed["container"].astype(str).eq(SHARED_OFFER_CONTAINER)]
     databases = offered[["account", "database"]]
-    named = _in_containers(keyed)
+    named = in_containers(keyed)
     own = named[named["metric"].isin(_OFFER_METRICS).fillna(False)][FLEET_KEY]
     snapshot = None if partitions is None else partitions.reindex(columns=PARTITION_COLUMNS).dropna(subset=FLEET_KEY)
     if snapshot is not None:
@@ -336,7 +337,7 @@ def shared_offer_members(
     databases = databases.drop_duplicates()
     if databases.empty:
         return pd.DataFrame(columns=FLEET_KEY)
-    candidates = _in_containers(fleet_keys[FLEET_KEY]).merge(databases, on=["account", "database"])
+    candidates = in_containers(fleet_keys[FLEET_KEY]).merge(databases, on=["account", "database"])
     mine = candidates.merge(own.drop_duplicates(), on=FLEET_KEY, how="left", indicator=True)
     return mine[mine["_merge"].eq("left_only")][FLEET_KEY].drop_duplicates().reset_index(drop=True)
 
@@ -477,12 +478,6 @@ def _typed(fleet: pd.DataFrame) -> pd.DataFrame:
         name: "float64" for name in FLEET_COLUMNS if name not in {*FLEET_KEY, *TEXT_COLUMNS, *TIME_COLUMNS, *counts}
     }
     return fleet.astype({**counts, **numbers, **dict.fromkeys(TIME_COLUMNS, "datetime64[us, UTC]")})
-
-
-def _in_containers(frame: pd.DataFrame) -> pd.DataFrame:
-    """The rows that name a container (every key part present, the container not empty)."""
-    keyed = frame.dropna(subset=FLEET_KEY)
-    return keyed[keyed["container"].astype(str).ne("")]
 
 
 def container_choices(fleet: pd.DataFrame) -> dict[tuple[str, str, str], str]:

@@ -67,6 +67,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import own_traffic, regions
+from analysis.scope import in_containers
 from cosmoscore.monitor.metrics import AUTOSCALE_MAX, NORMALIZED_RU, PROVISIONED, TOTAL_REQUEST_UNITS
 from store.records import METRICS, PARTITIONS, REQUESTS, SCOPE_COLUMNS
 
@@ -425,12 +426,6 @@ def _metric_rows(metrics: pd.DataFrame, name: str) -> pd.DataFrame:
     """One metric's rows that name a container and have a value."""
     rows = in_containers(metrics)
     return rows[rows["metric"].eq(name).fillna(False).astype(bool)].dropna(subset=["value"])
-
-
-def in_containers(frame: pd.DataFrame) -> pd.DataFrame:
-    """The rows that name a container (every key part present, the container not empty)."""
-    keyed = frame.dropna(subset=KEY)
-    return keyed[keyed["container"].astype(str).ne("")]
 
 
 def _utc(times: pd.Series) -> pd.Series:

@@ -59,7 +59,6 @@ from cosmoscore.monitor.metrics import AUTOSCALE_MAX, TOTAL_REQUEST_UNITS
 from store.records import EXECUTIONS, LOGICAL_KEYS, METRICS
 
 KEY = fleet.FLEET_KEY
-fleet_rows = load.in_containers  # the rows that name a container (as `analysis.fleet` counts them)
 latest_snapshot = load.latest_snapshot  # each container's newest storage snapshot
 # ru-cost-model.md P12 (learn "troubleshoot-request-rate-too-large"): 1-5% of requests answered 429 is
 # considered healthy; above 5% the throttling costs latency and needs action.
@@ -336,7 +335,7 @@ def _largest(snapshots: pd.DataFrame, limit_bytes: float) -> pd.DataFrame:
 
 
 def metric_rows(metrics: pd.DataFrame, name: str) -> pd.DataFrame:
-    rows = fleet_rows(metrics)
+    rows = scope.in_containers(metrics)
     return rows[rows["metric"].eq(name).fillna(False).astype(bool)].dropna(subset=["value"])
 
 
@@ -355,7 +354,7 @@ def compare_periods(shown: pd.DataFrame, recent: pd.DataFrame, before: pd.DataFr
 def query_stats(executions: pd.DataFrame) -> pd.DataFrame:
     """Per query and container: logical executions, total RU (failed ones too: billed), mean and max RU of
     the successful ones, the latest routing and the most pkranges reached; costliest (total RU) first."""
-    frame = fleet_rows(executions)
+    frame = scope.in_containers(executions)
     if frame.empty:
         return pd.DataFrame(columns=QUERY_COLUMNS)
     logical = qc.account_logical_executions(frame)

@@ -24,6 +24,13 @@ from store import records
 SCOPE_COLUMNS = list(records.SCOPE_COLUMNS)
 
 
+def in_containers(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows that name a container (every key part present, the container not empty): an account's own
+    reads, account-level metrics and a shared offer's rows (container "") are not any container's."""
+    keyed = frame.dropna(subset=SCOPE_COLUMNS)
+    return keyed[keyed["container"].astype(str).ne("")]
+
+
 def span_text(span: dt.timedelta | pd.Timedelta) -> str:
     """A length as pages, ranges and alerts write it: whole days from 48 hours on, whole hours from 1 hour
     on, else minutes ("1 hour", "6 hours", "7 days", "90 minutes", "15 minutes")."""

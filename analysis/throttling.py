@@ -40,6 +40,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis import regions
+from analysis.scope import in_containers
 from analysis.storage import KEY, container_labels, labels
 from cosmoscore.monitor.metrics import TOTAL_REQUESTS
 from store.records import EXECUTIONS, LOG_THROTTLES, METRICS, REQUESTS
@@ -100,7 +101,7 @@ def request_counts(
         throttled=values.where(_is_429(rows["status_code"]), 0.0),
     )
     logs = _logged_counts(log_throttles)
-    replay = _in_containers(requests).dropna(subset=["time"])
+    replay = in_containers(requests).dropna(subset=["time"])
     replay = replay[[*KEY, "time"]].assign(
         source=REPLAY, operation="", requests=1.0, throttled=_is_429(replay["status"]).astype(float)
     )
@@ -113,7 +114,7 @@ def _logged_counts(log_throttles: pd.DataFrame | None) -> pd.DataFrame:
     stored before requests were counted (null `requests`: only bins with 429s) are left out."""
     if log_throttles is None or "requests" not in log_throttles:
         return pd.DataFrame(columns=COUNT_COLUMNS)
-    rows = _in_containers(log_throttles).dropna(subset=["time", "requests"])
+    rows = in_containers(log_throttles).dropna(subset=["time", "requests"])
     return rows[[*KEY, "time"]].assign(
         source=LOGS,
         operation=rows["operation_name"].astype("string").fillna("").astype(str),
@@ -244,7 +245,7 @@ def monitor_throttles(metrics: pd.DataFrame, *, bin: pd.Timedelta | None = None,
 def log_throttles(log_throttles: pd.DataFrame, *, bin: pd.Timedelta | None = None, top: int = 10) -> pd.DataFrame:
     """Log Analytics' 429s per physical partition and operation over time (`SERIES_COLUMNS`; series
     `partition <PartitionId> · <operation>`, prefixed `container/` when several containers)."""
-    rows = _in_containers(log_throttles).dropna(subset=["time", "throttled"])
+    rows = in_containers(log_throttles).dropna(subset=["time", "throttled"])
     rows = rows[rows["throttled"].astype(float).gt(0)]  # bins of requests without a 429 draw nothing
     names = "partition " + rows["partition_id"].astype(str) + " · " + rows["operation_name"].astype(str)
     return _series(rows["time"], labels(rows, names), rows["throttled"].astype(float), bin=bin, top=top)
@@ -254,7 +255,7 @@ def replay_throttles(requests: pd.DataFrame, *, bin: pd.Timedelta | None = None,
     """The replay's 429 responses per pkrange over time (`SERIES_COLUMNS`; series the pkrange id, or
     `container/pkrange` when the replay spans several containers, as `retry_after_totals` names them;
     "gateway" for a 429 that names no pkrange)."""
-    rows = _in_containers(requests).dropna(subset=["time"])
+    rows = in_containers(requests).dropna(subset=["time"])
     names = labels(rows, rows["pkrange_id"].fillna("").astype(str).replace("", "gateway"))
     throttled = _is_429(rows["status"])
     rows, names = rows[throttled], names[throttled]
@@ -264,7 +265,7 @@ def replay_throttles(requests: pd.DataFrame, *, bin: pd.Timedelta | None = None,
 def retry_after_totals(requests: pd.DataFrame) -> pd.DataFrame:
     """Per container and pkrange of the replay: requests, 429s, their rate and the retry-after the service
     asked for in seconds (`RETRY_COLUMNS`), most throttled first."""
-    rows = _in_containers(requests)
+    rows = in_containers(requests)
     if rows.empty:
         return pd.DataFrame(columns=RETRY_COLUMNS)
     rows = rows.assign(
@@ -283,7 +284,7 @@ def retry_after_totals(requests: pd.DataFrame) -> pd.DataFrame:
 def throttled_queries(executions: pd.DataFrame) -> pd.DataFrame:
     """The replayed queries that got 429s, per query and run (`QUERY_COLUMNS`): executions (a per-feed-range
     query's parts each count), 429 responses, retry-after seconds and RU; most throttled first."""
-    rows = _in_containers(executions)
+    rows = in_containers(executions)
     rows = rows[rows["throttled"].fillna(0).astype(int).gt(0)]
     if rows.empty:
         return pd.DataFrame(columns=QUERY_COLUMNS)
@@ -329,10 +330,4 @@ def _monitor_rows(metrics: pd.DataFrame) -> pd.DataFrame:
     """The metric rows of containers, every region's counted once: a row combining the regions (stored
     before the collector split by Region) is dropped where its minute has rows per region (`analysis.regions`);
     a page that shows one region selects it first (`regions.select_region`)."""
-    return regions.select_region(_in_containers(metrics), None)
-
-
-def _in_containers(frame: pd.DataFrame) -> pd.DataFrame:
-    """The rows that name a container (the account's own reads and account-level metrics have none)."""
-    keyed = frame.dropna(subset=KEY)
-    return keyed[keyed["container"].astype(str).ne("")]
+    return regions.select_region(in_containers(metrics), None)

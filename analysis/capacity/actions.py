@@ -25,6 +25,7 @@ from analysis.capacity.rules import (
     saturation_action,
     skew_action,
 )
+from analysis.scope import in_containers
 from analysis.units import Number
 from cosmoscore.limits import GB, Limits
 from cosmoscore.monitor.metrics import NORMALIZED_RU
@@ -51,7 +52,7 @@ def costliest_key_shares(log_key_ru: pd.DataFrame | None) -> dict[tuple[str, ...
     """(account, database, container, pkrange) -> the key with the most RU on it in the logs, and its share."""
     if log_key_ru is None or "pkrange_id" not in log_key_ru or log_key_ru.empty:
         return {}
-    rows = overview.fleet_rows(log_key_ru).dropna(subset=["pkrange_id", "partition_key"])
+    rows = in_containers(log_key_ru).dropna(subset=["pkrange_id", "partition_key"])
     ru = rows.groupby([*KEY, "pkrange_id", "partition_key"])["request_charge"].sum().reset_index()
     top = ru.sort_values(["request_charge", "partition_key"], ascending=[False, True], kind="stable")
     total = ru.groupby([*KEY, "pkrange_id"])["request_charge"].transform("sum")

@@ -83,7 +83,7 @@ from analysis.capacity.about import ReportAbout, about_rows
 from analysis.capacity.actions import ACTION_COLUMNS, COLUMNS, action_rows, costliest_key_shares, partition_peaks
 from analysis.capacity.rules import autoscale_cost_ratio
 from analysis.hot import keys as hot_keys
-from analysis.scope import window_text
+from analysis.scope import in_containers, window_text
 from analysis.units import round_to_unit, size_text
 from cosmoscore.keys import key_text
 from cosmoscore.limits import GB, Limits
@@ -381,7 +381,7 @@ def key_rows(keys: pd.DataFrame, log_key_ru: pd.DataFrame | None, limits: Limits
     )
     parts = [_long(largest, "key", "size_gb", "GB", subject="partition_key", detail="detail")]
     if log_key_ru is not None and not log_key_ru.empty:
-        rows = overview.fleet_rows(log_key_ru)
+        rows = in_containers(log_key_ru)
         ru = rows.groupby([*KEY, "partition_key"])["request_charge"].sum().round(2).rename("ru").reset_index()
         costly = _top(ru, "ru").assign(detail="diagnostic logs")
         parts.append(_long(costly, "key", "ru", "RU", subject="partition_key", detail="detail"))
