@@ -7,7 +7,9 @@ row per (container, rule, subject), in a stable order:
 
 - `hot_partition`: a pkrange whose NormalizedRUConsumption (aggregation Maximum, split by pkrange) stayed at
   or above `percent` for `minutes` consecutive minutes of the window. A point covers its grain (PT1M: one
-  minute, PT5M: five) from its time; a missing point or one below `percent` ends a stretch. `value` is the
+  minute, PT5M: five) from its time; a missing point, one below `percent` or one that was ruscope's own
+  replay (`analysis.load`'s rule: the replay's busiest second there used at least half of the minute's figure;
+  the message counts them) ends a stretch: the replay's load is not the workload's risk. `value` is the
   stretch's peak (%), the message names its length. A shared-throughput database's partitions (stored under
   `container` = `store.records.SHARED_OFFER_CONTAINER`: they are its offer's, not a container's) fire as the
   database's: the row's `container` is "" and the message says "database D's shared throughput".
@@ -37,9 +39,9 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from analysis import regions, throttling
+from analysis import load, regions, throttling
 from analysis.queries import costs as qc
-from analysis.scope import Scope, select_scope, span_text
+from analysis.scope import Scope, in_containers, select_scope, span_text
 from cosmoscore.limits import GB
 from cosmoscore.monitor.metrics import NORMALIZED_RU
 from store.records import (
@@ -77,18 +79,30 @@ STORED_COLUMNS = ALERTS.pick("run_id", "time", *ALERT_COLUMNS)  # the `alerts` t
 METRIC_COLUMNS = METRICS.pick(
     *CONTAINER, "time", "metric", "aggregation", "pkrange_id", "status_code", "value", "grain", "region"
 )
-REQUEST_COLUMNS = REQUESTS.pick(*CONTAINER, "time", "status")
+# the 429 rate's (status) and the replay's minutes (`analysis.load`: pkrange and charge), one read for both
+REQUEST_COLUMNS = REQUESTS.pick(*CONTAINER, "time", "status", "pkrange_id", "request_charge")
 LOG_THROTTLE_COLUMNS = throttling.LOG_THROTTLE_COLUMNS
 PARTITION_COLUMNS = PARTITIONS.pick(*CONTAINER, "run_id", "time", "pkrange_id", "size_kb")
 KEY_COLUMNS = LOGICAL_KEYS.pick(*CONTAINER, "run_id", "time", "partition_key", "size_kb")
 EXECUTION_COLUMNS = EXECUTIONS.pick("account", *qc.EXECUTION_COLUMNS)
 
 
-def hot_partition_alerts(metrics: pd.DataFrame, *, percent: float, minutes: int) -> pd.DataFrame:
-    """Pkranges at or above `percent` normalized RU for `minutes` consecutive minutes (module docstring)."""
+def hot_partition_alerts(
+    metrics: pd.DataFrame,
+    requests: pd.DataFrame | None = None,
+    partitions: pd.DataFrame | None = None,
+    *,
+    percent: float,
+    minutes: int,
+) -> pd.DataFrame:
+    """Pkranges at or above `percent` normalized RU for `minutes` consecutive minutes (module docstring); the
+    minutes that were ruscope's own replay (`analysis.load`'s rule, from `requests` and the budgets of
+    `metrics` and `partitions`) are not the workload's and end a stretch."""
     rows = metrics.dropna(subset=CONTAINER)  # a shared database's offer ("") included: its partitions throttle
     rows = rows[_is(rows["metric"], NORMALIZED_RU) & rows["aggregation"].fillna("Maximum").eq("Maximum")]
     rows = regions.select_region(rows.dropna(subset=["time", "value", "pkrange_id"]), None)
+    rows, own = _without_own_minutes(rows, metrics, requests, partitions)
+    own_counts = _own_counts(own)
     several = rows["account"].map(regions.region_counts(rows).set_index("account")["regions"]).gt(1)
     rows = rows[rows["value"].astype(float) >= percent - TOLERANCE]
     if rows.empty:
@@ -122,9 +136,40 @@ def hot_partition_alerts(metrics: pd.DataFrame, *, percent: float, minutes: int)
             f"pkrange {row.pkrange_id}{_in_region(str(row.in_region))} of "
             f"{_owner(str(row.database), str(row.container))} at >= {percent:g}% normalized RU for "
             f"{row.minutes:g} min, peak {row.peak:g}% (threshold {percent:g}% for {minutes} min)"
+            + _own_left_out(own_counts, row)
             for row in fired.itertuples()
         ],
     )
+
+
+def _without_own_minutes(
+    rows: pd.DataFrame, metrics: pd.DataFrame, requests: pd.DataFrame | None, partitions: pd.DataFrame | None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The normalized RU `rows` less the points that were ruscope's replay, and those (per container, pkrange
+    and time: how many per range a message counts). Without `requests` nothing is known to be the replay's."""
+    if requests is None or requests.empty or rows.empty:
+        return rows, pd.DataFrame(columns=[*CONTAINER, "pkrange_id", "time"])
+    minutes = load.partition_minutes(metrics, requests, partitions)
+    own = minutes[minutes["own"].astype(bool)][[*CONTAINER, "pkrange_id", "time"]].drop_duplicates()
+    if own.empty:
+        return rows, own
+    keys = pd.MultiIndex.from_frame(own.assign(time=pd.to_datetime(own["time"], utc=True)))
+    mine = pd.MultiIndex.from_arrays(
+        [*(rows[name].astype(str) for name in (*CONTAINER, "pkrange_id")), pd.to_datetime(rows["time"], utc=True)]
+    ).isin(keys)
+    return rows[~mine], own
+
+
+def _own_counts(own: pd.DataFrame) -> dict[tuple[str, ...], int]:
+    """(account, database, container, pkrange) -> how many of its minutes were the replay's."""
+    sizes = own.astype(str).groupby([*CONTAINER, "pkrange_id"]).size()
+    return {tuple(str(part) for part in key): int(n) for key, n in zip(sizes.index.to_list(), sizes.to_list())}
+
+
+def _own_left_out(counts: dict[tuple[str, ...], int], row: object) -> str:
+    """'; N minutes of ruscope's replay left out' for a fired range that had some (none: "")."""
+    count = counts.get(tuple(str(getattr(row, name)) for name in (*CONTAINER, "pkrange_id")), 0)
+    return f"; {count} minute{'s' if count != 1 else ''} of ruscope's replay left out" if count else ""
 
 
 def _in_region(region: str) -> str:
@@ -295,7 +340,7 @@ def open_alerts(alerts: pd.DataFrame, where: Scope) -> pd.DataFrame:
 
 def _latest_snapshot(frame: pd.DataFrame) -> pd.DataFrame:
     """Each container's rows of its latest run (the run with its latest time)."""
-    rows = _in_containers(frame).dropna(subset=["time", "run_id", "size_kb"])
+    rows = in_containers(frame).dropna(subset=["time", "run_id", "size_kb"])
     if rows.empty:
         return rows
     runs = rows.groupby([*CONTAINER, "run_id"])["time"].max().reset_index()
@@ -350,12 +395,6 @@ def _owner(database: str, container: str) -> str:
     if container == SHARED_OFFER_CONTAINER:
         return f"database {database}'s shared throughput"
     return f"{database}/{container}"
-
-
-def _in_containers(frame: pd.DataFrame) -> pd.DataFrame:
-    """The rows that name a container (every key part present, the container not empty)."""
-    keyed = frame.dropna(subset=CONTAINER)
-    return keyed[keyed["container"].astype(str).ne("")]
 
 
 def _is(values: pd.Series, value: str) -> pd.Series:

@@ -103,8 +103,10 @@ def _hot(rows: _Rows, settings: AlertSettings, limits: Limits) -> pd.DataFrame:
     if settings.hot_partition_percent is None:
         return rules.no_alerts()
     metrics = rows.recent("metrics", rules.METRIC_COLUMNS)
+    requests = rows.recent("requests", rules.REQUEST_COLUMNS)  # the replay's minutes are left out
+    partitions = rows.since_lookback("partitions", rules.PARTITION_COLUMNS)  # the layout behind each budget
     return rules.hot_partition_alerts(
-        metrics, percent=settings.hot_partition_percent, minutes=settings.hot_partition_minutes
+        metrics, requests, partitions, percent=settings.hot_partition_percent, minutes=settings.hot_partition_minutes
     )
 
 

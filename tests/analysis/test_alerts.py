@@ -91,6 +91,27 @@ def test_hot_partition_fires_for_minutes_at_or_above_the_percent_consecutively()
     ]
 
 
+def test_the_replay_s_own_minutes_are_not_a_hot_partition() -> None:
+    """200 RU/s over 2 ranges (100 each), both at 95% for 10 minutes; at minute 3 ruscope's replay sent pkrange
+    0 a 95 RU request (its busiest second: 95% of the budget, all of the minute's figure): that minute is the
+    replay's, so pkrange 0's stretch is 3 + 6 minutes and only pkrange 1 fires; a shorter rule counts it."""
+    rows = [metric(m, 95.0, pkrange=pk) for pk in ("0", "1") for m in range(10)]
+    rows.append(metric(0, 200.0, name="ProvisionedThroughput"))
+    metrics = pd.DataFrame(rows)
+    replay = {"account": ACCOUNT, "database": "shop", "container": "orders", "pkrange_id": "0", "status": 200}
+    requests = pd.DataFrame([{**replay, "time": T0 + pd.Timedelta(minutes=3, seconds=20), "request_charge": 95.0}])
+    found = alerts.hot_partition_alerts(metrics, requests, percent=90, minutes=10)
+    assert found["subject"].tolist() == ["1"]
+    assert alerts.hot_partition_alerts(metrics, percent=90, minutes=10)["subject"].tolist() == ["0", "1"]
+    shorter = alerts.hot_partition_alerts(metrics, requests, percent=90, minutes=6).set_index("subject")
+    assert shorter.loc["0", "message"].endswith(
+        "for 6 min, peak 95% (threshold 90% for 6 min); 1 minute of ruscope's replay left out"
+    )
+    assert "replay" not in shorter.loc["1", "message"]
+    small = requests.assign(request_charge=10.0)  # 10% of the budget against the minute's 95%: the workload's
+    assert alerts.hot_partition_alerts(metrics, small, percent=90, minutes=10)["subject"].tolist() == ["0", "1"]
+
+
 def test_hot_partition_counts_the_longest_stretch() -> None:
     found = alerts.hot_partition_alerts(hot_metrics(), percent=90, minutes=7)
     assert found["subject"].tolist() == ["0", "1", "2", "4"]  # 3: 5 and 6 minutes around the missing one
