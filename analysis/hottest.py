@@ -34,7 +34,12 @@ def range_loads(
     not of the layout. The one per-range load behind the hottest range, its share and the Hot partitions
     page's Azure Monitor skew (each range has an equal share of the RU/s, so a range's share of the summed
     means is its share of the RU)."""
-    minutes = load.partition_minutes(metrics, requests, partitions)
+    return loads_of_minutes(load.partition_minutes(metrics, requests, partitions), partitions)
+
+
+def loads_of_minutes(minutes: pd.DataFrame, partitions: pd.DataFrame | None = None) -> pd.DataFrame:
+    """`range_loads` of minutes already marked (`analysis.load.partition_minutes`): for a caller that reads
+    those minutes for more than this (the Hot partitions page marks its heatmap's replay cells with them)."""
     if minutes.empty:
         return pd.DataFrame(columns=RANGE_LOAD_COLUMNS)
     regional = [*KEY, "region"]

@@ -29,7 +29,7 @@ bin, since a minute at 100% is what throttles, and an average would hide it. Agg
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -69,6 +69,13 @@ class Heatmap:
     rows: pd.DataFrame
     bin: pd.Timedelta
     splits: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=SPLIT_COLUMNS))
+    # per cell: how many of its minutes were ruscope's own replay (`with_own_minutes`); None: not known
+    own: np.ndarray | None = None
+
+    @property
+    def own_minutes(self) -> int:
+        """How many minutes in the view were ruscope's own replay (0 when not known)."""
+        return int(self.own.sum()) if self.own is not None else 0
 
     @property
     def labels(self) -> list[str]:
@@ -117,6 +124,25 @@ def summarize_normalized_heatmap(
     position[rows.pop("code").to_numpy(dtype=np.int64)] = np.arange(len(rows))
     z, starts, step = binned_max(position[codes], ns, values, len(rows), max_cells=max_cells, max_columns=max_columns)
     return Heatmap(z=z, times=starts, rows=rows, bin=step, splits=split_marks(rows))
+
+
+def with_own_minutes(heatmap: Heatmap, own: pd.DataFrame) -> Heatmap:
+    """`heatmap` with `own`: per cell, how many of the points in it were ruscope's own replay (`own`: one row
+    per container, pkrange and time, `analysis.load.partition_minutes`' own rows). The cells keep Azure
+    Monitor's value (what its portal shows); the mark says which of them the risk, the Overview and the report
+    leave out, so a 100% cell from the replay is not read as the workload's."""
+    counts = np.zeros(heatmap.z.shape, dtype=np.int64)
+    if heatmap.empty or own.empty:
+        return replace(heatmap, own=counts)
+    rows = heatmap.rows[ROW_KEY].astype(str).reset_index(drop=True)
+    position = pd.Series(np.arange(len(rows)), index=pd.MultiIndex.from_frame(rows))
+    keys = pd.MultiIndex.from_frame(own[ROW_KEY].astype(str))
+    row = position.reindex(keys).to_numpy(dtype=float)
+    origin, width = int(heatmap.times[0].astype("datetime64[ns]").astype(np.int64)), heatmap.bin.value
+    column = (naive_ns(own["time"]) - origin) // width
+    inside = ~np.isnan(row) & (column >= 0) & (column < len(heatmap.times))
+    np.add.at(counts, (row[inside].astype(np.int64), column[inside]), 1)
+    return replace(heatmap, own=counts)
 
 
 def _with_current_mean(

@@ -71,6 +71,7 @@ def build_normalized_heatmap_figure(heatmap: Heatmap, *, title: str | None = Non
             hovertemplate="%{y}<br>%{x}<br>%{z:.0f}% (max in bin)<extra></extra>",
         )
     )
+    _mark_own_cells(figure, heatmap)
     splits = heatmap.splits
     if splits.empty:  # no split: no marks (and an empty frame's columns are not times)
         return figure
@@ -98,6 +99,34 @@ def build_normalized_heatmap_figure(heatmap: Heatmap, *, title: str | None = Non
             font=note_font(),
         )
     return figure
+
+
+OWN_NAME = "ruscope's replay (left out of risk)"
+
+
+def _mark_own_cells(figure: go.Figure, heatmap: Heatmap) -> None:
+    """A cross on each cell holding a minute of ruscope's own replay (`Heatmap.own`): Azure Monitor counts the
+    replay with the workload, the cell keeps its value, and the mark says the risk and the report leave it out."""
+    if heatmap.own is None or not heatmap.own.any():
+        return
+    rows, columns = np.nonzero(heatmap.own)
+    labels = np.asarray(heatmap.labels, dtype=object)
+    figure.add_trace(
+        go.Scatter(
+            x=heatmap.times[columns],
+            y=labels[rows],
+            mode="markers",
+            marker={"symbol": "x-thin-open", "size": 9, "color": "#000000", "line": {"width": 2}},
+            name=OWN_NAME,
+            customdata=heatmap.own[rows, columns],
+            hovertemplate=(
+                "%{y}<br>%{x}<br>%{customdata} minute(s) of ruscope's replay: its busiest second used at least "
+                "half of the minute's figure (left out of risk and the report)<extra></extra>"
+            ),
+            showlegend=True,
+        )
+    )
+    figure.update_layout(legend={"orientation": "h", "y": -0.25, "x": 0})
 
 
 @readable

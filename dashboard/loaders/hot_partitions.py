@@ -103,12 +103,14 @@ def _load_hot(
     latest = tuple(sorted(hr.latest_runs(executions.frame)["run_id"].astype(str).unique()))
     requests = tables.load_view(view, "requests", columns=hr.REQUEST_COLUMNS, run_ids=latest)  # the demand's runs
     loaded = (metrics, partitions, key_ru, key_operations, logical, requests, executions)
-    heatmap = hp.summarize_normalized_heatmap(metrics.frame, partitions.frame)
     key_totals = _key_totals(key_ru.frame, partitions.frame, metrics.frame)
     by_query = hr.query_demand(requests.frame, executions.frame)
     demand = hr.summarize_demand(requests.frame, executions.frame, partitions.frame, metrics.frame)
     own = tables.load_view(view, "requests", columns=load.REQUEST_COLUMNS)  # the replay's minutes, left out
-    monitor = hottest.range_loads(metrics.frame, own.frame, partitions.frame).drop_duplicates(subset=ROW_KEY)
+    minutes = load.partition_minutes(metrics.frame, own.frame, partitions.frame)
+    heatmap = hp.summarize_normalized_heatmap(metrics.frame, partitions.frame)
+    heatmap = hp.with_own_minutes(heatmap, minutes[minutes["own"].astype(bool)])  # marked, not hidden
+    monitor = hottest.loads_of_minutes(minutes, partitions.frame).drop_duplicates(subset=ROW_KEY)
     loads = {
         name: frame
         for name, frame in zip(

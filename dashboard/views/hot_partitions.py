@@ -136,6 +136,13 @@ HEADROOM_COLUMNS = {
 }
 
 
+OWN_CELLS = (
+    "× marks {minutes} minute{s} of ruscope's own replay: Azure Monitor counts it with the workload, so the cell "
+    "shows it; the replay's busiest second there used at least half of the minute's figure, and the risk, the "
+    "Overview, the skew and the report leave those minutes out."
+)
+
+
 def shown(frame: pd.DataFrame) -> pd.DataFrame:
     """A table without the columns the label stands for (the CSV download keeps them)."""
     return frame.drop(columns=[name for name in HIDDEN if name in frame.columns])
@@ -158,6 +165,8 @@ def render_heatmap(data: HotData) -> None:
     elif any(label.split("/")[0].endswith(hp.SHARED_SUFFIX) for label in heatmap.labels):
         st.caption(SHARED_ROWS)
     widgets.render_figure(build_normalized_heatmap_figure(heatmap), key="hot_heatmap")
+    if heatmap.own_minutes:
+        st.caption(OWN_CELLS.format(minutes=heatmap.own_minutes, s="" if heatmap.own_minutes == 1 else "s"))
     widgets.render_table(
         hp.pkrange_table(heatmap.rows),
         key="hot_pkranges_table",

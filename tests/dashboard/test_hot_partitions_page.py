@@ -165,7 +165,11 @@ def test_the_collected_store_shows_the_hot_partition_at_100_percent(
     shutil.copytree(collected.store, copy)
     monkeypatch.setenv("RUSCOPE_STORE", str(copy))
     app = open_page()
-    [heatmap] = chart(app, "hot_heatmap")["data"]
+    heatmap, *marks = chart(app, "hot_heatmap")["data"]
+    # the replay's minutes are marked where they were its own (the cold ranges' replay minutes); the hot
+    # tenant's 100% is the workload's: no mark there
+    [own] = marks
+    assert own["y"] and not set(own["y"]) & set(collected.hot_pkranges)
     z = values(heatmap["z"])
     peaks = dict(zip(heatmap["y"], np.nanmax(z, axis=1)))
     assert {pk: peaks[pk] for pk in collected.hot_pkranges} == dict.fromkeys(collected.hot_pkranges, 100.0)
@@ -189,6 +193,32 @@ def test_the_collected_store_shows_the_hot_partition_at_100_percent(
     operations = next(t.value for t in app.dataframe if "operation_name" in t.value.columns)
     assert app.selectbox(key="hot_key_operations_key").value == 0 and "Read" in operations["operation_name"].tolist()
     assert operations["ru"].sum() == pytest.approx(keys_table["ru"].iloc[0], rel=1e-3)
+
+
+def test_the_replay_s_own_minutes_are_marked_on_the_heatmap(store: Path) -> None:
+    """200 RU/s over 2 ranges; ruscope's replay spent 100 RU in one second on pkrange 0 in minute 5, the minute
+    Azure Monitor reports it at 100%: the heatmap keeps the 100% and marks that cell, and the page says so."""
+    minutes = range(10)
+    rows = [
+        {"pkrange_id": pk, "minute": m, "value": 100.0 if (pk, m) == ("0", 5) else 50.0} for pk in "01" for m in minutes
+    ]
+    normalized = pd.DataFrame(rows).assign(metric="NormalizedRUConsumption", aggregation="Maximum", unit="Percent")
+    provisioned = pd.DataFrame(
+        [{"minute": 0, "value": 200.0, "metric": "ProvisionedThroughput", "aggregation": "Maximum"}]
+    )
+    metrics = pd.concat([normalized, provisioned], ignore_index=True).assign(
+        **WHERE, time=lambda f: T0 + pd.to_timedelta(f.pop("minute"), unit="min"), grain="PT1M"
+    )
+    write_frame(store_location(store), "metrics", metrics, run_id="m1", part="0")
+    request = {**WHERE, "time": T0 + pd.Timedelta(minutes=5, seconds=10), "pkrange_id": "0", "request_charge": 100.0}
+    request |= {"status": 200, "request_kind": "page", "query_name": "wide"}
+    write_frame(store_location(store), "requests", pd.DataFrame([request]), run_id="r1", part="0")
+    app = open_page()
+    heatmap = chart(app, "hot_heatmap")
+    [cells, crosses] = heatmap["data"]
+    assert crosses["name"] == "ruscope's replay (left out of risk)" and list(crosses["y"]) == ["0"]
+    assert np.nanmax(values(cells["z"])) == 100.0  # Azure Monitor's figure, kept
+    assert any("× marks 1 minute of ruscope's own replay" in c.value for c in app.caption)
 
 
 def test_two_containers_label_their_pkranges_and_the_default_choice_is_found(store: Path) -> None:

@@ -338,6 +338,29 @@ def test_the_normalized_heatmap_figure_has_a_fixed_scale_and_marks_the_split() -
     assert not empty.data and "No NormalizedRUConsumption" in empty.layout.annotations[0].text
 
 
+def test_the_replay_s_own_minutes_are_marked_on_the_heatmap_and_keep_their_value() -> None:
+    """Minute 1 of pkrange 0 (100%) was ruscope's replay: the cell keeps Azure Monitor's 100%, a cross marks it,
+    its hover and the count say so; a minute of a range the heatmap does not draw is not counted."""
+    heatmap = hp.summarize_normalized_heatmap(
+        frame(SPLIT_METRICS, hp.METRIC_COLUMNS), frame(AFTER_SPLIT, hp.PARTITION_COLUMNS)
+    )
+    own = pd.DataFrame(
+        [{**C, "pkrange_id": pk, "time": T0 + pd.Timedelta(minutes=m)} for pk, m in [("0", 1), ("9", 1)]]
+    )
+    marked = hp.with_own_minutes(heatmap, own)
+    assert marked.own_minutes == 1 and heatmap.own_minutes == 0
+    np.testing.assert_array_equal(marked.z, heatmap.z)  # the value is Azure Monitor's, not hidden
+    [row] = np.flatnonzero(marked.rows["pkrange_id"].astype(str).eq("0"))
+    assert marked.own is not None and marked.own[row].tolist() == [0, 1, 0]
+    figure = figures_hot.build_normalized_heatmap_figure(marked)
+    [cells, crosses] = figure.data
+    assert crosses.name == figures_hot.OWN_NAME and list(crosses.y) == ["0"]
+    assert (
+        pd.Timestamp(crosses.x[0]) == pd.Timestamp("2026-05-01 10:01") and "ruscope's replay" in crosses.hovertemplate
+    )
+    assert len(figures_hot.build_normalized_heatmap_figure(hp.with_own_minutes(heatmap, own.iloc[0:0])).data) == 1
+
+
 def test_the_demand_figure_reddens_a_partition_over_its_budget() -> None:
     requests, executions = replay({"hot": 20.0, "wide": None})
     budget = frame(
