@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
+from urllib.parse import urlparse
 
 import typer
 
 from ruscope.options import EXIT_PARTIAL, STORE_HELP, echo, fail, load, store_dir
 from wholefile import write_whole
+
+if TYPE_CHECKING:
+    from analysis.capacity.rules import AzureAccount
+    from collectors.config import Config
 
 REPORT_FORMATS = ("csv", "xlsx")
 
@@ -67,6 +72,7 @@ def report(
         frames["log_throttles"],
         region=region,
         about=about,
+        azure=_azure_accounts(cfg),
     )
     if built.empty:
         when = f" in the last {since}" if since else ""
@@ -74,6 +80,15 @@ def report(
     data = to_csv_bytes(built) if format == "csv" else to_xlsx_bytes(built)
     _write_file(out, data)
     echo(f"{out}: {report_summary(built)}")
+
+
+def _azure_accounts(cfg: Config) -> dict[str, AzureAccount]:
+    """Each configured account's ARM names (its `monitor_resource`, else its endpoint's host), by its store name."""
+    from analysis.capacity.rules import azure_account
+
+    return {
+        a.name: azure_account(a.name, urlparse(a.endpoint).hostname, a.monitor_resource) for a in cfg.all_accounts()
+    }
 
 
 def _report_since(text: str | None) -> dt.datetime | None:

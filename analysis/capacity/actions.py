@@ -7,6 +7,7 @@ from the data: the logs' costliest key per range (`costliest_key_shares`) and th
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -70,10 +71,12 @@ def action_rows(
     *,
     hot_keys: dict[tuple[str, ...], tuple[str, float]] | None = None,
     peaks: dict[tuple[str, ...], dict[str, float]] | None = None,
+    azure: Mapping[str, rules.AzureAccount] | None = None,
 ) -> pd.DataFrame:
     """The `action` section: every rule that fires, per container, query and logical key (`hot_keys`:
     `costliest_key_shares`, to name the key of a hot partition and say when one key carries it; `peaks`:
-    `partition_peaks`, the per-partition need of a redistribution), each with its numbers in columns."""
+    `partition_peaks`, the per-partition need of a redistribution; `azure`: the store's account names ->
+    their ARM names, for the commands), each with its numbers in columns."""
     found: list[tuple[tuple[str, ...], str, Action]] = []
     for row in containers.to_dict("records"):
         found += _container_actions({str(k): v for k, v in row.items()}, hot_keys or {}, peaks or {})
@@ -96,7 +99,7 @@ def action_rows(
             "target": math.nan if a.target is None else a.target,
             "target_unit": a.target_unit,
             "severity": rules.severity(a),
-            "command": rules.az_command(a, *(str(k) for k in key)),
+            "command": rules.az_command(a, str(key[0]), str(key[1]), str(key[2]), (azure or {}).get(str(key[0]))),
             "risk": a.risk,
         }
         for key, subject, a in found

@@ -14,7 +14,7 @@ spreadsheet and pivots without reshaping:
 | `detail` | plain words: the source of the number, a query's routing, an action's recommendation |
 | `target`, `target_unit` | an action's number to set (`RU/s manual`, `RU/s autoscale max`, `RU/s per partition (pkrange N)`, `partitions per execution`) |
 | `severity` | an action's `critical`, `warning` or `info` (`rules.SEVERITY`, docs/findings.md) |
-| `command` | what applies it: the Azure CLI command (`<rg>`: the resource group, which the store does not hold) or `ruscope advise` for a key design; "" for a query change |
+| `command` | what applies it: the Azure CLI command, with the account and resource group of the config's `monitor_resource` (`ruscope report`; without one: the endpoint's account name and `<rg>`, a placeholder the shell refuses) or `ruscope advise` for a key design; "" for a query change |
 | `risk` | what applying it risks, in plain words |
 
 The last five are blank on rows that are not actions. The `report` section (when the caller passes a
@@ -75,13 +75,14 @@ report must never hold a secret: it is built from store rows, which carry no key
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import pandas as pd
 
 from analysis import fleet, load, overview, own_traffic, regions, throttling
 from analysis.capacity.about import ReportAbout, about_rows
 from analysis.capacity.actions import ACTION_COLUMNS, COLUMNS, action_rows, costliest_key_shares, partition_peaks
-from analysis.capacity.rules import autoscale_cost_ratio
+from analysis.capacity.rules import AzureAccount, autoscale_cost_ratio
 from analysis.hot import keys as hot_keys
 from analysis.scope import in_containers, window_text
 from analysis.units import round_to_unit, size_text
@@ -147,10 +148,12 @@ def build_capacity_report(
     limits: Limits | None = None,
     region: str | None = None,
     about: ReportAbout | None = None,
+    azure: Mapping[str, AzureAccount] | None = None,
 ) -> pd.DataFrame:
     """The report (`REPORT_COLUMNS`, the module docstring) of one `region`, or of the account in total (None),
     its first section `about` (the caller's window, store, time and version) when given: empty when no
-    container has data."""
+    container has data. `azure`: each store account's ARM names (from the config), so a command names the
+    account and resource group `az` needs (without: the endpoint's account name and `<rg>`)."""
     metrics = regions.select_region(metrics, region)
     logical_keys = _spelled(logical_keys)
     log_key_ru = _spelled(log_key_ru) if log_key_ru is not None else None
@@ -180,6 +183,7 @@ def build_capacity_report(
             limits,
             hot_keys=costliest_key_shares(log_key_ru),
             peaks=partition_peaks(metrics),
+            azure=azure,
         ),
         offer_rows(containers, metrics, partitions),
     ]

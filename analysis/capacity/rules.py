@@ -74,7 +74,7 @@ PARTITION_MAX_RU_S = 10_000  # P2, R92: a physical partition serves at most 10,0
 # Redistribution (R92): a partition that ran at 100% of its share is throttled, so its need is unknown; the
 # page's rule for it: "Double the RU/s or increase them to the maximum of 10,000 RU/s, whichever is lower".
 SATURATED_NEED_FACTOR = 2.0
-RESOURCE_GROUP = "<rg>"  # the store knows no resource group; a placeholder the shell refuses to run as is
+RESOURCE_GROUP = "<rg>"  # no ARM id in the config: a placeholder the shell refuses to run as is
 ADVISE_COMMAND = "ruscope advise --config ruscope.toml"
 # The severity of a finding (the catalogue in docs/findings.md): critical when requests fail now or a limit
 # is about to make them fail (429s above the healthy band, a key at 95% of 20 GB); warning when a partition
@@ -383,11 +383,44 @@ def severity(action: Action) -> str:
     return SEVERITY.get(action.measure, "info")
 
 
-def az_command(action: Action, account: str, database: str, container: str) -> str:
-    """The command that applies `action` (R90-R93): the Azure CLI for a throughput change (`<rg>`: the
-    resource group, which the store does not know), ruscope's advisor for a key design; "" for a query
-    change or a container without RU/s of its own to change."""
-    names = f"--account-name {shlex.quote(account)} --resource-group {RESOURCE_GROUP} " + (
+@dataclass(frozen=True, slots=True)
+class AzureAccount:
+    """An account as Azure Resource Manager names it, which `az` needs: the store keys an account by the
+    config's name or its endpoint's host, neither of which is always the ARM name."""
+
+    name: str
+    resource_group: str = RESOURCE_GROUP
+
+
+_ARM_ACCOUNT = re.compile(
+    r"/subscriptions/[^/]+/resourceGroups/(?P<group>[^/]+)/providers/Microsoft\.DocumentDB/databaseAccounts/(?P<name>[^/]+)",
+    re.IGNORECASE,
+)
+_ENDPOINT_HOST = re.compile(r"(?P<name>[a-z0-9-]+)\.documents\.azure\.com", re.IGNORECASE)
+
+
+def azure_account(account: str, host: str | None = None, arm_id: str | None = None) -> AzureAccount:
+    """The ARM names of the store's `account`: from its ARM resource id (the config's `monitor_resource`:
+    .../resourceGroups/G/providers/Microsoft.DocumentDB/databaseAccounts/N, R94) when given; else the name an
+    endpoint host says (https://N.documents.azure.com, R94) with the resource group left `<rg>`; else the
+    store's name as it is."""
+    found = _ARM_ACCOUNT.fullmatch(arm_id or "")
+    if found:
+        return AzureAccount(found["name"], found["group"])
+    for candidate in (host, account):
+        named = _ENDPOINT_HOST.fullmatch(candidate or "")
+        if named:
+            return AzureAccount(named["name"])
+    return AzureAccount(account)
+
+
+def az_command(action: Action, account: str, database: str, container: str, azure: AzureAccount | None = None) -> str:
+    """The command that applies `action` (R90-R93): the Azure CLI for a throughput change, with the account's
+    ARM names (`azure`, else `azure_account(account)`: `<rg>` where the resource group is not known),
+    ruscope's advisor for a key design; "" for a query change or a container without RU/s of its own."""
+    arm = azure or azure_account(account)
+    group = arm.resource_group if arm.resource_group == RESOURCE_GROUP else shlex.quote(arm.resource_group)
+    names = f"--account-name {shlex.quote(arm.name)} --resource-group {group} " + (
         f"--database-name {shlex.quote(database)} --name {shlex.quote(container)}"
     )
     sql = "az cosmosdb sql container"

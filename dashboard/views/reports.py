@@ -79,7 +79,8 @@ def load_report(view: FrameState) -> pd.DataFrame:
         loaded = load_view(view, table, columns=columns)
         frames[table], messages = loaded.frame, messages + loaded.warnings
     widgets.render_store_warnings(tuple(dict.fromkeys(messages)))
-    return review.build_capacity_report(**frames, limits=None, region=view.region, about=report_about(view, frames))
+    about = report_about(view, frames)  # no config here: commands name the endpoint's account and <rg>
+    return review.build_capacity_report(**frames, limits=None, region=view.region, about=about, azure=None)
 
 
 def report_about(view: FrameState, frames: dict[str, pd.DataFrame]) -> about.ReportAbout:

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from ruscope.cli import app
 from store import store_location, write_frame
+from tests.analysis.capacity.test_capacity import hot_partition_frames
 from tests.analysis.test_overview import GOLDEN, shop_frames
 
 EMULATOR_KEY = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
@@ -60,6 +61,23 @@ def split_about(csv: str) -> tuple[list[str], str]:
     header, *lines = csv.splitlines(keepends=True)
     about = [line.rstrip("\n") for line in lines if line.startswith("report,")]
     return about, header + "".join(line for line in lines if not line.startswith("report,"))
+
+
+def test_commands_name_the_account_and_resource_group_of_the_config_s_monitor_resource(tmp_path: Path) -> None:
+    """The store keys the account by its endpoint's host (127.0.0.1); `az` needs its ARM name and resource
+    group, which the config's monitor_resource holds: every command names those, none is left `<rg>`."""
+    store = tmp_path / "hot"  # a hot partition in an idle container: a redistribution command
+    for table, frame in hot_partition_frames(provisioned=2000.0).items():
+        write_frame(store_location(store), table, frame.drop(columns="run_id"), run_id="r1", part="000")
+    config = write_config(tmp_path, store)
+    arm = "/subscriptions/0000/resourceGroups/rg-prod/providers/Microsoft.DocumentDB/databaseAccounts/prodacct"
+    config.write_text(config.read_text().replace("[store]", f'monitor_resource = "{arm}"\n[store]'), encoding="utf-8")
+    out = tmp_path / "report.csv"
+    code, _, stderr = report("--config", str(config), "--out", str(out))
+    assert (code, stderr) == (0, "")
+    commands = [line for line in out.read_text(encoding="utf-8").splitlines() if "az cosmosdb " in line]
+    assert commands and all("--account-name prodacct --resource-group rg-prod " in line for line in commands)
+    assert "<rg>" not in out.read_text(encoding="utf-8")
 
 
 def test_the_report_says_the_window_it_was_asked(shop_store: Path, tmp_path: Path) -> None:

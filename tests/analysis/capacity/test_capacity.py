@@ -349,6 +349,19 @@ def test_a_hot_partition_gets_a_redistribution_command_unless_one_key_carries_it
     assert "a split or a redistribution of RU/s gains nothing" in hot["detail"]
 
 
+def test_a_command_names_the_account_as_azure_resource_manager_does() -> None:
+    arm = "/subscriptions/s/resourceGroups/rg-1/providers/Microsoft.DocumentDB/databaseAccounts/shopacct"
+    assert rules.azure_account("prod", "shopacct.documents.azure.com", arm) == rules.AzureAccount("shopacct", "rg-1")
+    # the endpoint's host names the account (https://N.documents.azure.com); the resource group stays unknown
+    assert rules.azure_account("prod", "shopacct.documents.azure.com") == rules.AzureAccount("shopacct", "<rg>")
+    assert rules.azure_account("shopacct.documents.azure.com") == rules.AzureAccount("shopacct", "<rg>")
+    assert rules.azure_account("127.0.0.1") == rules.AzureAccount("127.0.0.1", "<rg>")
+    action = rules.Action("lower_throughput", 1.0, "RU/s", "", target=400.0, target_unit="RU/s", change="throughput")
+    known = rules.az_command(action, "prod", "shop", "orders", rules.AzureAccount("shopacct", "rg 1"))
+    assert "--account-name shopacct --resource-group 'rg 1' " in known  # quoted for the shell
+    assert "--resource-group <rg> " in rules.az_command(action, "prod", "shop", "orders")  # the shell refuses it
+
+
 def test_rows_that_are_not_actions_leave_the_action_columns_blank() -> None:
     report = review.build_capacity_report(**shop_frames())
     others = report[report["section"].ne("action")]
