@@ -28,7 +28,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--azure", action="store_true", help="also run tests against a real Azure account")
 
 
+# The longest tests (a browser, a whole demo, many generated stores) run first: with -n workers, the one
+# that starts last otherwise runs alone at the end while the other workers wait.
+LONG_FIRST = ("tests/e2e/", "tests/ruscope/test_demo.py", "tests/dashboard/test_one_model.py")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: not item.nodeid.startswith(LONG_FIRST))  # stable: the rest keep their order
     if config.getoption("--azure"):
         return
     skip = pytest.mark.skip(reason="needs --azure and a real account")
