@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ruscope.demo.run import Built, DemoPaths, DemoSettings, prepare
+from ruscope.demo.run import DEMO_REQUEST_LOG_BYTES, Built, DemoPaths, DemoSettings, prepare
 from store import read_table, store_location
 
 
@@ -26,6 +26,9 @@ from store import read_table, store_location
 class SmallDemo:
     settings: DemoSettings
     built: Built
+    began: float  # wall time before the build
+    missing_until: float | None  # the request log's: None when it held every request of the day
+    log_cap: int
 
 
 def _settings(directory: Path, **changes: object) -> DemoSettings:
@@ -35,11 +38,13 @@ def _settings(directory: Path, **changes: object) -> DemoSettings:
 @pytest.fixture(scope="module")
 def small_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SmallDemo]:
     settings = _settings(tmp_path_factory.mktemp("demo"))
+    began = time.time()
     engine, _clock, servers, built = prepare(settings, lambda line: None)
+    missing, cap = engine.accounting.missing_until, engine.accounting.max_bytes
     servers.stop()
     engine.close()
     assert built is not None
-    yield SmallDemo(settings, built)
+    yield SmallDemo(settings, built, began, missing, cap)
 
 
 def _table(demo: SmallDemo, name: str) -> pd.DataFrame:
@@ -103,6 +108,16 @@ def test_the_query_logs_were_advised_on(small_demo: SmallDemo) -> None:
     synthetic = designs.set_index("design").loc["tenant-month"]
     assert '"paths": ["/partitionKey"]' in synthetic["partition_key"]  # the config's synthetic_property
     assert set(_table(small_demo, "advice_queries")["query"]) >= {"session-logs-without-key", "admin-global-search"}
+
+
+def test_the_advisor_samples_the_live_account_in_real_time(small_demo: SmallDemo) -> None:
+    """After the simulated day the clock follows the wall: the advisor's reads (and the SDK's retries of a
+    throttled one) run in real seconds, not in a simulated second nothing moves (the full demo died there);
+    the request log held the whole day, so the stand-in answered `ruscope logs`' per-request query."""
+    designs = _table(small_demo, "advice_designs")
+    assert pd.to_datetime(designs["time"], utc=True).min() >= pd.Timestamp(small_demo.began, unit="s", tz="UTC")
+    assert small_demo.built.start + 60 * 60 < small_demo.began  # the history itself is simulated, in the past
+    assert small_demo.missing_until is None and small_demo.log_cap == DEMO_REQUEST_LOG_BYTES
 
 
 PAGES = ("overview", "query_costs", "hot_partitions", "throttling", "advisor")  # what the demo points to
