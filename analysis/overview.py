@@ -409,7 +409,9 @@ def overview_table(
 
 FILLS = {  # how close each container is to a limit, in % (100 = at it): column -> label
     "p95_utilization": "p95 RU/s of provisioned",
-    "hot_normalized_ru": "busiest range's peak normalized RU",
+    # the sustained load (p95 of a range's per-minute figure), as the "Hottest range" card and the risk read:
+    # the peak minute is 100% for any container that had one busy second (an import), not at its limit
+    "sustained_normalized_ru": "busiest range's sustained normalized RU (p95)",
     "throttle_rate": f"429 rate of the healthy {THROTTLE_HEALTHY_MAX:.0%}",
     "storage_headroom": "largest partition of 50 GB",
     "key_headroom": "largest key of 20 GB",
@@ -420,7 +422,7 @@ def limit_fills(containers: pd.DataFrame) -> pd.DataFrame:
     """Per container and limit of `FILLS`: how full, in % (NaN without data), for the Overview's figure."""
     out = containers[KEY].copy()
     out["p95_utilization"] = containers["p95_utilization"].astype(float) * 100
-    out["hot_normalized_ru"] = containers["hot_normalized_ru"].astype(float)
+    out["sustained_normalized_ru"] = containers["sustained_normalized_ru"].astype(float)
     out["throttle_rate"] = containers["throttle_rate"].astype(float) / THROTTLE_HEALTHY_MAX * 100
     out["storage_headroom"] = (1 - containers["storage_headroom"].astype(float)) * 100
     out["key_headroom"] = (1 - containers["key_headroom"].astype(float)) * 100

@@ -1,6 +1,6 @@
 """Overview: per container for the time range, RU consumed, peak and p95 RU/s against provisioned, the
-busiest range's peak normalized RU, the 429 rate against the healthy 1-5%, storage against 50 GB / 20 GB, each
-with its change against the period before; the costliest queries; the open alerts.
+busiest range's sustained normalized RU (p95), the 429 rate against the healthy 1-5%, storage against
+50 GB / 20 GB, each with its change against the period before; the costliest queries; the open alerts.
 
 Cards: one per container, in the Fleet's risk order, up to `MAX_CARDS` (12); with more, the page says
 "showing 12 of M" and points at the Fleet page and the table, which have them all. A change reads in

@@ -116,8 +116,8 @@ def test_the_limits_figure_on_frames() -> None:
     containers = overview.summarize_containers(**shop_frames())
     figure = figures_overview.build_limits_figure(overview.limit_fills(containers))
     bars = {trace.name: (list(trace.y), values(list(trace.x))) for trace in figure.data}
-    names, hot = bars["busiest range's peak normalized RU"]
-    assert names == ["shop / orders", "shop / people"] and hot[0] == 100.0 and math.isnan(hot[1])
+    names, hot = bars["busiest range's sustained normalized RU (p95)"]
+    assert names == ["shop / orders", "shop / people"] and hot[0] == 99.0 and math.isnan(hot[1])  # the card's 99%
     assert bars["largest partition of 50 GB"][1][0] == 90.0 and bars["largest key of 20 GB"][1][0] == 90.0
     assert bars["429 rate of the healthy 5%"][1] == [100.0, 0.0]
     assert figure.layout.xaxis.range == (0, 110.0)
@@ -130,7 +130,8 @@ def test_the_limits_figure_on_frames() -> None:
     assert [units.size_text(gb) for gb in sizes] == ["512 MB", "105 KB", "2.25 GB", "36 KB", ""]  # never 0.00 GB
     texts = {trace.name: list(trace.text) for trace in figure.data}
     assert (
-        texts["429 rate of the healthy 5%"] == ["100%", "0%"] and texts["busiest range's peak normalized RU"][1] == ""
+        texts["429 rate of the healthy 5%"] == ["100%", "0%"]
+        and texts["busiest range's sustained normalized RU (p95)"][1] == ""
     )
     tiny = figures_overview.build_limits_figure(overview.limit_fills(containers.assign(p95_utilization=0.00001)))
     assert (
