@@ -137,7 +137,6 @@ def _container_actions(
     saturated = saturation_action(_num(sat), str(row.get("sat_pkrange", "")), pkranges, evidence)
     found = [(key, str(row["sat_pkrange"]), saturated)] if saturated else []
     autoscale, provisioned = bool(row["autoscale"]), _num(row["provisioned_ru_s"])
-    floor = rules.lower_floor(provisioned, _num(row["hot_normalized_ru"]), True) if provisioned > 0 else math.nan
     fired = [
         None if hot else raise_action(_num(row["throttle_rate"]), skew is not None, provisioned, autoscale),
         lower_action(
@@ -153,8 +152,8 @@ def _container_actions(
             _num(row["autoscale_cost_ratio"]),
             int(_num(row["autoscale_hours"], 0)),
             autoscale,
-            _num(row["peak_ru_s"]),
-            floor,
+            _num(row.get("autoscale_max")),
+            provisioned / max(int(_num(row.get("regions"), 1)), 1),  # one region's, as the estimate's
         ),  # fmt: skip
         skew,
     ]

@@ -28,8 +28,8 @@ a per-minute average at PT1M, never a per-second peak), `p95_ru_s` (the p95 of t
 the range that peaked, which need not be the one with the most RU), `hot_range_share` (subject: the hottest
 pkrange, the one with the largest share), `throttle_rate` (detail: its source and window, the first and last
 time counted, as every page and the alert name them), `largest_partition_gb`, `storage_headroom`
-(of 50 GB), `largest_key_gb`, `key_headroom` (of 20 GB), `autoscale_cost_ratio` (what autoscale would
-cost against manual RU/s set at the peak, below), `replay_ru` (RU: what ruscope's own replay was charged in
+(of 50 GB), `largest_key_gb`, `key_headroom` (of 20 GB), `autoscale_cost_ratio` (what autoscale at
+the max it needs would have billed against the manual RU/s in force, hour by hour: `autoscale_ratios`), `replay_ru` (RU: what ruscope's own replay was charged in
 the window, `analysis.own_traffic.summarize_replay_spend`; charged to the account and counted in Azure
 Monitor, R75). `throttle_rate` is in % of requests. `partition` (the latest storage snapshot and Azure
 Monitor): `size_gb`, `headroom` (of 50 GB), `documents`, `max_normalized_ru`. `key`: the `TOP_KEYS`
@@ -82,7 +82,7 @@ import pandas as pd
 from analysis import fleet, load, overview, own_traffic, regions, throttling
 from analysis.capacity.about import ReportAbout, about_rows
 from analysis.capacity.actions import ACTION_COLUMNS, COLUMNS, action_rows, costliest_key_shares, partition_peaks
-from analysis.capacity.rules import AzureAccount, autoscale_cost_ratio
+from analysis.capacity.rules import AzureAccount, autoscale_estimate
 from analysis.hot import keys as hot_keys
 from analysis.scope import in_containers, window_text
 from analysis.units import round_to_unit, size_text
@@ -163,7 +163,7 @@ def build_capacity_report(
     if containers.empty:
         return pd.DataFrame(columns=REPORT_COLUMNS)
     containers = _without_own_offer(
-        containers.merge(autoscale_ratios(metrics), on=KEY, how="left"), metrics, partitions
+        containers.merge(autoscale_ratios(metrics, requests, partitions), on=KEY, how="left"), metrics, partitions
     )
     containers = containers.assign(throughput_kind=_throughput_kind(containers, metrics, region))
     counts = regions.region_counts(metrics).set_index("account")["regions"]
@@ -262,18 +262,47 @@ def _without_own_offer(containers: pd.DataFrame, metrics: pd.DataFrame, partitio
         return containers
     sharing = containers[KEY].merge(members.assign(_shared=True), on=KEY, how="left")["_shared"].eq(True)
     out = containers.copy()
-    out.loc[sharing.to_numpy(dtype=bool), ["autoscale_cost_ratio", "autoscale_hours"]] = float("nan")
+    out.loc[sharing.to_numpy(dtype=bool), ["autoscale_cost_ratio", "autoscale_hours", "autoscale_max"]] = float("nan")
     return out
 
 
-def autoscale_ratios(metrics: pd.DataFrame) -> pd.DataFrame:
-    """Per container with TotalRequestUnits: `autoscale_cost_ratio` and the hours behind it."""
-    per_second = overview.consumed_per_second(metrics)
+AUTOSCALE_COLUMNS = [*KEY, "autoscale_cost_ratio", "autoscale_hours", "autoscale_max"]
+
+
+def autoscale_ratios(
+    metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Per container with TotalRequestUnits: `rules.autoscale_estimate` over its intervals (`AUTOSCALE_COLUMNS`),
+    one region's figures. The need of an interval: the workload's consumed RU/s (the replay's RU out,
+    `analysis.load`) over the regions, or what the hottest current range's busiest second needed, its
+    NormalizedRUConsumption x the RU/s in force (each range gets RU/s / N, P4: a range at x% needs x% of the
+    RU/s), whichever is more; the manual RU/s in force per interval from the same budgets, else the latest."""
+    consumed = load.consumed_intervals(metrics, requests)
+    if consumed.empty:
+        return pd.DataFrame(columns=AUTOSCALE_COLUMNS)
+    counts = regions.region_counts(metrics).set_index("account")["regions"]
+    consumed = consumed.assign(need=consumed["workload_ru_s"] / consumed["account"].map(counts).fillna(1).clip(lower=1))
+    minutes = load.workload_minutes(load.partition_minutes(metrics, requests, partitions))
+    minutes = minutes.assign(
+        need=minutes["normalized_ru"] / 100 * minutes["budget_ru_s"] * minutes["partitions"],
+        manual=minutes["budget_ru_s"] * minutes["partitions"],
+    ).dropna(subset=["need", "manual"])
+    by_minute = minutes.groupby([*KEY, "time"])[["need", "manual"]].max().reset_index()
+    in_force = load.latest_provisioned(metrics)
+    per_region = in_force["provisioned_ru_s"] / in_force["account"].map(counts).fillna(1).clip(lower=1)
+    latest = pd.Series(per_region.to_numpy(), index=pd.MultiIndex.from_frame(in_force[KEY]))
     rows = []
-    for key, mine in per_second.groupby(KEY):
-        ratio, hours = autoscale_cost_ratio(mine.set_index("time")["ru_s"])
-        rows.append((*key, ratio, hours))
-    return pd.DataFrame(rows, columns=[*KEY, "autoscale_cost_ratio", "autoscale_hours"])
+    for key, mine in consumed.groupby(KEY):
+        parts = by_minute[by_minute[KEY].eq(pd.Series(key, index=KEY)).all(axis=1)]
+        need = pd.concat([mine.set_index("time")["need"], parts.set_index("time")["need"]]).groupby(level=0).max()
+        if parts.empty:
+            fixed = latest.get(key, math.nan)
+            manual = pd.Series(fixed, index=need.index)
+        else:
+            manual = parts.set_index("time")["manual"]
+        found = autoscale_estimate(need.astype(float), manual.astype(float))
+        rows.append((*key, found.ratio, found.hours, found.max_ru_s))
+    return pd.DataFrame(rows, columns=AUTOSCALE_COLUMNS)
 
 
 def _long(

@@ -268,38 +268,56 @@ def saturation_action(sustained_normalized_ru: float, pkrange: str, pkranges: in
     return Action("partition_saturated", round(sustained_normalized_ru, 2), "%", detail)
 
 
-def autoscale_cost_ratio(per_second: pd.Series) -> tuple[float, int]:
-    """What autoscale with its max at the peak would cost against manual RU/s at the peak, from a series of
-    consumed RU/s indexed by time: 1.5 x the mean over hours of max(10%, the hour's peak / the peak); and
-    the number of hours. NaN when nothing was consumed."""
-    hourly = per_second.groupby(pd.DatetimeIndex(per_second.index).floor("h")).max()
+@dataclass(frozen=True, slots=True)
+class AutoscaleEstimate:
+    """What autoscale would have billed against the manual RU/s in force over the measured hours (`ratio`,
+    `hours`), at the max it would need (`max_ru_s`)."""
+
+    ratio: float
+    hours: int
+    max_ru_s: float
+
+
+def autoscale_estimate(need: pd.Series, manual: pd.Series) -> AutoscaleEstimate:
+    """Autoscale against manual, hour by hour (P10): `need` is the RU/s the container needed each interval
+    (indexed by time: its workload's consumed RU/s, or what its hottest partition's busiest second needed,
+    whichever is more: autoscale scales all partitions together, so the hottest decides), `manual` the
+    provisioned RU/s in force then. The max: the busiest hour's need at `TARGET_PEAK_UTILIZATION` (as a
+    lowered target keeps the hottest range's need), in steps of 1,000, at least 1,000. Each hour bills 1.5x
+    the RU/s it scaled to, its need between 10% of the max and the max; manual bills its RU/s. NaN without a
+    need or a manual RU/s."""
+    hour = pd.DatetimeIndex(need.index).floor("h")
+    hourly = need.groupby(hour).max()
+    paid = manual.groupby(pd.DatetimeIndex(manual.index).floor("h")).max().reindex(hourly.index)
     peak = float(hourly.max()) if not hourly.empty else 0.0
-    if not peak > 0:
-        return math.nan, len(hourly)
-    billed = (hourly / peak).clip(lower=AUTOSCALE_MIN_FRACTION).mean()
-    return round(AUTOSCALE_PRICE_FACTOR * float(billed), 4), len(hourly)
+    if not peak > 0 or not float(paid.sum()) > 0:
+        return AutoscaleEstimate(math.nan, len(hourly), math.nan)
+    step = RU_STEP[True]
+    top = float(max(AUTOSCALE_MIN_MAX, math.ceil(peak / TARGET_PEAK_UTILIZATION / step) * step))
+    billed = AUTOSCALE_PRICE_FACTOR * hourly.clip(lower=AUTOSCALE_MIN_FRACTION * top, upper=top)
+    return AutoscaleEstimate(round(float(billed.sum()) / float(paid.sum()), 4), len(hourly), top)
 
 
 def autoscale_action(
-    cost_ratio: float, hours: int, autoscale: bool, peak_ru_s: float = math.nan, floor: float = math.nan
+    cost_ratio: float, hours: int, autoscale: bool, max_ru_s: float = math.nan, provisioned_ru_s: float = math.nan
 ) -> Action | None:
-    """A manual container whose hours are mostly quiet: autoscale would bill less than manual at the peak.
-    The target: the autoscale max at the peak (`peak_ru_s`, the busiest interval's RU/s, as the cost ratio
-    assumes), in steps of 1,000, never below `floor` (`lower_floor`: the hottest range's need) nor 1,000."""
+    """A manual container whose hours are mostly quiet: autoscale at `max_ru_s` (`autoscale_estimate`'s, the
+    max the ratio was computed for) would have billed clearly less than the manual RU/s in force."""
     if autoscale or hours < AUTOSCALE_MIN_HOURS or not cost_ratio < AUTOSCALE_SAVES_BELOW:
         return None
-    detail = (
-        f"Move to autoscale (max at the peak): the load is spiky, and over {hours} hours autoscale would have "
-        f"cost about {cost_ratio:.0%} of manual RU/s set high enough for the peak."
-    )
-    if not peak_ru_s > 0:
+    now = f" {provisioned_ru_s:,.0f}" if provisioned_ru_s > 0 else ""
+    if not max_ru_s > 0:
+        detail = f"Move to autoscale: over {hours} hours it would have billed about {cost_ratio:.0%} of the manual{now} RU/s."
         return Action("move_to_autoscale", cost_ratio, "ratio", detail, risk=AUTOSCALE_RISK)
-    step = RU_STEP[True]
-    target = float(max(AUTOSCALE_MIN_MAX, floor if floor > 0 else 0, math.ceil(peak_ru_s / step) * step))
-    detail += f" Autoscale max {target:,.0f} RU/s (the busiest interval, {peak_ru_s:,.0f} RU/s, up to 1,000)."
+    detail = (
+        f"Move to autoscale with a max of {max_ru_s:,.0f} RU/s: over {hours} hours it would have billed about "
+        f"{cost_ratio:.0%} of the manual{now} RU/s (each hour at 1.5x the RU/s it scales to: what the hottest "
+        f"partition's busiest second and the consumed RU/s needed, at least {AUTOSCALE_MIN_FRACTION:.0%} of the "
+        f"max). The max keeps the busiest hour's need at {TARGET_PEAK_UTILIZATION:.0%}."
+    )
     return Action(
         "move_to_autoscale", cost_ratio, "ratio", detail,
-        target=target, target_unit=target_unit(True), change="autoscale", risk=AUTOSCALE_RISK,
+        target=max_ru_s, target_unit=target_unit(True), change="autoscale", risk=AUTOSCALE_RISK,
     )  # fmt: skip
 
 

@@ -60,24 +60,56 @@ def test_lower_when_even_the_peak_uses_under_half() -> None:
     assert rules.lower_action(math.nan, 1000.0, 0.0, autoscale=False) is None
 
 
-def test_autoscale_cost_ratio_of_a_spiky_and_a_flat_day() -> None:
+def test_autoscale_against_the_manual_ru_s_in_force_hour_by_hour() -> None:
     hours = pd.date_range("2026-05-01", periods=24, freq="h", tz="UTC")
-    spiky = pd.Series([1000.0] + [50.0] * 23, index=hours)  # one busy hour, quiet (under 10%) otherwise
-    assert rules.autoscale_cost_ratio(spiky) == (round(1.5 * (1 + 23 * 0.1) / 24, 4), 24)
-    flat = pd.Series(500.0, index=hours)
-    assert rules.autoscale_cost_ratio(flat) == (1.5, 24)
+    manual = pd.Series(1000.0, index=hours)
+    spiky = pd.Series([800.0] + [50.0] * 23, index=hours)  # one busy hour, quiet otherwise
+    found = rules.autoscale_estimate(spiky, manual)
+    # max: 800 / 0.8 = 1,000; each quiet hour bills its 10% floor (100), the busy one 800, all at 1.5x
+    assert (found.max_ru_s, found.hours) == (1000.0, 24)
+    assert found.ratio == round(1.5 * (800 + 23 * 100) / (24 * 1000), 4)
+    saturated = rules.autoscale_estimate(pd.Series(1000.0, index=hours), manual)  # the hottest partition at 100%
+    assert saturated.ratio == 1.5 and saturated.max_ru_s == 2000.0  # autoscale at its need costs 1.5x: never
     minutes = pd.Series([10.0, 30.0], index=pd.to_datetime(["2026-05-01T10:05Z", "2026-05-01T10:50Z"]))
-    assert rules.autoscale_cost_ratio(minutes) == (1.5, 1)  # an hour bills its busiest minute
-    assert math.isnan(rules.autoscale_cost_ratio(pd.Series(0.0, index=hours))[0])
+    one_hour = rules.autoscale_estimate(minutes, pd.Series(400.0, index=minutes.index))
+    assert one_hour.hours == 1 and one_hour.ratio == round(1.5 * 100 / 400, 4)  # an hour bills its busiest minute
+    assert math.isnan(rules.autoscale_estimate(pd.Series(0.0, index=hours), manual).ratio)
 
 
 def test_autoscale_for_a_manual_spiky_container_with_a_day_of_data() -> None:
-    action = rules.autoscale_action(0.2, 24, autoscale=False)
-    assert action is not None and action.measure == "move_to_autoscale" and "about 20% of manual" in action.detail
+    action = rules.autoscale_action(0.2, 24, False, 1000.0, 800.0)
+    assert action is not None and action.measure == "move_to_autoscale" and action.target == 1000.0
+    assert action.detail.startswith("Move to autoscale with a max of 1,000 RU/s: over 24 hours it would have")
+    assert "about 20% of the manual 800 RU/s" in action.detail
     assert rules.autoscale_action(0.9, 24, autoscale=False) is None  # a saving under 10%: not worth it
     assert rules.autoscale_action(0.2, 23, autoscale=False) is None  # less than a day
     assert rules.autoscale_action(0.2, 24, autoscale=True) is None  # already autoscale
     assert rules.autoscale_action(math.nan, 24, autoscale=False) is None
+
+
+def test_autoscale_in_the_report_from_a_day_of_metrics() -> None:
+    hours = [metric("TotalRequestUnits", 48_000.0 if h == 0 else 600.0, minute=60 * h) for h in range(24)]
+    frames = {**{k: f.iloc[0:0] for k, f in shop_frames().items()}, "metrics": frame("metrics", *hours)}
+    frames["metrics"] = pd.concat([frames["metrics"], frame("metrics", metric("ProvisionedThroughput", 1000.0))])
+    actions = review.section(review.build_capacity_report(**frames), "action")
+    assert actions["measure"].tolist() == ["move_to_autoscale"]
+    # 800 RU/s in the busy hour, 10 in the others: max 1,000; 1.5 x (800 + 23 x 100) / 24,000 = 0.194
+    assert actions["value"].tolist() == [0.19] and actions["target"].tolist() == [1000.0]
+
+
+def test_no_autoscale_for_a_container_whose_hottest_partition_is_busy_every_hour() -> None:
+    """The container's consumed RU/s are low, but its hottest range reaches 100% of its share every hour:
+    autoscale would have to scale to the whole RU/s each hour, at 1.5x: no saving, no recommendation (the
+    consumed RU/s alone said 20%)."""
+    hours = [metric("TotalRequestUnits", 600.0, minute=60 * h) for h in range(24)]
+    hours += [metric("NormalizedRUConsumption", 100.0, minute=60 * h, pkrange_id="0") for h in range(24)]
+    hours += [metric("NormalizedRUConsumption", 5.0, minute=60 * h, pkrange_id="1") for h in range(24)]
+    frames = {**{k: f.iloc[0:0] for k, f in shop_frames().items()}, "metrics": frame("metrics", *hours)}
+    frames["metrics"] = pd.concat([frames["metrics"], frame("metrics", metric("ProvisionedThroughput", 1000.0))])
+    report = review.build_capacity_report(**frames)
+    assert "move_to_autoscale" not in review.section(report, "action")["measure"].tolist()
+    ratio = report[report["measure"].eq("autoscale_cost_ratio")]["value"].tolist()
+    assert ratio == [1.5]
 
 
 def test_skewed_key_against_an_even_share() -> None:
@@ -151,15 +183,6 @@ def test_an_empty_store_gives_an_empty_report() -> None:
     empty = {name: f.iloc[0:0] for name, f in shop_frames().items()}
     report = review.build_capacity_report(**empty)
     assert report.empty and report.columns.tolist() == review.REPORT_COLUMNS
-
-
-def test_autoscale_in_the_report_from_a_day_of_metrics() -> None:
-    hours = [metric("TotalRequestUnits", 60_000.0 if h == 0 else 600.0, minute=60 * h) for h in range(24)]
-    frames = {**{k: f.iloc[0:0] for k, f in shop_frames().items()}, "metrics": frame("metrics", *hours)}
-    frames["metrics"] = pd.concat([frames["metrics"], frame("metrics", metric("ProvisionedThroughput", 1000.0))])
-    actions = review.section(review.build_capacity_report(**frames), "action")
-    assert actions["measure"].tolist() == ["move_to_autoscale"]
-    assert actions["value"].tolist() == [0.21]  # 1.5 x (1 + 23 x 0.1) / 24 = 0.206: a ratio to 2 decimals
 
 
 def hot_partition_frames(*, provisioned: float) -> dict[str, pd.DataFrame]:
