@@ -6,6 +6,8 @@
   in by the command and the page;
 - `actions`: the `action` section, the rules run per container, query and key, with their numbers in columns
   (target, unit, severity, command, risk);
+- `autoscale`: what autoscale at the max it would need would have billed against the manual RU/s in force,
+  hour by hour (the `autoscale_cost_ratio` row and the `move_to_autoscale` finding's target);
 - `rules`: the action rules, each a pure function with its thresholds named as constants and their sources,
   returning an `Action` (a recommendation in plain words, its target, change and risk) or None.
 

@@ -82,7 +82,8 @@ import pandas as pd
 from analysis import fleet, load, overview, own_traffic, regions, throttling
 from analysis.capacity.about import ReportAbout, about_rows
 from analysis.capacity.actions import ACTION_COLUMNS, COLUMNS, action_rows, costliest_key_shares, partition_peaks
-from analysis.capacity.rules import AzureAccount, autoscale_estimate
+from analysis.capacity.autoscale import autoscale_ratios
+from analysis.capacity.rules import AzureAccount
 from analysis.hot import keys as hot_keys
 from analysis.scope import in_containers, window_text
 from analysis.units import round_to_unit, size_text
@@ -264,45 +265,6 @@ def _without_own_offer(containers: pd.DataFrame, metrics: pd.DataFrame, partitio
     out = containers.copy()
     out.loc[sharing.to_numpy(dtype=bool), ["autoscale_cost_ratio", "autoscale_hours", "autoscale_max"]] = float("nan")
     return out
-
-
-AUTOSCALE_COLUMNS = [*KEY, "autoscale_cost_ratio", "autoscale_hours", "autoscale_max"]
-
-
-def autoscale_ratios(
-    metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
-) -> pd.DataFrame:
-    """Per container with TotalRequestUnits: `rules.autoscale_estimate` over its intervals (`AUTOSCALE_COLUMNS`),
-    one region's figures. The need of an interval: the workload's consumed RU/s (the replay's RU out,
-    `analysis.load`) over the regions, or what the hottest current range's busiest second needed, its
-    NormalizedRUConsumption x the RU/s in force (each range gets RU/s / N, P4: a range at x% needs x% of the
-    RU/s), whichever is more; the manual RU/s in force per interval from the same budgets, else the latest."""
-    consumed = load.consumed_intervals(metrics, requests)
-    if consumed.empty:
-        return pd.DataFrame(columns=AUTOSCALE_COLUMNS)
-    counts = regions.region_counts(metrics).set_index("account")["regions"]
-    consumed = consumed.assign(need=consumed["workload_ru_s"] / consumed["account"].map(counts).fillna(1).clip(lower=1))
-    minutes = load.workload_minutes(load.partition_minutes(metrics, requests, partitions))
-    minutes = minutes.assign(
-        need=minutes["normalized_ru"] / 100 * minutes["budget_ru_s"] * minutes["partitions"],
-        manual=minutes["budget_ru_s"] * minutes["partitions"],
-    ).dropna(subset=["need", "manual"])
-    by_minute = minutes.groupby([*KEY, "time"])[["need", "manual"]].max().reset_index()
-    in_force = load.latest_provisioned(metrics)
-    per_region = in_force["provisioned_ru_s"] / in_force["account"].map(counts).fillna(1).clip(lower=1)
-    latest = pd.Series(per_region.to_numpy(), index=pd.MultiIndex.from_frame(in_force[KEY]))
-    rows = []
-    for key, mine in consumed.groupby(KEY):
-        parts = by_minute[by_minute[KEY].eq(pd.Series(key, index=KEY)).all(axis=1)]
-        need = pd.concat([mine.set_index("time")["need"], parts.set_index("time")["need"]]).groupby(level=0).max()
-        if parts.empty:
-            fixed = latest.get(key, math.nan)
-            manual = pd.Series(fixed, index=need.index)
-        else:
-            manual = parts.set_index("time")["manual"]
-        found = autoscale_estimate(need.astype(float), manual.astype(float))
-        rows.append((*key, found.ratio, found.hours, found.max_ru_s))
-    return pd.DataFrame(rows, columns=AUTOSCALE_COLUMNS)
 
 
 def _long(

@@ -38,8 +38,6 @@ import re
 import shlex
 from dataclasses import dataclass
 
-import pandas as pd
-
 from analysis import fleet, overview
 from cosmoscore.limits import GB, Limits
 
@@ -266,36 +264,6 @@ def saturation_action(sustained_normalized_ru: float, pkrange: str, pkranges: in
         f"throttle rate).{f' {evidence}' if evidence else ''}"
     )
     return Action("partition_saturated", round(sustained_normalized_ru, 2), "%", detail)
-
-
-@dataclass(frozen=True, slots=True)
-class AutoscaleEstimate:
-    """What autoscale would have billed against the manual RU/s in force over the measured hours (`ratio`,
-    `hours`), at the max it would need (`max_ru_s`)."""
-
-    ratio: float
-    hours: int
-    max_ru_s: float
-
-
-def autoscale_estimate(need: pd.Series, manual: pd.Series) -> AutoscaleEstimate:
-    """Autoscale against manual, hour by hour (P10): `need` is the RU/s the container needed each interval
-    (indexed by time: its workload's consumed RU/s, or what its hottest partition's busiest second needed,
-    whichever is more: autoscale scales all partitions together, so the hottest decides), `manual` the
-    provisioned RU/s in force then. The max: the busiest hour's need at `TARGET_PEAK_UTILIZATION` (as a
-    lowered target keeps the hottest range's need), in steps of 1,000, at least 1,000. Each hour bills 1.5x
-    the RU/s it scaled to, its need between 10% of the max and the max; manual bills its RU/s. NaN without a
-    need or a manual RU/s."""
-    hour = pd.DatetimeIndex(need.index).floor("h")
-    hourly = need.groupby(hour).max()
-    paid = manual.groupby(pd.DatetimeIndex(manual.index).floor("h")).max().reindex(hourly.index)
-    peak = float(hourly.max()) if not hourly.empty else 0.0
-    if not peak > 0 or not float(paid.sum()) > 0:
-        return AutoscaleEstimate(math.nan, len(hourly), math.nan)
-    step = RU_STEP[True]
-    top = float(max(AUTOSCALE_MIN_MAX, math.ceil(peak / TARGET_PEAK_UTILIZATION / step) * step))
-    billed = AUTOSCALE_PRICE_FACTOR * hourly.clip(lower=AUTOSCALE_MIN_FRACTION * top, upper=top)
-    return AutoscaleEstimate(round(float(billed.sum()) / float(paid.sum()), 4), len(hourly), top)
 
 
 def autoscale_action(

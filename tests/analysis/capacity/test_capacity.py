@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from analysis import overview, own_traffic
-from analysis.capacity import about, review, rules
+from analysis.capacity import about, autoscale, review, rules
 from analysis.capacity.actions import ACTION_COLUMNS
 from analysis.report import to_csv_bytes, to_xlsx_bytes
 from cosmoscore.keys import key_text
@@ -64,16 +64,16 @@ def test_autoscale_against_the_manual_ru_s_in_force_hour_by_hour() -> None:
     hours = pd.date_range("2026-05-01", periods=24, freq="h", tz="UTC")
     manual = pd.Series(1000.0, index=hours)
     spiky = pd.Series([800.0] + [50.0] * 23, index=hours)  # one busy hour, quiet otherwise
-    found = rules.autoscale_estimate(spiky, manual)
+    found = autoscale.autoscale_estimate(spiky, manual)
     # max: 800 / 0.8 = 1,000; each quiet hour bills its 10% floor (100), the busy one 800, all at 1.5x
     assert (found.max_ru_s, found.hours) == (1000.0, 24)
     assert found.ratio == round(1.5 * (800 + 23 * 100) / (24 * 1000), 4)
-    saturated = rules.autoscale_estimate(pd.Series(1000.0, index=hours), manual)  # the hottest partition at 100%
+    saturated = autoscale.autoscale_estimate(pd.Series(1000.0, index=hours), manual)  # the hottest partition at 100%
     assert saturated.ratio == 1.5 and saturated.max_ru_s == 2000.0  # autoscale at its need costs 1.5x: never
     minutes = pd.Series([10.0, 30.0], index=pd.to_datetime(["2026-05-01T10:05Z", "2026-05-01T10:50Z"]))
-    one_hour = rules.autoscale_estimate(minutes, pd.Series(400.0, index=minutes.index))
+    one_hour = autoscale.autoscale_estimate(minutes, pd.Series(400.0, index=minutes.index))
     assert one_hour.hours == 1 and one_hour.ratio == round(1.5 * 100 / 400, 4)  # an hour bills its busiest minute
-    assert math.isnan(rules.autoscale_estimate(pd.Series(0.0, index=hours), manual).ratio)
+    assert math.isnan(autoscale.autoscale_estimate(pd.Series(0.0, index=hours), manual).ratio)
 
 
 def test_autoscale_for_a_manual_spiky_container_with_a_day_of_data() -> None:
