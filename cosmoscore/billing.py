@@ -18,6 +18,7 @@ UNIT_RU_S = 100  # B1: provisioned throughput is billed in units of 100 RU/s per
 AUTOSCALE_MIN_FRACTION = 0.1  # B2: autoscale scales between 10% of its max and the max
 FREE_TIER_RU_S, FREE_TIER_GB = 1000, 25  # B8: the free tier's RU/s and storage, per account
 HOURS_PER_MONTH = 730  # B3: "all 730 hours in one month" (how-to-choose-offer, throughput-serverless)
+LIST_CURRENCY = "USD"  # the currency of Microsoft's example prices
 LIST_PRICE_NOTE = "list price example (Microsoft's published US single-region rates); set yours in [pricing]"
 
 
@@ -26,7 +27,7 @@ class Prices:
     """What one unit costs (B1-B7); `discount` is an account-level discount (an agreement's) taken off every
     price, `list_example` whether these are still the published example prices (then `LIST_PRICE_NOTE`)."""
 
-    currency: str = "USD"
+    currency: str = LIST_CURRENCY
     manual_per_100_ru_s_hour: float = 0.008  # B1
     autoscale_factor: float = 1.5  # B2: single-write autoscale at 1.5x the manual rate
     multi_write_per_100_ru_s_hour: float = 0.016  # B4: manual and autoscale alike with multi-region writes

@@ -30,6 +30,7 @@ from collectors.config.advisor import AdvisorSettings as AdvisorSettings
 from collectors.config.alerts import AlertSettings as AlertSettings
 from collectors.config.errors import format_validation_error, toml_type
 from collectors.config.monitor import MonitorSettings as MonitorSettings  # re-exported: its home before
+from collectors.config.pricing import PricingSettings as PricingSettings
 
 KeyComponent = str | int | float | bool
 JSONValue = Any
@@ -240,6 +241,7 @@ class Config(_Model):
     monitor: MonitorSettings | None = None  # None: `ruscope metrics` and `ruscope logs` have nothing to do
     alerts: AlertSettings | None = None  # None: `ruscope collect` evaluates no alerts
     advisor: AdvisorSettings | None = None  # None: `ruscope advise` has nothing to compare
+    pricing: PricingSettings = PricingSettings()  # what costs are priced at (Microsoft's example by default)
     queries: list[QuerySpec] = []  # shared by every account (each [[accounts]] entry may pick some)
 
     @model_validator(mode="after")

@@ -338,3 +338,28 @@ def test_a_query_naming_another_database_needs_the_accounts_form(tmp_path: Path)
         "queries.1 (chats).database: 'logs' is not cosmos.database ('shop'); for several databases use [[accounts]]"
         in message
     )
+
+
+def test_pricing_defaults_to_microsoft_s_example_and_takes_the_user_s_prices(tmp_path: Path) -> None:
+    prices = load_config(write(tmp_path, GOOD)).pricing.prices()
+    assert (prices.currency, prices.manual_per_100_ru_s_hour, prices.list_example) == ("USD", 0.008, True)
+    mine = GOOD + (
+        '\n[pricing]\ncurrency = "EUR"\nmanual_per_100_ru_s_hour = 0.0075\nmulti_write_per_100_ru_s_hour = 0.015\n'
+        "serverless_per_million_ru = 0.23\nstorage_per_gb_month = 0.23\ndiscount = 0.1\n"
+        "[[pricing.reservations]]\nru_s = 10000\ndiscount = 0.2\n"
+    )
+    pricing = load_config(write(tmp_path, mine)).pricing
+    assert pricing.prices().list_example is False and pricing.prices().discount == 0.1
+    assert [(r.ru_s, r.discount) for r in pricing.held()] == [(10_000.0, 0.2)]
+
+
+@pytest.mark.parametrize(
+    ("section", "expected"),
+    [
+        ('[pricing]\ncurrency = "EUR"\n', "currency EUR needs its own prices: set manual_per_100_ru_s_hour"),
+        ("[pricing]\ndiscount = 1.5\n", "pricing.discount: Input should be less than 1"),
+        ("[[pricing.reservations]]\nru_s = 150\ndiscount = 0.2\n", "must be a multiple of 100 RU/s"),
+    ],
+)
+def test_a_wrong_price_is_a_located_line(tmp_path: Path, section: str, expected: str) -> None:
+    assert expected in error_of(tmp_path, GOOD + "\n" + section)
