@@ -56,19 +56,20 @@ def autoscale_estimate(need: pd.Series, manual: pd.Series) -> AutoscaleEstimate:
 
 
 AUTOSCALE_COLUMNS = [*KEY, "autoscale_cost_ratio", "autoscale_hours", "autoscale_max"]
+NEED_COLUMNS = [*KEY, "time", "need", "manual"]
 
 
-def autoscale_ratios(
+def interval_needs(
     metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    """Per container with TotalRequestUnits: `rules.autoscale_estimate` over its intervals (`AUTOSCALE_COLUMNS`),
-    one region's figures. The need of an interval: the workload's consumed RU/s (the replay's RU out,
-    `analysis.load`) over the regions, or what the hottest current range's busiest second needed, its
-    NormalizedRUConsumption x the RU/s in force (each range gets RU/s / N, P4: a range at x% needs x% of the
-    RU/s), whichever is more; the manual RU/s in force per interval from the same budgets, else the latest."""
+    """Per container and interval, one region's figures (`NEED_COLUMNS`): `need`, the RU/s the container
+    needed, the workload's consumed RU/s (the replay's RU out, `analysis.load`) over the regions, or what the
+    hottest current range's busiest second needed, its NormalizedRUConsumption x the RU/s in force (each range
+    gets RU/s / N, P4: a range at x% needs x% of the RU/s), whichever is more; `manual`, the RU/s in force
+    then (from the same budgets, else the latest). What autoscale would scale to, and what any offer must hold."""
     consumed = load.consumed_intervals(metrics, requests)
     if consumed.empty:
-        return pd.DataFrame(columns=AUTOSCALE_COLUMNS)
+        return pd.DataFrame(columns=NEED_COLUMNS)
     counts = regions.region_counts(metrics).set_index("account")["regions"]
     consumed = consumed.assign(need=consumed["workload_ru_s"] / consumed["account"].map(counts).fillna(1).clip(lower=1))
     minutes = load.workload_minutes(load.partition_minutes(metrics, requests, partitions))
@@ -77,18 +78,26 @@ def autoscale_ratios(
         manual=minutes["budget_ru_s"] * minutes["partitions"],
     ).dropna(subset=["need", "manual"])
     by_minute = minutes.groupby([*KEY, "time"])[["need", "manual"]].max().reset_index()
+    both = pd.concat([consumed[[*KEY, "time", "need"]], by_minute], ignore_index=True)
+    out = both.groupby([*KEY, "time"]).agg(need=("need", "max"), manual=("manual", "max")).reset_index()
     in_force = load.latest_provisioned(metrics)
-    per_region = in_force["provisioned_ru_s"] / in_force["account"].map(counts).fillna(1).clip(lower=1)
-    latest = pd.Series(per_region.to_numpy(), index=pd.MultiIndex.from_frame(in_force[KEY]))
+    per_region = in_force.assign(
+        latest=in_force["provisioned_ru_s"] / in_force["account"].map(counts).fillna(1).clip(lower=1)
+    )[[*KEY, "latest"]]
+    out = out.merge(per_region, on=KEY, how="left")
+    out["manual"] = out["manual"].astype(float).fillna(out.pop("latest").astype(float))
+    return out.astype({"need": float, "manual": float})[NEED_COLUMNS]
+
+
+def autoscale_ratios(
+    metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Per container with TotalRequestUnits: `autoscale_estimate` over its intervals' needs and manual RU/s
+    in force (`interval_needs`; `AUTOSCALE_COLUMNS`), one region's figures."""
+    needs = interval_needs(metrics, requests, partitions)
     rows = []
-    for key, mine in consumed.groupby(KEY):
-        parts = by_minute[by_minute[KEY].eq(pd.Series(key, index=KEY)).all(axis=1)]
-        need = pd.concat([mine.set_index("time")["need"], parts.set_index("time")["need"]]).groupby(level=0).max()
-        if parts.empty:
-            fixed = latest.get(key, math.nan)
-            manual = pd.Series(fixed, index=need.index)
-        else:
-            manual = parts.set_index("time")["manual"]
-        found = autoscale_estimate(need.astype(float), manual.astype(float))
+    for key, mine in needs.groupby(KEY):
+        series = mine.set_index("time")
+        found = autoscale_estimate(series["need"], series["manual"])
         rows.append((*key, found.ratio, found.hours, found.max_ru_s))
     return pd.DataFrame(rows, columns=AUTOSCALE_COLUMNS)
