@@ -2,7 +2,8 @@
 
 **Precision per unit** (`PRECISION`, used by `analysis.capacity.review` for the report's `value` column): RU and
 RU/s to 0.1 (a tenth of an RU is below what a request is charged in steps of), GB to 3 decimals (a MB; the
-row's detail says the size in the unit that fits), counts whole, ratios to 2 decimals, percentages to 2
+row's detail says the size in the unit that fits), counts whole, ratios to 2 decimals, money (a currency code:
+`is_currency`) to the cent, percentages to 2
 decimals, or 2 significant digits below 1% (0.0048% is not 0) but never more than `MOST_DECIMALS`. With at
 most 4 decimals the smallest number written is 0.0001, so the CSV (Python's shortest repr, which switches
 to scientific notation below 1e-4) always holds plain decimals: 0.0048, never 4.8e-03.
@@ -28,16 +29,22 @@ from cosmoscore.limits import GB
 MOST_DECIMALS = 4
 Number = float | NAType | None  # a numeric cell of a frame: a number, NaN, pd.NA (nullable columns) or None
 PRECISION = {"RU": 1, "RU/s": 1, "GB": 3, "count": 0, "ratio": 2, "%": 2}  # decimals (a % may keep more)
+CURRENCY_DECIMALS = 2  # money, in any ISO 4217 currency: to the cent, as a bill is
 
 
 def round_to_unit(value: float, unit: str) -> float:
     """`value` rounded to its unit's precision (module docstring); a unit not listed keeps 4 decimals."""
     if value is None or pd.isna(value):
         return math.nan
-    decimals = PRECISION.get(unit, MOST_DECIMALS)
+    decimals = PRECISION.get(unit, CURRENCY_DECIMALS if is_currency(unit) else MOST_DECIMALS)
     if unit == "%" and 0 < abs(value) < 1:
         decimals = significant_decimals(value, digits=2)
     return round(float(value), decimals) + 0.0  # + 0.0: no "-0.0"
+
+
+def is_currency(unit: str) -> bool:
+    """A money unit: an ISO 4217 code ("USD", "EUR"), as `[pricing] currency` is written."""
+    return len(unit) == 3 and unit.isalpha() and unit.isupper()
 
 
 def significant_decimals(value: float, *, digits: int) -> int:

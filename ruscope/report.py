@@ -73,6 +73,7 @@ def report(
         region=region,
         about=about,
         azure=_azure_accounts(cfg),
+        prices=cfg.pricing.prices(),
     )
     if built.empty:
         when = f" in the last {since}" if since else ""

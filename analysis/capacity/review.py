@@ -84,9 +84,12 @@ from analysis.capacity.about import ReportAbout, about_rows
 from analysis.capacity.actions import ACTION_COLUMNS, COLUMNS, action_rows, costliest_key_shares, partition_peaks
 from analysis.capacity.autoscale import autoscale_ratios
 from analysis.capacity.rules import AzureAccount
+from analysis.cost.bill import container_bills
+from analysis.cost.bill import report_rows as cost_rows
 from analysis.hot import keys as hot_keys
 from analysis.scope import in_containers, window_text
 from analysis.units import round_to_unit, size_text
+from cosmoscore.billing import Prices
 from cosmoscore.keys import key_text
 from cosmoscore.limits import GB, Limits
 from cosmoscore.monitor.metrics import NORMALIZED_RU
@@ -94,7 +97,7 @@ from store.records import LOG_KEY_RU, PARTITIONS, SHARED_OFFER_CONTAINER
 
 KEY = overview.KEY
 REPORT_COLUMNS = COLUMNS  # one row shape; an action fills the last five (`actions.ACTION_COLUMNS`)
-SECTIONS = ("report", "container", "partition", "key", "query", "action", "offer")
+SECTIONS = ("report", "container", "cost", "partition", "key", "query", "action", "offer")
 TOP_KEYS = 5
 
 # The store columns the report reads, per table (`ruscope report` reads only these).
@@ -150,11 +153,13 @@ def build_capacity_report(
     region: str | None = None,
     about: ReportAbout | None = None,
     azure: Mapping[str, AzureAccount] | None = None,
+    prices: Prices | None = None,
 ) -> pd.DataFrame:
     """The report (`REPORT_COLUMNS`, the module docstring) of one `region`, or of the account in total (None),
-    its first section `about` (the caller's window, store, time and version) when given: empty when no
-    container has data. `azure`: each store account's ARM names (from the config), so a command names the
-    account and resource group `az` needs (without: the endpoint's account name and `<rg>`)."""
+        its first section `about` (the caller's window, store, time and version) when given: empty when no
+        container has data. `prices`: what the `cost` section prices at (`analysis.cost.bill`; Microsoft's example
+    list prices by default, labelled so). `azure`: each store account's ARM names (from the config), so a command names the
+        account and resource group `az` needs (without: the endpoint's account name and `<rg>`)."""
     metrics = regions.select_region(metrics, region)
     logical_keys = _spelled(logical_keys)
     log_key_ru = _spelled(log_key_ru) if log_key_ru is not None else None
@@ -172,8 +177,10 @@ def build_capacity_report(
     containers = _with_replay_spend(containers, requests)
     queries = overview.query_stats(executions)
     keys = overview.latest_snapshot(logical_keys)
+    bills = container_bills(metrics, requests, partitions, prices or Prices())
     sections = [
         container_rows(containers),
+        cost_rows(bills[bills[KEY].apply(tuple, axis=1).isin(set(containers[KEY].apply(tuple, axis=1)))]),
         partition_rows(partitions, metrics, limits),
         key_rows(keys, log_key_ru, limits),
         query_rows(queries),

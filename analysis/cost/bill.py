@@ -127,3 +127,33 @@ def _storage_gb(partitions: pd.DataFrame | None) -> dict[tuple[str, ...], float]
 def _key(parts: object) -> tuple[str, ...]:
     """A (account, database, container) group key as text."""
     return tuple(str(part) for part in parts) if isinstance(parts, tuple) else (str(parts),)
+
+
+def report_rows(bills: pd.DataFrame) -> pd.DataFrame:
+    """The capacity report's `cost` section: per container, the month as billed, its storage and each
+    alternative over the same hours, in the prices' currency (`analysis.capacity.actions.COLUMNS`)."""
+    rows = []
+    for row in bills.to_dict("records"):
+        kind = "autoscale" if row["autoscale"] else "manual"
+        regions_text = f"{row['regions']} region{'s' if row['regions'] != 1 else ''}"
+        hours = f"{row['hours']} hour{'s' if row['hours'] != 1 else ''}"
+        measured = f"{hours} measured, x 730 / {row['hours']}; {regions_text}; {row['price_note']}"
+        serverless = (
+            "fits serverless (one region, at most 5,000 RU/s a partition)"
+            if row["serverless_fits"]
+            else ("serverless does not fit (more than one region, or a partition's need over 5,000 RU/s)")
+        )
+        found = [
+            ("monthly_cost", "", row["monthly"], f"as billed ({kind}); {measured}"),
+            ("storage_monthly_cost", "", row["storage_monthly"], f"data and index, latest snapshot; {regions_text}"),
+            ("manual_monthly_cost", f"{row['manual_ru_s']:,.0f} RU/s", row["manual_right"],
+             f"manual at the RU/s that keeps the busiest hour's need at 80%; {measured}"),
+            ("autoscale_monthly_cost", f"max {row['autoscale_max']:,.0f} RU/s", row["autoscale_right"],
+             f"autoscale at its recommended max; {measured}"),
+            ("serverless_monthly_cost", "", row["serverless"], f"the workload's RU; {serverless}; {measured}"),
+        ]  # fmt: skip
+        for measure, subject, value, detail in found:
+            if value is not None and not (isinstance(value, float) and math.isnan(value)):
+                rows.append(("cost", *(row[k] for k in KEY), subject, measure, float(value), row["currency"], detail))
+    columns = ["section", *KEY, "subject", "measure", "value", "unit", "detail"]
+    return pd.DataFrame(rows, columns=columns)

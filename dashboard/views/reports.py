@@ -65,6 +65,7 @@ SUMMARY_TABLE = {
 ACTION_FIRST = ["severity", "database", "container", "detail", "target", "target_unit", "command", "risk"]
 SECTIONS = {
     "report": "About this report",
+    "cost": "Cost per month",
     "partition": "Partitions",
     "key": "Largest and costliest keys",
     "query": "Queries",
@@ -80,7 +81,14 @@ def load_report(view: FrameState) -> pd.DataFrame:
         frames[table], messages = loaded.frame, messages + loaded.warnings
     widgets.render_store_warnings(tuple(dict.fromkeys(messages)))
     about = report_about(view, frames)  # no config here: commands name the endpoint's account and <rg>
-    return review.build_capacity_report(**frames, limits=None, region=view.region, about=about, azure=None)
+    return review.build_capacity_report(
+        **frames,
+        limits=None,
+        region=view.region,
+        about=about,
+        azure=None,
+        prices=None,  # list price example
+    )
 
 
 def report_about(view: FrameState, frames: dict[str, pd.DataFrame]) -> about.ReportAbout:

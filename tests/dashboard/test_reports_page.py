@@ -77,6 +77,7 @@ def test_the_download_is_the_bytes_ruscope_report_writes(store: Path) -> None:
         "reports_actions_download",
         "reports_containers_download",
         "reports_about_download",
+        "reports_cost_download",
         "reports_partition_download",
         "reports_key_download",
         "reports_query_download",

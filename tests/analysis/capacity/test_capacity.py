@@ -172,8 +172,8 @@ def test_formula_cells_are_neutralised_in_csv_and_xlsx() -> None:
     assert ",=cmd" not in csv
     book = zipfile.ZipFile(io.BytesIO(to_xlsx_bytes(report)))
     assert [n for n in book.namelist() if n.startswith("xl/worksheets/sheet")] == [
-        f"xl/worksheets/sheet{n}.xml" for n in range(1, 6)
-    ]
+        f"xl/worksheets/sheet{n}.xml" for n in range(1, 7)
+    ]  # container, cost, partition, key, query, action
     strings = book.read("xl/sharedStrings.xml").decode()
     assert "&apos;=cmd" in strings or "'=cmd" in strings
     assert not any(b"<f>" in book.read(name) for name in book.namelist() if name.startswith("xl/worksheets/"))
@@ -286,7 +286,7 @@ def test_values_are_rounded_per_unit_and_the_csv_has_no_scientific_notation() ->
     assert sizes == ["18 KB", "230 KB"]  # the size in the unit that fits
     csv = to_csv_bytes(report).decode()
     assert not re.search(r",-?[0-9.]+e[-+][0-9]+,", csv), csv  # plain decimals only
-    assert set(report["unit"]) <= {"RU", "RU/s", "%", "GB", "count", "ratio"}
+    assert set(report["unit"]) <= {"RU", "RU/s", "%", "GB", "count", "ratio", "USD"}  # USD: the cost section
 
 
 def _operator_frames(minutes: int = 60) -> dict[str, pd.DataFrame]:
