@@ -59,7 +59,8 @@ def container_bills(
     partitions: pd.DataFrame | None,
     prices: billing.Prices,
 ) -> pd.DataFrame:
-    """`BILL_COLUMNS` per container with measured intervals (the module docstring)."""
+    """`BILL_COLUMNS` per container with measured intervals and RU/s of its own (the module docstring; a
+    container that spends its database's shared offer has no bill of its own)."""
     needs = interval_needs(metrics, requests, partitions)
     if needs.empty:
         return pd.DataFrame(columns=BILL_COLUMNS)
@@ -77,6 +78,9 @@ def container_bills(
         hourly = mine.assign(hour=pd.DatetimeIndex(mine["time"]).floor("h")).groupby("hour")
         need, manual = hourly["need"].max(), hourly["manual"].max()
         top = autoscaled.get(key)
+        if manual.isna().all() and top is None:
+            continue  # no RU/s of its own: it spends its database's shared offer, billed as the database's
+        manual = manual.ffill().bfill()
         if top is not None and top > 0:
             billed = sum(billing.autoscale_hour(top, v, prices, regions=n) for v in need)
         else:

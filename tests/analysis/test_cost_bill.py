@@ -55,3 +55,13 @@ def test_throughput_is_billed_in_every_region_and_serverless_does_not_fit_two() 
     orders = bills(*rows).loc["orders"]
     assert orders["regions"] == 2 and orders["billed"] == pytest.approx(2 * 2 * 0.08)  # T x N (B3)
     assert not bool(orders["serverless_fits"])  # serverless runs in one region (B9)
+
+
+def test_a_container_without_ru_s_of_its_own_has_no_bill_of_its_own() -> None:
+    """A container that spends its database's shared offer reports consumed RU but no throughput of its own:
+    no row (its RU/s are the database's)."""
+    rows = [metric("TotalRequestUnits", 60.0, minute=60 * h, container="shared") for h in range(3)]
+    rows += [metric("ProvisionedThroughput", 1000.0, minute=0)]
+    rows += [metric("TotalRequestUnits", 60.0, minute=60 * h) for h in range(3)]
+    found = bills(*rows)
+    assert found.index.tolist() == ["orders"] and found.loc["orders", "billed"] == pytest.approx(3 * 0.08)
