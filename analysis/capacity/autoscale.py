@@ -14,12 +14,11 @@ import pandas as pd
 
 from analysis import load, regions
 from analysis.capacity.rules import (
-    AUTOSCALE_MIN_FRACTION,
     AUTOSCALE_MIN_MAX,
-    AUTOSCALE_PRICE_FACTOR,
     RU_STEP,
     TARGET_PEAK_UTILIZATION,
 )
+from cosmoscore import billing
 from store.records import SCOPE_COLUMNS
 
 KEY = list(SCOPE_COLUMNS)
@@ -51,8 +50,12 @@ def autoscale_estimate(need: pd.Series, manual: pd.Series) -> AutoscaleEstimate:
         return AutoscaleEstimate(math.nan, len(hourly), math.nan)
     step = RU_STEP[True]
     top = float(max(AUTOSCALE_MIN_MAX, math.ceil(peak / TARGET_PEAK_UTILIZATION / step) * step))
-    billed = AUTOSCALE_PRICE_FACTOR * hourly.clip(lower=AUTOSCALE_MIN_FRACTION * top, upper=top)
-    return AutoscaleEstimate(round(float(billed.sum()) / float(paid.sum()), 4), len(hourly), top)
+    # billed as Azure bills it (`cosmoscore.billing`: whole 100 RU/s units, the 10% floor, 1.5x), so the ratio
+    # is the cost section's autoscale bill over its manual one, whatever the prices
+    rates = billing.Prices()
+    billed = billing.hours_cost(billing.autoscale_hour(top, float(v), rates) for v in hourly.to_list())
+    paid_for = billing.hours_cost(billing.manual_hour(float(v), rates) for v in paid.dropna().to_list())
+    return AutoscaleEstimate(round(billed / paid_for, 4), len(hourly), top)
 
 
 AUTOSCALE_COLUMNS = [*KEY, "autoscale_cost_ratio", "autoscale_hours", "autoscale_max"]
@@ -84,8 +87,11 @@ def interval_needs(
     per_region = in_force.assign(
         latest=in_force["provisioned_ru_s"] / in_force["account"].map(counts).fillna(1).clip(lower=1)
     )[[*KEY, "latest"]]
-    out = out.merge(per_region, on=KEY, how="left")
-    out["manual"] = out["manual"].astype(float).fillna(out.pop("latest").astype(float))
+    out = out.merge(per_region, on=KEY, how="left").sort_values([*KEY, "time"], kind="stable")
+    # an interval without a partition's point takes the RU/s in force around it (a raise is not back-dated),
+    # and only a container without any the latest
+    around = out.groupby(KEY)["manual"].transform(lambda manual: manual.astype(float).ffill().bfill())
+    out["manual"] = around.astype(float).fillna(out.pop("latest").astype(float))
     return out.astype({"need": float, "manual": float})[NEED_COLUMNS]
 
 
