@@ -28,11 +28,15 @@ from analysis.capacity.rules import (
 )
 from analysis.scope import in_containers
 from analysis.units import Number
+from cosmoscore import billing
 from cosmoscore.limits import GB, Limits
 from cosmoscore.monitor.metrics import NORMALIZED_RU
 
 KEY = overview.KEY
-ACTION_COLUMNS = ["target", "target_unit", "severity", "command", "risk"]  # blank on rows that are not actions
+# blank on rows that are not actions; `monthly_saving` (a number, in `saving_unit`: the cost section's currency
+# a month) is what a throughput change saves (negative: costs) at the cost section's prices (`_saving`)
+ACTION_COLUMNS = ["target", "target_unit", "severity", "command", "risk", "monthly_saving", "saving_unit"]
+ACTION_TEXT_COLUMNS = ["target_unit", "severity", "command", "risk", "saving_unit"]
 COLUMNS = ["section", *KEY, "subject", "measure", "value", "unit", "detail", *ACTION_COLUMNS]  # every report row
 
 
@@ -72,11 +76,15 @@ def action_rows(
     hot_keys: dict[tuple[str, ...], tuple[str, float]] | None = None,
     peaks: dict[tuple[str, ...], dict[str, float]] | None = None,
     azure: Mapping[str, rules.AzureAccount] | None = None,
+    bills: Mapping[tuple[str, ...], dict[str, Any]] | None = None,
+    prices: billing.Prices | None = None,
 ) -> pd.DataFrame:
     """The `action` section: every rule that fires, per container, query and logical key (`hot_keys`:
     `costliest_key_shares`, to name the key of a hot partition and say when one key carries it; `peaks`:
     `partition_peaks`, the per-partition need of a redistribution; `azure`: the store's account names ->
-    their ARM names, for the commands), each with its numbers in columns."""
+    their ARM names, for the commands; `bills`: `analysis.cost.bill`'s rows by container and their `prices`,
+    for what a change saves), each with its numbers in columns."""
+    bills = bills or {}
     found: list[tuple[tuple[str, ...], str, Action]] = []
     for row in containers.to_dict("records"):
         found += _container_actions({str(k): v for k, v in row.items()}, hot_keys or {}, peaks or {})
@@ -101,10 +109,36 @@ def action_rows(
             "severity": rules.severity(a),
             "command": rules.az_command(a, str(key[0]), str(key[1]), str(key[2]), (azure or {}).get(str(key[0]))),
             "risk": a.risk,
+            **_saving(a, bills.get(tuple(str(k) for k in key)), prices),
         }
         for key, subject, a in found
     ]
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _saving(action: Action, bill: dict[str, Any] | None, prices: billing.Prices | None) -> dict[str, Any]:
+    """What a throughput change saves a month (`monthly_saving`, negative: what it costs) against the month
+    as billed (`analysis.cost.bill`, the same hours and regions, the same prices): a new manual RU/s or
+    autoscale max, or a redistribution's new total. No figure for a key, a query or a container without a bill."""
+    none = {"monthly_saving": math.nan, "saving_unit": ""}
+    if bill is None or prices is None or not (action.target or action.partitions):
+        return none
+    regions, now = int(bill["regions"]), float(bill["monthly"])
+    month = billing.HOURS_PER_MONTH
+    if action.change == "autoscale":
+        after = float(bill["autoscale_right"])
+    elif action.change == "throughput" and action.target_unit == rules.target_unit(True):
+        return none  # a new autoscale max: its bill follows the hours' needs (the cost section's autoscale row)
+    elif action.change == "throughput" and action.target:
+        after = month * billing.manual_hour(float(action.target), prices, regions=regions)
+    elif action.change == "redistribute" and action.partitions:
+        total = sum(ru for _, ru in action.partitions)
+        after = month * billing.manual_hour(total, prices, regions=regions)
+    else:
+        return none
+    if bill["autoscale"] and action.change != "autoscale":
+        return none  # an autoscale container's bill is estimated per hour: a manual price is not comparable
+    return {"monthly_saving": round(now - after, 2), "saving_unit": f"{prices.currency} a month"}
 
 
 def _container_actions(

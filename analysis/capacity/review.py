@@ -10,14 +10,15 @@ spreadsheet and pivots without reshaping:
 | `account`, `database`, `container` | the container; containers in `analysis.fleet`'s risk order ("" in the `report` section) |
 | `subject` | what the row is about: a pkrange id, a partition key (compact JSON, `cosmoscore.keys.key_text`), a query name; "" for the container |
 | `measure` | the number's name (below), or for an action the rule that fired |
-| `value`, `unit` | the number and its unit (`RU`, `RU/s`, `%`, `GB`, `count`, `ratio`), rounded (below) |
+| `value`, `unit` | the number and its unit (`RU`, `RU/s`, `%`, `GB`, `count`, `ratio`, a currency code in `cost`), rounded (below) |
 | `detail` | plain words: the source of the number, a query's routing, an action's recommendation |
 | `target`, `target_unit` | an action's number to set (`RU/s manual`, `RU/s autoscale max`, `RU/s per partition (pkrange N)`, `partitions per execution`) |
 | `severity` | an action's `critical`, `warning` or `info` (`rules.SEVERITY`, docs/findings.md) |
 | `command` | what applies it: the Azure CLI command, with the account and resource group of the config's `monitor_resource` (`ruscope report`; without one: the endpoint's account name and `<rg>`, a placeholder the shell refuses) or `ruscope advise` for a key design; "" for a query change |
 | `risk` | what applying it risks, in plain words |
+| `monthly_saving`, `saving_unit` | what a throughput change saves a month (negative: costs) against the month as billed, at the `cost` section's prices (`actions._saving`; blank for a key, a query, an autoscale container's manual change) |
 
-The last five are blank on rows that are not actions. The `report` section (when the caller passes a
+The last seven are blank on rows that are not actions. The `report` section (when the caller passes a
 `ReportAbout`: the CLI and the page do) has `window_start` (and how it was chosen), `window_end`, `store`
 (as the user named it, without a query string or credentials: `public_store_text`), `generated_at` (UTC),
 `region` ("all regions" for the total) and `ruscope_version`, each in `detail`, `value` empty.
@@ -81,7 +82,7 @@ import pandas as pd
 
 from analysis import fleet, load, overview, own_traffic, regions, throttling
 from analysis.capacity.about import ReportAbout, about_rows
-from analysis.capacity.actions import ACTION_COLUMNS, COLUMNS, action_rows, costliest_key_shares, partition_peaks
+from analysis.capacity.actions import ACTION_TEXT_COLUMNS, COLUMNS, action_rows, costliest_key_shares, partition_peaks
 from analysis.capacity.autoscale import autoscale_ratios
 from analysis.capacity.rules import AzureAccount
 from analysis.cost.bill import container_bills
@@ -96,7 +97,7 @@ from cosmoscore.monitor.metrics import NORMALIZED_RU
 from store.records import LOG_KEY_RU, PARTITIONS, SHARED_OFFER_CONTAINER
 
 KEY = overview.KEY
-REPORT_COLUMNS = COLUMNS  # one row shape; an action fills the last five (`actions.ACTION_COLUMNS`)
+REPORT_COLUMNS = COLUMNS  # one row shape; an action fills the last seven (`actions.ACTION_COLUMNS`)
 SECTIONS = ("report", "container", "cost", "partition", "key", "query", "action", "offer")
 TOP_KEYS = 5
 
@@ -192,6 +193,8 @@ def build_capacity_report(
             hot_keys=costliest_key_shares(log_key_ru),
             peaks=partition_peaks(metrics),
             azure=azure,
+            bills={tuple(str(r[k]) for k in KEY): {str(c): v for c, v in r.items()} for r in bills.to_dict("records")},
+            prices=prices or Prices(),
         ),
         offer_rows(containers, metrics, partitions),
     ]
@@ -205,7 +208,7 @@ def build_capacity_report(
     report = report.sort_values(["_rank", "_section"], kind="stable").drop(columns=["_rank", "_section"])
     report["value"] = [round_to_unit(value, unit) for value, unit in zip(report["value"], report["unit"])]
     report = report.reindex(columns=REPORT_COLUMNS)
-    report[ACTION_COLUMNS[1:]] = report[ACTION_COLUMNS[1:]].astype(object).fillna("")
+    report[ACTION_TEXT_COLUMNS] = report[ACTION_TEXT_COLUMNS].astype(object).fillna("")
     return report.reset_index(drop=True)
 
 

@@ -51,7 +51,7 @@ def test_the_report_is_the_golden_csv(shop_store: Path, tmp_path: Path) -> None:
     assert [line.split(",")[5] for line in about] == [
         "window_start", "window_end", "store", "generated_at", "region", "ruscope_version"
     ]  # fmt: skip
-    assert about[0].endswith(",2026-05-01T10:00:00Z (all data: the first and last row read),,,,,")  # the first row
+    assert about[0].endswith(",2026-05-01T10:00:00Z (all data: the first and last row read),,,,,,,")  # the first row
     assert f",store,,,{shop_store}," in about[2] and ",region,,,all regions," in about[4]
     assert EMULATOR_KEY not in out.read_text() and not list(tmp_path.glob(".*.tmp"))
 

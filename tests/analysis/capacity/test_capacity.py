@@ -13,9 +13,10 @@ import pandas as pd
 import pytest
 
 from analysis import overview, own_traffic
-from analysis.capacity import about, autoscale, review, rules
-from analysis.capacity.actions import ACTION_COLUMNS
+from analysis.capacity import about, actions, autoscale, review, rules
+from analysis.capacity.actions import ACTION_COLUMNS, ACTION_TEXT_COLUMNS
 from analysis.report import to_csv_bytes, to_xlsx_bytes
+from cosmoscore.billing import Prices
 from cosmoscore.keys import key_text
 from cosmoscore.limits import Limits
 from tests.analysis.test_overview import assert_golden, frame, metric, row, shop_frames
@@ -385,11 +386,25 @@ def test_a_command_names_the_account_as_azure_resource_manager_does() -> None:
     assert "--resource-group <rg> " in rules.az_command(action, "prod", "shop", "orders")  # the shell refuses it
 
 
+def test_a_throughput_change_says_what_it_saves_or_costs_a_month() -> None:
+    """The redistribution of a hot partition in an idle 2,000 RU/s container: its partitions' new total is
+    2,200 RU/s, so it costs 200 RU/s more a month at the cost section's prices (730 x 2 units x $0.008)."""
+    report = review.build_capacity_report(**hot_partition_frames(provisioned=2000.0))
+    [hot] = review.section(report, "action").query("measure == 'skewed_key'").to_dict("records")
+    assert hot["monthly_saving"] == pytest.approx(-730 * 2 * 0.008) and hot["saving_unit"] == "USD a month"
+    autoscale = rules.Action("move_to_autoscale", 0.2, "ratio", "", target=1000.0, target_unit="RU/s autoscale max",
+                             change="autoscale")  # fmt: skip
+    bill = {"regions": 1, "monthly": 58.40, "autoscale_right": 8.76, "autoscale": False}
+    assert actions._saving(autoscale, bill, Prices()) == {"monthly_saving": 49.64, "saving_unit": "USD a month"}
+    assert math.isnan(actions._saving(autoscale, None, Prices())["monthly_saving"])  # no bill: no figure
+
+
 def test_rows_that_are_not_actions_leave_the_action_columns_blank() -> None:
     report = review.build_capacity_report(**shop_frames())
     others = report[report["section"].ne("action")]
-    assert others["target"].isna().all()
-    assert (others[ACTION_COLUMNS[1:]] == "").all().all()
+    assert others["target"].isna().all() and others["monthly_saving"].isna().all()  # the numbers: NaN
+    assert (others[ACTION_TEXT_COLUMNS] == "").all().all()
+    assert set(ACTION_TEXT_COLUMNS) | {"target", "monthly_saving"} == set(ACTION_COLUMNS)
     actions = review.section(report, "action")
     assert actions["severity"].isin(["critical", "warning", "info"]).all()
 
