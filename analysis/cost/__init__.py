@@ -4,4 +4,6 @@ pricing.md) applied to the store's measured hours.
 - `bill`: per container, the window's hours as they were billed (manual or autoscale, in every region) and
   projected to a month, its storage, and what the same hours would have cost as manual at the right size,
   autoscale at the right max and serverless (where its limits allow).
+- `reservation`: the reservation size that minimises the bill from an hourly usage series, with its coverage
+  curve (not yet fed the fleet's hours: the Cost page will).
 """

@@ -1,0 +1,52 @@
+"""The reservation size that minimises the bill, from the fleet's hourly usage (B10, B11 in
+docs/reference/pricing.md): a reservation is bought in 100 RU/s units and used or lost hour by hour, so each
+unit pays its discounted price every hour and saves the list price only in the hours the usage reaches it.
+
+Pure functions over an hourly series of RU/s in list-price terms (manual RU/s as they are; autoscale RU/s x
+1.5, as autoscale consumes a reservation, B10; summed over the regions, T x N, B3).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from cosmoscore import billing
+
+
+@dataclass(frozen=True, slots=True)
+class ReservationPlan:
+    """The best size (`ru_s`, 0: none pays), the window's bill with it and without (pay-as-you-go), and the
+    coverage curve: for each size considered, the share of hours that use all of it and the bill."""
+
+    ru_s: float
+    bill: float
+    payg: float
+    curve: pd.DataFrame  # ru_s, hours_fully_used (share), bill
+
+
+def plan_reservation(usage_ru_s: pd.Series, prices: billing.Prices, discount: float) -> ReservationPlan:
+    """The reservation size minimising the window's bill (module docstring). Adding a 100 RU/s unit costs its
+    discounted price in every hour and saves the list price in each hour whose usage covers it, so it pays
+    while the share of hours using it is above 1 - `discount`: the best size is the largest 100 RU/s step
+    that at least that share of hours reach. The curve covers every step up to the peak."""
+    usage = usage_ru_s.astype(float).clip(lower=0).to_numpy()
+    if usage.size == 0:
+        return ReservationPlan(0.0, 0.0, 0.0, pd.DataFrame(columns=["ru_s", "hours_fully_used", "bill"]))
+    unit = billing.UNIT_RU_S
+    sizes = np.arange(0, math.ceil(usage.max() / unit) * unit + unit, unit, dtype=float)
+    bills = np.array([_bill(usage, size, prices, discount) for size in sizes])
+    used = np.array([(usage >= size).mean() for size in sizes])
+    best = int(np.argmin(bills))  # the smallest of equal bills: no unit that saves nothing
+    curve = pd.DataFrame({"ru_s": sizes, "hours_fully_used": used.round(4), "bill": bills})
+    return ReservationPlan(float(sizes[best]), float(bills[best]), float(bills[0]), curve)
+
+
+def _bill(usage: np.ndarray, size: float, prices: billing.Prices, discount: float) -> float:
+    """The window's throughput bill with `size` RU/s reserved (`cosmoscore.billing.reserved_hour` each hour)."""
+    held = billing.Reservation(ru_s=size, discount=discount)
+    rate = prices.manual_per_100_ru_s_hour / billing.UNIT_RU_S
+    return float(sum(billing.reserved_hour(float(ru_s) * rate, held, prices) for ru_s in usage))
