@@ -95,12 +95,9 @@ def interval_needs(
     return out.astype({"need": float, "manual": float})[NEED_COLUMNS]
 
 
-def autoscale_ratios(
-    metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
-) -> pd.DataFrame:
-    """Per container with TotalRequestUnits: `autoscale_estimate` over its intervals' needs and manual RU/s
-    in force (`interval_needs`; `AUTOSCALE_COLUMNS`), one region's figures."""
-    needs = interval_needs(metrics, requests, partitions)
+def autoscale_ratios(needs: pd.DataFrame) -> pd.DataFrame:
+    """Per container of `needs` (`interval_needs`): `autoscale_estimate` over its intervals' needs and manual
+    RU/s in force (`AUTOSCALE_COLUMNS`), one region's figures."""
     rows = []
     for key, mine in needs.groupby(KEY):
         series = mine.set_index("time")

@@ -83,7 +83,7 @@ import pandas as pd
 from analysis import fleet, load, overview, own_traffic, regions, throttling
 from analysis.capacity.about import ReportAbout, about_rows
 from analysis.capacity.actions import ACTION_TEXT_COLUMNS, COLUMNS, action_rows, costliest_key_shares, partition_peaks
-from analysis.capacity.autoscale import autoscale_ratios
+from analysis.capacity.autoscale import autoscale_ratios, interval_needs
 from analysis.capacity.rules import AzureAccount
 from analysis.cost.bill import container_bills
 from analysis.cost.bill import report_rows as cost_rows
@@ -157,10 +157,11 @@ def build_capacity_report(
     prices: Prices | None = None,
 ) -> pd.DataFrame:
     """The report (`REPORT_COLUMNS`, the module docstring) of one `region`, or of the account in total (None),
-        its first section `about` (the caller's window, store, time and version) when given: empty when no
-        container has data. `prices`: what the `cost` section prices at (`analysis.cost.bill`; Microsoft's example
-    list prices by default, labelled so). `azure`: each store account's ARM names (from the config), so a command names the
-        account and resource group `az` needs (without: the endpoint's account name and `<rg>`)."""
+    its first section `about` (the caller's window, store, time and version) when given: empty when no
+    container has data. `prices`: what the `cost` section prices at (`analysis.cost.bill`; Microsoft's
+    example list prices by default, labelled so). `azure`: each store account's ARM names (from the config),
+    so a command names the account and resource group `az` needs (without: the endpoint's account name and
+    `<rg>`)."""
     metrics = regions.select_region(metrics, region)
     logical_keys = _spelled(logical_keys)
     log_key_ru = _spelled(log_key_ru) if log_key_ru is not None else None
@@ -169,19 +170,18 @@ def build_capacity_report(
     )
     if containers.empty:
         return pd.DataFrame(columns=REPORT_COLUMNS)
-    containers = _without_own_offer(
-        containers.merge(autoscale_ratios(metrics, requests, partitions), on=KEY, how="left"), metrics, partitions
-    )
+    needs = interval_needs(metrics, requests, partitions)  # once: the autoscale ratio and the cost section
+    containers = _without_own_offer(containers.merge(autoscale_ratios(needs), on=KEY, how="left"), metrics, partitions)
     containers = containers.assign(throughput_kind=_throughput_kind(containers, metrics, region))
     counts = regions.region_counts(metrics).set_index("account")["regions"]
     containers = containers.assign(regions=1 if region is not None else containers["account"].map(counts).fillna(1))
     containers = _with_replay_spend(containers, requests)
     queries = overview.query_stats(executions)
     keys = overview.latest_snapshot(logical_keys)
-    bills = container_bills(metrics, requests, partitions, prices or Prices())
+    bills = container_bills(metrics, requests, partitions, prices or Prices(), needs)
     sections = [
         container_rows(containers),
-        cost_rows(bills[bills[KEY].apply(tuple, axis=1).isin(set(containers[KEY].apply(tuple, axis=1)))]),
+        cost_rows(bills.merge(containers[KEY], on=KEY)),  # the report's containers only
         partition_rows(partitions, metrics, limits),
         key_rows(keys, log_key_ru, limits),
         query_rows(queries),

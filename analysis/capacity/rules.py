@@ -39,6 +39,7 @@ import shlex
 from dataclasses import dataclass
 
 from analysis import fleet, overview
+from cosmoscore import billing
 from cosmoscore.limits import GB, Limits
 
 # -- thresholds of the rules, with why ------------------------------------------------------------------
@@ -49,9 +50,8 @@ TARGET_PEAK_UTILIZATION = 0.8  # a suggested rate the peak fills to 80%: a per-m
 RU_STEP = {False: 100, True: 1000}  # concepts-limits: manual RU/s in steps of 100, autoscale max of 1,000
 AUTOSCALE_MIN_MAX = 1000  # ru-cost-model.md P9: the smallest autoscale max RU/s
 # learn "how-to-choose-offer": autoscale bills each hour at the highest RU/s it scaled to (at least 10% of
-# the max, P10) at 1.5x the manual rate per RU/s; manual must be set at the peak to avoid 429s.
-AUTOSCALE_PRICE_FACTOR = 1.5
-AUTOSCALE_MIN_FRACTION = 0.1
+# the max, P10) at 1.5x the manual rate per RU/s: the billing rules' own (`cosmoscore.billing`, B2)
+AUTOSCALE_MIN_FRACTION = billing.AUTOSCALE_MIN_FRACTION
 AUTOSCALE_SAVES_BELOW = 0.9  # advise autoscale when it would cost under 90% of manual: a clear saving
 AUTOSCALE_MIN_HOURS = 24  # at least a day of metrics: a daily cycle decides whether hours are quiet
 # Each physical partition gets an equal share of the RU/s (ru-cost-model.md P4; azure-monitor.md §5): a range

@@ -27,7 +27,7 @@ import pandas as pd
 from analysis import load, regions
 from analysis.capacity.autoscale import autoscale_estimate, interval_needs
 from analysis.capacity.rules import RU_STEP, TARGET_PEAK_UTILIZATION
-from analysis.scope import in_containers
+from analysis.overview import metric_rows
 from cosmoscore import billing
 from cosmoscore.monitor.metrics import AUTOSCALE_MAX
 from store.records import SCOPE_COLUMNS
@@ -58,10 +58,12 @@ def container_bills(
     requests: pd.DataFrame | None,
     partitions: pd.DataFrame | None,
     prices: billing.Prices,
+    needs: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """`BILL_COLUMNS` per container with measured intervals and RU/s of its own (the module docstring; a
-    container that spends its database's shared offer has no bill of its own)."""
-    needs = interval_needs(metrics, requests, partitions)
+    container that spends its database's shared offer has no bill of its own). `needs`: `interval_needs` of
+    the same frames, when the caller has it (the report reads it for the autoscale ratio too)."""
+    needs = interval_needs(metrics, requests, partitions) if needs is None else needs
     if needs.empty:
         return pd.DataFrame(columns=BILL_COLUMNS)
     counts = regions.region_counts(metrics).set_index("account")["regions"]
@@ -113,8 +115,7 @@ def _manual_right(peak_need: float, storage_gb: float, highest_ever: float) -> f
 
 def _autoscale_max(metrics: pd.DataFrame) -> dict[tuple[str, ...], float]:
     """Containers on autoscale and their max RU/s in force (the latest AutoscaleMaxThroughput)."""
-    rows = in_containers(metrics)
-    rows = rows[rows["metric"].eq(AUTOSCALE_MAX).fillna(False).astype(bool)].dropna(subset=["value", "time"])
+    rows = metric_rows(metrics, AUTOSCALE_MAX).dropna(subset=["time"])
     latest = rows.sort_values("time").groupby(KEY)["value"].last()
     return {_key(k): float(value) for k, value in zip(latest.index.to_list(), latest.to_list())}
 

@@ -38,15 +38,23 @@ def plan_reservation(usage_ru_s: pd.Series, prices: billing.Prices, discount: fl
         return ReservationPlan(0.0, 0.0, 0.0, pd.DataFrame(columns=["ru_s", "hours_fully_used", "bill"]))
     unit = billing.UNIT_RU_S
     sizes = np.arange(0, math.ceil(usage.max() / unit) * unit + unit, unit, dtype=float)
-    bills = np.array([_bill(usage, size, prices, discount) for size in sizes])
-    used = np.array([(usage >= size).mean() for size in sizes])
+    bills = _bills(usage, sizes, prices, discount)
+    used = (usage[None, :] >= sizes[:, None]).mean(axis=1)
     best = int(np.argmin(bills))  # the smallest of equal bills: no unit that saves nothing
     curve = pd.DataFrame({"ru_s": sizes, "hours_fully_used": used.round(4), "bill": bills})
     return ReservationPlan(float(sizes[best]), float(bills[best]), float(bills[0]), curve)
 
 
-def _bill(usage: np.ndarray, size: float, prices: billing.Prices, discount: float) -> float:
-    """The window's throughput bill with `size` RU/s reserved (`cosmoscore.billing.reserved_hour` each hour)."""
-    held = billing.Reservation(ru_s=size, discount=discount)
+def _bills(usage: np.ndarray, sizes: np.ndarray, prices: billing.Prices, discount: float) -> np.ndarray:
+    """The window's throughput bill for each reserved size: `cosmoscore.billing.reserved_hour` summed over
+    the hours, for every size at once (sizes x hours; the peak's hundred-RU/s steps times a year of hours is
+    a few million cells): each hour the reservation's price and the list cost beyond its credit."""
     rate = prices.manual_per_100_ru_s_hour / billing.UNIT_RU_S
-    return float(sum(billing.reserved_hour(float(ru_s) * rate, held, prices) for ru_s in usage))
+    price = np.array(
+        [billing.Reservation(ru_s=float(size), discount=discount).price_per_hour(prices) for size in sizes]
+    )
+    credit = np.array(
+        [billing.Reservation(ru_s=float(size), discount=discount).credit_per_hour(prices) for size in sizes]
+    )
+    beyond = np.clip(usage[None, :] * rate - credit[:, None], 0.0, None).sum(axis=1)
+    return np.asarray(price * usage.size + beyond, dtype=float)

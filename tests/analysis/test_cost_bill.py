@@ -71,13 +71,13 @@ def test_the_autoscale_ratio_is_the_cost_section_s_autoscale_bill_over_its_manua
     """One definition: the report's autoscale_cost_ratio is the bill of autoscale at its max over the bill of
     the manual RU/s in force, each hour in whole 100 RU/s units, whatever the prices; and a raise in the
     window is not back-dated to the hours before it (800 RU/s, then 2,000)."""
-    from analysis.capacity.autoscale import autoscale_ratios
+    from analysis.capacity.autoscale import autoscale_ratios, interval_needs
 
     rows = [metric("ProvisionedThroughput", 800.0, minute=0), metric("ProvisionedThroughput", 2000.0, minute=600)]
     rows += [metric("TotalRequestUnits", 6000.0 if h == 3 else 60.0, minute=60 * h) for h in range(24)]
     rows += [metric("NormalizedRUConsumption", 12.5, minute=60 * h + 1, pkrange_id="0") for h in range(24)]
     metrics = frame("metrics", *rows)
     orders = bill.container_bills(metrics, None, None, LIST).set_index("container").loc["orders"]
-    ratio = autoscale_ratios(metrics).set_index("container").loc["orders", "autoscale_cost_ratio"]
+    ratio = autoscale_ratios(interval_needs(metrics)).set_index("container").loc["orders", "autoscale_cost_ratio"]
     assert ratio == pytest.approx(orders["autoscale_right"] / orders["monthly"], abs=1e-4)
     assert orders["billed"] == pytest.approx(10 * 0.064 + 14 * 0.16)  # 10 hours at 800, 14 at 2,000

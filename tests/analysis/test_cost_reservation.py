@@ -25,6 +25,9 @@ def test_the_best_size_is_reached_by_more_hours_than_one_minus_the_discount() ->
     at = plan.curve.set_index("ru_s")
     assert at.loc[20_000, "hours_fully_used"] == 0.85 and at.loc[30_000, "hours_fully_used"] == 0.70
     assert at.loc[30_000, "bill"] == pytest.approx(1.92 * 100) and at["bill"].min() == plan.bill
+    held = billing.Reservation(ru_s=plan.ru_s, discount=0.20)  # the curve is billing.reserved_hour, summed
+    by_hour = sum(billing.reserved_hour(ru_s / 100 * 0.008, held, LIST) for ru_s in usage)
+    assert plan.bill == pytest.approx(by_hour)
 
 
 def test_a_spiky_fleet_reserves_its_floor_and_an_idle_one_nothing() -> None:
