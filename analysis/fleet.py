@@ -93,7 +93,7 @@ SHARED_WASTE_NOTE = "spends its database's shared RU/s: see the database's throu
 # `throughput_unit`: whose RU/s a container spends, its own or its database's shared offer
 OWN_UNIT = "container"
 SHARED_UNIT = "database"
-_OFFER = "(offer)"  # a stand-in container name for a shared offer's rows inside `analysis.load`
+OFFER_NAME = "(offer)"  # a stand-in container name for a shared offer's rows inside `analysis.load`
 
 # The store columns these functions read: a view loads only these.
 EXECUTION_COLUMNS = EXECUTIONS.pick("account", *qc.EXECUTION_COLUMNS)
@@ -351,7 +351,7 @@ def with_shared_offers(fleet: pd.DataFrame, metrics: pd.DataFrame, partitions: p
     out["throughput_unit"] = pd.Series(OWN_UNIT, index=out.index, dtype=object).where(~shared, SHARED_UNIT)
     if not shared.any():
         return out
-    offers = _offer_load(_offer_rows(metrics))
+    offers = _offer_load(offer_rows(metrics))
     theirs = out[["account", "database"]].merge(offers, on=["account", "database"], how="left")
     theirs.index = out.index
     for name in PARTITION_LOAD_STATS:
@@ -365,7 +365,7 @@ def with_shared_offers(fleet: pd.DataFrame, metrics: pd.DataFrame, partitions: p
 def _offer_load(offer_rows: pd.DataFrame) -> pd.DataFrame:
     """Per shared database (account, database): its offer's partition load (`PARTITION_LOAD_STATS`, as
     `_partition_load`; its partitions are not matched with its containers' requests: `analysis.load`)."""
-    named = offer_rows.assign(container=_OFFER)  # `analysis.load` reads the rows that name a container
+    named = offer_rows.assign(container=OFFER_NAME)  # `analysis.load` reads the rows that name a container
     return _partition_load(named).drop(columns="container")
 
 
@@ -393,9 +393,9 @@ def summarize_throughput_units(
         containers=("container", lambda c: ", ".join(sorted(c))), _rank=("_rank", "min")
     )
     stats = databases.reset_index().assign(container=SHARED_OFFER_CONTAINER)
-    rows = _offer_rows(metrics, members[FLEET_KEY])
+    rows = offer_rows(metrics, members[FLEET_KEY])
     offers = _offer_load(rows)[["account", "database", "max_normalized_ru", "sustained_normalized_ru"]]
-    p95 = _p95_consumed(rows.assign(container=_OFFER)).assign(container=SHARED_OFFER_CONTAINER)
+    p95 = _p95_consumed(rows.assign(container=OFFER_NAME)).assign(container=SHARED_OFFER_CONTAINER)
     for part in (load.latest_provisioned(rows), p95.drop(columns="own_ru_subtracted")):
         stats = stats.merge(part, on=FLEET_KEY, how="left")
     stats = stats.merge(offers, on=["account", "database"], how="left")
@@ -421,7 +421,7 @@ def unit_label(key: tuple[str, str, str], containers: str = "") -> str:
     return f"{database} (shared by {containers})" if containers else f"{database} (shared)"
 
 
-def _offer_rows(metrics: pd.DataFrame, members: pd.DataFrame | None = None) -> pd.DataFrame:
+def offer_rows(metrics: pd.DataFrame, members: pd.DataFrame | None = None) -> pd.DataFrame:
     """The metric rows of the shared offers (container SHARED_OFFER_CONTAINER), and, given `members`, their
     containers' rows relabelled as the offer's (their TotalRequestUnits: the offer's consumption)."""
     keyed = metrics.dropna(subset=FLEET_KEY)

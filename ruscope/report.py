@@ -74,6 +74,7 @@ def report(
         about=about,
         azure=_azure_accounts(cfg),
         prices=cfg.pricing.prices(),
+        multi_write=cfg.pricing.multi_write_accounts,
     )
     if built.empty:
         when = f" in the last {since}" if since else ""

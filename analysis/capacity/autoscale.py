@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis import load, regions
+from analysis import load, regions, throttling
 from analysis.capacity.rules import (
     AUTOSCALE_MIN_MAX,
     RU_STEP,
@@ -58,8 +58,7 @@ def autoscale_estimate(need: pd.Series, manual: pd.Series) -> AutoscaleEstimate:
     return AutoscaleEstimate(round(billed / paid_for, 4), len(hourly), top)
 
 
-AUTOSCALE_COLUMNS = [*KEY, "autoscale_cost_ratio", "autoscale_hours", "autoscale_max"]
-NEED_COLUMNS = [*KEY, "time", "need", "manual"]
+NEED_COLUMNS = [*KEY, "time", "need", "manual", "denied_ru_s"]
 
 
 def interval_needs(
@@ -68,39 +67,68 @@ def interval_needs(
     """Per container and interval, one region's figures (`NEED_COLUMNS`): `need`, the RU/s the container
     needed, the workload's consumed RU/s (the replay's RU out, `analysis.load`) over the regions, or what the
     hottest current range's busiest second needed, its NormalizedRUConsumption x the RU/s in force (each range
-    gets RU/s / N, P4: a range at x% needs x% of the RU/s), whichever is more; `manual`, the RU/s in force
-    then (from the same budgets, else the latest). What autoscale would scale to, and what any offer must hold."""
+    gets RU/s / N, P4: a range at x% needs x% of the RU/s), whichever is more, plus what the 429s were denied
+    (`denied_ru_s`, `denied_intervals`: B13's 429/s x average RU per request, added to the consumed RU/s, and
+    to the hottest range's where it ran at 100%, there x N, the RU/s that give one range that much); `manual`,
+    the RU/s in force then (from the same budgets, else the latest). What autoscale would scale to, and what
+    any offer must hold."""
     consumed = load.consumed_intervals(metrics, requests)
     if consumed.empty:
         return pd.DataFrame(columns=NEED_COLUMNS)
     counts = regions.region_counts(metrics).set_index("account")["regions"]
-    consumed = consumed.assign(need=consumed["workload_ru_s"] / consumed["account"].map(counts).fillna(1).clip(lower=1))
+    per_region = consumed["account"].map(counts).fillna(1).clip(lower=1)
+    denied = consumed[[*KEY, "time"]].merge(denied_intervals(metrics, consumed), on=[*KEY, "time"], how="left")
+    denied_ru_s = denied["denied_ru_s"].astype(float).fillna(0.0).to_numpy() / per_region.to_numpy()
+    consumed = consumed.assign(need=consumed["workload_ru_s"] / per_region + denied_ru_s, denied_ru_s=denied_ru_s)
     minutes = load.workload_minutes(load.partition_minutes(metrics, requests, partitions))
+    minutes = minutes.merge(consumed[[*KEY, "time", "denied_ru_s"]], on=[*KEY, "time"], how="left")
+    saturated = minutes["normalized_ru"].astype(float).ge(100.0)
     minutes = minutes.assign(
-        need=minutes["normalized_ru"] / 100 * minutes["budget_ru_s"] * minutes["partitions"],
+        need=(
+            minutes["normalized_ru"] / 100 * minutes["budget_ru_s"]
+            + minutes["denied_ru_s"].fillna(0.0).where(saturated, 0.0)
+        )
+        * minutes["partitions"],
         manual=minutes["budget_ru_s"] * minutes["partitions"],
     ).dropna(subset=["need", "manual"])
     by_minute = minutes.groupby([*KEY, "time"])[["need", "manual"]].max().reset_index()
-    both = pd.concat([consumed[[*KEY, "time", "need"]], by_minute], ignore_index=True)
-    out = both.groupby([*KEY, "time"]).agg(need=("need", "max"), manual=("manual", "max")).reset_index()
+    both = pd.concat([consumed[[*KEY, "time", "need", "denied_ru_s"]], by_minute], ignore_index=True)
+    out = (
+        both.groupby([*KEY, "time"])
+        .agg(need=("need", "max"), manual=("manual", "max"), denied_ru_s=("denied_ru_s", "max"))
+        .reset_index()
+    )
     in_force = load.latest_provisioned(metrics)
-    per_region = in_force.assign(
+    latest = in_force.assign(
         latest=in_force["provisioned_ru_s"] / in_force["account"].map(counts).fillna(1).clip(lower=1)
     )[[*KEY, "latest"]]
-    out = out.merge(per_region, on=KEY, how="left").sort_values([*KEY, "time"], kind="stable")
+    out = out.merge(latest, on=KEY, how="left").sort_values([*KEY, "time"], kind="stable")
     # an interval without a partition's point takes the RU/s in force around it (a raise is not back-dated),
     # and only a container without any the latest
     around = out.groupby(KEY)["manual"].transform(lambda manual: manual.astype(float).ffill().bfill())
     out["manual"] = around.astype(float).fillna(out.pop("latest").astype(float))
+    out["denied_ru_s"] = out["denied_ru_s"].astype(float).fillna(0.0)
     return out.astype({"need": float, "manual": float})[NEED_COLUMNS]
 
 
-def autoscale_ratios(needs: pd.DataFrame) -> pd.DataFrame:
-    """Per container of `needs` (`interval_needs`): `autoscale_estimate` over its intervals' needs and manual
-    RU/s in force (`AUTOSCALE_COLUMNS`), one region's figures."""
-    rows = []
-    for key, mine in needs.groupby(KEY):
-        series = mine.set_index("time")
-        found = autoscale_estimate(series["need"], series["manual"])
-        rows.append((*key, found.ratio, found.hours, found.max_ru_s))
-    return pd.DataFrame(rows, columns=AUTOSCALE_COLUMNS)
+DENIED_COLUMNS = [*KEY, "time", "throttled", "denied_ru_s"]
+
+
+def denied_intervals(metrics: pd.DataFrame, consumed: pd.DataFrame) -> pd.DataFrame:
+    """Per container and interval with 429s in Azure Monitor's TotalRequests: the 429s and the RU/s they were
+    denied, B13 (Microsoft's redistribution page): 429 responses per second x the average RU charge per
+    request, the interval's TotalRequestUnits over its requests answered otherwise (a 429 is charged
+    nothing). All regions' (the caller divides). Monitor's counts only: the logs' and the replay's see a part
+    of the traffic."""
+    counts = throttling.request_counts(metrics, pd.DataFrame(columns=throttling.REQUEST_COLUMNS))
+    counts = counts[counts["source"].eq(throttling.MONITOR)]
+    if counts.empty:
+        return pd.DataFrame(columns=DENIED_COLUMNS)
+    counts = counts.assign(time=pd.to_datetime(counts["time"], utc=True).astype("datetime64[ns, UTC]"))
+    per = counts.groupby([*KEY, "time"])[["requests", "throttled"]].sum().reset_index()
+    per = per[per["throttled"] > 0].merge(consumed[[*KEY, "time", "grain_s", "ru_s"]], on=[*KEY, "time"], how="inner")
+    served = (per["requests"] - per["throttled"]).where(per["requests"] > per["throttled"])
+    per["denied_ru_s"] = (
+        (per["throttled"] / per["grain_s"] * (per["ru_s"] * per["grain_s"] / served)).fillna(0.0).round(4)
+    )
+    return per[DENIED_COLUMNS]

@@ -76,16 +76,16 @@ report must never hold a secret: it is built from store rows, which carry no key
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import pandas as pd
 
 from analysis import fleet, load, overview, own_traffic, regions, throttling
 from analysis.capacity.about import ReportAbout, about_rows
 from analysis.capacity.actions import ACTION_TEXT_COLUMNS, COLUMNS, action_rows, costliest_key_shares, partition_peaks
-from analysis.capacity.autoscale import autoscale_ratios, interval_needs
+from analysis.capacity.autoscale import interval_needs
 from analysis.capacity.rules import AzureAccount
-from analysis.cost.bill import container_bills
+from analysis.cost.bill import autoscale_ratios, container_bills, main_bills
 from analysis.cost.bill import report_rows as cost_rows
 from analysis.hot import keys as hot_keys
 from analysis.scope import in_containers, window_text
@@ -155,11 +155,12 @@ def build_capacity_report(
     about: ReportAbout | None = None,
     azure: Mapping[str, AzureAccount] | None = None,
     prices: Prices | None = None,
+    multi_write: Collection[str] = (),
 ) -> pd.DataFrame:
     """The report (`REPORT_COLUMNS`, the module docstring) of one `region`, or of the account in total (None),
     its first section `about` (the caller's window, store, time and version) when given: empty when no
     container has data. `prices`: what the `cost` section prices at (`analysis.cost.bill`; Microsoft's
-    example list prices by default, labelled so). `azure`: each store account's ARM names (from the config),
+    example list prices by default, labelled so; `multi_write`: the accounts with multi-region writes). `azure`: each store account's ARM names (from the config),
     so a command names the account and resource group `az` needs (without: the endpoint's account name and
     `<rg>`)."""
     metrics = regions.select_region(metrics, region)
@@ -170,18 +171,19 @@ def build_capacity_report(
     )
     if containers.empty:
         return pd.DataFrame(columns=REPORT_COLUMNS)
-    needs = interval_needs(metrics, requests, partitions)  # once: the autoscale ratio and the cost section
-    containers = _without_own_offer(containers.merge(autoscale_ratios(needs), on=KEY, how="left"), metrics, partitions)
+    needs = interval_needs(metrics, requests, partitions)
+    bills = container_bills(metrics, requests, partitions, prices or Prices(), needs, multi_write=multi_write)
+    main = main_bills(bills)  # the autoscale ratio, the findings' money: the cost section's main window
+    containers = _without_own_offer(containers.merge(autoscale_ratios(main), on=KEY, how="left"), metrics, partitions)
     containers = containers.assign(throughput_kind=_throughput_kind(containers, metrics, region))
     counts = regions.region_counts(metrics).set_index("account")["regions"]
     containers = containers.assign(regions=1 if region is not None else containers["account"].map(counts).fillna(1))
     containers = _with_replay_spend(containers, requests)
     queries = overview.query_stats(executions)
     keys = overview.latest_snapshot(logical_keys)
-    bills = container_bills(metrics, requests, partitions, prices or Prices(), needs)
     sections = [
         container_rows(containers),
-        cost_rows(bills.merge(containers[KEY], on=KEY)),  # the report's containers only
+        cost_rows(_reported_units(bills, containers)),
         partition_rows(partitions, metrics, limits),
         key_rows(keys, log_key_ru, limits),
         query_rows(queries),
@@ -193,7 +195,7 @@ def build_capacity_report(
             hot_keys=costliest_key_shares(log_key_ru),
             peaks=partition_peaks(metrics),
             azure=azure,
-            bills={tuple(str(r[k]) for k in KEY): {str(c): v for c, v in r.items()} for r in bills.to_dict("records")},
+            bills={tuple(str(r[k]) for k in KEY): {str(c): v for c, v in r.items()} for r in main.to_dict("records")},
             prices=prices or Prices(),
         ),
         offer_rows(containers, metrics, partitions),
@@ -210,6 +212,14 @@ def build_capacity_report(
     report = report.reindex(columns=REPORT_COLUMNS)
     report[ACTION_TEXT_COLUMNS] = report[ACTION_TEXT_COLUMNS].astype(object).fillna("")
     return report.reset_index(drop=True)
+
+
+def _reported_units(bills: pd.DataFrame, containers: pd.DataFrame) -> pd.DataFrame:
+    """The bills of the report's containers and of the shared databases they are in."""
+    own = bills.merge(containers[KEY], on=KEY)
+    databases = containers[["account", "database"]].drop_duplicates()
+    shared = bills[bills["container"].eq("")].merge(databases, on=["account", "database"])
+    return pd.concat([own, shared], ignore_index=True)
 
 
 def _spelled(frame: pd.DataFrame) -> pd.DataFrame:

@@ -1,53 +1,76 @@
-"""Each container's bill over the measured hours, and its alternatives, from the store's frames.
+"""Each container's and shared database's bill over the measured hours, its alternatives and the one to take.
 
-Pure functions over `metrics`, `requests` and `partitions` (the per-partition load model: `analysis.load`,
-`analysis.capacity.autoscale.interval_needs`) and the prices (`cosmoscore.billing.Prices`, the config's
-`[pricing]`). One row per container with throughput metrics (`BILL_COLUMNS`), money in `prices.currency`:
+Pure functions over the hourly frame (`analysis.cost.hours`: per container or shared database and clock
+hour, the need, the RU/s in force, the RU consumed) and the prices (`cosmoscore.billing.Prices`, the config's
+`[pricing]`). One row per throughput unit (a container with RU/s of its own, or a shared database: container
+"") and window (`BILL_COLUMNS`), money in `prices.currency`:
 
-- `hours`: the clock hours with a measured interval (B1: each hour is billed whole);
-- `billed`: those hours as billed. Manual: the RU/s in force, the hour's largest (B1). Autoscale: the RU/s it
-  scaled to, which Azure Monitor does not report, estimated as the hour's need (the consumed RU/s, or what the
-  hottest partition's busiest second needed, whichever is more), at least 10% of the max (B2). In every region
-  (B3), at the single-write rate (the store does not say whether writes go to several regions);
+- `window_days`, `start`, `end`, `hours`: the last 7, 30 and 90 days up to the store's latest measured hour
+  (one end for the fleet), and the clock hours measured in it (B1: each billed whole); a longer window that
+  holds no more hours than the shorter one is left out (it would repeat it);
+- `billed`: those hours as billed. Manual: the RU/s in force (B1). Autoscale: the RU/s it scaled to, which
+  Azure Monitor does not report (the autoscale FAQ advises against reading ProvisionedThroughput for it),
+  estimated as the hour's need, at least 10% of the max (B2). In every region (B3), at the multi-region-write
+  rate for the accounts `[pricing] multi_write_accounts` names (B4);
 - `monthly`: `billed` over `hours` x 730 (B3's month); `storage_monthly`: the latest snapshot's data and index
-  over its partitions, in every region (B6);
-- `manual_right`, `manual_ru_s`: manual at the RU/s that keeps the busiest hour's need at 80% (as
-  `lower_throughput`'s target), never under the minimum (B12); `autoscale_right`, `autoscale_max`: autoscale
-  at the max `analysis.capacity.autoscale` recommends; `serverless`: the workload's RU at the serverless price
-  (B5), `serverless_fits` whether its limits allow it (one region, at most 5,000 RU/s a partition, B9). Each
-  over the same hours, projected to a month like `monthly`.
+  (a database: its containers'), in every region (B6);
+- the alternatives over the same hours, projected alike: `manual_right` at `manual_ru_s` (the busiest hour's
+  need at 80%, as `lower_throughput`'s target, never under the minimum, B12), `autoscale_right` at
+  `autoscale_max` (`analysis.capacity.autoscale.autoscale_estimate`'s max, never under the minimum, B12),
+  `serverless` (the workload's RU at the serverless price, B5; `serverless_fits`: one region, no shared
+  offer, at most 5,000 RU/s a partition, B9);
+- `*_throttled_hours`: the hours whose need is above what that offer holds (the RU/s in force today, the
+  manual RU/s, the autoscale max, 5,000 RU/s x partitions for serverless): the need counts the 429s'
+  denied RU (B13); today's also count every hour in which Azure Monitor counted 429s;
+- `recommended`, `recommended_monthly`, `monthly_saving`: the cheapest of today's offer and the alternatives
+  that would not have throttled more hours than today (a tie keeps today's), and what it saves a month.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
+from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis import load, regions
-from analysis.capacity.autoscale import autoscale_estimate, interval_needs
+from analysis import load
+from analysis.capacity.autoscale import autoscale_estimate
 from analysis.capacity.rules import RU_STEP, TARGET_PEAK_UTILIZATION
-from analysis.overview import metric_rows
+from analysis.cost.hours import HOUR_COLUMNS, container_hours, database_hours, offer_containers
 from cosmoscore import billing
-from cosmoscore.monitor.metrics import AUTOSCALE_MAX
-from store.records import SCOPE_COLUMNS
+from store.records import SCOPE_COLUMNS, SHARED_OFFER_CONTAINER
 
 KEY = list(SCOPE_COLUMNS)
 SERVERLESS_PARTITION_RU_S = 5000  # B9: each serverless physical partition serves up to 5,000 RU/s
+WINDOWS_DAYS = (7, 30, 90)  # the issue's windows; Azure Advisor looks at 7 days only (B14 of the research)
+MAIN_WINDOW_DAYS = 30  # the row the report, the findings and the pages read (the shortest when it is all)
+OPTIONS = ("today", "manual", "autoscale", "serverless")  # a tie on money goes to the first
 BILL_COLUMNS = [
     *KEY,
+    "window_days",
+    "start",
+    "end",
     "hours",
     "autoscale",
     "regions",
+    "multi_write",
     "billed",
     "monthly",
+    "throttled_hours",
     "storage_monthly",
     "manual_right",
     "manual_ru_s",
+    "manual_throttled_hours",
     "autoscale_right",
     "autoscale_max",
+    "autoscale_throttled_hours",
     "serverless",
     "serverless_fits",
+    "serverless_throttled_hours",
+    "recommended",
+    "recommended_monthly",
+    "monthly_saving",
     "currency",
     "price_note",
 ]
@@ -59,106 +82,248 @@ def container_bills(
     partitions: pd.DataFrame | None,
     prices: billing.Prices,
     needs: pd.DataFrame | None = None,
+    *,
+    multi_write: Collection[str] = (),
+    windows: tuple[int, ...] = WINDOWS_DAYS,
 ) -> pd.DataFrame:
-    """`BILL_COLUMNS` per container with measured intervals and RU/s of its own (the module docstring; a
-    container that spends its database's shared offer has no bill of its own). `needs`: `interval_needs` of
-    the same frames, when the caller has it (the report reads it for the autoscale ratio too)."""
-    needs = interval_needs(metrics, requests, partitions) if needs is None else needs
-    if needs.empty:
+    """`bills` of every container with RU/s of its own and every shared database of the store's frames
+    (`needs`: `interval_needs` of the same frames, when the caller has it)."""
+    parts = [container_hours(metrics, requests, partitions, needs), database_hours(metrics, requests, partitions)]
+    hours = pd.concat([p for p in parts if not p.empty], ignore_index=True) if any(len(p) for p in parts) else parts[0]
+    return bills(hours, partitions, prices, metrics=metrics, windows=windows, multi_write=multi_write)
+
+
+AUTOSCALE_COLUMNS = [*KEY, "autoscale_cost_ratio", "autoscale_hours", "autoscale_max"]
+
+
+def autoscale_ratios(main: pd.DataFrame) -> pd.DataFrame:
+    """Per container of `main` (`main_bills`): what autoscale at its max would have billed over the month as
+    billed manual (`AUTOSCALE_COLUMNS`: the report's `autoscale_cost_ratio` and the `move_to_autoscale`
+    finding's numbers are the cost section's, one definition); NaN on autoscale already."""
+    if main.empty:
+        return pd.DataFrame(columns=AUTOSCALE_COLUMNS)
+    manual = ~main["autoscale"].astype(bool) & main["monthly"].gt(0)
+    ratio = (main["autoscale_right"] / main["monthly"]).where(manual).round(4)
+    return main[KEY].assign(
+        autoscale_cost_ratio=ratio, autoscale_hours=main["hours"], autoscale_max=main["autoscale_max"]
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """What one throughput unit's bill needs besides its hours: its storage (one region's GB), and for a
+    shared database how many containers spend its offer (its minimum, B12)."""
+
+    storage_gb: float = math.nan
+    containers: int = 0
+
+
+def bills(
+    hours: pd.DataFrame,
+    partitions: pd.DataFrame | None,
+    prices: billing.Prices,
+    *,
+    metrics: pd.DataFrame | None = None,
+    windows: tuple[int, ...] = WINDOWS_DAYS,
+    multi_write: Collection[str] = (),
+) -> pd.DataFrame:
+    """`BILL_COLUMNS` per throughput unit of `hours` (`analysis.cost.hours.container_hours` and
+    `database_hours`, concatenated) and window (the module docstring). `metrics`: to count a shared
+    database's containers (its minimum); `multi_write`: the store's account names with multi-region writes."""
+    if hours.empty:
         return pd.DataFrame(columns=BILL_COLUMNS)
-    counts = regions.region_counts(metrics).set_index("account")["regions"]
-    autoscaled = _autoscale_max(metrics)
-    consumed = load.consumed_intervals(metrics, requests)
-    workload_ru = (consumed["workload_ru_s"] * consumed["grain_s"]).groupby([consumed[k] for k in KEY]).sum()
-    layout = load.partition_layout(partitions, metrics).set_index(KEY)["partitions"]
-    storage = _storage_gb(partitions)
+    hours = hours.reindex(columns=HOUR_COLUMNS)
+    end = pd.Timestamp(hours["hour"].max())
+    units = _units(partitions, metrics)
     note = billing.LIST_PRICE_NOTE if prices.list_example else "your [pricing]"
     rows = []
-    for group, mine in needs.groupby(KEY):
-        key = _key(group)
-        n = max(int(counts.get(key[0], 1)), 1)
-        hourly = mine.assign(hour=pd.DatetimeIndex(mine["time"]).floor("h")).groupby("hour")
-        need, manual = hourly["need"].max(), hourly["manual"].max()
-        top = autoscaled.get(key)
-        if manual.isna().all() and top is None:
-            continue  # no RU/s of its own: it spends its database's shared offer, billed as the database's
-        manual = manual.ffill().bfill()
-        if top is not None and top > 0:
-            billed = sum(billing.autoscale_hour(top, v, prices, regions=n) for v in need)
-        else:
-            billed = sum(billing.manual_hour(v, prices, regions=n) for v in manual)
-        hours = len(need)
-        right = _manual_right(float(need.max()), storage.get(key, 0.0), float(manual.max()))
-        manual_right = hours * billing.manual_hour(right, prices, regions=n)
-        estimate = autoscale_estimate(need, manual)
-        auto_right = sum(billing.autoscale_hour(estimate.max_ru_s, v, prices, regions=n) for v in need)
-        pkranges = int(layout.get(key, 1) or 1)
-        fits = n == 1 and float(need.max()) <= SERVERLESS_PARTITION_RU_S * pkranges
-        serverless = billing.serverless_cost(float(workload_ru.get(key, 0.0)), prices)
-        month = billing.HOURS_PER_MONTH / hours if hours else math.nan
-        gb = storage.get(key, math.nan)
-        rows.append(
-            (*key, hours, top is not None, n, billed, billed * month, billing.storage_month(gb, prices, regions=n),
-             manual_right * month, right, auto_right * month, estimate.max_ru_s, serverless * month, fits,
-             prices.currency, note)
-        )  # fmt: skip
+    for key, mine in hours.groupby(KEY, sort=False):
+        unit = units.get(tuple(str(k) for k in key), Unit())
+        shown = 0
+        for days in sorted(windows):
+            start = end - pd.Timedelta(days=days) + pd.Timedelta(hours=1)
+            window = mine[mine["hour"] >= start].sort_values("hour")
+            if window.empty or len(window) <= shown:
+                continue  # no more hours than the shorter window: it would repeat it
+            shown = len(window)
+            found = window_bill(window, unit, prices, multi_write=str(key[0]) in set(multi_write))
+            rows.append({**dict(zip(KEY, (str(k) for k in key))), "window_days": days, "start": start, "end": end,
+                         **found, "currency": prices.currency, "price_note": note})  # fmt: skip
     return pd.DataFrame(rows, columns=BILL_COLUMNS)
 
 
-def _manual_right(peak_need: float, storage_gb: float, highest_ever: float) -> float:
+def window_bill(hours: pd.DataFrame, unit: Unit, prices: billing.Prices, *, multi_write: bool = False) -> dict:
+    """One unit's bill over one window's hours (the module docstring's columns from `hours` to
+    `monthly_saving`)."""
+    need, in_force, ru = (hours[name].astype(float) for name in ("need", "in_force", "ru"))
+    auto = bool(hours["autoscale"].iloc[0])
+    n = int(hours["regions"].max())
+    pkranges = int(hours["pkranges"].max())
+    shared = str(hours["container"].iloc[0]) == SHARED_OFFER_CONTAINER
+    rates = {"regions": n, "multi_write": multi_write}
+
+    def autoscaled(max_ru_s: pd.Series | float) -> float:
+        tops = max_ru_s if isinstance(max_ru_s, pd.Series) else pd.Series(max_ru_s, index=need.index)
+        return billing.hours_cost(billing.autoscale_hour(t, v, prices, **rates) for t, v in zip(tops, need))
+
+    if auto:
+        billed = autoscaled(in_force)
+    else:
+        billed = billing.hours_cost(billing.manual_hour(v, prices, **rates) for v in in_force)
+    month = billing.HOURS_PER_MONTH / len(hours)
+    highest = float(in_force.max())
+    peak = float(need.max())
+    manual_ru_s = _manual_right(peak, unit, highest)
+    manual = len(hours) * billing.manual_hour(manual_ru_s, prices, **rates)
+    estimate = autoscale_estimate(need.set_axis(hours["hour"]), in_force.set_axis(hours["hour"]))
+    top = max(estimate.max_ru_s, _autoscale_floor(unit, highest)) if estimate.max_ru_s > 0 else math.nan
+    auto_right = autoscaled(top) if top > 0 else math.nan
+    fits = n == 1 and not shared and peak <= SERVERLESS_PARTITION_RU_S * pkranges
+    serverless = billing.serverless_cost(float(ru.sum()), prices) if not shared else math.nan
+    throttled = {
+        "today": int(((need > in_force + 1e-3).to_numpy() | hours["throttled"].astype(bool).to_numpy()).sum()),
+        "manual": _over(need, manual_ru_s),
+        "autoscale": _over(need, top) if top > 0 else math.nan,
+        "serverless": _over(need, SERVERLESS_PARTITION_RU_S * pkranges) if not shared else math.nan,
+    }
+    monthly = {"today": billed * month, "manual": manual * month, "autoscale": auto_right * month,
+               "serverless": serverless * month if fits else math.nan}  # fmt: skip
+    chosen = recommend(monthly, throttled)
+    gb = unit.storage_gb
+    return {
+        "hours": len(hours), "autoscale": auto, "regions": n, "multi_write": multi_write,
+        "billed": billed, "monthly": monthly["today"], "throttled_hours": throttled["today"],
+        "storage_monthly": billing.storage_month(gb, prices, regions=n),
+        "manual_right": monthly["manual"], "manual_ru_s": manual_ru_s, "manual_throttled_hours": throttled["manual"],
+        "autoscale_right": monthly["autoscale"], "autoscale_max": top,
+        "autoscale_throttled_hours": throttled["autoscale"],
+        "serverless": serverless * month, "serverless_fits": fits,
+        "serverless_throttled_hours": throttled["serverless"],
+        "recommended": chosen, "recommended_monthly": monthly[chosen],
+        "monthly_saving": round(monthly["today"] - monthly[chosen], 2),
+    }  # fmt: skip
+
+
+def recommend(monthly: dict[str, float], throttled: dict[str, float]) -> str:
+    """The cheapest option (`OPTIONS`) that would not have throttled more hours than today's offer; a NaN
+    cost (an option that does not apply) is never chosen, and a tie keeps the earlier option."""
+    limit = throttled["today"]
+    fair = [o for o in OPTIONS if monthly.get(o, math.nan) == monthly.get(o) and throttled.get(o, math.inf) <= limit]
+    return min(fair, key=lambda o: (round(monthly[o], 2), OPTIONS.index(o))) if fair else "today"
+
+
+def _over(need: pd.Series, capacity: pd.Series | float) -> int:
+    """The hours whose need is above the capacity (a thousandth of an RU/s of slack: figures rounded)."""
+    return int((need > capacity + 1e-3).sum())
+
+
+def _manual_right(peak_need: float, unit: Unit, highest_ever: float) -> float:
     """The manual RU/s that keeps the busiest hour's need at `TARGET_PEAK_UTILIZATION`, in steps of 100, never
-    under the container's minimum (B12; the highest RU/s ever is the highest seen in the window)."""
+    under the minimum (B12; a shared database's counts its containers; the highest RU/s ever is the highest
+    seen in the window)."""
     step = RU_STEP[False]
     wanted = math.ceil(peak_need / TARGET_PEAK_UTILIZATION / step) * step if peak_need > 0 else 0
-    return float(max(wanted, billing.min_manual_ru_s(storage_gb, highest_ever)))
+    gb = 0.0 if math.isnan(unit.storage_gb) else unit.storage_gb
+    if unit.containers:
+        floor = billing.min_database_manual_ru_s(gb, highest_ever, unit.containers)
+    else:
+        floor = billing.min_manual_ru_s(gb, highest_ever)
+    return float(max(wanted, floor))
 
 
-def _autoscale_max(metrics: pd.DataFrame) -> dict[tuple[str, ...], float]:
-    """Containers on autoscale and their max RU/s in force (the latest AutoscaleMaxThroughput)."""
-    rows = metric_rows(metrics, AUTOSCALE_MAX).dropna(subset=["time"])
-    latest = rows.sort_values("time").groupby(KEY)["value"].last()
-    return {_key(k): float(value) for k, value in zip(latest.index.to_list(), latest.to_list())}
+def _autoscale_floor(unit: Unit, highest_ever: float) -> float:
+    """The smallest autoscale max the unit may have (B12), in the autoscale step."""
+    gb = 0.0 if math.isnan(unit.storage_gb) else unit.storage_gb
+    if unit.containers:
+        floor = billing.min_database_autoscale_max_ru_s(gb, highest_ever, unit.containers)
+    else:
+        floor = billing.min_autoscale_max_ru_s(gb, highest_ever)
+    step = RU_STEP[True]
+    return float(math.ceil(floor / step) * step)
 
 
-def _storage_gb(partitions: pd.DataFrame | None) -> dict[tuple[str, ...], float]:
-    """Each container's data and index in its latest storage snapshot, in GB (one region's copy)."""
-    if partitions is None or partitions.empty:
-        return {}
-    latest = load.latest_snapshot(partitions).dropna(subset=["size_kb"])
-    sizes = latest.groupby(KEY)["size_kb"].sum().astype(float) * 1024 / 1024**3
-    return {_key(k): float(gb) for k, gb in zip(sizes.index.to_list(), sizes.to_list())}
+def _units(partitions: pd.DataFrame | None, metrics: pd.DataFrame | None) -> dict[tuple[str, ...], Unit]:
+    """Each container's latest storage (GB, one region's copy), and each shared database's: its containers'
+    storage summed, and their count."""
+    snapshot = None if partitions is None or partitions.empty else load.latest_snapshot(partitions)
+    sized = pd.DataFrame(columns=[*KEY, "size_kb"]) if snapshot is None else snapshot.dropna(subset=["size_kb"])
+    latest = sized.groupby(KEY)["size_kb"].sum().astype(float) * 1024 / 1024**3
+    found = {tuple(str(k) for k in key): Unit(storage_gb=float(gb)) for key, gb in latest.items()}
+    if metrics is None:
+        return found
+    for row in offer_containers(metrics, partitions).to_dict("records"):
+        members = [
+            gb for key, gb in latest.items() if tuple(str(k) for k in key[:2]) == (row["account"], row["database"])
+        ]
+        key = (str(row["account"]), str(row["database"]), SHARED_OFFER_CONTAINER)
+        found[key] = Unit(storage_gb=float(sum(members)) if members else math.nan, containers=int(row["containers"]))
+    return found
 
 
-def _key(parts: object) -> tuple[str, ...]:
-    """A (account, database, container) group key as text."""
-    return tuple(str(part) for part in parts) if isinstance(parts, tuple) else (str(parts),)
+def main_bills(found: pd.DataFrame) -> pd.DataFrame:
+    """Per unit, the row of `MAIN_WINDOW_DAYS` where the store holds more than a week, else its shortest
+    window's (all it has): the one bill the report, the findings and the pages read."""
+    if found.empty:
+        return found
+    ranked = found.assign(_main=found["window_days"].ne(MAIN_WINDOW_DAYS))
+    ranked = ranked.sort_values([*KEY, "_main", "window_days"], kind="stable")
+    return ranked.drop_duplicates(subset=KEY).drop(columns="_main").reset_index(drop=True)
 
 
-def report_rows(bills: pd.DataFrame) -> pd.DataFrame:
-    """The capacity report's `cost` section: per container, the month as billed, its storage and each
-    alternative over the same hours, in the prices' currency (`analysis.capacity.actions.COLUMNS`)."""
+def report_rows(found: pd.DataFrame) -> pd.DataFrame:
+    """The capacity report's `cost` section: per unit, its main window's month as billed, its storage, each
+    alternative with the hours it would have throttled and the recommendation; for its other windows the
+    month as billed and the recommendation (measures suffixed `_7d`, `_90d`). In the prices' currency
+    (`analysis.capacity.actions.COLUMNS`)."""
+    main = main_bills(found)
+    mains = set(zip(*(main[k] for k in [*KEY, "window_days"]))) if not main.empty else set()
     rows = []
-    for row in bills.to_dict("records"):
-        kind = "autoscale" if row["autoscale"] else "manual"
-        regions_text = f"{row['regions']} region{'s' if row['regions'] != 1 else ''}"
-        hours = f"{row['hours']} hour{'s' if row['hours'] != 1 else ''}"
-        measured = f"{hours} measured, x 730 / {row['hours']}; {regions_text}; {row['price_note']}"
-        serverless = (
-            "fits serverless (one region, at most 5,000 RU/s a partition)"
-            if row["serverless_fits"]
-            else ("serverless does not fit (more than one region, or a partition's need over 5,000 RU/s)")
-        )
-        found = [
-            ("monthly_cost", "", row["monthly"], f"as billed ({kind}); {measured}"),
-            ("storage_monthly_cost", "", row["storage_monthly"], f"data and index, latest snapshot; {regions_text}"),
-            ("manual_monthly_cost", f"{row['manual_ru_s']:,.0f} RU/s", row["manual_right"],
-             f"manual at the RU/s that keeps the busiest hour's need at 80%; {measured}"),
-            ("autoscale_monthly_cost", f"max {row['autoscale_max']:,.0f} RU/s", row["autoscale_right"],
-             f"autoscale at its recommended max; {measured}"),
-            ("serverless_monthly_cost", "", row["serverless"], f"the workload's RU; {serverless}; {measured}"),
-        ]  # fmt: skip
-        for measure, subject, value, detail in found:
-            if value is not None and not (isinstance(value, float) and math.isnan(value)):
-                rows.append(("cost", *(row[k] for k in KEY), subject, measure, float(value), row["currency"], detail))
+    for row in found.to_dict("records"):
+        is_main = tuple(row[k] for k in [*KEY, "window_days"]) in mains
+        rows += [("cost", *(row[k] for k in KEY), *found_row, row["currency"], detail)
+                 for *found_row, detail in _cost_rows(row, is_main)]  # fmt: skip
     columns = ["section", *KEY, "subject", "measure", "value", "unit", "detail"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def _cost_rows(row: dict, main: bool) -> list[tuple[str, str, float, str]]:
+    """(subject, measure, value, detail) of one bill row (`report_rows`), those with a value."""
+    kind = "autoscale" if row["autoscale"] else "manual"
+    where = f"{row['regions']} region{'s' if row['regions'] != 1 else ''}"
+    where += ", multi-region writes" if row["multi_write"] else ""
+    hours = f"{row['hours']} hour{'s' if row['hours'] != 1 else ''}"
+    window = f"last {row['window_days']} days: {hours} measured, x 730 / {row['hours']}"
+    measured = f"{window}; {where}; {row['price_note']}"
+    unit = "" if row["container"] != SHARED_OFFER_CONTAINER else "shared database offer"
+    suffix = "" if main else f"_{row['window_days']}d"
+
+    def throttle(n: float) -> str:
+        return "" if n != n else f"; would have throttled {int(n)} of the {hours}"
+
+    serverless = (
+        "fits serverless (one region, at most 5,000 RU/s a partition)"
+        if row["serverless_fits"]
+        else "serverless does not fit (a shared offer, more than one region, or a partition's need over 5,000 RU/s)"
+    )
+    today = ("monthly_cost", unit, row["monthly"],
+             f"as billed ({kind}); {measured}; throttled {int(row['throttled_hours'])} of the {hours}")  # fmt: skip
+    chosen = ("recommended_monthly_cost", row["recommended"], row["recommended_monthly"],
+              f"the cheapest that would not have throttled more hours than today; saves "
+              f"{row['monthly_saving']:,.2f} {row['currency']} a month; {window}")  # fmt: skip
+    rows = [today, chosen] if not main else [
+        today,
+        ("storage_monthly_cost", unit, row["storage_monthly"], f"data and index, latest snapshot; {where}"),
+        ("manual_monthly_cost", f"{row['manual_ru_s']:,.0f} RU/s", row["manual_right"],
+         f"manual at the RU/s that keeps the busiest hour's need at 80%; {measured}"
+         f"{throttle(row['manual_throttled_hours'])}"),
+        ("autoscale_monthly_cost", f"max {row['autoscale_max']:,.0f} RU/s", row["autoscale_right"],
+         f"autoscale at its recommended max; {measured}{throttle(row['autoscale_throttled_hours'])}"),
+        ("serverless_monthly_cost", "", row["serverless"],
+         f"the workload's RU; {serverless}; {measured}{throttle(row['serverless_throttled_hours'])}"),
+        chosen,
+    ]  # fmt: skip
+    return [
+        (subject, f"{measure}{suffix}", float(value), detail)
+        for measure, subject, value, detail in rows
+        if value is not None and not (isinstance(value, float) and math.isnan(value))
+    ]

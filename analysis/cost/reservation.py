@@ -9,6 +9,7 @@ Pure functions over an hourly series of RU/s in list-price terms (manual RU/s as
 from __future__ import annotations
 
 import math
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,3 +59,36 @@ def _bills(usage: np.ndarray, sizes: np.ndarray, prices: billing.Prices, discoun
     )
     beyond = np.clip(usage[None, :] * rate - credit[:, None], 0.0, None).sum(axis=1)
     return np.asarray(price * usage.size + beyond, dtype=float)
+
+
+def fleet_usage(hours: pd.DataFrame, prices: billing.Prices, multi_write: Collection[str] = ()) -> pd.Series:
+    """Per clock hour, the fleet's provisioned throughput in list-price RU/s, what a reservation covers
+    (`analysis.cost.hours` frames of every unit, one region's RU/s each): manual the RU/s in force, autoscale
+    the RU/s billed (`billing.autoscale_billed_ru_s` of the hour's need) x its 1.5 factor, each in whole 100
+    RU/s units x the regions (B3, B10), at the multi-region-write rate over the manual one where the account
+    writes in several regions (B4). Indexed by hour."""
+    if hours.empty:
+        return pd.Series(dtype=float)
+    in_force, need = hours["in_force"].astype(float), hours["need"].astype(float)
+    auto = hours["autoscale"].astype(bool)
+    scaled = [billing.autoscale_billed_ru_s(t, v) for t, v in zip(in_force, need)]
+    ru_s = pd.Series(scaled, index=hours.index).where(auto, in_force)
+    units = ru_s.map(billing.throughput_units).astype(float) * billing.UNIT_RU_S
+    writes = hours["account"].astype(str).isin(set(multi_write))
+    factor = pd.Series(1.0, index=hours.index).where(~auto, prices.autoscale_factor)
+    factor = factor.where(~writes, prices.multi_write_per_100_ru_s_hour / prices.manual_per_100_ru_s_hour)
+    usage = units * factor * hours["regions"].astype(float)
+    return usage.groupby(pd.DatetimeIndex(hours["hour"])).sum().rename("ru_s")
+
+
+def held_bill(usage_ru_s: pd.Series, held: Sequence[billing.Reservation], prices: billing.Prices) -> float:
+    """The window's throughput bill with the reservations held (B10): each hour their price, plus the list
+    cost beyond their credit; several reservations add their credits and their prices. Without any: the
+    list cost (`prices`' rate, its account discount taken off)."""
+    rate = prices.manual_per_100_ru_s_hour / billing.UNIT_RU_S
+    listed = usage_ru_s.astype(float).clip(lower=0) * rate
+    if not held:
+        return float(listed.sum() * (1 - prices.discount))
+    credit = sum(r.credit_per_hour(prices) for r in held)
+    price = sum(r.price_per_hour(prices) for r in held)
+    return float(price * len(listed) + (listed - credit).clip(lower=0).sum())

@@ -12,6 +12,8 @@ price, and while none is set the figures say "list price example" (`cosmoscore.b
 | `storage_per_gb_month` | currency per GB-month | 0.25 (B6) |
 | `discount` | fraction, 0-0.99 | 0 (an agreement's discount on every price, B7) |
 | `[[pricing.reservations]]` `ru_s`, `discount` | RU/s (multiples of 100), fraction | none held (B10, B11) |
+| `reservation_plan_discount` | fraction | 0.20 (B11: one year, the 100 RU/s units tier up to 999,900 RU/s): what the reservation planner prices a new reservation at |
+| `multi_write_accounts` | the store's account names | none (B4: their throughput is billed at the multi-region-write rate) |
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ class PricingSettings(BaseModel):
     storage_per_gb_month: Price | None = None
     discount: Fraction = 0.0
     reservations: list[ReservationSettings] = []
+    reservation_plan_discount: Fraction = 0.20
+    multi_write_accounts: list[str] = []
 
     @model_validator(mode="after")
     def _priced_in_its_currency(self) -> PricingSettings:

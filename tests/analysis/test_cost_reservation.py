@@ -35,3 +35,26 @@ def test_a_spiky_fleet_reserves_its_floor_and_an_idle_one_nothing() -> None:
     assert plan_reservation(spiky, LIST, discount=0.30).ru_s == 1000
     assert plan_reservation(pd.Series([0.0] * 24), LIST, discount=0.2).ru_s == 0
     assert plan_reservation(pd.Series(dtype=float), LIST, discount=0.2).ru_s == 0
+
+
+def test_the_fleet_s_usage_is_what_a_reservation_covers_and_the_held_one_is_netted() -> None:
+    """Two units in one hour: 1,000 RU/s manual in two regions (2,000 list RU/s) and an autoscale max of
+    4,000 that needed 1,000 RU/s (B10: consumes at 1.5x, 1,500): 3,500 RU/s. Holding 2,000 RU/s at 20% off:
+    $0.128 an hour for $0.16 of credit, plus list beyond it: 1,500 RU/s at $0.008 = $0.12, $0.248 in all
+    (against $0.28 at list)."""
+    from analysis.cost.reservation import fleet_usage, held_bill
+
+    hour = pd.Timestamp("2026-05-01T10:00Z")
+    hours = pd.DataFrame(
+        {
+            "account": ["a", "a"], "database": ["d", "d"], "container": ["m", "x"], "hour": [hour, hour],
+            "need": [500.0, 1000.0], "in_force": [1000.0, 4000.0], "ru": [0.0, 0.0], "throttled": [False, False],
+            "autoscale": [False, True], "regions": [2, 1], "pkranges": [1, 1],
+        }
+    )  # fmt: skip
+    usage = fleet_usage(hours, LIST)
+    assert usage.tolist() == [3500.0]
+    assert held_bill(usage, (), LIST) == pytest.approx(0.28)
+    assert held_bill(usage, (billing.Reservation(ru_s=2000, discount=0.20),), LIST) == pytest.approx(0.248)
+    # multi-region writes draw the credit at their own rate ($0.016 against $0.008: 2x)
+    assert fleet_usage(hours, LIST, multi_write=["a"]).tolist() == [2 * 2000.0 + 2 * 1000.0]

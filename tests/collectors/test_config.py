@@ -346,11 +346,13 @@ def test_pricing_defaults_to_microsoft_s_example_and_takes_the_user_s_prices(tmp
     mine = GOOD + (
         '\n[pricing]\ncurrency = "EUR"\nmanual_per_100_ru_s_hour = 0.0075\nmulti_write_per_100_ru_s_hour = 0.015\n'
         "serverless_per_million_ru = 0.23\nstorage_per_gb_month = 0.23\ndiscount = 0.1\n"
+        'reservation_plan_discount = 0.3\nmulti_write_accounts = ["prod"]\n'
         "[[pricing.reservations]]\nru_s = 10000\ndiscount = 0.2\n"
     )
     pricing = load_config(write(tmp_path, mine)).pricing
     assert pricing.prices().list_example is False and pricing.prices().discount == 0.1
     assert [(r.ru_s, r.discount) for r in pricing.held()] == [(10_000.0, 0.2)]
+    assert pricing.reservation_plan_discount == 0.3 and pricing.multi_write_accounts == ["prod"]
 
 
 @pytest.mark.parametrize(
