@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -152,7 +153,9 @@ def bills(
     return pd.DataFrame(rows, columns=BILL_COLUMNS)
 
 
-def window_bill(hours: pd.DataFrame, unit: Unit, prices: billing.Prices, *, multi_write: bool = False) -> dict:
+def window_bill(
+    hours: pd.DataFrame, unit: Unit, prices: billing.Prices, *, multi_write: bool = False
+) -> dict[str, object]:
     """One unit's bill over one window's hours (the module docstring's columns from `hours` to
     `monthly_saving`)."""
     need, in_force, ru = (hours[name].astype(float) for name in ("need", "in_force", "ru"))
@@ -160,21 +163,20 @@ def window_bill(hours: pd.DataFrame, unit: Unit, prices: billing.Prices, *, mult
     n = int(hours["regions"].max())
     pkranges = int(hours["pkranges"].max())
     shared = str(hours["container"].iloc[0]) == SHARED_OFFER_CONTAINER
-    rates = {"regions": n, "multi_write": multi_write}
 
     def autoscaled(max_ru_s: pd.Series | float) -> float:
         tops = max_ru_s if isinstance(max_ru_s, pd.Series) else pd.Series(max_ru_s, index=need.index)
-        return billing.hours_cost(billing.autoscale_hour(t, v, prices, **rates) for t, v in zip(tops, need))
+        return billing.hours_cost(billing.autoscale_hour(t, v, prices, regions=n, multi_write=multi_write) for t, v in zip(tops, need))
 
     if auto:
         billed = autoscaled(in_force)
     else:
-        billed = billing.hours_cost(billing.manual_hour(v, prices, **rates) for v in in_force)
+        billed = billing.hours_cost(billing.manual_hour(v, prices, regions=n, multi_write=multi_write) for v in in_force)
     month = billing.HOURS_PER_MONTH / len(hours)
     highest = float(in_force.max())
     peak = float(need.max())
     manual_ru_s = _manual_right(peak, unit, highest)
-    manual = len(hours) * billing.manual_hour(manual_ru_s, prices, **rates)
+    manual = len(hours) * billing.manual_hour(manual_ru_s, prices, regions=n, multi_write=multi_write)
     estimate = autoscale_estimate(need.set_axis(hours["hour"]), in_force.set_axis(hours["hour"]))
     top = max(estimate.max_ru_s, _autoscale_floor(unit, highest)) if estimate.max_ru_s > 0 else math.nan
     auto_right = autoscaled(top) if top > 0 else math.nan
@@ -248,13 +250,12 @@ def _units(partitions: pd.DataFrame | None, metrics: pd.DataFrame | None) -> dic
     snapshot = None if partitions is None or partitions.empty else load.latest_snapshot(partitions)
     sized = pd.DataFrame(columns=[*KEY, "size_kb"]) if snapshot is None else snapshot.dropna(subset=["size_kb"])
     latest = sized.groupby(KEY)["size_kb"].sum().astype(float) * 1024 / 1024**3
-    found = {tuple(str(k) for k in key): Unit(storage_gb=float(gb)) for key, gb in latest.items()}
+    by_key = {tuple(str(k) for k in key): float(gb) for key, gb in zip(latest.index.to_list(), latest.to_list())}
+    found = {key: Unit(storage_gb=gb) for key, gb in by_key.items()}
     if metrics is None:
         return found
     for row in offer_containers(metrics, partitions).to_dict("records"):
-        members = [
-            gb for key, gb in latest.items() if tuple(str(k) for k in key[:2]) == (row["account"], row["database"])
-        ]
+        members = [gb for key, gb in by_key.items() if key[:2] == (str(row["account"]), str(row["database"]))]
         key = (str(row["account"]), str(row["database"]), SHARED_OFFER_CONTAINER)
         found[key] = Unit(storage_gb=float(sum(members)) if members else math.nan, containers=int(row["containers"]))
     return found
@@ -286,7 +287,7 @@ def report_rows(found: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def _cost_rows(row: dict, main: bool) -> list[tuple[str, str, float, str]]:
+def _cost_rows(row: dict[str, Any], main: bool) -> list[tuple[str, str, float, str]]:
     """(subject, measure, value, detail) of one bill row (`report_rows`), those with a value."""
     kind = "autoscale" if row["autoscale"] else "manual"
     where = f"{row['regions']} region{'s' if row['regions'] != 1 else ''}"

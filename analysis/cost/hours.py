@@ -46,10 +46,13 @@ def container_hours(
     if needs.empty:
         return pd.DataFrame(columns=HOUR_COLUMNS)
     hour = pd.DatetimeIndex(needs["time"]).floor("h")
-    hourly = needs.assign(hour=hour, throttled=needs["denied_ru_s"].astype(float).gt(0)).groupby([*KEY, "hour"])
-    hourly = hourly.agg(need=("need", "max"), in_force=("manual", "max"), throttled=("throttled", "any"))
-    hourly = hourly.reset_index()
-    hourly["in_force"] = hourly.groupby(KEY)["in_force"].transform(lambda v: v.astype(float).ffill().bfill())
+    marked = needs.assign(hour=hour, throttled=needs["denied_ru_s"].astype(float).gt(0))
+    hourly = (
+        marked.groupby([*KEY, "hour"])
+        .agg(need=("need", "max"), in_force=("manual", "max"), throttled=("throttled", "any"))
+        .reset_index()
+    )
+    hourly["in_force"] = hourly.groupby(KEY)["in_force"].ffill().groupby([hourly[k] for k in KEY]).bfill()
     consumed = load.consumed_intervals(metrics, requests)
     ru = consumed.assign(
         hour=pd.DatetimeIndex(consumed["time"]).floor("h"), ru=consumed["workload_ru_s"] * consumed["grain_s"]
@@ -64,7 +67,8 @@ def container_hours(
         regions=out["account"].map(counts).fillna(1).clip(lower=1).astype(int),
         pkranges=out.pop("partitions").astype(float).fillna(1).clip(lower=1).astype(int),
     )
-    return out.astype({"need": float, "in_force": float, "autoscale": bool, "throttled": bool})[HOUR_COLUMNS]
+    typed: pd.DataFrame = out.astype({"need": float, "in_force": float, "autoscale": bool, "throttled": bool})
+    return typed[HOUR_COLUMNS]
 
 
 def _own_offer(metrics: pd.DataFrame) -> pd.DataFrame:

@@ -82,7 +82,13 @@ def load_report(view: FrameState) -> pd.DataFrame:
     widgets.render_store_warnings(tuple(dict.fromkeys(messages)))
     about = report_about(view, frames)  # no config here: commands name the endpoint's account and <rg>
     return review.build_capacity_report(
-        **frames,
+        frames["executions"],
+        frames["requests"],
+        frames["metrics"],
+        frames["partitions"],
+        frames["logical_keys"],
+        frames["log_key_ru"],
+        frames["log_throttles"],
         limits=None,
         region=view.region,
         about=about,
