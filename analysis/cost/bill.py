@@ -166,12 +166,16 @@ def window_bill(
 
     def autoscaled(max_ru_s: pd.Series | float) -> float:
         tops = max_ru_s if isinstance(max_ru_s, pd.Series) else pd.Series(max_ru_s, index=need.index)
-        return billing.hours_cost(billing.autoscale_hour(t, v, prices, regions=n, multi_write=multi_write) for t, v in zip(tops, need))
+        return billing.hours_cost(
+            billing.autoscale_hour(t, v, prices, regions=n, multi_write=multi_write) for t, v in zip(tops, need)
+        )
 
     if auto:
         billed = autoscaled(in_force)
     else:
-        billed = billing.hours_cost(billing.manual_hour(v, prices, regions=n, multi_write=multi_write) for v in in_force)
+        billed = billing.hours_cost(
+            billing.manual_hour(v, prices, regions=n, multi_write=multi_write) for v in in_force
+        )
     month = billing.HOURS_PER_MONTH / len(hours)
     highest = float(in_force.max())
     peak = float(need.max())
