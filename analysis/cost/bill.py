@@ -286,7 +286,7 @@ def report_rows(found: pd.DataFrame) -> pd.DataFrame:
     for row in found.to_dict("records"):
         is_main = tuple(row[k] for k in [*KEY, "window_days"]) in mains
         rows += [("cost", *(row[k] for k in KEY), *found_row, row["currency"], detail)
-                 for *found_row, detail in _cost_rows(row, is_main)]  # fmt: skip
+                 for *found_row, detail in _cost_rows({str(k): v for k, v in row.items()}, is_main)]  # fmt: skip
     columns = ["section", *KEY, "subject", "measure", "value", "unit", "detail"]
     return pd.DataFrame(rows, columns=columns)
 
