@@ -1,7 +1,7 @@
 """Azure Cosmos DB's billing rules, as pure functions over hourly figures: provisioned throughput (manual and
 autoscale) in every region, serverless RU, storage, the free tier and reserved capacity.
 
-Every rule cites its row in docs/reference/pricing.md (B1-B12, each with Microsoft's page). The prices are
+Every rule cites its row in docs/reference/pricing.md (B1-B15, each with Microsoft's page). The prices are
 configuration (`Prices`; the config's `[pricing]`); the defaults are Microsoft's published example prices for
 a single-write-region account in a non-government US region, which are list prices, not a quote:
 `LIST_PRICE_NOTE` says so wherever a cost is shown. Money is a float in `Prices.currency`, rounded only where

@@ -30,12 +30,18 @@ the range that peaked, which need not be the one with the most RU), `hot_range_s
 pkrange, the one with the largest share), `throttle_rate` (detail: its source and window, the first and last
 time counted, as every page and the alert name them), `largest_partition_gb`, `storage_headroom`
 (of 50 GB), `largest_key_gb`, `key_headroom` (of 20 GB), `autoscale_cost_ratio` (what autoscale at
-the max it needs would have billed against the manual RU/s in force, hour by hour: `autoscale_ratios`), `replay_ru` (RU: what ruscope's own replay was charged in
+the max it needs would have billed against the manual RU/s in force, hour by hour, over the cost section's main
+window: `analysis.cost.bill.autoscale_ratios`), `replay_ru` (RU: what ruscope's own replay was charged in
 the window, `analysis.own_traffic.summarize_replay_spend`; charged to the account and counted in Azure
 Monitor, R75). `throttle_rate` is in % of requests. `partition` (the latest storage snapshot and Azure
 Monitor): `size_gb`, `headroom` (of 50 GB), `documents`, `max_normalized_ru`. `key`: the `TOP_KEYS`
 largest logical keys (`size_gb`, with their share of 20 GB) and the `TOP_KEYS` costliest by RU in the
 diagnostic logs (`ru`, and `peak_second_ru`: RU in the key's busiest second, when the logs hold it).
+`cost` (`analysis.cost.bill.report_rows`, in the prices' currency): per container with RU/s of its own and
+per shared database (subject "shared database offer"), the main window's `monthly_cost` as billed,
+`storage_monthly_cost`, `manual_monthly_cost` / `autoscale_monthly_cost` / `serverless_monthly_cost` (subject:
+the RU/s or max; detail: the hours each would have throttled) and `recommended_monthly_cost` (subject: the
+option), and for the other windows `monthly_cost_7d` / `_90d` and `recommended_monthly_cost_7d` / `_90d`.
 `query`: `total_ru`, `mean_ru`, `executions` of the replayed queries. `offer`: each
 shared-throughput database, after the containers (`container` is "", `store.records.SHARED_OFFER_CONTAINER`:
 the database's offer, whose containers `analysis.fleet.summarize_throughput_units` lists in `detail`):

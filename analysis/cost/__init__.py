@@ -1,9 +1,12 @@
 """What the containers cost in money (issue 24): Azure's billing rules (`cosmoscore.billing`, docs/reference/
 pricing.md) applied to the store's measured hours.
 
-- `bill`: per container, the window's hours as they were billed (manual or autoscale, in every region) and
-  projected to a month, its storage, and what the same hours would have cost as manual at the right size,
-  autoscale at the right max and serverless (where its limits allow).
-- `reservation`: the reservation size that minimises the bill from an hourly usage series, with its coverage
-  curve (not yet fed the fleet's hours: the Cost page will).
+- `hours`: the one hourly frame every bill reads, per container with RU/s of its own and per shared
+  database: the need (with what the 429s were denied), the RU/s in force, the RU consumed, Monitor's 429 hours.
+- `bill`: per unit and window (7, 30, 90 days), the hours as billed (manual or autoscale, in every region,
+  multi-region writes at their rate) projected to a month, its storage, the alternatives (manual at the right
+  size, autoscale at the right max, serverless where its limits allow) with the hours each would have
+  throttled, and the cheapest that throttles no more than today.
+- `reservation`: the fleet's hourly usage in list-price RU/s, the reservation size that minimises its bill
+  with the coverage curve, and the bill with the reservations held.
 """
