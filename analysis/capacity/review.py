@@ -12,11 +12,11 @@ spreadsheet and pivots without reshaping:
 | `measure` | the number's name (below), or for an action the rule that fired |
 | `value`, `unit` | the number and its unit (`RU`, `RU/s`, `%`, `GB`, `count`, `ratio`, a currency code in `cost`), rounded (below) |
 | `detail` | plain words: the source of the number, a query's routing, an action's recommendation |
-| `target`, `target_unit` | an action's number to set (`RU/s manual`, `RU/s autoscale max`, `RU/s per partition (pkrange N)`, `partitions per execution`) |
+| `target`, `target_unit` | an action's number to set (`RU/s manual`, `RU/s autoscale max`, `RU/s per partition (pkrange N)`: the hot range's RU/s after a redistribution, `partitions per execution`); blank for burst capacity and a merge |
 | `severity` | an action's `critical`, `warning` or `info` (`rules.SEVERITY`, docs/findings.md) |
-| `command` | what applies it: the Azure CLI command, with the account and resource group of the config's `monitor_resource` (`ruscope report`; without one: the endpoint's account name and `<rg>`, a placeholder the shell refuses) or `ruscope advise` for a key design; "" for a query change |
+| `command` | what applies it: the Azure CLI command (a redistribution's calls joined with `&&` in order, `sleep 60` after every 5; burst capacity's is account-wide), with the account and resource group of the config's `monitor_resource` (`ruscope report`; without one: the endpoint's account name and `<rg>`, a placeholder the shell refuses) or `ruscope advise` for a key design; "" for a query change |
 | `risk` | what applying it risks, in plain words |
-| `monthly_saving`, `saving_unit` | what a throughput change saves a month (negative: costs) against the month as billed, at the `cost` section's prices (`actions._saving`; blank for a key, a query, an autoscale container's manual change) |
+| `monthly_saving`, `saving_unit` | what a throughput change saves a month (negative: costs) against the month as billed, at the `cost` section's prices (`actions._saving`; burst capacity: the raise it avoids; a merge: 0, the RU/s billed do not change; blank for a key, a query, an autoscale container's manual change) |
 
 The last seven are blank on rows that are not actions. The `report` section (when the caller passes a
 `ReportAbout`: the CLI and the page do) has `window_start` (and how it was chosen), `window_end`, `store`
@@ -63,8 +63,11 @@ meaning, the value the number that fired it: `partition_saturated` (saturation: 
 normalized RU at 90% or more; value in %, subject the pkrange; no target: do not lower), `range_share`
 (share: a range's share of the RU against an even share; value in %; the key design), `skewed_key`
 (throttling from one hot partition while the container is mostly idle; value: that range's peak normalized
-RU in %; target the hot range's RU/s of a redistribution, unless one logical key carries it: then the key
-design, no redistribution), `raise_throughput` (429 rate, %; target +10%), `lower_throughput` (value and
+RU in %; target the hot range's RU/s after a redistribution by Microsoft's formula, `analysis.capacity.planner`,
+unless one logical key carries it: then the key design, no redistribution), `raise_throughput` (429 rate, %;
+target +10%), `burst_absorbs` (in place of a raise when every partition is under 3,000 RU/s and its banked idle
+capacity would have served the 429s; value the 429 rate, %; no target), `merge_candidate` (value the RU/s per
+partition, under 3,000, with under 20 GB each on average; no target), `lower_throughput` (value and
 target: the RU/s, never below what the hottest range needs times the layout's partition count, nor the
 service minimum, and never while a range is saturated), `move_to_autoscale` (ratio; target the autoscale max
 at the peak), `query_fans_out` (partitions; target 1), `key_near_limit` (%; the key design). Partitions are
@@ -84,6 +87,7 @@ from analysis import fleet, load, overview, own_traffic, regions, throttling
 from analysis.capacity.about import ReportAbout, about_rows
 from analysis.capacity.actions import ACTION_TEXT_COLUMNS, COLUMNS, action_rows, costliest_key_shares, partition_peaks
 from analysis.capacity.autoscale import autoscale_ratios, interval_needs
+from analysis.capacity.evidence import burst_minutes, partition_storage, throttle_terms
 from analysis.capacity.rules import AzureAccount
 from analysis.cost.bill import container_bills
 from analysis.cost.bill import report_rows as cost_rows
@@ -94,7 +98,7 @@ from cosmoscore.billing import Prices
 from cosmoscore.keys import key_text
 from cosmoscore.limits import GB, Limits
 from cosmoscore.monitor.metrics import NORMALIZED_RU
-from store.records import LOG_KEY_RU, PARTITIONS, SHARED_OFFER_CONTAINER
+from store.records import LOG_KEY_RU, LOG_THROTTLES, PARTITIONS, SHARED_OFFER_CONTAINER
 
 KEY = overview.KEY
 REPORT_COLUMNS = COLUMNS  # one row shape; an action fills the last seven (`actions.ACTION_COLUMNS`)
@@ -111,7 +115,7 @@ REPORT_TABLES = {
     "log_key_ru": LOG_KEY_RU.pick(
         *KEY, "time", "pkrange_id", "partition_key", "request_charge", "peak_request_charge", "bin_minutes"
     ),
-    "log_throttles": throttling.LOG_THROTTLE_COLUMNS,
+    "log_throttles": LOG_THROTTLES.pick(*throttling.LOG_THROTTLE_COLUMNS, "bin_minutes"),  # 429s per second
 }
 
 # -- the report ------------------------------------------------------------------------------------------
@@ -195,6 +199,9 @@ def build_capacity_report(
             azure=azure,
             bills={tuple(str(r[k]) for k in KEY): {str(c): v for c, v in r.items()} for r in bills.to_dict("records")},
             prices=prices or Prices(),
+            throttles=throttle_terms(metrics, log_throttles, requests),
+            minutes=burst_minutes(load.partition_minutes(metrics, requests, partitions), metrics),
+            storage=partition_storage(partitions),
         ),
         offer_rows(containers, metrics, partitions),
     ]
