@@ -14,7 +14,8 @@ from typing import Any
 import pandas as pd
 
 from analysis import overview
-from analysis.capacity import rules
+from analysis.capacity import planner, rules
+from analysis.capacity.evidence import ThrottleTerms
 from analysis.capacity.rules import (
     Action,
     autoscale_action,
@@ -26,7 +27,7 @@ from analysis.capacity.rules import (
     saturation_action,
     skew_action,
 )
-from analysis.scope import in_containers
+from analysis.scope import in_containers, window_text
 from analysis.units import Number
 from cosmoscore import billing
 from cosmoscore.limits import GB, Limits
@@ -78,16 +79,22 @@ def action_rows(
     azure: Mapping[str, rules.AzureAccount] | None = None,
     bills: Mapping[tuple[str, ...], dict[str, Any]] | None = None,
     prices: billing.Prices | None = None,
+    throttles: Mapping[tuple[str, ...], ThrottleTerms] | None = None,
+    minutes: Mapping[tuple[str, ...], pd.DataFrame] | None = None,
+    storage: Mapping[tuple[str, ...], float] | None = None,
 ) -> pd.DataFrame:
     """The `action` section: every rule that fires, per container, query and logical key (`hot_keys`:
     `costliest_key_shares`, to name the key of a hot partition and say when one key carries it; `peaks`:
-    `partition_peaks`, the per-partition need of a redistribution; `azure`: the store's account names ->
-    their ARM names, for the commands; `bills`: `analysis.cost.bill`'s rows by container and their `prices`,
-    for what a change saves), each with its numbers in columns."""
+    `partition_peaks`, the per-partition consumption of a redistribution, `throttles` (`throttle_terms`) its
+    429 terms; `minutes`: `burst_minutes`, burst capacity's evidence; `storage`: `partition_storage`, a
+    merge's; `azure`: the store's account names -> their ARM names, for the commands; `bills`:
+    `analysis.cost.bill`'s rows by container and their `prices`, for what a change saves), each with its
+    numbers in columns."""
     bills = bills or {}
     found: list[tuple[tuple[str, ...], str, Action]] = []
     for row in containers.to_dict("records"):
-        found += _container_actions({str(k): v for k, v in row.items()}, hot_keys or {}, peaks or {})
+        named = {str(k): v for k, v in row.items()}
+        found += _container_actions(named, hot_keys or {}, peaks or {}, throttles, minutes, storage)
     for row in queries.to_dict("records"):
         action = fan_out_action(row["query_name"], row["routing"], int(_num(row["pkrange_count"], 0)), row["sql"])
         found += [(tuple(row[name] for name in KEY), row["query_name"], action)] if action else []
@@ -119,35 +126,54 @@ def action_rows(
 def _saving(action: Action, bill: dict[str, Any] | None, prices: billing.Prices | None) -> dict[str, Any]:
     """What a throughput change saves a month (`monthly_saving`, negative: what it costs) against the month
     as billed (`analysis.cost.bill`, the same hours and regions, the same prices): a new manual RU/s or
-    autoscale max, or a redistribution's new total. No figure for a key, a query or a container without a bill."""
+    autoscale max, or a redistribution's new total; burst capacity saves the raise it replaces (that raise's
+    cost); a merge 0 (the RU/s billed do not change, R96). No figure for a key, a query or a container
+    without a bill."""
     none = {"monthly_saving": math.nan, "saving_unit": ""}
-    if bill is None or prices is None or not (action.target or action.partitions):
+    if bill is None or prices is None:
         return none
-    regions, now = int(bill["regions"]), float(bill["monthly"])
+    unit = f"{prices.currency} a month"
+    if action.change == "merge":
+        return {"monthly_saving": 0.0, "saving_unit": unit}
+    if action.change == "burst" and action.instead_of is not None:
+        raised = _saving(action.instead_of, bill, prices)
+        if math.isnan(raised["monthly_saving"]):
+            return none
+        return {"monthly_saving": round(-raised["monthly_saving"], 2) + 0.0, "saving_unit": unit}
+    if not (action.target or action.partitions):
+        return none
+    n_regions, now = int(bill["regions"]), float(bill["monthly"])
     month = billing.HOURS_PER_MONTH
     if action.change == "autoscale":
         after = float(bill["autoscale_right"])
     elif action.change == "throughput" and action.target_unit == rules.target_unit(True):
         return none  # a new autoscale max: its bill follows the hours' needs (the cost section's autoscale row)
     elif action.change == "throughput" and action.target:
-        after = month * billing.manual_hour(float(action.target), prices, regions=regions)
+        after = month * billing.manual_hour(float(action.target), prices, regions=n_regions)
     elif action.change == "redistribute" and action.partitions:
         total = sum(ru for _, ru in action.partitions)
-        after = month * billing.manual_hour(total, prices, regions=regions)
+        after = month * billing.manual_hour(total, prices, regions=n_regions)
     else:
         return none
     if bill["autoscale"] and action.change != "autoscale":
         return none  # an autoscale container's bill is estimated per hour: a manual price is not comparable
-    return {"monthly_saving": round(now - after, 2), "saving_unit": f"{prices.currency} a month"}
+    return {"monthly_saving": round(now - after, 2), "saving_unit": unit}
 
 
 def _container_actions(
     row: dict[str, Any],
     hot_keys: dict[tuple[str, ...], tuple[str, float]],
     peaks: dict[tuple[str, ...], dict[str, float]],
+    throttles: Mapping[tuple[str, ...], ThrottleTerms] | None = None,
+    minutes: Mapping[tuple[str, ...], pd.DataFrame] | None = None,
+    storage: Mapping[tuple[str, ...], float] | None = None,
 ) -> list[tuple[tuple[str, ...], str, Action]]:
-    """The rules of one container (`action_rows`), in the report's order."""
+    """The rules of one container (`action_rows`), in the report's order (`throttles`: `throttle_terms`, the
+    429 terms of a redistribution; `minutes`: `burst_minutes`, the evidence of burst capacity; `storage`:
+    `partition_storage`, a merge's second condition)."""
     key = tuple(row[name] for name in KEY)
+    skey = tuple(str(k) for k in key)
+    terms = (throttles or {}).get(skey)
     pkranges = int(_num(row["pkranges"], 0))
     # two ranges can be named: the one that peaked (the 429s' partition) and the one with the most RU (the skew)
     peak_pkrange = str(row.get("hot_peak_pkrange") or row["hot_pkrange"])
@@ -156,7 +182,7 @@ def _container_actions(
         _num(row["throttle_rate"]), _num(row["hot_normalized_ru"]), _num(row["p95_utilization"]),
         peak_pkrange, pkranges, peak_key, peak_key_share,
     )  # fmt: skip
-    hot = _redistributed(hot, row, peaks.get(tuple(str(k) for k in key), {}), pkranges, peak_pkrange) if hot else None
+    hot = _redistributed(hot, row, peaks.get(skey, {}), pkranges, peak_pkrange, terms) if hot else None
     hot_key, key_share = hot_keys.get((*key, str(row["hot_pkrange"])), (None, math.nan))
     skew = hot or skew_action(
         _num(row["hot_range_share"]), pkranges, row["hot_pkrange"], row["skew_source"], key_share, hot_key or ""
@@ -171,8 +197,13 @@ def _container_actions(
     saturated = saturation_action(_num(sat), str(row.get("sat_pkrange", "")), pkranges, evidence)
     found = [(key, str(row["sat_pkrange"]), saturated)] if saturated else []
     autoscale, provisioned = bool(row["autoscale"]), _num(row["provisioned_ru_s"])
+    one_region = provisioned / max(int(_num(row.get("regions"), 1)), 1)  # one region's, as the estimate's
+    raised = None if hot else raise_action(_num(row["throttle_rate"]), skew is not None, provisioned, autoscale)
+    if raised is not None:
+        raised = _burst(raised, pkranges, (minutes or {}).get(skey), terms) or raised
+    stored = (storage or {}).get(skey)
     fired = [
-        None if hot else raise_action(_num(row["throttle_rate"]), skew is not None, provisioned, autoscale),
+        raised,
         lower_action(
             _num(row["peak_ru_s"]),
             provisioned,
@@ -187,21 +218,29 @@ def _container_actions(
             int(_num(row["autoscale_hours"], 0)),
             autoscale,
             _num(row.get("autoscale_max")),
-            provisioned / max(int(_num(row.get("regions"), 1)), 1),  # one region's, as the estimate's
+            one_region,
         ),  # fmt: skip
         skew,
+        rules.merge_action(pkranges, one_region / max(pkranges, 1), stored) if stored is not None else None,
     ]
     subject = peak_pkrange if hot else str(row["hot_pkrange"])
     return found + [(key, subject if action is skew else "", action) for action in fired if action]
 
 
 def _redistributed(
-    action: Action, row: dict[str, Any], peaks: dict[str, float], pkranges: int, hot_pkrange: str
+    action: Action,
+    row: dict[str, Any],
+    peaks: dict[str, float],
+    pkranges: int,
+    hot_pkrange: str,
+    terms: ThrottleTerms | None = None,
 ) -> Action:
-    """A hot-partition action to redistribute, with its per-partition RU/s (`rules.redistribution`) and the
-    hot range's (`hot_pkrange`, the one that peaked) as its target: from the RU/s in force in one region (a
-    total over N regions / N), and only when the metrics' ranges are the layout's (the command must name
-    every partition)."""
+    """A hot-partition action to redistribute, with its plan (`planner.partition_needs`, Microsoft's formula,
+    and `planner.redistribution_plan`) and the hot range's RU/s after it (`hot_pkrange`, the one that peaked) as
+    its target: from the RU/s in force in one region (a total over N regions / N), and only when the
+    metrics' ranges are the layout's (the command must name every partition). The 429s per second are the
+    logs' per partition where the store has them, else the container's, all given to the hot range (the
+    finding's own reading: they come from it), and the detail says which."""
     if action.change != "redistribute":
         return action
     provisioned = _num(row["provisioned_ru_s"]) / max(int(_num(row.get("regions"), 1)), 1)
@@ -210,18 +249,74 @@ def _redistributed(
     if len(peaks) != pkranges:
         why = f"Azure Monitor names {len(peaks)} ranges, the layout has {pkranges}: no command (it must name each)."
         return replace(action, change="", detail=f"{action.detail} {why}")
-    given = rules.redistribution(peaks, provisioned)
-    target = dict(given).get(hot_pkrange)
-    total = sum(ru for _, ru in given)
+    share = provisioned / len(peaks)
+    per_s: dict[str, float] = {}
+    charge = terms.ru_per_request if terms else math.nan
+    if terms and terms.per_pkrange:
+        per_s, whose = {pk: v for pk, v in terms.per_pkrange.items() if pk in peaks}, "per partition"
+    elif terms and terms.container_per_s >= 0:
+        per_s, whose = {hot_pkrange: terms.container_per_s}, f"the container's, all given to pkrange {hot_pkrange}"
+    needs = planner.partition_needs(peaks, share, per_s, charge)
+    plan = planner.redistribution_plan(needs, provisioned, bool(row["autoscale"]))
+    if per_s and charge >= 0:
+        hot_per_s = per_s.get(hot_pkrange, 0.0)
+        how = (
+            f"pkrange {hot_pkrange} consumed {peaks[hot_pkrange] / 100 * share:,.0f} RU/s ({peaks[hot_pkrange]:.0f}% of "
+            f"{share:,.0f}) + {hot_per_s:,.2f} 429s/s x {charge:,.2f} RU a request ({whose}; {terms.source if terms else ''})"
+        )
+    else:
+        how = f"no 429s per second or charge in the store, so pkrange {hot_pkrange} at 100% gets twice its share"
+    if plan is None:
+        return replace(
+            action, change="", detail=f"{action.detail} No command: by {how}, no partition needs more than its share."
+        )
+    after = dict(plan.partitions)
+    total = sum(after.values())
+    raised = (
+        f" The others cannot give that without going under their own need, so the total is first raised to "
+        f"{plan.raise_to:,.0f} (split evenly)."
+        if plan.raise_to
+        else ""
+    )
     detail = (
-        f"{action.detail} Per partition from the measured peaks (Azure Monitor NormalizedRUConsumption x the "
-        f"{provisioned / len(given):,.0f} RU/s each has now): "
-        + ", ".join(f"pkrange {pk} {ru:,.0f}" for pk, ru in given)
-        + f" RU/s, {total:,.0f} in total against {provisioned:,.0f} now"
-        + (" (the total changes with it)." if total != provisioned else ".")
+        f"{action.detail} Each partition's need is Microsoft's formula, consumed RU/s (NormalizedRUConsumption x "
+        f"the {share:,.0f} RU/s each has now) + 429 responses per second x the average RU per request: {how}; "
+        f"the others keep at least their own need (in steps of 100 RU/s, at least 100 and at most 10,000 each).{raised} After: "
+        + ", ".join(f"pkrange {pk} {ru:,.0f}" for pk, ru in plan.partitions)
+        + f" RU/s, {total:,.0f} in total against {provisioned:,.0f} now, in {len(plan.requests)} "
+        + ("call" if len(plan.requests) == 1 else "calls")
+        + " (each one source and at most 20 targets; at most 5 a minute)."
     )
     unit = f"RU/s per partition (pkrange {hot_pkrange})"
-    return replace(action, partitions=given, target=target, target_unit=unit, detail=detail)
+    return replace(
+        action, partitions=plan.partitions, plan=plan, target=after.get(hot_pkrange), target_unit=unit, detail=detail
+    )
+
+
+def _burst(raised: Action, pkranges: int, minutes: pd.DataFrame | None, terms: ThrottleTerms | None) -> Action | None:
+    """Burst capacity in place of `raised` when every range of the container, each under 3,000 RU/s, would
+    have had its 429s served from its bank (`planner.burst_absorbs`, per range and region over `minutes`), the
+    429s' RU being their count x the average charge; None otherwise (or without the evidence)."""
+    charge = terms.ru_per_request if terms else math.nan
+    if minutes is None or minutes.empty or not charge >= 0 or minutes["budget_ru_s"].isna().any():
+        return None
+    budgets = minutes["budget_ru_s"].astype(float)
+    if not (budgets.gt(0).all() and budgets.lt(planner.BURST_RATE_RU_S).all()):
+        return None
+    for _, group in minutes.groupby(["region", "pkrange_id"], sort=True):
+        seq = list(zip(group["normalized_ru"].astype(float), group["throttled"].astype(float) * charge))
+        absorbed, _ = planner.burst_absorbs(float(group["budget_ru_s"].max()), seq, float(group["grain_s"].iloc[0]))
+        if not absorbed and group["throttled"].gt(0).any():
+            return None
+    throttled = minutes[minutes["throttled"].gt(0)]
+    if throttled.empty:
+        return None
+    counted = throttled[["region", "time"]].drop_duplicates()
+    evidence = (
+        f"Azure Monitor NormalizedRUConsumption and TotalRequests, {len(minutes['time'].unique())} minutes, "
+        f"{window_text(minutes['time'].min(), minutes['time'].max())}; charge: {terms.source if terms else ''}."
+    )
+    return rules.burst_action(raised, pkranges, float(budgets.max()), len(counted), evidence)
 
 
 def _num(value: Number, default: float = math.nan) -> float:

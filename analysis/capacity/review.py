@@ -12,11 +12,11 @@ spreadsheet and pivots without reshaping:
 | `measure` | the number's name (below), or for an action the rule that fired |
 | `value`, `unit` | the number and its unit (`RU`, `RU/s`, `%`, `GB`, `count`, `ratio`, a currency code in `cost`), rounded (below) |
 | `detail` | plain words: the source of the number, a query's routing, an action's recommendation |
-| `target`, `target_unit` | an action's number to set (`RU/s manual`, `RU/s autoscale max`, `RU/s per partition (pkrange N)`, `partitions per execution`) |
+| `target`, `target_unit` | an action's number to set (`RU/s manual`, `RU/s autoscale max`, `RU/s per partition (pkrange N)`: the hot range's RU/s after a redistribution, `partitions per execution`); blank for burst capacity and a merge |
 | `severity` | an action's `critical`, `warning` or `info` (`rules.SEVERITY`, docs/findings.md) |
-| `command` | what applies it: the Azure CLI command, with the account and resource group of the config's `monitor_resource` (`ruscope report`; without one: the endpoint's account name and `<rg>`, a placeholder the shell refuses) or `ruscope advise` for a key design; "" for a query change |
+| `command` | what applies it: the Azure CLI command (a redistribution's calls joined with `&&` in order, `sleep 60` after every 5; burst capacity's is account-wide), with the account and resource group of the config's `monitor_resource` (`ruscope report`; without one: the endpoint's account name and `<rg>`, a placeholder the shell refuses) or `ruscope advise` for a key design; "" for a query change |
 | `risk` | what applying it risks, in plain words |
-| `monthly_saving`, `saving_unit` | what a throughput change saves a month (negative: costs) against the month as billed, at the `cost` section's prices (`actions._saving`; blank for a key, a query, an autoscale container's manual change) |
+| `monthly_saving`, `saving_unit` | what a throughput change saves a month (negative: costs) against the month as billed, at the `cost` section's prices (`actions._saving`; burst capacity: the raise it avoids; a merge: 0, the RU/s billed do not change; blank for a key, a query, an autoscale container's manual change) |
 
 The last seven are blank on rows that are not actions. The `report` section (when the caller passes a
 `ReportAbout`: the CLI and the page do) has `window_start` (and how it was chosen), `window_end`, `store`
@@ -69,8 +69,11 @@ meaning, the value the number that fired it: `partition_saturated` (saturation: 
 normalized RU at 90% or more; value in %, subject the pkrange; no target: do not lower), `range_share`
 (share: a range's share of the RU against an even share; value in %; the key design), `skewed_key`
 (throttling from one hot partition while the container is mostly idle; value: that range's peak normalized
-RU in %; target the hot range's RU/s of a redistribution, unless one logical key carries it: then the key
-design, no redistribution), `raise_throughput` (429 rate, %; target +10%), `lower_throughput` (value and
+RU in %; target the hot range's RU/s after a redistribution by Microsoft's formula, `analysis.capacity.planner`,
+unless one logical key carries it: then the key design, no redistribution), `raise_throughput` (429 rate, %;
+target +10%), `burst_absorbs` (in place of a raise when every partition is under 3,000 RU/s and its banked idle
+capacity would have served the 429s; value the 429 rate, %; no target), `merge_candidate` (value the RU/s per
+partition, under 3,000, with under 20 GB each on average; no target), `lower_throughput` (value and
 target: the RU/s, never below what the hottest range needs times the layout's partition count, nor the
 service minimum, and never while a range is saturated), `move_to_autoscale` (ratio; target the autoscale max
 at the peak), `query_fans_out` (partitions; target 1), `key_near_limit` (%; the key design). Partitions are
@@ -90,6 +93,7 @@ from analysis import fleet, load, overview, own_traffic, regions, throttling
 from analysis.capacity.about import ReportAbout, about_rows
 from analysis.capacity.actions import ACTION_TEXT_COLUMNS, COLUMNS, action_rows, costliest_key_shares, partition_peaks
 from analysis.capacity.autoscale import interval_needs
+from analysis.capacity.evidence import burst_minutes, partition_storage, throttle_terms, with_layout
 from analysis.capacity.rules import AzureAccount
 from analysis.cost.bill import autoscale_ratios, container_bills, main_bills
 from analysis.cost.bill import report_rows as cost_rows
@@ -100,7 +104,7 @@ from cosmoscore.billing import Prices
 from cosmoscore.keys import key_text
 from cosmoscore.limits import GB, Limits
 from cosmoscore.monitor.metrics import NORMALIZED_RU
-from store.records import LOG_KEY_RU, PARTITIONS, SHARED_OFFER_CONTAINER
+from store.records import LOG_KEY_RU, LOG_THROTTLES, PARTITIONS, SHARED_OFFER_CONTAINER
 
 KEY = overview.KEY
 REPORT_COLUMNS = COLUMNS  # one row shape; an action fills the last seven (`actions.ACTION_COLUMNS`)
@@ -117,7 +121,7 @@ REPORT_TABLES = {
     "log_key_ru": LOG_KEY_RU.pick(
         *KEY, "time", "pkrange_id", "partition_key", "request_charge", "peak_request_charge", "bin_minutes"
     ),
-    "log_throttles": throttling.LOG_THROTTLE_COLUMNS,
+    "log_throttles": LOG_THROTTLES.pick(*throttling.LOG_THROTTLE_COLUMNS, "bin_minutes"),  # 429s per second
 }
 
 # -- the report ------------------------------------------------------------------------------------------
@@ -166,7 +170,8 @@ def build_capacity_report(
     """The report (`REPORT_COLUMNS`, the module docstring) of one `region`, or of the account in total (None),
     its first section `about` (the caller's window, store, time and version) when given: empty when no
     container has data. `prices`: what the `cost` section prices at (`analysis.cost.bill`; Microsoft's
-    example list prices by default, labelled so; `multi_write`: the accounts with multi-region writes). `azure`: each store account's ARM names (from the config),
+    example list prices by default, labelled so; `multi_write`: the accounts with multi-region writes). `azure`:
+    each store account's ARM names (from the config),
     so a command names the account and resource group `az` needs (without: the endpoint's account name and
     `<rg>`)."""
     metrics = regions.select_region(metrics, region)
@@ -194,7 +199,7 @@ def build_capacity_report(
         key_rows(keys, log_key_ru, limits),
         query_rows(queries),
         action_rows(
-            _with_layout(containers, partitions, metrics),
+            with_layout(containers, partitions, metrics),
             queries,
             keys,
             limits,
@@ -203,6 +208,9 @@ def build_capacity_report(
             azure=azure,
             bills={tuple(str(r[k]) for k in KEY): {str(c): v for c, v in r.items()} for r in main.to_dict("records")},
             prices=prices or Prices(),
+            throttles=throttle_terms(metrics, log_throttles, requests),
+            minutes=burst_minutes(load.partition_minutes(metrics, requests, partitions), metrics),
+            storage=partition_storage(partitions),
         ),
         offer_rows(containers, metrics, partitions),
     ]
@@ -438,39 +446,6 @@ def query_rows(queries: pd.DataFrame) -> pd.DataFrame:
         for c, u in (("total_ru", "RU"), ("mean_ru", "RU"), ("executions", "count"))
     ]
     return pd.concat(parts).sort_index(kind="stable")
-
-
-def _with_layout(containers: pd.DataFrame, partitions: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
-    """`containers` with `layout_pkranges` (`analysis.load.partition_layout`: the latest storage snapshot's
-    pkrange count, not the ranges that reported in the last minute; else metrics', `layout_source` says
-    which) and the most saturated range's sustained normalized RU (`sat_*`): the model's `sustained_*`
-    columns, which `summarize_containers` read with ruscope's own minutes left out (`analysis.load`)."""
-    layout = load.partition_layout(partitions, metrics)
-    stored = layout[layout["layout_source"].eq(load.STORAGE_LAYOUT)].rename(columns={"partitions": "_layout"})
-    out = containers.merge(stored[[*KEY, "_layout"]], on=KEY, how="left")
-    found = out.pop("_layout").astype(float)
-    out["layout_source"] = [load.STORAGE_LAYOUT if pd.notna(n) else load.METRICS_LAYOUT for n in found]
-    out["pkranges"] = found.combine_first(out["pkranges"].astype(float))
-    return out.merge(_saturation_of(containers), on=KEY, how="left")
-
-
-def saturation_stats(
-    metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
-) -> pd.DataFrame:
-    """Per container: the range with the largest p95 (`rules.SATURATION_QUANTILE`) of its per-minute
-    NormalizedRUConsumption over the window (`sat_pkrange`, `sat_normalized_ru`), the minutes behind it and
-    the window (`sat_window`): `analysis.load.summarize_partition_load`'s sustained load, ruscope's own
-    minutes (from `requests`) left out."""
-    return _saturation_of(load.summarize_partition_load(load.partition_minutes(metrics, requests, partitions)))
-
-
-def _saturation_of(frame: pd.DataFrame) -> pd.DataFrame:
-    """The `sat_*` columns of a frame with the model's `sustained_*` ones (the containers that have a figure)."""
-    rows = frame.dropna(subset=["sustained_normalized_ru"]).reset_index(drop=True)
-    window = [window_text(a, b) for a, b in zip(rows["sustained_start"], rows["sustained_end"])]
-    named = {"sustained_pkrange": "sat_pkrange", "sustained_normalized_ru": "sat_normalized_ru"}
-    out = rows[[*KEY, *named, "sustained_minutes"]].rename(columns={**named, "sustained_minutes": "sat_minutes"})
-    return out.assign(sat_normalized_ru=out["sat_normalized_ru"].astype(float), sat_window=window)
 
 
 def _count(n: float, noun: str) -> str:

@@ -24,10 +24,16 @@ of the current per-partition budget: need x N = hot% x provisioned, filled to 80
 
 **Numbers in columns.** Each `Action` also carries its `target` and `target_unit`, the `change` that applies
 it (`az_command` writes the Azure CLI command: `throughput update --throughput` / `--max-throughput`,
-`throughput migrate --throughput-type autoscale`, `redistribute-partition-throughput --target-partition-info`;
-`ruscope advise` for a key design; azure-monitor.md R90-R93), its `risk` in plain words and a `severity`
+`throughput migrate --throughput-type autoscale`, `redistribute-partition-throughput --target-partition-info
+--source-partition-info` (the calls of `analysis.capacity.planner`'s plan), `merge`, `az cosmosdb update
+--enable-burst-capacity`; `ruscope advise` for a key design; azure-monitor.md R90-R97), its `risk` in plain
+words and a `severity`
 (`SEVERITY`). A single hot logical key (`HOT_KEY_SHARE` of its range's RU) gains nothing from a split or a
 redistribution (R92: a key lives on one partition, at most 10,000 RU/s): no redistribution then, the advisor.
+**Cheaper than a raise, or a layout to tidy:** `burst_absorbs` replaces `raise_throughput` when every
+partition is under 3,000 RU/s and the idle capacity each banked would have served its 429s (R97, not
+guaranteed); `merge_candidate` names a container whose partitions are fragmented (under 3,000 RU/s and 20 GB
+each, R96), with what enabling merge blocks.
 The catalogue of every finding, its evidence, action and thresholds: docs/findings.md.
 """
 
@@ -39,6 +45,13 @@ import shlex
 from dataclasses import dataclass
 
 from analysis import fleet, overview
+from analysis.capacity.planner import (
+    BURST_RATE_RU_S,
+    BURST_SECONDS,
+    RedistributionPlan,
+    redistribution_commands,
+)
+from analysis.capacity.planner import RU_STEP as RU_STEP  # the RU step the rules, autoscale and cost share
 from cosmoscore import billing
 from cosmoscore.limits import GB, Limits
 
@@ -47,7 +60,6 @@ THROTTLE_HEALTHY_MAX = overview.THROTTLE_HEALTHY_MAX  # ru-cost-model.md P12: 1-
 THROTTLE_QUIET_MAX = 0.01  # the band's low end: lowering RU/s is advised only below it
 LOWER_PEAK_UTILIZATION = 0.5  # even the busiest interval used under half the provisioned RU/s: paying 2x
 TARGET_PEAK_UTILIZATION = 0.8  # a suggested rate the peak fills to 80%: a per-minute average hides bursts
-RU_STEP = {False: 100, True: 1000}  # concepts-limits: manual RU/s in steps of 100, autoscale max of 1,000
 AUTOSCALE_MIN_MAX = 1000  # ru-cost-model.md P9: the smallest autoscale max RU/s
 # learn "how-to-choose-offer": autoscale bills each hour at the highest RU/s it scaled to (at least 10% of
 # the max, P10) at 1.5x the manual rate per RU/s: the billing rules' own (`cosmoscore.billing`, B2)
@@ -68,10 +80,10 @@ KEY_STORAGE_CRITICAL = 0.95  # at 95% of 20 GB a burst of writes reaches the lim
 # Raising: Microsoft's redistribution page, "Increase the RU/s by a percentage, measure the rate of 429
 # responses, and repeat ... start with 10% to be conservative" (azure-monitor.md R90): the target is one step.
 RAISE_STEP = 0.1
-PARTITION_MAX_RU_S = 10_000  # P2, R92: a physical partition serves at most 10,000 RU/s (above: a split)
-# Redistribution (R92): a partition that ran at 100% of its share is throttled, so its need is unknown; the
-# page's rule for it: "Double the RU/s or increase them to the maximum of 10,000 RU/s, whichever is lower".
-SATURATED_NEED_FACTOR = 2.0
+# Merge (R96, merge.md): "The current RU/s per physical partition is <3000 RU/s" and "The current average
+# storage in GB per physical partition is <20 GB"; at least two partitions to merge.
+MERGE_MAX_PARTITION_RU_S = 3000.0
+MERGE_MAX_PARTITION_GB = 20.0
 RESOURCE_GROUP = "<rg>"  # no ARM id in the config: a placeholder the shell refuses to run as is
 ADVISE_COMMAND = "ruscope advise --config ruscope.toml"
 # The severity of a finding (the catalogue in docs/findings.md): critical when requests fail now or a limit
@@ -86,9 +98,11 @@ SEVERITY = {
     "lower_throughput": "info",
     "move_to_autoscale": "info",
     "query_fans_out": "info",
+    "burst_absorbs": "critical",  # the 429s of the raise it replaces happen now
+    "merge_candidate": "info",
 }
-# What applies a change (`az_command`); R90-R93 cite each command and flag.
-CHANGES = ("throughput", "autoscale", "redistribute", "advise", "query")
+# What applies a change (`az_command`); R90-R97 cite each command and flag.
+CHANGES = ("throughput", "autoscale", "redistribute", "advise", "query", "merge", "burst")
 TOP = re.compile(r"\bTOP\b", re.IGNORECASE)
 
 
@@ -97,7 +111,8 @@ class Action:
     """A recommendation: the rule (`measure`), the number that fired it and what to do, in plain words; and
     in columns (module docstring): the `target` and its unit, the `change` that applies it (a `CHANGES` key,
     from which `az_command` writes the command), the `risk` of applying it, and for a redistribution the RU/s
-    per pkrange (`partitions`)."""
+    per pkrange after it (`partitions`) and the calls that set them (`plan`); for burst capacity the raise it
+    replaces (`instead_of`, whose cost is what it saves)."""
 
     measure: str
     value: float
@@ -108,6 +123,8 @@ class Action:
     change: str = ""
     risk: str = ""
     partitions: tuple[tuple[str, float], ...] = ()
+    plan: RedistributionPlan | None = None
+    instead_of: Action | None = None
 
 
 def hot_partition_action(
@@ -124,7 +141,7 @@ def hot_partition_action(
     `hot_key`: the logical key with the most RU on that range in the diagnostic logs, named when known; when
     it carries `HOT_KEY_SHARE` of the range's RU, a split or redistribution gains nothing (the key design
     does: `change` "advise"); else the RU/s can be moved to that range (`change` "redistribute", the
-    per-partition targets from `redistribution`, set by the report). The value: the range's peak normalized
+    plan from `planner.redistribution_plan`, set by the report). The value: the range's peak normalized
     RU (%), the number that says the 429s are one partition's."""
     hot = throttle_rate > THROTTLE_HEALTHY_MAX and hot_normalized_ru >= fleet.HOT_NORMALIZED_RU
     if not (hot and p95_utilization < LOWER_PEAK_UTILIZATION):
@@ -146,34 +163,6 @@ def hot_partition_action(
         return Action("skewed_key", round(hot_normalized_ru, 2), "%", detail, change="advise", risk=KEY_CHANGE_RISK)
     detail += " Until then, more of the RU/s can go to that partition (the command: a redistribution)."
     return Action("skewed_key", round(hot_normalized_ru, 2), "%", detail, change="redistribute", risk=REDISTRIBUTE_RISK)
-
-
-def redistribution(peaks: dict[str, float], ru_s: float) -> tuple[tuple[str, float], ...]:
-    """Per pkrange, the RU/s a redistribution gives it (R92), from the measured peaks (`peaks`: pkrange ->
-    largest per-minute NormalizedRUConsumption, %) and the RU/s in force in one region (`ru_s`, split evenly
-    over the ranges today, P4): the hottest range gets its need (its peak x its share / 0.8, as any target;
-    a range at 100% was throttled, so `SATURATED_NEED_FACTOR` x its share), at most `PARTITION_MAX_RU_S`;
-    the others share the rest evenly, each at least its own need (the total rises when they cannot). Empty
-    without peaks or RU/s. In steps of 100 RU/s."""
-    if not peaks or not ru_s > 0:
-        return ()
-    share = ru_s / len(peaks)
-    step = RU_STEP[False]
-
-    def need(peak: float) -> float:
-        wanted = share * SATURATED_NEED_FACTOR if peak >= 100 else share * peak / 100 / TARGET_PEAK_UTILIZATION
-        return float(min(PARTITION_MAX_RU_S, max(step, math.ceil(wanted / step) * step)))
-
-    hot = max(sorted(peaks), key=lambda pk: peaks[pk])
-    given = {hot: need(peaks[hot])}
-    others = [pk for pk in sorted(peaks) if pk != hot]
-    even = math.floor((ru_s - given[hot]) / max(len(others), 1) / step) * step
-    given |= {pk: float(min(PARTITION_MAX_RU_S, max(even, need(peaks[pk])))) for pk in others}
-    return tuple((pk, given[pk]) for pk in sorted(peaks, key=_pkrange_order))
-
-
-def _pkrange_order(pkrange: str) -> tuple[int, str]:
-    return (int(pkrange), "") if pkrange.isdigit() else (1 << 62, pkrange)
 
 
 def raise_action(
@@ -266,6 +255,50 @@ def saturation_action(sustained_normalized_ru: float, pkrange: str, pkranges: in
     return Action("partition_saturated", round(sustained_normalized_ru, 2), "%", detail)
 
 
+def merge_action(pkranges: int, partition_ru_s: float, storage_gb: float) -> Action | None:
+    """A container whose `pkranges` (at least two) each have under `MERGE_MAX_PARTITION_RU_S` (`partition_ru_s`:
+    one region's RU/s, or autoscale max, / partitions) and hold under `MERGE_MAX_PARTITION_GB` on average
+    (`storage_gb`: the latest snapshot's total): merge.md's two conditions for a merge (R96). Its value: the
+    RU/s per partition. No target: the service picks the partition count."""
+    if not (pkranges >= 2 and 0 < partition_ru_s < MERGE_MAX_PARTITION_RU_S and storage_gb >= 0):
+        return None
+    average = storage_gb / pkranges
+    if not average < MERGE_MAX_PARTITION_GB:
+        return None
+    detail = (
+        f"Merge candidate: {pkranges} partitions with {partition_ru_s:,.0f} RU/s each (under "
+        f"{MERGE_MAX_PARTITION_RU_S:,.0f}) and {average:,.1f} GB each on average (under {MERGE_MAX_PARTITION_GB:g} GB, "
+        "the latest storage snapshot): a merge reduces the partitions in place, so each gets more of the same "
+        "RU/s and a hot one throttles later. It does not change the RU/s billed, so it saves nothing by itself "
+        "(lowering the RU/s afterwards is a change of its own). Before the command, Partition merge (preview) "
+        "must be enabled on the account (its Features page, or az cosmosdb update --enable-partition-merge true): "
+        "read the risk first; allow 5-6 hours."
+    )
+    return Action("merge_candidate", round(partition_ru_s, 1), "RU/s", detail, change="merge", risk=MERGE_RISK)
+
+
+def burst_action(raised: Action, pkranges: int, partition_ru_s: float, throttled_minutes: int, evidence: str) -> Action:
+    """Burst capacity in place of `raised` (a `raise_throughput`): every partition is under `BURST_RATE_RU_S`
+    and `burst_absorbs` held for each over the window, so banked idle capacity would have served the 429s
+    (R97; not guaranteed). Its money: the raise it avoids (`instead_of`)."""
+    bank = BURST_SECONDS * partition_ru_s
+    then = f" raise to {raised.target:,.0f} ({raised.target_unit})," if raised.target else " raise the RU/s,"
+    detail = (
+        f"Enable burst capacity instead of a raise: each of the {pkranges} partitions has {partition_ru_s:,.0f} RU/s "
+        f"(under {BURST_RATE_RU_S:,.0f}), and each of the {throttled_minutes} minutes with 429s asked for less than "
+        f"the idle capacity its partition banked in the minutes before (up to {BURST_SECONDS:.0f} s x "
+        f"{partition_ru_s:,.0f} = {bank:,.0f} RU, spent at up to {BURST_RATE_RU_S:,.0f} RU/s), so burst capacity "
+        "would have served them. Not guaranteed: the service serves it as its resources allow; if the 429s stay "
+        f"above 5% after it takes effect (15-20 minutes),{then} the raise this avoids. The evidence is per minute: "
+        "NormalizedRUConsumption keeps each minute's busiest second, not how many seconds were over, so the bank "
+        "is a lower bound and the burst's rate a minute's average; the 429s are the container's (TotalRequests "
+        f"has no partition dimension), each minute's given to its partitions at 100%. {evidence}"
+    ).rstrip()
+    return Action(
+        "burst_absorbs", raised.value, raised.unit, detail, change="burst", risk=BURST_RISK, instead_of=raised
+    )
+
+
 def autoscale_action(
     cost_ratio: float, hours: int, autoscale: bool, max_ru_s: float = math.nan, provisioned_ru_s: float = math.nan
 ) -> Action | None:
@@ -351,9 +384,24 @@ AUTOSCALE_RISK = (
 )
 REDISTRIBUTE_RISK = (
     "The throughput policy becomes Custom: the container's RU/s can then only be changed with this command "
-    "until reset (--evenly-distribute); the other partitions get less, so a load that moves to them is "
-    "throttled; targets summing to more than the RU/s now raise the total (and the bill); a target above 10,000 "
-    "RU/s splits the partition. Check the ids first (retrieve-partition-throughput --all-partitions)."
+    "until reset (--evenly-distribute); the sources keep only their measured need, so at their busiest second "
+    "they run at 100% and a load that moves to them is throttled; a raise first (when the plan has one) adds "
+    "to the bill. The plan assumes the RU/s are split evenly now: check the ids and RU/s first "
+    "(retrieve-partition-throughput --all-partitions); run the calls in order (at most 5 a minute)."
+)
+MERGE_RISK = (
+    "Preview. Once Partition merge is enabled on the account, requests from any Python SDK (ruscope's own "
+    "replay uses it), any Go SDK, .NET below 3.27.0, Java below 4.42.0 and JavaScript below 4.3 are blocked and "
+    "fail, whether or not a merge runs, until 15-20 minutes after it is disabled; so are Azure Data Factory, "
+    "Azure Search and Azure Functions extension 3.x or older. Not for multi-region-write accounts, nor with "
+    "point-in-time restore or customer-managed keys. A merge takes hours (allow 5-6, no SLA); changing the "
+    "container's settings or raising its RU/s meanwhile cancels it; afterwards the change feed cannot be read "
+    "from a start time."
+)
+BURST_RISK = (
+    "Account-wide: it applies to every container whose partitions have under 3,000 RU/s. Not guaranteed: "
+    "subject to the service's resources (it may also spend the bank on background maintenance), so a burst it "
+    "cannot serve is throttled as now; a load above the RU/s for more than the banked minutes still needs a raise."
 )
 KEY_CHANGE_RISK = (
     "A partition key cannot be changed in place: a new container and a copy of the data (change feed or a "
@@ -401,9 +449,10 @@ def azure_account(account: str, host: str | None = None, arm_id: str | None = No
 
 
 def az_command(action: Action, account: str, database: str, container: str, azure: AzureAccount | None = None) -> str:
-    """The command that applies `action` (R90-R93): the Azure CLI for a throughput change, with the account's
-    ARM names (`azure`, else `azure_account(account)`: `<rg>` where the resource group is not known),
-    ruscope's advisor for a key design; "" for a query change or a container without RU/s of its own."""
+    """The command that applies `action` (R90-R97): the Azure CLI for a throughput change, a merge or burst
+    capacity, with the account's ARM names (`azure`, else `azure_account(account)`: `<rg>` where the resource
+    group is not known), ruscope's advisor for a key design; "" for a query change or a container without
+    RU/s of its own. A redistribution's calls (`redistribution_commands`) are joined with `&&`, in order."""
     arm = azure or azure_account(account)
     group = arm.resource_group if arm.resource_group == RESOURCE_GROUP else shlex.quote(arm.resource_group)
     names = f"--account-name {shlex.quote(arm.name)} --resource-group {group} " + (
@@ -412,7 +461,17 @@ def az_command(action: Action, account: str, database: str, container: str, azur
     sql = "az cosmosdb sql container"
     if action.change == "advise":
         return ADVISE_COMMAND
-    if not container or (not (action.target or 0) > 0 and action.change != "redistribute"):
+    if action.change == "burst":
+        return (
+            f"az cosmosdb update --name {shlex.quote(arm.name)} --resource-group {group} --enable-burst-capacity true"
+        )
+    if not container:
+        return ""
+    if action.change == "merge":
+        return f"{sql} merge {names}"
+    if action.change == "redistribute" and action.plan is not None:
+        return " && ".join(redistribution_commands(action.plan, sql, names))
+    if not (action.target or 0) > 0:
         return ""
     if action.change == "throughput":
         flag = "--max-throughput" if action.target_unit == target_unit(True) else "--throughput"
@@ -422,7 +481,4 @@ def az_command(action: Action, account: str, database: str, container: str, azur
             f"{sql} throughput migrate {names} --throughput-type autoscale && "
             f"{sql} throughput update {names} --max-throughput {action.target or 0:.0f}"
         )
-    if action.change == "redistribute" and action.partitions:
-        info = " ".join(f"{pk}={ru:.0f}" for pk, ru in action.partitions)
-        return f'{sql} redistribute-partition-throughput {names} --target-partition-info "{info}"'
     return ""

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from analysis import fleet, load, overview
-from analysis.capacity import review, rules
+from analysis.capacity import evidence, review, rules
 from store.records import PARTITIONS
 from tests.analysis.queries.test_costs import T0, executions_frame, request, requests_frame
 from tests.analysis.test_fleet import by_container
@@ -157,9 +157,9 @@ def test_the_saturation_finding_leaves_the_replays_minutes_out() -> None:
         ignore_index=True,
     )  # fmt: skip
     requests = requests_frame(*[r for m in busy for r in replay_minute("messages", m, per_second=BUDGET, seconds=2)])
-    blind = by_container(review.saturation_stats(metrics, None, partitions))
+    blind = by_container(evidence.saturation_stats(metrics, None, partitions))
     assert blind["messages"]["sat_normalized_ru"] == 100.0
-    mine = by_container(review.saturation_stats(metrics, requests, partitions))
+    mine = by_container(evidence.saturation_stats(metrics, requests, partitions))
     assert mine["messages"]["sat_normalized_ru"] == 10.0 and mine["messages"]["sat_minutes"] == 30
     empty = pd.DataFrame(columns=overview.LOGICAL_KEY_COLUMNS)
     report = review.build_capacity_report(executions_frame(), requests, metrics, partitions, empty)

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from analysis import overview, own_traffic
-from analysis.capacity import about, actions, autoscale, review, rules
+from analysis.capacity import about, actions, autoscale, evidence, review, rules
 from analysis.capacity.actions import ACTION_COLUMNS, ACTION_TEXT_COLUMNS
 from analysis.report import to_csv_bytes, to_xlsx_bytes
 from cosmoscore.billing import Prices
@@ -320,7 +320,7 @@ def test_no_lower_action_while_a_partition_is_saturated() -> None:
 
 def test_partitions_are_counted_from_the_layout() -> None:
     containers = overview.summarize_containers(**_operator_frames())
-    laid = review._with_layout(containers, _operator_frames()["partitions"], _operator_frames()["metrics"])
+    laid = evidence.with_layout(containers, _operator_frames()["partitions"], _operator_frames()["metrics"])
     # one count on the Overview and in the report: the layout's 5, not the 3 that reported in the last minute
     assert containers["pkranges"].tolist() == [5] and laid["pkranges"].tolist() == [5.0]
     assert containers["layout_source"].tolist() == ["storage snapshot"]
@@ -344,25 +344,16 @@ def test_a_lowered_target_holds_the_hottest_partition_and_the_minimum() -> None:
     assert rules.saturation_action(89.9, "0", 3) is None
 
 
-def test_a_redistribution_gives_the_hot_range_its_need_and_the_rest_evenly() -> None:
-    # 18,000 RU/s over 3 ranges (6,000 each): the hot one used 97% of its share at its busiest second
-    given = rules.redistribution({"0": 97.0, "1": 10.0, "2": 10.0}, 18000.0)
-    assert given == (("0", 7300.0), ("1", 5300.0), ("2", 5300.0))  # 6,000 x 0.97 / 0.8 = 7,275, up to 100
-    throttled = dict(rules.redistribution({"0": 100.0, "1": 20.0}, 12000.0))
-    assert throttled == {"0": 10000.0, "1": 2000.0}  # 100%: twice its share, at most 10,000 (R92)
-    assert rules.redistribution({}, 1000.0) == () and rules.redistribution({"0": 50.0}, math.nan) == ()
-
-
 def test_a_hot_partition_gets_a_redistribution_command_unless_one_key_carries_it() -> None:
     report = review.build_capacity_report(**hot_partition_frames(provisioned=2000.0))
     [hot] = review.section(report, "action").query("measure == 'skewed_key'").to_dict("records")
     assert (hot["severity"], hot["target_unit"]) == ("critical", "RU/s per partition (pkrange 1)")
     assert hot["command"] == (
         "az cosmosdb sql container redistribute-partition-throughput --account-name 127.0.0.1 --resource-group <rg>"
-        ' --database-name shop --name orders --target-partition-info "0=200 1=2000"'
-    )  # pkrange 0 keeps its own need; the total rises from 2,000 to 2,200, and the detail says so
-    assert "pkrange 0 200, pkrange 1 2,000 RU/s, 2,200 in total against 2,000 now" in hot["detail"]
-    assert hot["target"] == 2000.0 and "Custom" in hot["risk"]  # 100%: 2 x its 1,000 RU/s share
+        " --database-name shop --name orders --target-partition-info 1=1100 --source-partition-info 0"
+    )  # Microsoft's formula (tests/analysis/capacity/test_planner.py): pkrange 0 gives the 100 pkrange 1 gains
+    assert "pkrange 0 900, pkrange 1 1,100 RU/s, 2,000 in total against 2,000 now" in hot["detail"]
+    assert hot["target"] == 1100.0 and "Custom" in hot["risk"]
     logs = [row("log_key_ru", pkrange_id="1", partition_key='["t1"]', request_charge=90.0)]
     logs.append(row("log_key_ru", pkrange_id="1", partition_key='["t2"]', request_charge=9.0))
     one_key = review.build_capacity_report(
@@ -387,11 +378,16 @@ def test_a_command_names_the_account_as_azure_resource_manager_does() -> None:
 
 
 def test_a_throughput_change_says_what_it_saves_or_costs_a_month() -> None:
-    """The redistribution of a hot partition in an idle 2,000 RU/s container: its partitions' new total is
-    2,200 RU/s, so it costs 200 RU/s more a month at the cost section's prices (730 x 2 units x $0.008)."""
+    """The redistribution of a hot partition in an idle 2,000 RU/s container keeps the total (0 a month); a
+    manual target of 2,200 RU/s costs 200 RU/s more a month at the cost section's prices (730 x 2 units x $0.008)."""
     report = review.build_capacity_report(**hot_partition_frames(provisioned=2000.0))
     [hot] = review.section(report, "action").query("measure == 'skewed_key'").to_dict("records")
-    assert hot["monthly_saving"] == pytest.approx(-730 * 2 * 0.008) and hot["saving_unit"] == "USD a month"
+    assert hot["monthly_saving"] == 0.0 and hot["saving_unit"] == "USD a month"
+    raised = rules.Action(
+        "raise_throughput", 10.0, "%", "", target=2200.0, target_unit="RU/s manual", change="throughput"
+    )
+    bill = {"regions": 1, "monthly": 730 * 20 * 0.008, "autoscale_right": math.nan, "autoscale": False}
+    assert actions._saving(raised, bill, Prices())["monthly_saving"] == pytest.approx(-730 * 2 * 0.008)
     autoscale = rules.Action("move_to_autoscale", 0.2, "ratio", "", target=1000.0, target_unit="RU/s autoscale max",
                              change="autoscale")  # fmt: skip
     bill = {"regions": 1, "monthly": 58.40, "autoscale_right": 8.76, "autoscale": False}
