@@ -112,7 +112,11 @@ def test_the_report_has_the_offer_and_no_phantom_container(store: Path) -> None:
         for table, columns in review.REPORT_TABLES.items()
     }
     report = review.build_capacity_report(**frames)
-    assert not set(report.loc[report["section"] != "offer", "container"]) & PHANTOMS
+    # the database's offer is the offer section's and, billed as one unit, the cost section's: no other's
+    assert not set(report.loc[~report["section"].isin(["offer", "cost"]), "container"]) & PHANTOMS
+    billed = report[(report["section"] == "cost") & (report["container"] == SHARED_OFFER_CONTAINER)]
+    assert set(billed["database"]) == {"shop"} and "monthly_cost" in billed["measure"].tolist()
+    assert set(billed.loc[billed["measure"] == "monthly_cost", "subject"]) == {"shared database offer"}
     offer = report[report["section"] == "offer"]
     assert set(offer["container"]) == {SHARED_OFFER_CONTAINER} and set(offer["database"]) == {"shop"}
     measures = {(m, s): v for m, s, v in zip(offer["measure"], offer["subject"], offer["value"], strict=True)}
