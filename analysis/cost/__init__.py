@@ -5,5 +5,7 @@ pricing.md) applied to the store's measured hours.
   projected to a month, its storage, and what the same hours would have cost as manual at the right size,
   autoscale at the right max and serverless (where its limits allow).
 - `reservation`: the reservation size that minimises the bill from an hourly usage series, with its coverage
-  curve (not yet fed the fleet's hours: the Cost page will).
+  curve;
+- `summary`: what the dashboard's Cost page shows, gathered from the bills, the hours, the planner (fed the
+  fleet's hours of the main window) and the capacity report's actions.
 """
