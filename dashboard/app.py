@@ -28,6 +28,7 @@ PAGES = [
     st.Page("views/fleet.py", title="Fleet", icon=":material/lan:"),
     st.Page("views/storage.py", title="Storage", icon=":material/database:"),
     st.Page("views/throttling.py", title="Throttling", icon=":material/speed:"),
+    st.Page("views/cost.py", title="Cost", icon=":material/attach_money:"),
     st.Page("views/reports.py", title="Reports", icon=":material/summarize:"),
     st.Page("views/advisor.py", title="Advisor", icon=":material/key:"),
 ]

@@ -51,6 +51,12 @@ def markdown_text(value: object) -> str:
     return _BLOCK_START.sub(r"\1\\\2", text, count=1)
 
 
+def money_text(amount: float, currency: str) -> str:
+    """Money as a page writes it in words: to the cent with thousands separated, its currency after it
+    ("1,234.50 USD"); "-" for a missing amount."""
+    return "-" if amount != amount else f"{round(amount, 2) + 0.0:,.2f} {currency}"  # never "-0.00"
+
+
 def markdown_code(text: str) -> str:
     """`text` as an inline code span (shown as written), its delimiter longer than any backtick run in it."""
     fence = "`" * (_longest_backticks(text) + 1)

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from analysis.scope import Scope, Window
-from dashboard.environment import ANY_STORE_ENV, STORE_ENV
+from collectors.config.pricing import PricingSettings
+from dashboard.environment import ANY_STORE_ENV, PRICING_ENV, STORE_ENV
 from store.location import DEFAULT_STORE
 
 STORE, WINDOW, SCOPE, REGION, REGIONS = "store", "window", "scope", "region", "regions"
@@ -66,6 +67,19 @@ def any_store_allowed() -> bool:
     """Whether a visitor may open another store than the one named at start (`--allow-any-store`): the
     dashboard reads with the server's files and credentials, so by default it shows only what its user named."""
     return os.environ.get(ANY_STORE_ENV) == "1"
+
+
+def pricing() -> PricingSettings:
+    """The prices the pages cost in: the config's `[pricing]` that `ruscope dashboard --config F` passed as
+    $RUSCOPE_PRICING (JSON), else Microsoft's list price example (`PricingSettings()`, which says so). A
+    value that is not a valid `[pricing]` is an error naming the variable, never a silent list price."""
+    text = os.environ.get(PRICING_ENV)
+    if not text:
+        return PricingSettings()
+    try:
+        return PricingSettings.model_validate_json(text)
+    except ValueError as exc:
+        raise ValueError(f"${PRICING_ENV} is not a valid [pricing]: {exc}") from exc
 
 
 def publish(state: FrameState) -> None:

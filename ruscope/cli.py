@@ -20,11 +20,10 @@ from typing import Annotated
 
 import typer
 
-from dashboard.environment import ANY_STORE_ENV, STORE_ENV
 from emulator.cli import emulator as emulator_command
 from ruscope import collect, maintenance, panics, report
 from ruscope.advise import advise as advise_command
-from ruscope.launch import exposure_warning, listen_problem, streamlit_command
+from ruscope.launch import dashboard_environment, exposure_warning, listen_problem, streamlit_command
 from ruscope.options import EXIT_OK, EXIT_USAGE, echo, fail, load, store_dir
 
 app = typer.Typer(
@@ -78,7 +77,9 @@ app.command()(report.report)
 
 @app.command()
 def dashboard(
-    config: Annotated[Path | None, typer.Option("--config", help="Show the store of this ruscope.toml.")] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="Show the store of this ruscope.toml, priced with its [pricing].")
+    ] = None,
     store: Annotated[str | None, typer.Option(help="Store: a directory or an az:// / abfss:// URI.")] = None,
     port: Annotated[int, typer.Option(help="Port for the dashboard.")] = 8501,
     host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")] = "127.0.0.1",
@@ -92,15 +93,16 @@ def dashboard(
         bool, typer.Option("--allow-any-store", help="Let the sidebar open any store path or URI a visitor types.")
     ] = False,
 ) -> None:
-    """Open the dashboard (Streamlit) on a store: --store, else the config's [store] uri, else ruscope-data.
+    """Open the dashboard (Streamlit) on a store: --store, else the config's [store] uri, else ruscope-data;
+    costs at the config's [pricing], else Microsoft's list price example.
 
     It answers only loopback names, --host and each --allow-host (a page elsewhere cannot reach it by DNS
     rebinding), and shows only that store unless --allow-any-store."""
-    target = store_dir(store, load(config) if config is not None else None)
+    cfg = load(config) if config is not None else None
+    target = store_dir(store, cfg)
     shown = str(target.local.resolve()) if target.local is not None else target.uri  # Streamlit runs elsewhere
-    env = {k: v for k, v in os.environ.items() if k != ANY_STORE_ENV} | {STORE_ENV: shown}
-    if allow_any_store:
-        env[ANY_STORE_ENV] = "1"
+    pricing = cfg.pricing if cfg is not None else None  # the pages price with it; else the list price example
+    env = dashboard_environment(os.environ, shown, any_store=allow_any_store, pricing=pricing)
     problem = listen_problem(host, port)
     if problem:
         fail(problem)

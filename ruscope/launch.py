@@ -7,11 +7,16 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from dashboard.environment import ANY_STORE_ENV, PRICING_ENV, STORE_ENV
 from emulator.cli import is_loopback
 from ruscope.options import echo
+
+if TYPE_CHECKING:
+    from collectors.config.pricing import PricingSettings
 
 
 def stop_on_signals() -> threading.Event:
@@ -42,6 +47,21 @@ def listen_problem(host: str, port: int) -> str | None:
         reason = exc.strerror or str(exc)
         return f"cannot listen on {host}:{port}: {reason}; pick another port with --port (e.g. --port {port + 1})"
     return None
+
+
+def dashboard_environment(
+    base: Mapping[str, str], store: str, *, any_store: bool = False, pricing: PricingSettings | None = None
+) -> dict[str, str]:
+    """The Streamlit process's environment (`dashboard.environment`): `base` (the caller's), the store, and
+    only what this start says: --allow-any-store, and the config's `[pricing]` as JSON (prices, reservations
+    held, account names; no key or secret is in it). Neither is inherited from `base`, so a dashboard started
+    without a config prices at Microsoft's list price example and says so."""
+    env = {k: v for k, v in base.items() if k not in (ANY_STORE_ENV, PRICING_ENV)} | {STORE_ENV: store}
+    if any_store:
+        env[ANY_STORE_ENV] = "1"
+    if pricing is not None:
+        env[PRICING_ENV] = pricing.model_dump_json()
+    return env
 
 
 DASHBOARD_APP = Path(__file__).resolve().parent.parent / "dashboard" / "serve.py"  # installed beside ruscope

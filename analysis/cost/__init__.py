@@ -9,4 +9,6 @@ pricing.md) applied to the store's measured hours.
   throttled, and the cheapest that throttles no more than today.
 - `reservation`: the fleet's hourly usage in list-price RU/s, the reservation size that minimises its bill
   with the coverage curve, and the bill with the reservations held.
+- `summary`: what the dashboard's Cost page shows, gathered from the bills, the hours, the planner (fed the
+  fleet's hours of the main window) and the capacity report's actions.
 """

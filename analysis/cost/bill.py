@@ -38,7 +38,7 @@ import pandas as pd
 from analysis import load
 from analysis.capacity.autoscale import autoscale_estimate
 from analysis.capacity.rules import RU_STEP, TARGET_PEAK_UTILIZATION
-from analysis.cost.hours import HOUR_COLUMNS, container_hours, database_hours, offer_containers
+from analysis.cost.hours import HOUR_COLUMNS, offer_containers, unit_hours
 from cosmoscore import billing
 from store.records import SCOPE_COLUMNS, SHARED_OFFER_CONTAINER
 
@@ -89,8 +89,7 @@ def container_bills(
 ) -> pd.DataFrame:
     """`bills` of every container with RU/s of its own and every shared database of the store's frames
     (`needs`: `interval_needs` of the same frames, when the caller has it)."""
-    parts = [container_hours(metrics, requests, partitions, needs), database_hours(metrics, requests, partitions)]
-    hours = pd.concat([p for p in parts if not p.empty], ignore_index=True) if any(len(p) for p in parts) else parts[0]
+    hours = unit_hours(metrics, requests, partitions, needs)
     return bills(hours, partitions, prices, metrics=metrics, windows=windows, multi_write=multi_write)
 
 

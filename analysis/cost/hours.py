@@ -100,6 +100,20 @@ def database_hours(
     return hours.assign(container=SHARED_OFFER_CONTAINER)
 
 
+def unit_hours(
+    metrics: pd.DataFrame,
+    requests: pd.DataFrame | None,
+    partitions: pd.DataFrame | None,
+    needs: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """`HOUR_COLUMNS` of every throughput unit: the containers with RU/s of their own (`container_hours`),
+    then the shared databases (`database_hours`); what `analysis.cost.bill` bills and the reservation planner
+    sums (`analysis.cost.reservation.fleet_usage`)."""
+    parts = [container_hours(metrics, requests, partitions, needs), database_hours(metrics, requests, partitions)]
+    found = [part for part in parts if not part.empty]
+    return pd.concat(found, ignore_index=True) if found else parts[0]
+
+
 def offer_containers(metrics: pd.DataFrame, partitions: pd.DataFrame | None) -> pd.DataFrame:
     """Per shared database (account, database): how many containers spend its offer (B12: a database's
     minimum grows past 25 of them)."""

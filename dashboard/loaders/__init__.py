@@ -6,9 +6,13 @@
   once per view so a widget change is a cache hit rather than regrouping every execution;
 - `hot_partitions`: the Hot partitions page's reductions (`load_hot`), cached small, over reads that
   are not cached (`tables.read_view`), since caching millions of metric points would cost more than
-  reducing them.
+  reducing them;
+- `cost`: the Cost page's bills, hours, reservation plan and the report's actions (`load_cost`), cached per
+  view and `[pricing]`, so its window selector does not bill the hours again;
+- `report`: the capacity report's frames in the view (`load_report_frames`, through `tables`), which the
+  Reports and Cost pages build from.
 
-So three modules cache, each for `tables.TTL_SECONDS` (a collector's new rows show up within it). Caching
+So four modules cache, each for `tables.TTL_SECONDS` (a collector's new rows show up within it). Caching
 decorators sit on these loaders, never on the pure functions of `analysis`. To add a loader: read through
 `tables` (never the store directly), put the numbers in `analysis`, cache the result here in the module of
 its page, and have the page call it; tests call `st.cache_data.clear()` between runs.

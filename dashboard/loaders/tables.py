@@ -10,8 +10,8 @@ file) as text, so a page can show them even when the result comes from the cache
 `TTL_SECONDS`, so a running collector's new files show up within that time without hammering the disk on
 every widget change. In this module `st.cache_data` sits on `load_table` alone; the scope cut after it is a
 pure function from `analysis.scope` (cheap, and cutting outside the cache keeps one entry per time range).
-The page loaders beside this module (`query_costs`, `hot_partitions`) cache their own results on top, for
-the same `TTL_SECONDS` (the package docstring lists the three caches). Tests call `st.cache_data.clear()`
+The page loaders beside this module (`query_costs`, `hot_partitions`, `cost`) cache their own results on top, for
+the same `TTL_SECONDS` (the package docstring lists the caches). Tests call `st.cache_data.clear()`
 between runs.
 
 `read_view` is the one uncached read: the same view and scope cut as `load_view`, for a page that reduces a

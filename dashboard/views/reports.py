@@ -16,9 +16,10 @@ import streamlit as st
 from analysis.capacity import about, review
 from analysis.report import to_xlsx_bytes
 from collectors.client import installed_version
+from collectors.config.pricing import PricingSettings
 from dashboard import widgets
-from dashboard.loaders.tables import load_view
-from dashboard.state import FrameState, frame_state
+from dashboard.loaders.report import load_report_frames
+from dashboard.state import FrameState, frame_state, pricing
 
 HOW_TO_COLLECT = "Collect the configured queries and Azure Monitor data into it, then open it here"
 COLLECT = ['ruscope collect --config ruscope.toml   # [store] uri = "{store}"']
@@ -73,13 +74,9 @@ SECTIONS = {
 }
 
 
-def load_report(view: FrameState) -> pd.DataFrame:
-    frames: dict[str, pd.DataFrame] = {}
-    messages: tuple[str, ...] = ()
-    for table, columns in review.REPORT_TABLES.items():
-        loaded = load_view(view, table, columns=columns)
-        frames[table], messages = loaded.frame, messages + loaded.warnings
-    widgets.render_store_warnings(tuple(dict.fromkeys(messages)))
+def load_report(view: FrameState, pricing: PricingSettings) -> pd.DataFrame:
+    frames, messages = load_report_frames(view)
+    widgets.render_store_warnings(messages)
     about = report_about(view, frames)  # no config here: commands name the endpoint's account and <rg>
     return review.build_capacity_report(
         frames["executions"],
@@ -93,7 +90,8 @@ def load_report(view: FrameState) -> pd.DataFrame:
         region=view.region,
         about=about,
         azure=None,
-        prices=None,  # list price example
+        prices=pricing.prices(),  # the config's [pricing], else the list price example (the cost rows say which)
+        multi_write=pricing.multi_write_accounts,
     )
 
 
@@ -135,7 +133,7 @@ def render_sections(report: pd.DataFrame) -> None:
 
 st.title("Reports")
 view = frame_state()
-report = load_report(view)
+report = load_report(view, pricing())
 if report.empty:
     widgets.render_empty_state(view, what="data to report", how=HOW_TO_COLLECT, commands=COLLECT)
 else:

@@ -13,13 +13,12 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from dashboard.environment import STORE_ENV
-from ruscope.launch import streamlit_command
+from ruscope.launch import dashboard_environment, streamlit_command
 
 
 def start_dashboard(store: Path, *, host: str, port: int, log: Path) -> subprocess.Popen[bytes]:
     """Streamlit on `store`, its output in `log` (the demo's terminal keeps the demo's own lines)."""
-    env = {**os.environ, STORE_ENV: str(store.resolve())}
+    env = dashboard_environment(os.environ, str(store.resolve()))  # no [pricing]: the list price example
     command = streamlit_command(host, port)
     with log.open("ab") as sink:
         return subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)

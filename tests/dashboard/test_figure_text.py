@@ -19,7 +19,7 @@ import pytest
 import dashboard.figures
 from analysis.hot.partitions import Heatmap
 from analysis.overview import FILLS
-from dashboard.figures import advisor, canvas, fleet, hot_partitions, overview, query_costs, storage, throttling
+from dashboard.figures import advisor, canvas, cost, fleet, hot_partitions, overview, query_costs, storage, throttling
 
 T0 = pd.Timestamp("2026-05-01 10:00")
 KEY = {"account": "a", "database": "shop", "container": "orders"}
@@ -59,6 +59,15 @@ def fills_frame() -> pd.DataFrame:
     return pd.DataFrame([{**KEY, **dict.fromkeys(FILLS.values(), 0.0004)}, {**KEY, "container": "people", **dict.fromkeys(FILLS.values(), 100.0)}])  # fmt: skip
 
 
+def units_frame() -> pd.DataFrame:
+    return pd.DataFrame([{**KEY, "unit": "shop / orders", "monthly": 58.4, "storage_monthly": 2.5, "currency": "USD"},
+                         {**KEY, "unit": "shop (shared)", "monthly": 5.0, "storage_monthly": None, "currency": "USD"}])  # fmt: skip
+
+
+def curve_frame() -> pd.DataFrame:
+    return pd.DataFrame({"ru_s": [0.0, 100.0, 200.0], "hours_fully_used": [1.0, 0.9, 0.1], "monthly": [6.0, 5.5, 5.8]})
+
+
 # every builder with a representative frame (drawn) and an empty one (the note): name -> (drawn, empty)
 CASES: dict[str, tuple[Callable[[], go.Figure], Callable[[], go.Figure]]] = {
     "build_ru_per_query_figure": (
@@ -72,6 +81,11 @@ CASES: dict[str, tuple[Callable[[], go.Figure], Callable[[], go.Figure]]] = {
     "build_limit_projection_figure": (
         lambda: advisor.build_limit_projection_figure(pd.DataFrame({"design": ["/id"] * 2, "day": [0, 30], "gb": [1.0, 4.0], "limit_gb": [20.0] * 2})),
         lambda: advisor.build_limit_projection_figure(pd.DataFrame()),
+    ),
+    "build_unit_bill_figure": (lambda: cost.build_unit_bill_figure(units_frame()), lambda: cost.build_unit_bill_figure(units_frame().iloc[:0])),
+    "build_reservation_figure": (
+        lambda: cost.build_reservation_figure(curve_frame(), best_ru_s=100.0, currency="USD", held_monthly=5.0),
+        lambda: cost.build_reservation_figure(curve_frame().iloc[:0], best_ru_s=0.0, currency="USD"),
     ),
     "build_fleet_figure": (lambda: fleet.build_fleet_figure(fleet_frame(), title="t"), lambda: fleet.build_fleet_figure(fleet_frame().iloc[:0])),
     "build_limits_figure": (lambda: overview.build_limits_figure(fills_frame()), lambda: overview.build_limits_figure(fills_frame().iloc[:0])),

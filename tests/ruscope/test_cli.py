@@ -237,6 +237,47 @@ def test_dashboard_serves_on_loopback_without_usage_statistics_from_any_director
     assert "usage statistics" not in output.lower() and "Network URL" not in output
 
 
+def test_dashboard_passes_the_config_s_pricing_and_never_an_inherited_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ruscope dashboard --config F` gives Streamlit F's [pricing] as JSON ($RUSCOPE_PRICING, read by
+    `dashboard.state.pricing`); without a config none, even if the caller's environment had one, so the
+    pages price at the list price example and say so. The demo's dashboard has none either."""
+    import socket
+
+    from typer.testing import CliRunner
+
+    import ruscope.cli
+    from collectors.config.pricing import PricingSettings
+    from dashboard.environment import PRICING_ENV, STORE_ENV
+    from ruscope.launch import dashboard_environment
+
+    started: list[dict[str, str]] = []
+    monkeypatch.setattr(ruscope.cli.os, "execve", lambda path, argv, env: started.append(dict(env)))
+    monkeypatch.setenv(PRICING_ENV, '{"currency": "GBP"}')  # a stale one in the caller's shell
+    config = tmp_path / "ruscope.toml"
+    config.write_text(
+        f'[cosmos]\nendpoint = "http://127.0.0.1:8081/"\ndatabase = "shop"\n[store]\nuri = "{tmp_path / "store"}"\n'
+        '[pricing]\ncurrency = "EUR"\nmanual_per_100_ru_s_hour = 0.01\nmulti_write_per_100_ru_s_hour = 0.02\n'
+        "serverless_per_million_ru = 0.3\nstorage_per_gb_month = 0.3\n[[pricing.reservations]]\nru_s = 500\n"
+        "discount = 0.3\n",
+        encoding="utf-8",
+    )
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = str(probe.getsockname()[1])
+    for args in (["--config", str(config)], ["--store", str(tmp_path / "store")]):
+        result = CliRunner().invoke(ruscope.cli.app, ["dashboard", *args, "--port", port])
+        assert result.exit_code == 0, result.output
+    with_config, without = started
+    pricing = PricingSettings.model_validate_json(with_config[PRICING_ENV])
+    assert pricing.prices().currency == "EUR" and not pricing.prices().list_example
+    assert [(r.ru_s, r.discount) for r in pricing.held()] == [(500.0, 0.3)]
+    assert with_config[STORE_ENV] == str((tmp_path / "store").resolve())
+    assert PRICING_ENV not in without  # no config: the list price example
+    assert PRICING_ENV not in dashboard_environment({PRICING_ENV: "{}"}, "store")  # the demo's start
+
+
 def test_dashboard_on_a_port_in_use_says_so_and_how_to_pick_another(tmp_path: Path) -> None:
     import socket
 
