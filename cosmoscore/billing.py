@@ -1,7 +1,7 @@
 """Azure Cosmos DB's billing rules, as pure functions over hourly figures: provisioned throughput (manual and
 autoscale) in every region, serverless RU, storage, the free tier and reserved capacity.
 
-Every rule cites its row in docs/reference/pricing.md (B1-B15, each with Microsoft's page). The prices are
+Every rule cites its row in docs/reference/pricing.md (B1-B16, each with Microsoft's page). The prices are
 configuration (`Prices`; the config's `[pricing]`); the defaults are Microsoft's published example prices for
 a single-write-region account in a non-government US region, which are list prices, not a quote:
 `LIST_PRICE_NOTE` says so wherever a cost is shown. Money is a float in `Prices.currency`, rounded only where
@@ -118,8 +118,9 @@ class Reservation:
 def reserved_hour(list_cost: float, reservation: Reservation, prices: Prices) -> float:
     """An hour of provisioned throughput with a reservation (B10): the reservation's price, plus what the hour
     cost at list prices beyond the reservation's credit (use it or lose it: an hour under it loses the rest;
-    autoscale's 1.5x and a dearer region's rate draw more of the credit, as their list cost says)."""
-    return reservation.price_per_hour(prices) + max(0.0, list_cost - reservation.credit_per_hour(prices))
+    autoscale's 1.5x and a dearer region's rate draw more of the credit, as their list cost says); the
+    overage is pay-as-you-go, so an account's discount (B7) applies to it and not to the reservation's price."""
+    return reservation.price_per_hour(prices) + prices._net(max(0.0, list_cost - reservation.credit_per_hour(prices)))
 
 
 def min_manual_ru_s(storage_gb: float, highest_ru_s_ever: float) -> float:

@@ -454,7 +454,8 @@ def _count(n: float, noun: str) -> str:
 
 def report_summary(report: pd.DataFrame) -> str:
     """One line for the command: how many containers and recommended actions."""
-    containers = len(report[~report["section"].eq("report")][KEY].drop_duplicates())
+    named = report[~report["section"].eq("report") & report["container"].astype(str).ne("")]
+    containers = len(named[KEY].drop_duplicates())  # a shared offer's or an account's rows are no container
     actions = int(report["section"].eq("action").sum())
     return f"{_count(containers, 'container')}, {_count(actions, 'recommended action')}"
 

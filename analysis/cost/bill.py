@@ -22,8 +22,10 @@ hour, the need, the RU/s in force, the RU consumed) and the prices (`cosmoscore.
 - `*_throttled_hours`: the hours whose need is above what that offer holds (the RU/s in force today, the
   manual RU/s, the autoscale max, 5,000 RU/s x partitions for serverless): the need counts the 429s'
   denied RU (B13); today's also count every hour in which Azure Monitor counted 429s;
-- `recommended`, `recommended_monthly`, `monthly_saving`: the cheapest of today's offer and the alternatives
+- `recommended`, `recommended_monthly`, `monthly_saving`: the cheapest of today's offer, manual and autoscale
   that would not have throttled more hours than today (a tie keeps today's), and what it saves a month.
+  Serverless is not one of them: it is an account's capacity mode, not a container's (B16), so it is
+  weighed per account (`account_serverless`: every unit of the account moved to a new serverless account).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ KEY = list(SCOPE_COLUMNS)
 SERVERLESS_PARTITION_RU_S = 5000  # B9: each serverless physical partition serves up to 5,000 RU/s
 WINDOWS_DAYS = (7, 30, 90)  # the issue's windows; Azure Advisor looks at 7 days only (B14 of the research)
 MAIN_WINDOW_DAYS = 30  # the row the report, the findings and the pages read (the shortest when it is all)
-OPTIONS = ("today", "manual", "autoscale", "serverless")  # a tie on money goes to the first
+OPTIONS = ("today", "manual", "autoscale")  # a tie on money goes to the first; serverless is an account's (B16)
 BILL_COLUMNS = [
     *KEY,
     "window_days",
@@ -191,8 +193,7 @@ def window_bill(
         "autoscale": _over(need, top) if top > 0 else math.nan,
         "serverless": _over(need, SERVERLESS_PARTITION_RU_S * pkranges) if not shared else math.nan,
     }
-    monthly = {"today": billed * month, "manual": manual * month, "autoscale": auto_right * month,
-               "serverless": serverless * month if fits else math.nan}  # fmt: skip
+    monthly = {"today": billed * month, "manual": manual * month, "autoscale": auto_right * month}
     chosen = recommend(monthly, throttled)
     gb = unit.storage_gb
     return {
@@ -207,6 +208,29 @@ def window_bill(
         "recommended": chosen, "recommended_monthly": monthly[chosen],
         "monthly_saving": round(monthly["today"] - monthly[chosen], 2),
     }  # fmt: skip
+
+
+ACCOUNT_SERVERLESS_COLUMNS = ["account", "units", "monthly", "serverless", "fits", "why_not", "monthly_saving",
+                              "currency"]  # fmt: skip
+
+
+def account_serverless(main: pd.DataFrame) -> pd.DataFrame:
+    """Per account of `main` (`main_bills`): its throughput as billed a month against its units' workload RU
+    at the serverless price (B5), and whether serverless could hold it: every unit one region, none a shared
+    offer and no partition's need over 5,000 RU/s (B9). Serverless is a new account and a copy of the data,
+    not a change to the existing one (B16); `why_not` names the units that do not fit."""
+    if main.empty:
+        return pd.DataFrame(columns=ACCOUNT_SERVERLESS_COLUMNS)
+    rows = []
+    for account, units in main.groupby("account", sort=True):
+        misfits = units[~units["serverless_fits"].astype(bool)]
+        names = [f"{d}/{c}" if c != SHARED_OFFER_CONTAINER else f"{d} (shared offer)"
+                 for d, c in zip(misfits["database"], misfits["container"])]  # fmt: skip
+        why = f"does not fit: {', '.join(names)}" if names else ""
+        billed, serverless = float(units["monthly"].sum()), float(units["serverless"].sum(min_count=1))
+        saving = round(billed - serverless, 2) if not names else math.nan
+        rows.append((str(account), len(units), billed, serverless, not names, why, saving, units["currency"].iloc[0]))
+    return pd.DataFrame(rows, columns=ACCOUNT_SERVERLESS_COLUMNS)
 
 
 def recommend(monthly: dict[str, float], throttled: dict[str, float]) -> str:
@@ -286,8 +310,25 @@ def report_rows(found: pd.DataFrame) -> pd.DataFrame:
         is_main = tuple(row[k] for k in [*KEY, "window_days"]) in mains
         rows += [("cost", *(row[k] for k in KEY), *found_row, row["currency"], detail)
                  for *found_row, detail in _cost_rows({str(k): v for k, v in row.items()}, is_main)]  # fmt: skip
+    for row in account_serverless(main).to_dict("records"):
+        if row["serverless"] == row["serverless"]:
+            rows.append(("cost", row["account"], "", "", "new serverless account", "serverless_account_monthly_cost",
+                         float(row["serverless"]), row["currency"], _serverless_detail({str(k): v for k, v in row.items()})))  # fmt: skip
     columns = ["section", *KEY, "subject", "measure", "value", "unit", "detail"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def _serverless_detail(row: dict[str, Any]) -> str:
+    """The account serverless row's detail: whether it fits, what it saves, and that it is a migration."""
+    fit = (
+        f"fits; saves {row['monthly_saving']:,.2f} {row['currency']} a month against {row['monthly']:,.2f} as billed"
+        if row["fits"]
+        else row["why_not"]
+    )
+    return (
+        f"the workload's RU of the account's {row['units']} throughput units at the serverless price; {fit}; "
+        "serverless is an account's capacity mode: a new account and a copy of the data (B16)"
+    )
 
 
 def _cost_rows(row: dict[str, Any], main: bool) -> list[tuple[str, str, float, str]]:
@@ -305,13 +346,14 @@ def _cost_rows(row: dict[str, Any], main: bool) -> list[tuple[str, str, float, s
         return "" if n != n else f"; would have throttled {int(n)} of the {hours}"
 
     serverless = (
-        "fits serverless (one region, at most 5,000 RU/s a partition)"
+        "fits serverless (one region, at most 5,000 RU/s a partition), as part of a new serverless account (B16)"
         if row["serverless_fits"]
         else "serverless does not fit (a shared offer, more than one region, or a partition's need over 5,000 RU/s)"
     )
     today = ("monthly_cost", unit, row["monthly"],
              f"as billed ({kind}); {measured}; throttled {int(row['throttled_hours'])} of the {hours}")  # fmt: skip
-    chosen = ("recommended_monthly_cost", row["recommended"], row["recommended_monthly"],
+    named = "keep as billed" if row["recommended"] == "today" else row["recommended"]
+    chosen = ("recommended_monthly_cost", named, row["recommended_monthly"],
               f"the cheapest that would not have throttled more hours than today; saves "
               f"{row['monthly_saving']:,.2f} {row['currency']} a month; {window}")  # fmt: skip
     rows = [today, chosen] if not main else [

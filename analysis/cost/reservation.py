@@ -57,7 +57,7 @@ def _bills(usage: np.ndarray, sizes: np.ndarray, prices: billing.Prices, discoun
     credit = np.array(
         [billing.Reservation(ru_s=float(size), discount=discount).credit_per_hour(prices) for size in sizes]
     )
-    beyond = np.clip(usage[None, :] * rate - credit[:, None], 0.0, None).sum(axis=1)
+    beyond = np.clip(usage[None, :] * rate - credit[:, None], 0.0, None).sum(axis=1) * (1 - prices.discount)
     return np.asarray(price * usage.size + beyond, dtype=float)
 
 
@@ -83,12 +83,12 @@ def fleet_usage(hours: pd.DataFrame, prices: billing.Prices, multi_write: Collec
 
 def held_bill(usage_ru_s: pd.Series, held: Sequence[billing.Reservation], prices: billing.Prices) -> float:
     """The window's throughput bill with the reservations held (B10): each hour their price, plus the list
-    cost beyond their credit; several reservations add their credits and their prices. Without any: the
-    list cost (`prices`' rate, its account discount taken off)."""
+    cost beyond their credit at the account's discount (B7: pay-as-you-go as every other bill; the
+    reservation's own price is its discount's, B11); several reservations add their credits and prices."""
     rate = prices.manual_per_100_ru_s_hour / billing.UNIT_RU_S
     listed = usage_ru_s.astype(float).clip(lower=0) * rate
     if not held:
         return float(listed.sum() * (1 - prices.discount))
     credit = sum(r.credit_per_hour(prices) for r in held)
     price = sum(r.price_per_hour(prices) for r in held)
-    return float(price * len(listed) + (listed - credit).clip(lower=0).sum())
+    return float(price * len(listed) + (listed - credit).clip(lower=0).sum() * (1 - prices.discount))

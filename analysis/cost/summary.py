@@ -11,6 +11,7 @@ actions: no number here is computed a second way, only gathered, labelled and su
 - `plan_fleet_reservation`: the reservation that minimises the fleet's bill over the main window's hours
   (`reservation.fleet_usage`, `plan_reservation`), its curve per month, and the bill with the reservations
   held (`reservation.held_bill`);
+- `summarize_serverless_accounts`: per account, its units as one new serverless account (B16);
 - `money_findings`: the report's actions that carry a monthly saving, the largest first.
 
 Money is in the prices' currency, per month (`cosmoscore.billing.HOURS_PER_MONTH` hours: the measured hours
@@ -171,6 +172,15 @@ def summarize_alternatives(bills: pd.DataFrame, days: int) -> pd.DataFrame:
     return ranked[ALTERNATIVE_COLUMNS].reset_index(drop=True)
 
 
+def summarize_serverless_accounts(main: pd.DataFrame) -> pd.DataFrame:
+    """Per account, its units as one new serverless account (`bill.account_serverless`, B16), the largest
+    saving first."""
+    found = bill.account_serverless(main)
+    return found.sort_values(["monthly_saving", "account"], ascending=[False, True], kind="stable").reset_index(
+        drop=True
+    )
+
+
 def serverless_note(row: dict[str, object]) -> str:
     """Whether serverless fits a unit's bill row, and if not why (B9 in docs/reference/pricing.md)."""
     if row["serverless_fits"]:
@@ -191,8 +201,6 @@ def recommendation_text(row: dict[str, object]) -> str:
         return f"manual at {float(str(row['manual_ru_s'])):,.0f} RU/s"
     if chosen == "autoscale":
         return f"autoscale at max {float(str(row['autoscale_max'])):,.0f} RU/s"
-    if chosen == "serverless":
-        return "serverless"
     return f"keep as billed ({'autoscale' if row['autoscale'] else 'manual'})"
 
 

@@ -1,5 +1,5 @@
 """`[pricing]`: what ruscope prices RU/s, RU and storage at (`cosmoscore.billing`, its rules in
-docs/reference/pricing.md B1-B15). Every key is optional; an unset one keeps Microsoft's published example
+docs/reference/pricing.md B1-B16). Every key is optional; an unset one keeps Microsoft's published example
 price, and while none is set the figures say "list price example" (`cosmoscore.billing.LIST_PRICE_NOTE`).
 
 | key | unit | default (Microsoft's example, B-row) |

@@ -40,10 +40,16 @@ AutoscaleMaxThroughput), in every region of the account. Storage: data and index
 ALTERNATIVES_HELP = """The same measured hours billed four ways, each projected to a month: **as billed**; **manual**
 at the RU/s that keeps the busiest hour's need at 80% (never under the service minimum); **autoscale** at its
 recommended max; **serverless** at the workload's RU, where it fits (one region, no shared offer, at most 5,000
-RU/s a partition). **throttled h**: the hours whose need (the workload's RU/s, the hottest partition's busiest
+RU/s a partition): serverless is an account's capacity mode, so it is weighed per account below, never
+recommended for one container (docs/reference/pricing.md B16). **throttled h**: the hours whose need (the workload's RU/s, the hottest partition's busiest
 second times the partitions, plus what the 429s were denied) is above what that offer holds; as billed also
-counts every hour Azure Monitor counted 429s. The **recommendation** is the cheapest that would not have
-throttled more hours than today; the **saving** is as billed less the recommendation, a month."""
+counts every hour Azure Monitor counted 429s. The **recommendation** is the cheapest of as billed, manual and
+autoscale that would not have throttled more hours than today; the **saving** is as billed less the
+recommendation, a month."""
+SERVERLESS_HELP = """Each account's throughput units as one new serverless account: their workload RU at the
+serverless price against their throughput as billed, over the main window. It fits only when every unit fits
+(one region, no shared offer, at most 5,000 RU/s a partition). A provisioned account cannot change to
+serverless in place: this is a new account and a copy of the data (docs/reference/pricing.md B16)."""
 RESERVATION_HELP = """The fleet's provisioned throughput each clock hour of the main window, in list-price RU/s
 (what a reservation covers: manual RU/s as provisioned, autoscale's billed RU/s x {factor:g}, in 100 RU/s units, in
 every region), priced with a reservation of each size at {discount:.0%} off (`[pricing]`
@@ -113,6 +119,27 @@ def render_bill(data: CostData, currency: str) -> None:
             "storage_monthly": money("storage", currency),
             "total_monthly": money("total", currency),
             "throttled_hours": hours_column("throttled h"),
+        },
+    )  # fmt: skip
+
+
+def render_serverless_accounts(data: CostData, currency: str) -> None:
+    accounts = summary.summarize_serverless_accounts(data.main)
+    if accounts.empty:
+        return
+    st.markdown("**Serverless, per account**")
+    st.caption(SERVERLESS_HELP)
+    widgets.render_table(
+        accounts.drop(columns="currency"), key="cost_serverless_accounts", file_name="cost-serverless.csv",
+        csv=accounts,
+        column_config={
+            "account": st.column_config.TextColumn("account"),
+            "units": st.column_config.NumberColumn("throughput units"),
+            "monthly": money("as billed", currency),
+            "serverless": money("serverless", currency),
+            "fits": st.column_config.CheckboxColumn("fits"),
+            "why_not": st.column_config.TextColumn("why not", width="large"),
+            "monthly_saving": money("saving", currency),
         },
     )  # fmt: skip
 
@@ -248,6 +275,7 @@ else:
     widgets.render_region_note(view)
     render_bill(data, currency)
     render_alternatives(data, currency)
+    render_serverless_accounts(data, currency)
     render_reservation(data.reservation, settings)
     render_findings(data, currency)
     # -- By query ----------------------------------------------------------------------------------------

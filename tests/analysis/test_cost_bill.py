@@ -103,9 +103,14 @@ def test_manual_is_cheapest_for_a_steady_workload_and_today_s_throttling_bounds_
     assert orders["autoscale_max"] == 2000 and orders["autoscale_right"] == pytest.approx(0.144 * 730)
     assert orders["throttled_hours"] == 0 and orders["manual_throttled_hours"] == 0
     assert orders["serverless"] == pytest.approx(72_000 / 1e6 * 0.25 * 730)
-    # serverless bills only the RU Monitor counted: cheapest here, and it holds 5,000 RU/s a partition
-    assert orders["recommended"] == "serverless" and bool(orders["serverless_fits"])
-    assert orders["monthly_saving"] == pytest.approx(round(0.16 * 730 - 72_000 / 1e6 * 0.25 * 730, 2))
+    # serverless bills only the RU Monitor counted: cheapest, and it fits, but it is the account's mode (B16):
+    # the unit's recommendation is manual, the account's serverless figure stands apart
+    assert orders["recommended"] == "manual" and bool(orders["serverless_fits"])
+    assert orders["monthly_saving"] == pytest.approx(round(0.16 * 730 - 0.12 * 730, 2))
+    [account] = bill.account_serverless(bills(*rows).reset_index()).to_dict("records")
+    assert account["fits"] and account["monthly_saving"] == pytest.approx(
+        round(0.16 * 730 - 72_000 / 1e6 * 0.25 * 730, 2)
+    )
 
 
 def test_autoscale_is_cheapest_for_a_spiky_workload() -> None:
@@ -130,12 +135,14 @@ def test_autoscale_is_cheapest_for_a_spiky_workload() -> None:
 
 def test_an_offer_that_would_throttle_more_than_today_is_not_recommended() -> None:
     """Serverless would be cheapest, but one partition needs 6,000 RU/s in one hour (above serverless's 5,000 a
-    partition): the hour counts against it, today's 8,000 RU/s throttled none, so it is not chosen."""
+    partition): the hour counts against it, so the account's serverless figure says it does not fit."""
     needs = [6000.0 if h == 0 else 10.0 for h in range(24)]
     rows = [metric("ProvisionedThroughput", 8000.0)] + hourly("TotalRequestUnits", [60 * v for v in needs])
     orders = bills(*rows).loc["orders"]
     assert orders["serverless_throttled_hours"] == 1 and not bool(orders["serverless_fits"])
     assert orders["throttled_hours"] == 0 and orders["recommended"] != "serverless"
+    [account] = bill.account_serverless(bills(*rows).reset_index()).to_dict("records")
+    assert not account["fits"] and account["why_not"] == "does not fit: shop/orders"
 
 
 def test_429s_count_as_need_the_redistribution_formula() -> None:

@@ -55,7 +55,7 @@ def test_a_window_the_store_does_not_fill_shows_the_shorter_one_it_repeats() -> 
 
 def test_serverless_is_priced_only_where_it_fits_and_says_why_not() -> None:
     rows = [
-        bill_row("orders", 7, 1.0, serverless=0.5, serverless_fits=True, recommended="serverless"),
+        bill_row("orders", 7, 1.0, serverless=0.5, serverless_fits=True, recommended="today"),
         bill_row("big", 7, 1.0, serverless=0.5, serverless_throttled_hours=3, manual_ru_s=400.0,
                  recommended="manual"),
         bill_row("wide", 7, 1.0, serverless=0.5, regions=2, autoscale_max=4000.0, recommended="autoscale"),
@@ -67,7 +67,7 @@ def test_serverless_is_priced_only_where_it_fits_and_says_why_not() -> None:
     assert shown.loc["wide", "serverless_note"] == "does not fit: 2 regions (serverless runs in one)"
     assert shown.loc["", "serverless_note"].startswith("does not fit: a shared database offer")
     assert shown["recommendation"].to_dict() == {
-        "orders": "serverless", "big": "manual at 400 RU/s", "wide": "autoscale at max 4,000 RU/s",
+        "orders": "keep as billed (manual)", "big": "manual at 400 RU/s", "wide": "autoscale at max 4,000 RU/s",
         "": "keep as billed (manual)",
     }  # fmt: skip
 

@@ -75,7 +75,8 @@ def test_the_month_as_billed_the_alternatives_and_the_recommendation(store: Path
     """At the list price example ($0.008 per 100 RU/s an hour): 1,000 RU/s is $0.08 an hour, $58.40 a month
     (730 hours); 10 GB at $0.25 is $2.50. Manual at the 400 RU/s minimum: $23.36; autoscale at its 1,000
     max bills its 100 RU/s floor at 1.5x: $8.76; serverless bills 1,440 RU a day: 1,440 / 1e6 x $0.25 / 24
-    x 730 = $0.01, and fits: recommended, saving $58.39 a month."""
+    x 730 = $0.01 and fits, but serverless is the account's mode (B16): it is weighed per account (saving
+    $58.39), and the unit's recommendation is autoscale, saving $58.40 - $8.76 = $49.64 a month."""
     write_quiet_orders(store)
     app = open_cost()
     assert billing.LIST_PRICE_NOTE in captions(app) and "Money in USD per month" in captions(app)
@@ -104,8 +105,11 @@ def test_the_month_as_billed_the_alternatives_and_the_recommendation(store: Path
     assert choice["manual_ru_s"] == 400 and choice["manual_right"] == pytest.approx(23.36)
     assert choice["autoscale_max"] == 1000 and choice["autoscale_right"] == pytest.approx(8.76)
     assert choice["serverless"] == pytest.approx(1440 / 1e6 * 0.25 / 24 * 730)
-    assert choice["serverless_note"].startswith("fits") and choice["recommendation"] == "serverless"
-    assert choice["monthly_saving"] == pytest.approx(58.39) and choice["throttled_hours"] == 0
+    assert choice["serverless_note"].startswith("fits") and choice["recommendation"] == "autoscale at max 1,000 RU/s"
+    assert choice["monthly_saving"] == pytest.approx(49.64) and choice["throttled_hours"] == 0
+    [account_serverless] = found["cost_serverless_accounts"].to_dict("records")
+    assert account_serverless["fits"] and account_serverless["monthly_saving"] == pytest.approx(58.39)
+    assert account_serverless["serverless"] == pytest.approx(1440 / 1e6 * 0.25 / 24 * 730)
     assert app.radio(key="cost_window").options == ["last 7 days"]  # a day of data: the longer would repeat it
     bars = {t["name"]: values(t["x"]) for t in chart(app, "cost_units_chart")["data"]}
     assert bars == {"throughput, as billed": [pytest.approx(58.40)], "storage": [pytest.approx(2.50)]}

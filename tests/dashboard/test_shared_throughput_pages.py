@@ -115,6 +115,12 @@ def test_the_report_has_the_offer_and_no_phantom_container(store: Path) -> None:
     # the database's offer is the offer section's and, billed as one unit, the cost section's: no other's
     assert not set(report.loc[~report["section"].isin(["offer", "cost"]), "container"]) & PHANTOMS
     billed = report[(report["section"] == "cost") & (report["container"] == SHARED_OFFER_CONTAINER)]
+    account = billed[billed["database"] == ""]  # the account as one new serverless account (B16): not with an offer
+    assert (
+        account["measure"].tolist() == ["serverless_account_monthly_cost"]
+        and "does not fit" in account["detail"].iloc[0]
+    )
+    billed = billed[billed["database"] != ""]
     assert set(billed["database"]) == {"shop"} and "monthly_cost" in billed["measure"].tolist()
     assert set(billed.loc[billed["measure"] == "monthly_cost", "subject"]) == {"shared database offer"}
     offer = report[report["section"] == "offer"]
