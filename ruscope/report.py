@@ -70,6 +70,7 @@ def report(
         frames["logical_keys"],
         frames["log_key_ru"],
         frames["log_throttles"],
+        frames["log_query_ru"],
         region=region,
         about=about,
         azure=_azure_accounts(cfg),

@@ -39,6 +39,7 @@ import shlex
 from dataclasses import dataclass
 
 from analysis import fleet, overview
+from analysis.cost import queries as query_cost
 from cosmoscore import billing
 from cosmoscore.limits import GB, Limits
 
@@ -86,18 +87,21 @@ SEVERITY = {
     "lower_throughput": "info",
     "move_to_autoscale": "info",
     "query_fans_out": "info",
+    "order_by_needs_composite_index": "info",
 }
 # What applies a change (`az_command`); R90-R93 cite each command and flag.
-CHANGES = ("throughput", "autoscale", "redistribute", "advise", "query")
+CHANGES = ("throughput", "autoscale", "redistribute", "advise", "query", "index")
 TOP = re.compile(r"\bTOP\b", re.IGNORECASE)
+ORDER_BY = re.compile(r"\bORDER\s+BY\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
 class Action:
     """A recommendation: the rule (`measure`), the number that fired it and what to do, in plain words; and
     in columns (module docstring): the `target` and its unit, the `change` that applies it (a `CHANGES` key,
-    from which `az_command` writes the command), the `risk` of applying it, and for a redistribution the RU/s
-    per pkrange (`partitions`)."""
+    from which `az_command` writes the command), the `risk` of applying it, for a redistribution the RU/s
+    per pkrange (`partitions`), for a query change the RU/s it saves at the query's rate (`saved_ru_s`, priced by
+    `analysis.cost.queries.finding_saving`) and for an index change the `compositeIndexes` entry to add (JSON)."""
 
     measure: str
     value: float
@@ -108,6 +112,8 @@ class Action:
     change: str = ""
     risk: str = ""
     partitions: tuple[tuple[str, float], ...] = ()
+    saved_ru_s: float | None = None
+    composite_index: str = ""
 
 
 def hot_partition_action(
@@ -311,16 +317,67 @@ def skew_action(
     return Action("range_share", round(hot_share * 100, 2), "%", detail, change="advise", risk=KEY_CHANGE_RISK)
 
 
-def fan_out_action(query_name: str, routing: str, pkrange_count: int, sql: str) -> Action | None:
-    """A query that reads every partition: add the partition key filter (or TOP when it has none)."""
+def fan_out_action(
+    query_name: str,
+    routing: str,
+    pkrange_count: int,
+    sql: str,
+    *,
+    ru: float = math.nan,
+    single_partition_ru: float | None = None,
+    rate_per_s: float | None = None,
+) -> Action | None:
+    """A query that reads every partition: add the partition key filter (or TOP when it has none). With its
+    `ru` per execution, what one partition would cost (`single_partition_ru`, measured; else Q3's 2.5 RU per
+    other partition, `analysis.cost.queries.fan_out_saving`) and its `rate_per_s`: the RU/s the filter saves."""
     if routing != "fan-out" or not pkrange_count >= 2:
         return None
     fix = "add the partition key filter" if TOP.search(sql or "") else "add the partition key filter or TOP"
     detail = f"Query {query_name} fans out to all {pkrange_count} partitions: {fix}."
+    saved_ru_s = None
+    if not math.isnan(ru):
+        saved, how = query_cost.fan_out_saving(ru, pkrange_count, single_partition_ru)
+        basis = (
+            "measured: its costliest partition's data pages"
+            if how == "measured"
+            else f"estimate: about {query_cost.PARTITION_MINIMUM_RU} RU for each other partition, ru-cost-model.md Q3"
+        )
+        detail += f" On one partition it saves {saved:,.2f} of its {ru:,.2f} RU per execution ({basis})"
+        saved_ru_s, detail = _at_rate(saved, rate_per_s, detail)
     return Action(
         "query_fans_out", float(pkrange_count), "count", detail,
-        target=1.0, target_unit="partitions per execution", change="query", risk=QUERY_RISK,
+        target=1.0, target_unit="partitions per execution", change="query", risk=QUERY_RISK, saved_ru_s=saved_ru_s,
     )  # fmt: skip
+
+
+def composite_index_action(
+    query_name: str, sql: str, ru: float, composite: str, rate_per_s: float | None = None
+) -> Action | None:
+    """An ORDER BY query whose composite index the service reports missing (the replay's index metrics): add
+    it; Q11 measured x5 less RU with it (`analysis.cost.queries.COMPOSITE_INDEX_FACTOR`): an estimate."""
+    if not composite or not ru > 0 or not ORDER_BY.search(sql or ""):
+        return None
+    saved = query_cost.composite_index_saving(ru)
+    detail = (
+        f"Query {query_name}: the service reports a missing composite index for it ({composite}); add it to the "
+        f"indexing policy, with the ORDER BY on the filtered property too. Estimate (ru-cost-model.md Q11: 44.28 RU "
+        f"without, 8.86 RU with, x{query_cost.COMPOSITE_INDEX_FACTOR:g}): {ru:,.2f} RU per execution to about "
+        f"{ru - saved:,.2f}"
+    )
+    saved_ru_s, detail = _at_rate(saved, rate_per_s, detail)
+    return Action(
+        "order_by_needs_composite_index", round(ru, 2), "RU", detail,
+        target=round(ru - saved, 2), target_unit="RU per execution (estimate)", change="index", risk=INDEX_RISK,
+        saved_ru_s=saved_ru_s, composite_index=composite,
+    )  # fmt: skip
+
+
+def _at_rate(saved_ru: float, rate_per_s: float | None, detail: str) -> tuple[float | None, str]:
+    """The RU/s a query change saves at the query's rate, and the detail's last words (why none without one)."""
+    if rate_per_s is None or math.isnan(rate_per_s):
+        return None, f"{detail}; no rate_per_s in the config, so no RU/s or money."
+    saved_ru_s = saved_ru * rate_per_s
+    return saved_ru_s, f"{detail}; at its {rate_per_s:g} executions/s (rate_per_s), {saved_ru_s:,.2f} RU/s."
 
 
 def key_storage_action(partition_key: str, size_gb: float, limits: Limits | None = None) -> Action | None:
@@ -360,6 +417,11 @@ KEY_CHANGE_RISK = (
     "copy job), and the application's queries rewritten for the new key; the advisor measures candidates first."
 )
 QUERY_RISK = "None to the account; the application must then send the key (one query per key value it needs)."
+INDEX_RISK = (
+    "The index is built in the background from the container's own RU/s (queries may read an incomplete index "
+    "until it finishes); every write then also maintains it, a few RU more each; `--idx` replaces the whole "
+    "policy, so the command adds the entry to the current one."
+)
 
 
 def severity(action: Action) -> str:
@@ -412,6 +474,12 @@ def az_command(action: Action, account: str, database: str, container: str, azur
     sql = "az cosmosdb sql container"
     if action.change == "advise":
         return ADVISE_COMMAND
+    if action.change == "index" and action.composite_index and container:
+        added = shlex.quote(f".compositeIndexes += [{action.composite_index}]")
+        return (
+            f"{sql} show {names} --query resource.indexingPolicy | jq {added} > policy.json && "
+            f"{sql} update {names} --idx @policy.json"
+        )
     if not container or (not (action.target or 0) > 0 and action.change != "redistribute"):
         return ""
     if action.change == "throughput":
