@@ -13,7 +13,7 @@ from ruscope.options import EXIT_PARTIAL, STORE_HELP, echo, fail, load, store_di
 from wholefile import write_whole
 
 if TYPE_CHECKING:
-    from analysis.capacity.rules import AzureAccount
+    from analysis.capacity.commands import AzureAccount
     from collectors.config import Config
 
 REPORT_FORMATS = ("csv", "xlsx")
@@ -70,6 +70,7 @@ def report(
         frames["logical_keys"],
         frames["log_key_ru"],
         frames["log_throttles"],
+        frames["log_query_ru"],
         region=region,
         about=about,
         azure=_azure_accounts(cfg),
@@ -86,7 +87,7 @@ def report(
 
 def _azure_accounts(cfg: Config) -> dict[str, AzureAccount]:
     """Each configured account's ARM names (its `monitor_resource`, else its endpoint's host), by its store name."""
-    from analysis.capacity.rules import azure_account
+    from analysis.capacity.commands import azure_account
 
     return {
         a.name: azure_account(a.name, urlparse(a.endpoint).hostname, a.monitor_resource) for a in cfg.all_accounts()

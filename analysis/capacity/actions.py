@@ -14,11 +14,12 @@ from typing import Any
 import pandas as pd
 
 from analysis import overview
-from analysis.capacity import planner, rules
+from analysis.capacity import commands, planner, rules
 from analysis.capacity.evidence import ThrottleTerms
 from analysis.capacity.rules import (
     Action,
     autoscale_action,
+    composite_index_action,
     fan_out_action,
     hot_partition_action,
     key_storage_action,
@@ -27,6 +28,7 @@ from analysis.capacity.rules import (
     saturation_action,
     skew_action,
 )
+from analysis.cost import queries as query_cost
 from analysis.scope import in_containers, window_text
 from analysis.units import Number
 from cosmoscore import billing
@@ -76,7 +78,7 @@ def action_rows(
     *,
     hot_keys: dict[tuple[str, ...], tuple[str, float]] | None = None,
     peaks: dict[tuple[str, ...], dict[str, float]] | None = None,
-    azure: Mapping[str, rules.AzureAccount] | None = None,
+    azure: Mapping[str, commands.AzureAccount] | None = None,
     bills: Mapping[tuple[str, ...], dict[str, Any]] | None = None,
     prices: billing.Prices | None = None,
     throttles: Mapping[tuple[str, ...], ThrottleTerms] | None = None,
@@ -96,8 +98,11 @@ def action_rows(
         named = {str(k): v for k, v in row.items()}
         found += _container_actions(named, hot_keys or {}, peaks or {}, throttles, minutes, storage)
     for row in queries.to_dict("records"):
-        action = fan_out_action(row["query_name"], row["routing"], int(_num(row["pkrange_count"], 0)), row["sql"])
-        found += [(tuple(row[name] for name in KEY), row["query_name"], action)] if action else []
+        found += [
+            (tuple(row[name] for name in KEY), row["query_name"], a)
+            for a in _query_actions({str(k): v for k, v in row.items()})
+            if a
+        ]
     for row in keys.to_dict("records"):
         gb = float(row["size_kb"]) * 1024 / GB
         action = key_storage_action(row["partition_key"], gb, limits)
@@ -114,7 +119,7 @@ def action_rows(
             "target": math.nan if a.target is None else a.target,
             "target_unit": a.target_unit,
             "severity": rules.severity(a),
-            "command": rules.az_command(a, str(key[0]), str(key[1]), str(key[2]), (azure or {}).get(str(key[0]))),
+            "command": commands.az_command(a, str(key[0]), str(key[1]), str(key[2]), (azure or {}).get(str(key[0]))),
             "risk": a.risk,
             **_saving(a, bills.get(tuple(str(k) for k in key)), prices),
         }
@@ -127,9 +132,13 @@ def _saving(action: Action, bill: dict[str, Any] | None, prices: billing.Prices 
     """What a throughput change saves a month (`monthly_saving`, negative: what it costs) against the month
     as billed (`analysis.cost.bill`, the same hours and regions, the same prices): a new manual RU/s or
     autoscale max, or a redistribution's new total; burst capacity saves the raise it replaces (that raise's
-    cost); a merge 0 (the RU/s billed do not change, R96). No figure for a key, a query or a container
+    cost); a merge 0 (the RU/s billed do not change, R96). A query change: the RU/s it saves at the query's rate, priced
+    (`analysis.cost.queries.finding_saving`). No figure for a key, a query without a rate or a container
     without a bill."""
     none = {"monthly_saving": math.nan, "saving_unit": ""}
+    if action.change in ("query", "index"):  # a query's RU/s at its rate, priced (`analysis.cost.queries`)
+        saved = query_cost.finding_saving(action.saved_ru_s, bill, prices)
+        return none if math.isnan(saved) or prices is None else _per_month(saved, prices)
     if bill is None or prices is None:
         return none
     unit = f"{prices.currency} a month"
@@ -158,6 +167,27 @@ def _saving(action: Action, bill: dict[str, Any] | None, prices: billing.Prices 
     if bill["autoscale"] and action.change != "autoscale":
         return none  # an autoscale container's bill is estimated per hour: a manual price is not comparable
     return {"monthly_saving": round(now - after, 2), "saving_unit": unit}
+
+
+def _per_month(saving: float, prices: billing.Prices) -> dict[str, Any]:
+    return {"monthly_saving": round(saving, 2), "saving_unit": f"{prices.currency} a month"}
+
+
+def _query_actions(row: dict[str, Any]) -> list[Action | None]:
+    """The rules of one replayed query (`action_rows`): a fan-out, a missing composite index; with its rate and
+    measured single-partition RU when the caller merged them in (`analysis.cost.queries.finding_inputs`)."""
+    rate = _num(row.get("rate_per_s"))
+    single = _num(row.get("single_partition_ru"))
+    pkranges = int(_num(row["pkrange_count"], 0))
+    ru, composite = _num(row.get("mean_ru")), row.get("composite_index")
+    return [
+        fan_out_action(
+            row["query_name"], row["routing"], pkranges, row["sql"], ru=ru, single_partition_ru=single, rate_per_s=rate
+        ),
+        composite_index_action(
+            row["query_name"], row["sql"], ru, composite if isinstance(composite, str) else "", rate
+        ),
+    ]
 
 
 def _container_actions(

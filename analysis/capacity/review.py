@@ -14,9 +14,9 @@ spreadsheet and pivots without reshaping:
 | `detail` | plain words: the source of the number, a query's routing, an action's recommendation |
 | `target`, `target_unit` | an action's number to set (`RU/s manual`, `RU/s autoscale max`, `RU/s per partition (pkrange N)`: the hot range's RU/s after a redistribution, `partitions per execution`); blank for burst capacity and a merge |
 | `severity` | an action's `critical`, `warning` or `info` (`rules.SEVERITY`, docs/findings.md) |
-| `command` | what applies it: the Azure CLI command (a redistribution's calls joined with `&&` in order, `sleep 60` after every 5; burst capacity's is account-wide), with the account and resource group of the config's `monitor_resource` (`ruscope report`; without one: the endpoint's account name and `<rg>`, a placeholder the shell refuses) or `ruscope advise` for a key design; "" for a query change |
+| `command` | what applies it: the Azure CLI command (for a composite index the policy's current JSON with the entry added, `az ... show | jq`, then `update --idx`; a redistribution's calls joined with `&&` in order, `sleep 60` after every 5; burst capacity's is account-wide), with the account and resource group of the config's `monitor_resource` (`ruscope report`; without one: the endpoint's account name and `<rg>`, a placeholder the shell refuses) or `ruscope advise` for a key design; "" for a query change |
 | `risk` | what applying it risks, in plain words |
-| `monthly_saving`, `saving_unit` | what a throughput change saves a month (negative: costs) against the month as billed, at the `cost` section's prices (`actions._saving`; burst capacity: the raise it avoids; a merge: 0, the RU/s billed do not change; blank for a key, a query, an autoscale container's manual change) |
+| `monthly_saving`, `saving_unit` | what a throughput change saves a month (negative: costs) against the month as billed, at the `cost` section's prices (`actions._saving`; a query finding: the RU/s it saves at the query's `rate_per_s`, at the container's rate, `analysis.cost.queries`; burst capacity: the raise it avoids; a merge: 0, the RU/s billed do not change; blank for a key, a query without a rate, an autoscale container's manual change) |
 
 The last seven are blank on rows that are not actions. The `report` section (when the caller passes a
 `ReportAbout`: the CLI and the page do) has `window_start` (and how it was chosen), `window_end`, `store`
@@ -36,13 +36,17 @@ the window, `analysis.own_traffic.summarize_replay_spend`; charged to the accoun
 Monitor, R75). `throttle_rate` is in % of requests. `partition` (the latest storage snapshot and Azure
 Monitor): `size_gb`, `headroom` (of 50 GB), `documents`, `max_normalized_ru`. `key`: the `TOP_KEYS`
 largest logical keys (`size_gb`, with their share of 20 GB) and the `TOP_KEYS` costliest by RU in the
-diagnostic logs (`ru`, and `peak_second_ru`: RU in the key's busiest second, when the logs hold it).
+diagnostic logs (`ru`, and `peak_second_ru`: RU in the key's busiest second, when the logs hold it), with their money.
 `cost` (`analysis.cost.bill.report_rows`, in the prices' currency): per container with RU/s of its own and
 per shared database (subject "shared database offer"), the main window's `monthly_cost` as billed,
 `storage_monthly_cost`, `manual_monthly_cost` / `autoscale_monthly_cost` / `serverless_monthly_cost` (subject:
 the RU/s or max; detail: the hours each would have throttled) and `recommended_monthly_cost` (subject: the
 option), and for the other windows `monthly_cost_7d` / `_90d` and `recommended_monthly_cost_7d` / `_90d`.
-`query`: `total_ru`, `mean_ru`, `executions` of the replayed queries. `offer`: each
+`query`: `total_ru`, `mean_ru`, `executions` of the replayed queries (the mean's detail says when a query has no
+rate, so no money); then each rated query's money, and the `TOP_KEYS` costliest workload texts of the logs
+(`logged_ru`) with theirs. Money (`analysis.cost.queries`): `ru_s` (RU/s it occupies), `bill_share` (% of the
+container's consumed RU/s), `monthly_cost` (that share of the month as billed), `manual_rate_monthly_cost` (its
+RU/s at the manual rate, every region), `serverless_monthly_cost` (its RU at the serverless price). `offer`: each
 shared-throughput database, after the containers (`container` is "", `store.records.SHARED_OFFER_CONTAINER`:
 the database's offer, whose containers `analysis.fleet.summarize_throughput_units` lists in `detail`):
 `containers` (how many spend it), `provisioned_ru_s`, `p95_ru_s` (its containers' summed), `p95_utilization`,
@@ -76,7 +80,8 @@ capacity would have served the 429s; value the 429 rate, %; no target), `merge_c
 partition, under 3,000, with under 20 GB each on average; no target), `lower_throughput` (value and
 target: the RU/s, never below what the hottest range needs times the layout's partition count, nor the
 service minimum, and never while a range is saturated), `move_to_autoscale` (ratio; target the autoscale max
-at the peak), `query_fans_out` (partitions; target 1), `key_near_limit` (%; the key design). Partitions are
+at the peak), `query_fans_out` (partitions; target 1), `order_by_needs_composite_index` (RU per execution; target
+Q11's fifth, an estimate), `key_near_limit` (%; the key design). Partitions are
 counted from the layout (the latest storage snapshot), else from the ranges the metrics reported last, and
 the detail says which. The
 report must never hold a secret: it is built from store rows, which carry no keys or tokens.
@@ -93,8 +98,9 @@ from analysis import fleet, load, overview, own_traffic, regions, throttling
 from analysis.capacity.about import ReportAbout, about_rows
 from analysis.capacity.actions import ACTION_TEXT_COLUMNS, COLUMNS, action_rows, costliest_key_shares, partition_peaks
 from analysis.capacity.autoscale import interval_needs
+from analysis.capacity.commands import AzureAccount
 from analysis.capacity.evidence import burst_minutes, partition_storage, throttle_terms, with_layout
-from analysis.capacity.rules import AzureAccount
+from analysis.cost import queries as query_cost
 from analysis.cost.bill import autoscale_ratios, container_bills, main_bills
 from analysis.cost.bill import report_rows as cost_rows
 from analysis.hot import keys as hot_keys
@@ -104,7 +110,7 @@ from cosmoscore.billing import Prices
 from cosmoscore.keys import key_text
 from cosmoscore.limits import GB, Limits
 from cosmoscore.monitor.metrics import NORMALIZED_RU
-from store.records import LOG_KEY_RU, LOG_THROTTLES, PARTITIONS, SHARED_OFFER_CONTAINER
+from store.records import EXECUTIONS, LOG_KEY_RU, LOG_THROTTLES, PARTITIONS, SHARED_OFFER_CONTAINER
 
 KEY = overview.KEY
 REPORT_COLUMNS = COLUMNS  # one row shape; an action fills the last seven (`actions.ACTION_COLUMNS`)
@@ -113,8 +119,10 @@ TOP_KEYS = 5
 
 # The store columns the report reads, per table (`ruscope report` reads only these).
 REPORT_TABLES = {
-    "executions": overview.EXECUTION_COLUMNS,
-    "requests": list(dict.fromkeys([*fleet.REQUEST_COLUMNS, *own_traffic.REQUEST_COLUMNS])),
+    "executions": EXECUTIONS.pick(*overview.EXECUTION_COLUMNS, *query_cost.EXECUTION_COLUMNS),
+    "requests": list(
+        dict.fromkeys([*fleet.REQUEST_COLUMNS, *own_traffic.REQUEST_COLUMNS, *query_cost.REQUEST_COLUMNS])
+    ),
     "metrics": overview.METRIC_COLUMNS,
     "partitions": PARTITIONS.pick(*fleet.PARTITION_COLUMNS, "document_count"),
     "logical_keys": overview.LOGICAL_KEY_COLUMNS,
@@ -122,6 +130,7 @@ REPORT_TABLES = {
         *KEY, "time", "pkrange_id", "partition_key", "request_charge", "peak_request_charge", "bin_minutes"
     ),
     "log_throttles": LOG_THROTTLES.pick(*throttling.LOG_THROTTLE_COLUMNS, "bin_minutes"),  # 429s per second
+    "log_query_ru": query_cost.LOG_QUERY_COLUMNS,
 }
 
 # -- the report ------------------------------------------------------------------------------------------
@@ -159,6 +168,7 @@ def build_capacity_report(
     logical_keys: pd.DataFrame,
     log_key_ru: pd.DataFrame | None = None,
     log_throttles: pd.DataFrame | None = None,
+    log_query_ru: pd.DataFrame | None = None,
     *,
     limits: Limits | None = None,
     region: str | None = None,
@@ -192,15 +202,18 @@ def build_capacity_report(
     containers = _with_replay_spend(containers, requests)
     queries = overview.query_stats(executions)
     keys = overview.latest_snapshot(logical_keys)
+    costs, key_money = query_cost.report_costs(
+        queries, executions, requests, metrics, main, prices or Prices(), log_query_ru, log_key_ru
+    )
     sections = [
         container_rows(containers),
         cost_rows(_reported_units(bills, containers)),
         partition_rows(partitions, metrics, limits),
-        key_rows(keys, log_key_ru, limits),
-        query_rows(queries),
+        key_rows(keys, log_key_ru, limits, key_money),
+        query_rows(queries, costs),
         action_rows(
             with_layout(containers, partitions, metrics),
-            queries,
+            query_cost.with_finding_inputs(queries, executions, requests),
             keys,
             limits,
             hot_keys=costliest_key_shares(log_key_ru),
@@ -398,8 +411,10 @@ def partition_rows(partitions: pd.DataFrame, metrics: pd.DataFrame, limits: Limi
     return pd.concat(parts, ignore_index=True)
 
 
-def key_rows(keys: pd.DataFrame, log_key_ru: pd.DataFrame | None, limits: Limits | None) -> pd.DataFrame:
-    """The `key` section: the largest logical keys (latest snapshot) and the costliest in the logs."""
+def key_rows(
+    keys: pd.DataFrame, log_key_ru: pd.DataFrame | None, limits: Limits | None, money: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """The `key` section: the largest logical keys (latest snapshot), the costliest in the logs, and their money."""
     limit_gb = (limits or Limits()).logical_partition_max_bytes / GB
     largest = _top(keys.assign(size_gb=(keys["size_kb"].astype(float) * 1024 / GB).round(6)), "size_gb")
     largest = largest.assign(
@@ -417,6 +432,7 @@ def key_rows(keys: pd.DataFrame, log_key_ru: pd.DataFrame | None, limits: Limits
         peaks = busiest_seconds(rows, costly).assign(detail=KEY_PEAK_DETAIL)
         peaks = peaks.rename(columns={"peak_ru_s": "peak_second_ru"})
         parts.append(_long(peaks, "key", "peak_second_ru", "RU", subject="partition_key", detail="detail"))
+        parts.append(query_cost.key_report_rows(money, costly))  # `money`: `analysis.cost.queries.key_costs`
     return pd.concat(parts, ignore_index=True)
 
 
@@ -434,8 +450,9 @@ def _top(frame: pd.DataFrame, column: str) -> pd.DataFrame:
     return ordered.groupby(KEY, sort=False).head(TOP_KEYS)
 
 
-def query_rows(queries: pd.DataFrame) -> pd.DataFrame:
-    """The `query` section: each replayed query's total and mean RU and executions, with its routing."""
+def query_rows(queries: pd.DataFrame, costs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The `query` section: each replayed query's total and mean RU and executions, with its routing; then what
+    it costs and the logs' costliest workload texts (`costs`: `analysis.cost.queries.query_costs`)."""
     named = queries.assign(
         detail=[
             f"{routing}, {_count(n, 'partition')}" for routing, n in zip(queries["routing"], queries["pkrange_count"])
@@ -445,7 +462,8 @@ def query_rows(queries: pd.DataFrame) -> pd.DataFrame:
         _long(named, "query", c, u, subject="query_name", detail="detail")
         for c, u in (("total_ru", "RU"), ("mean_ru", "RU"), ("executions", "count"))
     ]
-    return pd.concat(parts).sort_index(kind="stable")
+    rows = query_cost.say_unrated(pd.concat(parts).sort_index(kind="stable"), costs)  # why no money: no rate
+    return pd.concat([rows, query_cost.query_report_rows(costs, top=TOP_KEYS)], ignore_index=True)
 
 
 def _count(n: float, noun: str) -> str:

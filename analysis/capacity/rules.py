@@ -23,7 +23,7 @@ provisioned / N, the hottest used `hot_normalized_ru`% of it at its busiest seco
 of the current per-partition budget: need x N = hot% x provisioned, filled to 80% as any target), nor below the service's minimum.
 
 **Numbers in columns.** Each `Action` also carries its `target` and `target_unit`, the `change` that applies
-it (`az_command` writes the Azure CLI command: `throughput update --throughput` / `--max-throughput`,
+it (`analysis.capacity.commands.az_command` writes the Azure CLI command: `throughput update --throughput` / `--max-throughput`,
 `throughput migrate --throughput-type autoscale`, `redistribute-partition-throughput --target-partition-info
 --source-partition-info` (the calls of `analysis.capacity.planner`'s plan), `merge`, `az cosmosdb update
 --enable-burst-capacity`; `ruscope advise` for a key design; azure-monitor.md R90-R97), its `risk` in plain
@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import math
 import re
-import shlex
 from dataclasses import dataclass
 
 from analysis import fleet, overview
@@ -49,9 +48,9 @@ from analysis.capacity.planner import (
     BURST_RATE_RU_S,
     BURST_SECONDS,
     RedistributionPlan,
-    redistribution_commands,
 )
 from analysis.capacity.planner import RU_STEP as RU_STEP  # the RU step the rules, autoscale and cost share
+from analysis.cost import queries as query_cost
 from cosmoscore import billing
 from cosmoscore.limits import GB, Limits
 
@@ -84,8 +83,6 @@ RAISE_STEP = 0.1
 # storage in GB per physical partition is <20 GB"; at least two partitions to merge.
 MERGE_MAX_PARTITION_RU_S = 3000.0
 MERGE_MAX_PARTITION_GB = 20.0
-RESOURCE_GROUP = "<rg>"  # no ARM id in the config: a placeholder the shell refuses to run as is
-ADVISE_COMMAND = "ruscope advise --config ruscope.toml"
 # The severity of a finding (the catalogue in docs/findings.md): critical when requests fail now or a limit
 # is about to make them fail (429s above the healthy band, a key at 95% of 20 GB); warning when a partition
 # runs at its budget or the load is skewed (429s are the next step); info for a saving or a cheaper query.
@@ -100,19 +97,23 @@ SEVERITY = {
     "query_fans_out": "info",
     "burst_absorbs": "critical",  # the 429s of the raise it replaces happen now
     "merge_candidate": "info",
+    "order_by_needs_composite_index": "info",
 }
-# What applies a change (`az_command`); R90-R97 cite each command and flag.
-CHANGES = ("throughput", "autoscale", "redistribute", "advise", "query", "merge", "burst")
+# What applies a change (`commands.az_command`); R90-R97 cite each command and flag.
+CHANGES = ("throughput", "autoscale", "redistribute", "advise", "query", "index", "merge", "burst")
 TOP = re.compile(r"\bTOP\b", re.IGNORECASE)
+ORDER_BY = re.compile(r"\bORDER\s+BY\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
 class Action:
     """A recommendation: the rule (`measure`), the number that fired it and what to do, in plain words; and
     in columns (module docstring): the `target` and its unit, the `change` that applies it (a `CHANGES` key,
-    from which `az_command` writes the command), the `risk` of applying it, and for a redistribution the RU/s
+    from which `commands.az_command` writes the command), the `risk` of applying it, and for a redistribution the RU/s
     per pkrange after it (`partitions`) and the calls that set them (`plan`); for burst capacity the raise it
-    replaces (`instead_of`, whose cost is what it saves)."""
+    replaces (`instead_of`, whose cost is what it saves); for a query change the RU/s it saves at the
+    query's rate (`saved_ru_s`, priced by `analysis.cost.queries.finding_saving`) and for an index change the
+    `compositeIndexes` entry to add (JSON)."""
 
     measure: str
     value: float
@@ -125,6 +126,8 @@ class Action:
     partitions: tuple[tuple[str, float], ...] = ()
     plan: RedistributionPlan | None = None
     instead_of: Action | None = None
+    saved_ru_s: float | None = None
+    composite_index: str = ""
 
 
 def hot_partition_action(
@@ -344,16 +347,67 @@ def skew_action(
     return Action("range_share", round(hot_share * 100, 2), "%", detail, change="advise", risk=KEY_CHANGE_RISK)
 
 
-def fan_out_action(query_name: str, routing: str, pkrange_count: int, sql: str) -> Action | None:
-    """A query that reads every partition: add the partition key filter (or TOP when it has none)."""
+def fan_out_action(
+    query_name: str,
+    routing: str,
+    pkrange_count: int,
+    sql: str,
+    *,
+    ru: float = math.nan,
+    single_partition_ru: float | None = None,
+    rate_per_s: float | None = None,
+) -> Action | None:
+    """A query that reads every partition: add the partition key filter (or TOP when it has none). With its
+    `ru` per execution, what one partition would cost (`single_partition_ru`, measured; else Q3's 2.5 RU per
+    other partition, `analysis.cost.queries.fan_out_saving`) and its `rate_per_s`: the RU/s the filter saves."""
     if routing != "fan-out" or not pkrange_count >= 2:
         return None
     fix = "add the partition key filter" if TOP.search(sql or "") else "add the partition key filter or TOP"
     detail = f"Query {query_name} fans out to all {pkrange_count} partitions: {fix}."
+    saved_ru_s = None
+    if not math.isnan(ru):
+        saved, how = query_cost.fan_out_saving(ru, pkrange_count, single_partition_ru)
+        basis = (
+            "measured: its costliest partition's data pages"
+            if how == "measured"
+            else f"estimate: about {query_cost.PARTITION_MINIMUM_RU} RU for each other partition, ru-cost-model.md Q3"
+        )
+        detail += f" On one partition it saves {saved:,.2f} of its {ru:,.2f} RU per execution ({basis})"
+        saved_ru_s, detail = _at_rate(saved, rate_per_s, detail)
     return Action(
         "query_fans_out", float(pkrange_count), "count", detail,
-        target=1.0, target_unit="partitions per execution", change="query", risk=QUERY_RISK,
+        target=1.0, target_unit="partitions per execution", change="query", risk=QUERY_RISK, saved_ru_s=saved_ru_s,
     )  # fmt: skip
+
+
+def composite_index_action(
+    query_name: str, sql: str, ru: float, composite: str, rate_per_s: float | None = None
+) -> Action | None:
+    """An ORDER BY query whose composite index the service reports missing (the replay's index metrics): add
+    it; Q11 measured x5 less RU with it (`analysis.cost.queries.COMPOSITE_INDEX_FACTOR`): an estimate."""
+    if not composite or not ru > 0 or not ORDER_BY.search(sql or ""):
+        return None
+    saved = query_cost.composite_index_saving(ru)
+    detail = (
+        f"Query {query_name}: the service reports a missing composite index for it ({composite}); add it to the "
+        f"indexing policy, with the ORDER BY on the filtered property too. Estimate (ru-cost-model.md Q11: 44.28 RU "
+        f"without, 8.86 RU with, x{query_cost.COMPOSITE_INDEX_FACTOR:g}): {ru:,.2f} RU per execution to about "
+        f"{ru - saved:,.2f}"
+    )
+    saved_ru_s, detail = _at_rate(saved, rate_per_s, detail)
+    return Action(
+        "order_by_needs_composite_index", round(ru, 2), "RU", detail,
+        target=round(ru - saved, 2), target_unit="RU per execution (estimate)", change="index", risk=INDEX_RISK,
+        saved_ru_s=saved_ru_s, composite_index=composite,
+    )  # fmt: skip
+
+
+def _at_rate(saved_ru: float, rate_per_s: float | None, detail: str) -> tuple[float | None, str]:
+    """The RU/s a query change saves at the query's rate, and the detail's last words (why none without one)."""
+    if rate_per_s is None or math.isnan(rate_per_s):
+        return None, f"{detail}; no rate_per_s in the config, so no RU/s or money."
+    saved_ru_s = saved_ru * rate_per_s
+    return saved_ru_s, f"{detail}; at its {rate_per_s:g} executions/s (rate_per_s), {saved_ru_s:,.2f} RU/s."
 
 
 def key_storage_action(partition_key: str, size_gb: float, limits: Limits | None = None) -> Action | None:
@@ -408,6 +462,11 @@ KEY_CHANGE_RISK = (
     "copy job), and the application's queries rewritten for the new key; the advisor measures candidates first."
 )
 QUERY_RISK = "None to the account; the application must then send the key (one query per key value it needs)."
+INDEX_RISK = (
+    "The index is built in the background from the container's own RU/s (queries may read an incomplete index "
+    "until it finishes); every write then also maintains it, a few RU more each; `--idx` replaces the whole "
+    "policy, so the command adds the entry to the current one."
+)
 
 
 def severity(action: Action) -> str:
@@ -415,70 +474,3 @@ def severity(action: Action) -> str:
     if action.measure == "key_near_limit" and action.value >= KEY_STORAGE_CRITICAL * 100:
         return "critical"
     return SEVERITY.get(action.measure, "info")
-
-
-@dataclass(frozen=True, slots=True)
-class AzureAccount:
-    """An account as Azure Resource Manager names it, which `az` needs: the store keys an account by the
-    config's name or its endpoint's host, neither of which is always the ARM name."""
-
-    name: str
-    resource_group: str = RESOURCE_GROUP
-
-
-_ARM_ACCOUNT = re.compile(
-    r"/subscriptions/[^/]+/resourceGroups/(?P<group>[^/]+)/providers/Microsoft\.DocumentDB/databaseAccounts/(?P<name>[^/]+)",
-    re.IGNORECASE,
-)
-_ENDPOINT_HOST = re.compile(r"(?P<name>[a-z0-9-]+)\.documents\.azure\.com", re.IGNORECASE)
-
-
-def azure_account(account: str, host: str | None = None, arm_id: str | None = None) -> AzureAccount:
-    """The ARM names of the store's `account`: from its ARM resource id (the config's `monitor_resource`:
-    .../resourceGroups/G/providers/Microsoft.DocumentDB/databaseAccounts/N, R94) when given; else the name an
-    endpoint host says (https://N.documents.azure.com, R94) with the resource group left `<rg>`; else the
-    store's name as it is."""
-    found = _ARM_ACCOUNT.fullmatch(arm_id or "")
-    if found:
-        return AzureAccount(found["name"], found["group"])
-    for candidate in (host, account):
-        named = _ENDPOINT_HOST.fullmatch(candidate or "")
-        if named:
-            return AzureAccount(named["name"])
-    return AzureAccount(account)
-
-
-def az_command(action: Action, account: str, database: str, container: str, azure: AzureAccount | None = None) -> str:
-    """The command that applies `action` (R90-R97): the Azure CLI for a throughput change, a merge or burst
-    capacity, with the account's ARM names (`azure`, else `azure_account(account)`: `<rg>` where the resource
-    group is not known), ruscope's advisor for a key design; "" for a query change or a container without
-    RU/s of its own. A redistribution's calls (`redistribution_commands`) are joined with `&&`, in order."""
-    arm = azure or azure_account(account)
-    group = arm.resource_group if arm.resource_group == RESOURCE_GROUP else shlex.quote(arm.resource_group)
-    names = f"--account-name {shlex.quote(arm.name)} --resource-group {group} " + (
-        f"--database-name {shlex.quote(database)} --name {shlex.quote(container)}"
-    )
-    sql = "az cosmosdb sql container"
-    if action.change == "advise":
-        return ADVISE_COMMAND
-    if action.change == "burst":
-        return (
-            f"az cosmosdb update --name {shlex.quote(arm.name)} --resource-group {group} --enable-burst-capacity true"
-        )
-    if not container:
-        return ""
-    if action.change == "merge":
-        return f"{sql} merge {names}"
-    if action.change == "redistribute" and action.plan is not None:
-        return " && ".join(redistribution_commands(action.plan, sql, names))
-    if not (action.target or 0) > 0:
-        return ""
-    if action.change == "throughput":
-        flag = "--max-throughput" if action.target_unit == target_unit(True) else "--throughput"
-        return f"{sql} throughput update {names} {flag} {action.target or 0:.0f}"
-    if action.change == "autoscale":
-        return (
-            f"{sql} throughput migrate {names} --throughput-type autoscale && "
-            f"{sql} throughput update {names} --max-throughput {action.target or 0:.0f}"
-        )
-    return ""

@@ -26,7 +26,9 @@ pay it. No data page (a query that found no partition): NaN.
 
 **Index use** (`index_use`): per query, the mean `index_hit_ratio` of its data pages (the service's
 indexUtilizationRatio query metric) and the index paths the service reports as used and as missing
-(`x-ms-cosmos-index-utilization`, base64 or plain JSON), when the replay asked for index metrics.
+(`x-ms-cosmos-index-utilization`, base64 or plain JSON), when the replay asked for index metrics; a
+composite index is its paths and orders joined ("/a ASC, /b DESC"), and `missing_composite_indexes` lists the
+composites the service says a query lacks, one row each.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -47,6 +50,7 @@ OTHER = "other"  # pkrange_id of the partitions folded together
 OVER_TIME_COLUMNS = ["time", *QUERY_KEY, "mean_ru", "executions", "runs", "run_id"]
 MULTIPLIER_COLUMNS = [*QUERY_KEY, "ru", "costliest_pkrange_ru", "pkranges", "routing_multiplier"]
 INDEX_COLUMNS = [*QUERY_KEY, "index_hit_ratio", "indexes_used", "indexes_missing"]
+MISSING_COMPOSITE_COLUMNS = [*QUERY_KEY, "composite_spec"]  # account first when the requests have it
 COMPARE_COLUMNS = [
     *QUERY_KEY,
     "ru_a",
@@ -155,24 +159,60 @@ def index_use(requests: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()[INDEX_COLUMNS]
 
 
-def _index_paths(text: str) -> tuple[set[str], set[str]]:
-    """The IndexSpec paths of the used (utilized) and missing (potential) indexes of one header value."""
+def _index_info(text: str) -> dict[str, Any]:
+    """One `x-ms-cosmos-index-utilization` value decoded (plain JSON, else base64 JSON); {} when neither."""
     try:
         info = json.loads(text)
     except ValueError:
         try:
             info = json.loads(base64.b64decode(text, validate=True))
         except (ValueError, binascii.Error):
-            return set(), set()
-    if not isinstance(info, dict):
-        return set(), set()
+            return {}
+    return info if isinstance(info, dict) else {}
+
+
+def _index_paths(text: str) -> tuple[set[str], set[str]]:
+    """The IndexSpec paths of the used (utilized) and missing (potential) indexes of one header value."""
+    info = _index_info(text)
 
     def specs(*names: str) -> set[str]:
-        return {str(e.get("IndexSpec")) for n in names for e in info.get(n) or [] if isinstance(e, dict)}
+        return {_spec(e) for n in names for e in info.get(n) or [] if isinstance(e, dict) and _spec(e)}
 
     return specs("UtilizedSingleIndexes", "UtilizedCompositeIndexes"), specs(
         "PotentialSingleIndexes", "PotentialCompositeIndexes"
     )
+
+
+def _spec(entry: dict[str, Any]) -> str:
+    """One index entry's spec: a single index's `IndexSpec` ("/a/?"), a composite's `IndexSpecs` joined
+    ("/a ASC, /b ASC": the service writes a composite as a list, the .NET SDK's CompositeIndexIndexMetrics)."""
+    many = entry.get("IndexSpecs")
+    if isinstance(many, list):
+        return ", ".join(str(part) for part in many)
+    one = entry.get("IndexSpec")
+    return "" if one is None else str(one)
+
+
+def missing_composite_indexes(requests: pd.DataFrame) -> pd.DataFrame:
+    """Per query of the requests (`MISSING_COMPOSITE_COLUMNS`, account first when the frame has one): each
+    composite index the service reported as potential (missing) on its data pages, as its spec ("/a ASC, /b
+    DESC"), one row per spec; none when the replay did not ask for index metrics."""
+    key = (["account"] if "account" in requests.columns else []) + QUERY_KEY
+    pages = requests[requests["request_kind"].eq("page").fillna(False).astype(bool)].dropna(
+        subset=["index_utilization"]
+    )
+    rows = []
+    for text, mine in pages.groupby("index_utilization", sort=False):
+        for spec in sorted(_composite_specs(str(text))):
+            rows += [(*k, spec) for k in mine[key].drop_duplicates().itertuples(index=False)]
+    out = pd.DataFrame(rows, columns=[*key, "composite_spec"]).drop_duplicates()
+    return out.sort_values([*key, "composite_spec"], ignore_index=True)
+
+
+def _composite_specs(text: str) -> set[str]:
+    """The specs of the potential composite indexes of one header value (base64 or plain JSON)."""
+    info = _index_info(text)
+    return {_spec(e) for e in info.get("PotentialCompositeIndexes") or [] if isinstance(e, dict) and _spec(e)}
 
 
 def compare_runs(a: pd.DataFrame, b: pd.DataFrame, *, index: pd.DataFrame | None = None) -> pd.DataFrame:

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from analysis import overview, own_traffic
-from analysis.capacity import about, actions, autoscale, evidence, review, rules
+from analysis.capacity import about, actions, autoscale, commands, evidence, review, rules
 from analysis.capacity.actions import ACTION_COLUMNS, ACTION_TEXT_COLUMNS
 from analysis.report import to_csv_bytes, to_xlsx_bytes
 from cosmoscore.billing import Prices
@@ -31,10 +31,10 @@ def test_raise_above_the_healthy_band_only() -> None:
         "%",
         "Raise the RU/s: 7.2% of requests were throttled (429), above the 1-5% the service documents as healthy.",
     )
-    assert action.target is None and rules.az_command(action, "acc", "shop", "orders") == ""  # no RU/s known
+    assert action.target is None and commands.az_command(action, "acc", "shop", "orders") == ""  # no RU/s known
     raised = rules.raise_action(0.0725, skewed=False, provisioned_ru_s=18000.0)
     assert raised is not None and (raised.target, raised.target_unit) == (19800.0, "RU/s manual")  # +10%
-    assert rules.az_command(raised, "acc", "shop", "orders") == (
+    assert commands.az_command(raised, "acc", "shop", "orders") == (
         "az cosmosdb sql container throughput update --account-name acc --resource-group <rg> "
         "--database-name shop --name orders --throughput 19800"
     )
@@ -42,7 +42,7 @@ def test_raise_above_the_healthy_band_only() -> None:
     assert (
         auto is not None
         and auto.target == 5000.0
-        and rules.az_command(auto, "a", "d", "c").endswith("--max-throughput 5000")
+        and commands.az_command(auto, "a", "d", "c").endswith("--max-throughput 5000")
     )
     assert rules.severity(raised) == "critical" and "Costs more" in raised.risk
     assert "fixing the key" in rules.raise_action(0.2, skewed=True).detail
@@ -132,7 +132,7 @@ def test_a_fan_out_query_needs_the_key_or_top() -> None:
         "Query wide fans out to all 4 partitions: add the partition key filter or TOP.",
     )
     assert (action.target, action.target_unit, rules.severity(action)) == (1.0, "partitions per execution", "info")
-    assert rules.az_command(action, "a", "d", "c") == ""  # a change to the application, not the account
+    assert commands.az_command(action, "a", "d", "c") == ""  # a change to the application, not the account
     with_top = rules.fan_out_action("wide", "fan-out", 4, "SELECT top 10 * FROM c")
     assert with_top.detail.endswith("add the partition key filter.")
     assert rules.fan_out_action("one", "fan-out", 1, "SELECT * FROM c") is None  # one partition: nothing to fix
@@ -360,21 +360,23 @@ def test_a_hot_partition_gets_a_redistribution_command_unless_one_key_carries_it
         **hot_partition_frames(provisioned=2000.0), log_key_ru=frame("log_key_ru", *logs)
     )
     [hot] = review.section(one_key, "action").query("measure == 'skewed_key'").to_dict("records")
-    assert hot["command"] == rules.ADVISE_COMMAND and pd.isna(hot["target"])  # no redistribution then
+    assert hot["command"] == commands.ADVISE_COMMAND and pd.isna(hot["target"])  # no redistribution then
     assert "a split or a redistribution of RU/s gains nothing" in hot["detail"]
 
 
 def test_a_command_names_the_account_as_azure_resource_manager_does() -> None:
     arm = "/subscriptions/s/resourceGroups/rg-1/providers/Microsoft.DocumentDB/databaseAccounts/shopacct"
-    assert rules.azure_account("prod", "shopacct.documents.azure.com", arm) == rules.AzureAccount("shopacct", "rg-1")
+    assert commands.azure_account("prod", "shopacct.documents.azure.com", arm) == commands.AzureAccount(
+        "shopacct", "rg-1"
+    )
     # the endpoint's host names the account (https://N.documents.azure.com); the resource group stays unknown
-    assert rules.azure_account("prod", "shopacct.documents.azure.com") == rules.AzureAccount("shopacct", "<rg>")
-    assert rules.azure_account("shopacct.documents.azure.com") == rules.AzureAccount("shopacct", "<rg>")
-    assert rules.azure_account("127.0.0.1") == rules.AzureAccount("127.0.0.1", "<rg>")
+    assert commands.azure_account("prod", "shopacct.documents.azure.com") == commands.AzureAccount("shopacct", "<rg>")
+    assert commands.azure_account("shopacct.documents.azure.com") == commands.AzureAccount("shopacct", "<rg>")
+    assert commands.azure_account("127.0.0.1") == commands.AzureAccount("127.0.0.1", "<rg>")
     action = rules.Action("lower_throughput", 1.0, "RU/s", "", target=400.0, target_unit="RU/s", change="throughput")
-    known = rules.az_command(action, "prod", "shop", "orders", rules.AzureAccount("shopacct", "rg 1"))
+    known = commands.az_command(action, "prod", "shop", "orders", commands.AzureAccount("shopacct", "rg 1"))
     assert "--account-name shopacct --resource-group 'rg 1' " in known  # quoted for the shell
-    assert "--resource-group <rg> " in rules.az_command(action, "prod", "shop", "orders")  # the shell refuses it
+    assert "--resource-group <rg> " in commands.az_command(action, "prod", "shop", "orders")  # the shell refuses it
 
 
 def test_a_throughput_change_says_what_it_saves_or_costs_a_month() -> None:

@@ -10,7 +10,7 @@ import math
 import pandas as pd
 import pytest
 
-from analysis.capacity import evidence, planner, review, rules
+from analysis.capacity import commands, evidence, planner, review, rules
 from tests.analysis.capacity.test_capacity import hot_partition_frames
 from tests.analysis.test_overview import frame, metric, row
 
@@ -35,7 +35,7 @@ def test_one_hot_partition_takes_its_need_from_the_most_idle_one() -> None:
     assert plan.requests == (planner.RedistributeRequest((("0", 6500.0),), "1"),)
     assert plan.partitions == (("0", 6500.0), ("1", 5500.0), ("2", 6000.0))
     assert sum(ru for _, ru in plan.partitions) == 18000.0  # the total is unchanged
-    command = rules.az_command(
+    command = commands.az_command(
         rules.Action("skewed_key", 100.0, "%", "", change="redistribute", plan=plan), "127.0.0.1", "shop", "orders"
     )
     assert command == (
