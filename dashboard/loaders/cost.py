@@ -15,10 +15,11 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from analysis import regions
+from analysis import overview, regions
 from analysis.capacity import review
 from analysis.capacity.autoscale import interval_needs
 from analysis.cost import bill, summary
+from analysis.cost import queries as query_cost
 from analysis.cost.hours import unit_hours
 from analysis.scope import Scope, Window
 from collectors.config.pricing import PricingSettings
@@ -35,6 +36,8 @@ class CostData:
     main: pd.DataFrame  # bill.main_bills: the one row per unit the report reads
     reservation: summary.ReservationOutlook
     actions: pd.DataFrame  # the report's action section (review.section)
+    queries: pd.DataFrame  # analysis.cost.queries.QUERY_COST_COLUMNS: replayed and logged queries
+    keys: pd.DataFrame  # analysis.cost.queries.KEY_COST_COLUMNS: the logs' logical keys
     has_metrics: bool
     has_data: bool  # any row the report reads: replay only still has findings, never a bill
     warnings: tuple[str, ...]
@@ -80,11 +83,17 @@ def _load_cost(
     report = review.build_capacity_report(
         *(frames[table] for table in review.REPORT_TABLES), region=region, prices=prices, multi_write=writes
     )
+    query_money, key_money = query_cost.report_costs(  # as the report prices them: one definition
+        overview.query_stats(frames["executions"]), frames["executions"], requests, metrics, main, prices,
+        frames["log_query_ru"], frames["log_key_ru"],
+    )  # fmt: skip
     return CostData(
         bills=bills,
         main=main,
         reservation=outlook,
         actions=review.section(report, "action"),
+        queries=query_money,
+        keys=key_money,
         has_metrics=not metrics.empty,
         has_data=any(not frame.empty for frame in frames.values()),
         warnings=warnings,

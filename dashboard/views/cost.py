@@ -144,6 +144,47 @@ def render_serverless_accounts(data: CostData, currency: str) -> None:
     )  # fmt: skip
 
 
+BY_QUERY_HELP = """What each query and each logical key costs a month (`analysis.cost.queries`, the same figures
+as the report's `query` and `key` rows). Under provisioned throughput an RU is paid through the RU/s it
+occupies: a replayed query's RU per execution x its configured `rate_per_s`, a logged text's or key's RU over
+the logs' window. **share of the bill**: those RU/s over the container's consumed RU/s, times the month as
+billed (every consumer's share adds up to the bill, idle RU/s included); **at the manual rate**: the same RU/s
+priced as provisioned throughput in every region (the most lowering the RU/s by that much saves);
+**serverless**: its RU at the serverless price. A query without a rate has no money (its note says so)."""
+QUERY_SHOWN = ["database", "container", "query", "source", "monthly", "bill_share_pct", "manual_rate_monthly",
+               "serverless_monthly", "ru_s", "ru_per_execution", "rate_per_s", "window", "note"]  # fmt: skip
+KEY_SHOWN = ["database", "container", "partition_key", "monthly", "bill_share_pct", "manual_rate_monthly",
+             "serverless_monthly", "ru_s", "logged_ru", "window", "note"]  # fmt: skip
+
+
+def render_by_query(data: CostData, currency: str) -> None:
+    if data.queries.empty and data.keys.empty:
+        return
+    st.subheader("By query and by logical key")
+    st.caption(BY_QUERY_HELP)
+    config = {
+        "query": st.column_config.TextColumn("query", width="large"),
+        "partition_key": st.column_config.TextColumn("logical key"),
+        "monthly": money("share of the bill", currency),
+        "bill_share_pct": st.column_config.NumberColumn("share (% of consumed RU/s)", format="%.1f"),
+        "manual_rate_monthly": money("at the manual rate", currency),
+        "serverless_monthly": money("serverless", currency),
+        "ru_s": st.column_config.NumberColumn("RU/s", format="%.2f"),
+        "ru_per_execution": st.column_config.NumberColumn("RU per execution", format="%.2f"),
+        "rate_per_s": st.column_config.NumberColumn("executions/s", format="%.2f"),
+        "logged_ru": st.column_config.NumberColumn("RU logged", format="%.0f"),
+        "note": st.column_config.TextColumn("note", width="large"),
+    }
+    for frame, shown, key, name in (
+        (data.queries, QUERY_SHOWN, "cost_queries", "cost-queries.csv"),
+        (data.keys, KEY_SHOWN, "cost_keys", "cost-keys.csv"),
+    ):
+        if frame.empty:
+            continue
+        ranked = frame.sort_values("monthly", ascending=False, na_position="last", kind="stable")
+        widgets.render_table(ranked[shown], key=key, file_name=name, csv=ranked, column_config=config)
+
+
 def render_alternatives(data: CostData, currency: str) -> None:
     st.subheader("Alternatives and the recommendation")
     st.caption(ALTERNATIVES_HELP)
@@ -278,7 +319,4 @@ else:
     render_serverless_accounts(data, currency)
     render_reservation(data.reservation, settings)
     render_findings(data, currency)
-    # -- By query ----------------------------------------------------------------------------------------
-    # What each query costs in money: `analysis.cost.queries` (another change, not on this branch yet).
-    # Wire it here once it lands: a `render_by_query(data, currency)` reading its frame from the loader
-    # (`dashboard.loaders.cost.CostData`), with the same price note and window as the sections above.
+    render_by_query(data, currency)

@@ -41,7 +41,7 @@ def rated(rows: list[dict], rates: dict[str, float]) -> pd.DataFrame:
 
 def costs_of(executions: pd.DataFrame, logged: pd.DataFrame | None = None) -> pd.DataFrame:
     metrics = day_of_metrics()
-    bills = bill.container_bills(metrics, None, None, LIST)
+    bills = bill.main_bills(bill.container_bills(metrics, None, None, LIST))
     return qcost.query_costs(
         overview.query_stats(executions), executions, logged, bills, qcost.consumed_ru_s(metrics), LIST
     ).set_index("query")
@@ -103,7 +103,7 @@ def test_a_logical_key_pays_its_share_of_the_bill() -> None:
         row("log_key_ru", minute=60, pkrange_id="1", partition_key='["t2"]', request_charge=7_200.0, bin_minutes=60),
     ]
     metrics = day_of_metrics()
-    bills = bill.container_bills(metrics, None, None, LIST)
+    bills = bill.main_bills(bill.container_bills(metrics, None, None, LIST))
     found = qcost.key_costs(frame("log_key_ru", *rows), bills, qcost.consumed_ru_s(metrics), LIST)
     assert found.columns.tolist() == qcost.KEY_COST_COLUMNS
     assert found["partition_key"].tolist() == ['["t1"]', '["t2"]']

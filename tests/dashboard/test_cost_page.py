@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from collectors.config.pricing import PricingSettings
 from cosmoscore import billing
+from dashboard.display import MISSING_NUMBER
 from dashboard.environment import PRICING_ENV
 from store import store_location, write_frame
 from tests.analysis.test_overview import KB_PER_GB, frame, metric, row
@@ -157,3 +158,20 @@ def test_a_broken_pricing_env_var_is_said_not_priced_at_the_list(store: Path, mo
     app = run_app()
     app.switch_page(COST).run()
     assert any(f"${PRICING_ENV} is not a valid [pricing]" in e.message for e in app.exception)
+
+
+def test_each_query_s_money_is_the_report_s(store: Path) -> None:
+    """A replayed query of 5 RU at 4 executions a second is 20 RU/s of the container's 100 consumed: 20% of the
+    $58.40 billed, $11.68 a month, and its RU/s at the manual rate 20 / 100 x $0.008 x 730 = $1.17; the same
+    figures as the report's query rows (`analysis.cost.queries`, one definition)."""
+    from tests.analysis.test_cost_queries import day_of_metrics, rated
+    from tests.analysis.test_overview import execution
+
+    executions = rated([execution("r1", "q", ru=5.0), execution("r1", "other", ru=3.0)], {"q": 4.0})
+    for table, found in (("metrics", day_of_metrics()), ("executions", executions)):
+        write_frame(store_location(store), table, found.drop(columns="run_id"), run_id="m1", part="000")
+    app = open_cost()
+    queries = tables(app)["cost_queries"].set_index("query")
+    assert round(queries.loc["q", "monthly"], 2) == 11.68 and round(queries.loc["q", "manual_rate_monthly"], 2) == 1.17
+    assert queries.loc["other", "monthly"] == MISSING_NUMBER and "rate" in queries.loc["other", "note"]  # blank
+    assert "By query and by logical key" in [h.value for h in app.subheader]
