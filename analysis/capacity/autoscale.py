@@ -111,14 +111,15 @@ def interval_needs(
     return out.astype({"need": float, "manual": float})[NEED_COLUMNS]
 
 
-DENIED_COLUMNS = [*KEY, "time", "throttled", "denied_ru_s"]
+DENIED_COLUMNS = [*KEY, "time", "throttled", "throttled_per_s", "ru_per_request", "denied_ru_s"]
 
 
 def denied_intervals(metrics: pd.DataFrame, consumed: pd.DataFrame) -> pd.DataFrame:
     """Per container and interval with 429s in Azure Monitor's TotalRequests: the 429s and the RU/s they were
     denied, B13 (Microsoft's redistribution page): 429 responses per second x the average RU charge per
     request, the interval's TotalRequestUnits over its requests answered otherwise (a 429 is charged
-    nothing). All regions' (the caller divides). Monitor's counts only: the logs' and the replay's see a part
+    nothing); `throttled_per_s` and `ru_per_request` are the two terms (the planner reads the busiest
+    interval's 429/s). All regions' (the caller divides). Monitor's counts only: the logs' and the replay's see a part
     of the traffic."""
     counts = throttling.request_counts(metrics, pd.DataFrame(columns=throttling.REQUEST_COLUMNS))
     counts = counts[counts["source"].eq(throttling.MONITOR)]
@@ -128,7 +129,7 @@ def denied_intervals(metrics: pd.DataFrame, consumed: pd.DataFrame) -> pd.DataFr
     per = counts.groupby([*KEY, "time"])[["requests", "throttled"]].sum().reset_index()
     per = per[per["throttled"] > 0].merge(consumed[[*KEY, "time", "grain_s", "ru_s"]], on=[*KEY, "time"], how="inner")
     served = (per["requests"] - per["throttled"]).where(per["requests"] > per["throttled"])
-    per["denied_ru_s"] = (
-        (per["throttled"] / per["grain_s"] * (per["ru_s"] * per["grain_s"] / served)).fillna(0.0).round(4)
-    )
+    per["throttled_per_s"] = per["throttled"] / per["grain_s"]
+    per["ru_per_request"] = per["ru_s"] * per["grain_s"] / served
+    per["denied_ru_s"] = (per["throttled_per_s"] * per["ru_per_request"]).fillna(0.0).round(4)
     return per[DENIED_COLUMNS]

@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from analysis import load, overview, regions
+from analysis.capacity.autoscale import denied_intervals
 from analysis.scope import in_containers, window_text
 from cosmoscore.limits import GB
 from cosmoscore.monitor.metrics import NORMALIZED_RU, TOTAL_REQUEST_UNITS, TOTAL_REQUESTS
@@ -73,18 +74,12 @@ def throttle_terms(
 
 
 def _monitor_429s(metrics: pd.DataFrame) -> dict[tuple[str, ...], tuple[float, str]]:
-    """Per container: the most 429s per second in one interval of one region (Azure Monitor TotalRequests)."""
-    rows = regions.select_region(overview.metric_rows(metrics, TOTAL_REQUESTS), None)
-    rows = rows[rows["status_code"].notna()] if "status_code" in rows else rows.iloc[0:0]
-    if rows["aggregation"].eq("Count").any():
-        rows = rows[rows["aggregation"].eq("Count").fillna(False)]
-    if rows.empty:
+    """Per container: the most 429s per second in one interval (Azure Monitor TotalRequests, through
+    `autoscale.denied_intervals`: the one reading of Monitor's 429s that the need of every offer counts too)."""
+    denied = denied_intervals(metrics, load.consumed_intervals(metrics))
+    if denied.empty:
         return {}
-    code = rows["status_code"].astype("string").str.strip().str.removesuffix(".0")
-    seconds = rows["grain"].map(load.grain_seconds) if "grain" in rows else load.DEFAULT_GRAIN_SECONDS
-    rows = rows.assign(_per_s=rows["value"].astype(float).where(code.eq("429"), 0.0) / seconds)
-    rows = rows.assign(region=rows["region"].astype(object).fillna("") if "region" in rows else "")
-    busiest = rows.groupby([*KEY, "region", "time"])["_per_s"].sum().groupby(KEY).max()
+    busiest = denied.groupby(KEY)["throttled_per_s"].max()
     return {_key(key): (float(v), "Azure Monitor TotalRequests (container)") for key, v in busiest.items()}
 
 
