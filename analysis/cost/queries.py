@@ -22,8 +22,9 @@ container's consumed RU/s,
 
 where `consumed_ru_s` is the workload's RU/s while measured (Azure Monitor TotalRequestUnits, the replay's own RU
 taken out: `analysis.load.consumed_intervals`, the intervals' RU over their seconds). The shares of every
-consumer add up to the bill: the idle RU/s are paid by those that use the rest. A configured rate that claims
-more than the container consumed is capped at the whole bill (the note says so: the rate or the window is off).
+consumer add up to the bill: the idle RU/s are paid by those that use the rest. Where one population's RU/s
+(the container's rated queries, its logged texts, its keys) claim more than the container consumed, each is a
+share of their sum instead, so they still add up to the bill (the note says so: a rate or the window is off).
 A container without a bill of its own (it spends its database's shared offer, or has no throughput metrics) has
 no share; serverless pricing still applies.
 
@@ -74,7 +75,10 @@ REPLAY_SOURCE = "replay: mean RU per execution x the config's rate_per_s"
 LOGS_SOURCE = "diagnostic logs: logged RU over the logs' window"
 NO_RATE = "no rate_per_s in the config: how often it runs is unknown, so no RU/s and no money"
 NO_BILL = "no bill of its own (its database's shared offer, or no throughput metrics): no share of a bill"
-OVER_BILL = "its RU/s exceed the container's consumed RU/s (the rate or the window is off): capped at the bill"
+OVER_BILL = (
+    "the configured rates of the container's queries claim more RU/s than Azure Monitor measured it consume (a rate "
+    "or the window is off): each share is of their sum, so the shares still add up to the bill"
+)
 CONSUMED_COLUMNS = [*KEY, "consumed_ru_s", "consumed_window"]
 MONEY_COLUMNS = [
     "ru_s",
@@ -149,17 +153,21 @@ def _money(frame: pd.DataFrame, bills: pd.DataFrame, consumed: pd.DataFrame, pri
     used = consumed.reindex(columns=[*KEY, "consumed_ru_s"]).astype({k: str for k in KEY})
     out = frame.merge(used, on=KEY, how="left").merge(bill, on=KEY, how="left")
     ru_s, consumed_ru_s = out["ru_s"].astype(float), out["consumed_ru_s"].astype(float)
-    share = ru_s / consumed_ru_s.where(consumed_ru_s > 0)
+    # one population's shares (the rated queries, the logged texts, the keys) add up to the bill at most:
+    # where their RU/s claim more than the container consumed, each is a share of their sum
+    group = [out[k] for k in KEY] + ([out["source"]] if "source" in out else [])
+    claimed = ru_s.groupby(group, dropna=False).transform("sum")
+    over = claimed > consumed_ru_s * (1 + 1e-9)
+    share = ru_s / consumed_ru_s.where(~over, claimed).where(lambda d: d > 0)
     billed = out["monthly"].astype(float)
     out["bill_share_pct"] = (100 * share).where(billed.notna())
-    out["monthly"] = share.clip(upper=1.0) * billed
+    out["monthly"] = share * billed
     regions = out["regions"].astype(float).fillna(1).clip(lower=1).astype(int)
     out["manual_rate_monthly"] = [ru_s_monthly(r, prices, regions=n) for r, n in zip(ru_s, regions)]
     out["serverless_monthly"] = [billing.serverless_cost(r * SECONDS_PER_MONTH, prices) for r in ru_s]
     out["currency"] = prices.currency
     notes = [
-        n if n else (NO_BILL if pd.isna(b) else (OVER_BILL if s > 1 else ""))
-        for n, b, s in zip(out["note"], billed, share.fillna(0))
+        n if n else (NO_BILL if pd.isna(b) else (OVER_BILL if o else "")) for n, b, o in zip(out["note"], billed, over)
     ]
     return out.assign(note=notes)
 

@@ -151,8 +151,8 @@ the logs' window. **share of the bill**: those RU/s over the container's consume
 billed (every consumer's share adds up to the bill, idle RU/s included); **at the manual rate**: the same RU/s
 priced as provisioned throughput in every region (the most lowering the RU/s by that much saves);
 **serverless**: its RU at the serverless price. A query without a rate has no money (its note says so)."""
-QUERY_SHOWN = ["database", "container", "query", "source", "monthly", "bill_share_pct", "manual_rate_monthly",
-               "serverless_monthly", "ru_s", "ru_per_execution", "rate_per_s", "window", "note"]  # fmt: skip
+QUERY_SHOWN = ["database", "container", "query", "monthly", "bill_share_pct", "manual_rate_monthly",
+               "serverless_monthly", "ru_s", "ru_per_execution", "rate_per_s", "window", "note", "source"]  # fmt: skip
 KEY_SHOWN = ["database", "container", "partition_key", "monthly", "bill_share_pct", "manual_rate_monthly",
              "serverless_monthly", "ru_s", "logged_ru", "window", "note"]  # fmt: skip
 
@@ -163,7 +163,8 @@ def render_by_query(data: CostData, currency: str) -> None:
     st.subheader("By query and by logical key")
     st.caption(BY_QUERY_HELP)
     config = {
-        "query": st.column_config.TextColumn("query", width="large"),
+        "query": st.column_config.TextColumn("query", width="medium"),
+        "source": st.column_config.TextColumn("source", width="large"),
         "partition_key": st.column_config.TextColumn("logical key"),
         "monthly": money("share of the bill", currency),
         "bill_share_pct": st.column_config.NumberColumn("share (% of consumed RU/s)", format="%.1f"),

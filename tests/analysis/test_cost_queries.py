@@ -63,10 +63,12 @@ def test_a_rated_query_pays_its_share_of_the_month_as_billed() -> None:
     assert math.isnan(other["ru_s"]) and math.isnan(other["monthly"]) and other["note"] == qcost.NO_RATE
 
 
-def test_a_rate_claiming_more_than_the_container_consumed_is_capped_at_the_bill() -> None:
-    found = costs_of(rated([execution("r1", "q", ru=50.0)], {"q": 4.0})).loc["q"]  # 200 RU/s of 100
-    assert found["bill_share_pct"] == pytest.approx(200.0) and found["monthly"] == pytest.approx(58.40)
-    assert found["note"] == qcost.OVER_BILL
+def test_rates_claiming_more_than_the_container_consumed_share_the_bill_by_their_sum() -> None:
+    """q claims 50 x 4 = 200 RU/s and r 10 x 20 = 200 of the 100 consumed: each is half of their 400, $29.20 of
+    the $58.40 billed; the shares add up to the bill, never twice it."""
+    found = costs_of(rated([execution("r1", "q", ru=50.0), execution("r1", "r", ru=10.0)], {"q": 4.0, "r": 20.0}))
+    assert found.loc["q", "bill_share_pct"] == pytest.approx(50.0) and found.loc["q", "monthly"] == pytest.approx(29.20)
+    assert found["monthly"].sum() == pytest.approx(58.40) and set(found["note"]) == {qcost.OVER_BILL}
 
 
 def logged_rows() -> pd.DataFrame:
@@ -151,8 +153,10 @@ def test_the_report_prices_a_rated_fan_out_from_its_measured_partitions() -> Non
     rows = review.section(report, "query")
     wide = rows[rows["subject"].eq("wide")].set_index("measure")
     assert wide.loc["ru_s", "value"] == 80.0 and wide.loc["ru_s", "unit"] == "RU/s"  # 40 RU x 2/s
-    # orders consumed 2,100 RU over 3 measured minutes: 11.67 RU/s; 80 claims more: capped at the bill
-    assert wide.loc["monthly_cost", "value"] == 58.4 and "capped" in wide.loc["monthly_cost", "detail"]
+    # orders consumed 2,100 RU over 3 measured minutes: 11.67 RU/s; 80 claims more: the only rated query, all of it
+    assert (
+        wide.loc["monthly_cost", "value"] == 58.4 and "each share is of their sum" in wide.loc["monthly_cost", "detail"]
+    )
     assert wide.loc["manual_rate_monthly_cost", "value"] == round(80 / 100 * 0.008 * 730, 2)
 
 
