@@ -112,6 +112,13 @@ SUSTAINED_COLUMNS = [
 LOAD_COLUMNS = [*KEY, "max_normalized_ru", "peak_pkrange", "peak_time", *SUSTAINED_COLUMNS, "own_minutes_excluded"]
 
 
+def grain_series_seconds(grains: pd.Series) -> pd.Series:
+    """`grain_seconds` of every row, parsed once per distinct grain (a store holds a handful)."""
+    codes, uniques = pd.factorize(grains.astype(object), use_na_sentinel=True)
+    parsed = np.array([grain_seconds(g) for g in uniques] + [DEFAULT_GRAIN_SECONDS], dtype=float)
+    return pd.Series(parsed[codes], index=grains.index)
+
+
 def grain_seconds(grain: object) -> float:
     """An ISO 8601 duration ("PT1M", "PT5M") in seconds; a missing or unreadable grain is one minute."""
     try:
@@ -136,7 +143,7 @@ def partition_minutes(
             "region": region,
             "pkrange_id": rows["pkrange_id"].astype(str),
             "time": _utc(rows["time"]),
-            "grain_s": rows["grain"].map(grain_seconds).astype(float) if "grain" in rows else DEFAULT_GRAIN_SECONDS,
+            "grain_s": grain_series_seconds(rows["grain"]) if "grain" in rows else DEFAULT_GRAIN_SECONDS,
             "normalized_ru": rows["value"].astype(float),
         }
     ).reset_index(drop=True)
@@ -254,9 +261,8 @@ def _with_budgets(minutes: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.D
     out = _as_of(minutes, provisioned_timeline(metrics), "provisioned_ru_s")
     out = _as_of(out, _snapshot_counts(partitions), "partitions")
     reported = _reported_counts(metrics).set_index(KEY)["partitions"]
-    fallback = pd.Series(
-        [reported.get(tuple(key), np.nan) for key in out[KEY].itertuples(index=False)], index=out.index, dtype=float
-    )
+    keys = pd.MultiIndex.from_frame(out[KEY].astype(str))
+    fallback = pd.Series(reported.reindex(keys).to_numpy(dtype=float), index=out.index)
     out["partitions"] = out["partitions"].astype(float).combine_first(fallback)
     out["budget_ru_s"] = (out["provisioned_ru_s"].astype(float) / out["partitions"].where(out["partitions"] > 0)).round(
         4
@@ -393,7 +399,7 @@ def consumed_intervals(metrics: pd.DataFrame, requests: pd.DataFrame | None = No
         {
             **{name: rows[name].astype(str) for name in KEY},
             "time": _utc(rows["time"]),
-            "grain_s": rows["grain"].map(grain_seconds).astype(float) if "grain" in rows else DEFAULT_GRAIN_SECONDS,
+            "grain_s": grain_series_seconds(rows["grain"]) if "grain" in rows else DEFAULT_GRAIN_SECONDS,
             "ru": rows["value"].astype(float),
         }
     )

@@ -176,6 +176,7 @@ def build_capacity_report(
     azure: Mapping[str, AzureAccount] | None = None,
     prices: Prices | None = None,
     multi_write: Collection[str] = (),
+    needs: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """The report (`REPORT_COLUMNS`, the module docstring) of one `region`, or of the account in total (None),
     its first section `about` (the caller's window, store, time and version) when given: empty when no
@@ -192,7 +193,7 @@ def build_capacity_report(
     )
     if containers.empty:
         return pd.DataFrame(columns=REPORT_COLUMNS)
-    needs = interval_needs(metrics, requests, partitions)
+    needs = interval_needs(metrics, requests, partitions) if needs is None else needs  # a caller's, of these frames
     bills = container_bills(metrics, requests, partitions, prices or Prices(), needs, multi_write=multi_write)
     main = main_bills(bills)  # the autoscale ratio, the findings' money: the cost section's main window
     containers = _without_own_offer(containers.merge(autoscale_ratios(main), on=KEY, how="left"), metrics, partitions)

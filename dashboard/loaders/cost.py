@@ -81,7 +81,11 @@ def _load_cost(
         hours, main, prices, pricing.reservation_plan_discount, held=pricing.held(), multi_write=writes
     )
     report = review.build_capacity_report(
-        *(frames[table] for table in review.REPORT_TABLES), region=region, prices=prices, multi_write=writes
+        *(frames[table] for table in review.REPORT_TABLES),
+        region=region,
+        prices=prices,
+        multi_write=writes,
+        needs=needs,
     )
     query_money, key_money = query_cost.report_costs(  # as the report prices them: one definition
         overview.query_stats(frames["executions"]), frames["executions"], requests, metrics, main, prices,
