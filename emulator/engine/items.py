@@ -262,10 +262,12 @@ class Items:
 
     # -- writes --------------------------------------------------------------------------------
 
-    def _stamp(self, coll: Container, doc: dict[str, Any]) -> StoredItem:
-        """Add the system properties and measure the persisted size (413 past the item limit)."""
+    def _stamp(self, coll: Container, doc: dict[str, Any], rid: str | None = None) -> StoredItem:
+        """Add the system properties and measure the persisted size (413 past the item limit). `rid`: the
+        item's own, kept by a replace or an upsert of it (an item's `_rid` and `_self` stay fixed for its life,
+        so a `_self` kept from an earlier response still addresses it); a new item gets a new one."""
         stored = {k: v for k, v in doc.items() if k not in SYSTEM_PROPERTIES}
-        rid = make_rid(0, 0, self.state.next_id())
+        rid = rid or make_rid(0, 0, self.state.next_id())
         stored.update(
             {
                 "_rid": rid,
@@ -296,7 +298,7 @@ class Items:
         *,
         patch_ops: int | None = None,
     ) -> ItemResult:
-        stored = self._stamp(coll, doc)
+        stored = self._stamp(coll, doc, rid=existing.doc.get("_rid"))
         self._check_limits(rng.logical.get(epk), stored.size, existing.size)
         old_leaves = indexed_leaves(existing.doc, coll.policy)
         new_leaves = indexed_leaves(stored.doc, coll.policy)

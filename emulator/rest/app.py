@@ -46,12 +46,19 @@ class CosmosApp:
     ) -> None:
         """`now`: the wall clock signatures are dated by (not the engine's clock, which may be simulated)."""
         self.engine = engine
+        self._endpoint = ""  # the URL it listens on (`advertise`), else each request's Host
         self._auth = auth_settings or auth.AuthSettings()
         self._now = now
         try:
             self._key_bytes = base64.b64decode(key, validate=True)
         except ValueError:
             raise ValueError("the emulator key must be base64 (like a Cosmos DB account key)") from None
+
+    def advertise(self, url: str) -> None:
+        """The URL the server listens on: the account read advertises it as the regional endpoint, as the
+        official emulator does (`http://127.0.0.1:PORT/`), not an echo of the client's Host header, which an
+        SDK that treats the endpoint as a region would route writes to. "" (a wildcard bind): the Host."""
+        self._endpoint = url
 
     def handle(self, request: Request) -> Response:
         """One request to (status, headers, body bytes): errors become the service's error responses."""
@@ -122,7 +129,7 @@ class CosmosApp:
         n = len(seg)
         if n == 0 and method == "GET":
             account = engine.read_account(ctx)
-            endpoint = f"{request.scheme}://{request.header('host') or 'localhost'}/"
+            endpoint = self._endpoint or f"{request.scheme}://{request.header('host') or 'localhost'}/"
             return Reply(200, wire.account_body(account.name, account.consistency, endpoint))
         if n >= 1 and seg[0] == "offers":
             return self._offers(request, ctx)

@@ -74,6 +74,23 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def listening_url(sock: socket.socket, tls: ssl.SSLContext | None) -> str:
+    """The URL a bound socket serves (`http://127.0.0.1:PORT/`); "" on a wildcard address, which names no
+    host a client could be sent to."""
+    host, port = sock.getsockname()[:2]
+    if host in ("0.0.0.0", "::"):
+        return ""
+    url_host = f"[{host}]" if ":" in host else host
+    return f"{'https' if tls else 'http'}://{url_host}:{port}/"
+
+
+def _advertise(main: Listener) -> None:
+    """Tell the app the URL it listens on (the account read's regional endpoint), where it asks to know."""
+    advertise = getattr(main.app, "advertise", None)
+    if advertise is not None:
+        advertise(listening_url(main.sock, main.tls))
+
+
 def _new_loop() -> asyncio.AbstractEventLoop:
     try:
         import uvloop
@@ -214,6 +231,7 @@ def serve(
     """Serve until SIGINT/SIGTERM (`app`: instead of the engine's Cosmos DB API; `also`: more apps on
     their own sockets, e.g. the monitor stand-in); the journal is compacted on the way out."""
     main = Listener(app or CosmosApp(engine, key), bind(host, port), tls, limits or TransportLimits())
+    _advertise(main)
     loop = _new_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -242,6 +260,7 @@ def start_in_thread(
     `checkpoint_s`: how often the metrics history is saved when changed and the journal, once `compact_at`
     bytes, compacted (None: only by `Engine.close`)."""
     main = Listener(app or CosmosApp(engine, key), bind(host, port), tls, limits or TransportLimits())
+    _advertise(main)
     loop = _new_loop()
     stop = asyncio.Event()
     ready = threading.Event()

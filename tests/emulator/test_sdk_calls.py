@@ -10,6 +10,7 @@ from azure.core import MatchConditions
 from azure.cosmos import CosmosClient, PartitionKey, exceptions
 
 from emulator.rest.server import RunningEmulator, open_engine
+from tests import rawhttp
 from tests.conftest import sdk_client
 
 
@@ -165,6 +166,23 @@ def test_items_passed_as_dicts_go_through_their_self_links(container) -> None:
         container.delete_item(replaced, partition_key="t1")
 
 
+def test_an_item_keeps_its_rid_and_self_link_for_life(container) -> None:
+    """Issue 25: the service keeps an item's `_rid` and `_self` across replaces, upserts and patches, so a
+    `_self` kept from the create's response still reads, replaces and deletes it."""
+    first = container.create_item({"id": "1", "tenant": "t1", "n": 1})
+    replaced = container.replace_item("1", {"id": "1", "tenant": "t1", "n": 2})
+    upserted = container.upsert_item({"id": "1", "tenant": "t1", "n": 3})
+    patched = container.patch_item("1", "t1", [{"op": "set", "path": "/n", "value": 4}])
+    assert {d["_rid"] for d in (first, replaced, upserted, patched)} == {first["_rid"]}
+    assert {d["_self"] for d in (first, replaced, upserted, patched)} == {first["_self"]}
+    assert container.read_item(first, "t1")["n"] == 4  # the create's own dict: its _self link
+    container.replace_item(first, {"id": "1", "tenant": "t1", "n": 5})
+    assert container.read_item("1", "t1")["n"] == 5
+    container.delete_item(first, partition_key="t1")
+    with pytest.raises(exceptions.CosmosResourceNotFoundError):
+        container.read_item("1", "t1")
+
+
 def test_self_links_of_a_recreated_container_name_nothing(client: CosmosClient) -> None:
     db = client.create_database("a")
     old = db.create_container("c", PartitionKey("/k")).create_item({"id": "1", "k": "x"})
@@ -174,3 +192,17 @@ def test_self_links_of_a_recreated_container_name_nothing(client: CosmosClient) 
     with pytest.raises(exceptions.CosmosResourceNotFoundError):
         fresh.read_item(old, "x")  # the old _self names the deleted container
     assert fresh.read_item("1", "x")["id"] == "1"
+
+
+def test_the_account_advertises_the_endpoint_it_listens_on(emulator, client: CosmosClient) -> None:
+    """Issue 25: the account read names the host the emulator listens on (`http://127.0.0.1:PORT/`, as the
+    official emulator does), whatever Host the client sent; the SDK's view of the account agrees."""
+    from urllib.parse import urlparse
+
+    port = urlparse(emulator.url).port
+    status, _, body = rawhttp.request(emulator.url, emulator.key, "GET", "/", headers={"Host": f"localhost:{port}"})
+    assert status == 200 and body is not None
+    endpoints = {loc["databaseAccountEndpoint"] for loc in body["writableLocations"] + body["readableLocations"]}
+    assert endpoints == {f"http://127.0.0.1:{port}/"}
+    account = client.get_database_account()
+    assert [loc["databaseAccountEndpoint"] for loc in account.WritableLocations] == [f"http://127.0.0.1:{port}/"]
