@@ -185,6 +185,10 @@ class CosmosApp:
             if info.statistics is not None:
                 body["statistics"] = [wire.statistics_json(s) for s in info.statistics]
             headers = wire.quota_headers(info.usage) if info.usage is not None else {}
+            if (
+                info.usage is not None
+            ):  # an indexing policy change applies at once here: always complete (cosmos-wire-protocol.md W21)
+                headers["x-ms-documentdb-collection-index-transformation-progress"] = "100"
             return Reply(200, body, info.request_charge, headers=headers)
         if method == "PUT":
             return resource_reply(self.engine.replace_container(ctx, db, coll, request.json()))
@@ -266,7 +270,11 @@ class CosmosApp:
         with self._metered_refusals(ctx, operation, db, coll):
             key = required_key(raw_key)
         if method == "GET":
-            return item_reply(engine.read_item(ctx, db, coll, item_id, key, intended_rid=rid))
+            reply = item_reply(engine.read_item(ctx, db, coll, item_id, key, intended_rid=rid))
+            # the content's parent location, as the service's ResponseBase.ContentLocation documents it
+            # ("for example, dbs/foo/colls/bar"; docs/reference/cosmos-wire-protocol.md W20)
+            reply.headers["content-location"] = f"dbs/{db}/colls/{coll}"
+            return reply
         if method == "PUT":
             return _minimal(
                 request, item_reply(engine.replace_item(ctx, db, coll, item_id, body, key, intended_rid=rid))

@@ -206,3 +206,16 @@ def test_the_account_advertises_the_endpoint_it_listens_on(emulator, client: Cos
     assert endpoints == {f"http://127.0.0.1:{port}/"}
     account = client.get_database_account()
     assert [loc["databaseAccountEndpoint"] for loc in account.WritableLocations] == [f"http://127.0.0.1:{port}/"]
+
+
+def test_a_point_read_names_its_container_and_a_quota_read_its_index_progress(container) -> None:
+    """Issue 25: `Content-Location` on point reads (W20) and, with populate_quota_info, the index
+    transformation progress (W21: the emulator re-indexes at once, 100), as the SDK receives them."""
+    container.create_item({"id": "1", "tenant": "t1"})
+    seen: list[dict[str, str]] = []
+    container.read_item("1", "t1", raw_response_hook=lambda r: seen.append(dict(r.http_response.headers)))
+    assert {k.lower(): v for k, v in seen[-1].items()}["content-location"] == "dbs/shop/colls/orders"
+    container.read(populate_quota_info=True, raw_response_hook=lambda r: seen.append(dict(r.http_response.headers)))
+    headers = {k.lower(): v for k, v in seen[-1].items()}
+    assert headers["x-ms-documentdb-collection-index-transformation-progress"] == "100"
+    assert "x-ms-resource-usage" in headers
