@@ -63,14 +63,7 @@ def report(
         window_note=f"--since {since}" if since else "all data: the first and last row read",
     )
     built = build_capacity_report(
-        frames["executions"],
-        frames["requests"],
-        frames["metrics"],
-        frames["partitions"],
-        frames["logical_keys"],
-        frames["log_key_ru"],
-        frames["log_throttles"],
-        frames["log_query_ru"],
+        *(frames[table] for table in REPORT_TABLES),  # the report's inputs, in its signature's order
         region=region,
         about=about,
         azure=_azure_accounts(cfg),

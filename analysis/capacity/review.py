@@ -117,7 +117,8 @@ REPORT_COLUMNS = COLUMNS  # one row shape; an action fills the last seven (`acti
 SECTIONS = ("report", "container", "cost", "partition", "key", "query", "action", "offer")
 TOP_KEYS = 5
 
-# The store columns the report reads, per table (`ruscope report` reads only these).
+# The store columns the report reads, per table (`ruscope report` reads only these), in the order of
+# `build_capacity_report`'s positional frames: every caller passes them as `*(frames[t] for t in REPORT_TABLES)`.
 REPORT_TABLES = {
     "executions": EXECUTIONS.pick(*overview.EXECUTION_COLUMNS, *query_cost.EXECUTION_COLUMNS),
     "requests": list(

@@ -79,13 +79,7 @@ def load_report(view: FrameState, pricing: PricingSettings) -> pd.DataFrame:
     widgets.render_store_warnings(messages)
     about = report_about(view, frames)  # no config here: commands name the endpoint's account and <rg>
     return review.build_capacity_report(
-        frames["executions"],
-        frames["requests"],
-        frames["metrics"],
-        frames["partitions"],
-        frames["logical_keys"],
-        frames["log_key_ru"],
-        frames["log_throttles"],
+        *(frames[table] for table in review.REPORT_TABLES),  # the report's inputs, in its signature's order
         limits=None,
         region=view.region,
         about=about,

@@ -144,3 +144,13 @@ def test_a_hierarchical_key_is_spelled_one_way_in_the_report_and_the_pages(store
     assert not storage.exception, [e.message for e in storage.exception]
     labels = {str(v) for t in storage.dataframe for c in t.value.columns for v in t.value[c] if "t1" in str(v)}
     assert any(COMPACT in label for label in labels) and not any(SPACED in label for label in labels)
+
+
+def test_the_report_s_frames_are_its_signature_s_positional_ones() -> None:
+    """Every caller passes `*(frames[t] for t in REPORT_TABLES)`: the tables' order is the signature's."""
+    import inspect
+
+    from analysis.capacity import review
+
+    names = list(inspect.signature(review.build_capacity_report).parameters)
+    assert names[: len(review.REPORT_TABLES)] == list(review.REPORT_TABLES)
