@@ -15,13 +15,20 @@
 Targets: the fan-out count within 3x of the loop; peak memory at most 3x the raw JSON size.
 Targets, set when the emulator was hardened: the filtered fan-out and ORDER BY OFFSET/LIMIT within 3x of the loop; the first query
 after a write within 1.2x of warm; the worst GC pause at most 150 ms.
-Run: .venv/bin/python benchmarks/bench_query.py [--ops 2000] [--items 500000]
+3. The change feed (issue 25): 100,000 items on 10 physical partitions read from the beginning through
+   `query_items_change_feed` (the SDK's default page size), against a plain loop over the same items: the
+   SDK's read feed (`read_all_items`, the same pages, HTTP and parsing without the change feed's
+   positions; the read feed answers a range's items in one page, the change feed 100 per page, so also
+   the read feed at 100 per page), and a plain-Python loop doing the unavoidable work, each item's JSON
+   encoded and decoded. Target: the change feed within 3x of the read feed (its own page size).
+Run: .venv/bin/python benchmarks/bench_query.py [--ops 2000] [--items 500000] [--feed-items 100000]
 """
 
 from __future__ import annotations
 
 import argparse
 import heapq
+import json
 import subprocess
 import sys
 import time
@@ -41,6 +48,8 @@ LOOP_TARGET = 3.0  # a filtered fan-out and ORDER BY OFFSET/LIMIT within 3x of t
 AFTER_WRITE_TARGET = 1.2  # the first query after a write within 1.2x of warm
 GC_PAUSE_TARGET_MS = 150.0  # the worst pause under a 500k-document load
 MEMORY_TARGET = 3.0
+CHANGE_FEED_TARGET = 3.0  # a change feed read from the beginning within 3x of the plain read feed
+CHANGE_FEED_PAGE = 100  # the emulator's change feed page without x-ms-max-item-count (W29)
 BUILD_PAUSE_S = 3.0  # after a query's first run: the server builds the indexes it asked for (~1.2 s here)
 MB = 1024 * 1024
 
@@ -373,15 +382,69 @@ def print_memory(raw: int, stored: int, idle: dict[str, int], populated: dict[st
         print(f"{name:<28} {rss / MB:>8,.0f} {over / MB:>13,.0f} {ratio:>11.2f} {'<= 3':>7}  {verdict}")
 
 
+# -- 3. the change feed -------------------------------------------------------------------------
+
+
+def change_feed(items: int, runs: int) -> None:
+    """The change feed from the beginning against the read feed of the same items, and the JSON loop."""
+    server = Server(items)
+    try:
+        server.expect("idle")
+        server.go()
+        docs = [make_doc(i) for i in range(items)]
+        url, _ = server.expect("ready")
+        probe = Probe()
+        client = CosmosClient(url, credential=KEY, consistency_level="Eventual", raw_response_hook=probe)
+        container = client.get_database_client(DATABASE).get_container_client(CONTAINER)
+
+        def changes() -> list[dict[str, Any]]:
+            probe.reset()
+            return list(container.query_items_change_feed(start_time="Beginning"))
+
+        def read_feed() -> list[dict[str, Any]]:
+            return list(container.read_all_items())
+
+        def read_feed_paged() -> list[dict[str, Any]]:  # the change feed's page size: as many requests
+            return list(container.read_all_items(max_item_count=CHANGE_FEED_PAGE))
+
+        feed_s, got = best_of(runs, changes)
+        feed_probe = Probe(probe.requests, probe.charge, set(probe.ranges))
+        plain_s, plain = best_of(runs, read_feed)
+        paged_s, _ = best_of(runs, read_feed_paged)
+        json_s, _ = best_of(runs, lambda: [json.loads(orjson.dumps(d)) for d in docs])
+    finally:
+        server.stop()
+    verdict = "ok" if sorted(d["id"] for d in got) == sorted(d["id"] for d in docs) else f"WRONG: {len(got)} items"
+    ratio = feed_s / plain_s
+    target = "ok" if ratio <= CHANGE_FEED_TARGET else "MISS"
+    print(f"\nchange feed from the beginning over {items:,} items of ~1 KB on 10 physical partitions, best of {runs}")
+    print(f"{'read':<28} {'s':>8} {'items/s':>10} {'requests':>9} {'RU':>10}  answer")
+    print(
+        f"{'change feed':<28} {feed_s:>8.3f} {items / feed_s:>10,.0f} {feed_probe.requests:>9} {feed_probe.charge:>10.1f}  {verdict}"
+    )
+    print(f"{'read feed (read_all_items)':<28} {plain_s:>8.3f} {len(plain) / plain_s:>10,.0f}")
+    print(f"{f'read feed, {CHANGE_FEED_PAGE} per page':<28} {paged_s:>8.3f} {len(plain) / paged_s:>10,.0f}")
+    print(f"{'JSON loop (encode, decode)':<28} {json_s:>8.3f} {items / json_s:>10,.0f}")
+    print(
+        f"change feed / read feed = {ratio:.2f}x (target <= {CHANGE_FEED_TARGET:g}x): {target}; "
+        f"change feed / JSON loop = {feed_s / json_s:.1f}x"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--ops", type=int, default=2000)
     parser.add_argument("--items", type=int, default=500_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--feed-items", type=int, default=100_000)
+    parser.add_argument("--only", choices=("queries", "change-feed"), help="run one part")
     args = parser.parse_args()
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[attr-defined] - in order with the server's stderr
-    single_partition(args.ops)
-    fan_outs(args.items, args.runs)
+    if args.only != "change-feed":
+        single_partition(args.ops)
+        fan_outs(args.items, args.runs)
+    if args.only != "queries":
+        change_feed(args.feed_items, args.runs)
 
 
 if __name__ == "__main__":

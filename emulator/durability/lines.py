@@ -132,4 +132,6 @@ def describe(entry: dict[str, Any] | None) -> str:
         return f"{op} of database {entry.get('id')!r}"
     if op == "replace_offer":
         return f"replace_offer of offer {entry.get('rid')!r}"
+    if op == "writes":
+        return f"the write counter (the change feed's last position, {entry.get('seq')})"
     return f"{op} of container {where + '/' if where else ''}{entry.get('id', '?')}"

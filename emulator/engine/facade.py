@@ -29,6 +29,8 @@ from emulator.engine.query.plan import QueryPlan
 from emulator.engine.query.service import Gate, QueryService, QuerySpec
 from emulator.engine.results import (
     AccountInfo,
+    ChangeFeedStart,
+    ChangePage,
     ContainerInfo,
     FeedCursor,
     FeedPage,
@@ -292,6 +294,32 @@ class Engine:
             epk_range=epk_range,
             max_items=max_items,
             cursor=cursor,
+            intended_rid=intended_rid,
+        )
+
+    def read_changes(
+        self,
+        ctx: Context,
+        db_id: str,
+        coll_id: str,
+        start: ChangeFeedStart,
+        *,
+        key: Sequence[Any] | None = None,
+        pkrange_id: str | None = None,
+        epk_range: EpkRange | None = None,
+        max_items: int = -1,
+        intended_rid: str | None = None,
+    ) -> ChangePage:
+        """One page of the change feed (latest-version mode) of a pkrange, a key, an EPK range or all."""
+        return self._feeds.read_changes(
+            ctx,
+            db_id,
+            coll_id,
+            start,
+            key=key,
+            pkrange_id=pkrange_id,
+            epk_range=epk_range,
+            max_items=max_items,
             intended_rid=intended_rid,
         )
 

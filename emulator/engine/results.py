@@ -159,3 +159,26 @@ class RangesResult:
     partitions: int  # how many ranges the container has now
     container_rid: str
     changed: bool = True
+
+
+@dataclass(frozen=True)
+class ChangeFeedStart:
+    """Where a read starts: after a position (an etag), from now (`If-None-Match: *`), from the beginning
+    (neither); `since_ts` (If-Modified-Since, epoch seconds) keeps only changes written after it."""
+
+    after: int | None = None
+    now: bool = False
+    since_ts: int | None = None
+
+
+@dataclass(frozen=True)
+class ChangePage:
+    """One change feed answer: the changed documents (each with its `_lsn`) and the position to resume at;
+    no documents is the service's 304 Not Modified."""
+
+    docs: list[dict[str, Any]]
+    etag: int
+    request_charge: float
+    pkrange_id: str
+    lsn: int | None  # the serving range's session LSN; None when no range served
+    container_rid: str

@@ -41,6 +41,11 @@ class State:
         self._counter += 1
         return self._counter
 
+    @property
+    def writes(self) -> int:
+        """The last write's sequence number: the change feed's position "now"."""
+        return self._writes
+
     def now(self) -> int:
         return int(self.clock())
 
@@ -118,6 +123,7 @@ class State:
             "replace_offer": self.apply_replace_offer,
             "put": self.apply_put,
             "delete": self.apply_delete,
+            "writes": self.apply_writes,
         }
         return appliers[entry["op"]](entry)
 
@@ -216,8 +222,10 @@ class State:
             lp.size -= old.size
             rng.size -= old.size
             rng.docs -= 1
-        self._writes += 1
-        stored = lp.items[doc["id"]] = StoredItem(doc, entry["size"], self._writes)
+        # a snapshot's entry carries the item's position (its change feed etag), so compaction keeps it
+        seq = entry.get("seq") or self._writes + 1
+        self._writes = max(self._writes, seq)
+        stored = lp.items[doc["id"]] = StoredItem(doc, entry["size"], seq, epk)
         rng.record_write(old, stored)
         lp.size += entry["size"]
         rng.size += entry["size"]
@@ -225,6 +233,11 @@ class State:
         rng.lsn += 1
         splits.split_for_storage(coll, rng, self.limits)
         return coll.range_for(epk)
+
+    def apply_writes(self, entry: dict[str, Any]) -> None:
+        """A snapshot's write counter: positions handed out before a compaction are never reused, even
+        when the items last written were deleted since."""
+        self._writes = max(self._writes, entry["seq"])
 
     def apply_delete(self, entry: dict[str, Any]) -> None:
         coll = self.databases[entry["db"]].containers[entry["coll"]]
@@ -254,6 +267,7 @@ class State:
                 yield {"op": "replace_offer", "rid": offer.rid, "throughput": offer.throughput, "ts": offer.ts}
             for coll in db.containers.values():
                 yield from _container_entries(db, coll, self.offers.get(coll.offer_rid or ""))
+        yield {"op": "writes", "seq": self._writes}
 
 
 def _new_container(entry: dict[str, Any], db_id: str, props: dict[str, Any], policy: IndexPolicy) -> Container:
@@ -304,17 +318,17 @@ def _container_entries(db: Database, coll: Container, offer: Offer | None) -> It
     if offer:
         entry["offer"] = {"rid": offer.rid, "throughput": offer.throughput, "autoscale": offer.autoscale}
     yield entry
-    for rng in coll.ranges:
-        for lp in rng.logical.values():
-            for item in lp.items.values():
-                yield {
-                    "op": "put",
-                    "db": db.id,
-                    "coll": coll.id,
-                    "key": key_to_json(lp.key),
-                    "doc": item.doc,
-                    "size": item.size,
-                }
+    for rng in coll.ranges:  # in write order, each with its position: the change feed's order survives
+        for item in rng.written.values():
+            yield {
+                "op": "put",
+                "db": db.id,
+                "coll": coll.id,
+                "key": key_to_json(rng.logical[item.epk].key),
+                "doc": item.doc,
+                "size": item.size,
+                "seq": item.seq,
+            }
 
 
 def _item_id(coll: Container, key: tuple[Any, ...], doc_rid: str) -> str | None:

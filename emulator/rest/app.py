@@ -219,8 +219,14 @@ class CosmosApp:
             return _minimal(request, reply)
         if request.method != "GET":
             raise _method_not_allowed(request.method)
-        if (request.header("a-im") or "").lower() == "incremental feed":
-            raise errors.bad_request("The change feed is not supported by the ruscope emulator yet.")
+        a_im = (request.header("a-im") or "").lower()
+        if a_im == "incremental feed":
+            return self._change_feed(request, ctx, db, coll)
+        if a_im:  # "Full-Fidelity Feed": all versions and deletes, which needs continuous backup (W29)
+            raise errors.bad_request(
+                f"The change feed mode A-IM: {request.header('a-im')} (all versions and deletes) is not supported "
+                "by the ruscope emulator; read the latest-version change feed instead."
+            )
         raw_key, max_items = request.json_header(PK_HEADER), request.int_header("x-ms-max-item-count", -1)
         with self._metered_refusals(ctx, "ReadFeed", db, coll):
             scope, cursor = wire.partition_key(raw_key), wire.feed_cursor(request.header("x-ms-continuation"))
@@ -236,6 +242,23 @@ class CosmosApp:
             intended_rid=rid,
         )
         return feed_reply(page)
+
+    def _change_feed(self, request: Request, ctx: Context, db: str, coll: str) -> Reply:
+        """A change feed page (latest version) of the pkrange, EPK range or key the SDK names (W29)."""
+        with self._metered_refusals(ctx, "ReadFeed", db, coll):
+            start, scope = request.change_feed_start(), wire.partition_key(request.json_header(PK_HEADER))
+        page = self.engine.read_changes(
+            ctx,
+            db,
+            coll,
+            start,
+            key=scope,
+            pkrange_id=request.header("x-ms-documentdb-partitionkeyrangeid"),
+            epk_range=request.epk_range(),
+            max_items=request.int_header("x-ms-max-item-count", -1),
+            intended_rid=request.header("x-ms-cosmos-intended-collection-rid"),
+        )
+        return wire.change_reply(page)
 
     def query(self, request: Request, ctx: Context, db: str, coll: str) -> Reply:
         """A SQL query page, or the query plan the SDK asks for after a 400/1004."""

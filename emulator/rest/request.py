@@ -4,6 +4,7 @@ throughput, a query page's spec. Malformed parts are the service's 400s."""
 from __future__ import annotations
 
 import uuid
+from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import unquote
 
@@ -14,7 +15,7 @@ from cosmoscore.keys import Key
 from emulator.engine import errors
 from emulator.engine.metering import Context
 from emulator.engine.query.service import QuerySpec
-from emulator.engine.results import ThroughputSpec
+from emulator.engine.results import ChangeFeedStart, ThroughputSpec
 from emulator.rest import wire
 
 PK_HEADER = "x-ms-documentdb-partitionkey"
@@ -66,6 +67,27 @@ class Request:
             return int(raw)
         except ValueError:
             raise errors.bad_request(f"{name} must be an integer, not {raw!r}.") from None
+
+    def change_feed_start(self) -> ChangeFeedStart:
+        """Where a change feed read starts (W29): `If-None-Match` holds the etag to continue after, or `*`
+        for now; `If-Modified-Since` an HTTP date changes must be written after; neither, the start."""
+        etag, since = self.header("if-none-match"), self.header("if-modified-since")
+        since_ts = None
+        if since is not None:
+            try:
+                since_ts = int(parsedate_to_datetime(since).timestamp())
+            except (TypeError, ValueError):
+                raise errors.bad_request(f"If-Modified-Since must be an HTTP date, not {since!r}.") from None
+        if etag is None:
+            return ChangeFeedStart(since_ts=since_ts)
+        if etag.strip() == "*":
+            return ChangeFeedStart(now=True, since_ts=since_ts)
+        position = etag.strip().strip('"')
+        if not position.isdigit():
+            raise errors.bad_request(
+                f"The change feed continuation (If-None-Match) {etag!r} is not one this service issued."
+            )
+        return ChangeFeedStart(after=int(position), since_ts=since_ts)
 
     def epk_range(self) -> EpkRange | None:
         start, end = self.header("x-ms-start-epk"), self.header("x-ms-end-epk")

@@ -19,6 +19,7 @@ from emulator.engine.model import PkRange
 from emulator.engine.query.plan import QueryPlan
 from emulator.engine.query.service import QueryRoute, Refusal
 from emulator.engine.results import (
+    ChangePage,
     FeedPage,
     IndexUtilization,
     ItemResult,
@@ -291,6 +292,18 @@ def feed_reply(page: FeedPage) -> Reply:
         headers["x-ms-continuation"] = feed_token(page.next)
     if page.lsn is not None:
         headers.update(session_headers(page.pkrange_id, page.lsn))
+    body = feed_body("Documents", page.docs, page.container_rid)
+    return Reply(200, body, page.request_charge, page.pkrange_id, headers)
+
+
+def change_reply(page: ChangePage) -> Reply:
+    """A change feed page: its position as the `etag` (the SDK's continuation), 304 with no body when
+    nothing changed (cosmos-wire-protocol.md §1.7, W29)."""
+    headers = {"etag": f'"{page.etag}"', "x-ms-item-count": str(len(page.docs))}
+    if page.lsn is not None:
+        headers.update(session_headers(page.pkrange_id, page.lsn))
+    if not page.docs:
+        return Reply(304, None, page.request_charge, page.pkrange_id, headers)
     body = feed_body("Documents", page.docs, page.container_rid)
     return Reply(200, body, page.request_charge, page.pkrange_id, headers)
 

@@ -122,7 +122,7 @@ def test_main_prints_the_report_and_exits_1_on_losses(tmp_path: Path, capsys: py
     _edit_line(tmp_path / JOURNAL, 5, _flip)
     assert main([str(tmp_path)]) == 1
     out = capsys.readouterr().out
-    assert f"{tmp_path}: repaired; 20 entries kept, 1 lost" in out
+    assert f"{tmp_path}: repaired; 21 entries kept, 1 lost" in out
     assert f"found: {tmp_path / JOURNAL}, line 5: checksum mismatch" in out
     assert "lost: journal.jsonl line 5: checksum mismatch" in out
     assert main([str(tmp_path)]) == 0  # now intact

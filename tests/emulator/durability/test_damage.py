@@ -129,7 +129,7 @@ def test_a_changed_line_says_which_write_it_was(tmp_path: Path) -> None:
 
 SNAPSHOT_DAMAGE: dict[str, tuple[Callable[[Path], None], int, str]] = {
     "flipped byte": (lambda p: _edit_line(p, 5, _flip), 5, "checksum mismatch"),
-    "cut at a line boundary": (lambda p: _drop_line(p, len(p.read_bytes().splitlines())), 14, "no trailer"),
+    "cut at a line boundary": (lambda p: _drop_line(p, len(p.read_bytes().splitlines())), 15, "no trailer"),
     "invalid JSON": (lambda p: _edit_line(p, 4, lambda x: x[:20]), 4, "invalid JSON"),
     "damaged header": (lambda p: _edit_line(p, 1, lambda x: x.replace(b"snapshot", b"snapshoT")), 1, "header"),
 }
