@@ -19,6 +19,7 @@ from cosmoscore.epk import EpkRange
 from cosmoscore.limits import Limits
 from emulator.durability.journal import Journal
 from emulator.engine.accounting import Accounting
+from emulator.engine.batch import Batches
 from emulator.engine.catalog import Catalog
 from emulator.engine.feeds import Feeds
 from emulator.engine.items import Items
@@ -29,6 +30,8 @@ from emulator.engine.query.plan import QueryPlan
 from emulator.engine.query.service import Gate, QueryService, QuerySpec
 from emulator.engine.results import (
     AccountInfo,
+    BatchOperation,
+    BatchResult,
     ContainerInfo,
     FeedCursor,
     FeedPage,
@@ -89,6 +92,7 @@ class Engine:
         sampler.sync_all(clock())  # a replayed journal's containers, as the history should know them
         self._catalog = Catalog(self.state, self.metering, self.cost, self.limits)
         self._items = Items(self.state, self.metering, self.cost, self.limits, consistency)
+        self._batches = Batches(self.state, self.metering, self._items, self.limits)
         self._feeds = Feeds(self.state, self.metering, self.cost, self._items, consistency)
         self._queries = QueryService(
             self.state, self.metering, self.cost, self._items, consistency, query_settings or QuerySettings()
@@ -268,6 +272,20 @@ class Engine:
     ) -> ItemResult:
         """Delete every item of one logical partition (`delete_all_items_by_partition_key`)."""
         return self._items.delete_partition_key(ctx, db_id, coll_id, key, intended_rid=intended_rid)
+
+    def execute_batch(
+        self,
+        ctx: Context,
+        db_id: str,
+        coll_id: str,
+        key: Sequence[Any],
+        operations: Sequence[BatchOperation],
+        *,
+        intended_rid: str | None = None,
+    ) -> BatchResult:
+        """A transactional batch in the logical partition of `key`: every operation applied, or none (the
+        failing one's result says why, the others 424); one request, charged the sum of its operations."""
+        return self._batches.execute(ctx, db_id, coll_id, key, operations, intended_rid=intended_rid)
 
     def read_feed(
         self,

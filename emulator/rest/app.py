@@ -21,7 +21,7 @@ from cosmoscore.sql import parse_query
 from cosmoscore.sql.executor import plan_for
 from emulator.engine import errors
 from emulator.engine.facade import Context, Engine
-from emulator.rest import auth, links, wire
+from emulator.rest import auth, batch, links, wire
 from emulator.rest.request import PK_HEADER, Request, check_size, query_spec, required_key, throughput
 from emulator.rest.wire import Reply, feed_reply, item_reply, listing_reply, query_reply, resource_reply
 
@@ -209,7 +209,7 @@ class CosmosApp:
             if _is_query(request) or request.flag("x-ms-cosmos-is-query-plan-request"):
                 return self.query(request, ctx, db, coll)
             if request.flag("x-ms-cosmos-is-batch-request"):
-                raise errors.bad_request("Transactional batch is not supported by the ruscope emulator.")
+                return self._batch(request, ctx, db, coll)
             check_size(request, self.engine.limits.max_item_bytes)
             upsert = request.flag("x-ms-documentdb-is-upsert")
             doc, raw_key = request.json(), request.json_header(PK_HEADER)
@@ -236,6 +236,14 @@ class CosmosApp:
             intended_rid=rid,
         )
         return feed_reply(page)
+
+    def _batch(self, request: Request, ctx: Context, db: str, coll: str) -> Reply:
+        """A transactional batch: 200, or 207 when an operation failed (cosmos-wire-protocol.md W22-W26)."""
+        with self._metered_refusals(ctx, "Batch", db, coll):
+            check_size(request, self.engine.limits.max_batch_bytes)
+            key, operations = required_key(request.json_header(PK_HEADER)), batch.batch_operations(request.json())
+        rid = request.header("x-ms-cosmos-intended-collection-rid")
+        return batch.batch_reply(self.engine.execute_batch(ctx, db, coll, key, operations, intended_rid=rid))
 
     def query(self, request: Request, ctx: Context, db: str, coll: str) -> Reply:
         """A SQL query page, or the query plan the SDK asks for after a 400/1004."""
