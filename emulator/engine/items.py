@@ -2,28 +2,25 @@
 
 Each resolves the document's logical and physical partition, is admitted to that partition's RU
 budget before any work (429 otherwise), is charged by the cost model (size, indexed terms,
-consistency) and journals its write before answering. Keys are tuples (`cosmoscore.keys`).
+consistency) and journals its write before answering. Keys are tuples (`cosmoscore.keys`). Reads and
+writes of the logical partition go through a `Writes` (`emulator.engine.writes`): the live state, or a
+transactional batch's staging (`emulator.engine.batch`), so a batch runs these very operations.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-import orjson
-
 from cosmoscore.costmodel import CostModel
-from cosmoscore.epk import UNDEFINED
-from cosmoscore.indexing import SYSTEM_PROPERTIES, changed_leaf_count, indexed_leaves
-from cosmoscore.keys import Key, is_key_component, key_json, key_to_json
-from cosmoscore.limits import Limits, key_value_bytes, nesting_depth
-from cosmoscore.sql import Query, execute
+from cosmoscore.indexing import changed_leaf_count, indexed_leaves
+from cosmoscore.keys import Key, key_json
+from cosmoscore.limits import Limits
 from emulator.engine import errors
+from emulator.engine.documents import checked_document, checked_key, filter_predicate, predicate_holds, stamp
 from emulator.engine.metering import Context, Meter, Metering
 from emulator.engine.model import Container, PkRange, StoredItem, make_rid
 from emulator.engine.patch import apply_patch
-from emulator.engine.query.sql import guarded, parse
 from emulator.engine.results import ItemResult
 from emulator.engine.state import State
 from emulator.engine.writes import LiveWrites, Writes
@@ -67,7 +64,7 @@ class Items:
         *,
         upsert: bool = False,
     ) -> ItemResult:
-        doc, key = self._checked_document(coll, doc, key)
+        doc, key = checked_document(coll, doc, key, self.limits)
         rng, epk = self._locate(coll, key, meter)
         writes.admit(coll, rng, meter)
         existing = writes.item(rng, epk, doc["id"])
@@ -76,7 +73,7 @@ class Items:
         if existing is not None:
             self._check_if_match(ctx, coll, rng, meter, writes, existing)
             return self._write_replace(coll, rng, key, epk, existing, doc, meter, writes)
-        stored = self._stamp(coll, doc)
+        stored = stamp(coll, doc, self._new_rid(), self.state.now(), self.limits)
         self._check_limits(writes.partition_bytes(rng, epk), stored.size, 0)
         leaves = len(indexed_leaves(stored.doc, coll.policy))
         writes.consume(coll, rng, meter, self.cost.create_ru(stored.size, leaves))
@@ -107,7 +104,7 @@ class Items:
         meter: Meter,
         writes: Writes,
     ) -> ItemResult:
-        doc, key = self._checked_document(coll, doc, key)
+        doc, key = checked_document(coll, doc, key, self.limits)
         if doc["id"] != item_id:
             raise errors.bad_request("The id in the document does not match the id in the request URI.")
         rng, epk, existing = self._existing(ctx, coll, key, item_id, meter, writes)
@@ -227,58 +224,9 @@ class Items:
 
     # -- checks --------------------------------------------------------------------------------
 
-    def _checked_document(self, coll: Container, doc: Any, key: Sequence[Any] | None) -> tuple[dict[str, Any], Key]:
-        """Validate a document; returns it with its partition key (400 when `key` is given and differs)."""
-        if not isinstance(doc, dict):
-            raise errors.bad_request("The request payload is invalid: a document must be a JSON object.")
-        item_id = doc.get("id")
-        if item_id is None:
-            raise errors.bad_request(
-                "The input content is invalid because the required properties - 'id; ' - are missing"
-            )
-        if not isinstance(item_id, str) or not item_id:
-            raise errors.bad_request(
-                "The input content is invalid because the property 'id' must be a non-empty string."
-            )
-        if len(item_id.encode()) > self.limits.max_id_bytes or any(ch in item_id for ch in "/\\?#"):
-            raise errors.bad_request("The id is invalid: at most 1,023 bytes and none of '/', '\\', '?', '#'.")
-        own = coll.extract_key(doc)
-        if not all(is_key_component(c) for c in own):
-            raise errors.bad_request(
-                "The partition key value of the document must be a string, number, boolean or null."
-            )
-        self._check_key_size(own)
-        if key is not None:
-            given = self.checked_key(coll, key, full=True)
-            if given != own and key_to_json(given) != key_to_json(own):
-                raise errors.bad_request(
-                    "PartitionKey extracted from document doesn't match the one specified in the header", 1001
-                )
-        return doc, own
-
     def checked_key(self, coll: Container, key: Sequence[Any], *, full: bool) -> Key:
         """A key (or, not `full`, a hierarchical prefix) that fits the container's definition."""
-        key = tuple(key)
-        if not key:  # no value (the SDK's empty header): the undefined key of a one-path definition
-            if coll.kind == "MultiHash":
-                raise errors.bad_request("The partition key header must be a JSON array of the key's components.")
-            key = (UNDEFINED,)
-        levels = len(coll.key_paths)
-        if (full and len(key) != levels) or len(key) > levels or not all(is_key_component(c) for c in key):
-            raise errors.bad_request(
-                "Partition key provided either doesn't correspond to definition in the collection or doesn't match "
-                f"partition key field values specified in the document (expected {levels} component(s), "
-                f"got {key_to_json(key)!r})."
-            )
-        self._check_key_size(key)
-        return key
-
-    def _check_key_size(self, key: Key) -> None:
-        """Partition key values are at most 2,048 bytes (cosmos-errors-and-stats.md §2.5: 400)."""
-        if key_value_bytes(key) > self.limits.max_partition_key_bytes:
-            raise errors.bad_request(
-                f"The partition key value is too large: at most {self.limits.max_partition_key_bytes} bytes."
-            )
+        return checked_key(coll, key, self.limits, full=full)
 
     def _existing(
         self, ctx: Context, coll: Container, key: Key, item_id: str, meter: Meter, writes: Writes
@@ -319,29 +267,8 @@ class Items:
 
     # -- writes --------------------------------------------------------------------------------
 
-    def _stamp(self, coll: Container, doc: dict[str, Any], rid: str | None = None) -> StoredItem:
-        """Add the system properties and measure the persisted size (413 past the item limit). `rid`: the
-        item's own, kept by a replace or an upsert of it (an item's `_rid` and `_self` stay fixed for its life,
-        so a `_self` kept from an earlier response still addresses it); a new item gets a new one."""
-        stored = {k: v for k, v in doc.items() if k not in SYSTEM_PROPERTIES}
-        rid = rid or make_rid(0, 0, self.state.next_id())
-        stored.update(
-            {
-                "_rid": rid,
-                "_self": f"{coll.self_link}docs/{rid}/",
-                "_etag": f'"{uuid.uuid4()}"',
-                "_attachments": "attachments/",
-                "_ts": self.state.now(),
-            }
-        )
-        if nesting_depth(doc, self.limits.max_document_depth + 1) - 1 > self.limits.max_document_depth:
-            raise errors.bad_request(
-                f"The document nests objects or arrays deeper than {self.limits.max_document_depth} levels."
-            )
-        size = len(orjson.dumps(stored))
-        if size > self.limits.max_item_bytes:
-            raise errors.too_large()
-        return StoredItem(stored, size)
+    def _new_rid(self) -> str:
+        return make_rid(0, 0, self.state.next_id())
 
     def _write_replace(
         self,
@@ -356,7 +283,7 @@ class Items:
         *,
         patch_ops: int | None = None,
     ) -> ItemResult:
-        stored = self._stamp(coll, doc, rid=existing.doc.get("_rid"))
+        stored = stamp(coll, doc, existing.doc.get("_rid") or self._new_rid(), self.state.now(), self.limits)
         self._check_limits(writes.partition_bytes(rng, epk), stored.size, existing.size)
         old_leaves = indexed_leaves(existing.doc, coll.policy)
         new_leaves = indexed_leaves(stored.doc, coll.policy)
@@ -377,15 +304,3 @@ class Items:
 def _answer(meter: Meter, rng: PkRange, status: int, doc: dict[str, Any] | None) -> ItemResult:
     meter.status = status
     return ItemResult(status, doc, meter.charge, rng.id, rng.lsn)
-
-
-def filter_predicate(condition: Any) -> Query:
-    """A conditional patch's predicate (`FROM c WHERE c.x = 1`) as the query that selects the item when it
-    holds; a predicate that is not one is the service's 400 with the SQL error."""
-    if not isinstance(condition, str) or not condition.strip():
-        raise errors.bad_request("The patch condition must be a filter predicate such as 'FROM c WHERE c.x = 1'.")
-    return parse(f"SELECT VALUE 1 {condition}")
-
-
-def predicate_holds(predicate: Query, doc: dict[str, Any]) -> bool:
-    return bool(guarded(lambda: execute(predicate, [doc]).rows))
