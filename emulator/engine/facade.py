@@ -173,6 +173,21 @@ class Engine:
         """A database's containers, or those a SQL query over their resources selects."""
         return self._catalog.list_containers(ctx, db_id, query, parameters)
 
+    def list_conflicts(
+        self,
+        ctx: Context,
+        db_id: str,
+        coll_id: str,
+        query: str | None = None,
+        parameters: Mapping[str, Any] | None = None,
+    ) -> Resource:
+        """A container's conflicts (or those a SQL query selects): none, the account has one write region."""
+        return self._catalog.list_conflicts(ctx, db_id, coll_id, query, parameters)
+
+    def read_conflict(self, ctx: Context, db_id: str, coll_id: str, conflict_id: str) -> Resource:
+        """One conflict by id: always 404, there are none."""
+        return self._catalog.read_conflict(ctx, db_id, coll_id, conflict_id)
+
     def replace_container(self, ctx: Context, db_id: str, coll_id: str, definition: Mapping[str, Any]) -> Resource:
         return self._catalog.replace_container(ctx, db_id, coll_id, definition)
 

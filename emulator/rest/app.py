@@ -27,7 +27,7 @@ from emulator.rest.wire import Reply, feed_reply, item_reply, listing_reply, que
 
 log = logging.getLogger("ruscope.emulator")
 
-_UNSUPPORTED = {"sprocs", "triggers", "udfs", "users", "permissions", "conflicts", "attachments"}
+_UNSUPPORTED = {"sprocs", "triggers", "udfs", "users", "permissions", "attachments"}
 
 Response = tuple[int, dict[str, str], bytes]
 PREPARE_BYTES = 16 * 1024  # query bodies from this size are parsed and compiled off the event loop
@@ -163,6 +163,8 @@ class CosmosApp:
             return _only(method, "GET", lambda: self._pkranges(request, ctx, db, coll))
         if seg[4:] == ["operations", "partitionkeydelete"]:
             return _only(method, "POST", lambda: self._delete_partition(request, ctx, db, coll))
+        if seg[4] == "conflicts" and n in (5, 6):
+            return self._conflicts(request, ctx, db, coll)
         if seg[4] != "docs":
             raise _unsupported(seg[4])
         if n == 5:
@@ -293,6 +295,17 @@ class CosmosApp:
             patched = engine.patch_item(ctx, db, coll, item_id, operations, key, condition=condition, intended_rid=rid)
             return _minimal(request, item_reply(patched))
         return item_reply(engine.delete_item(ctx, db, coll, item_id, key, intended_rid=rid))
+
+    def _conflicts(self, request: Request, ctx: Context, db: str, coll: str) -> Reply:
+        """The conflicts feed (read or queried; always empty) and one conflict (404 to any method): W28."""
+        if len(request.segments) == 6:
+            return resource_reply(self.engine.read_conflict(ctx, db, coll, request.segments[5]))
+        if request.method == "POST" and _is_query(request):
+            text, params = wire.query_text_and_parameters(request.json())
+            return listing_reply("Conflicts", self.engine.list_conflicts(ctx, db, coll, text, params))
+        return _only(
+            request.method, "GET", lambda: listing_reply("Conflicts", self.engine.list_conflicts(ctx, db, coll))
+        )
 
     def _delete_partition(self, request: Request, ctx: Context, db: str, coll: str) -> Reply:
         """`delete_all_items_by_partition_key`: the logical partition's items go, 200 with no body."""
