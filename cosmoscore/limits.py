@@ -29,6 +29,9 @@ class Limits:
     # concepts-limits: "maximum level of nesting for embedded objects / arrays" 128;
     # deeper documents are refused with a 400 instead of failing later at serialisation
     max_document_depth: int = 128
+    # transactional-batch "Limitations": at most 100 operations and a 2 MB payload (cosmos-wire-protocol.md W23)
+    max_batch_operations: int = 100
+    max_batch_bytes: int = 2 * 1024 * 1024
 
 
 def nesting_depth(value: object, stop_after: int) -> int:

@@ -130,6 +130,9 @@ def describe(entry: dict[str, Any] | None) -> str:
         return f"{op} of item {item!r} (partition key {orjson.dumps(entry.get('key')).decode()}) in {where}"
     if op in ("create_db", "delete_db"):
         return f"{op} of database {entry.get('id')!r}"
+    if op == "batch" and isinstance(entry.get("entries"), list):
+        writes = [describe(w) if isinstance(w, dict) else "an unreadable write" for w in entry["entries"]]
+        return f"a transactional batch of {len(writes)} write(s): {'; '.join(writes)}"
     if op == "replace_offer":
         return f"replace_offer of offer {entry.get('rid')!r}"
     if op == "writes":

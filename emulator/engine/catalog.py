@@ -156,6 +156,28 @@ class Catalog:
             found = [c.props for c in db.containers.values()]
             return Resource(200, _selected(found, query, parameters), meter.charge, db.rid)
 
+    def list_conflicts(
+        self,
+        ctx: Context,
+        db_id: str,
+        coll_id: str,
+        query: str | None = None,
+        parameters: Mapping[str, Any] | None = None,
+    ) -> Resource:
+        """A container's write conflicts (or those a query selects): always none, as on any account with one
+        write region, which the emulated account is (cosmos-wire-protocol.md W28)."""
+        with self.metering.metered(ctx, "ReadFeed" if query is None else "Query", "conflicts", db_id, coll_id) as meter:
+            meter.charge = self.cost.metadata_read_ru
+            coll = self.state.coll(db_id, coll_id)
+            return Resource(200, _selected([], query, parameters), meter.charge, coll.rid)
+
+    def read_conflict(self, ctx: Context, db_id: str, coll_id: str, conflict_id: str) -> Resource:
+        """One conflict by id: there are none, so 404 (W28)."""
+        with self.metering.metered(ctx, "Read", "conflicts", db_id, coll_id) as meter:
+            meter.charge = self.cost.metadata_read_ru
+            self.state.coll(db_id, coll_id)
+            raise errors.not_found()
+
     def replace_container(self, ctx: Context, db_id: str, coll_id: str, definition: Mapping[str, Any]) -> Resource:
         with self.metering.metered(ctx, "Replace", "colls", db_id, coll_id) as meter:
             coll = self.state.coll(db_id, coll_id)

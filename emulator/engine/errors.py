@@ -62,6 +62,10 @@ def bad_request(text: str, substatus: int = 0) -> CosmosError:
     return CosmosError(400, _errors(text), substatus)
 
 
+def method_not_allowed(method: str) -> CosmosError:
+    return CosmosError(405, f"The HTTP method {method} is not allowed on this resource.")
+
+
 def not_found(kind: str = "Resource") -> CosmosError:
     if kind == "Entity":
         return CosmosError(

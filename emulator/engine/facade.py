@@ -19,6 +19,7 @@ from cosmoscore.epk import EpkRange
 from cosmoscore.limits import Limits
 from emulator.durability.journal import Journal
 from emulator.engine.accounting import Accounting
+from emulator.engine.batch import Batches
 from emulator.engine.catalog import Catalog
 from emulator.engine.feeds import Feeds
 from emulator.engine.items import Items
@@ -29,6 +30,8 @@ from emulator.engine.query.plan import QueryPlan
 from emulator.engine.query.service import Gate, QueryService, QuerySpec
 from emulator.engine.results import (
     AccountInfo,
+    BatchOperation,
+    BatchResult,
     ChangeFeedStart,
     ChangePage,
     ContainerInfo,
@@ -91,6 +94,7 @@ class Engine:
         sampler.sync_all(clock())  # a replayed journal's containers, as the history should know them
         self._catalog = Catalog(self.state, self.metering, self.cost, self.limits)
         self._items = Items(self.state, self.metering, self.cost, self.limits, consistency)
+        self._batches = Batches(self.state, self.metering, self._items, self.limits)
         self._feeds = Feeds(self.state, self.metering, self.cost, self._items, consistency)
         self._queries = QueryService(
             self.state, self.metering, self.cost, self._items, consistency, query_settings or QuerySettings()
@@ -170,6 +174,21 @@ class Engine:
     ) -> Resource:
         """A database's containers, or those a SQL query over their resources selects."""
         return self._catalog.list_containers(ctx, db_id, query, parameters)
+
+    def list_conflicts(
+        self,
+        ctx: Context,
+        db_id: str,
+        coll_id: str,
+        query: str | None = None,
+        parameters: Mapping[str, Any] | None = None,
+    ) -> Resource:
+        """A container's conflicts (or those a SQL query selects): none, the account has one write region."""
+        return self._catalog.list_conflicts(ctx, db_id, coll_id, query, parameters)
+
+    def read_conflict(self, ctx: Context, db_id: str, coll_id: str, conflict_id: str) -> Resource:
+        """One conflict by id: always 404, there are none."""
+        return self._catalog.read_conflict(ctx, db_id, coll_id, conflict_id)
 
     def replace_container(self, ctx: Context, db_id: str, coll_id: str, definition: Mapping[str, Any]) -> Resource:
         return self._catalog.replace_container(ctx, db_id, coll_id, definition)
@@ -270,6 +289,20 @@ class Engine:
     ) -> ItemResult:
         """Delete every item of one logical partition (`delete_all_items_by_partition_key`)."""
         return self._items.delete_partition_key(ctx, db_id, coll_id, key, intended_rid=intended_rid)
+
+    def execute_batch(
+        self,
+        ctx: Context,
+        db_id: str,
+        coll_id: str,
+        key: Sequence[Any],
+        operations: Sequence[BatchOperation],
+        *,
+        intended_rid: str | None = None,
+    ) -> BatchResult:
+        """A transactional batch in the logical partition of `key`: every operation applied, or none (the
+        failing one's result says why, the others 424); one request, charged the sum of its operations."""
+        return self._batches.execute(ctx, db_id, coll_id, key, operations, intended_rid=intended_rid)
 
     def read_feed(
         self,

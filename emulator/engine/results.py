@@ -182,3 +182,41 @@ class ChangePage:
     pkrange_id: str
     lsn: int | None  # the serving range's session LSN; None when no range served
     container_rid: str
+
+
+@dataclass(frozen=True)
+class BatchOperation:
+    """One operation of a transactional batch: `kind` is Create, Upsert, Replace, Read, Delete or Patch;
+    `doc` the document (create, upsert, replace), `patch` the patch operations and `condition` their filter
+    predicate; `if_match` / `if_none_match` its own preconditions."""
+
+    kind: str
+    item_id: str | None = None
+    doc: Any = None
+    patch: Any = None
+    condition: Any = None
+    if_match: str | None = None
+    if_none_match: str | None = None
+
+
+@dataclass(frozen=True)
+class OperationResult:
+    """What one operation of a batch answered (424: it did not fail, another one did)."""
+
+    status: int
+    doc: dict[str, Any] | None
+    request_charge: float
+    substatus: int = 0
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """A transactional batch: every operation's result, whether its writes were committed (all) or not
+    (none), its charge (the sum of its operations'), and the range and LSN that served it."""
+
+    results: list[OperationResult]
+    committed: bool
+    request_charge: float
+    pkrange_id: str
+    lsn: int

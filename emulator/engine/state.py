@@ -124,6 +124,7 @@ class State:
             "put": self.apply_put,
             "delete": self.apply_delete,
             "writes": self.apply_writes,
+            "batch": self.apply_batch,
         }
         return appliers[entry["op"]](entry)
 
@@ -252,6 +253,23 @@ class State:
         rng.lsn += 1
         if not lp.items:
             del rng.logical[epk]
+
+    def apply_batch(self, entry: dict[str, Any]) -> PkRange | None:
+        """A transactional batch's writes (one logical partition), applied together from one journal entry so
+        no restart can see part of it; the partition's log sequence number advances once for the batch, as
+        the service's does (cosmos-wire-protocol.md W25). The range holding the partition afterwards."""
+        writes = entry["entries"]
+        if not writes:
+            return None
+        first = writes[0]
+        coll = self.databases[first["db"]].containers[first["coll"]]
+        epk = coll.epk(key_from_json(first["key"]))
+        lsn = coll.range_for(epk).lsn
+        for write in writes:
+            self.apply(write)
+        rng = coll.range_for(epk)
+        rng.lsn = lsn + 1  # each write advanced it (a split's children carry it on)
+        return rng
 
     # -- snapshot ------------------------------------------------------------------------------
 

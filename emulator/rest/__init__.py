@@ -15,5 +15,5 @@ behaviour lives in `emulator.engine`.
 
 How to add an operation: once the engine has it (see `emulator.engine`), route it in
 `app.CosmosApp.dispatch`, decoding the request in `request` and shaping the answer in `wire`; a request
-the protocol refuses is still metered, as the operation it was meant for (`CosmosApp._metered_refusals`).
+the protocol refuses is still metered, as the operation it was meant for (`emulator.rest.documents.metered_refusals`).
 """

@@ -1,9 +1,9 @@
 """The REST layer: Cosmos DB requests in, engine calls out, REST responses back.
 
 `CosmosApp.handle` maps one parsed request to (status, headers, body); `emulator.rest.server` does the
-networking. Routing and authentication live here, request decoding in `emulator.rest.request`, response
-shaping in `emulator.rest.wire`; behaviour lives in the engine. A request whose partition key, query body or
-continuation the protocol refuses is still metered, as the operation it was meant for.
+networking. Routing and authentication live here, with the account's, databases', containers' and offers'
+handlers; a container's documents are handled in `emulator.rest.documents`, request decoding is in
+`emulator.rest.request`, response shaping in `emulator.rest.wire`; behaviour lives in the engine.
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ import base64
 import functools
 import logging
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import orjson
 
@@ -22,12 +21,13 @@ from cosmoscore.sql.executor import plan_for
 from emulator.engine import errors
 from emulator.engine.facade import Context, Engine
 from emulator.rest import auth, links, wire
-from emulator.rest.request import PK_HEADER, Request, check_size, query_spec, required_key, throughput
-from emulator.rest.wire import Reply, feed_reply, item_reply, listing_reply, query_reply, resource_reply
+from emulator.rest.documents import Documents
+from emulator.rest.request import PK_HEADER, Request, throughput
+from emulator.rest.wire import Reply, listing_reply, resource_reply
 
 log = logging.getLogger("ruscope.emulator")
 
-_UNSUPPORTED = {"sprocs", "triggers", "udfs", "users", "permissions", "conflicts", "attachments"}
+_UNSUPPORTED = {"sprocs", "triggers", "udfs", "users", "permissions", "attachments"}
 
 Response = tuple[int, dict[str, str], bytes]
 PREPARE_BYTES = 16 * 1024  # query bodies from this size are parsed and compiled off the event loop
@@ -46,6 +46,7 @@ class CosmosApp:
     ) -> None:
         """`now`: the wall clock signatures are dated by (not the engine's clock, which may be simulated)."""
         self.engine = engine
+        self._documents = Documents(engine)
         self._endpoint = ""  # the URL it listens on (`advertise`), else each request's Host
         self._auth = auth_settings or auth.AuthSettings()
         self._now = now
@@ -80,7 +81,7 @@ class CosmosApp:
     def prepare(self, request: Request) -> Callable[[], object] | None:
         """A large query's parsing and compiling, to run off the event loop before `handle` (measured: a
         400 KB IN list or OR chain held the one serving thread 0.3-0.5 s); `handle` finds them cached."""
-        if request.method != "POST" or len(request.body) < PREPARE_BYTES or not _is_query(request):
+        if request.method != "POST" or len(request.body) < PREPARE_BYTES or not request.is_query():
             return None
         return functools.partial(_compile_query, request.body)
 
@@ -111,15 +112,6 @@ class CosmosApp:
         accept = self._auth.accept_aad
         return request.scheme == "https" if accept is None else accept
 
-    @contextmanager
-    def _metered_refusals(self, ctx: Context, operation: str, db: str, coll: str) -> Iterator[None]:
-        """Record a docs request whose headers or body the protocol refuses, as the operation it was for."""
-        try:
-            yield
-        except errors.CosmosError as exc:
-            self.engine.metering.record_refused(ctx, operation, "docs", db, coll, exc)
-            raise
-
     def dispatch(self, request: Request, ctx: Context) -> Reply:
         """Route by path shape; every branch is one engine call."""
         if auth.is_rid_link(request.segments):  # `_self` links name the same resources by rid
@@ -136,7 +128,7 @@ class CosmosApp:
         if n == 0 or seg[0] != "dbs":
             raise errors.CosmosError(404, f"Unknown resource path {request.path!r}.")
         if n == 1:
-            if method == "POST" and _is_query(request):
+            if method == "POST" and request.is_query():
                 text, params = wire.query_text_and_parameters(request.json())
                 return listing_reply("Databases", engine.list_databases(ctx, text, params))
             if method == "POST":
@@ -150,7 +142,7 @@ class CosmosApp:
         if seg[2] != "colls":
             raise _unsupported(seg[2])
         if n == 3:
-            if method == "POST" and _is_query(request):
+            if method == "POST" and request.is_query():
                 text, params = wire.query_text_and_parameters(request.json())
                 return listing_reply("DocumentCollections", engine.list_containers(ctx, db, text, params))
             if method == "POST":
@@ -162,13 +154,15 @@ class CosmosApp:
         if seg[4] == "pkranges" and n == 5:
             return _only(method, "GET", lambda: self._pkranges(request, ctx, db, coll))
         if seg[4:] == ["operations", "partitionkeydelete"]:
-            return _only(method, "POST", lambda: self._delete_partition(request, ctx, db, coll))
+            return _only(method, "POST", lambda: self._documents.delete_partition(request, ctx, db, coll))
+        if seg[4] == "conflicts" and n in (5, 6):
+            return self._conflicts(request, ctx, db, coll)
         if seg[4] != "docs":
             raise _unsupported(seg[4])
         if n == 5:
-            return self._docs_feed(request, ctx, db, coll)
+            return self._documents.feed(request, ctx, db, coll)
         if n == 6:
-            return self._item(request, ctx, db, coll, seg[5])
+            return self._documents.item(request, ctx, db, coll, seg[5])
         raise errors.CosmosError(404, f"Unknown resource path {request.path!r}.")
 
     def _container(self, request: Request, ctx: Context, db: str, coll: str) -> Reply:
@@ -203,121 +197,16 @@ class CosmosApp:
         ranges = [wire.pkrange_json(r, 1 / result.partitions) for r in result.ranges]
         return Reply(200, wire.feed_body("PartitionKeyRanges", ranges, result.container_rid), headers={"etag": etag})
 
-    def _docs_feed(self, request: Request, ctx: Context, db: str, coll: str) -> Reply:
-        rid = request.header("x-ms-cosmos-intended-collection-rid")
-        if request.method == "POST":
-            if _is_query(request) or request.flag("x-ms-cosmos-is-query-plan-request"):
-                return self.query(request, ctx, db, coll)
-            if request.flag("x-ms-cosmos-is-batch-request"):
-                raise errors.bad_request("Transactional batch is not supported by the ruscope emulator.")
-            check_size(request, self.engine.limits.max_item_bytes)
-            upsert = request.flag("x-ms-documentdb-is-upsert")
-            doc, raw_key = request.json(), request.json_header(PK_HEADER)
-            with self._metered_refusals(ctx, "Upsert" if upsert else "Create", db, coll):
-                key = required_key(raw_key)
-            reply = item_reply(self.engine.create_item(ctx, db, coll, doc, key, upsert=upsert, intended_rid=rid))
-            return _minimal(request, reply)
-        if request.method != "GET":
-            raise _method_not_allowed(request.method)
-        a_im = (request.header("a-im") or "").lower()
-        if a_im == "incremental feed":
-            return self._change_feed(request, ctx, db, coll)
-        if a_im:  # "Full-Fidelity Feed": all versions and deletes, which needs continuous backup (W29)
-            raise errors.bad_request(
-                f"The change feed mode A-IM: {request.header('a-im')} (all versions and deletes) is not supported "
-                "by the ruscope emulator; read the latest-version change feed instead."
-            )
-        raw_key, max_items = request.json_header(PK_HEADER), request.int_header("x-ms-max-item-count", -1)
-        with self._metered_refusals(ctx, "ReadFeed", db, coll):
-            scope, cursor = wire.partition_key(raw_key), wire.feed_cursor(request.header("x-ms-continuation"))
-        page = self.engine.read_feed(
-            ctx,
-            db,
-            coll,
-            key=scope,
-            pkrange_id=request.header("x-ms-documentdb-partitionkeyrangeid"),
-            epk_range=request.epk_range(),
-            max_items=max_items,
-            cursor=cursor,
-            intended_rid=rid,
+    def _conflicts(self, request: Request, ctx: Context, db: str, coll: str) -> Reply:
+        """The conflicts feed (read or queried; always empty) and one conflict (404 to any method): W28."""
+        if len(request.segments) == 6:
+            return resource_reply(self.engine.read_conflict(ctx, db, coll, request.segments[5]))
+        if request.method == "POST" and request.is_query():
+            text, params = wire.query_text_and_parameters(request.json())
+            return listing_reply("Conflicts", self.engine.list_conflicts(ctx, db, coll, text, params))
+        return _only(
+            request.method, "GET", lambda: listing_reply("Conflicts", self.engine.list_conflicts(ctx, db, coll))
         )
-        return feed_reply(page)
-
-    def _change_feed(self, request: Request, ctx: Context, db: str, coll: str) -> Reply:
-        """A change feed page (latest version) of the pkrange, EPK range or key the SDK names (W29)."""
-        with self._metered_refusals(ctx, "ReadFeed", db, coll):
-            start, scope = request.change_feed_start(), wire.partition_key(request.json_header(PK_HEADER))
-        page = self.engine.read_changes(
-            ctx,
-            db,
-            coll,
-            start,
-            key=scope,
-            pkrange_id=request.header("x-ms-documentdb-partitionkeyrangeid"),
-            epk_range=request.epk_range(),
-            max_items=request.int_header("x-ms-max-item-count", -1),
-            intended_rid=request.header("x-ms-cosmos-intended-collection-rid"),
-        )
-        return wire.change_reply(page)
-
-    def query(self, request: Request, ctx: Context, db: str, coll: str) -> Reply:
-        """A SQL query page, or the query plan the SDK asks for after a 400/1004."""
-        if request.flag("x-ms-cosmos-is-query-plan-request"):
-            body = request.json()
-            with self._metered_refusals(ctx, "QueryPlan", db, coll):
-                text, params = wire.query_text_and_parameters(body)
-            features = request.header("x-ms-cosmos-supported-query-features")
-            supported = None if features is None else frozenset(f.strip() for f in features.split(","))
-            plan = self.engine.query_plan(ctx, db, coll, text, params, supported)
-            return Reply(200, wire.plan_json(plan), self.engine.cost.query_plan_ru)
-        body, raw_key = request.json(), request.json_header(PK_HEADER)
-        with self._metered_refusals(ctx, "Query", db, coll):
-            spec = query_spec(request, body, raw_key)
-        gate = functools.partial(
-            wire.gateway_refusal,
-            cross_partition=request.flag("x-ms-documentdb-query-enablecrosspartition"),
-            refused_ru=self.engine.cost.refused_query_ru,
-        )
-        return query_reply(self.engine.query_page(ctx, db, coll, spec, gate))
-
-    def _item(self, request: Request, ctx: Context, db: str, coll: str, item_id: str) -> Reply:
-        engine, method = self.engine, request.method
-        rid = request.header("x-ms-cosmos-intended-collection-rid")
-        operation = {"GET": "Read", "PUT": "Replace", "PATCH": "Patch", "DELETE": "Delete"}.get(method)
-        if operation is None:
-            raise _method_not_allowed(method)
-        if method == "PUT":
-            check_size(request, engine.limits.max_item_bytes)
-        raw_key = request.json_header(PK_HEADER)
-        body = request.json() if method in ("PUT", "PATCH") else None
-        with self._metered_refusals(ctx, operation, db, coll):
-            key = required_key(raw_key)
-        if method == "GET":
-            reply = item_reply(engine.read_item(ctx, db, coll, item_id, key, intended_rid=rid))
-            # the content's parent location, as the service's ResponseBase.ContentLocation documents it
-            # ("for example, dbs/foo/colls/bar"; docs/reference/cosmos-wire-protocol.md W20)
-            reply.headers["content-location"] = f"dbs/{db}/colls/{coll}"
-            return reply
-        if method == "PUT":
-            return _minimal(
-                request, item_reply(engine.replace_item(ctx, db, coll, item_id, body, key, intended_rid=rid))
-            )
-        if method == "PATCH":
-            operations = body.get("operations") if isinstance(body, dict) else None
-            condition = body.get("condition") if isinstance(body, dict) else None
-            patched = engine.patch_item(ctx, db, coll, item_id, operations, key, condition=condition, intended_rid=rid)
-            return _minimal(request, item_reply(patched))
-        return item_reply(engine.delete_item(ctx, db, coll, item_id, key, intended_rid=rid))
-
-    def _delete_partition(self, request: Request, ctx: Context, db: str, coll: str) -> Reply:
-        """`delete_all_items_by_partition_key`: the logical partition's items go, 200 with no body."""
-        raw_key = request.json_header(PK_HEADER)
-        with self._metered_refusals(ctx, "Delete", db, coll):
-            key = required_key(raw_key)
-        rid = request.header("x-ms-cosmos-intended-collection-rid")
-        result = self.engine.delete_partition_key(ctx, db, coll, key, intended_rid=rid)
-        headers = wire.session_headers(result.pkrange_id, result.lsn)
-        return Reply(result.status, None, result.request_charge, result.pkrange_id, headers)
 
     def _offers(self, request: Request, ctx: Context) -> Reply:
         seg, method, engine = request.segments, request.method, self.engine
@@ -344,34 +233,16 @@ def _log_internal_error(request: Request, exc: Exception) -> None:
     log.debug("internal error traceback", exc_info=exc)
 
 
-def _minimal(request: Request, reply: Reply) -> Reply:
-    """`Prefer: return=minimal` (the SDK's `no_response`): a write answers its status and headers, no body.
-    The SDK sends it on every non-GET docs request when asked client-wide, so only item writes heed it."""
-    if "return=minimal" in (request.header("prefer") or "").replace(" ", "").lower().split(","):
-        reply.body = None
-    return reply
-
-
 def _compile_query(body: bytes) -> None:
     """Parse and compile a query body into the SQL engine's caches (errors are left for `handle` to report)."""
     sql, params = wire.query_text_and_parameters(orjson.loads(body))
     plan_for(parse_query(sql), params)
 
 
-def _is_query(request: Request) -> bool:
-    """A POST the SDK marks as a query (header or content type), not a create."""
-    content_type = request.header("content-type") or ""
-    return request.flag("x-ms-documentdb-isquery") or content_type.startswith("application/query+json")
-
-
 def _only(method: str, allowed: str, call: Callable[[], Reply]) -> Reply:
     if method != allowed:
-        raise _method_not_allowed(method)
+        raise errors.method_not_allowed(method)
     return call()
-
-
-def _method_not_allowed(method: str) -> errors.CosmosError:
-    return errors.CosmosError(405, f"The HTTP method {method} is not allowed on this resource.")
 
 
 def _unsupported(kind: str) -> errors.CosmosError:

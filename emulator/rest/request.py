@@ -68,6 +68,11 @@ class Request:
         except ValueError:
             raise errors.bad_request(f"{name} must be an integer, not {raw!r}.") from None
 
+    def is_query(self) -> bool:
+        """A POST the SDK marks as a query (header or content type), not a create."""
+        content_type = self.header("content-type") or ""
+        return self.flag("x-ms-documentdb-isquery") or content_type.startswith("application/query+json")
+
     def change_feed_start(self) -> ChangeFeedStart:
         """Where a change feed read starts (W29): `If-None-Match` holds the etag to continue after, or `*`
         for now; `If-Modified-Since` an HTTP date changes must be written after; neither, the start."""
