@@ -32,7 +32,6 @@ from emulator.engine.results import (
     ContainerInfo,
     FeedCursor,
     FeedPage,
-    Grant,
     ItemResult,
     QueryPage,
     QueryResult,
@@ -91,7 +90,7 @@ class Engine:
         sampler.sync_all(clock())  # a replayed journal's containers, as the history should know them
         self._catalog = Catalog(self.state, self.metering, self.cost, self.limits)
         self._items = Items(self.state, self.metering, self.cost, self.limits, consistency)
-        self._users = Users(self.state, self.metering, self.cost)
+        self.users = Users(self.state, self.metering, self.cost)  # users, permissions, what they grant
         self._feeds = Feeds(self.state, self.metering, self.cost, self._items, consistency)
         self._queries = QueryService(
             self.state, self.metering, self.cost, self._items, consistency, query_settings or QuerySettings()
@@ -195,20 +194,6 @@ class Engine:
     ) -> Resource:
         """New RU/s (`autoscale`: the autopilot settings of an autoscale offer); may split partitions (P7)."""
         return self._catalog.replace_offer(ctx, offer_rid, throughput, autoscale)
-
-    # -- users and permissions -----------------------------------------------------------------
-
-    @property
-    def users(self) -> Users:
-        """Users and their permissions (`emulator.engine.users.Users`): create, read, list (or query),
-        replace, delete; `grant(rid)` answers what a permission grants now."""
-        return self._users
-
-    def grant(self, permission_rid: str) -> Grant | None:
-        """What the permission with this rid grants now (None once it or its user is deleted); not
-        metered: the request it authorizes is."""
-        with self.metering.lock:
-            return self._users.grant(permission_rid)
 
     # -- items ---------------------------------------------------------------------------------
 

@@ -153,7 +153,12 @@ class Users:
             return Resource(204, None, meter.charge)
 
     def grant(self, permission_rid: str) -> Grant | None:
-        """What the permission with this rid grants now; None when it (or its user) was deleted."""
+        """What the permission with this rid grants now; None when it (or its user) was deleted. Not metered:
+        the request it authorizes is."""
+        with self.metering.lock:
+            return self._grant(permission_rid)
+
+    def _grant(self, permission_rid: str) -> Grant | None:
         for db in self.state.databases.values():
             for user in db.users.values():
                 for permission in user.permissions.values():

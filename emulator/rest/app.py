@@ -116,7 +116,7 @@ class CosmosApp:
     def _check_resource_token(self, request: Request, authorization: str) -> None:
         """A resource token this key signed, current, of a permission that still grants this request."""
         claims = resource_tokens.read(self._key_bytes, auth.fields(authorization))
-        grant = resource_tokens.check_current(claims, self.engine.grant(claims.permission_rid), self._now())
+        grant = resource_tokens.check_current(claims, self.engine.users.grant(claims.permission_rid), self._now())
         key = request.json_header(PK_HEADER)
         named = links.named_path(self.engine, request.segments, key if isinstance(key, list) else None)
         read_only = request.method in ("GET", "HEAD") or (

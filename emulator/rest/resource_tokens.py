@@ -6,7 +6,7 @@ claims (the permission's rid, mode, container rid, partition key, and the issue 
 base64url JSON, the second an HMAC-SHA256 of them with the account's master key. So the emulator verifies a
 token with nothing but its key: no table of issued tokens has to survive a restart, and tokens issued
 before one still work after it. What a token may do is then decided by the permission as it is now
-(`Engine.grant`): a deleted permission (or user) grants nothing, and a token whose permission was replaced
+(`Engine.users.grant`): a deleted permission (or user) grants nothing, and a token whose permission was replaced
 with another mode, container or partition is refused, so replacing a permission revokes its old tokens.
 """
 

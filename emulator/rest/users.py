@@ -82,7 +82,7 @@ class UserRoutes:
 
     def _tokened(self, props: dict[str, Any], seconds: int) -> dict[str, Any]:
         """The permission's JSON with a token minted now (each read of a permission mints a new one)."""
-        grant = self.engine.grant(props.get("_rid", "")) if isinstance(props, dict) else None
+        grant = self.engine.users.grant(props.get("_rid", "")) if isinstance(props, dict) else None
         if grant is None:  # a query's projection without the rid: nothing to mint a token for
             return props
         return {**props, "_token": resource_tokens.mint(self._key_bytes, grant, self._now(), seconds)}
