@@ -55,28 +55,28 @@ class UserRoutes:
 
     def _permissions(self, request: Request, ctx: Context, db: str, user: str) -> Reply:
         method, users = request.method, self.engine.users
+        seconds = _lifetime(request)  # read first: a refused lifetime creates nothing
         if method == "POST" and self._is_query(request):
             text, params = wire.query_text_and_parameters(request.json())
-            return self._listing(request, users.list_permissions(ctx, db, user, text, params))
+            return self._listing(seconds, users.list_permissions(ctx, db, user, text, params))
         if method == "POST":
             upsert = request.flag("x-ms-documentdb-is-upsert")
-            return self._with_token(request, users.create_permission(ctx, db, user, request.json(), upsert=upsert))
-        return _only(method, "GET", lambda: self._listing(request, users.list_permissions(ctx, db, user)))
+            return self._with_token(seconds, users.create_permission(ctx, db, user, request.json(), upsert=upsert))
+        return _only(method, "GET", lambda: self._listing(seconds, users.list_permissions(ctx, db, user)))
 
     def _permission(self, request: Request, ctx: Context, db: str, user: str, permission: str) -> Reply:
         method, users = request.method, self.engine.users
+        seconds = _lifetime(request)
         if method == "PUT":
-            return self._with_token(request, users.replace_permission(ctx, db, user, permission, request.json()))
+            return self._with_token(seconds, users.replace_permission(ctx, db, user, permission, request.json()))
         if method == "DELETE":
             return resource_reply(users.delete_permission(ctx, db, user, permission))
-        return _only(method, "GET", lambda: self._with_token(request, users.read_permission(ctx, db, user, permission)))
+        return _only(method, "GET", lambda: self._with_token(seconds, users.read_permission(ctx, db, user, permission)))
 
-    def _with_token(self, request: Request, result: Resource) -> Reply:
-        seconds = resource_tokens.lifetime(request.header("x-ms-documentdb-expiry-seconds"))
+    def _with_token(self, seconds: int, result: Resource) -> Reply:
         return Reply(result.status, self._tokened(result.value, seconds), result.request_charge)
 
-    def _listing(self, request: Request, result: Resource) -> Reply:
-        seconds = resource_tokens.lifetime(request.header("x-ms-documentdb-expiry-seconds"))
+    def _listing(self, seconds: int, result: Resource) -> Reply:
         found = [self._tokened(p, seconds) for p in result.value]
         return Reply(result.status, wire.feed_body("Permissions", found, result.owner_rid), result.request_charge)
 
@@ -86,6 +86,10 @@ class UserRoutes:
         if grant is None:  # a query's projection without the rid: nothing to mint a token for
             return props
         return {**props, "_token": resource_tokens.mint(self._key_bytes, grant, self._now(), seconds)}
+
+
+def _lifetime(request: Request) -> int:
+    return resource_tokens.lifetime(request.header("x-ms-documentdb-expiry-seconds"))
 
 
 def _only(method: str, allowed: str, call: Callable[[], Reply]) -> Reply:

@@ -260,6 +260,9 @@ def test_tokens_expire_after_an_hour_or_the_lifetime_the_permission_read_asks_fo
     short = user.get_permission("p", resource_token_expiry_seconds=600).properties["_token"]
     assert _refused(lambda: user.get_permission("p", resource_token_expiry_seconds=18001)) == 400
     assert _refused(lambda: user.get_permission("p", resource_token_expiry_seconds=5)) == 400
+    refused = {"id": "q", "permissionMode": "Read", "resource": link, "resourcePartitionKey": ["t9"]}
+    assert _refused(lambda: user.create_permission(refused, resource_token_expiry_seconds=5)) == 400
+    assert [p["id"] for p in user.list_permissions()] == ["p"]  # the refused lifetime created nothing
     clock.now += 601
     assert _orders(_token_client(emu, link, hourly)).read_item("0", "t1")["id"] == "0"
     with pytest.raises(exceptions.CosmosHttpResponseError) as expired:
