@@ -54,7 +54,7 @@ LOOK_AT_MODULE_LINES, LOOK_AT_CLASS_LINES = 500, 300
 LOOKED_AT: dict[str, str] = {
     "emulator/engine/facade.py:Engine": "the facade: one short delegating method per domain operation (the API "
     "the REST layer, the demo and the advisor call), each documenting its arguments; the work is in the services "
-    "it delegates to (catalog, items, batch, feeds, queries)",
+    "it delegates to (catalog, items, batch, feeds, queries, users), each its own module",
     "emulator/history/aggregates.py:History": "the one lock around the per-minute cells: recording, retention, its "
     "two readers (`series` aggregates, `minute_entries` streams) and saving all take it; the pure parts are in "
     "cells.py, on_disk.py and changepoints.py",

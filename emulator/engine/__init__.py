@@ -4,7 +4,8 @@ and tests call it directly; `emulator.rest` translates the REST protocol to it).
 - `facade`: `Engine`, the one object callers hold: the domain API (dicts, tuple keys, `results` values,
   `errors.CosmosError`) over the services below; every operation takes a `metering.Context` first;
 - the services: `catalog` (databases, containers, offers, the routing map), `items` (point operations),
-  `feeds` (read feeds), `query` (query pages, plans and `run`'s SDK-like fan-out: a sub-package);
+  `feeds` (read feeds), `query` (query pages, plans and `run`'s SDK-like fan-out: a sub-package),
+  `users` (users and permissions, `Engine.users`, with `userlog` their journal entries and snapshot);
 - what they share: `state` (the resources, changed only by journaled entries; its appliers and snapshot),
   `model` (the resource records), `metering` (one lock, one request record per operation, 429s) with
   `throttle` and `accounting` (the request log), `sampler` (storage change-points handed to

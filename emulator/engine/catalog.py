@@ -80,7 +80,7 @@ class Catalog:
         with self.metering.metered(ctx, "ReadFeed" if query is None else "Query", "dbs") as meter:
             meter.charge = self.cost.metadata_read_ru
             found = [d.props for d in self.state.databases.values()]
-            return Resource(200, _selected(found, query, parameters), meter.charge)
+            return Resource(200, select_resources(found, query, parameters), meter.charge)
 
     def delete_database(self, ctx: Context, db_id: str) -> Resource:
         with self.metering.metered(ctx, "Delete", "dbs", db_id) as meter:
@@ -154,7 +154,7 @@ class Catalog:
             meter.charge = self.cost.metadata_read_ru
             db = self.state.db(db_id)
             found = [c.props for c in db.containers.values()]
-            return Resource(200, _selected(found, query, parameters), meter.charge, db.rid)
+            return Resource(200, select_resources(found, query, parameters), meter.charge, db.rid)
 
     def list_conflicts(
         self,
@@ -169,7 +169,7 @@ class Catalog:
         with self.metering.metered(ctx, "ReadFeed" if query is None else "Query", "conflicts", db_id, coll_id) as meter:
             meter.charge = self.cost.metadata_read_ru
             coll = self.state.coll(db_id, coll_id)
-            return Resource(200, _selected([], query, parameters), meter.charge, coll.rid)
+            return Resource(200, select_resources([], query, parameters), meter.charge, coll.rid)
 
     def read_conflict(self, ctx: Context, db_id: str, coll_id: str, conflict_id: str) -> Resource:
         """One conflict by id: there are none, so 404 (W28)."""
@@ -236,7 +236,7 @@ class Catalog:
         with self.metering.metered(ctx, "ReadFeed" if query is None else "Query", "offers") as meter:
             meter.charge = self.cost.metadata_read_ru
             offers = [o.to_json() for o in self.state.offers.values()]
-            return Resource(200, _selected(offers, query, parameters), meter.charge)
+            return Resource(200, select_resources(offers, query, parameters), meter.charge)
 
     def read_offer(self, ctx: Context, offer_rid: str) -> Resource:
         with self.metering.metered(ctx, "Read", "offers") as meter:
@@ -267,7 +267,7 @@ class Catalog:
             return Resource(200, offer.to_json(), meter.charge)
 
 
-def _selected(resources: list[Any], query: str | None, parameters: Mapping[str, Any] | None) -> list[Any]:
+def select_resources(resources: list[Any], query: str | None, parameters: Mapping[str, Any] | None) -> list[Any]:
     """The resources a metadata query (`SELECT * FROM root r WHERE r.id = @id`) selects; all without one."""
     if query is None:
         return resources

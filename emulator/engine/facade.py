@@ -48,6 +48,7 @@ from emulator.engine.results import (
 from emulator.engine.sampler import StorageSampler
 from emulator.engine.state import State
 from emulator.engine.throttle import Throttle
+from emulator.engine.users import Users
 from emulator.history.aggregates import History
 
 CONSISTENCY_LEVELS = ("Strong", "BoundedStaleness", "Session", "ConsistentPrefix", "Eventual")
@@ -95,6 +96,7 @@ class Engine:
         self._catalog = Catalog(self.state, self.metering, self.cost, self.limits)
         self._items = Items(self.state, self.metering, self.cost, self.limits, consistency)
         self._batches = Batches(self.state, self.metering, self._items, self.limits)
+        self.users = Users(self.state, self.metering, self.cost)  # users, permissions, what they grant
         self._feeds = Feeds(self.state, self.metering, self.cost, self._items, consistency)
         self._queries = QueryService(
             self.state, self.metering, self.cost, self._items, consistency, query_settings or QuerySettings()

@@ -187,9 +187,29 @@ class Container:
 
 
 @dataclass
+class Permission:
+    """A user's grant on one container (`resourcePartitionKey`: on one logical partition of it)."""
+
+    id: str
+    rid: str
+    props: dict[str, Any]  # the JSON the service returns, without the `_token` minted per response
+    coll_rid: str  # the container its `resource` named when it was written
+    key: list[Any] | None  # the resourcePartitionKey, as JSON; None: the whole container
+
+
+@dataclass
+class User:
+    id: str
+    rid: str
+    props: dict[str, Any]
+    permissions: dict[str, Permission] = field(default_factory=dict)
+
+
+@dataclass
 class Database:
     id: str
     rid: str
     props: dict[str, Any]
     offer_rid: str | None
     containers: dict[str, Container] = field(default_factory=dict)
+    users: dict[str, User] = field(default_factory=dict)

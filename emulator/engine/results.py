@@ -44,6 +44,19 @@ class Resource:
 
 
 @dataclass(frozen=True)
+class Grant:
+    """What a permission grants now, for the REST layer's resource-token check: its mode, the container
+    by its rid and current names (None when that container is gone) and the logical partition, if any."""
+
+    permission_rid: str
+    mode: str  # "All" or "Read"
+    coll_rid: str
+    key: list[Any] | None  # the resourcePartitionKey as JSON; None: the whole container
+    database: str | None = None
+    container: str | None = None
+
+
+@dataclass(frozen=True)
 class ItemResult:
     """A point operation's answer: the document (None after a delete or when unchanged) and where it ran."""
 

@@ -1,4 +1,4 @@
-"""The account's state: databases, containers, offers and items, changed only by journal entries.
+"""The account's state: databases, containers, offers, items, users and permissions, changed only by journal entries.
 
 Every mutation is an entry (a JSON-able dict) that is journaled first (`commit`) and then applied
 (`apply`), so replaying the journal at start rebuilds exactly what was acknowledged. `snapshot_entries`
@@ -18,7 +18,7 @@ from cosmoscore.layout import even_boundaries
 from cosmoscore.limits import Limits
 from emulator.durability.datadir import JournalFull
 from emulator.durability.journal import Journal
-from emulator.engine import errors, splits
+from emulator.engine import errors, splits, userlog
 from emulator.engine.model import Container, Database, LogicalPartition, Offer, PkRange, StoredItem
 from emulator.engine.results import ResourceNames
 
@@ -126,6 +126,8 @@ class State:
             "writes": self.apply_writes,
             "batch": self.apply_batch,
         }
+        if entry["op"] in userlog.APPLIERS:  # users and permissions (emulator.engine.userlog)
+            return userlog.APPLIERS[entry["op"]](self.databases, entry)
         return appliers[entry["op"]](entry)
 
     def apply_create_db(self, entry: dict[str, Any]) -> Database:
@@ -285,6 +287,7 @@ class State:
                 yield {"op": "replace_offer", "rid": offer.rid, "throughput": offer.throughput, "ts": offer.ts}
             for coll in db.containers.values():
                 yield from _container_entries(db, coll, self.offers.get(coll.offer_rid or ""))
+            yield from userlog.user_entries(db)
         yield {"op": "writes", "seq": self._writes}
 
 

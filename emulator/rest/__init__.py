@@ -6,6 +6,8 @@ behaviour lives in `emulator.engine`.
 - `request`: the parsed HTTP request and what the protocol reads from it (headers, JSON body, partition
   key, throughput, a query page's spec); `wire`: the answers as REST bodies and headers, query plans
   and metrics, the gateway's refusals; `tokens`: continuation tokens; `auth`: signatures and dates;
+  `resource_tokens`: a permission's `_token`, minted and checked against what it grants; `users`: the
+  routes of users and permissions;
   `links`: `_self` (resource-id) paths as the name paths they stand for;
 - `server`: serving any `transport.App` (one `handle(request)` method, and optionally `prepare(request)`:
   pure work run off the event loop first, `offloop`, on the app's own `executor()` if it has one, and

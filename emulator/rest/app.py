@@ -20,14 +20,15 @@ from cosmoscore.sql import parse_query
 from cosmoscore.sql.executor import plan_for
 from emulator.engine import errors
 from emulator.engine.facade import Context, Engine
-from emulator.rest import auth, links, wire
+from emulator.rest import auth, links, resource_tokens, wire
 from emulator.rest.documents import Documents
 from emulator.rest.request import PK_HEADER, Request, throughput
+from emulator.rest.users import UserRoutes
 from emulator.rest.wire import Reply, listing_reply, resource_reply
 
 log = logging.getLogger("ruscope.emulator")
 
-_UNSUPPORTED = {"sprocs", "triggers", "udfs", "users", "permissions", "attachments"}
+_UNSUPPORTED = {"sprocs", "triggers", "udfs", "attachments"}
 
 Response = tuple[int, dict[str, str], bytes]
 PREPARE_BYTES = 16 * 1024  # query bodies from this size are parsed and compiled off the event loop
@@ -54,6 +55,7 @@ class CosmosApp:
             self._key_bytes = base64.b64decode(key, validate=True)
         except ValueError:
             raise ValueError("the emulator key must be base64 (like a Cosmos DB account key)") from None
+        self._users = UserRoutes(engine, self._key_bytes, now)
 
     def advertise(self, url: str) -> None:
         """The URL the server listens on: the account read advertises it as the regional endpoint, as the
@@ -94,10 +96,14 @@ class CosmosApp:
             raise
 
     def _check_token(self, request: Request, resource_type: str, link: str) -> None:
-        """A current master-key signature, or a well-formed Entra ID token where those are accepted."""
+        """A current master-key signature, a resource token within its permission, or a well-formed Entra
+        ID token where those are accepted."""
         authorization = request.header("authorization")
         if not authorization:
             raise errors.missing_auth()
+        if auth.is_resource_token(authorization):
+            self._check_resource_token(request, authorization)
+            return
         if auth.is_aad(authorization) and self._accepts_aad(request):
             if not auth.well_formed_jwt(authorization):
                 raise errors.aad_refused("The Entra ID token is not a well-formed JWT.")
@@ -107,6 +113,17 @@ class CosmosApp:
         if not auth.verify(self._key_bytes, authorization, payload):
             raise errors.unauthorized(payload.replace("\n", "\\n"))
         auth.check_time(date or http_date, self._now(), self._auth)
+
+    def _check_resource_token(self, request: Request, authorization: str) -> None:
+        """A resource token this key signed, current, of a permission that still grants this request."""
+        claims = resource_tokens.read(self._key_bytes, auth.fields(authorization))
+        grant = resource_tokens.check_current(claims, self.engine.users.grant(claims.permission_rid), self._now())
+        key = request.json_header(PK_HEADER)
+        named = links.named_path(self.engine, request.segments, key if isinstance(key, list) else None)
+        read_only = request.method in ("GET", "HEAD") or (
+            request.method == "POST" and (request.is_query() or request.flag("x-ms-cosmos-is-query-plan-request"))
+        )
+        resource_tokens.authorize(grant, named, read_only=read_only, key=key)
 
     def _accepts_aad(self, request: Request) -> bool:
         accept = self._auth.accept_aad
@@ -139,6 +156,8 @@ class CosmosApp:
             if method == "DELETE":
                 return resource_reply(engine.delete_database(ctx, db))
             return _only(method, "GET", lambda: resource_reply(engine.read_database(ctx, db)))
+        if seg[2] == "users":
+            return self._users.dispatch(request, ctx, db)
         if seg[2] != "colls":
             raise _unsupported(seg[2])
         if n == 3:

@@ -88,12 +88,12 @@ def _rfc1123(epoch: float) -> str:
 
 def is_aad(authorization: str) -> bool:
     """Whether `authorization` is an Entra ID token (`type=aad`), well-formed or not."""
-    return _fields(authorization).get("type") == "aad"
+    return fields(authorization).get("type") == "aad"
 
 
 def well_formed_jwt(authorization: str) -> bool:
     """An Entra ID token whose `sig` is a JWT: three base64url parts, the first a JSON header with `alg`."""
-    parts = _fields(authorization).get("sig", "").split(".")
+    parts = fields(authorization).get("sig", "").split(".")
     if len(parts) != 3 or not all(parts[:2]):
         return False
     try:
@@ -103,7 +103,13 @@ def well_formed_jwt(authorization: str) -> bool:
     return isinstance(header, dict) and "alg" in header
 
 
-def _fields(authorization: str) -> dict[str, str]:
+def is_resource_token(authorization: str) -> bool:
+    """Whether `authorization` is a resource token (`type=resource`, `emulator.rest.resource_tokens`)."""
+    return fields(authorization).get("type") == "resource"
+
+
+def fields(authorization: str) -> dict[str, str]:
+    """The `type`, `ver` and `sig` of an authorization header, URL-decoded (the SDK quotes it)."""
     return dict(part.split("=", 1) for part in unquote(authorization).split("&") if "=" in part)
 
 
@@ -114,8 +120,8 @@ def signature(key: str, payload: str) -> str:
 
 def verify(key_bytes: bytes, authorization: str, payload: str) -> bool:
     """Whether the `authorization` header carries a master-key signature of `payload`."""
-    fields = _fields(authorization)
-    if fields.get("type") != "master" or "sig" not in fields:
+    parts = fields(authorization)
+    if parts.get("type") != "master" or "sig" not in parts:
         return False
     expected = base64.b64encode(hmac.digest(key_bytes, payload.encode("utf-8"), "sha256")).decode()
-    return hmac.compare_digest(expected, fields["sig"])
+    return hmac.compare_digest(expected, parts["sig"])
