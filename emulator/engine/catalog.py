@@ -15,14 +15,13 @@ from cosmoscore.indexing import IndexPolicy, normalize_policy
 from cosmoscore.layout import initial_range_count
 from cosmoscore.limits import Limits
 from cosmoscore.sql import execute
+from cosmoscore.sql.computed import parse_computed
 from emulator.engine import errors
 from emulator.engine.metering import Context, Metering
-from emulator.engine.model import Container, PkRange, make_rid
+from emulator.engine.model import CONTAINER_OPTIONS, Container, PkRange, make_rid
 from emulator.engine.query.sql import guarded, parse
 from emulator.engine.results import ContainerInfo, RangesResult, RangeStatistics, Resource, StorageUsage, ThroughputSpec
 from emulator.engine.state import State
-
-CONTAINER_OPTIONS = ("defaultTtl", "uniqueKeyPolicy", "conflictResolutionPolicy")
 
 
 class Catalog:
@@ -107,6 +106,7 @@ class Catalog:
                 raise errors.conflict()
             pk = _validate_partition_key_definition(definition.get("partitionKey"), self.limits)
             policy_json = _validate_policy(definition.get("indexingPolicy") or None)
+            _validate_computed(definition.get("computedProperties"))
             if throughput is None and db.offer_rid is None:
                 throughput = ThroughputSpec(self.limits.default_throughput)
             if throughput is None:  # shared database throughput: counted as autoscale (P6)
@@ -189,6 +189,7 @@ class Catalog:
             if pk and pk.get("paths") != coll.props["partitionKey"]["paths"]:
                 raise errors.bad_request("Partition key paths of a container cannot be changed.")
             policy = _validate_policy(definition.get("indexingPolicy") or coll.props["indexingPolicy"])
+            computed = _validate_computed(definition.get("computedProperties"))
             meter.charge = self.cost.metadata_write_ru
             entry = {
                 "op": "replace_coll",
@@ -196,6 +197,7 @@ class Catalog:
                 "id": coll_id,
                 "indexingPolicy": policy,
                 "defaultTtl": definition.get("defaultTtl"),
+                "computedProperties": computed,  # a replace sets them as given: none when left out (CP3)
                 "ts": self.state.now(),
             }
             self.state.commit(entry)
@@ -298,6 +300,15 @@ def _validate_partition_key_definition(pk: Any, limits: Limits) -> dict[str, Any
     if version != 2:
         raise errors.bad_request("Only partition key version 2 (the SDK default) is supported by this emulator.")
     return {"paths": list(paths), "kind": kind, "version": 2}
+
+
+def _validate_computed(definitions: Any) -> Any:
+    """A definition's computed properties, checked as the service checks them (CP1, CP2); 400 if invalid."""
+    try:
+        parse_computed(definitions)
+    except ValueError as exc:
+        raise errors.bad_request(f"The computed properties are invalid: {exc}") from None
+    return definitions
 
 
 def _validate_policy(policy: Any) -> Any:

@@ -16,6 +16,7 @@ from cosmoscore.epk import epk_for
 from cosmoscore.indexing import IndexPolicy
 from cosmoscore.keys import extract_key, key_json, split_path
 from cosmoscore.routing import RoutingMap
+from cosmoscore.sql.computed import ComputedProperty, parse_computed
 from emulator.engine.query.range_index import RangeIndexes
 
 
@@ -136,6 +137,11 @@ class Offer:
         }
 
 
+# the container options a definition may carry besides its id, key and indexing policy: kept as given, in the
+# journal and the snapshot (computed properties are checked first: emulator.engine.catalog)
+CONTAINER_OPTIONS = ("defaultTtl", "uniqueKeyPolicy", "conflictResolutionPolicy", "computedProperties")
+
+
 @dataclass
 class Container:
     id: str
@@ -154,6 +160,15 @@ class Container:
         self.routing = RoutingMap(self.ranges)
         self.key_paths: list[list[str]] = [split_path(p) for p in self.props["partitionKey"]["paths"]]
         self.kind: str = self.props["partitionKey"].get("kind", "Hash")
+        self.computed: tuple[ComputedProperty, ...] = parse_computed(self.props.get("computedProperties"))
+
+    def set_computed(self, definitions: list[dict[str, str]] | None) -> None:
+        """Its computed properties (checked when the container was created or replaced), or none."""
+        if definitions:
+            self.props["computedProperties"] = definitions
+        else:
+            self.props.pop("computedProperties", None)
+        self.computed = parse_computed(definitions)
 
     @property
     def self_link(self) -> str:

@@ -19,7 +19,7 @@ from cosmoscore.limits import Limits
 from emulator.durability.datadir import JournalFull
 from emulator.durability.journal import Journal
 from emulator.engine import errors, splits, userlog
-from emulator.engine.model import Container, Database, LogicalPartition, Offer, PkRange, StoredItem
+from emulator.engine.model import CONTAINER_OPTIONS, Container, Database, LogicalPartition, Offer, PkRange, StoredItem
 from emulator.engine.results import ResourceNames
 
 
@@ -190,6 +190,8 @@ class State:
         coll.policy = IndexPolicy.from_json(entry["indexingPolicy"])
         if entry.get("defaultTtl") is not None:
             coll.props["defaultTtl"] = entry["defaultTtl"]
+        if "computedProperties" in entry:  # entries from before computed properties leave them as they were
+            coll.set_computed(entry["computedProperties"])
         coll.props["_ts"] = entry["ts"]
 
     def apply_delete_coll(self, entry: dict[str, Any]) -> None:
@@ -334,7 +336,7 @@ def _container_entries(db: Database, coll: Container, offer: Offer | None) -> It
         "indexingPolicy": coll.props["indexingPolicy"],
         "ranges": len(coll.ranges),
         "layout": layout,
-        "extra": {k: coll.props[k] for k in ("defaultTtl",) if k in coll.props},
+        "extra": {k: coll.props[k] for k in CONTAINER_OPTIONS if k in coll.props},
     }
     if offer:
         entry["offer"] = {"rid": offer.rid, "throughput": offer.throughput, "autoscale": offer.autoscale}

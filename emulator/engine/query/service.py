@@ -25,12 +25,14 @@ from cosmoscore.sql import (
     Query,
     QueryShape,
     SqlError,
+    computed,
     describe,
     execute,
     parse_query,
     partition_key_filter,
     rewrite_for_cross_partition,
 )
+from cosmoscore.sql.computed import ComputedProperty
 from cosmoscore.sql.executor import plan_for
 from cosmoscore.sql.indexing import counts_from_index
 from emulator.engine import errors
@@ -113,7 +115,7 @@ class QueryService:
         with self.metering.metered(ctx, "Query", "docs", db_id, coll_id) as meter:
             meter.query_text = spec.sql  # CDBQueryRuntimeStatistics' QueryText (not obfuscated here)
             coll = self.state.coll(db_id, coll_id, spec.intended_rid)
-            query = parse(spec.sql)
+            query = computed.inline(parse(spec.sql), coll.computed)
             check_order_by(query, coll.policy)
             if spec.pkrange_id is not None:
                 rng = coll.range_by_id(spec.pkrange_id)
@@ -156,7 +158,7 @@ class QueryService:
             coll = self.state.coll(db_id, coll_id)
             params = dict(parameters)
             try:
-                query = parse_query(sql)
+                query = computed.inline(parse_query(sql), coll.computed)
                 shape = describe(query, params)
                 rewritten = rewrite_for_cross_partition(query, shape)
                 key_filter = partition_key_filter(query, coll.key_paths, params)
@@ -342,7 +344,7 @@ class QueryService:
             docs += self.scope_documents(coll, target)[0]
         if len(targets) == 1:
             return _merged([row for p in pages for row in p.rows], pages)
-        return _merged(_execute(spec, docs), pages)
+        return _merged(_execute(spec, docs, coll.computed), pages)
 
     def _fan_out(self, ctx: Context, db_id: str, coll_id: str, spec: QuerySpec) -> QueryResult:
         plan = self.plan(ctx, db_id, coll_id, spec.sql, spec.parameters)
@@ -355,11 +357,11 @@ class QueryService:
             pages += self._drain(ctx, db_id, coll_id, replace(ranged, pkrange_id=rng.id))
             docs += self.scope_documents(coll, Target(rng, _whole(rng)))[0]
         # the SDK's merge (ORDER BY, aggregates, DISTINCT, TOP, OFFSET) equals the query over the union
-        return _merged(_execute(spec, docs), pages, self.cost.query_plan_ru)
+        return _merged(_execute(spec, docs, coll.computed), pages, self.cost.query_plan_ru)
 
 
-def _execute(spec: QuerySpec, docs: list[dict[str, Any]]) -> list[Any]:
-    query = parse(spec.sql)
+def _execute(spec: QuerySpec, docs: list[dict[str, Any]], inlined: tuple[ComputedProperty, ...]) -> list[Any]:
+    query = computed.inline(parse(spec.sql), inlined)
     return guarded(lambda: execute(query, docs, dict(spec.parameters)).rows)
 
 
