@@ -49,6 +49,8 @@ class CostModel:
     query_per_loaded_kb: float = 0.004  # FIT (§3.3)
     query_per_output_doc: float = 0.02  # FIT (§3.3, Q16)
     query_per_output_kb: float = 0.02  # FIT (§3.3, Q16)
+    # Q11: a filter + ORDER BY without the composite index serving both, 44.28 RU against 8.86 RU with it
+    query_order_without_composite: float = 5.0
     feed_min_per_page: float = 1.0  # Q19: a feed page costs about the point reads of its documents
     # ASSUMPTION (cosmos-errors-and-stats.md §2.4 shows small charges on metadata reads; no published rule)
     metadata_read_ru: float = 1.0
@@ -126,6 +128,10 @@ class CostModel:
             + self.query_per_output_doc * output_docs
             + self.query_per_output_kb * output_bytes / 1024
         )
+
+    def query_shape_factor(self, order_without_composite: bool) -> float:
+        """m_shape (§3.3): Q11's factor for a filter + ORDER BY that lacks its composite index, else 1."""
+        return self.query_order_without_composite if order_without_composite else 1.0
 
     def feed_page_ru(self, sizes: list[int], consistency: str | None = None) -> float:
         """A read-feed page costs about the point reads of its documents (Q19)."""

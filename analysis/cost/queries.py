@@ -64,13 +64,15 @@ from analysis.queries import runs as qr
 from analysis.queries.logged import LOGGED_COLUMNS, workload_queries
 from analysis.scope import window_text
 from cosmoscore import billing
+from cosmoscore.costmodel import CostModel
 from store.records import EXECUTIONS, LOG_QUERY_RU, SCOPE_COLUMNS
 
 KEY = list(SCOPE_COLUMNS)
 QUERY = [*KEY, "query_name"]
 SECONDS_PER_MONTH = billing.HOURS_PER_MONTH * 3600  # B3: a month of 730 hours
 PARTITION_MINIMUM_RU = 2.5  # ru-cost-model.md Q3: "a minimum of about 2.5 RUs" per physical partition checked
-COMPOSITE_INDEX_FACTOR = 5.0  # ru-cost-model.md Q11: 44.28 RU with a range index only, 8.86 with a composite
+# ru-cost-model.md Q11: 44.28 RU with a range index only, 8.86 with a composite; the emulator charges the same factor
+COMPOSITE_INDEX_FACTOR = CostModel().query_order_without_composite
 REPLAY_SOURCE = "replay: mean RU per execution x the config's rate_per_s"
 LOGS_SOURCE = "diagnostic logs: logged RU over the logs' window"
 NO_RATE = "no rate_per_s in the config: how often it runs is unknown, so no RU/s and no money"

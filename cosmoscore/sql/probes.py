@@ -73,19 +73,19 @@ def ordered_scan(query: a.Query, params: Mapping[str, Any]) -> OrderedScan | Non
     select = query.select
     if len(query.sources) != 1 or len(query.order_by) != 1 or query.group_by or select.distinct:
         return None
-    alias = _documents_alias(query)
+    alias = documents_alias(query)
     if alias is None or any(has_aggregate(e) for e in select_exprs(select)):
         return None
     ctx = constants_context(params)
     try:
-        limit = _row_bound(query, ctx)
+        limit = row_bound(query, ctx)
         item = query.order_by[0]
-        steps = _steps(item.expr, alias, ctx)
+        steps = path_steps(item.expr, alias, ctx)
         bounds: list[Probe] = []
         for conjunct in chain_operands(query.where, "AND") if query.where is not None else []:
             if isinstance(conjunct, a.Literal) and conjunct.value is True:
                 continue
-            probe = _probe(conjunct, alias, ctx)
+            probe = probe_of(conjunct, alias, ctx)
             if probe is None or not probe.is_range or probe.steps != steps:
                 return None  # another filter: the first rows in order need not pass it
             bounds.append(probe)
@@ -96,7 +96,7 @@ def ordered_scan(query: a.Query, params: Mapping[str, Any]) -> OrderedScan | Non
     return OrderedScan(steps, item.descending, limit, tuple(_intersected(bounds)))
 
 
-def _row_bound(query: a.Query, ctx: Any) -> int | None:
+def row_bound(query: a.Query, ctx: Any) -> int | None:
     """At most how many rows the query returns (OFFSET + LIMIT, or TOP), if it says."""
     values = []
     for node in (query.offset or 0, query.limit, query.select.top):
@@ -113,14 +113,14 @@ def _row_bound(query: a.Query, ctx: Any) -> int | None:
 
 def index_probes(query: a.Query, params: Mapping[str, Any]) -> list[Probe]:
     """The probes of the WHERE clause's root conjuncts on the container alias (empty when none apply)."""
-    alias = _documents_alias(query)
+    alias = documents_alias(query)
     if query.where is None or alias is None:
         return []
     ctx = constants_context(params)
     found: list[Probe] = []
     for conjunct in chain_operands(query.where, "AND"):
         try:
-            probe = _probe(conjunct, alias, ctx)
+            probe = probe_of(conjunct, alias, ctx)
         except SqlError:  # an unresolved parameter: the query itself reports it
             return []
         if probe is not None:
@@ -128,7 +128,7 @@ def index_probes(query: a.Query, params: Mapping[str, Any]) -> list[Probe]:
     return [p for p in found if not p.is_range] + _intersected([p for p in found if p.is_range])
 
 
-def _documents_alias(query: a.Query) -> str | None:
+def documents_alias(query: a.Query) -> str | None:
     """The alias of the first FROM source when it is the container's documents themselves, else None."""
     if not query.sources:
         return None
@@ -148,7 +148,7 @@ def _intersected(ranges: list[Probe]) -> list[Probe]:
     return list(merged.values())
 
 
-def _probe(node: Any, alias: str, ctx: Any) -> Probe | None:
+def probe_of(node: Any, alias: str, ctx: Any) -> Probe | None:
     if isinstance(node, a.Binary) and node.op == "=":
         eq = path_equality(node, ctx)
         if eq is not None and eq[0][0] == alias:
@@ -165,7 +165,7 @@ def _probe(node: Any, alias: str, ctx: Any) -> Probe | None:
     return None
 
 
-def _steps(node: Any, alias: str, ctx: Any) -> Steps | None:
+def path_steps(node: Any, alias: str, ctx: Any) -> Steps | None:
     path = path_of(node, ctx)
     return path[1] if path is not None and path[0] == alias and path[1] else None
 
@@ -176,9 +176,9 @@ def _ordered_rank(value: Any) -> int | None:
 
 def _comparison(node: a.Binary, alias: str, ctx: Any) -> Probe | None:
     op, left, right = node.op, node.left, node.right
-    steps = _steps(left, alias, ctx)
+    steps = path_steps(left, alias, ctx)
     if steps is None:
-        steps, op, left, right = _steps(right, alias, ctx), _MIRROR[op], right, left
+        steps, op, left, right = path_steps(right, alias, ctx), _MIRROR[op], right, left
     is_const, value = constant(right, ctx)
     kind = _ordered_rank(value) if is_const else None
     if steps is None or kind is None:
@@ -188,7 +188,7 @@ def _comparison(node: a.Binary, alias: str, ctx: Any) -> Probe | None:
 
 
 def _in_list(node: a.In, alias: str, ctx: Any) -> Probe | None:
-    steps = _steps(node.value, alias, ctx)
+    steps = path_steps(node.value, alias, ctx)
     if steps is None or len(node.items) > MAX_KEYS:
         return None
     keys = set()
@@ -201,7 +201,7 @@ def _in_list(node: a.In, alias: str, ctx: Any) -> Probe | None:
 
 
 def _between(node: a.Between, alias: str, ctx: Any) -> Probe | None:
-    steps = _steps(node.value, alias, ctx)
+    steps = path_steps(node.value, alias, ctx)
     (low_const, low), (high_const, high) = constant(node.low, ctx), constant(node.high, ctx)
     if steps is None or not (low_const and high_const):
         return None
@@ -216,7 +216,7 @@ def _between(node: a.Between, alias: str, ctx: Any) -> Probe | None:
 def _starts_with(node: a.Call, alias: str, ctx: Any) -> Probe | None:
     if len(node.args) not in (2, 3):
         return None
-    steps = _steps(node.args[0], alias, ctx)
+    steps = path_steps(node.args[0], alias, ctx)
     is_const, prefix = constant(node.args[1], ctx)
     if len(node.args) == 3:
         flag_const, flag = constant(node.args[2], ctx)

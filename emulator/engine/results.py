@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from cosmoscore.indexing import Composite
 from cosmoscore.keys import Key
 
 
@@ -107,6 +108,7 @@ class PageMetrics:
 class IndexUtilization:
     indexed: tuple[tuple[str, ...], ...]
     unindexed: tuple[tuple[str, ...], ...]
+    composites: tuple[Composite, ...] = ()  # potential: a filter + ORDER BY would be served by it (Q11)
 
 
 @dataclass(frozen=True)

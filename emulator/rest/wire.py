@@ -252,7 +252,13 @@ def index_utilization_header(use: IndexUtilization) -> str:
         "UtilizedSingleIndexes": [entry(p) for p in use.indexed],
         "PotentialSingleIndexes": [entry(p) for p in use.unindexed],
         "UtilizedCompositeIndexes": [],
-        "PotentialCompositeIndexes": [],
+        "PotentialCompositeIndexes": [
+            {
+                "IndexSpecs": ["/" + "/".join(p) + (" DESC" if desc else " ASC") for p, desc in c],
+                "IndexImpactScore": "High",
+            }
+            for c in use.composites
+        ],
     }
     return base64.b64encode(orjson.dumps(info)).decode()
 

@@ -59,6 +59,16 @@ def test_query_partition_charges() -> None:
     assert empty_fanout == pytest.approx(25.0)  # T17
 
 
+def test_bounded_query_points() -> None:
+    # T34 (Q8): a bounded query that loads and returns one 9,963 B document: 3.19 RU measured
+    q8 = model.query_page_ru(True, True, loaded_docs=1, loaded_bytes=9_963, output_docs=1, output_bytes=9_963)
+    assert 2.9 <= q8 <= 3.4
+    # T35 (Q11): the same filter + ORDER BY without the composite index serving both, 44.28 / 8.86
+    assert model.query_shape_factor(True) == pytest.approx(44.28 / 8.86, abs=0.01)
+    assert model.query_shape_factor(False) == 1.0
+    assert CostModel(query_order_without_composite=1.0).query_shape_factor(True) == 1.0  # configurable
+
+
 def test_feed_page_costs_like_point_reads() -> None:  # Q19
     assert model.feed_page_ru([KB] * 5) == pytest.approx(5.0)
     assert model.feed_page_ru([]) == pytest.approx(1.0)

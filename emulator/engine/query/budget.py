@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from cosmoscore.indexing import Composite
 from emulator.engine.query import paging
 from emulator.engine.query.range_index import IndexSettings
 
@@ -59,6 +60,9 @@ class Progress:
     charged_nonempty: bool = False
     step_ms: float = 0.0  # execution time of the latest advance
     index_only: bool = False  # an index-only COUNT (reports no retrieved documents)
+    cap: int | None = None  # a bounded index-served query loads at most this many documents (Q20)
+    order_without_composite: bool = False  # charged Q11's factor (CostModel.query_shape_factor)
+    composite: Composite | None = None  # the composite index that would serve it (index metrics)
 
     def advance(self, want: float, budget_ms: float, clock: Callable[[], float] = time.perf_counter) -> None:
         """Compute until `want` rows exist, the run ends, or the budget is spent (at least one step)."""
@@ -80,7 +84,7 @@ class Progress:
 
     @property
     def retrieved(self) -> int:
-        return self.matched if self.served_by_index else self.loaded
+        return paging.capped(self.matched, self.cap) if self.served_by_index else self.loaded
 
     @property
     def index_hit_ratio(self) -> float:
@@ -171,4 +175,6 @@ def whole_result(run: Progress) -> paging.RangeResult:
         unindexed=run.unindexed,
         index_hit_ratio=run.index_hit_ratio,
         index_only=run.index_only,
+        order_without_composite=run.order_without_composite,
+        composite=run.composite,
     )

@@ -1,8 +1,9 @@
 """What a query reads through the physical partitions' indexes (`emulator.engine.query.range_index`), for the query
 service: a bounded ORDER BY's first rows, or a filter's candidates, and the builds still under way.
 
-The charge never depends on it: an index-served query is charged for its matches (ru-cost-model.md
-§3.3), which the candidates all hold, and a bounded ORDER BY reports the count a scan would match.
+The charge never depends on it: an index-served query is charged for its matches, up to its OFFSET +
+LIMIT or TOP when bounded (ru-cost-model.md §3.3), which the candidates all hold, and a bounded ORDER BY
+reports the count a scan would match (the service caps it; `paging.loading_of`).
 A query's first probe of a path asks for its index; the server builds it between requests (`build`, in
 slices), and a page may build within `IndexSettings.build_budget_ms` (0 by default).
 """

@@ -14,10 +14,11 @@ from typing import Any
 
 import orjson
 
-from cosmoscore.indexing import IndexPolicy
+from cosmoscore.indexing import Composite, IndexPolicy
 from cosmoscore.routing import Target
 from cosmoscore.sql import IndexUse, Query, canonical_json, index_use
 from cosmoscore.sql.cache import BoundedCache, cached
+from cosmoscore.sql.loading import Loading, loading
 from cosmoscore.sql.parser import AST_BYTES_PER_CHAR
 from emulator.engine import errors
 
@@ -78,6 +79,8 @@ class RangeResult:
     unindexed: tuple[tuple[str, ...], ...]
     index_hit_ratio: float
     index_only: bool = False  # answered from the index alone (a COUNT): reports no retrieved documents
+    order_without_composite: bool = False  # charged Q11's factor (CostModel.query_shape_factor)
+    composite: Composite | None = None  # the composite index that would serve it (index metrics)
 
 
 RESULT_CACHE_BYTES = 32 * 1024 * 1024  # ours: results kept for paging, by estimated serialized size
@@ -107,6 +110,17 @@ def index_use_of(query: Query, policy: IndexPolicy) -> IndexUse:
         lambda: index_use(query, policy.is_indexed),
         lambda _: AST_BYTES_PER_CHAR * len(query.text),
     )
+
+
+def loading_of(query: Query, params: Mapping[str, Any], policy: IndexPolicy, use: IndexUse) -> Loading:
+    """What an index-served query loads in a partition (`cosmoscore.sql.loading`): its row cap, and whether
+    its filter + ORDER BY lacks the composite index (ru-cost-model.md §3.3, Q11, Q20)."""
+    return loading(query, params, use, policy.is_indexed, policy.composites)
+
+
+def capped(retrieved: int, cap: int | None) -> int:
+    """The documents a bounded query loads: its matches up to the cap (OFFSET + LIMIT, or TOP)."""
+    return retrieved if cap is None else min(retrieved, cap)
 
 
 def hit_ratio(served: bool, matched: int, retrieved: int) -> float:

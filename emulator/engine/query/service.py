@@ -188,7 +188,8 @@ class QueryService:
         out_docs, out_bytes = (cut.retrieved, cut.retrieved_bytes) if result.index_only else (len(page), sum(sizes))
         base = self.cost.query_page_ru(cut.first, cut.nonempty, cut.retrieved, cut.retrieved_bytes, out_docs, out_bytes)
         late_nonempty = self.cost.query_nonempty_partition if cut.nonempty and not cut.first else 0.0
-        ru = self.cost.consistency_multiplier(ctx.consistency or self.consistency) * (base + late_nonempty)
+        kappa = self.cost.consistency_multiplier(ctx.consistency or self.consistency)
+        ru = kappa * self.cost.query_shape_factor(result.order_without_composite) * (base + late_nonempty)
         self.metering.consume(coll, rng, meter, ru)
         following = None
         if cut.more:
@@ -200,7 +201,8 @@ class QueryService:
             # an index-only COUNT is charged for the index entries it scans but reports no documents (§7)
             shown = (0, 0) if result.index_only else (cut.retrieved, cut.retrieved_bytes)
             metrics = PageMetrics(*shown, len(page), sum(sizes), cut.execution_ms, result.index_hit_ratio)
-        use = IndexUtilization(result.indexed, result.unindexed) if spec.index_metrics else None
+        composites = (result.composite,) if result.composite else ()
+        use = IndexUtilization(result.indexed, result.unindexed, composites) if spec.index_metrics else None
         return QueryPage(page, meter.charge, rng.id, rng.lsn, following, coll.rid, metrics, use)
 
     def _cut(
@@ -235,6 +237,7 @@ class QueryService:
     ) -> paging.RangeResult | budget.Progress:
         """A query's result in one target: a run to advance page by page when its rows stream, else whole."""
         use = paging.index_use_of(query, coll.policy)
+        load = paging.loading_of(query, params, coll.policy, use)
         rng = target.range
         found, matched = None, None  # matched: what a scan would match, when the index hands over fewer
         if use.served_by_index and target.interval.covers(_whole(rng)):
@@ -249,12 +252,15 @@ class QueryService:
         if batches is not None and matched is None:
             run = budget.Progress(batches, batch, use.served_by_index, average, use.indexed_paths, use.unindexed_paths)
             run.index_only = counts_from_index(query, use)
+            run.cap, run.order_without_composite, run.composite = load.cap, load.order_without_composite, load.composite
             return run
         started = time.perf_counter()
         result = guarded(lambda: execute(query, docs, params, count_matches=True))
         elapsed = (time.perf_counter() - started) * 1000
-        # ru-cost-model.md §3.3: an index-served filter loads only its matches; anything else scans
-        retrieved = (result.matched if matched is None else matched) if use.served_by_index else result.loaded
+        # ru-cost-model.md §3.3: an index-served filter loads only its matches, a bounded one only those up to
+        # its OFFSET + LIMIT or TOP (Q20); anything else scans
+        found_matches = result.matched if matched is None else matched
+        retrieved = paging.capped(found_matches, load.cap) if use.served_by_index else result.loaded
         return paging.RangeResult(
             rows=result.rows,
             retrieved_docs=retrieved,
@@ -264,6 +270,8 @@ class QueryService:
             unindexed=use.unindexed_paths,
             index_hit_ratio=paging.hit_ratio(use.served_by_index, result.matched, retrieved),
             index_only=counts_from_index(query, use),
+            order_without_composite=load.order_without_composite,
+            composite=load.composite,
         )
 
     def scope_documents(self, coll: Container, target: Target[PkRange]) -> tuple[list[dict[str, Any]], int]:
