@@ -166,7 +166,9 @@ class _Inliner:
         if not dataclasses.is_dataclass(node) or isinstance(node, (a.Literal, a.Param, a.Ident)):
             return node
         instance: Any = node
-        changes = {f.name: self._value(getattr(instance, f.name)) for f in dataclasses.fields(instance) if f.name != "span"}
+        changes = {
+            f.name: self._value(getattr(instance, f.name)) for f in dataclasses.fields(instance) if f.name != "span"
+        }
         return dataclasses.replace(instance, **changes)
 
     def _value(self, value: Any) -> Any:

@@ -113,6 +113,9 @@ class RunningEmulator:
     _registry: Registry | None = None
 
     def stop(self) -> None:
+        """Stop serving and wait for the thread; a second call does nothing (a test may stop one early)."""
+        if self._loop.is_closed():
+            return
         self._loop.call_soon_threadsafe(self._stop.set)
         self._thread.join(timeout=10)
 

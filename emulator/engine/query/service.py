@@ -158,10 +158,10 @@ class QueryService:
             coll = self.state.coll(db_id, coll_id)
             params = dict(parameters)
             try:
-                query = computed.inline(parse_query(sql), coll.computed)
+                query = parse_query(sql)  # the rewritten query keeps the computed properties' names (CP3)
                 shape = describe(query, params)
                 rewritten = rewrite_for_cross_partition(query, shape)
-                key_filter = partition_key_filter(query, coll.key_paths, params)
+                key_filter = partition_key_filter(computed.inline(query, coll.computed), coll.key_paths, params)
             except SqlError as exc:
                 raise sql_error(exc, PLAN_PREFIX) from None
             check_features(query, shape, supported_features)
