@@ -140,3 +140,17 @@ def test_they_survive_a_restart_and_a_compaction(tmp_path, make_emulator: Callab
     again = sdk_client(second).get_database_client("shop").get_container_client("people")
     assert again.read()["computedProperties"] == [LOWER]
     assert _query(again, "SELECT VALUE c.cp_lowerName FROM c") == ["alice"]
+
+
+def test_an_indexing_policy_may_name_them_in_single_and_composite_indexes(client: CosmosClient) -> None:
+    policy = {
+        "includedPaths": [{"path": "/*"}, {"path": "/cp_lowerName/?"}],
+        "compositeIndexes": [[{"path": "/pk", "order": "ascending"}, {"path": "/cp_lowerName", "order": "ascending"}]],
+    }
+    db = client.create_database("d")
+    container = db.create_container("c", PartitionKey("/pk"), indexing_policy=policy, computed_properties=[LOWER])
+    for person in PEOPLE:
+        container.create_item(person)
+    assert {"path": "/cp_lowerName/?"} in container.read()["indexingPolicy"]["includedPaths"]
+    ordered = _query(container, "SELECT VALUE c.id FROM c ORDER BY c.pk, c.cp_lowerName")
+    assert ordered == ["2", "1", "3"]  # p: alice, charlie; q: bob
