@@ -22,6 +22,7 @@ from emulator.engine.model import CONTAINER_OPTIONS, Container, PkRange, make_ri
 from emulator.engine.query.sql import guarded, parse
 from emulator.engine.results import ContainerInfo, RangesResult, RangeStatistics, Resource, StorageUsage, ThroughputSpec
 from emulator.engine.state import State
+from emulator.engine.unique import parse_policy
 
 
 class Catalog:
@@ -107,6 +108,7 @@ class Catalog:
             pk = _validate_partition_key_definition(definition.get("partitionKey"), self.limits)
             policy_json = _validate_policy(definition.get("indexingPolicy") or None)
             _validate_computed(definition.get("computedProperties"))
+            _validate_unique_keys(definition.get("uniqueKeyPolicy"))
             if throughput is None and db.offer_rid is None:
                 throughput = ThroughputSpec(self.limits.default_throughput)
             if throughput is None:  # shared database throughput: counted as autoscale (P6)
@@ -300,6 +302,14 @@ def _validate_partition_key_definition(pk: Any, limits: Limits) -> dict[str, Any
     if version != 2:
         raise errors.bad_request("Only partition key version 2 (the SDK default) is supported by this emulator.")
     return {"paths": list(paths), "kind": kind, "version": 2}
+
+
+def _validate_unique_keys(policy: Any) -> None:
+    """A unique key policy the writes can enforce (W51); 400 naming what is wrong."""
+    try:
+        parse_policy(policy)
+    except ValueError as exc:
+        raise errors.bad_request(f"The unique key policy is invalid: {exc}") from None
 
 
 def _validate_computed(definitions: Any) -> Any:

@@ -79,6 +79,11 @@ def conflict() -> CosmosError:
     return CosmosError(409, "Entity with the specified id already exists in the system.")
 
 
+def unique_violation() -> CosmosError:
+    """A write whose unique key values another item of its logical partition holds (W53)."""
+    return CosmosError(409, "Unique index constraint violation.")
+
+
 def precondition_failed() -> CosmosError:
     return CosmosError(412, "Operation cannot be performed because one of the specified precondition is not met.")
 

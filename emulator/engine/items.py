@@ -23,6 +23,7 @@ from emulator.engine.model import Container, PkRange, StoredItem, make_rid
 from emulator.engine.patch import apply_patch
 from emulator.engine.results import ItemResult
 from emulator.engine.state import State
+from emulator.engine.unique import violates
 from emulator.engine.writes import LiveWrites, Writes
 
 
@@ -75,6 +76,7 @@ class Items:
             return self._write_replace(coll, rng, key, epk, existing, doc, meter, writes)
         stored = stamp(coll, doc, self._new_rid(), self.state.now(), self.limits)
         self._check_limits(writes.partition_bytes(rng, epk), stored.size, 0)
+        self._check_unique(coll, rng, epk, stored, meter, writes)
         leaves = len(indexed_leaves(stored.doc, coll.policy))
         writes.consume(coll, rng, meter, self.cost.create_ru(stored.size, leaves))
         return self._store(coll, key, epk, stored, 201, meter, writes)
@@ -265,6 +267,14 @@ class Items:
         if current - old + new > self.limits.logical_partition_max_bytes:
             raise errors.partition_full(self.limits.logical_partition_max_bytes / 1024**3)
 
+    def _check_unique(
+        self, coll: Container, rng: PkRange, epk: str, stored: StoredItem, meter: Meter, writes: Writes
+    ) -> None:
+        """Refuse a write that repeats another item's unique key values (409, W53), charged as refused."""
+        others = (item.doc for item in writes.partition_items(rng, epk))
+        if violates(coll.unique_keys, stored.doc, others):
+            self._refuse(coll, rng, meter, writes, stored.size, errors.unique_violation())
+
     # -- writes --------------------------------------------------------------------------------
 
     def _new_rid(self) -> str:
@@ -285,6 +295,7 @@ class Items:
     ) -> ItemResult:
         stored = stamp(coll, doc, existing.doc.get("_rid") or self._new_rid(), self.state.now(), self.limits)
         self._check_limits(writes.partition_bytes(rng, epk), stored.size, existing.size)
+        self._check_unique(coll, rng, epk, stored, meter, writes)
         old_leaves = indexed_leaves(existing.doc, coll.policy)
         new_leaves = indexed_leaves(stored.doc, coll.policy)
         changed = changed_leaf_count(old_leaves, new_leaves)

@@ -18,6 +18,7 @@ from cosmoscore.keys import extract_key, key_json, split_path
 from cosmoscore.routing import RoutingMap
 from cosmoscore.sql.computed import ComputedProperty, parse_computed
 from emulator.engine.query.range_index import RangeIndexes
+from emulator.engine.unique import Paths, parse_policy
 
 
 def make_rid(*parts: int) -> str:
@@ -161,6 +162,7 @@ class Container:
         self.key_paths: list[list[str]] = [split_path(p) for p in self.props["partitionKey"]["paths"]]
         self.kind: str = self.props["partitionKey"].get("kind", "Hash")
         self.computed: tuple[ComputedProperty, ...] = parse_computed(self.props.get("computedProperties"))
+        self.unique_keys: tuple[Paths, ...] = parse_policy(self.props.get("uniqueKeyPolicy"))
 
     def set_computed(self, definitions: list[dict[str, str]] | None) -> None:
         """Its computed properties (checked when the container was created or replaced), or none."""

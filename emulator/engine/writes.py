@@ -10,6 +10,7 @@ when the writes land.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 from cosmoscore.keys import Key, key_to_json
@@ -30,6 +31,9 @@ class Writes(Protocol):
 
     def partition_bytes(self, rng: PkRange, epk: str) -> int:
         """The logical partition's stored bytes as this operation sees them."""
+
+    def partition_items(self, rng: PkRange, epk: str) -> Iterator[StoredItem]:
+        """The logical partition's items as this operation sees them (for its unique keys)."""
 
     def put(self, coll: Container, key: Key, epk: str, stored: StoredItem) -> PkRange:
         """Store an item; the range holding it afterwards."""
@@ -74,6 +78,10 @@ class LiveWrites:
         lp = rng.logical.get(epk)
         return lp.size if lp else 0
 
+    def partition_items(self, rng: PkRange, epk: str) -> Iterator[StoredItem]:
+        lp = rng.logical.get(epk)
+        return iter(lp.items.values()) if lp else iter(())
+
     def put(self, coll: Container, key: Key, epk: str, stored: StoredItem) -> PkRange:
         entry = put_entry(coll, key, stored)
         self.state.commit(entry)
@@ -109,6 +117,12 @@ class StagedWrites:
 
     def partition_bytes(self, rng: PkRange, epk: str) -> int:
         return self.live.partition_bytes(rng, epk) + self.size_change
+
+    def partition_items(self, rng: PkRange, epk: str) -> Iterator[StoredItem]:
+        for item in self.live.partition_items(rng, epk):
+            if item.doc["id"] not in self.staged:
+                yield item
+        yield from (item for item in self.staged.values() if item is not None)
 
     def put(self, coll: Container, key: Key, epk: str, stored: StoredItem) -> PkRange:
         rng = coll.range_for(epk)
