@@ -9,7 +9,7 @@ and tests call it directly; `emulator.rest` translates the REST protocol to it).
 - what they share: `state` (the resources, changed only by journaled entries; its appliers and snapshot),
   `model` (the resource records), `metering` (one lock, one request record per operation, 429s) with
   `throttle` and `accounting` (the request log), `sampler` (storage change-points handed to
-  `emulator.history`), `splits`, `patch`, `unique` (unique key policies, enforced on every write), `results`, `errors`, `clock`
+  `emulator.history`), `splits`, `patch`, `unique` (unique key policies, enforced on every write), `ttl` (expiry), `results`, `errors`, `clock`
   (a simulated clock) and `heap`
   (keeping long-lived state out of full garbage collections).
 

@@ -18,6 +18,7 @@ from cosmoscore.costmodel import CostModel
 from cosmoscore.epk import EpkRange
 from cosmoscore.limits import Limits
 from emulator.durability.journal import Journal
+from emulator.engine import ttl
 from emulator.engine.accounting import Accounting
 from emulator.engine.batch import Batches
 from emulator.engine.catalog import Catalog
@@ -90,8 +91,16 @@ class Engine:
             self.history.clock = clock
         sampler = StorageSampler(self.state, self.history)  # storage snapshots after writes, never reads
         self.metering = Metering(
-            self.accounting, self.throttle, self.cost, clock, self.state.partition_budget, self.history, sampler
+            self.accounting,
+            self.throttle,
+            self.cost,
+            clock,
+            self.state.partition_budget,
+            self.history,
+            sampler,
+            lock=self.state.lock,
         )
+        self.state.on_expired = lambda coll: sampler.sync(clock(), coll)  # TTL deletions change storage too
         sampler.sync_all(clock())  # a replayed journal's containers, as the history should know them
         self._catalog = Catalog(self.state, self.metering, self.cost, self.limits)
         self._items = Items(self.state, self.metering, self.cost, self.limits, consistency)
@@ -400,6 +409,11 @@ class Engine:
         otherwise idle, so a build does not wait for queries); True while some build remains."""
         with self.metering.lock:
             return self._queries.index_reads.build(budget_ms)
+
+    def expire(self) -> int:
+        """Delete every expired item now (the server's checkpoint calls it; operations sweep their own
+        container first anyway); how many."""
+        return ttl.sweep_all(self.state)
 
     # -- durability ----------------------------------------------------------------------------
 

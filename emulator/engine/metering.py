@@ -66,6 +66,7 @@ class Metering:
         budget: Callable[[Container], float],
         history: History | None = None,
         sampler: Callable[[float, Meter], None] | None = None,
+        lock: threading.RLock | None = None,
     ) -> None:
         self.accounting = accounting
         self.history = history or History()
@@ -74,7 +75,7 @@ class Metering:
         self.clock = clock
         self.budget = budget
         self.sampler = sampler  # storage snapshots after a request that set `Meter.changed`
-        self.lock = threading.RLock()
+        self.lock = lock or threading.RLock()  # the state's, so its own sweeps (TTL) hold the same one
 
     @contextmanager
     def metered(

@@ -18,6 +18,7 @@ from cosmoscore.keys import extract_key, key_json, split_path
 from cosmoscore.routing import RoutingMap
 from cosmoscore.sql.computed import ComputedProperty, parse_computed
 from emulator.engine.query.range_index import RangeIndexes
+from emulator.engine.ttl import Expiry
 from emulator.engine.unique import Paths, parse_policy
 
 
@@ -163,6 +164,7 @@ class Container:
         self.kind: str = self.props["partitionKey"].get("kind", "Hash")
         self.computed: tuple[ComputedProperty, ...] = parse_computed(self.props.get("computedProperties"))
         self.unique_keys: tuple[Paths, ...] = parse_policy(self.props.get("uniqueKeyPolicy"))
+        self.expiry = Expiry()  # its items that will expire (emulator.engine.ttl), filled as they are written
 
     def set_computed(self, definitions: list[dict[str, str]] | None) -> None:
         """Its computed properties (checked when the container was created or replaced), or none."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import secrets
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -18,7 +19,7 @@ from cosmoscore.layout import even_boundaries
 from cosmoscore.limits import Limits
 from emulator.durability.datadir import JournalFull
 from emulator.durability.journal import Journal
-from emulator.engine import errors, splits, userlog
+from emulator.engine import errors, splits, ttl, userlog
 from emulator.engine.model import CONTAINER_OPTIONS, Container, Database, LogicalPartition, Offer, PkRange, StoredItem
 from emulator.engine.results import ResourceNames
 
@@ -32,6 +33,8 @@ class State:
         self.databases: dict[str, Database] = {}
         self.offers: dict[str, Offer] = {}
         self.journal = journal
+        self.lock = threading.RLock()  # the metering lock: every change and every consistent read holds it
+        self.on_expired: Callable[[Container], None] | None = None  # told after a sweep deleted items
         self._writes = 0  # StoredItem.seq
         self._counter = secrets.randbits(24) << 6  # resource ids stay unique across restarts
         if journal is not None:
@@ -79,6 +82,9 @@ class State:
             raise errors.not_found()
         if intended_rid and intended_rid != coll.rid:
             raise errors.bad_request("The container was recreated; its resource id changed.", substatus=1024)
+        heap = coll.expiry.heap
+        if heap and heap[0].at <= self.now():
+            ttl.sweep(self, coll)
         return coll
 
     def names_of(
@@ -188,8 +194,10 @@ class State:
         coll = self.databases[entry["db"]].containers[entry["id"]]
         coll.props["indexingPolicy"] = entry["indexingPolicy"]
         coll.policy = IndexPolicy.from_json(entry["indexingPolicy"])
-        if entry.get("defaultTtl") is not None:
+        if entry.get("defaultTtl") is not None and entry["defaultTtl"] != coll.props.get("defaultTtl"):
             coll.props["defaultTtl"] = entry["defaultTtl"]
+            items = ((lp.epk, item.doc) for r in coll.ranges for lp in r.logical.values() for item in lp.items.values())
+            coll.expiry.rebuild(items, entry["defaultTtl"])
         if "computedProperties" in entry:  # entries from before computed properties leave them as they were
             coll.set_computed(entry["computedProperties"])
         coll.props["_ts"] = entry["ts"]
@@ -232,6 +240,7 @@ class State:
         self._writes = max(self._writes, seq)
         stored = lp.items[doc["id"]] = StoredItem(doc, entry["size"], seq, epk)
         rng.record_write(old, stored)
+        coll.expiry.schedule(epk, doc, coll.props.get("defaultTtl"))
         lp.size += entry["size"]
         rng.size += entry["size"]
         rng.docs += 1

@@ -183,6 +183,7 @@ async def _checkpoint(engine: Engine, every_s: float, compact_at: int) -> None:
     while True:
         await asyncio.sleep(every_s)
         try:
+            await asyncio.to_thread(engine.expire)  # expired items leave the storage metrics without a request
             await asyncio.to_thread(engine.history.checkpoint)
             await asyncio.to_thread(compact_journal, engine, compact_at)
         except OSError as exc:  # datadir.SaveFailed names the file; the next checkpoint tries again
