@@ -28,6 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from collectors.config.advisor import AdvisorSettings as AdvisorSettings
 from collectors.config.alerts import AlertSettings as AlertSettings
+from collectors.config.check import CheckSettings as CheckSettings
+from collectors.config.check import QueryBudget as QueryBudget
 from collectors.config.errors import format_validation_error, toml_type
 from collectors.config.monitor import MonitorSettings as MonitorSettings  # re-exported: its home before
 from collectors.config.pricing import PricingSettings as PricingSettings
@@ -136,6 +138,7 @@ class QuerySpec(_Model):
     index_metrics: bool = False
     # how often production runs this query (executions/s): weights the replay's RU per partition into RU/s
     rate_per_s: Annotated[float | None, Field(ge=0)] = None
+    budget: QueryBudget | None = None  # what `ruscope check` holds one execution to (collectors.config.check)
 
     @field_validator("sql")
     @classmethod
@@ -178,6 +181,8 @@ class QuerySpec(_Model):
     def _mode_and_key(self) -> QuerySpec:
         if self.mode == "per-feed-range" and self.partition_key is not None:
             raise ValueError("mode 'per-feed-range' replays every physical partition; drop partition_key")
+        if self.budget is not None and self.budget.max_ru_per_s is not None and not self.rate_per_s:
+            raise ValueError("budget.max_ru_per_s is RU per execution x rate_per_s: give the query its rate_per_s")
         return self
 
     @property
@@ -242,12 +247,17 @@ class Config(_Model):
     alerts: AlertSettings | None = None  # None: `ruscope collect` evaluates no alerts
     advisor: AdvisorSettings | None = None  # None: `ruscope advise` has nothing to compare
     pricing: PricingSettings = PricingSettings()  # what costs are priced at (Microsoft's example by default)
+    check: CheckSettings = CheckSettings()  # what `ruscope check` compares (collectors.config.check)
     queries: list[QuerySpec] = []  # shared by every account (each [[accounts]] entry may pick some)
 
     @model_validator(mode="after")
     def _consistent(self) -> Config:
         """Rules across sections, each message starting with its location (several: one per line)."""
-        problems = _account_problems(self) or [*_duplicates(self), *_selection_problems(self)]
+        problems = _account_problems(self) or [
+            *_duplicates(self),
+            *_selection_problems(self),
+            *_check_problems(self),
+        ]
         if problems:
             raise ValueError("\n".join(problems))
         return self
@@ -314,6 +324,21 @@ def _duplicates(config: Config) -> list[str]:
     problems += [
         f"accounts.{i}.name: account name {name!r} is used twice; names label the rows in the store"
         for i, name in _repeated([a.name for a in config.accounts or []])
+    ]
+    return problems
+
+
+def _check_problems(config: Config) -> list[str]:
+    """`[check]` names queries that exist, and each of its containers once."""
+    known = [q.name for q in config.queries] + [q.name for a in config.accounts or [] for q in a.own_queries]
+    problems = [
+        f"check.queries.{i}: no query named {name!r} (known: {', '.join(known) or 'none'})"
+        for i, name in enumerate(config.check.queries or [])
+        if name not in known
+    ]
+    problems += [
+        f"check.containers.{i}.id: container {name!r} is declared twice"
+        for i, name in _repeated([c.id for c in config.check.containers])
     ]
     return problems
 
