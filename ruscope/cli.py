@@ -2,7 +2,7 @@
 console entry point. Commands are thin: parse arguments, load config, call one function, map errors to
 exit codes (`ruscope.options`).
 
-- `emulator` (`emulator.cli`); `advise` (`ruscope.advise`); `demo` (`ruscope.demo`);
+- `emulator` (`emulator.cli`); `advise` (`ruscope.advise`); `check` (`ruscope.check`); `demo` (`ruscope.demo`);
 - `replay`, `storage`, `metrics`, `logs`, `collect` (`ruscope.collect`); `report` (`ruscope.report`);
 - `dashboard` (here: it execs Streamlit); `compact`, `store migrate`, `store check`, `store repair` (`ruscope.maintenance`).
 
@@ -23,6 +23,7 @@ import typer
 from emulator.cli import emulator as emulator_command
 from ruscope import collect, maintenance, panics, report
 from ruscope.advise import advise as advise_command
+from ruscope.check import check as check_command
 from ruscope.launch import dashboard_environment, exposure_warning, listen_problem, streamlit_command
 from ruscope.options import EXIT_OK, EXIT_USAGE, echo, fail, load, store_dir
 
@@ -42,6 +43,7 @@ def _root() -> None:
 
 app.command()(emulator_command)
 app.command("advise")(advise_command)
+app.command("check")(check_command)
 
 
 @app.command()

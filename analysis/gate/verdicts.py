@@ -79,7 +79,7 @@ def judge(
         budget = budgets.get(name, Budget())
         before = baseline.get(name)
         own = budget.tolerance if budget.tolerance is not None else tolerance
-        checks = [*ran(m), *within_budget(m, budget), *against_baseline(m, before, own)]
+        checks = [*ran(m), *within_budget(m, budget), *against_baseline(m, before, own), *index_advice(m)]
         checks += [_strict(c) if strict else c for c in (lint or {}).get(name, ())]
         verdicts.append(Verdict(m, before, tuple(checks), tuple(explain(m, before, budget))))
     return verdicts
@@ -162,6 +162,15 @@ def against_baseline(m: Measured, before: Accepted | None, tolerance: float) -> 
     return out
 
 
+def index_advice(m: Measured) -> list[Check]:
+    """The composite indexes the index metrics name as missing for this query: a warning (the
+    query runs, at several times the RU it would cost with the index; ru-cost-model.md Q11)."""
+    return [
+        Check("index.composite", "warn", f"the index metrics name a missing composite index: ({spec})")
+        for spec in m.missing_composites
+    ]
+
+
 def explain(m: Measured, before: Accepted | None, budget: Budget) -> list[str]:
     """What the query's shape says about its cost: routing, partitions, a missing composite index."""
     why = []
@@ -178,7 +187,7 @@ def explain(m: Measured, before: Accepted | None, budget: Budget) -> list[str]:
     if before is not None and m.sql != before.sql:
         why.append("sql: the query's text changed since the baseline")
     for spec in m.missing_composites:
-        why.append(f"index: the service names a missing composite index ({spec}); without it ORDER BY costs ~5x")
+        why.append(f"index: add ({spec}) to compositeIndexes; a filter with ORDER BY costs ~5x without it")
     return why
 
 
