@@ -83,9 +83,8 @@ def summary_lines(verdicts: Sequence[Verdict]) -> list[str]:
     for v in verdicts:
         m = v.measured
         change = f" ({_change(v)} vs baseline)" if v.change_pct is not None else ""
-        lines.append(
-            f"{v.status.upper():4} {m.name}: {_ru(m.ru) or '-'} RU, {m.routing}, {m.partitions} partitions{change}"
-        )
+        reach = f"{m.partitions} partition" + ("" if m.partitions == 1 else "s")
+        lines.append(f"{v.status.upper():4} {m.name}: {_ru(m.ru) or '-'} RU, {m.routing}, {reach}{change}")
         lines += [f"     {c.severity}: {c.message}" for c in v.checks if c.severity != "note" or v.status == "new"]
         if v.status in ("fail", "warn"):
             lines += [f"     why: {w}" for w in v.why]
