@@ -21,6 +21,7 @@ the log hold 1.5-2 times its cap (tests/emulator/engine, tracemalloc).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import sys
 import threading
 from collections import deque
@@ -51,6 +52,7 @@ class RequestRecord:
     retry_after_ms: int = 0
     query_text: str = ""  # a query's SQL as sent (capped like every string), "" for other operations
     user_agent: str = ""  # the client's User-Agent header, "" for an in-process caller
+    tag: str = ""  # the client's `x-ruscope-tag` header (a test run's or a test's name), "" without one
 
 
 _STRING_FIELDS = tuple(f.name for f in dataclasses.fields(RequestRecord) if f.type == "str")
@@ -93,12 +95,14 @@ class Accounting:
         self.max_records, self.max_bytes, self.max_field_chars = max_records, max_bytes, max_field_chars
         self._bytes = 0
         self._missing_until: float | None = None
+        self._added = 0  # records ever added: the last one's sequence number (`after`)
 
     def add(self, record: RequestRecord) -> None:
         record = capped(record, self.max_field_chars)
         size = record_bytes(record)
         with self._lock:
             self._records.append(record)
+            self._added += 1
             self._bytes += size
             while self._records and (len(self._records) > self.max_records or self._bytes > self.max_bytes):
                 dropped = self._records.popleft()
@@ -122,6 +126,19 @@ class Accounting:
         with self._lock:
             held, missing = list(self._records), self._missing_until
         return [r for r in held if since <= r.time < until and (r.database, r.container) in containers], missing
+
+    def after(self, seq: int, limit: int) -> tuple[list[tuple[int, RequestRecord]], int, bool]:
+        """Up to `limit` records added after the one numbered `seq` (records are numbered 1, 2, ... as they
+        are added, however many the caps dropped since), with their numbers; the last number handed out;
+        and whether some records after `seq` were dropped before they could be read. Reading from the last
+        number on is how a client attributes requests to what it did in between (`ruscope check`)."""
+        with self._lock:
+            held, added = len(self._records), self._added
+            first = added - held + 1  # the oldest record still held
+            start = max(seq + 1, first)
+            newer = list(itertools.islice(reversed(self._records), max(0, added - start + 1)))  # the tail only
+        picked = [(start + i, record) for i, record in enumerate(reversed(newer[-limit:] if limit > 0 else []))]
+        return picked, added, seq + 1 < first
 
     @property
     def missing_until(self) -> float | None:

@@ -28,6 +28,9 @@ class Context:
     activity_id: str = ""  # "" from an in-process caller: the request is logged with a new id, as the service's
     correlated_activity_id: str = ""
     user_agent: str = ""  # the client's User-Agent header (CDBDataPlaneRequests.UserAgent, azure-monitor.md R70)
+    tag: str = (
+        ""  # the client's `x-ruscope-tag` header: which test run or test sent it (`ruscope check --from-emulator`)
+    )
     consistency: str | None = None
     if_match: str | None = None
     if_none_match: str | None = None
@@ -112,6 +115,7 @@ class Metering:
                     retry_after_ms=retry_after,
                     query_text=meter.query_text,
                     user_agent=ctx.user_agent,
+                    tag=ctx.tag,
                 ),
                 self.accounting.max_field_chars,
             )

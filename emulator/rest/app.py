@@ -20,7 +20,7 @@ from cosmoscore.sql import parse_query
 from cosmoscore.sql.executor import plan_for
 from emulator.engine import errors
 from emulator.engine.facade import Context, Engine
-from emulator.rest import auth, links, resource_tokens, wire
+from emulator.rest import auth, links, requestlog, resource_tokens, wire
 from emulator.rest.documents import Documents
 from emulator.rest.request import PK_HEADER, Request, throughput
 from emulator.rest.users import UserRoutes
@@ -142,6 +142,8 @@ class CosmosApp:
             return Reply(200, wire.account_body(account.name, account.consistency, endpoint))
         if n >= 1 and seg[0] == "offers":
             return self._offers(request, ctx)
+        if seg == requestlog.PATH:  # ruscope's own: the request log from a position (not a Cosmos DB resource)
+            return _only(method, "GET", lambda: requestlog.requests_reply(engine, request))
         if n == 0 or seg[0] != "dbs":
             raise errors.CosmosError(404, f"Unknown resource path {request.path!r}.")
         if n == 1:

@@ -18,6 +18,8 @@ from emulator.engine.query.service import QuerySpec
 from emulator.engine.results import ChangeFeedStart, ThroughputSpec
 from emulator.rest import wire
 
+TAG_HEADER = "x-ruscope-tag"  # a client's label for its requests (a test run, a test), kept in the request log
+
 PK_HEADER = "x-ms-documentdb-partitionkey"
 ACTIVITY_ID_CHARS = 36  # a GUID's text (cosmos-errors-and-stats.md §1.6: one GUID per operation, its retries reuse it)
 
@@ -106,6 +108,7 @@ class Request:
             if_match=self.header("if-match"),
             if_none_match=self.header("if-none-match"),
             user_agent=self.header("user-agent") or "",
+            tag=self.header(TAG_HEADER) or "",
         )
 
 

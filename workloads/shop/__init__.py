@@ -1,0 +1,1 @@
+"""A sample application with its own test suite and RU budgets (README.md)."""
