@@ -7,8 +7,11 @@ from collections.abc import Sequence
 
 from junitparser import Failure, JUnitXml, Skipped, TestCase, TestSuite
 
+from analysis.gate.logged import GENERATED_PREFIX
+from analysis.gate.measure import Measured
 from analysis.gate.verdicts import Verdict
 
+SQL_CHARS = 60  # of a query without a name, in the table and the terminal lines
 MARK = {"pass": "pass", "new": "new", "warn": "warn", "fail": "**FAIL**"}
 
 
@@ -19,6 +22,14 @@ def _ru(value: float | None) -> str:
 def _change(verdict: Verdict) -> str:
     change = verdict.change_pct
     return "" if change is None else f"{change:+.1f}%"
+
+
+def _label(m: Measured, *, quote: str = "") -> str:
+    """A query's name; a name `analysis.gate.logged` generated says nothing, so its SQL (cut short) follows."""
+    if not m.name.startswith(GENERATED_PREFIX) or not m.sql:
+        return m.name
+    sql = m.sql if len(m.sql) <= SQL_CHARS else m.sql[: SQL_CHARS - 1] + "\u2026"
+    return f"{m.name} {quote}{sql}{quote}"
 
 
 def _cell(text: str) -> str:
@@ -40,7 +51,7 @@ def markdown_summary(verdicts: Sequence[Verdict], *, target: str) -> str:
         m = v.measured
         before = v.before.ru if v.before is not None else None
         lines.append(
-            f"| {_cell(m.name)} | {_ru(before)} | {_ru(m.ru)} | {_change(v)} | {m.routing} | {m.partitions} | {MARK[v.status]} |"
+            f"| {_cell(_label(m, quote='`'))} | {_ru(before)} | {_ru(m.ru)} | {_change(v)} | {m.routing} | {m.partitions} | {MARK[v.status]} |"
         )
     for v in verdicts:
         notable = [c for c in v.checks if c.severity != "note"]
@@ -84,7 +95,7 @@ def summary_lines(verdicts: Sequence[Verdict]) -> list[str]:
         m = v.measured
         change = f" ({_change(v)} vs baseline)" if v.change_pct is not None else ""
         reach = f"{m.partitions} partition" + ("" if m.partitions == 1 else "s")
-        lines.append(f"{v.status.upper():4} {m.name}: {_ru(m.ru) or '-'} RU, {m.routing}, {reach}{change}")
+        lines.append(f"{v.status.upper():4} {_label(m)}: {_ru(m.ru) or '-'} RU, {m.routing}, {reach}{change}")
         lines += [f"     {c.severity}: {c.message}" for c in v.checks if c.severity != "note" or v.status == "new"]
         if v.status in ("fail", "warn"):
             lines += [f"     why: {w}" for w in v.why]

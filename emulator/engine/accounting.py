@@ -52,6 +52,7 @@ class RequestRecord:
     retry_after_ms: int = 0
     query_text: str = ""  # a query's SQL as sent (capped like every string), "" for other operations
     user_agent: str = ""  # the client's User-Agent header, "" for an in-process caller
+    pkrange_count: int = 0  # the container's physical partitions when it was served (0: no partition served it)
     tag: str = ""  # the client's `x-ruscope-tag` header (a test run's or a test's name), "" without one
 
 

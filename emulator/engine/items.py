@@ -258,7 +258,7 @@ class Items:
     def _locate(self, coll: Container, key: Key, meter: Meter) -> tuple[PkRange, str]:
         epk = coll.epk(key)
         rng = coll.range_for(epk)
-        meter.pkrange_id = rng.id
+        meter.served_by(coll, rng)
         meter.partition_key = key_json(key)
         return rng, epk
 

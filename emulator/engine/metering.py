@@ -46,6 +46,7 @@ class Meter:
     container: str
     charge: float = 0.0
     pkrange_id: str = ""
+    pkrange_count: int = 0  # the container's physical partitions when served: a query's routing class
     partition_key: str = ""
     status: int = 200
     budget: float = 0.0  # the partition's RU/s when admitted: what `History` normalises by
@@ -55,6 +56,10 @@ class Meter:
     # leave them.
     changed: tuple[Container, ...] = ()
     changed_epk: str | None = None
+
+    def served_by(self, coll: Container, rng: PkRange) -> None:
+        """The physical partition that served the request, and how many the container had then."""
+        self.pkrange_id, self.pkrange_count = rng.id, len(coll.ranges)
 
 
 class Metering:
@@ -108,6 +113,7 @@ class Metering:
                     substatus=substatus,
                     request_charge=charge,
                     pkrange_id=meter.pkrange_id,
+                    pkrange_count=meter.pkrange_count,
                     partition_key=meter.partition_key,
                     activity_id=ctx.activity_id or str(uuid.uuid4()),
                     correlated_activity_id=ctx.correlated_activity_id,
@@ -171,7 +177,7 @@ class Metering:
 
     def admit(self, coll: Container, rng: PkRange, meter: Meter) -> None:
         """Refuse with 429 when this partition has spent its RU/s budget in the current second."""
-        meter.pkrange_id = rng.id
+        meter.served_by(coll, rng)
         meter.budget = self.budget(coll)
         wait = self.throttle.retry_after_ms((coll.rid, rng.id), meter.budget, self.clock())
         if wait is not None:
@@ -180,7 +186,7 @@ class Metering:
 
     def consume(self, coll: Container, rng: PkRange, meter: Meter, ru: float) -> None:
         meter.charge = ru
-        meter.pkrange_id = rng.id
+        meter.served_by(coll, rng)
         if not meter.budget:  # charged without `admit` (not expected, but never normalise by 0)
             meter.budget = self.budget(coll)
         self.throttle.consume((coll.rid, rng.id), ru, self.clock())

@@ -105,10 +105,11 @@ class StagedWrites:
         self.size_change = 0
 
     def admit(self, coll: Container, rng: PkRange, meter: Meter) -> None:
-        meter.pkrange_id = rng.id  # the batch as a whole was admitted
+        meter.served_by(coll, rng)  # the batch as a whole was admitted
 
     def consume(self, coll: Container, rng: PkRange, meter: Meter, ru: float) -> None:
-        meter.charge, meter.pkrange_id = ru, rng.id  # the batch consumes the sum once
+        meter.charge = ru  # the batch consumes the sum once
+        meter.served_by(coll, rng)
 
     def item(self, rng: PkRange, epk: str, item_id: str) -> StoredItem | None:
         if item_id in self.staged:

@@ -21,6 +21,14 @@ from typing import Any
 from emulator.rest.auth import WELL_KNOWN_KEY, signature, signing_payload
 
 RESOURCE_TYPE, LINK = "_ruscope", "_ruscope/requests"  # emulator.rest.requestlog.PATH, signed as its auth does
+_EMPTY: dict[str, object] = {
+    "seq": 0,
+    "time": 0.0,
+    "status": 0,
+    "substatus": 0,
+    "request_charge": 0.0,
+    "pkrange_count": 0,
+}
 PAGE = 10_000  # records asked for per read (the emulator answers at most its MAX_LIMIT)
 
 
@@ -39,16 +47,21 @@ class LoggedRequest:
     operation: str
     resource_type: str
     status: int
+    substatus: int
     request_charge: float
     pkrange_id: str
+    pkrange_count: int
     partition_key: str
+    activity_id: str
+    correlated_activity_id: str
     query_text: str
     user_agent: str
     tag: str
 
     @classmethod
     def of(cls, row: dict[str, Any]) -> LoggedRequest:
-        return cls(**{name: row.get(name, "") for name in cls.__dataclass_fields__})
+        """From the log's JSON; a field an older emulator does not send is empty (0 for numbers)."""
+        return cls(**{name: row.get(name, _EMPTY.get(name, "")) for name in cls.__dataclass_fields__})
 
 
 @dataclass(frozen=True)

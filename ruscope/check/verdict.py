@@ -3,15 +3,16 @@ reads. The judgement itself is `analysis.gate`'s; this module only reads and wri
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from analysis.gate import baseline as baselines
 from analysis.gate.outputs import junit_xml, markdown_summary, summary_lines
-from analysis.gate.verdicts import Verdict, judge
+from analysis.gate.verdicts import Budget, Verdict, judge
 from collectors.config import Config
-from ruscope.check.run import budgets_of, checked_queries, measure
+from collectors.config.check import DEFAULT_TOLERANCE
+from ruscope.check.run import Measurement, budgets_of, checked_queries, measure
 from ruscope.check.target import ACCOUNT, EMULATOR, CheckError, Target, start_embedded
 from wholefile import write_whole
 
@@ -72,6 +73,7 @@ def run_check(
     out: Callable[[str], None],
     err: Callable[[str], None],
 ) -> Outcome:
+    """Replay the checked queries against the target and judge them."""
     queries = checked_queries(config)  # a config with nothing to check fails before anything starts
     path = baseline_path(config, config_dir, baseline)
     accepted = read_baseline(path)
@@ -80,27 +82,53 @@ def run_check(
         measurement = measure(config, where, store_dir, out=lambda line: None, err=err)
     finally:
         where.close()
+    files = Files(path, update_baseline, junit, summary)
+    return conclude(measurement, budgets_of(queries), accepted, config, where.label, files, strict=strict, out=out)
+
+
+@dataclass(frozen=True)
+class Files:
+    """What a check writes: the baseline (when asked to update it), JUnit XML, the Markdown summary."""
+
+    baseline: Path | None
+    update_baseline: bool
+    junit: Path | None
+    summary: Path | None
+
+
+def conclude(
+    measurement: Measurement,
+    budgets: Mapping[str, Budget],
+    accepted: Mapping[str, baselines.Accepted],
+    config: Config | None,
+    label: str,
+    files: Files,
+    *,
+    strict: bool,
+    out: Callable[[str], None],
+) -> Outcome:
+    """Judge what was measured (`analysis.gate`), print it and write the files CI reads."""
     verdicts = judge(
         measurement.measured,
-        budgets_of(queries),
+        budgets,
         accepted,
-        tolerance=config.check.tolerance,
+        tolerance=config.check.tolerance if config is not None else DEFAULT_TOLERANCE,
         lint=measurement.lint,
         strict=strict,
     )
     for line in summary_lines(verdicts):
         out(line)
-    if junit is not None:
-        _write(junit, junit_xml(verdicts))
-    if summary is not None:
-        _write(summary, markdown_summary(verdicts, target=where.label))
-    if update_baseline:
-        if path is None:
+    if files.junit is not None:
+        _write(files.junit, junit_xml(verdicts))
+    if files.summary is not None:
+        _write(files.summary, markdown_summary(verdicts, target=label))
+    if files.update_baseline:
+        if files.baseline is None:
             raise CheckError("--update-baseline: name the file with --baseline or [check] baseline")
-        _write(path, baselines.encode(baselines.baseline_of(measurement.measured)))
-        out(f"baseline written: {path} ({len(measurement.measured)} queries)")
+        _write(files.baseline, baselines.encode(baselines.baseline_of(measurement.measured)))
+        out(f"baseline written: {files.baseline} ({len(measurement.measured)} queries)")
     outcome = Outcome(verdicts, measurement.run_id)
-    out(f"check: {len(verdicts) - outcome.failed} of {len(verdicts)} queries passed on {where.label}")
+    out(f"check: {len(verdicts) - outcome.failed} of {len(verdicts)} queries passed on {label}")
     return outcome
 
 

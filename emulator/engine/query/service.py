@@ -155,6 +155,7 @@ class QueryService:
     ) -> QueryPlan:
         """The plan the SDK asks for after a 400/1004 (wire §1.7-1.8): operators and target EPK intervals."""
         with self.metering.metered(ctx, "QueryPlan", "docs", db_id, coll_id) as meter:
+            meter.query_text = sql  # the text as the application wrote it: its pages carry the rewritten one
             coll = self.state.coll(db_id, coll_id)
             params = dict(parameters)
             try:
