@@ -25,8 +25,8 @@ from typing import Any
 import pandas as pd
 
 from analysis.pkrange_ids import pkrange_sort_key
+from analysis.queries.costs import EXECUTION_COLUMNS
 from cosmoscore.routing import UNKNOWN, routing_class
-from store.records import EXECUTIONS
 
 THROTTLED = 429
 NEEDS_PLAN = (400, 1004)  # "cross partition query ... requires a query plan": an SDK's normal first step
@@ -70,36 +70,12 @@ def executions_of(rows: Iterable[Mapping[str, Any]], names: Mapping[str, str]) -
         groups.setdefault(key, []).append(row)
     executions = [_execution(key, parts, names) for key, parts in groups.items()]
     executions = [e for e in executions if e is not None]
-    frame = pd.DataFrame(executions, columns=_COLUMNS)
+    frame = pd.DataFrame(executions, columns=EXECUTION_COLUMNS)  # items, documents: not in the log
     if frame.empty:
         return frame
     frame = frame.sort_values(["time", "execution_id"], kind="stable").reset_index(drop=True)
     frame["repeat"] = frame.groupby(["database", "container", "query_name"]).cumcount().astype("int32")
     return frame
-
-
-_COLUMNS = EXECUTIONS.pick(
-    "run_id",
-    "database",
-    "container",
-    "query_name",
-    "repeat",
-    "time",
-    "execution_id",
-    "mode",
-    "feed_range",
-    "status",
-    "error",
-    "total_ru",
-    "pkranges",
-    "routing_observed",
-    "routing_predicted",
-    "routing_mismatch",
-    "throttled",
-    "pages",
-    "round_trips",
-    "sql",
-)
 
 
 def _application_sql(parts: list[Mapping[str, Any]]) -> str:
