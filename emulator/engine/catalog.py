@@ -20,7 +20,15 @@ from emulator.engine import errors
 from emulator.engine.metering import Context, Metering
 from emulator.engine.model import CONTAINER_OPTIONS, Container, PkRange, make_rid
 from emulator.engine.query.sql import guarded, parse
-from emulator.engine.results import ContainerInfo, RangesResult, RangeStatistics, Resource, StorageUsage, ThroughputSpec
+from emulator.engine.results import (
+    ContainerInfo,
+    RangesResult,
+    RangeStatistics,
+    Resource,
+    StorageUsage,
+    ThroughputSpec,
+    autoscale_increment,
+)
 from emulator.engine.state import State
 from emulator.engine.unique import parse_policy
 
@@ -57,7 +65,14 @@ class Catalog:
                 f"The offer throughput provided ({spec.throughput}) is below the minimum of {self.limits.min_throughput} RU/s."
             )
         self._check_max_throughput(spec.throughput, spec.autoscale)
-        return {"rid": make_rid(self.state.next_id())[:4], "throughput": spec.throughput, "autoscale": spec.autoscale}
+        entry: dict[str, Any] = {
+            "rid": make_rid(self.state.next_id())[:4],
+            "throughput": spec.throughput,
+            "autoscale": spec.autoscale,
+        }
+        if spec.autoscale and spec.increment_percent is not None:
+            entry["increment"] = spec.increment_percent
+        return entry
 
     def _check_max_throughput(self, value: int, autoscale: bool) -> None:
         """At most 1,000,000 RU/s without a support ticket (Limits.max_throughput), in the service's words."""
@@ -263,6 +278,8 @@ class Catalog:
             self._check_max_throughput(value, offer.autoscale)
             meter.charge = self.cost.metadata_write_ru
             entry = {"op": "replace_offer", "rid": offer_rid, "throughput": value, "ts": self.state.now()}
+            if offer.autoscale and autoscale:  # the settings as sent: their policy replaces the offer's (W80)
+                entry["increment"] = _increment(autoscale)
             self.state.commit(entry)
             self.state.apply_replace_offer(entry)
             # throughput (and maybe the layout) changed: re-snapshot every container (unchanged ones
@@ -284,6 +301,14 @@ def require_id(definition: Any) -> str:
         raise errors.bad_request("The input content is invalid because the required properties - 'id; ' - are missing")
     resource_id: str = definition["id"]
     return resource_id
+
+
+def _increment(settings: Mapping[str, Any]) -> int | None:
+    """The auto-upgrade policy's `incrementPercent` of an offer replace's autopilot settings (400 if malformed)."""
+    try:
+        return autoscale_increment(dict(settings))
+    except ValueError as exc:
+        raise errors.bad_request(f"The offer's offerAutopilotSettings are invalid: {exc}") from None
 
 
 def _validate_partition_key_definition(pk: Any, limits: Limits) -> dict[str, Any]:

@@ -1,0 +1,69 @@
+"""Behaviours that used to differ from the service, through the unmodified azure-cosmos SDK (issue 25,
+part 2; cosmos-wire-protocol.md W80 onwards)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from azure.cosmos import CosmosClient, PartitionKey, ThroughputProperties
+
+from emulator.rest.server import RunningEmulator, open_engine
+from tests.conftest import sdk_client
+
+
+@pytest.fixture
+def db(client: CosmosClient):
+    return client.create_database("app")
+
+
+# -- W80: an autoscale offer keeps its auto-upgrade policy ----------------------------------------------
+
+
+def test_an_autoscale_offer_keeps_its_increment_percent_on_create_and_replace(db) -> None:
+    created = db.create_container(
+        "auto",
+        PartitionKey("/k"),
+        offer_throughput=ThroughputProperties(auto_scale_max_throughput=5000, auto_scale_increment_percent=0),
+    )
+    offer = created.get_throughput()
+    assert (offer.auto_scale_max_throughput, offer.auto_scale_increment_percent) == (5000, 0)
+    assert offer.offer_throughput is None
+    created.replace_throughput(ThroughputProperties(auto_scale_max_throughput=7000, auto_scale_increment_percent=20))
+    offer = created.get_throughput()
+    assert (offer.auto_scale_max_throughput, offer.auto_scale_increment_percent) == (7000, 20)
+
+
+def test_a_database_autoscale_offer_keeps_its_increment_percent(client: CosmosClient) -> None:
+    shared = client.create_database(
+        "shared", offer_throughput=ThroughputProperties(auto_scale_max_throughput=5000, auto_scale_increment_percent=2)
+    )
+    assert shared.get_throughput().auto_scale_increment_percent == 2
+    shared.replace_throughput(ThroughputProperties(auto_scale_max_throughput=9000, auto_scale_increment_percent=11))
+    offer = shared.get_throughput()
+    assert (offer.auto_scale_max_throughput, offer.auto_scale_increment_percent) == (9000, 11)
+
+
+def test_an_autoscale_offer_without_a_policy_reads_back_without_one(db) -> None:
+    created = db.create_container(
+        "plain", PartitionKey("/k"), offer_throughput=ThroughputProperties(auto_scale_max_throughput=4000)
+    )
+    created.replace_throughput(ThroughputProperties(auto_scale_max_throughput=6000))
+    offer = created.get_throughput()
+    assert (offer.auto_scale_max_throughput, offer.auto_scale_increment_percent) == (6000, None)
+
+
+def test_the_increment_percent_survives_restarts(tmp_path, make_emulator: Callable[..., RunningEmulator]) -> None:
+    data = tmp_path / "data"
+    first = make_emulator(open_engine(data))
+    offer = ThroughputProperties(auto_scale_max_throughput=5000, auto_scale_increment_percent=3)
+    container = (
+        sdk_client(first).create_database("app").create_container("c", PartitionKey("/k"), offer_throughput=offer)
+    )
+    container.replace_throughput(ThroughputProperties(auto_scale_max_throughput=6000, auto_scale_increment_percent=7))
+    first.stop()
+    for _ in range(2):  # the journal replayed, then the snapshot it was compacted into
+        again = make_emulator(open_engine(data))
+        read = sdk_client(again).get_database_client("app").get_container_client("c").get_throughput()
+        assert (read.auto_scale_max_throughput, read.auto_scale_increment_percent) == (6000, 7)
+        again.stop()
