@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cosmoscore.costmodel import CostModel
-from cosmoscore.indexing import IndexPolicy, normalize_policy
+from cosmoscore.indexing import IndexPolicy, complete_policy, normalize_policy
 from cosmoscore.layout import initial_range_count
 from cosmoscore.limits import Limits
 from cosmoscore.sql import execute
@@ -347,11 +347,12 @@ def _validate_computed(definitions: Any) -> Any:
 
 
 def _validate_policy(policy: Any) -> Any:
-    """The policy normalised as the service stores it (legacy `/` and `indexes` accepted); 400 if invalid."""
+    """The policy normalised and completed as the service stores it (legacy `/` and `indexes` accepted, the
+    defaults filled in: W81); 400 if invalid."""
     if policy is None:
         return None
     try:
-        normalized = normalize_policy(policy)
+        normalized = complete_policy(normalize_policy(policy))
         IndexPolicy.from_json(normalized)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise errors.bad_request(f"The indexing policy is invalid: {exc}") from None

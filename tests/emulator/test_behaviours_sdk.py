@@ -67,3 +67,48 @@ def test_the_increment_percent_survives_restarts(tmp_path, make_emulator: Callab
         read = sdk_client(again).get_database_client("app").get_container_client("c").get_throughput()
         assert (read.auto_scale_max_throughput, read.auto_scale_increment_percent) == (6000, 7)
         again.stop()
+
+
+# -- W81: a partial indexing policy is completed as the service stores it ----------------------------------
+
+ETAG = {"path": '/"_etag"/?'}
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        {"indexingMode": "consistent", "automatic": True},
+        {},
+        {"includedPaths": [{"path": "/*"}]},
+        {"includedPaths": [{"path": "/*", "indexes": [{"kind": "Hash", "dataType": "String"}]}]},
+    ],
+)
+def test_a_partial_indexing_policy_reads_back_as_the_default(db, sent: dict) -> None:
+    policy = db.create_container("c", PartitionKey("/k"), indexing_policy=sent).read()["indexingPolicy"]
+    assert policy == {
+        "indexingMode": "consistent",
+        "automatic": True,
+        "includedPaths": [{"path": "/*"}],
+        "excludedPaths": [ETAG],
+    }
+
+
+def test_the_etag_exclusion_is_added_to_the_paths_given(db) -> None:
+    sent = {"excludedPaths": [{"path": '/"systemMetadata"/*'}]}
+    policy = db.create_container("c", PartitionKey("/k"), indexing_policy=sent).read()["indexingPolicy"]
+    assert policy["indexingMode"] == "consistent" and policy["automatic"] is True
+    assert policy["includedPaths"] == [{"path": "/*"}]
+    assert policy["excludedPaths"] == [{"path": '/"systemMetadata"/*'}, ETAG]
+    explicit = {"includedPaths": [{"path": "/a/?"}], "excludedPaths": [{"path": "/*"}, ETAG]}
+    policy = db.create_container("d", PartitionKey("/k"), indexing_policy=explicit).read()["indexingPolicy"]
+    assert policy["includedPaths"] == [{"path": "/a/?"}]  # paths given: no root added
+    assert policy["excludedPaths"] == [{"path": "/*"}, ETAG]  # not twice
+
+
+def test_a_replaced_policy_is_completed_too(db) -> None:
+    container = db.create_container("c", PartitionKey("/k"))
+    db.replace_container(container, PartitionKey("/k"), indexing_policy={"excludedPaths": [{"path": "/big/*"}]})
+    policy = container.read()["indexingPolicy"]
+    assert policy["includedPaths"] == [{"path": "/*"}]
+    assert policy["excludedPaths"] == [{"path": "/big/*"}, ETAG]
+    assert policy["indexingMode"] == "consistent" and policy["automatic"] is True
