@@ -76,7 +76,7 @@ def complete_policy(policy: dict[str, Any]) -> dict[str, Any]:
     `automatic` true when left out, the root `/*` included when no included path is given, and the `_etag`
     exclusion always among the excluded paths (ru-cost-model.md W7, cosmos-wire-protocol.md W81). A policy
     with indexing off (`none`) is kept as given beyond its defaults: it indexes no path."""
-    out = {"indexingMode": "consistent", "automatic": True} | policy
+    out: dict[str, Any] = {"indexingMode": "consistent", "automatic": True} | policy
     if str(out["indexingMode"]).lower() == "none":
         return out
     included = list(out.get("includedPaths") or [{"path": "/*"}])
