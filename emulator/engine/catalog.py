@@ -12,6 +12,7 @@ from typing import Any
 
 from cosmoscore.costmodel import CostModel
 from cosmoscore.indexing import IndexPolicy, complete_policy, normalize_policy
+from cosmoscore.keys import split_path
 from cosmoscore.layout import initial_range_count
 from cosmoscore.limits import Limits
 from cosmoscore.sql import execute
@@ -318,6 +319,11 @@ def _validate_partition_key_definition(pk: Any, limits: Limits) -> dict[str, Any
     kind, paths, version = pk.get("kind", "Hash"), pk["paths"], pk.get("version", 1)
     if not all(isinstance(p, str) and p.startswith("/") and len(p) > 1 for p in paths):
         raise errors.bad_request(f"Partition key paths must be strings starting with '/': {paths!r}")
+    try:  # quoted segments are one property name each (W82)
+        if not all(split_path(p) for p in paths):
+            raise ValueError(f"{paths!r} names no property")
+    except ValueError as exc:
+        raise errors.bad_request(f"The partition key path is invalid: {exc}") from None
     if kind == "Hash" and len(paths) != 1:
         raise errors.bad_request("A Hash partition key has exactly one path; use kind MultiHash for 2 or 3.")
     if kind == "MultiHash" and not 2 <= len(paths) <= limits.max_hierarchy_levels:

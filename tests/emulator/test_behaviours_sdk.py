@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from azure.cosmos import CosmosClient, PartitionKey, ThroughputProperties
+from azure.cosmos import CosmosClient, PartitionKey, ThroughputProperties, exceptions
+from azure.cosmos.partition_key import NonePartitionKeyValue
 
 from emulator.rest.server import RunningEmulator, open_engine
 from tests.conftest import sdk_client
@@ -112,3 +113,65 @@ def test_a_replaced_policy_is_completed_too(db) -> None:
     assert policy["includedPaths"] == [{"path": "/*"}]
     assert policy["excludedPaths"] == [{"path": "/big/*"}, ETAG]
     assert policy["indexingMode"] == "consistent" and policy["automatic"] is True
+
+
+# -- W82: the partition key is extracted as the service does ------------------------------------------------
+
+
+def _ids(items) -> list[str]:
+    return sorted(d["id"] for d in items)
+
+
+def test_a_missing_key_or_one_that_is_an_object_is_the_undefined_key(db) -> None:
+    container = db.create_container("c", PartitionKey("/k"), offer_throughput=12000)  # 2 partitions
+    container.create_item({"id": "missing"})
+    container.create_item({"id": "object", "k": {"nested": 1}})
+    container.upsert_item({"id": "nested-object", "k": {"a": {"b": 2}}})
+    container.create_item({"id": "valued", "k": "x"})
+    for item_id in ("missing", "object", "nested-object"):
+        assert container.read_item(item_id, partition_key=NonePartitionKeyValue)["id"] == item_id
+        with pytest.raises(exceptions.CosmosResourceNotFoundError):
+            container.read_item(item_id, partition_key="x")
+    undefined = container.query_items("SELECT * FROM c", partition_key=NonePartitionKeyValue)
+    assert _ids(undefined) == ["missing", "nested-object", "object"]
+    assert _ids(container.query_items("SELECT * FROM c", partition_key="x")) == ["valued"]
+    everything = container.query_items("SELECT * FROM c", enable_cross_partition_query=True)
+    assert _ids(everything) == ["missing", "nested-object", "object", "valued"]
+    container.replace_item("object", {"id": "object", "k": {"nested": 2}})  # still the undefined key
+    assert container.read_item("object", partition_key=NonePartitionKeyValue)["k"] == {"nested": 2}
+    container.delete_item("missing", partition_key=NonePartitionKeyValue)
+    assert _ids(container.query_items("SELECT * FROM c", partition_key=NonePartitionKeyValue)) == [
+        "nested-object",
+        "object",
+    ]
+
+
+def test_a_nested_path_through_a_scalar_or_to_an_object_is_undefined(db) -> None:
+    container = db.create_container("c", PartitionKey("/a/b"))
+    container.create_item({"id": "scalar", "a": 5})
+    container.create_item({"id": "object", "a": {"b": {"c": 1}}})
+    container.create_item({"id": "valued", "a": {"b": "v"}})
+    assert _ids(container.query_items("SELECT * FROM c", partition_key=NonePartitionKeyValue)) == ["object", "scalar"]
+    assert container.read_item("valued", partition_key="v")["a"] == {"b": "v"}
+
+
+@pytest.mark.parametrize("path", ['/"a/b"', "/'a/b'"])
+def test_a_quoted_path_segment_is_one_property_name(db, path: str) -> None:
+    container = db.create_container("c", PartitionKey(path), offer_throughput=12000)
+    assert container.read()["partitionKey"]["paths"] == [path]
+    container.create_item({"id": "1", "a/b": "x"})
+    container.create_item({"id": "2", "a": {"b": "x"}})  # not the property "a/b": undefined
+    assert container.read_item("1", partition_key="x")["a/b"] == "x"
+    assert _ids(container.query_items("SELECT * FROM c", partition_key="x")) == ["1"]
+    assert _ids(container.query_items("SELECT * FROM c", partition_key=NonePartitionKeyValue)) == ["2"]
+    routed = container.query_items('SELECT * FROM c WHERE c["a/b"] = "x"', enable_cross_partition_query=True)
+    assert _ids(routed) == ["1"]
+
+
+def test_a_partition_key_path_with_an_open_quote_is_400(client: CosmosClient) -> None:
+    created = client.create_database("app")
+    definition = {"id": "c", "partitionKey": {"paths": ['/"a'], "kind": "Hash", "version": 2}}
+    # the SDK parses paths only when it extracts a key, so the bad definition reaches the server
+    with pytest.raises(exceptions.CosmosHttpResponseError) as refused:
+        created.client_connection.CreateContainer(created.database_link, definition)
+    assert refused.value.status_code == 400
