@@ -175,3 +175,22 @@ def test_a_partition_key_path_with_an_open_quote_is_400(client: CosmosClient) ->
     with pytest.raises(exceptions.CosmosHttpResponseError) as refused:
         created.client_connection.CreateContainer(created.database_link, definition)
     assert refused.value.status_code == 400
+
+
+# -- W83: the initial pkrange boundaries are multiples of the range width ------------------------------------
+
+SPACE_TOP = 0x40 << 120  # the occupied V2 EPK space 00..3F (cosmos-wire-protocol.md §5)
+
+
+@pytest.mark.parametrize(
+    ("offer", "count"),
+    [(30_000, 5), (42_000, 7), (ThroughputProperties(auto_scale_max_throughput=250_000), 25)],
+)
+def test_initial_pkrange_boundaries_are_exact_multiples_of_the_range_width(db, offer, count: int) -> None:
+    container = db.create_container("c", PartitionKey("/k"), offer_throughput=offer)
+    ranges = [r["Range"] for r in container.read_feed_ranges()]
+    assert len(ranges) == count
+    width = SPACE_TOP // count  # truncated: the last range takes the remainder
+    cuts = [r["min"] for r in ranges[1:]]
+    assert cuts == [format(width * i, "032X") for i in range(1, count)]
+    assert [r["max"] for r in ranges[:-1]] == cuts and ranges[0]["min"] == "" and ranges[-1]["max"] == "FF"
