@@ -41,27 +41,36 @@ def checked_document(
         given = checked_key(coll, key, limits, full=True)
         if given != own and key_to_json(given) != key_to_json(own):
             raise errors.bad_request(
-                "PartitionKey extracted from document doesn't match the one specified in the header", 1001
+                "PartitionKey extracted from document doesn't match the one specified in the header",
+                PARTITION_KEY_MISMATCH,
             )
     return doc, own
 
 
 def checked_key(coll: Container, key: Sequence[Any], limits: Limits, *, full: bool) -> Key:
-    """A key (or, not `full`, a hierarchical prefix) that fits the container's definition."""
+    """A key (or, not `full`, a hierarchical prefix) that fits the container's definition: a point operation
+    with fewer (or any operation with more) components than the definition's paths is the service's
+    400/1001 PartitionKeyMismatch (cosmos-wire-protocol.md W84)."""
     key = tuple(key)
     if not key:  # no value (the SDK's empty header): the undefined key of a one-path definition
         if coll.kind == "MultiHash":
             raise errors.bad_request("The partition key header must be a JSON array of the key's components.")
         key = (UNDEFINED,)
     levels = len(coll.key_paths)
-    if (full and len(key) != levels) or len(key) > levels or not all(is_key_component(c) for c in key):
+    if (full and len(key) != levels) or len(key) > levels:
         raise errors.bad_request(
             "Partition key provided either doesn't correspond to definition in the collection or doesn't match "
-            f"partition key field values specified in the document (expected {levels} component(s), "
-            f"got {key_to_json(key)!r})."
+            f"partition key field values specified in the document. (expected {levels} component(s), "
+            f"got {key_to_json(key)!r})",
+            PARTITION_KEY_MISMATCH,
         )
+    if not all(is_key_component(c) for c in key):
+        raise errors.bad_request(f"Partition key {key_to_json(key)!r} is invalid.")
     check_key_size(key, limits)
     return key
+
+
+PARTITION_KEY_MISMATCH = 1001  # the substatus of a key that does not fit the definition or the document
 
 
 def check_key_size(key: Key, limits: Limits) -> None:

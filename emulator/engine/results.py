@@ -30,8 +30,8 @@ def autoscale_increment(settings: Any) -> int | None:
     value = throughput_policy.get("incrementPercent") if isinstance(throughput_policy, dict) else None
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ValueError(
-            'autoUpgradePolicy must be {"throughputPolicy": {"incrementPercent": <a non-negative integer>}}, '
-            f"not {policy!r}."
+            "autoUpgradePolicy must be an object whose throughputPolicy holds incrementPercent, a non-negative "
+            f"integer, not {policy!r}."
         )
     return value
 

@@ -194,3 +194,32 @@ def test_initial_pkrange_boundaries_are_exact_multiples_of_the_range_width(db, o
     cuts = [r["min"] for r in ranges[1:]]
     assert cuts == [format(width * i, "032X") for i in range(1, count)]
     assert [r["max"] for r in ranges[:-1]] == cuts and ranges[0]["min"] == "" and ranges[-1]["max"] == "FF"
+
+
+# -- W84: a point operation with part of a hierarchical key is 400/1001 ---------------------------------------
+
+MISMATCH = "Partition key provided either doesn't correspond to definition in the collection"
+
+
+@pytest.mark.parametrize(
+    ("paths", "doc", "partial"),
+    [
+        (["/t", "/u"], {"id": "1", "t": "a", "u": "b"}, ["a"]),
+        (["/t", "/u", "/s"], {"id": "1", "t": "a", "u": "b", "s": "c"}, ["a", "b"]),
+    ],
+)
+def test_a_point_operation_with_a_partial_hierarchical_key_is_400_1001(db, paths, doc, partial) -> None:
+    container = db.create_container("h", PartitionKey(path=paths, kind="MultiHash"))
+    container.create_item(doc)
+    calls = [
+        lambda: container.read_item("1", partition_key=partial),
+        lambda: container.delete_item("1", partition_key=partial),
+        lambda: container.patch_item("1", partial, [{"op": "set", "path": "/x", "value": 1}]),
+        lambda: container.execute_item_batch([("read", ("1",))], partition_key=partial),
+    ]
+    for call in calls:
+        with pytest.raises(exceptions.CosmosHttpResponseError) as refused:
+            call()
+        assert (refused.value.status_code, refused.value.sub_status) == (400, 1001)
+        assert MISMATCH in refused.value.message
+    assert container.read_item("1", partition_key=[doc[p[1:]] for p in paths])["id"] == "1"  # untouched
