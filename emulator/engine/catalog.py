@@ -60,12 +60,28 @@ class Catalog:
             meter.status = 201
             return Resource(201, db.props, meter.charge)
 
-    def _offer_entry(self, spec: ThroughputSpec) -> dict[str, Any]:
+    def _checked_definition(
+        self, definition: Mapping[str, Any], throughput: ThroughputSpec | None
+    ) -> tuple[dict[str, Any], Any]:
+        """A container definition's partition key and indexing policy, the whole body and its throughput
+        checked first: a bad body is its 400 even when the id already exists (W85)."""
+        pk = _validate_partition_key_definition(definition.get("partitionKey"), self.limits)
+        policy_json = _validate_policy(definition.get("indexingPolicy") or None)
+        _validate_computed(definition.get("computedProperties"))
+        _validate_unique_keys(definition.get("uniqueKeyPolicy"))
+        if throughput is not None:
+            self._check_throughput(throughput)
+        return pk, policy_json
+
+    def _check_throughput(self, spec: ThroughputSpec) -> None:
         if spec.throughput < self.limits.min_throughput:
             raise errors.bad_request(
                 f"The offer throughput provided ({spec.throughput}) is below the minimum of {self.limits.min_throughput} RU/s."
             )
         self._check_max_throughput(spec.throughput, spec.autoscale)
+
+    def _offer_entry(self, spec: ThroughputSpec) -> dict[str, Any]:
+        self._check_throughput(spec)
         entry: dict[str, Any] = {
             "rid": make_rid(self.state.next_id())[:4],
             "throughput": spec.throughput,
@@ -119,12 +135,9 @@ class Catalog:
         with self.metering.metered(ctx, "Create", "colls", db_id, coll_id) as meter:
             meter.charge = self.cost.metadata_read_ru
             db = self.state.db(db_id)
+            pk, policy_json = self._checked_definition(definition, throughput)  # before the id (W85)
             if coll_id in db.containers:
                 raise errors.conflict()
-            pk = _validate_partition_key_definition(definition.get("partitionKey"), self.limits)
-            policy_json = _validate_policy(definition.get("indexingPolicy") or None)
-            _validate_computed(definition.get("computedProperties"))
-            _validate_unique_keys(definition.get("uniqueKeyPolicy"))
             if throughput is None and db.offer_rid is None:
                 throughput = ThroughputSpec(self.limits.default_throughput)
             if throughput is None:  # shared database throughput: counted as autoscale (P6)

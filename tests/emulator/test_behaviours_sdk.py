@@ -223,3 +223,24 @@ def test_a_point_operation_with_a_partial_hierarchical_key_is_400_1001(db, paths
         assert (refused.value.status_code, refused.value.sub_status) == (400, 1001)
         assert MISMATCH in refused.value.message
     assert container.read_item("1", partition_key=[doc[p[1:]] for p in paths])["id"] == "1"  # untouched
+
+
+# -- W85: a container create body is checked before its id -------------------------------------------------
+
+BAD_BODIES = [
+    {"indexing_policy": {"includedPaths": [{"path": "/no-terminal"}]}},
+    {"unique_key_policy": {"uniqueKeys": [{"paths": ["relative"]}]}},
+    {"computed_properties": [{"name": "id", "query": "SELECT VALUE 1 FROM c"}]},
+    {"offer_throughput": 100},
+    {"partition_key": PartitionKey('/"open')},
+]
+
+
+@pytest.mark.parametrize("bad", BAD_BODIES, ids=["policy", "unique", "computed", "throughput", "key"])
+def test_a_bad_container_body_is_400_even_when_the_id_exists(db, bad: dict) -> None:
+    db.create_container("c", PartitionKey("/k"))
+    with pytest.raises(exceptions.CosmosHttpResponseError) as refused:
+        db.create_container("c", **({"partition_key": PartitionKey("/k")} | bad))
+    assert refused.value.status_code == 400
+    with pytest.raises(exceptions.CosmosResourceExistsError):  # a good body with that id: 409
+        db.create_container("c", PartitionKey("/k"))
