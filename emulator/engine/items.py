@@ -107,9 +107,10 @@ class Items:
         writes: Writes,
     ) -> ItemResult:
         doc, key = checked_document(coll, doc, key, self.limits)
-        if doc["id"] != item_id:
-            raise errors.bad_request("The id in the document does not match the id in the request URI.")
         rng, epk, existing = self._existing(ctx, coll, key, item_id, meter, writes)
+        taken = writes.item(rng, epk, doc["id"]) if doc["id"] != item_id else None
+        if taken is not None:  # a rename onto an id its logical partition already holds (W86)
+            self._refuse(coll, rng, meter, writes, taken.size, errors.conflict())
         return self._write_replace(coll, rng, key, epk, existing, doc, meter, writes)
 
     def patch(
@@ -302,7 +303,9 @@ class Items:
         args = (existing.size, stored.size, changed, len(old_leaves), len(new_leaves))
         ru = self.cost.patch_ru(*args, patch_ops) if patch_ops is not None else self.cost.replace_ru(*args)
         writes.consume(coll, rng, meter, ru)
-        return self._store(coll, key, epk, stored, 200, meter, writes)
+        rng = writes.put(coll, key, epk, stored, replaces=existing.doc["id"])  # another id renames it (W86)
+        meter.changed, meter.changed_epk = (coll,), epk
+        return _answer(meter, rng, 200, stored.doc)
 
     def _store(
         self, coll: Container, key: Key, epk: str, stored: StoredItem, status: int, meter: Meter, writes: Writes

@@ -244,3 +244,46 @@ def test_a_bad_container_body_is_400_even_when_the_id_exists(db, bad: dict) -> N
     assert refused.value.status_code == 400
     with pytest.raises(exceptions.CosmosResourceExistsError):  # a good body with that id: 409
         db.create_container("c", PartitionKey("/k"))
+
+
+# -- W86: a replace whose body carries another id renames the item -------------------------------------------
+
+
+def test_a_replace_with_another_id_renames_the_item(db) -> None:
+    container = db.create_container("c", PartitionKey("/k"), unique_key_policy={"uniqueKeys": [{"paths": ["/e"]}]})
+    created = container.create_item({"id": "old", "k": "p", "e": "a@x"})
+    renamed = container.replace_item("old", {"id": "new", "k": "p", "e": "a@x", "v": 2})  # its own unique value
+    assert renamed["id"] == "new" and renamed["_rid"] == created["_rid"]
+    with pytest.raises(exceptions.CosmosResourceNotFoundError):
+        container.read_item("old", partition_key="p")
+    assert container.read_item("new", partition_key="p")["v"] == 2
+    everything = container.query_items("SELECT VALUE c.id FROM c", enable_cross_partition_query=True)
+    assert sorted(everything) == ["new"]
+    feed = [d["id"] for d in container.query_items_change_feed(start_time="Beginning")]
+    assert feed == ["new"]
+
+
+def test_a_rename_onto_an_existing_id_is_409_and_changes_nothing(db) -> None:
+    container = db.create_container("c", PartitionKey("/k"))
+    container.create_item({"id": "a", "k": "p", "n": 1})
+    container.create_item({"id": "b", "k": "p", "n": 2})
+    container.create_item({"id": "c", "k": "other"})
+    with pytest.raises(exceptions.CosmosResourceExistsError):
+        container.replace_item("a", {"id": "b", "k": "p", "n": 3})
+    assert [container.read_item(i, partition_key="p")["n"] for i in ("a", "b")] == [1, 2]
+    container.replace_item("a", {"id": "c", "k": "p"})  # "c" lives in another logical partition: no conflict
+    assert container.read_item("c", partition_key="p")["k"] == "p"
+    assert container.read_item("c", partition_key="other")["k"] == "other"
+
+
+def test_a_rename_survives_a_restart_and_works_in_a_batch(tmp_path, make_emulator) -> None:
+    data = tmp_path / "data"
+    first = make_emulator(open_engine(data))
+    container = sdk_client(first).create_database("app").create_container("c", PartitionKey("/k"))
+    container.create_item({"id": "a", "k": "p"})
+    container.create_item({"id": "b", "k": "p"})
+    container.replace_item("a", {"id": "a2", "k": "p"})
+    container.execute_item_batch([("replace", ("b", {"id": "b2", "k": "p"}))], partition_key="p")
+    first.stop()
+    again = sdk_client(make_emulator(open_engine(data))).get_database_client("app").get_container_client("c")
+    assert sorted(d["id"] for d in again.read_all_items()) == ["a2", "b2"]
