@@ -17,7 +17,7 @@ from cosmoscore.layout import initial_range_count
 from cosmoscore.limits import Limits
 from cosmoscore.sql import execute
 from cosmoscore.sql.computed import parse_computed
-from emulator.engine import errors
+from emulator.engine import errors, ttl
 from emulator.engine.metering import Context, Metering
 from emulator.engine.model import CONTAINER_OPTIONS, Container, PkRange, make_rid
 from emulator.engine.query.sql import guarded, parse
@@ -46,7 +46,7 @@ class Catalog:
     def create_database(
         self, ctx: Context, definition: Mapping[str, Any], throughput: ThroughputSpec | None
     ) -> Resource:
-        db_id = require_id(definition)
+        db_id = require_id(definition, self.limits.max_name_chars)
         with self.metering.metered(ctx, "Create", "dbs", db_id) as meter:
             meter.charge = self.cost.metadata_read_ru  # a refused create still looked its id up (M2)
             if db_id in self.state.databases:
@@ -69,6 +69,7 @@ class Catalog:
         policy_json = _validate_policy(definition.get("indexingPolicy") or None)
         _validate_computed(definition.get("computedProperties"))
         _validate_unique_keys(definition.get("uniqueKeyPolicy"))
+        ttl.check_default_ttl(definition.get("defaultTtl"))
         if throughput is not None:
             self._check_throughput(throughput)
         return pk, policy_json
@@ -131,7 +132,7 @@ class Catalog:
         self, ctx: Context, db_id: str, definition: Mapping[str, Any], throughput: ThroughputSpec | None
     ) -> Resource:
         """Create from a container definition (id, partitionKey, indexingPolicy, defaultTtl, ...)."""
-        coll_id = require_id(definition)
+        coll_id = require_id(definition, self.limits.max_name_chars)
         with self.metering.metered(ctx, "Create", "colls", db_id, coll_id) as meter:
             meter.charge = self.cost.metadata_read_ru
             db = self.state.db(db_id)
@@ -221,6 +222,7 @@ class Catalog:
                 raise errors.bad_request("Partition key paths of a container cannot be changed.")
             policy = _validate_policy(definition.get("indexingPolicy") or coll.props["indexingPolicy"])
             computed = _validate_computed(definition.get("computedProperties"))
+            ttl.check_default_ttl(definition.get("defaultTtl"))
             meter.charge = self.cost.metadata_write_ru
             entry = {
                 "op": "replace_coll",
@@ -309,11 +311,21 @@ def select_resources(resources: list[Any], query: str | None, parameters: Mappin
     return guarded(lambda: execute(parse(query), resources, dict(parameters or {})).rows)
 
 
-def require_id(definition: Any) -> str:
-    """The id of a resource definition (400 when it has none)."""
+RESERVED_ID_CHARACTERS = "/\\?#"  # "restricted and cannot be used in the Id property" (W87)
+
+
+def require_id(definition: Any, max_chars: int | None = None) -> str:
+    """The id of a resource definition: 400 when it has none, holds a reserved character, or (databases and
+    containers: `max_chars`) is longer than the service allows (W87)."""
     if not isinstance(definition, Mapping) or not isinstance(definition.get("id"), str) or not definition["id"]:
         raise errors.bad_request("The input content is invalid because the required properties - 'id; ' - are missing")
     resource_id: str = definition["id"]
+    if any(ch in resource_id for ch in RESERVED_ID_CHARACTERS):
+        raise errors.bad_request("The id is invalid: it may not contain '/', '\\', '?' or '#'.")
+    if max_chars is not None and len(resource_id) > max_chars:
+        raise errors.bad_request(
+            f"The id is invalid: a database or container id is at most {max_chars} characters, not {len(resource_id)}."
+        )
     return resource_id
 
 

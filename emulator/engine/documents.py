@@ -15,7 +15,7 @@ from cosmoscore.indexing import SYSTEM_PROPERTIES
 from cosmoscore.keys import Key, is_key_component, key_to_json
 from cosmoscore.limits import Limits, key_value_bytes, nesting_depth
 from cosmoscore.sql import Query, execute
-from emulator.engine import errors
+from emulator.engine import errors, ttl
 from emulator.engine.model import Container, StoredItem
 from emulator.engine.query.sql import guarded, parse
 
@@ -33,6 +33,7 @@ def checked_document(
         raise errors.bad_request("The input content is invalid because the property 'id' must be a non-empty string.")
     if len(item_id.encode()) > limits.max_id_bytes or any(ch in item_id for ch in "/\\?#"):
         raise errors.bad_request("The id is invalid: at most 1,023 bytes and none of '/', '\\', '?', '#'.")
+    ttl.check_item_ttl(coll.props.get("defaultTtl"), doc)
     own = coll.extract_key(doc)
     if not all(is_key_component(c) for c in own):
         raise errors.bad_request("The partition key value of the document must be a string, number, boolean or null.")

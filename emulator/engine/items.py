@@ -16,7 +16,7 @@ from cosmoscore.costmodel import CostModel
 from cosmoscore.indexing import changed_leaf_count, indexed_leaves
 from cosmoscore.keys import Key, key_json
 from cosmoscore.limits import Limits
-from emulator.engine import errors
+from emulator.engine import errors, ttl
 from emulator.engine.documents import checked_document, checked_key, filter_predicate, predicate_holds, stamp
 from emulator.engine.metering import Context, Meter, Metering
 from emulator.engine.model import Container, PkRange, StoredItem, make_rid
@@ -148,6 +148,7 @@ class Items:
         if predicate is not None and not predicate_holds(predicate, existing.doc):
             self._refuse(coll, rng, meter, writes, existing.size, errors.precondition_failed())
         new_doc = apply_patch(existing.doc, operations, list(coll.key_paths))
+        ttl.check_item_ttl(coll.props.get("defaultTtl"), new_doc)  # a patched ttl is checked too (W88)
         ops = len(operations or [])
         return self._write_replace(coll, rng, key, epk, existing, new_doc, meter, writes, patch_ops=ops)
 

@@ -3,6 +3,7 @@ part 2; cosmos-wire-protocol.md W80 onwards)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
@@ -10,6 +11,7 @@ from azure.cosmos import CosmosClient, PartitionKey, ThroughputProperties, excep
 from azure.cosmos.partition_key import NonePartitionKeyValue
 
 from emulator.rest.server import RunningEmulator, open_engine
+from tests import rawhttp
 from tests.conftest import sdk_client
 
 
@@ -287,3 +289,64 @@ def test_a_rename_survives_a_restart_and_works_in_a_batch(tmp_path, make_emulato
     first.stop()
     again = sdk_client(make_emulator(open_engine(data))).get_database_client("app").get_container_client("c")
     assert sorted(d["id"] for d in again.read_all_items()) == ["a2", "b2"]
+
+
+# -- W87, W88: ids and time-to-live values the service refuses -------------------------------------------
+
+
+def _status(call) -> int:
+    with pytest.raises(exceptions.CosmosHttpResponseError) as refused:
+        call()
+    return refused.value.status_code
+
+
+def test_database_and_container_ids_over_255_characters_are_400(client: CosmosClient) -> None:
+    assert _status(lambda: client.create_database("d" * 256)) == 400
+    db = client.create_database("é" * 255)  # characters, not bytes
+    assert _status(lambda: db.create_container("c" * 256, PartitionKey("/k"))) == 400
+    container = db.create_container("c" * 255, PartitionKey("/k"))
+    assert _status(lambda: container.create_item({"id": "x" * 1024, "k": "p"})) == 400  # item ids: 1,023 bytes
+    assert container.create_item({"id": "x" * 1023, "k": "p"})["id"] == "x" * 1023
+
+
+@pytest.mark.parametrize("char", ["/", "\\", "?", "#"])
+def test_database_and_container_ids_with_reserved_characters_are_400(emulator, char: str) -> None:
+    # the SDK refuses these ids before sending (_base._validate_resource): raw requests reach the server
+    status, _, _ = rawhttp.request(emulator.url, emulator.key, "POST", "/dbs", json.dumps({"id": f"a{char}b"}))
+    assert status == 400
+    assert rawhttp.request(emulator.url, emulator.key, "POST", "/dbs", json.dumps({"id": "db"}))[0] == 201
+    body = json.dumps({"id": f"c{char}", "partitionKey": {"paths": ["/k"], "kind": "Hash", "version": 2}})
+    assert rawhttp.request(emulator.url, emulator.key, "POST", "/dbs/db/colls", body)[0] == 400
+
+
+TTL_TEXT = "is invalid. Ensure to provide a nonzero positive integer less than or equal to '2147483647', or '-1'"
+
+
+@pytest.mark.parametrize("ttl", [0, -5, "x", 1.5, None, True, 2_147_483_648])
+def test_an_item_ttl_that_is_not_minus_one_or_positive_is_400_when_the_container_has_ttl(db, ttl) -> None:
+    container = db.create_container("c", PartitionKey("/k"), default_ttl=60)
+    with pytest.raises(exceptions.CosmosHttpResponseError) as refused:
+        container.create_item({"id": "1", "k": "p", "ttl": ttl})
+    assert refused.value.status_code == 400
+    assert "The input ttl" in refused.value.message and TTL_TEXT in refused.value.message
+    container.create_item({"id": "1", "k": "p", "ttl": 5})
+    for write in (
+        lambda: container.upsert_item({"id": "1", "k": "p", "ttl": ttl}),
+        lambda: container.replace_item("1", {"id": "1", "k": "p", "ttl": ttl}),
+        lambda: container.patch_item("1", "p", [{"op": "set", "path": "/ttl", "value": ttl}]),
+    ):
+        assert _status(write) == 400
+    assert container.read_item("1", "p")["ttl"] == 5
+    plain = db.create_container("plain", PartitionKey("/k"))  # no defaultTtl: an item ttl is ignored (W55)
+    assert plain.create_item({"id": "1", "k": "p", "ttl": ttl})["id"] == "1"
+
+
+@pytest.mark.parametrize("default_ttl", [0, -2, 2_147_483_648])
+def test_a_container_default_ttl_other_than_minus_one_or_positive_is_400(db, default_ttl: int) -> None:
+    with pytest.raises(exceptions.CosmosHttpResponseError) as refused:
+        db.create_container("c", PartitionKey("/k"), default_ttl=default_ttl)
+    assert refused.value.status_code == 400
+    assert f"The input defaultTtl '{default_ttl}' {TTL_TEXT}" in refused.value.message
+    container = db.create_container("c", PartitionKey("/k"), default_ttl=-1)
+    assert _status(lambda: db.replace_container(container, PartitionKey("/k"), default_ttl=default_ttl)) == 400
+    assert container.read()["defaultTtl"] == -1
