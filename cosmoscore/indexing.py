@@ -68,6 +68,34 @@ def normalize_policy(policy: Any) -> dict[str, Any]:
     return out
 
 
+ETAG_EXCLUSION: dict[str, str] = {"path": '/"_etag"/?'}
+
+
+def complete_policy(policy: dict[str, Any]) -> dict[str, Any]:
+    """A (normalized) policy completed as the service stores and returns it: `indexingMode` consistent and
+    `automatic` true when left out, the root `/*` included when no included path is given, and the `_etag`
+    exclusion always among the excluded paths (ru-cost-model.md W7, cosmos-wire-protocol.md W81). A policy
+    with indexing off (`none`) is kept as given beyond its defaults: it indexes no path."""
+    out: dict[str, Any] = {"indexingMode": "consistent", "automatic": True} | policy
+    if str(out["indexingMode"]).lower() == "none":
+        return out
+    included = list(out.get("includedPaths") or [{"path": "/*"}])
+    excluded = list(out.get("excludedPaths") or [])
+    if not any(_same_path(e.get("path"), ETAG_EXCLUSION["path"]) for e in excluded):
+        excluded.append(dict(ETAG_EXCLUSION))
+    return out | {"includedPaths": included, "excludedPaths": excluded}
+
+
+def _same_path(path: Any, other: str) -> bool:
+    """Two policy paths naming the same rule (`/"_etag"/?` and `/_etag/?` do)."""
+    if not isinstance(path, str):
+        return False
+    try:
+        return parse_path(path, False) == parse_path(other, False)
+    except ValueError:
+        return False
+
+
 def _normalized_path(entry: dict[str, Any]) -> dict[str, Any]:
     indexes = entry.get("indexes", [])
     if not isinstance(indexes, list) or any(

@@ -20,8 +20,39 @@ Key = tuple[Any, ...]
 
 
 def split_path(path: str) -> list[str]:
-    """`/a/b` -> ["a", "b"]; quoted segments (`/"a b"`) lose their quotes."""
-    return [seg.strip('"') for seg in path.strip("/").split("/") if seg]
+    """`/a/b` -> ["a", "b"]. A segment in double or single quotes is one property name, `/` included
+    (`/"a/b"` -> ["a/b"]), as the SDK reads a path when it extracts a key (`_base.ParsePaths`), so the key
+    it sends and the one read here from the same document agree (cosmos-wire-protocol.md W82). ValueError
+    for a path that leaves a quote open or runs on after one (`/"a"b`); a missing leading `/` is forgiven,
+    as configs and the advisor may write one."""
+    segments: list[str] = []
+    path = path if path.startswith("/") else "/" + path
+    i = 0
+    while i < len(path):
+        if path[i] != "/":
+            raise ValueError(f"invalid path {path!r}: expected '/' at position {i}")
+        i += 1
+        if i < len(path) and path[i] in "\"'":
+            end = _closing_quote(path, i)
+            segments.append(path[i + 1 : end])
+            i = end + 1
+            continue
+        end = path.find("/", i)
+        end = len(path) if end == -1 else end
+        if path[i:end].strip():
+            segments.append(path[i:end].strip())
+        i = end
+    return segments
+
+
+def _closing_quote(path: str, start: int) -> int:
+    """The position of the quote closing the one at `start` (a quote after a backslash does not close it)."""
+    end = path.find(path[start], start + 1)
+    while end != -1 and path[end - 1] == "\\":
+        end = path.find(path[start], end + 1)
+    if end == -1:
+        raise ValueError(f"invalid path {path!r}: the quote at position {start} is not closed")
+    return end
 
 
 def key_paths(definition: dict[str, Any]) -> list[list[str]]:
@@ -30,7 +61,8 @@ def key_paths(definition: dict[str, Any]) -> list[list[str]]:
 
 
 def extract_key(doc: Any, paths: Sequence[Sequence[str]]) -> Key:
-    """The partition key of a document; a missing path is the undefined value."""
+    """The partition key of a document; a path that is missing, or that resolves to an object, is the
+    undefined value, as the service and the SDK read it (the SDK then sends `[{}]`: W82)."""
     return tuple(_walk(doc, path) for path in paths)
 
 
@@ -39,7 +71,7 @@ def _walk(doc: Any, path: Iterable[str]) -> Any:
         if not isinstance(doc, dict) or seg not in doc:
             return UNDEFINED
         doc = doc[seg]
-    return doc
+    return UNDEFINED if isinstance(doc, dict) else doc
 
 
 def is_key_component(value: Any) -> bool:

@@ -41,8 +41,11 @@ def _to_epk(value: int, width: int) -> str:
 
 
 def even_boundaries(count: int) -> list[tuple[str, str]]:
-    """`count` equal ranges over the occupied EPK space, as (minInclusive, maxExclusive)."""
-    cuts = [_to_epk(_SPACE_TOP * i // count, _EPK_HEX) for i in range(1, count)]
+    """`count` equal ranges over the occupied EPK space, as (minInclusive, maxExclusive): each cut an exact
+    multiple of the range width, the width truncated (cosmos-wire-protocol.md W83), the last range taking
+    the remainder up to "FF"."""
+    width = _SPACE_TOP // count
+    cuts = [_to_epk(width * i, _EPK_HEX) for i in range(1, count)]
     bounds = [MIN_EPK, *cuts, MAX_EPK]
     return list(zip(bounds[:-1], bounds[1:]))
 

@@ -19,6 +19,8 @@ class Limits:
     autoscale_ru_per_partition_at_creation: int = 10_000  # P6: autoscale max / shared database
     max_item_bytes: int = 2 * 1024 * 1024  # P17: item <= 2 MB (413 beyond)
     max_id_bytes: int = 1023  # P17
+    # concepts-limits "Maximum length of database or container name": 255 (cosmos-wire-protocol.md W87)
+    max_name_chars: int = 255
     max_partition_key_bytes: int = 2048  # P17 (large partition keys)
     max_hierarchy_levels: int = 3  # H1
     default_throughput: int = 400  # cosmos-errors-and-stats.md §2.6: the long-standing minimum, 400 RU/s

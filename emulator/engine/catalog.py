@@ -11,16 +11,25 @@ from collections.abc import Mapping
 from typing import Any
 
 from cosmoscore.costmodel import CostModel
-from cosmoscore.indexing import IndexPolicy, normalize_policy
+from cosmoscore.indexing import IndexPolicy, complete_policy, normalize_policy
+from cosmoscore.keys import split_path
 from cosmoscore.layout import initial_range_count
 from cosmoscore.limits import Limits
 from cosmoscore.sql import execute
 from cosmoscore.sql.computed import parse_computed
-from emulator.engine import errors
+from emulator.engine import errors, ttl
 from emulator.engine.metering import Context, Metering
 from emulator.engine.model import CONTAINER_OPTIONS, Container, PkRange, make_rid
 from emulator.engine.query.sql import guarded, parse
-from emulator.engine.results import ContainerInfo, RangesResult, RangeStatistics, Resource, StorageUsage, ThroughputSpec
+from emulator.engine.results import (
+    ContainerInfo,
+    RangesResult,
+    RangeStatistics,
+    Resource,
+    StorageUsage,
+    ThroughputSpec,
+    autoscale_increment,
+)
 from emulator.engine.state import State
 from emulator.engine.unique import parse_policy
 
@@ -37,7 +46,7 @@ class Catalog:
     def create_database(
         self, ctx: Context, definition: Mapping[str, Any], throughput: ThroughputSpec | None
     ) -> Resource:
-        db_id = require_id(definition)
+        db_id = require_id(definition, self.limits.max_name_chars)
         with self.metering.metered(ctx, "Create", "dbs", db_id) as meter:
             meter.charge = self.cost.metadata_read_ru  # a refused create still looked its id up (M2)
             if db_id in self.state.databases:
@@ -51,13 +60,37 @@ class Catalog:
             meter.status = 201
             return Resource(201, db.props, meter.charge)
 
-    def _offer_entry(self, spec: ThroughputSpec) -> dict[str, Any]:
+    def _checked_definition(
+        self, definition: Mapping[str, Any], throughput: ThroughputSpec | None
+    ) -> tuple[dict[str, Any], Any]:
+        """A container definition's partition key and indexing policy, the whole body and its throughput
+        checked first: a bad body is its 400 even when the id already exists (W85)."""
+        pk = _validate_partition_key_definition(definition.get("partitionKey"), self.limits)
+        policy_json = _validate_policy(definition.get("indexingPolicy") or None)
+        _validate_computed(definition.get("computedProperties"))
+        _validate_unique_keys(definition.get("uniqueKeyPolicy"))
+        ttl.check_default_ttl(definition.get("defaultTtl"))
+        if throughput is not None:
+            self._check_throughput(throughput)
+        return pk, policy_json
+
+    def _check_throughput(self, spec: ThroughputSpec) -> None:
         if spec.throughput < self.limits.min_throughput:
             raise errors.bad_request(
                 f"The offer throughput provided ({spec.throughput}) is below the minimum of {self.limits.min_throughput} RU/s."
             )
         self._check_max_throughput(spec.throughput, spec.autoscale)
-        return {"rid": make_rid(self.state.next_id())[:4], "throughput": spec.throughput, "autoscale": spec.autoscale}
+
+    def _offer_entry(self, spec: ThroughputSpec) -> dict[str, Any]:
+        self._check_throughput(spec)
+        entry: dict[str, Any] = {
+            "rid": make_rid(self.state.next_id())[:4],
+            "throughput": spec.throughput,
+            "autoscale": spec.autoscale,
+        }
+        if spec.autoscale and spec.increment_percent is not None:
+            entry["increment"] = spec.increment_percent
+        return entry
 
     def _check_max_throughput(self, value: int, autoscale: bool) -> None:
         """At most 1,000,000 RU/s without a support ticket (Limits.max_throughput), in the service's words."""
@@ -99,16 +132,13 @@ class Catalog:
         self, ctx: Context, db_id: str, definition: Mapping[str, Any], throughput: ThroughputSpec | None
     ) -> Resource:
         """Create from a container definition (id, partitionKey, indexingPolicy, defaultTtl, ...)."""
-        coll_id = require_id(definition)
+        coll_id = require_id(definition, self.limits.max_name_chars)
         with self.metering.metered(ctx, "Create", "colls", db_id, coll_id) as meter:
             meter.charge = self.cost.metadata_read_ru
             db = self.state.db(db_id)
+            pk, policy_json = self._checked_definition(definition, throughput)  # before the id (W85)
             if coll_id in db.containers:
                 raise errors.conflict()
-            pk = _validate_partition_key_definition(definition.get("partitionKey"), self.limits)
-            policy_json = _validate_policy(definition.get("indexingPolicy") or None)
-            _validate_computed(definition.get("computedProperties"))
-            _validate_unique_keys(definition.get("uniqueKeyPolicy"))
             if throughput is None and db.offer_rid is None:
                 throughput = ThroughputSpec(self.limits.default_throughput)
             if throughput is None:  # shared database throughput: counted as autoscale (P6)
@@ -192,6 +222,7 @@ class Catalog:
                 raise errors.bad_request("Partition key paths of a container cannot be changed.")
             policy = _validate_policy(definition.get("indexingPolicy") or coll.props["indexingPolicy"])
             computed = _validate_computed(definition.get("computedProperties"))
+            ttl.check_default_ttl(definition.get("defaultTtl"))
             meter.charge = self.cost.metadata_write_ru
             entry = {
                 "op": "replace_coll",
@@ -263,6 +294,8 @@ class Catalog:
             self._check_max_throughput(value, offer.autoscale)
             meter.charge = self.cost.metadata_write_ru
             entry = {"op": "replace_offer", "rid": offer_rid, "throughput": value, "ts": self.state.now()}
+            if offer.autoscale and autoscale:  # the settings as sent: their policy replaces the offer's (W80)
+                entry["increment"] = _increment(autoscale)
             self.state.commit(entry)
             self.state.apply_replace_offer(entry)
             # throughput (and maybe the layout) changed: re-snapshot every container (unchanged ones
@@ -278,12 +311,30 @@ def select_resources(resources: list[Any], query: str | None, parameters: Mappin
     return guarded(lambda: execute(parse(query), resources, dict(parameters or {})).rows)
 
 
-def require_id(definition: Any) -> str:
-    """The id of a resource definition (400 when it has none)."""
+RESERVED_ID_CHARACTERS = "/\\?#"  # "restricted and cannot be used in the Id property" (W87)
+
+
+def require_id(definition: Any, max_chars: int | None = None) -> str:
+    """The id of a resource definition: 400 when it has none, holds a reserved character, or (databases and
+    containers: `max_chars`) is longer than the service allows (W87)."""
     if not isinstance(definition, Mapping) or not isinstance(definition.get("id"), str) or not definition["id"]:
         raise errors.bad_request("The input content is invalid because the required properties - 'id; ' - are missing")
     resource_id: str = definition["id"]
+    if any(ch in resource_id for ch in RESERVED_ID_CHARACTERS):
+        raise errors.bad_request("The id is invalid: it may not contain '/', '\\', '?' or '#'.")
+    if max_chars is not None and len(resource_id) > max_chars:
+        raise errors.bad_request(
+            f"The id is invalid: a database or container id is at most {max_chars} characters, not {len(resource_id)}."
+        )
     return resource_id
+
+
+def _increment(settings: Mapping[str, Any]) -> int | None:
+    """The auto-upgrade policy's `incrementPercent` of an offer replace's autopilot settings (400 if malformed)."""
+    try:
+        return autoscale_increment(dict(settings))
+    except ValueError as exc:
+        raise errors.bad_request(f"The offer's offerAutopilotSettings are invalid: {exc}") from None
 
 
 def _validate_partition_key_definition(pk: Any, limits: Limits) -> dict[str, Any]:
@@ -293,6 +344,11 @@ def _validate_partition_key_definition(pk: Any, limits: Limits) -> dict[str, Any
     kind, paths, version = pk.get("kind", "Hash"), pk["paths"], pk.get("version", 1)
     if not all(isinstance(p, str) and p.startswith("/") and len(p) > 1 for p in paths):
         raise errors.bad_request(f"Partition key paths must be strings starting with '/': {paths!r}")
+    try:  # quoted segments are one property name each (W82)
+        if not all(split_path(p) for p in paths):
+            raise ValueError(f"{paths!r} names no property")
+    except ValueError as exc:
+        raise errors.bad_request(f"The partition key path is invalid: {exc}") from None
     if kind == "Hash" and len(paths) != 1:
         raise errors.bad_request("A Hash partition key has exactly one path; use kind MultiHash for 2 or 3.")
     if kind == "MultiHash" and not 2 <= len(paths) <= limits.max_hierarchy_levels:
@@ -322,11 +378,12 @@ def _validate_computed(definitions: Any) -> Any:
 
 
 def _validate_policy(policy: Any) -> Any:
-    """The policy normalised as the service stores it (legacy `/` and `indexes` accepted); 400 if invalid."""
+    """The policy normalised and completed as the service stores it (legacy `/` and `indexes` accepted, the
+    defaults filled in: W81); 400 if invalid."""
     if policy is None:
         return None
     try:
-        normalized = normalize_policy(policy)
+        normalized = complete_policy(normalize_policy(policy))
         IndexPolicy.from_json(normalized)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise errors.bad_request(f"The indexing policy is invalid: {exc}") from None

@@ -15,7 +15,7 @@ from cosmoscore.indexing import SYSTEM_PROPERTIES
 from cosmoscore.keys import Key, is_key_component, key_to_json
 from cosmoscore.limits import Limits, key_value_bytes, nesting_depth
 from cosmoscore.sql import Query, execute
-from emulator.engine import errors
+from emulator.engine import errors, ttl
 from emulator.engine.model import Container, StoredItem
 from emulator.engine.query.sql import guarded, parse
 
@@ -33,6 +33,7 @@ def checked_document(
         raise errors.bad_request("The input content is invalid because the property 'id' must be a non-empty string.")
     if len(item_id.encode()) > limits.max_id_bytes or any(ch in item_id for ch in "/\\?#"):
         raise errors.bad_request("The id is invalid: at most 1,023 bytes and none of '/', '\\', '?', '#'.")
+    ttl.check_item_ttl(coll.props.get("defaultTtl"), doc)
     own = coll.extract_key(doc)
     if not all(is_key_component(c) for c in own):
         raise errors.bad_request("The partition key value of the document must be a string, number, boolean or null.")
@@ -41,27 +42,36 @@ def checked_document(
         given = checked_key(coll, key, limits, full=True)
         if given != own and key_to_json(given) != key_to_json(own):
             raise errors.bad_request(
-                "PartitionKey extracted from document doesn't match the one specified in the header", 1001
+                "PartitionKey extracted from document doesn't match the one specified in the header",
+                PARTITION_KEY_MISMATCH,
             )
     return doc, own
 
 
 def checked_key(coll: Container, key: Sequence[Any], limits: Limits, *, full: bool) -> Key:
-    """A key (or, not `full`, a hierarchical prefix) that fits the container's definition."""
+    """A key (or, not `full`, a hierarchical prefix) that fits the container's definition: a point operation
+    with fewer (or any operation with more) components than the definition's paths is the service's
+    400/1001 PartitionKeyMismatch (cosmos-wire-protocol.md W84)."""
     key = tuple(key)
     if not key:  # no value (the SDK's empty header): the undefined key of a one-path definition
         if coll.kind == "MultiHash":
             raise errors.bad_request("The partition key header must be a JSON array of the key's components.")
         key = (UNDEFINED,)
     levels = len(coll.key_paths)
-    if (full and len(key) != levels) or len(key) > levels or not all(is_key_component(c) for c in key):
+    if (full and len(key) != levels) or len(key) > levels:
         raise errors.bad_request(
             "Partition key provided either doesn't correspond to definition in the collection or doesn't match "
-            f"partition key field values specified in the document (expected {levels} component(s), "
-            f"got {key_to_json(key)!r})."
+            f"partition key field values specified in the document. (expected {levels} component(s), "
+            f"got {key_to_json(key)!r})",
+            PARTITION_KEY_MISMATCH,
         )
+    if not all(is_key_component(c) for c in key):
+        raise errors.bad_request(f"Partition key {key_to_json(key)!r} is invalid.")
     check_key_size(key, limits)
     return key
+
+
+PARTITION_KEY_MISMATCH = 1001  # the substatus of a key that does not fit the definition or the document
 
 
 def check_key_size(key: Key, limits: Limits) -> None:

@@ -62,6 +62,15 @@ def bad_request(text: str, substatus: int = 0) -> CosmosError:
     return CosmosError(400, _errors(text), substatus)
 
 
+def invalid_ttl(name: str, value: str) -> CosmosError:
+    """A `ttl` or `defaultTtl` that is neither -1 nor a positive int32 (cosmos-wire-protocol.md W88: the
+    service's text, captured for an item ttl of 0 and null and a container defaultTtl of 0)."""
+    return bad_request(
+        f"The input {name} '{value}' is invalid. Ensure to provide a nonzero positive integer less than or equal "
+        "to '2147483647', or '-1' which means never expire."
+    )
+
+
 def method_not_allowed(method: str) -> CosmosError:
     return CosmosError(405, f"The HTTP method {method} is not allowed on this resource.")
 

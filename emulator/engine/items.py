@@ -16,7 +16,7 @@ from cosmoscore.costmodel import CostModel
 from cosmoscore.indexing import changed_leaf_count, indexed_leaves
 from cosmoscore.keys import Key, key_json
 from cosmoscore.limits import Limits
-from emulator.engine import errors
+from emulator.engine import errors, ttl
 from emulator.engine.documents import checked_document, checked_key, filter_predicate, predicate_holds, stamp
 from emulator.engine.metering import Context, Meter, Metering
 from emulator.engine.model import Container, PkRange, StoredItem, make_rid
@@ -107,9 +107,10 @@ class Items:
         writes: Writes,
     ) -> ItemResult:
         doc, key = checked_document(coll, doc, key, self.limits)
-        if doc["id"] != item_id:
-            raise errors.bad_request("The id in the document does not match the id in the request URI.")
         rng, epk, existing = self._existing(ctx, coll, key, item_id, meter, writes)
+        taken = writes.item(rng, epk, doc["id"]) if doc["id"] != item_id else None
+        if taken is not None:  # a rename onto an id its logical partition already holds (W86)
+            self._refuse(coll, rng, meter, writes, taken.size, errors.conflict())
         return self._write_replace(coll, rng, key, epk, existing, doc, meter, writes)
 
     def patch(
@@ -147,6 +148,7 @@ class Items:
         if predicate is not None and not predicate_holds(predicate, existing.doc):
             self._refuse(coll, rng, meter, writes, existing.size, errors.precondition_failed())
         new_doc = apply_patch(existing.doc, operations, list(coll.key_paths))
+        ttl.check_item_ttl(coll.props.get("defaultTtl"), new_doc)  # a patched ttl is checked too (W88)
         ops = len(operations or [])
         return self._write_replace(coll, rng, key, epk, existing, new_doc, meter, writes, patch_ops=ops)
 
@@ -302,7 +304,9 @@ class Items:
         args = (existing.size, stored.size, changed, len(old_leaves), len(new_leaves))
         ru = self.cost.patch_ru(*args, patch_ops) if patch_ops is not None else self.cost.replace_ru(*args)
         writes.consume(coll, rng, meter, ru)
-        return self._store(coll, key, epk, stored, 200, meter, writes)
+        rng = writes.put(coll, key, epk, stored, replaces=existing.doc["id"])  # another id renames it (W86)
+        meter.changed, meter.changed_epk = (coll,), epk
+        return _answer(meter, rng, 200, stored.doc)
 
     def _store(
         self, coll: Container, key: Key, epk: str, stored: StoredItem, status: int, meter: Meter, writes: Writes

@@ -112,6 +112,7 @@ class Offer:
     autoscale: bool
     max_ever: int
     ts: int
+    increment_percent: int | None = None  # an autoscale offer's autoUpgradePolicy as sent (W80)
 
     def to_json(self) -> dict[str, Any]:
         content: dict[str, Any] = {
@@ -124,7 +125,7 @@ class Offer:
             "offerLastReplaceTimestamp": self.ts,
         }
         if self.autoscale:
-            content["offerAutopilotSettings"] = {"maxThroughput": self.throughput}
+            content["offerAutopilotSettings"] = autopilot_settings(self.throughput, self.increment_percent)
         return {
             "resource": self.resource_link,
             "offerType": "Invalid",
@@ -137,6 +138,15 @@ class Offer:
             "_etag": f'"{self.rid}-{self.ts}"',
             "_ts": self.ts,
         }
+
+
+def autopilot_settings(maximum: int, increment_percent: int | None) -> dict[str, Any]:
+    """An autoscale offer's `offerAutopilotSettings`: the auto-upgrade policy only when one was sent, as the
+    SDK's `get_throughput` reads `incrementPercent` from it and `replace_throughput` writes it there (W80)."""
+    settings: dict[str, Any] = {"maxThroughput": maximum}
+    if increment_percent is not None:
+        settings["autoUpgradePolicy"] = {"throughputPolicy": {"incrementPercent": increment_percent}}
+    return settings
 
 
 # the container options a definition may carry besides its id, key and indexing policy: kept as given, in the

@@ -16,6 +16,24 @@ class ThroughputSpec:
 
     throughput: int
     autoscale: bool = False
+    increment_percent: int | None = None  # an autoscale offer's autoUpgradePolicy, kept as sent (W80)
+
+
+def autoscale_increment(settings: Any) -> int | None:
+    """The `incrementPercent` of autoscale settings (`offerAutopilotSettings` or the create header), None
+    when they carry no `autoUpgradePolicy`: the service keeps it as sent and the SDK reads it back (W80).
+    A shape the SDK would not send is a ValueError naming it."""
+    policy = settings.get("autoUpgradePolicy") if isinstance(settings, dict) else None
+    if policy is None:
+        return None
+    throughput_policy = policy.get("throughputPolicy") if isinstance(policy, dict) else None
+    value = throughput_policy.get("incrementPercent") if isinstance(throughput_policy, dict) else None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(
+            "autoUpgradePolicy must be an object whose throughputPolicy holds incrementPercent, a non-negative "
+            f"integer, not {policy!r}."
+        )
+    return value
 
 
 @dataclass(frozen=True)

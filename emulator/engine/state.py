@@ -154,7 +154,10 @@ class State:
         return db
 
     def _apply_offer(self, spec: dict[str, Any], link: str, owner_rid: str, ts: int) -> str:
-        offer = Offer(spec["rid"], link, owner_rid, spec["throughput"], spec["autoscale"], spec["throughput"], ts)
+        throughput = spec["throughput"]
+        offer = Offer(
+            spec["rid"], link, owner_rid, throughput, spec["autoscale"], throughput, ts, spec.get("increment")
+        )
         self.offers[offer.rid] = offer
         return offer.rid
 
@@ -211,6 +214,8 @@ class State:
         offer.throughput = entry["throughput"]
         offer.max_ever = max(offer.max_ever, offer.throughput)
         offer.ts = entry["ts"]
+        if "increment" in entry:  # replaces that sent autoscale settings (W80); older entries had none
+            offer.increment_percent = entry["increment"]
         for coll in self._containers_of_offer(offer):
             splits.split_for_throughput(coll, offer.throughput, self.limits)
 
@@ -292,7 +297,7 @@ class State:
             offer = self.offers.get(db.offer_rid or "")
             entry: dict[str, Any] = {"op": "create_db", "id": db.id, "rid": db.rid, "ts": db.props["_ts"]}
             if offer:
-                entry["offer"] = {"rid": offer.rid, "throughput": offer.max_ever, "autoscale": offer.autoscale}
+                entry["offer"] = _offer_spec(offer, offer.max_ever)
             yield entry
             if offer and offer.throughput != offer.max_ever:
                 yield {"op": "replace_offer", "rid": offer.rid, "throughput": offer.throughput, "ts": offer.ts}
@@ -327,6 +332,14 @@ def _new_container(entry: dict[str, Any], db_id: str, props: dict[str, Any], pol
     )
 
 
+def _offer_spec(offer: Offer, throughput: int) -> dict[str, Any]:
+    """An offer as a creation entry's `offer` (a snapshot's), its auto-upgrade policy included (W80)."""
+    spec: dict[str, Any] = {"rid": offer.rid, "throughput": throughput, "autoscale": offer.autoscale}
+    if offer.increment_percent is not None:
+        spec["increment"] = offer.increment_percent
+    return spec
+
+
 def _container_entries(db: Database, coll: Container, offer: Offer | None) -> Iterator[dict[str, Any]]:
     layout = {
         "ranges": [{"id": r.id, "min": r.min, "max": r.max, "parents": r.parents} for r in coll.ranges],
@@ -348,7 +361,7 @@ def _container_entries(db: Database, coll: Container, offer: Offer | None) -> It
         "extra": {k: coll.props[k] for k in CONTAINER_OPTIONS if k in coll.props},
     }
     if offer:
-        entry["offer"] = {"rid": offer.rid, "throughput": offer.throughput, "autoscale": offer.autoscale}
+        entry["offer"] = _offer_spec(offer, offer.throughput)
     yield entry
     for rng in coll.ranges:  # in write order, each with its position: the change feed's order survives
         for item in rng.written.values():

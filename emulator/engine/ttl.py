@@ -15,27 +15,51 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from cosmoscore.keys import key_to_json
+from emulator.engine import errors
 
 if TYPE_CHECKING:  # the state holds an Expiry per container (emulator.engine.model)
     from emulator.engine.model import Container
     from emulator.engine.state import State
 
 NEVER = -1
+MAX_TTL = 2_147_483_647  # concepts-limits "Maximum TTL value": an int32 of seconds (W54)
 
 
 def time_to_live(default_ttl: Any, item_ttl: Any) -> int | None:
-    """Seconds from the last write to expiry, or None: never (W54, W55)."""
+    """Seconds from the last write to expiry, or None: never (W54, W55). An invalid value is refused when
+    written (`check_item_ttl`); one from an older journal counts as absent."""
     if default_ttl is None:
         return None  # "If missing (or set to null), items aren't expired automatically"; item ttl ignored
-    chosen = item_ttl if _is_ttl(item_ttl) else default_ttl
-    if not _is_ttl(chosen) or chosen == NEVER:
+    chosen = item_ttl if is_ttl(item_ttl) else default_ttl
+    if not is_ttl(chosen) or chosen == NEVER:
         return None
     return int(chosen)
 
 
-def _is_ttl(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and (value == NEVER or value > 0)
+def is_ttl(value: Any) -> bool:
+    """-1 or a nonzero positive int32: the only time-to-live values the service takes (W88)."""
+    return isinstance(value, int) and not isinstance(value, bool) and (value == NEVER or 0 < value <= MAX_TTL)
+
+
+def check_default_ttl(value: Any) -> None:
+    """A container's `defaultTtl`: absent or null (off), -1 or n > 0; else the service's 400 (W88)."""
+    if value is not None and not is_ttl(value):
+        raise errors.invalid_ttl("defaultTtl", _text(value))
+
+
+def check_item_ttl(default_ttl: Any, doc: dict[str, Any]) -> None:
+    """An item's `ttl` where its container has a `defaultTtl` (elsewhere it is ignored, W55): -1 or n > 0,
+    null included among the refused; else the service's 400 at write time (W88)."""
+    if default_ttl is not None and "ttl" in doc and not is_ttl(doc["ttl"]):
+        raise errors.invalid_ttl("ttl", _text(doc["ttl"]))
+
+
+def _text(value: Any) -> str:
+    """A value as the service's message quotes it: a string as is, anything else as JSON (`null`, `1.5`)."""
+    return value if isinstance(value, str) else orjson.dumps(value).decode()
 
 
 def expires_at(doc: dict[str, Any], default_ttl: Any) -> int | None:

@@ -51,12 +51,13 @@ def signature(doc: Mapping[str, Any], paths: Paths) -> str:
 
 def violates(keys: Sequence[Paths], doc: Mapping[str, Any], others: Iterable[Mapping[str, Any]]) -> bool:
     """Whether `doc` shares every value of some unique key with another item of its logical partition (one
-    with a different id: an item never conflicts with the version it replaces)."""
+    with a different id and `_rid`: an item never conflicts with the version it replaces, even under a new id,
+    cosmos-wire-protocol.md W86)."""
     if not keys:
         return False
     mine = [signature(doc, paths) for paths in keys]
     for other in others:
-        if other.get("id") == doc.get("id"):
+        if other.get("id") == doc.get("id") or ("_rid" in doc and other.get("_rid") == doc["_rid"]):
             continue
         if any(signature(other, paths) == sig for paths, sig in zip(keys, mine)):
             return True

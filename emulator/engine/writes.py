@@ -35,8 +35,9 @@ class Writes(Protocol):
     def partition_items(self, rng: PkRange, epk: str) -> Iterator[StoredItem]:
         """The logical partition's items as this operation sees them (for its unique keys)."""
 
-    def put(self, coll: Container, key: Key, epk: str, stored: StoredItem) -> PkRange:
-        """Store an item; the range holding it afterwards."""
+    def put(self, coll: Container, key: Key, epk: str, stored: StoredItem, replaces: str | None = None) -> PkRange:
+        """Store an item; the range holding it afterwards. `replaces`: the id of the item it replaces, which
+        goes when it differs from the new one's (a replace that renames it, cosmos-wire-protocol.md W86)."""
 
     def delete(self, coll: Container, key: Key, epk: str, item_id: str) -> PkRange:
         """Delete an item; the range that held it."""
@@ -82,8 +83,14 @@ class LiveWrites:
         lp = rng.logical.get(epk)
         return iter(lp.items.values()) if lp else iter(())
 
-    def put(self, coll: Container, key: Key, epk: str, stored: StoredItem) -> PkRange:
+    def put(self, coll: Container, key: Key, epk: str, stored: StoredItem, replaces: str | None = None) -> PkRange:
+        """A rename's delete and put go in one journal entry, so no restart sees one without the other
+        (applied as a batch: the partition's log sequence number advances once)."""
         entry = put_entry(coll, key, stored)
+        if replaces is not None and replaces != stored.doc["id"]:
+            batch = {"op": "batch", "entries": [delete_entry(coll, key, replaces), entry]}
+            self.state.commit(batch)
+            return self.state.apply_batch(batch) or coll.range_for(epk)
         self.state.commit(entry)
         return self.state.apply_put(entry)
 
@@ -125,7 +132,9 @@ class StagedWrites:
                 yield item
         yield from (item for item in self.staged.values() if item is not None)
 
-    def put(self, coll: Container, key: Key, epk: str, stored: StoredItem) -> PkRange:
+    def put(self, coll: Container, key: Key, epk: str, stored: StoredItem, replaces: str | None = None) -> PkRange:
+        if replaces is not None and replaces != stored.doc["id"]:
+            self.delete(coll, key, epk, replaces)
         rng = coll.range_for(epk)
         old = self.item(rng, epk, stored.doc["id"])
         self.size_change += stored.size - (old.size if old else 0)

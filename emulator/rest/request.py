@@ -15,7 +15,7 @@ from cosmoscore.keys import Key
 from emulator.engine import errors
 from emulator.engine.metering import Context
 from emulator.engine.query.service import QuerySpec
-from emulator.engine.results import ChangeFeedStart, ThroughputSpec
+from emulator.engine.results import ChangeFeedStart, ThroughputSpec, autoscale_increment
 from emulator.rest import wire
 
 TAG_HEADER = "x-ruscope-tag"  # a client's label for its requests (a test run, a test), kept in the request log
@@ -138,7 +138,10 @@ def throughput(request: Request) -> ThroughputSpec | None:
         maximum = autopilot.get("maxThroughput") if isinstance(autopilot, dict) else None
         if not isinstance(maximum, int):
             raise errors.bad_request("x-ms-cosmos-offer-autopilot-settings needs an integer maxThroughput.")
-        return ThroughputSpec(maximum, autoscale=True)
+        try:
+            return ThroughputSpec(maximum, autoscale=True, increment_percent=autoscale_increment(autopilot))
+        except ValueError as exc:
+            raise errors.bad_request(f"x-ms-cosmos-offer-autopilot-settings: {exc}") from None
     return None
 
 
