@@ -94,6 +94,10 @@ def dashboard(
     allow_any_store: Annotated[
         bool, typer.Option("--allow-any-store", help="Let the sidebar open any store path or URI a visitor types.")
     ] = False,
+    check_report: Annotated[
+        Path | None,
+        typer.Option(help="Show this `ruscope check` run (its --report JSON or --junit XML) on the Query costs page."),
+    ] = None,
 ) -> None:
     """Open the dashboard (Streamlit) on a store: --store, else the config's [store] uri, else ruscope-data;
     costs at the config's [pricing], else Microsoft's list price example.
@@ -104,7 +108,11 @@ def dashboard(
     target = store_dir(store, cfg)
     shown = str(target.local.resolve()) if target.local is not None else target.uri  # Streamlit runs elsewhere
     pricing = cfg.pricing if cfg is not None else None  # the pages price with it; else the list price example
-    env = dashboard_environment(os.environ, shown, any_store=allow_any_store, pricing=pricing)
+    if check_report is not None and not check_report.is_file():
+        fail(f"--check-report: {check_report}: no such file")
+    env = dashboard_environment(
+        os.environ, shown, any_store=allow_any_store, pricing=pricing, check_report=check_report
+    )
     problem = listen_problem(host, port)
     if problem:
         fail(problem)

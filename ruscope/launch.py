@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dashboard.environment import ANY_STORE_ENV, PRICING_ENV, STORE_ENV
+from dashboard.environment import ANY_STORE_ENV, CHECK_REPORT_ENV, PRICING_ENV, STORE_ENV
 from emulator.cli import is_loopback
 from ruscope.options import echo
 
@@ -50,17 +50,26 @@ def listen_problem(host: str, port: int) -> str | None:
 
 
 def dashboard_environment(
-    base: Mapping[str, str], store: str, *, any_store: bool = False, pricing: PricingSettings | None = None
+    base: Mapping[str, str],
+    store: str,
+    *,
+    any_store: bool = False,
+    pricing: PricingSettings | None = None,
+    check_report: Path | None = None,
 ) -> dict[str, str]:
     """The Streamlit process's environment (`dashboard.environment`): `base` (the caller's), the store, and
     only what this start says: --allow-any-store, and the config's `[pricing]` as JSON (prices, reservations
-    held, account names; no key or secret is in it). Neither is inherited from `base`, so a dashboard started
-    without a config prices at Microsoft's list price example and says so."""
-    env = {k: v for k, v in base.items() if k not in (ANY_STORE_ENV, PRICING_ENV)} | {STORE_ENV: store}
+    held, account names; no key or secret is in it), and the check report to show (--check-report, absolute).
+    None is inherited from `base`, so a dashboard started without a config prices at Microsoft's list price
+    example and says so."""
+    own = (ANY_STORE_ENV, PRICING_ENV, CHECK_REPORT_ENV)
+    env = {k: v for k, v in base.items() if k not in own} | {STORE_ENV: store}
     if any_store:
         env[ANY_STORE_ENV] = "1"
     if pricing is not None:
         env[PRICING_ENV] = pricing.model_dump_json()
+    if check_report is not None:
+        env[CHECK_REPORT_ENV] = str(check_report.resolve())  # Streamlit runs in another directory
     return env
 
 

@@ -1,9 +1,12 @@
-"""What CI shows of a check: the Markdown table of a pull-request comment, JUnit XML for the test view, and
-the lines the command prints. Pure: each returns text, the command writes it."""
+"""What CI shows of a check: the Markdown table of a pull-request comment, JUnit XML for the test view, the
+JSON report the dashboard reads (`analysis.gate.reported`), and the lines the command prints. Pure: each
+returns text, the command writes it."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from typing import Any
 
 from junitparser import Failure, JUnitXml, Skipped, TestCase, TestSuite
 
@@ -77,7 +80,11 @@ def junit_xml(verdicts: Sequence[Verdict], *, suite: str = "ruscope check") -> s
             case.result = [Skipped(v.measured.error)]
         notes = [f"{c.severity} {c.rule}: {c.message}" for c in v.checks if c.severity != "fail"]
         case.system_out = "\n".join(
-            [f"ru={_ru(v.measured.ru)} routing={v.measured.routing} partitions={v.measured.partitions}", *notes]
+            [
+                f"ru={_ru(v.measured.ru)} before={_ru(v.before.ru if v.before else None)} "
+                f"routing={v.measured.routing} partitions={v.measured.partitions}",
+                *notes,
+            ]
         )
         cases.append(case)
     test_suite = TestSuite(suite)
@@ -86,6 +93,37 @@ def junit_xml(verdicts: Sequence[Verdict], *, suite: str = "ruscope check") -> s
     xml.add_testsuite(test_suite)
     raw: bytes = xml.tostring()  # type: ignore[no-untyped-call]  # junitparser leaves it unannotated
     return raw.decode("utf-8")
+
+
+REPORT_FORMAT = "ruscope-check/1"
+
+
+def json_report(verdicts: Sequence[Verdict], *, target: str) -> str:
+    """Every verdict with its figures, checks and why (`--report`), deterministic like the baseline."""
+    body = {
+        "format": REPORT_FORMAT,
+        "target": target,
+        "failed": sum(v.status == "fail" for v in verdicts),
+        "queries": [_reported(v) for v in verdicts],
+    }
+    return json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _reported(v: Verdict) -> dict[str, Any]:
+    m = v.measured
+    return {
+        "name": m.name,
+        "container": m.container,
+        "sql": m.sql,
+        "ru_before": v.before.ru if v.before is not None else None,
+        "ru_now": m.ru,
+        "change_pct": v.change_pct,
+        "routing": m.routing,
+        "partitions": m.partitions,
+        "verdict": v.status,
+        "checks": [{"rule": c.rule, "severity": c.severity, "message": c.message} for c in v.checks],
+        "why": list(v.why),
+    }
 
 
 def summary_lines(verdicts: Sequence[Verdict]) -> list[str]:

@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import os
 from dataclasses import dataclass, field
 
 import pandas as pd
 import streamlit as st
 
+from analysis.gate.reported import CheckReport, ReportError, decode_report
 from analysis.queries import costs as qc
 from analysis.queries import logged as ql
 from analysis.queries import runs as qr
+from dashboard.environment import CHECK_REPORT_ENV
 from dashboard.loaders import tables
 from dashboard.state import FrameState
 
@@ -125,3 +128,36 @@ def _run_detail(view: FrameState, run_id: str, start: dt.datetime, executions: p
 def _from(view: FrameState, start: dt.datetime) -> FrameState:
     """The view narrowed to rows at or after `start` (a run's rows all are): fewer date partitions read."""
     return dataclasses.replace(view, window=view.window.from_(pd.Timestamp(start).to_pydatetime()))
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    """The `ruscope check` run the dashboard was started with (--check-report), or why it cannot be shown."""
+
+    path: str
+    report: CheckReport | None = None
+    problem: str = ""
+
+
+def load_check_run() -> CheckRun | None:
+    """The check report named by `--check-report` (`dashboard.environment.CHECK_REPORT_ENV`), None without
+    one; read again when the file changes (CI overwrites it on every run)."""
+    path = os.environ.get(CHECK_REPORT_ENV)
+    if not path:
+        return None
+    try:
+        stamp = os.stat(path).st_mtime_ns
+    except OSError as exc:
+        return CheckRun(path, problem=f"cannot read it ({exc.strerror or exc})")
+    return _read_check_run(path, stamp)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _read_check_run(path: str, stamp: int) -> CheckRun:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return CheckRun(path, decode_report(handle.read()))
+    except (OSError, UnicodeDecodeError) as exc:
+        return CheckRun(path, problem=f"cannot read it ({exc})")
+    except ReportError as exc:
+        return CheckRun(path, problem=str(exc))

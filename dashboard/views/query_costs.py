@@ -5,6 +5,8 @@ Layout only: the store, time range and scope come from the frame (`dashboard.sta
 from `dashboard.loaders.query_costs` (cached: computed once per view), the numbers from `analysis.queries.costs` and
 `analysis.queries.runs`, the figures from `dashboard.figures`, the shared widgets from `dashboard.widgets`.
 Every widget has a key (tests drive them by key): `query_costs_sql`, `query_costs_run`, `query_costs_run_b`.
+Started with `--check-report`, the page shows that `ruscope check` run first (`query_costs_check`): the
+baseline against now, with each query's verdict and reasons (`analysis.gate.reported`).
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from dashboard.figures.query_costs import (
     stacked_range,
 )
 from dashboard.loaders.query_costs import (
+    CheckRun,
     LoggedQueries,
     QueryCosts,
+    load_check_run,
     load_logged_queries,
     load_query_costs,
     load_run_detail,
@@ -121,6 +125,18 @@ WORKLOAD_COLUMNS = {
     "first_seen": st.column_config.DatetimeColumn("first bin (UTC)", format="%Y-%m-%d %H:%M"),
     "last_seen": st.column_config.DatetimeColumn("last bin (UTC)", format="%Y-%m-%d %H:%M"),
 }
+CHECK_COLUMNS = {
+    "query_name": Text("query"),
+    "verdict": Text("verdict", help="pass, new (not in the baseline), warn or fail"),
+    "ru_before": Num("RU, baseline", format="%.2f", help="per execution, as the committed baseline holds it"),
+    "ru_now": Num("RU, now", format="%.2f", help="per execution, in this check run"),
+    "change_pct": Num("change %", format="%+.1f%%", help="now against the baseline"),
+    "routing": Text("routing"),
+    "partitions": Num("partitions"),
+    "reasons": Text("reasons", help="the rules that failed or warned, and why (routing, partitions, index)"),
+    "container": Text("container"),
+    "sql": Text("SQL"),
+}
 ERROR_COLUMNS = {
     "time": st.column_config.DatetimeColumn("time (UTC)", format="%Y-%m-%d %H:%M:%S"),
     "query_name": Text("query"),
@@ -168,6 +184,23 @@ def render_logged(view: FrameState, logged: LoggedQueries) -> None:
     st.caption(
         f"Source: Log Analytics, query statistics joined with the data-plane requests on ActivityId, {since}."
         f"{spent}{regions}"
+    )
+
+
+def render_check(check: CheckRun) -> None:
+    """The check run the dashboard was started with: the baseline against now, query by query."""
+    st.subheader("Check run (ruscope check)")
+    if check.report is None:
+        st.warning(f"The check report {check.path} cannot be shown: {check.problem}.", icon=":material/error:")
+        return
+    report = check.report
+    queries = report.queries
+    failed = report.failed
+    text = f"{failed} of {len(queries)} queries failed" if failed else f"all {len(queries)} queries passed"
+    (st.error if failed else st.success)(f"{text} on {report.target or 'its target'}.")
+    widgets.render_table(shown(queries, CHECK_COLUMNS), key="query_costs_check", file_name="check-run.csv", column_config=CHECK_COLUMNS, csv=queries)  # fmt: skip
+    st.caption(
+        f"Source: {check.path}, written by `ruscope check` (RU per execution of the emulator's or account's run)."
     )
 
 
@@ -222,9 +255,12 @@ st.title("Query costs")
 view = frame_state()
 costs = load_query_costs(view)
 logged = load_logged_queries(view)
+check = load_check_run()
 widgets.render_store_warnings(tuple(dict.fromkeys((*costs.warnings, *logged.warnings))))
+if check is not None:
+    render_check(check)
 nothing = costs.empty and logged.empty
-if nothing and not costs.warnings and not logged.warnings:  # a damaged table is what its warning says
+if nothing and check is None and not costs.warnings and not logged.warnings:  # a damaged table is what its warning says
     widgets.render_empty_state(view, what="query executions", how=HOW_TO_COLLECT, commands=COLLECT)
 if not logged.empty:
     render_logged(view, logged)

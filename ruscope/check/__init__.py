@@ -2,7 +2,7 @@
 
     ruscope check --config ruscope.toml [--target emulator|account] [--sample docs.jsonl]
                   [--baseline ruscope-baseline.json] [--update-baseline] [--strict]
-                  [--junit check.xml] [--summary check.md] [--store DIR]
+                  [--junit check.xml] [--summary check.md] [--report check.json] [--store DIR]
     ruscope check --from-emulator http://127.0.0.1:8081/ [--since 2026-12-03T10:00:00Z] [--tag RUN]
                   [--config ruscope.toml] [--baseline ...] [--junit ...] [--summary ...]
 
@@ -48,6 +48,9 @@ def check(
     summary: Annotated[
         Path | None, typer.Option(help="Write the Markdown summary (a pull-request comment) here.")
     ] = None,
+    report: Annotated[
+        Path | None, typer.Option(help="Write the JSON report here (the dashboard's Query costs page shows it).")
+    ] = None,
     store: Annotated[Path | None, typer.Option(help="Keep the check's requests and executions in this store.")] = None,
     from_emulator: Annotated[
         str | None,
@@ -70,7 +73,9 @@ def check(
     from ruscope.check.verdict import run_check
 
     if from_emulator is not None:
-        _check_log(config, from_emulator, since, tag, emulator_key, baseline, update_baseline, strict, junit, summary)
+        _check_log(
+            config, from_emulator, since, tag, emulator_key, baseline, update_baseline, strict, junit, summary, report
+        )
     elif since is not None or tag is not None:
         fail("--since and --tag select requests of --from-emulator's log; give it")
     cfg = load(config)
@@ -88,6 +93,7 @@ def check(
                 strict=strict or cfg.check.strict,
                 junit=junit,
                 summary=summary,
+                report=report,
                 store_dir=store or Path(scratch) / "store",
                 out=echo,
                 err=error_line,
@@ -108,6 +114,7 @@ def _check_log(
     strict: bool,
     junit: Path | None,
     summary: Path | None,
+    report: Path | None,
 ) -> NoReturn:
     """`--from-emulator`: judge a test run's queries from the emulator's request log; exits."""
     import os
@@ -132,7 +139,7 @@ def _check_log(
             accepted,
             cfg,
             f"the request log of {url}",
-            Files(path, update_baseline, junit, summary),
+            Files(path, update_baseline, junit, summary, report),
             strict=strict or (cfg is not None and cfg.check.strict),
             out=echo,
         )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analysis.gate import baseline as baselines
-from analysis.gate.outputs import junit_xml, markdown_summary, summary_lines
+from analysis.gate.outputs import json_report, junit_xml, markdown_summary, summary_lines
 from analysis.gate.verdicts import Budget, Verdict, judge
 from collectors.config import Config
 from collectors.config.check import DEFAULT_TOLERANCE
@@ -69,6 +69,7 @@ def run_check(
     strict: bool,
     junit: Path | None,
     summary: Path | None,
+    report: Path | None,
     store_dir: Path,
     out: Callable[[str], None],
     err: Callable[[str], None],
@@ -82,7 +83,7 @@ def run_check(
         measurement = measure(config, where, store_dir, out=lambda line: None, err=err)
     finally:
         where.close()
-    files = Files(path, update_baseline, junit, summary)
+    files = Files(path, update_baseline, junit, summary, report)
     return conclude(measurement, budgets_of(queries), accepted, config, where.label, files, strict=strict, out=out)
 
 
@@ -94,6 +95,7 @@ class Files:
     update_baseline: bool
     junit: Path | None
     summary: Path | None
+    report: Path | None = None  # the JSON report the dashboard reads
 
 
 def conclude(
@@ -122,6 +124,8 @@ def conclude(
         _write(files.junit, junit_xml(verdicts))
     if files.summary is not None:
         _write(files.summary, markdown_summary(verdicts, target=label))
+    if files.report is not None:
+        _write(files.report, json_report(verdicts, target=label))
     if files.update_baseline:
         if files.baseline is None:
             raise CheckError("--update-baseline: name the file with --baseline or [check] baseline")
