@@ -1,6 +1,6 @@
 """Built-in scalar functions: the registry (name, arity, implementation) the parser, checks and compiler use.
 
-The implementations live by kind: `strings.py`, `arrays.py`, `numbers.py`, `datetimes.py`. To add a
+The implementations live by kind: `strings.py`, `arrays.py`, `numbers.py`, `datetimes.py`, `spatial.py`. To add a
 function: write `_fn(args...) -> value` there, returning UNDEFINED for a wrong type, and add it to that
 module's table (`STRING_FUNCTIONS`, ...) with its arity. `strict` functions are not called when an argument is undefined
 (cosmos-sql-semantics §3.2); only the IS_* checks and IIF see undefined.
@@ -15,6 +15,7 @@ from typing import Any
 from . import datetimes as dt
 from .arrays import ARRAY_FUNCTIONS
 from .numbers import NUMBER_FUNCTIONS
+from .spatial import SPATIAL_FUNCTIONS
 from .strings import STRING_FUNCTIONS
 from .values import (
     INT64_MAX,
@@ -113,7 +114,7 @@ FUNCTIONS: dict[str, Builtin] = {
     "IIF": _b("IIF", 3, 3, _iif, strict=False),
     **{
         name: _b(name, lo, hi, impl)
-        for table in (STRING_FUNCTIONS, ARRAY_FUNCTIONS, NUMBER_FUNCTIONS, dt.DATE_FUNCTIONS)
+        for table in (STRING_FUNCTIONS, ARRAY_FUNCTIONS, NUMBER_FUNCTIONS, dt.DATE_FUNCTIONS, SPATIAL_FUNCTIONS)
         for name, (lo, hi, impl) in table.items()
     },
 }
