@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 Position = tuple[float, float]
 Vector = tuple[float, float, float]
@@ -139,13 +140,44 @@ def left_area(ring: Sequence[Position]) -> float:
     return area if area >= 0 else 4 * math.pi * AUTHALIC_RADIUS * AUTHALIC_RADIUS + area
 
 
-def winding(ring: Sequence[Vector], p: Vector) -> int:
-    """How many times a closed ring (first vertex repeated last) turns around `p`, counter-clockwise
-    positive, seen from outside the earth: 0 when `p` and its antipode lie on one side of it."""
-    turn = 0.0
-    for a, b in zip(ring, ring[1:]):
-        turn += math.atan2(dot(p, cross(a, b)), dot(a, b) - dot(p, a) * dot(p, b))
-    return round(turn / (2 * math.pi))
+@dataclass(frozen=True, slots=True)
+class Ring:
+    """A closed ring prepared for many point tests: each arc's plane, and a cap (centre, cosine of its
+    radius) holding the ring when it is under a hemisphere wide (`reach` 0 otherwise: no cap)."""
+
+    vertices: tuple[Vector, ...]
+    planes: tuple[Vector, ...]  # a x b of each arc a-b
+    centre: Vector
+    reach: float
+
+
+def prepare_ring(vertices: Sequence[Vector]) -> Ring:
+    """A ring (first vertex repeated last) ready for `locate`."""
+    planes = tuple(cross(a, b) for a, b in zip(vertices, vertices[1:]))
+    total = (sum(v[0] for v in vertices[1:]), sum(v[1] for v in vertices[1:]), sum(v[2] for v in vertices[1:]))
+    centre = _unit(total) or (0.0, 0.0, 1.0)
+    reach = min(dot(centre, v) for v in vertices)
+    return Ring(tuple(vertices), planes, centre, reach if reach > 1e-3 else 0.0)
+
+
+def locate(ring: Ring, p: Vector) -> int | None:
+    """None when `p` is on the ring; else 1 when it is in the ring's smaller side, 0 when not. Without a
+    cap, how many times the ring turns around `p`, counter-clockwise positive seen from outside the earth
+    (0 when `p` and its antipode lie on one side of it)."""
+    if ring.reach and dot(p, ring.centre) < ring.reach - ON_EDGE:
+        return 0  # outside the cap: neither on the ring nor inside its smaller side
+    turn, vertices = 0.0, ring.vertices
+    along = dot(p, vertices[0])
+    for i, plane in enumerate(ring.planes):
+        a, b = vertices[i], vertices[i + 1]
+        onward = dot(p, b)
+        side = dot(p, plane)
+        if abs(side) <= ON_EDGE * math.sqrt(dot(plane, plane)) and on_arc(p, a, b):
+            return None
+        turn += math.atan2(side, dot(a, b) - along * onward)
+        along = onward
+    turns = round(turn / (2 * math.pi))
+    return abs(turns) if ring.reach else turns
 
 
 def on_arc(p: Vector, a: Vector, b: Vector) -> bool:
@@ -162,15 +194,22 @@ def arcs_cross(a: Vector, b: Vector, c: Vector, d: Vector) -> bool:
     """Whether the short arcs a-b and c-d share a point (touching included)."""
     if on_arc(a, c, d) or on_arc(b, c, d) or on_arc(c, a, b) or on_arc(d, a, b):
         return True
-    n1, n2 = cross(a, b), cross(c, d)
+    return arcs_cross_properly(a, b, c, d)
+
+
+def arcs_cross_properly(a: Vector, b: Vector, c: Vector, d: Vector) -> bool:
+    """Whether the short arcs a-b and c-d cross at a point inside both (not at an end, not along)."""
+    n1, n2 = _unit(cross(a, b)), _unit(cross(c, d))
+    if n1 is None or n2 is None:
+        return False
     line = _unit(cross(n1, n2))
     if line is None:
-        return False  # on one great circle and not overlapping (the endpoint tests above)
+        return False  # on one great circle
     return any(_strictly_on(x, a, b, n1) and _strictly_on(x, c, d, n2) for x in (line, _neg(line)))
 
 
 def _strictly_on(x: Vector, a: Vector, b: Vector, normal: Vector) -> bool:
-    return dot(cross(a, x), normal) > 0 and dot(cross(x, b), normal) > 0
+    return dot(cross(a, x), normal) > ON_EDGE and dot(cross(x, b), normal) > ON_EDGE
 
 
 def _neg(v: Vector) -> Vector:

@@ -176,6 +176,12 @@ def test_a_clockwise_polygon_is_the_rest_of_the_earth() -> None:
 def test_polygons_and_lines_within_polygons() -> None:
     outer = polygon(box(0, 0, 10, 10))
     assert one("ST_WITHIN", polygon(box(1, 1, 2, 2)), outer) is True
+    assert one("ST_WITHIN", outer, outer) is True  # a geometry is within itself (OGC)
+    assert one("ST_WITHIN", polygon(box(0, 0, 5, 5)), outer) is True  # touching the boundary from inside
+    assert one("ST_WITHIN", point(0, 5), outer) is False  # on the boundary, not in the interior
+    assert one("ST_WITHIN", line([0, 0], [0, 10]), outer) is False  # only on the boundary (OGC)
+    assert one("ST_WITHIN", line([0, 0], [5, 5]), outer) is True  # from the boundary inwards
+    assert one("ST_WITHIN", outer, polygon(list(reversed(box(0, 0, 10, 10))))) is False  # not in its complement
     assert one("ST_WITHIN", polygon(box(8, 8, 12, 12)), outer) is False  # crosses the boundary
     assert one("ST_WITHIN", outer, polygon(box(1, 1, 2, 2))) is False
     assert one("ST_WITHIN", outer, polygon(box(-1, -1, 11, 11), list(reversed(box(4, 4, 5, 5))))) is False  # a hole
@@ -257,3 +263,17 @@ def test_a_filter_skips_documents_without_a_valid_location() -> None:
     assert execute(parse_query(query), docs, {"@p": point(31.91, -4.81)}).rows == ["near"]
     query = "SELECT VALUE c.id FROM c WHERE NOT ST_ISVALID(c.loc)"
     assert execute(parse_query(query), docs, {}).rows == ["broken"]
+
+
+def test_a_constant_geometry_read_once_answers_as_one_read_per_row() -> None:
+    """The compiler reads a constant or parameter geometry once (`Builtin.prepare`); a document's is read
+    on each row. Both paths give the same answers."""
+    region = polygon(box(0, 0, 10, 10), list(reversed(box(4, 4, 6, 6))))
+    docs = [{"id": str(i), "loc": point(i % 12, i % 7), "region": region} for i in range(40)]
+    for call in ("ST_WITHIN(c.loc, {})", "ST_INTERSECTS({}, c.loc)", "ST_DISTANCE(c.loc, {})"):
+        per_row = execute(parse_query(f"SELECT VALUE {call.format('c.region')} FROM c"), docs, {}).rows
+        literal = execute(parse_query(f"SELECT VALUE {call.format(json.dumps(region))} FROM c"), docs, {}).rows
+        parameter = execute(parse_query(f"SELECT VALUE {call.format('@r')} FROM c"), docs, {"@r": region}).rows
+        assert per_row == literal == parameter and len(per_row) == 40
+    invalid = execute(parse_query("SELECT VALUE ST_WITHIN(c.loc, @r) FROM c"), docs, {"@r": point(0, 95)}).rows
+    assert invalid == []
