@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from cosmoscore.epk import FULL_RANGE, MAX_EPK, MIN_EPK, EpkRange, epk_for, prefix_range
+from cosmoscore.epk import FULL_RANGE, MAX_EPK, MIN_EPK, EpkRange, epk_for, hash_version, prefix_range
 from cosmoscore.keys import key_paths
 
 if TYPE_CHECKING:  # the SQL engine (and lark) load only when a query is analysed, not for the vocabulary
@@ -44,7 +44,7 @@ def predicted_class(predicted: set[int] | None, total: int) -> str:
     return routing_class(len(predicted), total)
 
 
-def key_intervals(kind: str, levels: int, keys: Iterable[Sequence[Any]] | None) -> list[EpkRange]:
+def key_intervals(kind: str, levels: int, keys: Iterable[Sequence[Any]] | None, version: int = 2) -> list[EpkRange]:
     """EPK intervals pinned by keys: a point per full key, a prefix range per hierarchical prefix.
 
     `keys` None means the query is not pinned: the whole key space.
@@ -53,14 +53,14 @@ def key_intervals(kind: str, levels: int, keys: Iterable[Sequence[Any]] | None) 
         return [FULL_RANGE]
     out = set()
     for key in keys:
-        epk = epk_for(kind, tuple(key))
+        epk = epk_for(kind, tuple(key), version)
         out.add(EpkRange.point(epk) if len(key) == levels else EpkRange(*prefix_range(epk)))
     return sorted(out, key=lambda r: (r.min, r.max))
 
 
-def filter_intervals(key_filter: KeyFilter, kind: str, levels: int) -> list[EpkRange]:
+def filter_intervals(key_filter: KeyFilter, kind: str, levels: int, version: int = 2) -> list[EpkRange]:
     """The intervals a WHERE clause's partition-key filter pins."""
-    return key_intervals(kind, levels, key_filter.keys)
+    return key_intervals(kind, levels, key_filter.keys, version)
 
 
 def query_intervals(
@@ -76,12 +76,12 @@ def query_intervals(
     from cosmoscore.sql import partition_key_filter
 
     paths = key_paths(dict(definition))
-    kind = str(definition.get("kind", "Hash"))
+    kind, version = str(definition.get("kind", "Hash")), hash_version(definition)
     if partition_key is not None:
-        return key_intervals(kind, len(paths), [partition_key])
+        return key_intervals(kind, len(paths), [partition_key], version)
     if query is None:
         return [FULL_RANGE]
-    return filter_intervals(partition_key_filter(query, paths, parameters), kind, len(paths))
+    return filter_intervals(partition_key_filter(query, paths, parameters), kind, len(paths), version)
 
 
 class HasRange(Protocol):

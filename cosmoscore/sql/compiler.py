@@ -244,6 +244,9 @@ def _call(node: a.Call, scope: Scope, ctx: Context) -> Fn:
         return ctx.aggregate(node, scope)
     builtin = FUNCTIONS[node.name]
     impl, args = builtin.impl, [_c(arg, scope, ctx) for arg in node.args]
+    if builtin.prepare is not None:  # constant arguments read once (a GeoJSON shape), not on every row
+        prepare = builtin.prepare
+        args = [_once(fn, prepare) if _is_constant_tree(arg, ctx) else fn for arg, fn in zip(node.args, args)]
     if not builtin.strict:
         return lambda r: impl(*[arg(r) for arg in args])
     if len(args) == 1:
@@ -258,6 +261,22 @@ def _call(node: a.Call, scope: Scope, ctx: Context) -> Fn:
         return U if any(v is U for v in values) else impl(*values)
 
     return call
+
+
+def _is_constant_tree(node: Any, ctx: Context) -> bool:
+    """Whether an expression is a literal, a parameter, or an array or object built only of those."""
+    if constant(node, ctx)[0]:
+        return True
+    if isinstance(node, a.ArrayCtor):
+        return all(_is_constant_tree(item, ctx) for item in node.items)
+    if isinstance(node, a.ObjectCtor):
+        return all(_is_constant_tree(expr, ctx) for _, expr in node.props)
+    return False
+
+
+def _once(fn: Fn, prepare: Callable[[Any], Any]) -> Fn:
+    value = prepare(fn(None))
+    return lambda r: value
 
 
 def _exists(node: a.Exists, scope: Scope, ctx: Context) -> Fn:

@@ -1,6 +1,6 @@
 """Built-in scalar functions: the registry (name, arity, implementation) the parser, checks and compiler use.
 
-The implementations live by kind: `strings.py`, `arrays.py`, `numbers.py`, `datetimes.py`. To add a
+The implementations live by kind: `strings.py`, `arrays.py`, `numbers.py`, `datetimes.py`, `spatial.py`. To add a
 function: write `_fn(args...) -> value` there, returning UNDEFINED for a wrong type, and add it to that
 module's table (`STRING_FUNCTIONS`, ...) with its arity. `strict` functions are not called when an argument is undefined
 (cosmos-sql-semantics §3.2); only the IS_* checks and IIF see undefined.
@@ -15,6 +15,7 @@ from typing import Any
 from . import datetimes as dt
 from .arrays import ARRAY_FUNCTIONS
 from .numbers import NUMBER_FUNCTIONS
+from .spatial import PREPARED_ARGUMENTS, SPATIAL_FUNCTIONS
 from .strings import STRING_FUNCTIONS
 from .values import (
     INT64_MAX,
@@ -37,6 +38,7 @@ class Builtin:
     max_args: int | None  # None: no upper bound
     impl: Callable[..., Any]
     strict: bool = True
+    prepare: Callable[[Any], Any] | None = None  # applied once to a constant argument, at compile time
 
     def arity_message(self) -> str:
         if self.max_args == self.min_args:
@@ -112,8 +114,8 @@ FUNCTIONS: dict[str, Builtin] = {
     "IS_INTEGER": _b("IS_INTEGER", 1, 1, _is_integer, strict=False),
     "IIF": _b("IIF", 3, 3, _iif, strict=False),
     **{
-        name: _b(name, lo, hi, impl)
-        for table in (STRING_FUNCTIONS, ARRAY_FUNCTIONS, NUMBER_FUNCTIONS, dt.DATE_FUNCTIONS)
+        name: Builtin(name, lo, hi, impl, prepare=PREPARED_ARGUMENTS.get(name))
+        for table in (STRING_FUNCTIONS, ARRAY_FUNCTIONS, NUMBER_FUNCTIONS, dt.DATE_FUNCTIONS, SPATIAL_FUNCTIONS)
         for name, (lo, hi, impl) in table.items()
     },
 }

@@ -338,7 +338,8 @@ def _increment(settings: Mapping[str, Any]) -> int | None:
 
 
 def _validate_partition_key_definition(pk: Any, limits: Limits) -> dict[str, Any]:
-    """Hash with one path or MultiHash with 2-3 (H1), version 2 (the SDK default, §1.3)."""
+    """Hash with one path or MultiHash with 2-3 (H1), version 1 or 2 (W60); kept as given, so a legacy
+    definition without `version` (V1) reads back without one."""
     if not isinstance(pk, dict) or not isinstance(pk.get("paths"), list) or not pk["paths"]:
         raise errors.bad_request("A container needs a partitionKey definition with at least one path.")
     kind, paths, version = pk.get("kind", "Hash"), pk["paths"], pk.get("version", 1)
@@ -355,9 +356,9 @@ def _validate_partition_key_definition(pk: Any, limits: Limits) -> dict[str, Any
         raise errors.bad_request(f"A MultiHash partition key has 2 to {limits.max_hierarchy_levels} paths.")
     if kind not in ("Hash", "MultiHash"):
         raise errors.bad_request(f"Partition key kind {kind!r} is not supported (Hash or MultiHash).")
-    if version != 2:
-        raise errors.bad_request("Only partition key version 2 (the SDK default) is supported by this emulator.")
-    return {"paths": list(paths), "kind": kind, "version": 2}
+    if version not in (1, 2) or isinstance(version, bool):
+        raise errors.bad_request(f"The partition key version {version!r} is invalid: 1 or 2.")
+    return {"paths": list(paths), "kind": kind} | ({"version": version} if "version" in pk else {})
 
 
 def _validate_unique_keys(policy: Any) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from cosmoscore.epk import epk_for
+from cosmoscore.epk import epk_for, hash_version
 from cosmoscore.indexing import IndexPolicy
 from cosmoscore.keys import extract_key, key_json, split_path
 from cosmoscore.routing import RoutingMap
@@ -172,6 +172,7 @@ class Container:
         self.routing = RoutingMap(self.ranges)
         self.key_paths: list[list[str]] = [split_path(p) for p in self.props["partitionKey"]["paths"]]
         self.kind: str = self.props["partitionKey"].get("kind", "Hash")
+        self.hash_version: int = hash_version(self.props["partitionKey"])  # V1 or V2 hashing (W60)
         self.computed: tuple[ComputedProperty, ...] = parse_computed(self.props.get("computedProperties"))
         self.unique_keys: tuple[Paths, ...] = parse_policy(self.props.get("uniqueKeyPolicy"))
         self.expiry = Expiry()  # its items that will expire (emulator.engine.ttl), filled as they are written
@@ -200,7 +201,7 @@ class Container:
         return next((r for r in self.ranges if r.id == range_id), None)
 
     def epk(self, key: tuple[Any, ...]) -> str:
-        return epk_for(self.kind, key)
+        return epk_for(self.kind, key, self.hash_version)
 
     def extract_key(self, doc: dict[str, Any]) -> tuple[Any, ...]:
         """The partition key of a document; a missing path is the undefined value."""

@@ -11,7 +11,7 @@ from emulator.engine.model import Container, PkRange
 def split_for_throughput(coll: Container, throughput: int, limits: Limits) -> None:
     target = required_range_count(throughput, limits)
     for rng in [coll.ranges[i] for i in ranges_to_split(len(coll.ranges), target)]:
-        split(coll, rng, midpoint(rng.min, rng.max))
+        split(coll, rng, midpoint(rng.min, rng.max, coll.hash_version))
 
 
 def split_for_storage(coll: Container, rng: PkRange, limits: Limits) -> None:

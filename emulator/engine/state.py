@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from cosmoscore.epk import hash_version
 from cosmoscore.indexing import DEFAULT_POLICY, IndexPolicy
 from cosmoscore.keys import key_from_json, key_to_json
 from cosmoscore.layout import even_boundaries
@@ -311,7 +312,8 @@ def _new_container(entry: dict[str, Any], db_id: str, props: dict[str, Any], pol
     """A container at creation (even ranges) or from a snapshot (its exact layout, splits included)."""
     layout = entry.get("layout")
     if not layout:
-        ranges = [PkRange(str(i), lo, hi) for i, (lo, hi) in enumerate(even_boundaries(entry["ranges"]))]
+        bounds = even_boundaries(entry["ranges"], hash_version(props["partitionKey"]))
+        ranges = [PkRange(str(i), lo, hi) for i, (lo, hi) in enumerate(bounds)]
         coll = Container(entry["id"], entry["rid"], db_id, props, policy, ranges, None, len(ranges))
         coll.range_log = [(1, r.id) for r in ranges]
         return coll

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cosmoscore.epk import MAX_EPK, MIN_EPK, EpkRange
+from cosmoscore.epk import MAX_EPK, MIN_EPK, EpkRange, epk_v1
 from cosmoscore.layout import even_boundaries, midpoint
 from cosmoscore.routing import RoutingMap, predict_partitions, predicted_class, tiling_faults
 
@@ -170,3 +170,18 @@ def test_a_prediction_without_ranges_is_unknown_but_an_incomplete_set_is_refused
     with pytest.raises(ValueError, match="ends below"):
         predict_partitions("SELECT * FROM c", {}, None, definition, [EpkRange(MIN_EPK, "20")])
     assert predict_partitions("SELECT * FROM c", {}, None, definition, pkranges(*even_boundaries(3))) == {0, 1, 2}
+
+
+@pytest.mark.parametrize("definition", [{"paths": ["/k"], "kind": "Hash", "version": 1}, {"paths": ["/k"]}])
+def test_a_v1_container_is_predicted_with_v1_hashes(definition: dict[str, object]) -> None:
+    """The replay collector predicts a V1 container's routing from V1 EPKs over V1 bounds (W60); a
+    definition without a version is V1."""
+    ranges = pkranges(*even_boundaries(4, version=1))
+    routing = RoutingMap(ranges)
+    for key in ("a", "tenant-7", 42, True):
+        owner = ranges.index(routing.range_for(epk_v1([key])))
+        assert predict_partitions("SELECT * FROM c", {}, key, definition, ranges) == {owner}
+        where = "SELECT * FROM c WHERE c.k = @k"
+        assert predict_partitions(where, {"@k": key}, None, definition, ranges) == {owner}
+    owners = {ranges.index(routing.range_for(epk_v1([f"t{i}"]))) for i in range(40)}
+    assert owners == {0, 1, 2, 3}

@@ -38,7 +38,7 @@ class QueryPlan:
 
 def key_intervals(coll: Container, key_filter: KeyFilter) -> list[EpkRange]:
     """EPK intervals the filter pins (cosmoscore.routing): points for full keys, prefix ranges, or everything."""
-    return filter_intervals(key_filter, coll.kind, len(coll.key_paths))
+    return filter_intervals(key_filter, coll.kind, len(coll.key_paths), coll.hash_version)
 
 
 def required_features(query: Query, shape: QueryShape) -> list[str]:
