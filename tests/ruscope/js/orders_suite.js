@@ -12,7 +12,7 @@ async function main() {
   const { database } = await client.databases.createIfNotExists({ id: "jsshop" });
   const { container } = await database.containers.createIfNotExists({
     id: "orders",
-    partitionKey: { paths: ["/tenantId"], version: 2 },
+    partitionKey: { paths: ["/tenantId"] }, // no version: the SDK default, V1 hashing
     throughput: 12000,
   });
   const { resources: existing } = await container.items.query("SELECT VALUE COUNT(1) FROM c").fetchAll();
