@@ -38,6 +38,7 @@ class Options:
     only: str | None = None  # only the item of this name (a query, for the replay)
     account: str | None = None  # the account to collect (`Config.account`); None: the first (or only) one
     credential: Any = None  # a Cosmos DB key or token credential; None: from the environment
+    item_lines: bool = True  # a line per item (the replay's per-query cost); off: the caller reads the store
 
 
 class Collector(Protocol):

@@ -23,7 +23,7 @@ import typer
 from emulator.cli import emulator as emulator_command
 from ruscope import collect, maintenance, panics, report
 from ruscope.advise import advise as advise_command
-from ruscope.check import check as check_command
+from ruscope.check.command import check as check_command
 from ruscope.launch import dashboard_environment, exposure_warning, listen_problem, streamlit_command
 from ruscope.options import EXIT_OK, EXIT_USAGE, echo, fail, load, store_dir
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from analysis.gate.requests import RequestCost, operations_text, over_budget, summarize_requests
-from ruscope.check.emulator_log import EmulatorLog, EmulatorLogError
+from ruscope.check.emulator_log import EmulatorLog, EmulatorLogError  # no typer, no pandas: cheap to load
 
 MARKER = "ru_budget"
 BUDGET_KEYS = ("max_ru", "max_partitions", "max_requests")

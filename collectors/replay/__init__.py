@@ -185,6 +185,7 @@ class Replay:
     last_ru: dict[str, float] = field(default_factory=dict)  # per query: what the next execution may cost
     done: list[ExecutionRecord] = field(default_factory=list)  # executions of the query in progress
     spend: Spend = field(default_factory=Spend)  # what the run's requests charged, per container
+    item_lines: bool = True  # `Options.item_lines`: each query's closing line (computed only when shown)
 
     def store(self, requests: Iterable[RequestRecord]) -> None:
         """Journal the captured requests, and count what they charged."""
@@ -278,7 +279,7 @@ class Replay:
         """One line per query: its cost and routing, or each distinct error once."""
         for error in dict.fromkeys(e.error for e in executions if e.status == ERROR):
             self.run.err(f"query {spec.name!r}: {error}")
-        line = summary_line(spec, executions)
+        line = summary_line(spec, executions) if self.item_lines else None
         if line:
             self.run.out(line)
 
@@ -300,7 +301,7 @@ class ReplayCollector:
         common = {"run_id": run.run_id, "account": account.name, "database": account.databases[0]}
         pacer = Pacer(account.replay_max_ru_per_s, run.clock, run.pause)
         capture = Capture(common, clock=run.clock, charge=_charges(run, pacer), waiting=run.waiting)
-        replay = Replay(account, run, capture)
+        replay = Replay(account, run, capture, item_lines=options.item_lines)
         client, client_error = None, ""
         try:
             client = fetch_client(
@@ -359,10 +360,12 @@ def replay(
     err: Callable[[str], None] = print,
     sleep: Wait | None = None,
     waited: Wait | None = None,
+    query_lines: bool = True,
 ) -> RunSummary:
     """Replay one account's queries once (`account`: its name; None: the first or only one); every request
     and execution lands in the store. `collectors.fleet` runs many accounts. `sleep`/`waited`: how to wait
-    on a simulated `clock` (`collectors.run`)."""
+    on a simulated `clock` (`collectors.run`). `query_lines` False leaves out each query's closing line (a
+    caller that reads the executions back from the store, `ruscope check`, skips computing them)."""
     return run_collector(
         COLLECTOR,
         config,
@@ -372,7 +375,7 @@ def replay(
         progress=progress,
         out=out,
         err=err,
-        options=Options(only=only, account=account, credential=credential),
+        options=Options(only=only, account=account, credential=credential, item_lines=query_lines),
         sleep=sleep,
         waited=waited,
     )

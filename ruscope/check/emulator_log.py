@@ -8,11 +8,10 @@ Signed with the master key as every Cosmos DB request is (`emulator.rest.auth`),
 
 from __future__ import annotations
 
+import http.client
 import json
 import ssl
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from email.utils import formatdate
 from pathlib import Path
@@ -72,28 +71,64 @@ class LogRead:
 
 
 class EmulatorLog:
+    """A client of one emulator's request log, on one kept-alive connection (the pytest plugin reads it
+    twice per test: a new connection each time would be most of its cost)."""
+
     def __init__(self, url: str, key: str = WELL_KNOWN_KEY, *, ca: Path | None = None, timeout_s: float = 10.0) -> None:
         self.url = url.rstrip("/") + "/" + LINK
         self.key = key
         self.timeout_s = timeout_s
+        self._parts = urllib.parse.urlsplit(self.url)
         self._context = ssl.create_default_context(cafile=str(ca)) if ca else None
+        self._connection: http.client.HTTPConnection | None = None
+
+    def _connect(self) -> http.client.HTTPConnection:
+        host, port = self._parts.hostname or "127.0.0.1", self._parts.port
+        if self._parts.scheme == "https":
+            return http.client.HTTPSConnection(host, port, timeout=self.timeout_s, context=self._context)
+        return http.client.HTTPConnection(host, port, timeout=self.timeout_s)
 
     def _get(self, headers: dict[str, str]) -> dict[str, Any]:
         date = formatdate(usegmt=True)
         sig = signature(self.key, signing_payload("GET", RESOURCE_TYPE, LINK, date))
         auth = urllib.parse.quote(f"type=master&ver=1.0&sig={sig}", safe="")
-        request = urllib.request.Request(self.url, headers={"x-ms-date": date, "authorization": auth, **headers})
+        sent = {"x-ms-date": date, "authorization": auth, **headers}
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s, context=self._context) as response:
-                body: dict[str, Any] = json.loads(response.read())
-                return body
-        except urllib.error.HTTPError as exc:
-            if exc.code in (401, 403):
-                raise EmulatorLogError(f"{self.url}: the key was refused ({exc.code})") from None
-            raise EmulatorLogError(f"{self.url}: answered {exc.code}; is it a ruscope emulator?") from None
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise EmulatorLogError(f"{self.url}: cannot read the request log ({reason})") from None
+            status, raw = self._exchange(sent)
+        except (OSError, http.client.HTTPException) as exc:
+            raise EmulatorLogError(f"{self.url}: cannot read the request log ({exc})") from None
+        if status in (401, 403):
+            raise EmulatorLogError(f"{self.url}: the key was refused ({status})")
+        if status != 200:
+            raise EmulatorLogError(f"{self.url}: answered {status}; is it a ruscope emulator?")
+        try:
+            body: dict[str, Any] = json.loads(raw)
+        except ValueError:
+            raise EmulatorLogError(f"{self.url}: its answer is not JSON; is it a ruscope emulator?") from None
+        return body
+
+    def _exchange(self, headers: dict[str, str]) -> tuple[int, bytes]:
+        """One GET on the kept connection; a connection the server closed meanwhile is opened again once."""
+        for attempt in (1, 2):
+            if self._connection is None:
+                self._connection = self._connect()
+            try:
+                self._connection.request("GET", self._parts.path, headers=headers)
+                response = self._connection.getresponse()
+                return response.status, response.read()
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                self.close()
+                if attempt == 2:
+                    raise
+            except BaseException:
+                self.close()
+                raise
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
 
     def last(self) -> int:
         """The position now: requests after it are the ones still to come."""

@@ -82,6 +82,7 @@ def measure(
         progress=False,
         out=out,
         err=err,
+        query_lines=False,  # the verdicts read the executions back from the store
     )
     executions = read_table(store, "executions", run_ids=[summary.run_id])
     requests = read_table(store, "requests", run_ids=[summary.run_id])
