@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cosmoscore.indexing import Composite
 from cosmoscore.keys import Key
+from cosmoscore.sql.utilization import Utilization
 
 
 @dataclass(frozen=True)
@@ -105,13 +105,6 @@ class PageMetrics:
 
 
 @dataclass(frozen=True)
-class IndexUtilization:
-    indexed: tuple[tuple[str, ...], ...]
-    unindexed: tuple[tuple[str, ...], ...]
-    composites: tuple[Composite, ...] = ()  # potential: a filter + ORDER BY would be served by it (Q11)
-
-
-@dataclass(frozen=True)
 class QueryPage:
     rows: list[Any]
     request_charge: float
@@ -120,7 +113,7 @@ class QueryPage:
     next: QueryCursor | None
     container_rid: str
     metrics: PageMetrics | None = None
-    index_utilization: IndexUtilization | None = None
+    index_utilization: Utilization | None = None
 
 
 @dataclass(frozen=True)

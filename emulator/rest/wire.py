@@ -13,7 +13,9 @@ from urllib.parse import quote
 
 import orjson
 
+from cosmoscore.indexing import Composite
 from cosmoscore.keys import Key, key_from_json, key_to_json
+from cosmoscore.sql.utilization import SingleIndex, Utilization
 from emulator.engine import errors
 from emulator.engine.model import PkRange
 from emulator.engine.query.plan import QueryPlan
@@ -21,7 +23,6 @@ from emulator.engine.query.service import QueryRoute, Refusal
 from emulator.engine.results import (
     ChangePage,
     FeedPage,
-    IndexUtilization,
     ItemResult,
     PageMetrics,
     QueryPage,
@@ -235,32 +236,35 @@ def query_metrics_header(m: PageMetrics) -> str:
     return ";".join(f"{k}={v}" for k, v in fields.items())
 
 
-def index_utilization_header(use: IndexUtilization) -> str:
-    """`x-ms-cosmos-index-utilization`: base64 JSON naming the indexes used and the ones that would help."""
-
-    def entry(path: tuple[str, ...]) -> dict[str, Any]:
-        spec = "/" + "/".join(path) + "/?"
-        return {
-            "FilterExpression": "",
-            "IndexSpec": spec,
-            "FilterPreciseSet": True,
-            "IndexPreciseSet": True,
-            "IndexImpactScore": "High",
-        }
-
+def index_utilization_header(use: Utilization) -> str:
+    """`x-ms-cosmos-index-utilization`: base64 JSON of the indexes used and the ones that would help, in the
+    service's v2 layout (W71): single indexes with their filter expression, composites as lists of specs."""
     info = {
-        "UtilizedSingleIndexes": [entry(p) for p in use.indexed],
-        "PotentialSingleIndexes": [entry(p) for p in use.unindexed],
-        "UtilizedCompositeIndexes": [],
-        "PotentialCompositeIndexes": [
-            {
-                "IndexSpecs": ["/" + "/".join(p) + (" DESC" if desc else " ASC") for p, desc in c],
-                "IndexImpactScore": "High",
-            }
-            for c in use.composites
-        ],
+        "UtilizedSingleIndexes": [_single_index(s) for s in use.utilized_single],
+        "PotentialSingleIndexes": [_single_index(s) for s in use.potential_single],
+        "UtilizedCompositeIndexes": [_composite_index(c, utilized=True) for c in use.utilized_composite],
+        "PotentialCompositeIndexes": [_composite_index(c, utilized=False) for c in use.potential_composite],
     }
     return base64.b64encode(orjson.dumps(info)).decode()
+
+
+def _single_index(index: SingleIndex) -> dict[str, Any]:
+    return {
+        "FilterExpression": index.filter_expression,
+        "IndexSpec": "/" + "/".join(index.path) + "/?",
+        "FilterPreciseSet": True,
+        "IndexPreciseSet": True,
+        "IndexImpactScore": "High",
+    }
+
+
+def _composite_index(composite: Composite, *, utilized: bool) -> dict[str, Any]:
+    """A composite as the service lists it; a potential one is not a precise index plan (W71)."""
+    return {
+        "IndexSpecs": ["/" + "/".join(p) + (" DESC" if desc else " ASC") for p, desc in composite],
+        "IndexPreciseSet": utilized,
+        "IndexImpactScore": "High",
+    }
 
 
 # -- replies --------------------------------------------------------------------------------------

@@ -56,3 +56,133 @@ def test_the_plan_of_an_aggregate_with_order_by_has_no_order_by_and_keeps_it_in_
         'SELECT VALUE [{"item": {"sum": SUM(r.key), "count": COUNT(r.key)}}]\n'
         "FROM r\nWHERE IS_NUMBER(r.key)\nORDER BY r.key"
     )
+
+
+# -- 2. index metrics: utilised and potential, single and composite (W71-W73) ---------------------
+
+PEOPLE = [
+    {"id": "1", "tenant": "t1", "name": "Julien", "age": 30, "town": "Redmond", "timestamp": 2349230200},
+    {"id": "2", "tenant": "t1", "name": "Tim", "age": 20, "town": "Redmond", "timestamp": 2349230300},
+    {"id": "3", "tenant": "t1", "name": "Tim", "age": 10, "town": "Paris", "timestamp": 1, "secret": "x"},
+]
+NAME_AGE = [{"path": "/name", "order": "ascending"}, {"path": "/age", "order": "ascending"}]
+
+
+def _people(client: CosmosClient, name: str, **policy: object) -> ContainerProxy:
+    indexing = {"includedPaths": [{"path": "/*"}], "excludedPaths": [{"path": "/secret/?"}], **policy}
+    db = client.create_database_if_not_exists("crm")
+    container = db.create_container(name, PartitionKey("/tenant"), indexing_policy=indexing)
+    for person in PEOPLE:
+        container.create_item(person)
+    return container
+
+
+def _index_metrics(container: ContainerProxy, sql: str) -> dict[str, object]:
+    """The last page's index metrics, as azure-cosmos decodes them (base64 JSON to a dict)."""
+    rows = list(container.query_items(sql, partition_key="t1", populate_index_metrics=True))
+    assert rows, "the service sends index metrics only with results"
+    decoded = container.client_connection.last_response_headers["x-ms-cosmos-index-utilization"]
+    assert isinstance(decoded, dict)
+    return decoded
+
+
+def _single(expression: str, spec: str) -> dict[str, object]:
+    return {
+        "FilterExpression": expression,
+        "IndexSpec": spec,
+        "FilterPreciseSet": True,
+        "IndexPreciseSet": True,
+        "IndexImpactScore": "High",
+    }
+
+
+def _composite(specs: list[str], *, utilized: bool) -> dict[str, object]:
+    return {"IndexSpecs": specs, "IndexPreciseSet": utilized, "IndexImpactScore": "High"}
+
+
+def test_an_equality_and_a_range_filter_use_single_indexes_and_name_their_composite(client: CosmosClient) -> None:
+    people = _people(client, "plain")
+    assert _index_metrics(people, "SELECT * FROM c WHERE c.name = 'Julien' AND c.age > 12") == {
+        "UtilizedSingleIndexes": [_single('(ROOT.name = "Julien")', "/name/?"), _single("(ROOT.age > 12)", "/age/?")],
+        "PotentialSingleIndexes": [],
+        "UtilizedCompositeIndexes": [],
+        "PotentialCompositeIndexes": [_composite(["/name ASC", "/age ASC"], utilized=False)],
+    }
+
+
+def test_with_the_composite_index_the_filter_uses_it(client: CosmosClient) -> None:
+    people = _people(client, "indexed", compositeIndexes=[NAME_AGE])
+    assert _index_metrics(people, "SELECT * FROM c WHERE c.name = 'Julien' AND c.age > 12") == {
+        "UtilizedSingleIndexes": [],
+        "PotentialSingleIndexes": [],
+        "UtilizedCompositeIndexes": [_composite(["/name ASC", "/age ASC"], utilized=True)],
+        "PotentialCompositeIndexes": [],
+    }
+
+
+def test_each_range_gets_a_composite_after_the_equalities(client: CosmosClient) -> None:  # the docs' example
+    people = _people(client, "docs")
+    sql = "SELECT c.id FROM c WHERE c.name = 'Tim' AND c.age > 15 AND c.town = 'Redmond' AND c.timestamp > 2349230183"
+    metrics = _index_metrics(people, sql)
+    assert [e["IndexSpec"] for e in metrics["UtilizedSingleIndexes"]] == [
+        "/name/?",
+        "/age/?",
+        "/town/?",
+        "/timestamp/?",
+    ]
+    assert [e["IndexSpecs"] for e in metrics["PotentialCompositeIndexes"]] == [
+        ["/name ASC", "/town ASC", "/age ASC"],
+        ["/name ASC", "/town ASC", "/timestamp ASC"],
+    ]
+
+
+def test_an_order_by_on_two_paths_uses_its_composite_index(client: CosmosClient) -> None:
+    people = _people(client, "sorted", compositeIndexes=[NAME_AGE])
+    for sql in ("SELECT * FROM c ORDER BY c.name, c.age", "SELECT * FROM c ORDER BY c.name DESC, c.age DESC"):
+        assert _index_metrics(people, sql) == {
+            "UtilizedSingleIndexes": [],
+            "PotentialSingleIndexes": [],
+            "UtilizedCompositeIndexes": [_composite(["/name ASC", "/age ASC"], utilized=True)],
+            "PotentialCompositeIndexes": [],
+        }
+
+
+def test_a_filter_and_an_order_by_on_another_path_name_the_composite_that_serves_both(client: CosmosClient) -> None:
+    people = _people(client, "filtered")
+    assert _index_metrics(people, "SELECT * FROM c WHERE c.town = 'Redmond' ORDER BY c.age DESC") == {
+        "UtilizedSingleIndexes": [_single('(ROOT.town = "Redmond")', "/town/?"), _single("", "/age/?")],
+        "PotentialSingleIndexes": [],
+        "UtilizedCompositeIndexes": [],
+        "PotentialCompositeIndexes": [_composite(["/town ASC", "/age DESC"], utilized=False)],
+    }
+    town_age = [{"path": "/town", "order": "ascending"}, {"path": "/age", "order": "descending"}]
+    served = _people(client, "served", compositeIndexes=[town_age])
+    assert _index_metrics(served, "SELECT * FROM c WHERE c.town = 'Redmond' ORDER BY c.age DESC") == {
+        "UtilizedSingleIndexes": [],
+        "PotentialSingleIndexes": [],
+        "UtilizedCompositeIndexes": [_composite(["/town ASC", "/age DESC"], utilized=True)],
+        "PotentialCompositeIndexes": [],
+    }
+
+
+def test_a_filter_on_an_excluded_path_names_the_single_index_it_lacks(client: CosmosClient) -> None:
+    people = _people(client, "excluded")
+    assert _index_metrics(people, "SELECT * FROM c WHERE c.secret = 'x' AND c.age < 50") == {
+        "UtilizedSingleIndexes": [_single("(ROOT.age < 50)", "/age/?")],
+        "PotentialSingleIndexes": [_single('(ROOT.secret = "x")', "/secret/?")],
+        "UtilizedCompositeIndexes": [],
+        "PotentialCompositeIndexes": [_composite(["/secret ASC", "/age ASC"], utilized=False)],
+    }
+
+
+def test_a_query_without_results_sends_no_index_metrics(client: CosmosClient) -> None:
+    people = _people(client, "empty")
+    assert (
+        list(
+            people.query_items(
+                "SELECT * FROM c WHERE c.name = 'nobody'", partition_key="t1", populate_index_metrics=True
+            )
+        )
+        == []
+    )
+    assert "x-ms-cosmos-index-utilization" not in people.client_connection.last_response_headers
