@@ -7,7 +7,7 @@ is still charged, and continuation tokens in the service's format round-trip whi
 from __future__ import annotations
 
 import pytest
-from azure.cosmos import ContainerProxy, CosmosClient, PartitionKey
+from azure.cosmos import ContainerProxy, CosmosClient, PartitionKey, exceptions
 
 KEYS = [1, 2, 3, 4, 5, "abc", "xyz", None, True]  # numbers, strings, null and a boolean, as the SDK's own tests
 
@@ -186,3 +186,29 @@ def test_a_query_without_results_sends_no_index_metrics(client: CosmosClient) ->
         == []
     )
     assert "x-ms-cosmos-index-utilization" not in people.client_connection.last_response_headers
+
+
+# -- 3. an unpinned query needs the cross-partition flag (W74) -----------------------------------
+
+CROSS_PARTITION_DISABLED = "Cross partition query is required but disabled"
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM c",
+        "SELECT VALUE COUNT(1) FROM c",  # one the SDK would fan out itself
+        "SELECT * FROM c WHERE c.tenant IN ('t0', 't1', 't2', 't3')",  # keys on several partitions
+        "SELECT * FROM c ORDER BY c.n",
+    ],
+)
+def test_an_unpinned_query_without_the_flag_is_refused_on_several_partitions(orders: ContainerProxy, sql: str) -> None:
+    with pytest.raises(exceptions.CosmosHttpResponseError) as refused:
+        list(orders.query_items(sql))
+    assert refused.value.status_code == 400 and CROSS_PARTITION_DISABLED in refused.value.message
+    assert _cross(orders, sql)  # the flag serves it
+
+
+def test_a_query_the_filter_pins_to_one_partition_needs_no_flag(orders: ContainerProxy) -> None:
+    assert sorted(d["id"] for d in orders.query_items("SELECT * FROM c WHERE c.tenant = 't1'")) == ["1", "5"]
+    assert list(orders.query_items("SELECT VALUE COUNT(1) FROM c WHERE c.tenant = 't2'")) == [2]
