@@ -9,6 +9,8 @@ from __future__ import annotations
 import pytest
 from azure.cosmos import ContainerProxy, CosmosClient, PartitionKey, exceptions
 
+from cosmoscore.costmodel import CostModel
+
 KEYS = [1, 2, 3, 4, 5, "abc", "xyz", None, True]  # numbers, strings, null and a boolean, as the SDK's own tests
 
 
@@ -212,3 +214,51 @@ def test_an_unpinned_query_without_the_flag_is_refused_on_several_partitions(ord
 def test_a_query_the_filter_pins_to_one_partition_needs_no_flag(orders: ContainerProxy) -> None:
     assert sorted(d["id"] for d in orders.query_items("SELECT * FROM c WHERE c.tenant = 't1'")) == ["1", "5"]
     assert list(orders.query_items("SELECT VALUE COUNT(1) FROM c WHERE c.tenant = 't2'")) == [2]
+
+
+# -- 4. a query that can match no partition is still charged (W75) ------------------------------
+
+BASE = CostModel().query_min_per_partition  # Q3: "a minimum of about 2.5 RUs" per partition checked
+
+
+def _charges(container: ContainerProxy, sql: str, **kwargs: object) -> tuple[list[object], list[float]]:
+    """The rows and the charge of every request the SDK sent for them."""
+    charges: list[float] = []
+
+    def hook(headers: dict[str, str], _: object) -> None:
+        charges.append(float(headers.get("x-ms-request-charge", 0)))
+
+    rows = list(container.query_items(sql, response_hook=hook, **kwargs))
+    return rows, charges
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM c WHERE c.tenant = 't1' AND c.tenant = 't2'",
+        "SELECT * FROM c WHERE c.tenant IN ('t0', 't1') AND c.tenant IN ('t2', 't3')",
+        "SELECT c.id FROM c WHERE c.tenant = 't1' AND c.tenant = 't2' ORDER BY c.tenant",  # the SDK's fan-out
+    ],
+)
+def test_a_contradictory_partition_key_filter_is_charged_one_partitions_minimum(
+    orders: ContainerProxy, sql: str
+) -> None:
+    for kwargs in ({}, {"enable_cross_partition_query": True}):
+        rows, charges = _charges(orders, sql, **kwargs)
+        assert rows == [] and sum(charges) == pytest.approx(BASE)
+
+
+def test_a_contradictory_query_answers_and_costs_as_a_key_without_items(orders: ContainerProxy) -> None:
+    for sql in (
+        "SELECT VALUE COUNT(1) FROM c WHERE c.tenant = 't1' AND c.tenant = 't2'",  # one row: [0]
+        "SELECT c.id FROM c WHERE c.tenant = 't1' AND c.tenant = 't2' ORDER BY c.n",  # Q11: no (tenant, n) index
+    ):
+        rows, charges = _charges(orders, sql, enable_cross_partition_query=True)
+        pinned_rows, pinned = _charges(orders, sql, partition_key="nobody")
+        assert rows == pinned_rows and sum(charges) == pytest.approx(sum(pinned)) and sum(charges) >= BASE
+
+
+def test_an_empty_in_list_is_the_services_syntax_error(orders: ContainerProxy) -> None:
+    with pytest.raises(exceptions.CosmosHttpResponseError) as refused:
+        _cross(orders, "SELECT * FROM c WHERE c.tenant IN ()")
+    assert refused.value.status_code == 400 and "Syntax error, incorrect syntax near ')'" in refused.value.message
