@@ -88,10 +88,14 @@ class FeedPage:
 
 @dataclass(frozen=True)
 class QueryCursor:
-    """Where a query resumes: the EPK its current target starts at and the rows of it already returned."""
+    """Where a query resumes: the physical partition range it was reading, [start, end), the EPK its target
+    in that range begins at (`at`, None: the range's start; an IN list has a target per key) and the rows
+    of it already returned (the service's token names the range and counts the rows: W76)."""
 
     start: str | None = None
+    end: str | None = None
     offset: int = 0
+    at: str | None = None
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ CROSS_PARTITION_DISABLED = (
     "Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition "
     "to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception."
 )
+INVALID_CONTINUATION = "Invalid Continuation Token"  # the gateway's text, azure-sdk-for-python#37230
 NOT_SERVABLE = (  # cosmos-errors-and-stats.md §1.4, substatus 1004
     "The provided cross partition query can not be directly served by the gateway. This is a first chance "
     "(internal) exception that all newer clients will know how to handle gracefully. This exception is traced, "
@@ -199,12 +200,17 @@ def plan_json(plan: QueryPlan) -> dict[str, Any]:
     }
 
 
-def gateway_refusal(route: QueryRoute, *, cross_partition: bool, refused_ru: float) -> Refusal | None:
+def gateway_refusal(
+    route: QueryRoute, *, cross_partition: bool, refused_ru: float, continued: bool = False
+) -> Refusal | None:
     """What the gateway refuses of a query the client did not pin to a partition: several partitions
-    without cross-partition enabled (400), or one it cannot serve page by page (400/1004 carrying the
-    plan, so the SDK fans out itself)."""
+    without cross-partition enabled (400), one it cannot serve page by page (400/1004 carrying the plan, so
+    the SDK fans out itself), or such a one sent with a continuation: the token of one of its ranges, which
+    azure-cosmos hands back as the query's (W77)."""
     if route.partitions > 1 and not cross_partition:
         return Refusal(errors.bad_request(CROSS_PARTITION_DISABLED))
+    if route.needs_plan and continued:
+        return Refusal(errors.CosmosError(400, INVALID_CONTINUATION), refused_ru)
     if route.needs_plan:
         refused = errors.bad_request(NOT_SERVABLE, 1004)
         refused.additional_info = orjson.dumps(plan_json(route.plan())).decode()

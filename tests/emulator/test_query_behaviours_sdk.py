@@ -6,6 +6,8 @@ is still charged, and continuation tokens in the service's format round-trip whi
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from azure.cosmos import ContainerProxy, CosmosClient, PartitionKey, exceptions
 
@@ -262,3 +264,115 @@ def test_an_empty_in_list_is_the_services_syntax_error(orders: ContainerProxy) -
     with pytest.raises(exceptions.CosmosHttpResponseError) as refused:
         _cross(orders, "SELECT * FROM c WHERE c.tenant IN ()")
     assert refused.value.status_code == 400 and "Syntax error, incorrect syntax near ')'" in refused.value.message
+
+
+# -- 5. continuation tokens in the service's format (W76-W77) ------------------------------------
+
+MALFORMED = "The continuation token specified in the request is malformed. Re-run the query without it and iterate."
+
+
+def _pages(container: ContainerProxy, sql: str, token: str | None = None, **kwargs: object) -> tuple[list, str | None]:
+    """The rows of the first page from `token`, and the continuation the SDK hands back for them."""
+    pages = container.query_items(sql, max_item_count=2, **kwargs).by_page(token)
+    return list(next(pages, [])), pages.continuation_token
+
+
+def _drain(container: ContainerProxy, sql: str, token: str | None, **kwargs: object) -> list:
+    """Every row from `token` on, each page resumed from a persisted token as an application would."""
+    rows: list = []
+    for _ in range(100):  # never a loop
+        page, token = _pages(container, sql, token, **kwargs)
+        rows += page
+        if not token:
+            return rows
+    raise AssertionError("the continuation never ended")
+
+
+@pytest.fixture
+def tenants(orders: ContainerProxy) -> ContainerProxy:
+    for i in range(9, 21):
+        orders.create_item({"id": str(i), "tenant": "t1", "key": i, "n": i})
+    return orders
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"partition_key": "t1"}, {"enable_cross_partition_query": True}],
+    ids=["one partition key", "gateway-served cross-partition"],
+)
+def test_a_persisted_token_in_the_services_format_resumes_where_it_stopped(
+    tenants: ContainerProxy, kwargs: dict[str, object]
+) -> None:
+    sql = "SELECT VALUE c.id FROM c"
+    whole = list(tenants.query_items(sql, **kwargs))
+    first, token = _pages(tenants, sql, **kwargs)
+    assert token is not None
+    [entry] = json.loads(token)  # the gateway's composite token: one range and its backend token
+    assert set(entry) == {"token", "range"} and set(entry["range"]) == {"min", "max"}
+    assert "#TRC:2" in entry["token"]  # the rows of this range returned so far, as the service counts them
+    assert first + _drain(tenants, sql, token, **kwargs) == whole and len(set(whole)) == len(whole)
+
+
+def test_a_token_of_an_in_list_names_the_key_it_stopped_at(tenants: ContainerProxy) -> None:
+    sql = "SELECT VALUE c.id FROM c WHERE c.tenant IN ('t0', 't1', 't2', 't3')"  # two keys share a partition
+    whole = list(tenants.query_items(sql, enable_cross_partition_query=True))
+    assert _drain(tenants, sql, None, enable_cross_partition_query=True) == whole and len(whole) == len(KEYS) + 12
+
+
+def test_a_feed_range_token_the_sdk_wraps_round_trips(tenants: ContainerProxy) -> None:
+    sql = "SELECT VALUE c.id FROM c"
+    for feed_range in tenants.read_feed_ranges():
+        whole = list(tenants.query_items(sql, feed_range=feed_range))
+        first, token = _pages(tenants, sql, feed_range=feed_range)
+        rest = _drain(tenants, sql, token, feed_range=feed_range) if token else []
+        assert first + rest == whole
+
+
+def test_the_services_own_token_shapes_are_accepted(tenants: ContainerProxy) -> None:
+    sql = "SELECT VALUE c.id FROM c"
+    ranges = [r["Range"] for r in tenants.read_feed_ranges()]
+    by_range = [list(tenants.query_items(sql, feed_range={"Range": r})) for r in ranges]
+    whole = list(tenants.query_items(sql, enable_cross_partition_query=True))
+    assert whole == [row for rows in by_range for row in rows]
+    first = {"min": ranges[0]["min"], "max": ranges[0]["max"]}
+    service = "+RID:~QqAcAN25+rfPLQQAAAAAAA==#RT:1#TRC:2#ISV:2#IEO:65567#QCF:8"  # a backend token, 2 rows in
+    listed = json.dumps([{"token": service, "range": first}])
+    assert _drain(tenants, sql, listed, enable_cross_partition_query=True) == whole[2:]
+    second = {"min": ranges[1]["min"], "max": ranges[1]["max"]}
+    unstarted = json.dumps({"token": None, "range": second})  # the single-object form, a range not begun
+    assert _drain(tenants, sql, unstarted, enable_cross_partition_query=True) == whole[len(by_range[0]) :]
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "not json",
+        "[]",
+        "[1]",
+        '[{"token": "+RID:~x#RT:1#TRC:2"}]',  # no range
+        '[{"token": "+RID:~x#RT:1", "range": {"min": "", "max": "FF"}}]',  # no count of rows
+        '[{"token": "+RID:~x#RT:1#TRC:-1", "range": {"min": "", "max": "FF"}}]',
+        '[{"token": 5, "range": {"min": "", "max": "FF"}}]',
+        '[{"token": null, "range": {"min": "zz", "max": "FF"}}]',
+        '[{"token": null, "range": {"min": "FF", "max": ""}}]',
+        '[{"token": null, "range": {"min": ""}}]',
+        '[{"token": null, "range": {"min": "", "max": "FF"}, "extra": 1}]',
+        '[{"token": null, "range": {"min": "", "max": "FF"}}, {"token": null, "range": {"min": "", "max": "FF"}}]',
+        '{"min": "", "offset": 2}',
+        "x" * 20_000,
+    ],
+)
+def test_a_malformed_token_is_the_services_400(tenants: ContainerProxy, token: str) -> None:
+    for kwargs in ({"partition_key": "t1"}, {"enable_cross_partition_query": True}):
+        with pytest.raises(exceptions.CosmosHttpResponseError) as refused:
+            _pages(tenants, "SELECT VALUE c.id FROM c", token, **kwargs)
+        assert refused.value.status_code == 400 and MALFORMED in refused.value.message
+
+
+def test_a_token_on_a_query_the_sdk_fans_out_is_the_services_invalid_continuation(tenants: ContainerProxy) -> None:
+    sql = "SELECT VALUE c.id FROM c ORDER BY c.n"  # azure-sdk-for-python#37230: the SDK hands back a range's token
+    _, token = _pages(tenants, sql, enable_cross_partition_query=True)
+    assert token is not None
+    with pytest.raises(exceptions.CosmosHttpResponseError) as refused:
+        _pages(tenants, sql, token, enable_cross_partition_query=True)
+    assert refused.value.status_code == 400 and "Invalid Continuation Token" in refused.value.message

@@ -22,22 +22,31 @@ from cosmoscore.sql.loading import Loading, loading
 from cosmoscore.sql.parser import AST_BYTES_PER_CHAR
 from cosmoscore.sql.utilization import Utilization, index_utilization
 from emulator.engine import errors
+from emulator.engine.results import QueryCursor
 
 DEFAULT_PAGE_ITEMS = 100  # no page size asked for: the REST API's default page size
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # a page never exceeds the service's 4 MB response size
 
 
-def resume_index(targets: Sequence[Target[Any]], start: str | None) -> tuple[int, bool]:
-    """Which target a continuation resumes, and whether it is the very same one (else begin it afresh:
-    the range split or vanished between pages)."""
-    if start is None:
+def resume_index(targets: Sequence[Target[Any]], cursor: QueryCursor) -> tuple[int, bool]:
+    """Which target a continuation resumes, and whether it is the very same partition (else begin the first
+    one that reaches past the token's start afresh: the range split or vanished between pages)."""
+    if cursor.start is None:
         return 0, True
+    at = cursor.start if cursor.at is None else cursor.at
     for i, target in enumerate(targets):
-        if target.lo == start:
+        rng = target.range
+        if (rng.min, rng.max, target.lo) == (cursor.start, cursor.end, at):
             return i, True
-        if target.lo > start:
+        if rng.max > cursor.start and target.lo >= at:
             return i, False
     return len(targets), False
+
+
+def cursor_at(target: Target[Any], offset: int) -> QueryCursor:
+    """The resume point `offset` rows into a target: its range, and where in it the target begins."""
+    rng = target.range
+    return QueryCursor(rng.min, rng.max, offset, None if target.lo == rng.min else target.lo)
 
 
 def page_rows(rows: list[Any], offset: int, max_items: int | None) -> tuple[list[Any], list[int]]:

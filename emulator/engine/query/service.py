@@ -175,7 +175,7 @@ class QueryService:
     ) -> QueryPage:
         """Serve the next page: rows of one target, charged for the share of that target's work they carry."""
         cursor = spec.cursor or QueryCursor()
-        index, same = paging.resume_index(targets, cursor.start)
+        index, same = paging.resume_index(targets, cursor)
         offset = cursor.offset if same else 0
         if index >= len(targets):
             return QueryPage([], 0.0, "", None, None, coll.rid)
@@ -193,9 +193,9 @@ class QueryService:
         self.metering.consume(coll, rng, meter, ru)
         following = None
         if cut.more:
-            following = QueryCursor(target.lo, cut.end)
+            following = paging.cursor_at(target, cut.end)
         elif index + 1 < len(targets):
-            following = QueryCursor(targets[index + 1].lo, 0)
+            following = paging.cursor_at(targets[index + 1], 0)
         metrics = None
         if spec.query_metrics:
             # an index-only COUNT is charged for the index entries it scans but reports no documents (§7)
