@@ -7,7 +7,8 @@ written.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import dataclasses
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -296,3 +297,17 @@ def walk(node: Any) -> Iterator[Any]:
     yield node
     for child in children(node):
         yield from walk(child)
+
+
+def substituted(node: Any, leaf: Callable[[Any], Any]) -> Any:
+    """`node` rebuilt with every `Ident` and `Param` replaced by what `leaf` returns for it (None: kept),
+    subqueries included: how a computed property reads the query's alias, and index metrics print `ROOT`."""
+    if isinstance(node, tuple):
+        return tuple(substituted(v, leaf) for v in node)
+    if isinstance(node, (Ident, Param)):
+        replacement = leaf(node)
+        return node if replacement is None else replacement
+    if not dataclasses.is_dataclass(node) or isinstance(node, (type, Literal)):
+        return node
+    changes = {f.name: substituted(getattr(node, f.name), leaf) for f in dataclasses.fields(node) if f.name != "span"}
+    return dataclasses.replace(node, **changes)

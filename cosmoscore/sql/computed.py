@@ -203,16 +203,7 @@ def _renamed(expr: a.Expr, old: str, new: str) -> a.Expr:
     """The definition's expression reading the query's alias instead of its own."""
     if old == new:
         return expr
-
-    def rename(node: Any) -> Any:
-        if isinstance(node, tuple):
-            return tuple(rename(v) for v in node)
-        if isinstance(node, a.Ident) and node.name == old:
-            return a.Ident(new, node.span)
-        if not dataclasses.is_dataclass(node) or isinstance(node, (type, a.Literal, a.Param, a.Ident)):
-            return node
-        changes = {f.name: rename(getattr(node, f.name)) for f in dataclasses.fields(node) if f.name != "span"}
-        return dataclasses.replace(node, **changes)
-
-    result: a.Expr = rename(expr)
+    result: a.Expr = a.substituted(
+        expr, lambda n: a.Ident(new, n.span) if isinstance(n, a.Ident) and n.name == old else None
+    )
     return result

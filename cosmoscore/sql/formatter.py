@@ -161,11 +161,12 @@ def select_list(sel: a.Select) -> str:
     return ", ".join(expr(i.expr) + (f" AS {i.alias}" if i.alias else "") for i in sel.items)
 
 
-def from_clause(q: a.Query) -> str:
+def from_clause(q: a.Query, sep: str = " ") -> str:
+    """FROM and its JOINs; the service's rewritten queries put each JOIN on a line of its own (`sep`)."""
     if not q.sources:
         return ""
     text = "FROM " + source(q.sources[0])
-    return text + "".join(" JOIN " + source(s) for s in q.sources[1:])
+    return text + "".join(f"{sep}JOIN " + source(s) for s in q.sources[1:])
 
 
 def order_clause(q: a.Query) -> str:
@@ -179,7 +180,7 @@ def query(q: a.Query, sep: str = "\n") -> str:
     head += f"TOP {count(q.select.top)} " if q.select.top is not None else ""
     parts = [head + select_list(q.select)]
     if q.sources:
-        parts.append(from_clause(q))
+        parts.append(from_clause(q, sep))
     if q.where is not None:
         parts.append("WHERE " + expr(q.where))
     if q.group_by:

@@ -13,6 +13,7 @@ index that serves the filter and the order together (the filter's equality paths
 paths, in either direction set), which Q11 measured at 5x the charge (44.28 RU against 8.86 RU with the
 composite index). The cross-partition rewrite's own conjuncts (`true`, `IS_DEFINED(payload)`) are not a
 filter. `composite` is the index that would serve it, when one can (equality filters only).
+`order_composite` also names the composite the query does read (index metrics, `utilization`).
 """
 
 from __future__ import annotations
@@ -54,18 +55,18 @@ def loading(
         return Loading()
     ctx = constants_context(params)
     try:
-        order = _order_items(query, alias, ctx)
+        order = order_items(query, alias, ctx)
         if order is None or not all(is_indexed(path) for path, _ in order):
             return Loading()  # ORDER BY on no document path, or on an unindexed one: nothing streams in order
-        missing, composite = _composite_need(query, alias, ctx, order, composites) if order else (False, None)
+        need = order_composite(query, alias, ctx, order, composites) if order else OrderComposite(False, None, None)
         select = query.select
         plain = not query.group_by and not select.distinct and not any(has_aggregate(e) for e in select_exprs(select))
-        return Loading(row_bound(query, ctx) if plain else None, missing, composite)
+        return Loading(row_bound(query, ctx) if plain else None, need.missing, need.wanted)
     except SqlError:  # an unresolved parameter: the query itself reports it
         return Loading()
 
 
-def _order_items(query: a.Query, alias: str, ctx: Any) -> list[tuple[Path, bool]] | None:
+def order_items(query: a.Query, alias: str, ctx: Any) -> list[tuple[Path, bool]] | None:
     items = []
     for item in query.order_by:
         steps = path_steps(item.expr, alias, ctx)
@@ -75,30 +76,54 @@ def _order_items(query: a.Query, alias: str, ctx: Any) -> list[tuple[Path, bool]
     return items
 
 
-def _composite_need(
+@dataclass(frozen=True)
+class OrderComposite:
+    """A filter + ORDER BY against the policy's composite indexes."""
+
+    missing: bool  # no composite index serves the filter and the order together: charged Q11's factor
+    wanted: Composite | None  # the one that would (equality filters only): a potential index of the metrics
+    serving: Composite | None  # the policy's composite the query reads: with its filter, or the ORDER BY alone
+
+
+def order_composite(
     query: a.Query, alias: str, ctx: Any, order: list[tuple[Path, bool]], composites: tuple[Composite, ...]
-) -> tuple[bool, Composite | None]:
-    """(whether the filter + ORDER BY lacks its composite index, the index that would serve it)."""
-    order_paths = {path for path, _ in order}
+) -> OrderComposite:
+    """Which composite index serves a query's filter and ORDER BY together, or would (see the docstring)."""
+    alone = _serving(composites, (), order) if len(order) > 1 else None
+    equalities = _order_equalities(query, alias, ctx, {path for path, _ in order})
+    if equalities is None:
+        return OrderComposite(True, None, alone)  # no composite index serves this filter in the ORDER BY's order
+    if not equalities:
+        return OrderComposite(False, None, alone)
+    serving = _serving(composites, equalities, order)
+    if serving is not None:
+        return OrderComposite(False, None, serving)
+    return OrderComposite(True, tuple((p, False) for p in equalities) + tuple(order), alone)
+
+
+def _order_equalities(query: a.Query, alias: str, ctx: Any, order_paths: set[Path]) -> tuple[Path, ...] | None:
+    """The paths other than the ORDER BY's that the filter pins to one value; None when it also filters
+    otherwise (a function, a range or an IN list on another path: not in the ORDER BY's order)."""
     equalities: list[Path] = []
     for conjunct in chain_operands(query.where, "AND") if query.where is not None else []:
-        if _rewrite_conjunct(conjunct):
+        if is_rewrite_conjunct(conjunct):
             continue
         probe = probe_of(conjunct, alias, ctx)
         if probe is None:
-            return True, None  # no composite index serves this filter in the ORDER BY's order
+            return None
         path = tuple(str(s) for s in probe.steps)
         if path in order_paths:
             continue  # a bound on an ORDER BY path: the same index serves it in order
         if probe.keys is None or len(probe.keys) != 1:
-            return True, None  # a range or an IN list on another path: not in the ORDER BY's order either
+            return None
         equalities.append(path)
-    if not equalities:
-        return False, None
-    wanted = tuple(dict.fromkeys(equalities))
-    if any(_serves(c, wanted, order) for c in composites):
-        return False, None
-    return True, tuple((p, False) for p in wanted) + tuple(order)
+    return tuple(dict.fromkeys(equalities))
+
+
+def _serving(
+    composites: tuple[Composite, ...], equalities: tuple[Path, ...], order: list[tuple[Path, bool]]
+) -> Composite | None:
+    return next((c for c in composites if _serves(c, equalities, order)), None)
 
 
 def _serves(composite: Composite, equalities: tuple[Path, ...], order: list[tuple[Path, bool]]) -> bool:
@@ -111,7 +136,7 @@ def _serves(composite: Composite, equalities: tuple[Path, ...], order: list[tupl
     return same or [not d for _, d in tail] == [d for _, d in order]
 
 
-def _rewrite_conjunct(node: Any) -> bool:
+def is_rewrite_conjunct(node: Any) -> bool:
     """`true` and `IS_DEFINED(...)`: what the cross-partition ORDER BY rewrite adds, not a filter."""
     if isinstance(node, a.Literal) and node.value is True:
         return True

@@ -90,13 +90,16 @@ def describe(query: a.Query, parameters: Mapping[str, Any] | None = None) -> Que
             aliases.append(name)
             alias_types[name] = AGGREGATES[item.expr.name] if is_aggregate(item.expr) else None
     top, offset, limit = (_resolve(v, parameters) for v in (sel.top, query.offset, query.limit))
-    distinct = "None" if not sel.distinct else ("Ordered" if query.order_by else "Unordered")
+    # an aggregate folds every row into one: the service's plan merges no order (the rewrite keeps the
+    # ORDER BY for the partitions), so azure-cosmos aggregates the partials instead of merging rows (W70)
+    order_by = [] if aggs and not query.group_by else list(query.order_by)
+    distinct = "None" if not sel.distinct else ("Ordered" if order_by else "Unordered")
     streamable = not (query.order_by or top is not None or aggs or sel.distinct or offset is not None or query.group_by)
     return QueryShape(
         has_select_value=sel.kind == "value",
         aggregates=[] if query.group_by else aggs,
-        order_by=["Descending" if i.descending else "Ascending" for i in query.order_by],
-        order_by_expressions=[f.expr(i.expr) for i in query.order_by],
+        order_by=["Descending" if i.descending else "Ascending" for i in order_by],
+        order_by_expressions=[f.expr(i.expr) for i in order_by],
         top=top,
         offset=offset,
         limit=limit,
@@ -133,7 +136,7 @@ def _list_payload(sel: a.Select, with_aggregates: bool) -> str:
 
 
 def _tail_clauses(q: a.Query, where: str | None = None) -> list[str]:
-    parts = [f.from_clause(q)] if q.sources else []
+    parts = [f.from_clause(q, "\n")] if q.sources else []
     cond = where if where is not None else (f.expr(q.where) if q.where is not None else None)
     if cond:
         parts.append("WHERE " + cond)
@@ -159,7 +162,8 @@ def _rewrite_aggregates(q: a.Query) -> str:
         head = f"SELECT VALUE [{_partial(cast(a.Call, sel.value))}]"
     else:
         head = f"SELECT {_list_payload(sel, with_aggregates=True)} AS payload"
-    return "\n".join([head, *_tail_clauses(q)])
+    order = [f.order_clause(q)] if q.order_by else []  # kept, as the service compiler keeps it (W70)
+    return "\n".join([head, *_tail_clauses(q), *order])
 
 
 def _page(q: a.Query, shape: QueryShape) -> str | None:

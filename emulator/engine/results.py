@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cosmoscore.indexing import Composite
 from cosmoscore.keys import Key
+from cosmoscore.sql.utilization import Utilization
 
 
 @dataclass(frozen=True)
@@ -106,10 +106,14 @@ class FeedPage:
 
 @dataclass(frozen=True)
 class QueryCursor:
-    """Where a query resumes: the EPK its current target starts at and the rows of it already returned."""
+    """Where a query resumes: the physical partition range it was reading, [start, end), the EPK its target
+    in that range begins at (`at`, None: the range's start; an IN list has a target per key) and the rows
+    of it already returned (the service's token names the range and counts the rows: W76)."""
 
     start: str | None = None
+    end: str | None = None
     offset: int = 0
+    at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -123,13 +127,6 @@ class PageMetrics:
 
 
 @dataclass(frozen=True)
-class IndexUtilization:
-    indexed: tuple[tuple[str, ...], ...]
-    unindexed: tuple[tuple[str, ...], ...]
-    composites: tuple[Composite, ...] = ()  # potential: a filter + ORDER BY would be served by it (Q11)
-
-
-@dataclass(frozen=True)
 class QueryPage:
     rows: list[Any]
     request_charge: float
@@ -138,7 +135,7 @@ class QueryPage:
     next: QueryCursor | None
     container_rid: str
     metrics: PageMetrics | None = None
-    index_utilization: IndexUtilization | None = None
+    index_utilization: Utilization | None = None
 
 
 @dataclass(frozen=True)

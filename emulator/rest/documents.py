@@ -106,6 +106,7 @@ class Documents:
             wire.gateway_refusal,
             cross_partition=request.flag("x-ms-documentdb-query-enablecrosspartition"),
             refused_ru=self.engine.cost.refused_query_ru,
+            continued=spec.cursor is not None,
         )
         return query_reply(self.engine.query_page(ctx, db, coll, spec, gate))
 

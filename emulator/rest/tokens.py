@@ -1,7 +1,8 @@
 """Continuation tokens: the resume points of read feeds and query pages as opaque strings, and back.
 
-The SDK never parses them (cosmos-wire-protocol.md §4); a token the emulator did not write, or one of the wrong
-shape, is the service's 400, never a 500 and never a silently empty or restarted page.
+The SDK never parses them (cosmos-wire-protocol.md §4), but applications persist them and send them back later:
+a query's token has the gateway's composite form (W76), so one the service itself wrote is read too; a token of
+the wrong shape is the service's 400 (W77), never a 500 and never a silently empty or restarted page.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ MAX_CONTINUATION_CHARS = 16 * 1024  # ours are under 200 characters; a longer on
 _EPK = re.compile(r"[0-9A-F]{0,256}")  # hash EPKs: 32 hex characters a level (splits may go deeper)
 
 
-def encode_continuation(state: dict[str, Any]) -> str:
+def encode_continuation(state: Any) -> str:
     """A token as printable ASCII JSON: ids in any script travel \\u-escaped, so the header survives as is."""
     return json.dumps(state, separators=(",", ":"), ensure_ascii=True)
 
@@ -75,15 +76,62 @@ def feed_cursor(token: str | None) -> FeedCursor | None:
 
 
 def query_token(cursor: QueryCursor) -> str:
-    return encode_continuation({"min": cursor.start, "offset": cursor.offset})
+    """The gateway's composite token (W76): the range being read and its backend token, which counts the
+    rows of the range returned so far (`#TRC:`) as the service's does; null when the range is not begun."""
+    inner: str | None = f"+RID:~#RT:1#TRC:{cursor.offset}" + ("" if cursor.at is None else f"#EPK:{cursor.at}")
+    if not cursor.offset and cursor.at is None:
+        inner = None
+    return encode_continuation([{"token": inner, "range": {"min": cursor.start, "max": cursor.end}}])
 
 
 def query_cursor(token: str | None) -> QueryCursor | None:
-    """A query's resume point: `{"min": <epk of its target> | null, "offset": <rows already returned>}`."""
-    state = decode_continuation(token, frozenset({"min", "offset"}))
-    if state is None:
+    """A query's resume point from a token in the service's form: `[{"token", "range": {"min", "max"}}]`, or
+    the single object; the backend token null (the range not begun), a count of rows, or the service's
+    `+RID:…#RT:1#TRC:<rows>#…` (W76). Anything else is the service's 400 (W77)."""
+    if not token:
         return None
-    start, offset = state["min"], state["offset"]
-    if (start is not None and not _is_epk(start)) or type(offset) is not int or offset < 0:
+    if len(token) > MAX_CONTINUATION_CHARS:
         raise _malformed()
-    return QueryCursor(start, offset)
+    try:
+        state = orjson.loads(token)
+    except orjson.JSONDecodeError:
+        raise _malformed() from None
+    entries = state if isinstance(state, list) else [state]
+    if len(entries) != 1 or not isinstance(entries[0], dict) or not {"range"} <= entries[0].keys() <= _ENTRY:
+        raise _malformed()
+    start, end = _token_range(entries[0]["range"])
+    offset, at = _backend_position(entries[0].get("token"))
+    if at is not None and not start < at < end:
+        raise _malformed()
+    return QueryCursor(start, end, offset, at)
+
+
+_ENTRY = frozenset({"token", "range"})
+_DIGITS = re.compile(r"[0-9]{1,12}")
+
+
+def _token_range(value: Any) -> tuple[str, str]:
+    """A token's `{"min", "max"}`: EPKs as the service writes them, the end possibly the key space's."""
+    if not isinstance(value, dict) or value.keys() != {"min", "max"}:
+        raise _malformed()
+    start, end = value["min"], value["max"]
+    if not _is_epk(start) or not (_is_epk(end) or end == MAX_EPK) or not start < end:
+        raise _malformed()
+    return start, end
+
+
+def _backend_position(inner: Any) -> tuple[int, str | None]:
+    """From the backend token (None: the range not begun): the rows already returned (`#TRC:`, as the
+    service counts them) and, ours, where in the range the target begins (`#EPK:`, one per IN key)."""
+    if inner is None:
+        return 0, None
+    if not isinstance(inner, str):
+        raise _malformed()
+    if _DIGITS.fullmatch(inner):
+        return int(inner), None
+    fields = inner.split("#")
+    counts = [f[4:] for f in fields if f.startswith("TRC:")]
+    at = [f[4:] for f in fields if f.startswith("EPK:")]
+    if len(counts) != 1 or not _DIGITS.fullmatch(counts[0]) or len(at) > 1 or (at and not _is_epk(at[0])):
+        raise _malformed()
+    return int(counts[0]), at[0] if at else None

@@ -13,7 +13,9 @@ from urllib.parse import quote
 
 import orjson
 
+from cosmoscore.indexing import Composite
 from cosmoscore.keys import Key, key_from_json, key_to_json
+from cosmoscore.sql.utilization import SingleIndex, Utilization
 from emulator.engine import errors
 from emulator.engine.model import PkRange
 from emulator.engine.query.plan import QueryPlan
@@ -21,7 +23,6 @@ from emulator.engine.query.service import QueryRoute, Refusal
 from emulator.engine.results import (
     ChangePage,
     FeedPage,
-    IndexUtilization,
     ItemResult,
     PageMetrics,
     QueryPage,
@@ -37,6 +38,7 @@ CROSS_PARTITION_DISABLED = (
     "Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition "
     "to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception."
 )
+INVALID_CONTINUATION = "Invalid Continuation Token"  # the gateway's text, azure-sdk-for-python#37230
 NOT_SERVABLE = (  # cosmos-errors-and-stats.md §1.4, substatus 1004
     "The provided cross partition query can not be directly served by the gateway. This is a first chance "
     "(internal) exception that all newer clients will know how to handle gracefully. This exception is traced, "
@@ -198,12 +200,17 @@ def plan_json(plan: QueryPlan) -> dict[str, Any]:
     }
 
 
-def gateway_refusal(route: QueryRoute, *, cross_partition: bool, refused_ru: float) -> Refusal | None:
+def gateway_refusal(
+    route: QueryRoute, *, cross_partition: bool, refused_ru: float, continued: bool = False
+) -> Refusal | None:
     """What the gateway refuses of a query the client did not pin to a partition: several partitions
-    without cross-partition enabled (400), or one it cannot serve page by page (400/1004 carrying the
-    plan, so the SDK fans out itself)."""
+    without cross-partition enabled (400), one it cannot serve page by page (400/1004 carrying the plan, so
+    the SDK fans out itself), or such a one sent with a continuation: the token of one of its ranges, which
+    azure-cosmos hands back as the query's (W77)."""
     if route.partitions > 1 and not cross_partition:
         return Refusal(errors.bad_request(CROSS_PARTITION_DISABLED))
+    if route.needs_plan and continued:
+        return Refusal(errors.CosmosError(400, INVALID_CONTINUATION), refused_ru)
     if route.needs_plan:
         refused = errors.bad_request(NOT_SERVABLE, 1004)
         refused.additional_info = orjson.dumps(plan_json(route.plan())).decode()
@@ -235,32 +242,35 @@ def query_metrics_header(m: PageMetrics) -> str:
     return ";".join(f"{k}={v}" for k, v in fields.items())
 
 
-def index_utilization_header(use: IndexUtilization) -> str:
-    """`x-ms-cosmos-index-utilization`: base64 JSON naming the indexes used and the ones that would help."""
-
-    def entry(path: tuple[str, ...]) -> dict[str, Any]:
-        spec = "/" + "/".join(path) + "/?"
-        return {
-            "FilterExpression": "",
-            "IndexSpec": spec,
-            "FilterPreciseSet": True,
-            "IndexPreciseSet": True,
-            "IndexImpactScore": "High",
-        }
-
+def index_utilization_header(use: Utilization) -> str:
+    """`x-ms-cosmos-index-utilization`: base64 JSON of the indexes used and the ones that would help, in the
+    service's v2 layout (W71): single indexes with their filter expression, composites as lists of specs."""
     info = {
-        "UtilizedSingleIndexes": [entry(p) for p in use.indexed],
-        "PotentialSingleIndexes": [entry(p) for p in use.unindexed],
-        "UtilizedCompositeIndexes": [],
-        "PotentialCompositeIndexes": [
-            {
-                "IndexSpecs": ["/" + "/".join(p) + (" DESC" if desc else " ASC") for p, desc in c],
-                "IndexImpactScore": "High",
-            }
-            for c in use.composites
-        ],
+        "UtilizedSingleIndexes": [_single_index(s) for s in use.utilized_single],
+        "PotentialSingleIndexes": [_single_index(s) for s in use.potential_single],
+        "UtilizedCompositeIndexes": [_composite_index(c, utilized=True) for c in use.utilized_composite],
+        "PotentialCompositeIndexes": [_composite_index(c, utilized=False) for c in use.potential_composite],
     }
     return base64.b64encode(orjson.dumps(info)).decode()
+
+
+def _single_index(index: SingleIndex) -> dict[str, Any]:
+    return {
+        "FilterExpression": index.filter_expression,
+        "IndexSpec": "/" + "/".join(index.path) + "/?",
+        "FilterPreciseSet": True,
+        "IndexPreciseSet": True,
+        "IndexImpactScore": "High",
+    }
+
+
+def _composite_index(composite: Composite, *, utilized: bool) -> dict[str, Any]:
+    """A composite as the service lists it; a potential one is not a precise index plan (W71)."""
+    return {
+        "IndexSpecs": ["/" + "/".join(p) + (" DESC" if desc else " ASC") for p, desc in composite],
+        "IndexPreciseSet": utilized,
+        "IndexImpactScore": "High",
+    }
 
 
 # -- replies --------------------------------------------------------------------------------------

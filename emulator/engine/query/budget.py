@@ -23,7 +23,6 @@ from typing import Any
 
 import orjson
 
-from cosmoscore.indexing import Composite
 from emulator.engine.query import paging
 from emulator.engine.query.range_index import IndexSettings
 
@@ -49,8 +48,6 @@ class Progress:
     batch: list[int]  # rows per step, tuned as it runs
     served_by_index: bool
     average_bytes: float
-    indexed: tuple[tuple[str, ...], ...]
-    unindexed: tuple[tuple[str, ...], ...]
     rows: list[Any] = field(default_factory=list)
     loaded: int = 0
     matched: int = 0
@@ -62,7 +59,6 @@ class Progress:
     index_only: bool = False  # an index-only COUNT (reports no retrieved documents)
     cap: int | None = None  # a bounded index-served query loads at most this many documents (Q20)
     order_without_composite: bool = False  # charged Q11's factor (CostModel.query_shape_factor)
-    composite: Composite | None = None  # the composite index that would serve it (index metrics)
 
     def advance(self, want: float, budget_ms: float, clock: Callable[[], float] = time.perf_counter) -> None:
         """Compute until `want` rows exist, the run ends, or the budget is spent (at least one step)."""
@@ -171,10 +167,7 @@ def whole_result(run: Progress) -> paging.RangeResult:
         retrieved_docs=run.retrieved,
         retrieved_bytes=round(run.retrieved * run.average_bytes),
         execution_ms=run.step_ms,
-        indexed=run.indexed,
-        unindexed=run.unindexed,
         index_hit_ratio=run.index_hit_ratio,
         index_only=run.index_only,
         order_without_composite=run.order_without_composite,
-        composite=run.composite,
     )

@@ -1,6 +1,6 @@
 """Paging a query's per-range results: which target a continuation resumes, the next page's rows within the
 item and 4 MB limits, the share of a range's charge a page carries (so paging does not change the total),
-the range results computed once and paged from a cache, and their index utilization.
+the range results computed once and paged from a cache, and a query's index utilization.
 
 `emulator.engine.query.service.QueryService` uses them under the engine lock; `emulator.rest.wire` shapes
 continuations and metrics for the protocol.
@@ -14,29 +14,39 @@ from typing import Any
 
 import orjson
 
-from cosmoscore.indexing import Composite, IndexPolicy
+from cosmoscore.indexing import IndexPolicy
 from cosmoscore.routing import Target
 from cosmoscore.sql import IndexUse, Query, canonical_json, index_use
 from cosmoscore.sql.cache import BoundedCache, cached
 from cosmoscore.sql.loading import Loading, loading
 from cosmoscore.sql.parser import AST_BYTES_PER_CHAR
+from cosmoscore.sql.utilization import Utilization, index_utilization
 from emulator.engine import errors
+from emulator.engine.results import QueryCursor
 
 DEFAULT_PAGE_ITEMS = 100  # no page size asked for: the REST API's default page size
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # a page never exceeds the service's 4 MB response size
 
 
-def resume_index(targets: Sequence[Target[Any]], start: str | None) -> tuple[int, bool]:
-    """Which target a continuation resumes, and whether it is the very same one (else begin it afresh:
-    the range split or vanished between pages)."""
-    if start is None:
+def resume_index(targets: Sequence[Target[Any]], cursor: QueryCursor) -> tuple[int, bool]:
+    """Which target a continuation resumes, and whether it is the very same partition (else begin the first
+    one that reaches past the token's start afresh: the range split or vanished between pages)."""
+    if cursor.start is None:
         return 0, True
+    at = cursor.start if cursor.at is None else cursor.at
     for i, target in enumerate(targets):
-        if target.lo == start:
+        rng = target.range
+        if (rng.min, rng.max, target.lo) == (cursor.start, cursor.end, at):
             return i, True
-        if target.lo > start:
+        if rng.max > cursor.start and target.lo >= at:
             return i, False
     return len(targets), False
+
+
+def cursor_at(target: Target[Any], offset: int) -> QueryCursor:
+    """The resume point `offset` rows into a target: its range, and where in it the target begins."""
+    rng = target.range
+    return QueryCursor(rng.min, rng.max, offset, None if target.lo == rng.min else target.lo)
 
 
 def page_rows(rows: list[Any], offset: int, max_items: int | None) -> tuple[list[Any], list[int]]:
@@ -75,12 +85,9 @@ class RangeResult:
     retrieved_docs: int
     retrieved_bytes: int
     execution_ms: float
-    indexed: tuple[tuple[str, ...], ...]
-    unindexed: tuple[tuple[str, ...], ...]
     index_hit_ratio: float
     index_only: bool = False  # answered from the index alone (a COUNT): reports no retrieved documents
     order_without_composite: bool = False  # charged Q11's factor (CostModel.query_shape_factor)
-    composite: Composite | None = None  # the composite index that would serve it (index metrics)
 
 
 RESULT_CACHE_BYTES = 32 * 1024 * 1024  # ours: results kept for paging, by estimated serialized size
@@ -108,6 +115,20 @@ def index_use_of(query: Query, policy: IndexPolicy) -> IndexUse:
         _INDEX_USE,
         (query, policy),
         lambda: index_use(query, policy.is_indexed),
+        lambda _: AST_BYTES_PER_CHAR * len(query.text),
+    )
+
+
+_UTILIZATION: BoundedCache[Utilization] = BoundedCache(max_entries=256, max_bytes=4 * 1024 * 1024)
+
+
+def utilization_of(query: Query, params: Mapping[str, Any], policy: IndexPolicy) -> Utilization:
+    """The index metrics of a query under a policy (`cosmoscore.sql.utilization`), cached per query,
+    parameters and policy: the SDK asks for them on every page."""
+    return cached(
+        _UTILIZATION,
+        (query, policy, parameters_key(params)),
+        lambda: index_utilization(query, params, policy.is_indexed, policy.composites),
         lambda _: AST_BYTES_PER_CHAR * len(query.text),
     )
 

@@ -37,8 +37,14 @@ class QueryPlan:
 
 
 def key_intervals(coll: Container, key_filter: KeyFilter) -> list[EpkRange]:
-    """EPK intervals the filter pins (cosmoscore.routing): points for full keys, prefix ranges, or everything."""
-    return filter_intervals(key_filter, coll.kind, len(coll.key_paths), coll.hash_version)
+    """EPK intervals the filter pins (cosmoscore.routing): points for full keys, prefix ranges, or everything.
+    A contradictory filter pins none, yet still checks one physical partition's index, the first, and is
+    charged Q3's minimum there, as a key that holds no items is (W75)."""
+    intervals = filter_intervals(key_filter, coll.kind, len(coll.key_paths), coll.hash_version)
+    if intervals or key_filter.keys is None:
+        return intervals
+    first = min(coll.ranges, key=lambda r: r.min)
+    return [EpkRange(first.min, first.max)]
 
 
 def required_features(query: Query, shape: QueryShape) -> list[str]:

@@ -44,7 +44,7 @@ from emulator.engine.query.budget import QuerySettings
 from emulator.engine.query.index_reads import IndexReads
 from emulator.engine.query.plan import PLAN_PREFIX, QueryPlan, check_features, check_order_by, key_intervals
 from emulator.engine.query.sql import guarded, parse, sql_error
-from emulator.engine.results import IndexUtilization, PageMetrics, QueryCursor, QueryPage, QueryResult
+from emulator.engine.results import PageMetrics, QueryCursor, QueryPage, QueryResult
 from emulator.engine.state import State
 
 
@@ -176,7 +176,7 @@ class QueryService:
     ) -> QueryPage:
         """Serve the next page: rows of one target, charged for the share of that target's work they carry."""
         cursor = spec.cursor or QueryCursor()
-        index, same = paging.resume_index(targets, cursor.start)
+        index, same = paging.resume_index(targets, cursor)
         offset = cursor.offset if same else 0
         if index >= len(targets):
             return QueryPage([], 0.0, "", None, None, coll.rid)
@@ -194,16 +194,16 @@ class QueryService:
         self.metering.consume(coll, rng, meter, ru)
         following = None
         if cut.more:
-            following = QueryCursor(target.lo, cut.end)
+            following = paging.cursor_at(target, cut.end)
         elif index + 1 < len(targets):
-            following = QueryCursor(targets[index + 1].lo, 0)
+            following = paging.cursor_at(targets[index + 1], 0)
         metrics = None
         if spec.query_metrics:
             # an index-only COUNT is charged for the index entries it scans but reports no documents (§7)
             shown = (0, 0) if result.index_only else (cut.retrieved, cut.retrieved_bytes)
             metrics = PageMetrics(*shown, len(page), sum(sizes), cut.execution_ms, result.index_hit_ratio)
-        composites = (result.composite,) if result.composite else ()
-        use = IndexUtilization(result.indexed, result.unindexed, composites) if spec.index_metrics else None
+        # the service sends index metrics only with results (W73)
+        use = paging.utilization_of(query, spec.parameters, coll.policy) if spec.index_metrics and page else None
         return QueryPage(page, meter.charge, rng.id, rng.lsn, following, coll.rid, metrics, use)
 
     def _cut(
@@ -251,9 +251,9 @@ class QueryService:
         batch = [budget.FIRST_BATCH_ROWS]
         batches = guarded(lambda: plan_for(query, params).stream(docs, batch))
         if batches is not None and matched is None:
-            run = budget.Progress(batches, batch, use.served_by_index, average, use.indexed_paths, use.unindexed_paths)
+            run = budget.Progress(batches, batch, use.served_by_index, average)
             run.index_only = counts_from_index(query, use)
-            run.cap, run.order_without_composite, run.composite = load.cap, load.order_without_composite, load.composite
+            run.cap, run.order_without_composite = load.cap, load.order_without_composite
             return run
         started = time.perf_counter()
         result = guarded(lambda: execute(query, docs, params, count_matches=True))
@@ -267,12 +267,9 @@ class QueryService:
             retrieved_docs=retrieved,
             retrieved_bytes=round(retrieved * average),
             execution_ms=elapsed,
-            indexed=use.indexed_paths,
-            unindexed=use.unindexed_paths,
             index_hit_ratio=paging.hit_ratio(use.served_by_index, result.matched, retrieved),
             index_only=counts_from_index(query, use),
             order_without_composite=load.order_without_composite,
-            composite=load.composite,
         )
 
     def scope_documents(self, coll: Container, target: Target[PkRange]) -> tuple[list[dict[str, Any]], int]:

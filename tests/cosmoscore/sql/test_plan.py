@@ -43,6 +43,11 @@ def rewrite(text: str, params: dict | None = None) -> str:
             'SELECT VALUE [{"item": MIN(c.blah), "item2": {"min": MIN(c.blah), "count": COUNT(c.blah)}}]\nFROM c\n'
             "WHERE (c.key > 1)",
         ),
+        (  # plan:Aggregates "Aggregate With JOIN": the ORDER BY stays in the rewrite (W70)
+            "SELECT VALUE AVG(c.age + 1) FROM Root r JOIN c in r.children WHERE c.age > 1 ORDER BY c.name",
+            'SELECT VALUE [{"item": {"sum": SUM((c.age + 1)), "count": COUNT((c.age + 1))}}]\nFROM Root AS r\n'
+            "JOIN c IN r.children\nWHERE (c.age > 1)\nORDER BY c.name",
+        ),
         (
             "SELECT TOP 5 VALUE AVG(c.name) FROM c",
             'SELECT VALUE [{"item": {"sum": SUM(c.name), "count": COUNT(c.name)}}]\nFROM c',
@@ -162,6 +167,12 @@ def test_describe_aggregates_and_group_by() -> None:
     grouped = describe(parse_query("SELECT c.team, COUNT(1) AS count FROM c GROUP BY c.team"))
     assert grouped.aggregates == [] and grouped.group_by_expressions == ["c.team"]
     assert grouped.group_by_alias_to_aggregate_type == {"team": None, "count": "Count"}
+
+
+def test_an_aggregate_with_order_by_plans_no_order_by() -> None:  # plan:Aggregates "Aggregate With JOIN"
+    shape = describe(parse_query("SELECT VALUE AVG(c.age) FROM c ORDER BY c.name"))
+    assert (shape.order_by, shape.order_by_expressions, shape.aggregates) == ([], [], ["Average"])
+    assert not shape.is_streamable
 
 
 def test_query_info_json_layout() -> None:

@@ -23,12 +23,19 @@ BAD_TOKENS = [
     '{"from": "", "after": ["", "1", "2"]}',
     '{"from": "", "after": "x"}',
     '{"from": "", "extra": 1}',
-    '{"min": null, "offset": 0}',  # a query's token on a feed
+    '[{"token": null, "range": {"min": "", "max": "FF"}}]',  # a query's token on a feed
     "x" * 20_000,
 ]
 BAD_QUERY_TOKENS = [
     "not json",
     "{}",
+    '{"token": null}',
+    '{"token": null, "range": {"min": "", "max": "FF", "isMinInclusive": true}}',
+    '{"token": "+RID:~a#RT:1#TRC:1#TRC:2", "range": {"min": "", "max": "FF"}}',
+    '{"token": "+RID:~a#TRC:1#EPK:zz", "range": {"min": "", "max": "FF"}}',
+    '{"token": "+RID:~a#TRC:1#EPK:", "range": {"min": "", "max": "FF"}}',  # not inside the range
+    '{"token": "12345678901234", "range": {"min": "", "max": "FF"}}',
+    '[{"token": null, "range": {"min": "", "max": "FF"}}',
     '{"min": null}',
     '{"offset": 3}',
     '{"min": 5, "offset": 0}',
@@ -38,6 +45,7 @@ BAD_QUERY_TOKENS = [
     '{"min": null, "offset": "3"}',
     '{"min": null, "offset": 2.5}',
     '{"min": null, "offset": true}',
+    '{"min": null, "offset": 0}',  # the emulator's former query token
     '{"from": ""}',  # a feed's token on a query
 ]
 

@@ -139,9 +139,11 @@ def test_unindexed_filter_scans_the_partition(emulator) -> None:
     indexed_metrics = dict(kv.split("=") for kv in indexed_headers["x-ms-documentdb-query-metrics"].split(";"))
     assert indexed_metrics["retrievedDocumentCount"] == "1" and indexed_metrics["outputDocumentCount"] == "1"
     assert int(indexed_metrics["outputDocumentSize"]) > 600
+    assert "x-ms-cosmos-index-utilization" not in scan_headers  # no results, no index metrics (W73)
+    _, found_headers = run("SELECT * FROM c WHERE c.name = 'name3' OFFSET 0 LIMIT 1")
     use = c.client_connection.last_response_headers  # the SDK decodes the index header to a dict
     assert isinstance(use.get("x-ms-cosmos-index-utilization"), dict)
-    raw = json.loads(base64.b64decode(scan_headers["x-ms-cosmos-index-utilization"]))
+    raw = json.loads(base64.b64decode(found_headers["x-ms-cosmos-index-utilization"]))
     assert [i["IndexSpec"] for i in raw["PotentialSingleIndexes"]] == ["/name/?"]
 
 
