@@ -115,7 +115,15 @@ def _junit_row(case: Any) -> dict[str, Any]:
         "change_pct": round((ru / before - 1) * 100, 1) if ru is not None and before else None,
         "routing": figures["routing"] if figures else None,
         "partitions": int(figures["n"]) if figures else None,
-        "reasons": "; ".join(line for f in failures for line in (f.text or f.message or "").splitlines()),
+        "reasons": "; ".join(_reason(line) for f in failures for line in (f.text or f.message or "").splitlines()),
         "container": case.classname,
         "sql": None,
     }
+
+
+def _reason(line: str) -> str:
+    """A failure line of the JUnit text (`rule: message` or `why: ...`) as the JSON report says it."""
+    if line.startswith("why: "):
+        return line
+    _, _, message = line.partition(": ")
+    return f"fail: {message or line}"

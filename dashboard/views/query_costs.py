@@ -199,6 +199,9 @@ def render_check(check: CheckRun) -> None:
     text = f"{failed} of {len(queries)} queries failed" if failed else f"all {len(queries)} queries passed"
     (st.error if failed else st.success)(f"{text} on {report.target or 'its target'}.")
     widgets.render_table(shown(queries, CHECK_COLUMNS), key="query_costs_check", file_name="check-run.csv", column_config=CHECK_COLUMNS, csv=queries)  # fmt: skip
+    for row in queries[queries["verdict"].isin(["fail", "warn"])].to_dict("records"):
+        reasons = [r for r in str(row["reasons"] or "").split("; ") if r]
+        st.markdown(f"**{row['query_name']}** ({row['verdict']})\n" + "".join(f"\n- {r}" for r in reasons))
     st.caption(
         f"Source: {check.path}, written by `ruscope check` (RU per execution of the emulator's or account's run)."
     )

@@ -36,6 +36,8 @@ def test_a_check_run_is_shown_baseline_against_now(
     [failed] = app.error
     assert failed.value.startswith("1 of 3 queries failed")
     assert not app.info  # the empty store's how-to is not shown over a check run
+    [reasons] = [m.value for m in app.markdown if m.value.startswith("**fanned** (fail)")]
+    assert "\n- fail: " in reasons and "\n- why: " in reasons
 
 
 def test_a_file_that_is_no_check_report_is_named_with_why(
