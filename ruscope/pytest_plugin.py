@@ -1,7 +1,7 @@
 """The ruscope pytest plugin: the RU each test of an application's suite spends on a ruscope emulator, and
 RU budgets per test.
 
-Installed with ruscope it is loaded by pytest (entry point `pytest11`: `ruscope`; `-p ruscope.pytest_plugin`
+Installed with ruscope it is loaded by pytest (entry point `pytest11`: `ruscope`; `-p ruscope`
 where plugin autoloading is off) and stays inert until given the emulator the application's tests already
 talk to:
 

@@ -33,7 +33,9 @@ def change(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new), encoding="utf-8")
 
 
-def run_suite(root: Path, emu: RunningEmulator, *args: str) -> subprocess.CompletedProcess[str]:
+def run_suite(
+    root: Path, emu: RunningEmulator, *args: str, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "PYTHONPATH": str(root),
@@ -41,6 +43,7 @@ def run_suite(root: Path, emu: RunningEmulator, *args: str) -> subprocess.Comple
         "COSMOS_KEY": emu.key,
         "RUSCOPE_EMULATOR_KEY": emu.key,
         "COLUMNS": "1000",  # the short summary keeps each failure's whole message
+        **(extra_env or {}),
     }
     env.pop("PYTEST_ADDOPTS", None)
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rfE", "workloads/shop/tests", *args]
@@ -128,6 +131,14 @@ def test_a_budget_without_the_emulator_says_what_is_missing(shop: Path, emulator
     env_free = run_suite(shop.parents[1], emulator)
     assert env_free.returncode == 1
     assert "needs the emulator: pass --ruscope-emulator URL or set RUSCOPE_EMULATOR" in env_free.stdout
+
+
+def test_where_plugins_are_not_autoloaded_dash_p_ruscope_loads_it(shop: Path, emulator: RunningEmulator) -> None:
+    off = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    named = run_suite(shop.parents[1], emulator, "-p", "ruscope", "--ruscope-emulator", emulator.url, extra_env=off)
+    assert named.returncode == 0 and "3 passed" in named.stdout, named.stdout + named.stderr
+    unnamed = run_suite(shop.parents[1], emulator, "--ruscope-emulator", emulator.url, extra_env=off)
+    assert unnamed.returncode == 4 and "unrecognized arguments: --ruscope-emulator" in unnamed.stderr
 
 
 def test_an_emulator_that_is_down_fails_the_budgeted_tests_with_why(shop: Path, emulator: RunningEmulator) -> None:
