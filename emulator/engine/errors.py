@@ -6,6 +6,7 @@ messages follow the captured service texts of §1.4 so users see familiar errors
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from emulator.durability.datadir import JournalFull, reason
@@ -55,7 +56,8 @@ class CosmosError(Exception):
 
 
 def _errors(text: str) -> str:
-    return 'Message: {"Errors":["' + text + '"]}'
+    """The backend's envelope, its list valid JSON as the service's is (a quote in the text escaped)."""
+    return 'Message: {"Errors":[' + json.dumps(text, ensure_ascii=False) + "]}"
 
 
 def bad_request(text: str, substatus: int = 0) -> CosmosError:
