@@ -1,0 +1,76 @@
+"""Rollup cells: the figures of a coarse cell are those of its points, whether computed from the points or
+merged up from finer cells, and recomputing the bins an increment touches gives the same cells as a rollup
+of everything (so a rerun, or a run after a kill, changes nothing)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from analysis.rollups.cells import merge_up, replace_bins, roll_up, touched_bins
+
+KEYS = ["container", "pkrange_id"]
+START = pd.Timestamp("2026-11-01T00:00:00Z")
+TEN, HOUR = dt.timedelta(minutes=10), dt.timedelta(hours=1)
+
+points_strategy = st.lists(
+    st.tuples(st.integers(0, 3 * 24 * 60 - 1), st.sampled_from(["0", "1", "2"]), st.integers(0, 100)),
+    min_size=1,
+    max_size=300,
+    unique_by=lambda p: (p[0], p[1]),  # one point per minute and pkrange, as the metrics table keys them
+)
+
+
+def frame(points: list[tuple[int, str, int]]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "container": "orders",
+            "pkrange_id": [p[1] for p in points],
+            "time": [START + pd.Timedelta(minutes=p[0]) for p in points],
+            "value": [float(p[2]) for p in points],
+        }
+    )
+
+
+def normalised(cells: pd.DataFrame) -> pd.DataFrame:
+    return cells.sort_values([*KEYS, "bin"]).reset_index(drop=True).astype({"count": "int64", "sum": "float64"})
+
+
+@settings(max_examples=60, deadline=None)
+@given(points_strategy)
+def test_an_hour_merged_from_ten_minute_cells_is_the_hour_of_the_points(points: list[tuple[int, str, int]]) -> None:
+    minutes = frame(points)
+    direct = roll_up(minutes, HOUR, KEYS)
+    merged = merge_up(roll_up(minutes, TEN, KEYS), HOUR, KEYS)
+    pd.testing.assert_frame_equal(normalised(direct), normalised(merged))
+
+
+@settings(max_examples=60, deadline=None)
+@given(points_strategy, st.integers(1, 3 * 24 * 60 - 1))
+def test_recomputing_the_touched_bins_equals_rolling_up_everything(
+    points: list[tuple[int, str, int]], cut: int
+) -> None:
+    minutes = frame(points)
+    old, new = (
+        minutes[minutes["time"] < START + pd.Timedelta(minutes=cut)],
+        minutes[minutes["time"] >= START + pd.Timedelta(minutes=cut)],
+    )
+    cells = roll_up(old, TEN, KEYS)
+    touched = touched_bins(new["time"], TEN)
+    in_touched = minutes[minutes["time"].dt.floor(pd.Timedelta(TEN)).isin(list(touched))]
+    once = replace_bins(cells, roll_up(in_touched, TEN, KEYS), touched)
+    twice = replace_bins(once, roll_up(in_touched, TEN, KEYS), touched)  # the same increment again
+    everything = roll_up(minutes, TEN, KEYS)
+    pd.testing.assert_frame_equal(normalised(once), normalised(everything))
+    pd.testing.assert_frame_equal(normalised(twice), normalised(everything))
+
+
+def test_a_cell_holds_sum_max_count_and_the_last_value() -> None:
+    minutes = frame([(0, "0", 5), (3, "0", 40), (9, "0", 7), (10, "0", 1)])
+    cells = roll_up(minutes, TEN, KEYS)
+    first = cells.iloc[0]
+    assert (first["sum"], first["max"], first["count"], first["last"]) == (52.0, 40.0, 3, 7.0)
+    assert first["bin"] == START and cells.iloc[1]["bin"] == START + pd.Timedelta(minutes=10)
