@@ -173,7 +173,16 @@ def run_tables(ex: dict, rq: dict, run: int, start: dt.datetime, rng: np.random.
 
 
 def _table(schema: pa.Schema, columns: dict) -> pa.Table:
-    return pa.table({f.name: pa.array(columns[f.name]).cast(f.type) for f in schema}, schema=schema)
+    """The columns as a table of `schema`; a nullable column the benchmark does not set (one a later schema
+    added, such as a shared database's throughput) is null."""
+    rows = len(next(iter(columns.values())))
+    missing = [f.name for f in schema if f.name not in columns and not f.nullable]
+    if missing:
+        raise KeyError(f"the benchmark sets no value for required columns {missing}")
+    arrays = {
+        f.name: pa.array(columns[f.name]).cast(f.type) if f.name in columns else pa.nulls(rows, f.type) for f in schema
+    }
+    return pa.table(arrays, schema=schema)
 
 
 def metric_day(day: dt.datetime, pkranges: int, rng: np.random.Generator) -> pa.Table:
