@@ -63,8 +63,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not url:
         return
     key = config.getoption("--ruscope-key") or os.environ.get("RUSCOPE_EMULATOR_KEY")
-    log = EmulatorLog(url, key) if key else EmulatorLog(url)
-    config.stash[_RECORDER] = Recorder(log)
+    config.stash[_RECORDER] = Recorder(EmulatorLog(url, key))
 
 
 @pytest.hookimpl(wrapper=True)

@@ -84,6 +84,18 @@ def executed_query(record: RequestRecord) -> bool:
     return bool(record.query_text) and bool(record.pkrange_id) and record.status != THROTTLED
 
 
+def _window(records: deque[RequestRecord], offset: int, count: int) -> list[RequestRecord]:
+    """`count` records from position `offset`, walked from the nearer end of the deque: a reader near the
+    tail (a test's requests) touches only the tail, a reader paging from the start only its page."""
+    if count <= 0:
+        return []
+    from_end = len(records) - offset - count  # records after the window
+    if offset <= from_end:
+        return list(itertools.islice(records, offset, offset + count))
+    tail = list(itertools.islice(reversed(records), from_end, from_end + count))
+    return tail[::-1]
+
+
 class Accounting:
     """A thread-safe log of request records, bounded by count and by estimated bytes, that knows up to
     when it may be missing some (`missing_until`)."""
@@ -137,9 +149,8 @@ class Accounting:
             held, added = len(self._records), self._added
             first = added - held + 1  # the oldest record still held
             start = max(seq + 1, first)
-            newer = list(itertools.islice(reversed(self._records), max(0, added - start + 1)))  # the tail only
-        picked = [(start + i, record) for i, record in enumerate(reversed(newer[-limit:] if limit > 0 else []))]
-        return picked, added, seq + 1 < first
+            window = _window(self._records, start - first, max(0, min(limit, added - start + 1)))
+        return [(start + i, record) for i, record in enumerate(window)], added, seq + 1 < first
 
     @property
     def missing_until(self) -> float | None:

@@ -38,16 +38,21 @@ def _is_epk(value: Any) -> bool:
     return isinstance(value, str) and _EPK.fullmatch(value) is not None and value < MAX_EPK
 
 
+def _parsed(token: str) -> Any:
+    """A token's JSON; 400 when it is too long to be one of ours or not JSON."""
+    if len(token) > MAX_CONTINUATION_CHARS:
+        raise _malformed()
+    try:
+        return orjson.loads(token)
+    except orjson.JSONDecodeError:
+        raise _malformed() from None
+
+
 def decode_continuation(token: str | None, required: frozenset[str], optional: frozenset[str] = frozenset()) -> Any:
     """A continuation token's state: a JSON object with exactly our keys; 400 when it is not one of ours."""
     if not token:
         return None
-    if len(token) > MAX_CONTINUATION_CHARS:
-        raise _malformed()
-    try:
-        state = orjson.loads(token)
-    except orjson.JSONDecodeError:
-        raise _malformed() from None
+    state = _parsed(token)
     if not isinstance(state, dict) or not required <= state.keys() <= required | optional:
         raise _malformed()
     return state
@@ -90,12 +95,7 @@ def query_cursor(token: str | None) -> QueryCursor | None:
     `+RID:…#RT:1#TRC:<rows>#…` (W76). Anything else is the service's 400 (W77)."""
     if not token:
         return None
-    if len(token) > MAX_CONTINUATION_CHARS:
-        raise _malformed()
-    try:
-        state = orjson.loads(token)
-    except orjson.JSONDecodeError:
-        raise _malformed() from None
+    state = _parsed(token)
     entries = state if isinstance(state, list) else [state]
     if len(entries) != 1 or not isinstance(entries[0], dict) or not {"range"} <= entries[0].keys() <= _ENTRY:
         raise _malformed()

@@ -120,22 +120,21 @@ def _check_log(
     import os
 
     from analysis.gate.baseline import BaselineError
-    from ruscope.check.logged import LogStretch, measure_log, parse_since
+    from ruscope.check.logged import LogStretch, measure_log, named_queries, parse_since
     from ruscope.check.run import budgets_of
     from ruscope.check.target import CheckError
     from ruscope.check.verdict import Files, baseline_path, conclude, read_baseline
 
     cfg = load(config) if config != DEFAULT_CONFIG or config.exists() else None  # a config is optional here
     try:
-        stretch = LogStretch(url, key or os.environ.get("RUSCOPE_EMULATOR_KEY"), None, tag)
-        if since is not None:
-            stretch = LogStretch(stretch.url, stretch.key, parse_since(since), tag)
+        moment = parse_since(since) if since is not None else None
+        stretch = LogStretch(url, key or os.environ.get("RUSCOPE_EMULATOR_KEY"), moment, tag)
         path = baseline_path(cfg, config.parent, baseline) if cfg is not None else baseline
         accepted = read_baseline(path)
         measurement = measure_log(cfg, stretch, err=error_line)
         outcome = conclude(
             measurement,
-            budgets_of(list(cfg.account().queries)) if cfg is not None else {},
+            budgets_of(named_queries(cfg)),
             accepted,
             cfg,
             f"the request log of {url}",

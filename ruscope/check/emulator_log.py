@@ -74,9 +74,9 @@ class EmulatorLog:
     """A client of one emulator's request log, on one kept-alive connection (the pytest plugin reads it
     twice per test: a new connection each time would be most of its cost)."""
 
-    def __init__(self, url: str, key: str = WELL_KNOWN_KEY, *, ca: Path | None = None, timeout_s: float = 10.0) -> None:
+    def __init__(self, url: str, key: str | None = None, *, ca: Path | None = None, timeout_s: float = 10.0) -> None:
         self.url = url.rstrip("/") + "/" + LINK
-        self.key = key
+        self.key = key or WELL_KNOWN_KEY  # none given: the emulator's public well-known key
         self.timeout_s = timeout_s
         self._parts = urllib.parse.urlsplit(self.url)
         self._context = ssl.create_default_context(cafile=str(ca)) if ca else None

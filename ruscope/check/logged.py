@@ -21,7 +21,7 @@ from analysis.gate.measure import measured_queries
 from analysis.gate.verdicts import Check
 from collectors.config import Config, QuerySpec
 from ruscope.check.emulator_log import EmulatorLog, EmulatorLogError, LoggedRequest
-from ruscope.check.run import Measurement, lint_checks
+from ruscope.check.run import Measurement, lint_checks, selected_queries
 from ruscope.check.target import CheckError
 
 
@@ -51,17 +51,14 @@ def parse_since(text: str) -> float:
 
 
 def named_queries(config: Config | None) -> list[QuerySpec]:
-    """The config's queries (none without a config): their SQL names them in the log."""
-    if config is None:
-        return []
-    return [q for q in config.account().queries if config.check.queries is None or q.name in config.check.queries]
+    """The config's checked queries (none without a config): their SQL names them in the log."""
+    return [] if config is None else selected_queries(config)
 
 
 def measure_log(config: Config | None, stretch: LogStretch, *, err: Callable[[str], None]) -> Measurement:
     """What each query of the stretch cost per execution, with the advisor's lint of the config's queries."""
-    log = EmulatorLog(stretch.url, stretch.key) if stretch.key else EmulatorLog(stretch.url)
     try:
-        read = log.since(0)
+        read = EmulatorLog(stretch.url, stretch.key).since(0)
     except EmulatorLogError as exc:
         raise CheckError(str(exc)) from None
     if read.dropped and _lost_some(read.requests, stretch.since):

@@ -32,11 +32,16 @@ class Measurement:
     failed: int
 
 
-def checked_queries(config: Config) -> list[QuerySpec]:
-    """The queries `[check] queries` names (all of the account's when it names none), each asking for index
-    metrics: a regression's message names the composite index the service says is missing."""
+def selected_queries(config: Config) -> list[QuerySpec]:
+    """The queries `[check] queries` names (all of the account's when it names none)."""
     wanted = config.check.queries
-    chosen = [q for q in config.account().queries if wanted is None or q.name in wanted]
+    return [q for q in config.account().queries if wanted is None or q.name in wanted]
+
+
+def checked_queries(config: Config) -> list[QuerySpec]:
+    """The selected queries, each asking for index metrics: a regression's message names the composite
+    index the service says is missing."""
+    chosen = selected_queries(config)
     if not chosen:
         raise CheckError("queries: nothing to check: add [[queries]] to the config")
     return [q.model_copy(update={"index_metrics": True, "query_metrics": True}) for q in chosen]
