@@ -4,9 +4,10 @@
 records as plain mappings: `emulator.engine.accounting.RequestRecord` with its `seq`) and judges their
 queries as it judges its own replay, so the figures are `analysis.gate.measure`'s, not a second definition.
 
-**One execution** of a query is every request carrying one correlated activity id: the id an SDK gives a
-query (`x-ms-cosmos-correlated-activityid`, sent by azure-cosmos and @azure/cosmos on the query plan and on
-every page of every partition of that query), or each request's own activity id when a client sends none.
+**One execution** of a query is every request carrying one correlated activity id
+(`x-ms-cosmos-correlated-activityid`, cosmos-wire-protocol.md W89: azure-cosmos sends one per `query_items`
+call on every page of every partition, @azure/cosmos also on the query plan request), or each request's own
+activity id when a client sends none.
 Its RU is the sum of those requests' charges, its partitions the pkranges that served them, its routing the
 class of those against the container's partitions at the time (`pkrange_count` in the record).
 
@@ -24,11 +25,11 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.gate.requests import THROTTLED
 from analysis.pkrange_ids import pkrange_sort_key
 from analysis.queries.costs import EXECUTION_COLUMNS
 from cosmoscore.routing import UNKNOWN, routing_class
 
-THROTTLED = 429
 NEEDS_PLAN = (400, 1004)  # "cross partition query ... requires a query plan": an SDK's normal first step
 QUERY_OPERATIONS = frozenset({"Query", "QueryPlan"})
 RUN_ID = "emulator-log"
@@ -98,6 +99,8 @@ def _execution(key: str, parts: list[Mapping[str, Any]], names: Mapping[str, str
     if not sql:
         return None  # no text logged (an emulator older than the log's query texts): nothing to name it by
     pages = [p for p in parts if p.get("operation") == "Query"]
+    if not pages:
+        return None  # a query plan request alone (azure-cosmos sends it without the query's id): no execution
     served = sorted({str(p["pkrange_id"]) for p in pages if p.get("pkrange_id")}, key=pkrange_sort_key)
     failed = [p for p in parts if _failed(p)]
     total = max((int(p.get("pkrange_count") or 0) for p in pages), default=0)

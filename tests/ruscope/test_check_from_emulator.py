@@ -110,16 +110,25 @@ def test_without_a_config_every_query_of_the_run_is_reported_by_its_sql(
 
 
 def test_a_python_run_is_read_the_same_way(emulator: RunningEmulator, tmp_path: Path) -> None:
-    container = sdk_client(emulator).create_database("jsshop").create_container("orders", PartitionKey("/tenantId"))
+    container = (
+        sdk_client(emulator)
+        .create_database("jsshop")
+        .create_container("orders", PartitionKey("/tenantId"), offer_throughput=12000)
+    )
     for n in range(20):
         container.create_item({"id": f"o{n}", "tenantId": f"t{n % 4}", "total": n, "status": "open"})
     since = time.time()
     list(container.query_items(OPEN_ORDERS, parameters=[{"name": "@s", "value": "open"}], partition_key="t1"))
+    for _ in range(2):  # a fan-out the SDK plans first: its plan request is no execution of its own
+        list(container.query_items("SELECT VALUE COUNT(1) FROM c", enable_cross_partition_query=True))
     result = ruscope_check(
         tmp_path, "--from-emulator", emulator.url, "--since", str(since), "--config", str(write_config(tmp_path))
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "NEW  open-orders:" in result.stdout and "single, 1 partition" in result.stdout
+    counted = next(line for line in result.stdout.splitlines() if "SELECT VALUE COUNT(1) FROM c:" in line)
+    charged = [r.request_charge for r in emulator.engine.accounting.records() if "COUNT(1)" in r.query_text]
+    assert f"{sum(charged) / 2:.2f} RU, fan-out" in counted  # the mean of the two executions
 
 
 def test_bad_input_is_exit_2_with_what_was_wrong(emulator: RunningEmulator, tmp_path: Path) -> None:
