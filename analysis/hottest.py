@@ -8,9 +8,10 @@ container that spends its database's shared offer, the offer's rows.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from analysis import fleet, load
+from analysis import fleet, joins, load, spans
 from analysis.load import latest_snapshot
 from analysis.pkrange_ids import pkrange_sort_key
 from store.records import SCOPE_COLUMNS, SHARED_OFFER_CONTAINER
@@ -43,23 +44,17 @@ def loads_of_minutes(minutes: pd.DataFrame, partitions: pd.DataFrame | None = No
     if minutes.empty:
         return pd.DataFrame(columns=RANGE_LOAD_COLUMNS)
     regional = [*KEY, "region"]
-    latest = minutes[minutes["time"].eq(minutes.groupby(regional)["time"].transform("max"))]
+    ranges = spans.range_spans(minutes, load.SUSTAINED_QUANTILE)
     laid_out = latest_snapshot(partitions)[KEY].drop_duplicates() if partitions is not None else None
-
-    def has_layout(frame: pd.DataFrame) -> pd.Series:
-        if laid_out is None or laid_out.empty:
-            return pd.Series(False, index=frame.index)
-        return pd.Series(frame.set_index(KEY).index.isin(laid_out.set_index(KEY).index), index=frame.index)
-
-    from_layout = minutes[has_layout(minutes) & ~minutes["retired"].astype(bool)]
-    current = pd.concat([from_layout, latest[~has_layout(latest)]])
-    current = current[[*regional, "pkrange_id"]].drop_duplicates()
+    if laid_out is None or laid_out.empty:
+        has_layout = np.zeros(len(ranges), dtype=bool)
+    else:
+        has_layout = joins.match(ranges, laid_out.astype(str), KEY) >= 0
+    # current: a laid-out container's ranges the snapshot still lists, else those of the latest interval
+    current = ranges[np.where(has_layout, ~ranges["retired"], ranges["current_latest"])]
     counts = current.groupby(regional).size().rename("ranges").reset_index()
-    peaks = load.workload_minutes(minutes).groupby([*regional, "pkrange_id"])["normalized_ru"].max().rename("max")
-    means = load.span_minutes(minutes).groupby([*regional, "pkrange_id"])["normalized_ru"].mean().rename("mean")
-    per_range = current.merge(peaks.reset_index(), how="left").merge(means.reset_index(), how="left")
-    per_range = per_range.dropna(subset=["max"]).astype({"max": float, "mean": float})
-    return per_range.merge(counts, on=regional)[RANGE_LOAD_COLUMNS]
+    per_range = current.dropna(subset=["max"]).astype({"max": float, "mean": float})
+    return per_range.merge(counts, on=regional)[RANGE_LOAD_COLUMNS].reset_index(drop=True)
 
 
 def hottest_range(

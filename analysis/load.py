@@ -47,6 +47,11 @@ its own last point for a range the latest storage snapshot no longer lists (a sp
 minute without a point counts 0% (the range reported no load while its container did: an idle range that
 reported only its bulk-load minute is not sustained at 100%), and its own minutes are left out.
 
+How: the minutes' key columns are factorized once and every join with the small tables (the replay's
+seconds, the budgets' timelines, the layout) is an integer lookup (`analysis.joins`); the per-range span
+statistics are `analysis.spans` (the span is counted, never built as a grid). A month of one-minute points
+for 100 pkranges was 11 s here and 14 s for the summary; it is a few seconds now (bench_dashboard.py).
+
 **What a page prints** where the replay was left out: `own_traffic_note` (the minutes and RU taken out).
 
 A bulk load ruscope did not send (the application's import; the demo's backfill, written through the
@@ -66,7 +71,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis import own_traffic, regions
+from analysis import joins, own_traffic, regions, spans
 from analysis.scope import in_containers
 from cosmoscore.monitor.metrics import AUTOSCALE_MAX, NORMALIZED_RU, PROVISIONED, TOTAL_REQUEST_UNITS
 from store.records import METRICS, PARTITIONS, REQUESTS, SCOPE_COLUMNS
@@ -147,21 +152,40 @@ def partition_minutes(
             "normalized_ru": rows["value"].astype(float),
         }
     ).reset_index(drop=True)
-    own = own_per_interval(requests, minutes[["grain_s"]].drop_duplicates()["grain_s"], by_pkrange=True)
-    minutes = minutes.merge(own, on=[*KEY, "pkrange_id", "time", "grain_s"], how="left")
-    minutes[["own_ru", "own_peak_second_ru"]] = minutes[["own_ru", "own_peak_second_ru"]].fillna(0.0)
-    minutes = _with_budgets(minutes, metrics, partitions)
+    fine = joins.group_codes(minutes, [*KEY, "pkrange_id", "region"])  # the large frame factorized once
+    ranges = joins.coarser(fine, [*KEY, "pkrange_id"])
+    containers = joins.coarser(fine, KEY)
+    times = joins.times_ns(minutes["time"])
+    minutes = _with_own(
+        minutes, ranges, times, own_per_interval(requests, minutes["grain_s"].drop_duplicates(), by_pkrange=True)
+    )
+    reported = _reported_of(joins.coarser(fine, [*KEY, "region"]), ranges, times, containers)
+    minutes = _with_budgets(minutes, containers, times, metrics, partitions, reported)
     share = minutes["own_peak_second_ru"] / minutes["budget_ru_s"].where(minutes["budget_ru_s"] > 0) * 100
     minutes["own_normalized_ru"] = share.round(4)
     mine = share.ge(OWN_SHARE * minutes["normalized_ru"]) & minutes["own_peak_second_ru"].gt(0)
     minutes["own"] = mine.fillna(False).astype(bool)
-    minutes["retired"] = _retired(minutes, partitions)
+    minutes["retired"] = _retired(ranges.keys, partitions).to_numpy(dtype=bool)[ranges.codes]
     return minutes[MINUTE_COLUMNS]
 
 
+def _with_own(minutes: pd.DataFrame, ranges: joins.Codes, times: np.ndarray, own: pd.DataFrame) -> pd.DataFrame:
+    """`minutes` with the replay's `own_ru` and `own_peak_second_ru` in each (0 where it sent nothing)."""
+    if own.empty:
+        return minutes.assign(own_ru=0.0, own_peak_second_ru=0.0)
+    mine = pd.DataFrame(
+        {"range": joins.match(own, ranges.keys, [*KEY, "pkrange_id"]), "time": joins.times_ns(own["time"])}
+    ).assign(grain=own["grain_s"].to_numpy(dtype=float))
+    rows = pd.DataFrame({"range": ranges.codes, "time": times, "grain": minutes["grain_s"].to_numpy(dtype=float)})
+    at = joins.match(rows, mine[mine["range"] >= 0], ["range", "time", "grain"])
+    at = np.where(at >= 0, np.flatnonzero(mine["range"].to_numpy() >= 0)[np.maximum(at, 0)], -1)
+    found = {name: own[name].to_numpy(dtype=float, na_value=0.0) for name in ("own_ru", "own_peak_second_ru")}
+    return minutes.assign(**{name: np.where(at >= 0, values[np.maximum(at, 0)], 0.0) for name, values in found.items()})
+
+
 def _retired(minutes: pd.DataFrame, partitions: pd.DataFrame | None) -> pd.Series:
-    """Per row: whether its pkrange is gone (a split's parent): not in its container's latest storage snapshot;
-    without snapshots, no range is known to be gone."""
+    """Per row (KEY and pkrange_id): whether its pkrange is gone (a split's parent): not in its container's
+    latest storage snapshot; without snapshots, no range is known to be gone."""
     snapshot = in_containers(partitions).dropna(subset=["time", "pkrange_id"]) if partitions is not None else None
     if snapshot is None or snapshot.empty:
         return pd.Series(False, index=minutes.index)
@@ -256,31 +280,36 @@ def provisioned_timeline(metrics: pd.DataFrame) -> pd.DataFrame:
     return out.assign(**{name: out[name].astype(str) for name in KEY}, time=_utc(out["time"]))[columns]
 
 
-def _with_budgets(minutes: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.DataFrame | None) -> pd.DataFrame:
-    """`minutes` with the `provisioned_ru_s`, `partitions` and `budget_ru_s` in force at each (module docstring)."""
-    out = _as_of(minutes, provisioned_timeline(metrics), "provisioned_ru_s")
-    out = _as_of(out, _snapshot_counts(partitions), "partitions")
-    reported = _reported_counts(metrics).set_index(KEY)["partitions"]
-    keys = pd.MultiIndex.from_frame(out[KEY].astype(str))
-    fallback = pd.Series(reported.reindex(keys).to_numpy(dtype=float), index=out.index)
-    out["partitions"] = out["partitions"].astype(float).combine_first(fallback)
-    out["budget_ru_s"] = (out["provisioned_ru_s"].astype(float) / out["partitions"].where(out["partitions"] > 0)).round(
-        4
-    )
-    return out
+def _with_budgets(
+    minutes: pd.DataFrame,
+    containers: joins.Codes,
+    times: np.ndarray,
+    metrics: pd.DataFrame,
+    partitions: pd.DataFrame | None,
+    reported: pd.DataFrame,
+) -> pd.DataFrame:
+    """`minutes` (numbered by container: `containers`; `times` theirs, `times_ns`) with the `provisioned_ru_s`,
+    `partitions` and `budget_ru_s` in force at each (module docstring; `reported`: `_reported_counts`)."""
+    provisioned = _as_of(containers, times, provisioned_timeline(metrics), "provisioned_ru_s")
+    counts = _as_of(containers, times, _snapshot_counts(partitions), "partitions")
+    at = joins.match(containers.keys, reported, KEY)
+    fallback = np.where(at >= 0, reported["partitions"].to_numpy(dtype=float)[np.maximum(at, 0)], np.nan)
+    counts = np.where(np.isnan(counts), fallback[containers.codes], counts)
+    budget = provisioned / np.where(counts > 0, counts, np.nan)
+    return minutes.assign(provisioned_ru_s=provisioned, partitions=counts, budget_ru_s=np.round(budget, 4))
 
 
-def _as_of(minutes: pd.DataFrame, timeline: pd.DataFrame, column: str) -> pd.DataFrame:
-    """`minutes` with `column` from `timeline` (KEY, time, column): the value at or before each minute, else
-    the first one after it (NaN for a container the timeline does not have)."""
+def _as_of(containers: joins.Codes, times: np.ndarray, timeline: pd.DataFrame, column: str) -> np.ndarray:
+    """Per minute (its container's code and its time): `column` from `timeline` (KEY, time, column), the value
+    at or before the minute, else the first one after it (NaN for a container the timeline does not have)."""
     if timeline.empty:
-        return minutes.assign(**{column: np.nan})
-    timeline = timeline.assign(time=_utc(timeline["time"])).sort_values("time")
-    ordered = minutes.reset_index().sort_values("time")
-    before = pd.merge_asof(ordered, timeline, on="time", by=KEY, direction="backward")
-    after = pd.merge_asof(ordered, timeline, on="time", by=KEY, direction="forward")
-    before[column] = before[column].astype(float).combine_first(after[column].astype(float))
-    return before.sort_values("index").set_index("index").rename_axis(None)
+        return np.full(len(times), np.nan)
+    groups = joins.match(timeline, containers.keys, KEY)
+    before, after = joins.as_of(containers.codes, times, groups, joins.times_ns(timeline["time"]))
+    values = timeline[column].to_numpy(dtype=float, na_value=np.nan)
+    earlier = np.where(before >= 0, values[np.maximum(before, 0)], np.nan)
+    later = np.where(after >= 0, values[np.maximum(after, 0)], np.nan)
+    return np.where(np.isnan(earlier), later, earlier)
 
 
 def _snapshot_counts(partitions: pd.DataFrame | None) -> pd.DataFrame:
@@ -299,13 +328,29 @@ def _reported_counts(metrics: pd.DataFrame) -> pd.DataFrame:
     rows = _metric_rows(metrics, NORMALIZED_RU).dropna(subset=["pkrange_id", "time"])
     if rows.empty:
         return pd.DataFrame(columns=[*KEY, "partitions"])
-    region = rows["region"].astype(object).fillna("") if "region" in rows.columns else ""
-    rows = rows.assign(_region=region)
-    regional = [*KEY, "_region"]
-    latest = rows[rows["time"].eq(rows.groupby(regional)["time"].transform("max"))]
-    per_region = latest.groupby(regional)["pkrange_id"].nunique().groupby(KEY).max().astype(float)
-    counts = per_region.rename("partitions").reset_index()
-    return counts.assign(**{name: counts[name].astype(str) for name in KEY})
+    rows = rows.assign(region=rows["region"].astype(object).fillna("") if "region" in rows.columns else "")
+    fine = joins.group_codes(rows, [*KEY, "pkrange_id", "region"])
+    return _reported_of(
+        joins.coarser(fine, [*KEY, "region"]),
+        joins.coarser(fine, [*KEY, "pkrange_id"]),
+        joins.times_ns(rows["time"]),
+        joins.coarser(fine, KEY),
+    )
+
+
+def _reported_of(
+    regional: joins.Codes, ranges: joins.Codes, times: np.ndarray, containers: joins.Codes
+) -> pd.DataFrame:
+    """`_reported_counts` of NormalizedRUConsumption rows already numbered by region, range and container."""
+    latest = pd.Series(times).groupby(regional.codes).max().to_numpy()
+    at_latest = times == latest[regional.codes]
+    pairs = pd.DataFrame({"regional": regional.codes[at_latest], "range": ranges.codes[at_latest]}).drop_duplicates()
+    per_region = np.bincount(pairs["regional"].to_numpy(), minlength=regional.size)
+    region_container = pd.Series(containers.codes).groupby(regional.codes).first().to_numpy()
+    most = pd.Series(per_region).groupby(region_container).max()
+    keys = containers.keys.iloc[most.index.to_numpy()]
+    counts = pd.DataFrame({name: keys[name].astype(str).to_numpy() for name in KEY})
+    return counts.assign(partitions=most.to_numpy(dtype=float))
 
 
 def workload_minutes(minutes: pd.DataFrame) -> pd.DataFrame:
@@ -319,47 +364,57 @@ def summarize_partition_load(minutes: pd.DataFrame) -> pd.DataFrame:
     has no peak or sustained figure (NaN) and its count of own minutes."""
     if minutes.empty:
         return _typed_load(pd.DataFrame(columns=LOAD_COLUMNS))
-    own = minutes.groupby(KEY)["own"].sum().rename("own_minutes_excluded").reset_index()
-    work = workload_minutes(minutes)
-    peaks = work.sort_values(["normalized_ru", "time"], ascending=[False, True], kind="stable")
-    peaks = peaks.drop_duplicates(subset=KEY)[[*KEY, "normalized_ru", "pkrange_id", "time"]]
-    peaks = peaks.set_axis([*KEY, "max_normalized_ru", "peak_pkrange", "peak_time"], axis=1)
-    filled = span_minutes(minutes)
-    grouped = filled.groupby([*KEY, "region", "pkrange_id"])
-    per = grouped["normalized_ru"].quantile(SUSTAINED_QUANTILE).rename("sustained_normalized_ru").to_frame()
-    per = per.join(grouped["normalized_ru"].size().rename("sustained_minutes"))
-    per = per.join(grouped["time"].agg(["min", "max"]).set_axis(["sustained_start", "sustained_end"], axis=1))
-    per = per.reset_index()
+    containers = joins.group_codes(minutes, KEY)
+    own_flags = minutes["own"].to_numpy(dtype=bool)
+    own = containers.keys.assign(
+        own_minutes_excluded=np.bincount(containers.codes[own_flags], minlength=containers.size)
+    ).sort_values(KEY, kind="stable")
+    peaks = _peak_minutes(minutes, containers, ~own_flags)
     # a range a split retired (the latest snapshot no longer lists it) is history: the sustained load an
     # action reads is a current range's, so a finding never names a partition that is gone
-    retired = minutes[minutes["retired"].astype(bool)][[*KEY, "region", "pkrange_id"]].drop_duplicates()
-    per = per.merge(retired.assign(_gone=True), how="left")
-    per = per[per.pop("_gone").isna().to_numpy()]
+    per = spans.range_spans(minutes, SUSTAINED_QUANTILE)
+    per = per[per["minutes"].gt(0) & ~per["retired"]]
+    per = per.rename(
+        columns={
+            "p95": "sustained_normalized_ru",
+            "minutes": "sustained_minutes",
+            "start": "sustained_start",
+            "end": "sustained_end",
+        }
+    )
     per = per.sort_values(["sustained_normalized_ru", "pkrange_id"], ascending=[False, True], kind="stable")
     sustained = per.drop_duplicates(subset=KEY).rename(columns={"pkrange_id": "sustained_pkrange"})
-    out = own.merge(peaks, on=KEY, how="left").merge(sustained.drop(columns="region"), on=KEY, how="left")
+    sustained = sustained[[*KEY, "sustained_pkrange", *SUSTAINED_COLUMNS[:1], *SUSTAINED_COLUMNS[2:]]]
+    out = own.merge(peaks, on=KEY, how="left").merge(sustained, on=KEY, how="left")
     out["sustained_normalized_ru"] = out["sustained_normalized_ru"].astype(float).round(4)
-    return _typed_load(out.reindex(columns=LOAD_COLUMNS))
+    return _typed_load(out.reindex(columns=LOAD_COLUMNS).reset_index(drop=True))
 
 
-def span_minutes(minutes: pd.DataFrame) -> pd.DataFrame:
-    """Each range's workload minutes over its span (module docstring): the minutes its container reported
-    (any range, in its region) from the range's first point to the container's last (a retired range's: to
-    its own last), a minute without a point being 0% (it reported no load while its container did), its own
-    minutes left out."""
-    regional = [*KEY, "region"]
-    times = minutes[[*regional, "time"]].drop_duplicates()
-    spans = minutes.groupby([*regional, "pkrange_id"]).agg(
-        _first=("time", "min"), _last=("time", "max"), _retired=("retired", "any")
+def _peak_minutes(minutes: pd.DataFrame, containers: joins.Codes, work: np.ndarray) -> pd.DataFrame:
+    """Per container: its busiest workload minute (the earliest of equal ones, then the first row), its range
+    and time (`max_normalized_ru`, `peak_pkrange`, `peak_time`)."""
+    columns = [*KEY, "max_normalized_ru", "peak_pkrange", "peak_time"]
+    values = minutes["normalized_ru"].to_numpy(dtype=float, na_value=np.nan)
+    rows = np.flatnonzero(work & ~np.isnan(values))
+    if not len(rows):
+        return pd.DataFrame(columns=columns)
+    codes, found = containers.codes[rows], values[rows]
+    top = np.full(containers.size, -np.inf)
+    np.maximum.at(top, codes, found)
+    rows = rows[found == top[codes]]
+    times = joins.times_ns(minutes["time"].iloc[rows])
+    order = np.lexsort((rows, times, containers.codes[rows]))  # by container, then time, then row
+    rows = rows[order]
+    firsts = rows[np.unique(containers.codes[rows], return_index=True)[1]]
+    picked = minutes.iloc[firsts]
+    return pd.DataFrame(
+        {
+            **{name: picked[name].to_numpy() for name in KEY},
+            "max_normalized_ru": picked["normalized_ru"].to_numpy(dtype=float),
+            "peak_pkrange": picked["pkrange_id"].to_numpy(),
+            "peak_time": picked["time"].to_numpy(),
+        }
     )
-    spans = spans.reset_index().merge(times.groupby(regional)["time"].max().rename("_end").reset_index(), on=regional)
-    spans["_end"] = spans["_last"].where(spans.pop("_retired").astype(bool), spans["_end"])
-    grid = spans.merge(times, on=regional)
-    grid = grid[grid["time"].ge(grid.pop("_first")) & grid["time"].le(grid.pop("_end"))].drop(columns="_last")
-    points = minutes[[*regional, "pkrange_id", "time", "normalized_ru", "own"]]
-    grid = grid.merge(points.drop_duplicates(subset=[*regional, "pkrange_id", "time"]), how="left")
-    grid = grid[~grid.pop("own").astype("boolean").fillna(False).astype(bool)]
-    return grid.assign(normalized_ru=grid["normalized_ru"].astype(float).fillna(0.0))
 
 
 def own_traffic_note(own_minutes_excluded: object, own_ru_subtracted: object) -> str:

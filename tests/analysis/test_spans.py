@@ -1,0 +1,91 @@
+"""`analysis.spans.range_spans` equals the span it describes built as a grid (the definition, computed the
+slow way here: every minute of the container's region from the range's first point to the region's last,
+or the range's own last when it is retired; a minute without a point 0%; own minutes left out)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from analysis import spans
+
+KEY = ["account", "database", "container"]
+REGIONAL = [*KEY, "region"]
+START = pd.Timestamp("2026-11-01T00:00:00Z")
+
+points = st.lists(
+    st.tuples(
+        st.sampled_from(["orders", "carts"]),
+        st.sampled_from(["", "West Europe"]),
+        st.sampled_from(["0", "1", "2"]),
+        st.integers(0, 30),  # minute
+        st.integers(0, 100),  # normalized RU
+        st.booleans(),  # own
+    ),
+    min_size=1,
+    max_size=80,
+)
+
+
+def minutes_of(rows: list, retired: set[str]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=["container", "region", "pkrange_id", "minute", "normalized_ru", "own"])
+    return frame.assign(
+        account="acct",
+        database="shop",
+        time=START + pd.to_timedelta(frame["minute"], unit="min"),
+        normalized_ru=frame["normalized_ru"].astype(float),
+        retired=frame["pkrange_id"].isin(retired),
+    ).drop(columns="minute")
+
+
+def grid(minutes: pd.DataFrame) -> pd.DataFrame:
+    """The span as rows, one per range and minute (the definition)."""
+    times = minutes[[*REGIONAL, "time"]].drop_duplicates()
+    spans_ = minutes.groupby([*REGIONAL, "pkrange_id"]).agg(
+        _first=("time", "min"), _last=("time", "max"), _retired=("retired", "any")
+    )
+    spans_ = spans_.reset_index().merge(times.groupby(REGIONAL)["time"].max().rename("_end").reset_index())
+    spans_["_end"] = spans_["_last"].where(spans_.pop("_retired"), spans_["_end"])
+    cells = spans_.merge(times, on=REGIONAL)
+    cells = cells[cells["time"].ge(cells.pop("_first")) & cells["time"].le(cells.pop("_end"))].drop(columns="_last")
+    first = minutes.drop_duplicates(subset=[*REGIONAL, "pkrange_id", "time"])
+    cells = cells.merge(first[[*REGIONAL, "pkrange_id", "time", "normalized_ru", "own"]], how="left")
+    cells = cells[~cells.pop("own").astype("boolean").fillna(False).astype(bool)]
+    return cells.assign(normalized_ru=cells["normalized_ru"].fillna(0.0))
+
+
+@settings(max_examples=80, deadline=None)
+@given(points, st.sets(st.sampled_from(["0", "1", "2"]), max_size=1))
+def test_range_spans_equal_the_grid_they_describe(rows: list, retired: set[str]) -> None:
+    minutes = minutes_of(rows, retired)
+    got = spans.range_spans(minutes, 0.95).set_index([*REGIONAL, "pkrange_id"])
+    cells = grid(minutes).groupby([*REGIONAL, "pkrange_id"])
+    expected = pd.DataFrame(
+        {
+            "mean": cells["normalized_ru"].mean(),
+            "p95": cells["normalized_ru"].quantile(0.95),
+            "minutes": cells.size(),
+            "start": cells["time"].min(),
+            "end": cells["time"].max(),
+        }
+    )
+    with_span = got[got["minutes"] > 0]
+    assert sorted(with_span.index) == sorted(expected.index)
+    expected = expected.loc[with_span.index]
+    assert with_span["minutes"].tolist() == expected["minutes"].tolist()
+    assert with_span["mean"].to_numpy() == pytest.approx(expected["mean"].to_numpy())
+    assert with_span["p95"].to_numpy() == pytest.approx(expected["p95"].to_numpy())
+    assert (with_span["start"] == expected["start"]).all() and (with_span["end"] == expected["end"]).all()
+    peaks = minutes[~minutes["own"]].groupby([*REGIONAL, "pkrange_id"])["normalized_ru"].max()
+    assert got["max"].dropna().sort_index().to_dict() == peaks.sort_index().to_dict()
+    assert list(got.index) == sorted(got.index)  # sorted by range, as a groupby sorts
+
+
+def test_a_range_whose_span_is_all_its_own_minutes_has_no_figure() -> None:
+    minutes = minutes_of([("orders", "", "0", 0, 90, True), ("orders", "", "1", 0, 10, False)], set())
+    got = spans.range_spans(minutes, 0.95).set_index("pkrange_id")
+    assert got.loc["0", "minutes"] == 0 and np.isnan(got.loc["0", "mean"]) and np.isnan(got.loc["0", "max"])
+    assert got.loc["1", "mean"] == 10.0
