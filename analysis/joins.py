@@ -45,7 +45,8 @@ def group_codes(frame: pd.DataFrame, columns: Sequence[str]) -> Codes:
             width = max(len(seen), 1)
         combined, width = combined * size + codes, width * size
     codes, _ = pd.factorize(combined)
-    _, first = np.unique(codes, return_index=True)  # codes number the groups in order of first appearance
+    # codes number the groups in order of first appearance: the first rows, in order, are the groups' keys
+    first = np.flatnonzero(~pd.Series(codes).duplicated().to_numpy())
     keys = frame.iloc[first][list(columns)].reset_index(drop=True)
     return Codes(codes.astype(np.int64), keys)
 

@@ -157,7 +157,7 @@ def partition_minutes(
     containers = joins.coarser(fine, KEY)
     times = joins.times_ns(minutes["time"])
     minutes = _with_own(
-        minutes, ranges, times, own_per_interval(requests, minutes["grain_s"].drop_duplicates(), by_pkrange=True)
+        minutes, ranges, own_per_interval(requests, minutes["grain_s"].drop_duplicates(), by_pkrange=True)
     )
     reported = _reported_of(joins.coarser(fine, [*KEY, "region"]), ranges, times, containers)
     minutes = _with_budgets(minutes, containers, times, metrics, partitions, reported)
@@ -169,16 +169,13 @@ def partition_minutes(
     return minutes[MINUTE_COLUMNS]
 
 
-def _with_own(minutes: pd.DataFrame, ranges: joins.Codes, times: np.ndarray, own: pd.DataFrame) -> pd.DataFrame:
+def _with_own(minutes: pd.DataFrame, ranges: joins.Codes, own: pd.DataFrame) -> pd.DataFrame:
     """`minutes` with the replay's `own_ru` and `own_peak_second_ru` in each (0 where it sent nothing)."""
     if own.empty:
         return minutes.assign(own_ru=0.0, own_peak_second_ru=0.0)
-    mine = pd.DataFrame(
-        {"range": joins.match(own, ranges.keys, [*KEY, "pkrange_id"]), "time": joins.times_ns(own["time"])}
-    ).assign(grain=own["grain_s"].to_numpy(dtype=float))
-    rows = pd.DataFrame({"range": ranges.codes, "time": times, "grain": minutes["grain_s"].to_numpy(dtype=float)})
-    at = joins.match(rows, mine[mine["range"] >= 0], ["range", "time", "grain"])
-    at = np.where(at >= 0, np.flatnonzero(mine["range"].to_numpy() >= 0)[np.maximum(at, 0)], -1)
+    known = joins.match(own, ranges.keys, [*KEY, "pkrange_id"])
+    own = own.assign(range=known)[known >= 0]  # a range with no metric point has no minute to add the replay to
+    at = joins.match(minutes[["time", "grain_s"]].assign(range=ranges.codes), own, ["range", "time", "grain_s"])
     found = {name: own[name].to_numpy(dtype=float, na_value=0.0) for name in ("own_ru", "own_peak_second_ru")}
     return minutes.assign(**{name: np.where(at >= 0, values[np.maximum(at, 0)], 0.0) for name, values in found.items()})
 
@@ -384,7 +381,7 @@ def summarize_partition_load(minutes: pd.DataFrame) -> pd.DataFrame:
     )
     per = per.sort_values(["sustained_normalized_ru", "pkrange_id"], ascending=[False, True], kind="stable")
     sustained = per.drop_duplicates(subset=KEY).rename(columns={"pkrange_id": "sustained_pkrange"})
-    sustained = sustained[[*KEY, "sustained_pkrange", *SUSTAINED_COLUMNS[:1], *SUSTAINED_COLUMNS[2:]]]
+    sustained = sustained[[*KEY, *SUSTAINED_COLUMNS]]
     out = own.merge(peaks, on=KEY, how="left").merge(sustained, on=KEY, how="left")
     out["sustained_normalized_ru"] = out["sustained_normalized_ru"].astype(float).round(4)
     return _typed_load(out.reindex(columns=LOAD_COLUMNS).reset_index(drop=True))

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from analysis import joins
 from analysis.hot.current import CONTAINER_KEY, ROW_KEY, current_rows
 from analysis.pkrange_ids import pkrange_sort_key
 from cosmoscore.monitor.metrics import NORMALIZED_RU
@@ -328,20 +329,16 @@ def smallest_step(ns: np.ndarray) -> pd.Timedelta:
 
 
 def _row_codes(frame: pd.DataFrame, mask: np.ndarray) -> tuple[np.ndarray, pd.DataFrame]:
-    """The row code (0..n-1) of each masked row and the rows' keys (ROW_KEY and `code`): each key column is
-    factorized in place (no string is copied) and the codes combined."""
-    combined = np.zeros(int(mask.sum()), dtype=np.int64)
-    uniques = []
-    for name in ROW_KEY:
-        codes, values = pd.factorize(frame[name], use_na_sentinel=False)
-        combined = combined * len(values) + codes[mask]
-        uniques.append(np.asarray(values, dtype=object))
-    codes, distinct = pd.factorize(combined)
-    keys = {}
-    for name, values in zip(reversed(ROW_KEY), reversed(uniques)):
-        keys[name] = values[distinct % len(values)]
-        distinct = distinct // len(values)
-    rows = pd.DataFrame({name: pd.array(keys[name], dtype=object) for name in ROW_KEY}).astype({"pkrange_id": str})
+    """The row code (0..n-1) of each masked row and the rows' keys (ROW_KEY and `code`): the key columns are
+    numbered in place (`analysis.joins.group_codes`: no string is copied) and the masked rows renumbered."""
+    everything = joins.group_codes(frame, ROW_KEY)
+    codes, seen = pd.factorize(everything.codes[mask])
+    rows = (
+        everything.keys.iloc[np.asarray(seen, dtype=np.int64)]
+        .reset_index(drop=True)
+        .astype(object)
+        .astype({"pkrange_id": str})
+    )
     rows["code"] = np.arange(len(rows))
     return codes.astype(np.int64), rows
 
