@@ -25,7 +25,7 @@ from collectors.config import Account, Config
 from collectors.errors import describe_error
 from collectors.registry import Collector, Options, recover_store, run_collector
 from collectors.run import Line, RunSummary
-from store import CompactFailure, StoreLayoutError, StoreLocation, compact
+from store import CompactFailure, CompactReport, RollupReport, StoreLayoutError, StoreLocation, compact, rollup
 
 EXIT_PARTIAL = 1
 # the collectors that talk to the Cosmos DB account itself (the others read Azure Monitor): an account that
@@ -162,21 +162,30 @@ def collect_fleet(
     return FleetOutcome(outcomes)
 
 
-def compact_after_collect(config: Config, store: StoreLocation, *, out: Line = print, err: Line = print) -> int:
-    """The optional pass after `collect` (`[store] compact_after_collect`): the store's optimize, checkpoint
-    and vacuum, keeping `vacuum_retention_hours` for readers in flight; a line per table. Returns an exit
+def maintain_after_collect(config: Config, store: StoreLocation, *, out: Line = print, err: Line = print) -> int:
+    """The optional pass after `collect`: with `[store] compact_after_collect`, the store's rollup, optimize,
+    checkpoint and vacuum (keeping `vacuum_retention_hours` for readers in flight); else, with
+    `rollup_after_collect` (the default), the rollup of the new metrics alone. A line per table. Returns an exit
     code: 1 when it failed (the rows are stored either way; only the maintenance did not happen)."""
-    if not config.store.compact_after_collect:
+    if not (config.store.compact_after_collect or config.store.rollup_after_collect):
         return 0
     try:
-        reports = compact(store, retention_hours=config.store.vacuum_retention_hours)
+        reports: list[CompactReport | CompactFailure | RollupReport] = (
+            list(compact(store, retention_hours=config.store.vacuum_retention_hours))
+            if config.store.compact_after_collect
+            else [rollup(store)]
+        )
     except Exception as exc:  # the store's own errors (a layout to migrate, storage access): one line
         cause = str(exc) if isinstance(exc, StoreLayoutError) else describe_error(exc, str(store))
-        err(f"compaction of {store} failed: {cause}")
+        what = "compaction" if config.store.compact_after_collect else "rollup"
+        err(f"{what} of {store} failed: {cause}")
         return EXIT_PARTIAL
     for report in reports:
         if isinstance(report, CompactFailure):  # a damaged table, named with its repair command
             err(report.line())
+        elif isinstance(report, RollupReport):
+            if report.source_version is not None:  # nothing said of a store without metrics
+                out(report.line())
         else:
             out(f"compacted {report.line()}")
     return EXIT_PARTIAL if any(isinstance(r, CompactFailure) for r in reports) else 0

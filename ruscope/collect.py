@@ -110,7 +110,8 @@ def collect(
     fail_on_error: Annotated[bool, typer.Option("--fail-on-error", help=FAIL_HELP)] = False,
 ) -> None:
     """Run every collector over every account once, or on a schedule until SIGINT/SIGTERM (which finish
-    cleanly, exit 0); then compact the store when the config's store sets compact_after_collect, and evaluate
+    cleanly, exit 0); then roll the new metrics up (unless [store] rollup_after_collect = false; with
+    compact_after_collect, compact the store, rollup included), and evaluate
     the config's [alerts]: each alert is printed and the exit code is 3 when any fired (the highest of 1, 2
     and 3 wins). With --every, each cycle prints its start time (UTC) and when the next starts; a cycle where
     something failed is said in its lines and the schedule goes on, unless --fail-on-error: then the command
@@ -148,16 +149,16 @@ def _when(moment: dt.datetime) -> str:
 
 
 def _cycle(cfg: Config, where: StoreLocation, accounts: list[Account], stop: threading.Event) -> tuple[int, bool]:
-    """One pass of `collect`: every collector, then compaction and the alerts; its exit code, and whether
+    """One pass of `collect`: every collector, then the rollup or compaction and the alerts; its exit code, and whether
     something failed (exit 1: an item, an account, the compaction), which alerts (exit 3) would hide."""
     from collectors.alerts import after_collect
-    from collectors.fleet import compact_after_collect
+    from collectors.fleet import maintain_after_collect
     from collectors.registry import collectors
 
     code = run_collectors([chosen.name for chosen in collectors()], cfg, where, accounts, stop)
     if stop.is_set():
         return code, code == EXIT_PARTIAL
-    code = max(code, compact_after_collect(cfg, where, out=echo, err=error_line))
+    code = max(code, maintain_after_collect(cfg, where, out=echo, err=error_line))
     failed = code == EXIT_PARTIAL
     fired = after_collect(
         cfg, where, now=dt.datetime.now(dt.UTC), out=echo, err=error_line, accounts=[a.name for a in accounts]

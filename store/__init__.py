@@ -23,6 +23,9 @@ they are.
 - `maintenance`: `compact(store, *, retention_hours=168)`: repeats of a key removed, optimize, checkpoint,
   vacuum (`ruscope compact`); a
   damaged table is a `CompactFailure` naming the damage, and the others are still compacted.
+- `rollups`: `rollup(store) -> RollupReport`: the metrics' new points rolled up incrementally, exactly once, into
+  `metric_cells` (10-minute, hourly and daily cells, `rollups.tiers`), run by `compact` and after `collect`;
+  the cells past their tier's retention deleted by `compact`.
 - `migrate`: converts a store of the Parquet layout before Delta Lake, once, resumably (`ruscope store
   migrate`); until then reads and writes raise `StoreLayoutError` naming that command (`layout`).
 - `location`: `StoreLocation`, `store_location`; `conform`: frames and files to a table's schema.
@@ -59,6 +62,7 @@ from store.records import (
     Table,
 )
 from store.repair import RepairReport, repair
+from store.rollups import RollupReport, rollup
 
 __all__ = [
     "EXECUTIONS",
@@ -78,6 +82,7 @@ __all__ = [
     "Record",
     "RepairReport",
     "RequestRecord",
+    "RollupReport",
     "Segment",
     "StoreLayoutError",
     "StoreLocation",
@@ -93,6 +98,7 @@ __all__ = [
     "recover",
     "repair",
     "repair_hint",
+    "rollup",
     "require_location",
     "store_location",
     "write_arrow",

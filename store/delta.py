@@ -130,18 +130,7 @@ def insert_new(
     not created yet is created empty first (a create that loses to another is fine), so that every writer
     merges and none appends blindly. CommitFailedError when a concurrent commit may hold some of the keys."""
     if table is None:
-        try:
-            DeltaTable.create(
-                location.table_uri(spec.name),
-                schema=delta_schema(spec),
-                partition_by=[DATE],
-                mode="ignore",
-                storage_options=location.options(),
-            )
-        except DeltaError as exc:
-            if "already exists" not in str(exc).lower():
-                raise
-        table = DeltaTable(location.table_uri(spec.name), storage_options=location.options())
+        table = created(location, spec)
     merger = table.merge(
         data,
         merge_predicate(spec, data),
@@ -153,6 +142,22 @@ def insert_new(
     )
     metrics = merger.when_not_matched_insert_all().execute()
     return int(metrics["num_target_rows_inserted"])
+
+
+def created(location: StoreLocation, spec: Table) -> DeltaTable:
+    """The table, created empty if it does not exist yet (a create that loses to another writer's is fine)."""
+    try:
+        DeltaTable.create(
+            location.table_uri(spec.name),
+            schema=delta_schema(spec),
+            partition_by=[DATE],
+            mode="ignore",
+            storage_options=location.options(),
+        )
+    except DeltaError as exc:
+        if "already exists" not in str(exc).lower():
+            raise
+    return DeltaTable(location.table_uri(spec.name), storage_options=location.options())
 
 
 def sql_literal(value: object) -> str:

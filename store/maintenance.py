@@ -13,12 +13,18 @@ their commits were checked against each other) are removed, keeping the row of t
 partition at a time: the partition's rows are rewritten once, by an overwrite of that partition, which a
 concurrent append to the same partition makes conflict (it is then done again on the newer snapshot), so no
 row committed meanwhile is lost. The count, per table, is in the report.
+
+Rollups first and last: the `metric_cells` are brought up to the metrics' latest version before the tables
+are compacted (`store.rollups.increment`), the cells past their tier's retention deleted, and after the
+compaction the rollup runs again, which only records the metrics' new version (an OPTIMIZE changes no data,
+so the next rollup does not read the rewritten files again).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -29,7 +35,9 @@ from store.check import failure_cause, one_line
 from store.delta import DATE, delta_schema, open_table, sql_literal, sql_name
 from store.layout import refuse_old_layout
 from store.location import StoreLocation, require_location
-from store.records import TABLES, Table
+from store.records import METRIC_CELLS, TABLES, Table
+from store.rollups.increment import RollupReport, rollup
+from store.rollups.retention import prune_cells
 
 DEFAULT_RETENTION_HOURS = 168.0  # delta-rs refuses less unless told to: a week of safe reads
 COMPACT_ATTEMPTS = 5
@@ -59,18 +67,32 @@ class CompactReport:
 
 
 def compact(
-    store: StoreLocation, *, retention_hours: float = DEFAULT_RETENTION_HOURS
-) -> list[CompactReport | CompactFailure]:
-    """Compact, checkpoint and vacuum every table of the store that exists; a report per table (a failure for
-    a damaged one, naming the damage)."""
+    store: StoreLocation, *, retention_hours: float = DEFAULT_RETENTION_HOURS, now: dt.datetime | None = None
+) -> list[CompactReport | CompactFailure | RollupReport]:
+    """Roll the metrics up, then compact, checkpoint and vacuum every table of the store that exists; the
+    rollup's report, then a report per table (a failure for a damaged one, naming the damage)."""
     location = require_location(store, "compact")
     refuse_old_layout(location)
-    reports: list[CompactReport | CompactFailure] = []
+    reports: list[CompactReport | CompactFailure | RollupReport] = []
+    rolled = _rollup_or_name_damage(location, now or dt.datetime.now(dt.UTC))
+    if not (isinstance(rolled, RollupReport) and rolled.source_version is None and not rolled.pruned):
+        reports.append(rolled)  # said unless the store has no metrics to roll up
     for name in TABLES:
         report = _compact_or_name_damage(location, name, retention_hours)
         if report is not None:
             reports.append(report)
+    if isinstance(rolled, RollupReport):
+        _rollup_or_name_damage(location, None)  # records the compacted version: no data changed
     return reports
+
+
+def _rollup_or_name_damage(location: StoreLocation, now: dt.datetime | None) -> RollupReport | CompactFailure:
+    """The rollup, and with `now` the cells' retention; a failure (a damaged metrics or cells table) named."""
+    try:
+        report = rollup(location)
+        return report if now is None else replace(report, pruned=prune_cells(location, now=now))
+    except (DeltaError, OSError, pa.ArrowException) as exc:
+        return CompactFailure(METRIC_CELLS.name, f"not rolled up: {failure_cause(location, 'metrics', exc)}")
 
 
 @dataclass(frozen=True)

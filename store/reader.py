@@ -63,6 +63,7 @@ def read_table(
     table: Table | str,
     *,
     since: dt.datetime | dt.date | None = None,
+    until: dt.datetime | None = None,
     columns: Sequence[str] | None = None,
     run_ids: Collection[str] | None = None,
 ) -> pd.DataFrame:
@@ -72,6 +73,7 @@ def read_table(
 
     - `since`: a date keeps rows timed on or after its midnight UTC, a datetime (naive means UTC) rows at or
       after it; earlier date partitions are never opened, and rows without a time are dropped.
+    - `until`: rows before it (naive means UTC); later date partitions are never opened.
     - `columns`: only these, in this order (the schema's when None); an unknown name is a ValueError.
     - `run_ids`: only these runs.
     """
@@ -82,7 +84,13 @@ def read_table(
     first_day, cutoff = _since(since)
     refuse_old_layout(location)
     row_filter = None if _whole_days(first_day, cutoff) else pc.field(spec.time) >= pa.scalar(cutoff, UTC_TIME)
-    data = _read(location, spec, schema, first_day, row_filter)
+    partitions = [(DATE, ">=", first_day)] if first_day else []
+    if until is not None:
+        end = _utc(until)
+        partitions.append((DATE, "<=", (end - dt.timedelta(microseconds=1)).date().isoformat()))
+        before = pc.field(spec.time) < pa.scalar(end, UTC_TIME)
+        row_filter = before if row_filter is None else row_filter & before
+    data = _read(location, spec, schema, first_day, row_filter, partitions or None)
     if run_ids is not None:
         data = data.filter(pc.is_in(data["run_id"], value_set=pa.array(sorted(map(str, run_ids)), pa.string())))
     data = _by_time(data, spec.time).select(names)
@@ -130,11 +138,15 @@ def _since(since: dt.datetime | dt.date | None) -> tuple[str | None, dt.datetime
     if since is None:
         return None, None
     if isinstance(since, dt.datetime):
-        moment = since.replace(tzinfo=dt.UTC) if since.tzinfo is None else since.astimezone(dt.UTC)
+        moment = _utc(since)
         return moment.date().isoformat(), moment
     if isinstance(since, dt.date):
         return since.isoformat(), dt.datetime.combine(since, dt.time(), dt.UTC)
     raise TypeError(f"since must be a date or a datetime, not {type(since).__name__}")
+
+
+def _utc(moment: dt.datetime) -> dt.datetime:
+    return moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment.astimezone(dt.UTC)
 
 
 def _whole_days(first_day: str | None, cutoff: dt.datetime | None) -> bool:
@@ -178,12 +190,19 @@ _SNAPSHOTS = _Snapshots()
 
 
 def _read(
-    location: StoreLocation, spec: Table, schema: pa.Schema, first_day: str | None, row_filter: pc.Expression | None
+    location: StoreLocation,
+    spec: Table,
+    schema: pa.Schema,
+    first_day: str | None,
+    row_filter: pc.Expression | None,
+    partitions: list[tuple[str, str, str]] | None = None,
 ) -> pa.Table:
-    """The snapshot's rows; a fresh snapshot if a file vanished (vacuumed) meanwhile, and if the fresh one still
-    names a file that is gone, the rows of every other file; as of the version before a damaged log entry."""
+    """The snapshot's rows (in the date `partitions`, default from `first_day` on); a fresh snapshot if a file
+    vanished (vacuumed) meanwhile, and if the fresh one still names a file that is gone, the rows of every
+    other file; as of the version before a damaged log entry."""
     _warn_strays(location, spec, first_day)
-    partitions = [(DATE, ">=", first_day)] if first_day else None
+    if partitions is None and first_day:
+        partitions = [(DATE, ">=", first_day)]
     for attempt in range(READ_ATTEMPTS):
         try:
             delta = _SNAPSHOTS.latest(location, spec.name)

@@ -287,6 +287,40 @@ class MetricRecord(Scoped):
 METRICS = TABLES[MetricRecord.TABLE]
 
 
+@table(
+    "metric_cells",
+    key=("account", "database", "container", "metric", "aggregation", "tier", "time", *METRIC_DIMENSIONS),
+)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetricCellRecord(Scoped):
+    """One cell of a rollup tier (`store.rollups`): one metric series' points (the `metrics` key without its
+    time) in the bin [time, time + the tier's width). `run_id` is the rollup's. The figures merge exactly into
+    a coarser tier's: sum, count, max (at `max_time`, the earliest point holding it), min, and the latest point
+    (`last` at `last_time`: storage or provisioned RU/s at the end of the period)."""
+
+    tier: str  # store.rollups.tiers: "10min", "1h", "1d"
+    metric: str
+    aggregation: str
+    pkrange_id: str | None
+    physical_partition_id: str | None
+    operation_type: str | None
+    status_code: str | None
+    region: str | None
+    unit: str
+    grain: str  # the points' grain (PT1M, PT5M)
+    sum: float
+    count: int
+    max: float
+    max_time: datetime
+    min: float
+    first_time: datetime
+    last: float
+    last_time: datetime
+
+
+METRIC_CELLS = TABLES[MetricCellRecord.TABLE]
+
+
 # -- Log Analytics (`ruscope logs`): diagnostic-log rows, each flagged when its result was partial ----------
 LOG_BIN_KEY = ("account", "database", "container", "time")
 

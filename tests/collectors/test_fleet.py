@@ -11,7 +11,7 @@ import pytest
 from azure.cosmos import CosmosClient, PartitionKey
 
 from collectors.config import Config, parse_config
-from collectors.fleet import Lines, collect_fleet, compact_after_collect
+from collectors.fleet import Lines, collect_fleet, maintain_after_collect
 from collectors.registry import Options, collector
 from collectors.run import Run
 from emulator.engine.facade import Context
@@ -190,16 +190,16 @@ def test_compaction_after_collect_when_configured(tmp_path: Path) -> None:
     for _ in range(3):  # three runs: three commits per table
         collect_fleet([Gate(1, total=2)], many(2, 1), store=store_location(tmp_path), out=lambda _: None)
     assert (
-        compact_after_collect(many(1, 1), store_location(tmp_path), out=lines.append) == 0 and lines == []
+        maintain_after_collect(many(1, 1), store_location(tmp_path), out=lines.append) == 0 and lines == []
     )  # off by default
     on = many(1, 1).store.model_copy(update={"compact_after_collect": True, "vacuum_retention_hours": 0})
     config = many(1, 1).model_copy(update={"store": on})
-    assert compact_after_collect(config, store_location(tmp_path), out=lines.append) == 0
+    assert maintain_after_collect(config, store_location(tmp_path), out=lines.append) == 0
     assert any(line.startswith("compacted executions: 6 -> 1 file(s)") for line in lines), lines
     assert len(read_table(store_location(tmp_path), "executions")) == 6
     old = tmp_path / "old" / "executions" / "date=2026-01-01"  # a store of the layout before Delta Lake
     old.mkdir(parents=True)
     (old / "r1-p000.parquet").write_bytes(b"PAR1")
-    assert compact_after_collect(config, store_location(tmp_path / "old"), err=lines.append) == 1
+    assert maintain_after_collect(config, store_location(tmp_path / "old"), err=lines.append) == 1
     assert lines[-1].startswith(f"compaction of {tmp_path / 'old'} failed: store {tmp_path / 'old'}: table"), lines
     assert "ruscope store migrate" in lines[-1]

@@ -127,4 +127,4 @@ def test_compact_removes_exactly_the_planted_repeats_and_says_how_many(store_env
     frame = read_table(location, METRICS)
     assert key_counts(store) == (120, 120) and set(frame["run_id"]) == {"r1"}  # the earliest run's rows kept
     assert frame.sort_values("time")["value"].tolist() == [float(i) for i in range(120)]
-    assert {r.table: r.repeats for r in compact(location, retention_hours=0)}["metrics"] == 0
+    assert {r.table: r for r in compact(location, retention_hours=0)}["metrics"].repeats == 0  # type: ignore[union-attr]

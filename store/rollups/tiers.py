@@ -36,6 +36,7 @@ TIERS: tuple[Tier, ...] = (
     Tier("1h", dt.timedelta(hours=1), dt.timedelta(days=730)),
     Tier("1d", dt.timedelta(days=1), None),
 )
+CELL_TIERS = TIERS[1:]  # the tiers stored as `metric_cells`; the finest is the `metrics` table's own points
 
 
 def retained(tier: Tier, start: dt.datetime, now: dt.datetime) -> bool:

@@ -10,7 +10,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.rollups.cells import merge_up, replace_bins, roll_up, touched_bins
+from store.rollups.cells import merge_up, replace_bins, roll_up, touched_bins
 
 KEYS = ["container", "pkrange_id"]
 START = pd.Timestamp("2026-11-01T00:00:00Z")
@@ -36,7 +36,7 @@ def frame(points: list[tuple[int, str, int]]) -> pd.DataFrame:
 
 
 def normalised(cells: pd.DataFrame) -> pd.DataFrame:
-    return cells.sort_values([*KEYS, "bin"]).reset_index(drop=True).astype({"count": "int64", "sum": "float64"})
+    return cells.sort_values([*KEYS, "time"]).reset_index(drop=True).astype({"count": "int64", "sum": "float64"})
 
 
 @settings(max_examples=60, deadline=None)
@@ -68,9 +68,11 @@ def test_recomputing_the_touched_bins_equals_rolling_up_everything(
     pd.testing.assert_frame_equal(normalised(twice), normalised(everything))
 
 
-def test_a_cell_holds_sum_max_count_and_the_last_value() -> None:
-    minutes = frame([(0, "0", 5), (3, "0", 40), (9, "0", 7), (10, "0", 1)])
+def test_a_cell_holds_sum_count_min_max_at_its_minute_and_the_last_value() -> None:
+    minutes = frame([(0, "0", 5), (3, "0", 40), (6, "0", 40), (9, "0", 7), (10, "0", 1)])
     cells = roll_up(minutes, TEN, KEYS)
     first = cells.iloc[0]
-    assert (first["sum"], first["max"], first["count"], first["last"]) == (52.0, 40.0, 3, 7.0)
-    assert first["bin"] == START and cells.iloc[1]["bin"] == START + pd.Timedelta(minutes=10)
+    assert (first["sum"], first["max"], first["min"], first["count"], first["last"]) == (92.0, 40.0, 5.0, 4, 7.0)
+    assert first["max_time"] == START + pd.Timedelta(minutes=3)  # the earliest minute holding the maximum
+    assert (first["first_time"], first["last_time"]) == (START, START + pd.Timedelta(minutes=9))
+    assert first["time"] == START and cells.iloc[1]["time"] == START + pd.Timedelta(minutes=10)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from analysis.rollups.tiers import TIERS, tier_for
+from store.rollups.tiers import TIERS, tier_for
 
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
 

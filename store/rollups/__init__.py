@@ -1,0 +1,16 @@
+"""Rollups: the `metrics` table's one-minute points summarised into coarser cells (`metric_cells`), so a page
+reads at most a few hundred columns of cells whatever the length of the history it draws.
+
+- `tiers`: the resolutions (raw points, 10 minutes, 1 hour, 1 day) with how long each is kept, and the tier a
+  chart of a given range and width reads (`tier_for`).
+- `cells`: a tier's cells from points, and a coarser tier's from finer cells, exactly (pure).
+- `periods`: the half-open periods a rollup recomputes, widened to bins, cut at days (pure).
+- `increment`: `rollup(store)`, the incremental driver: the bins the metrics' new files touch computed again,
+  whole, and committed in one overwrite carrying the source version, so a rerun or a run after a kill gives
+  the same cells (exactly once by idempotence).
+- `retention`: each tier's cells deleted after its `keep` (`ruscope compact`).
+"""
+
+from store.rollups.increment import RollupReport, rollup
+
+__all__ = ["RollupReport", "rollup"]

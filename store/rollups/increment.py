@@ -1,0 +1,242 @@
+"""The incremental rollup of the `metrics` table into `metric_cells` (`ruscope compact`, and after `collect`).
+
+Only what changed is computed again. The metrics table's versions since the last rollup name the files they
+added; those files' time statistics (Delta keeps each file's min and max per column) bound the spans of data
+that may have changed, and every bin of every tier that meets a span is computed again, whole: the 10-minute
+cells from the raw points of their bins, the hourly cells from the hour's 10-minute cells, the daily from
+the day's hourly ones (`cells.merge_up`, exact). A version that only rearranged files (a compaction's
+OPTIMIZE) changed no data and adds no span.
+
+Exactly once by idempotence: the recomputed bins replace the stored ones in one Delta commit (an overwrite
+whose predicate names exactly those tiers' bins), which carries the app transaction
+(`APP_ID`, source version + 1). A rollup killed before its commit leaves the cells as they were and the next
+one computes the same spans again; one killed after it finds its version recorded and has nothing to do; two
+at once write the same cells, and the one that loses the commit race starts again from the other's result.
+Every bin nests in its UTC day, so a long rebuild (a store rolled up for the first time) is committed day
+batch by day batch, the last commit carrying the version.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+import pyarrow as pa
+from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
+from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
+
+from store.conform import arrow_of_frame
+from store.delta import DATE, MERGED, created, open_table, sql_literal, sql_name, with_date
+from store.location import StoreLocation, create_private_dirs, require_location
+from store.reader import read_table
+from store.records import METRIC_CELLS, METRIC_DIMENSIONS, METRICS, SCOPE_COLUMNS
+from store.rollups.cells import BIN, merge_up, roll_up
+from store.rollups.periods import Period, clipped, covers, days_of, merged, widened
+from store.rollups.tiers import CELL_TIERS, Tier
+
+APP_ID = "ruscope-rollup-metrics"
+SERIES = [*SCOPE_COLUMNS, "metric", "aggregation", *METRIC_DIMENSIONS]  # the metrics key without its time
+CARRIED = ["unit", "grain"]
+NO_DATA_CHANGE = frozenset({"OPTIMIZE", "VACUUM START", "VACUUM END", "CREATE TABLE"})
+DAYS_PER_COMMIT = 7  # a first rollup of a long history commits a week at a time (bounded memory)
+ATTEMPTS = 10
+
+
+@dataclass(frozen=True)
+class RollupReport:
+    """What one rollup did: the source version it reached, the spans and points it read, the cells written."""
+
+    source_version: int | None
+    spans: int = 0
+    points: int = 0
+    cells: int = 0
+    rebuilt: bool = False  # the whole history was read (a first rollup, or the old snapshot was gone)
+    pruned: int = 0  # cells past their tier's retention, deleted (`store.rollups.retention`)
+    table: str = METRIC_CELLS.name
+
+    def line(self) -> str:
+        expired = f"; {self.pruned:,} cell(s) past their tier's retention deleted" if self.pruned else ""
+        if self.source_version is None:
+            return f"rollup: no metrics to roll up{expired}"
+        if not self.spans:
+            return f"rollup: metric cells up to date (metrics version {self.source_version}){expired}"
+        how = "every point (a first rollup)" if self.rebuilt else f"{self.spans} changed span(s)"
+        return (
+            f"rollup: {how}: {self.points:,} metric point(s) -> {self.cells:,} cell(s) "
+            f"({', '.join(t.name for t in CELL_TIERS)}), up to metrics version {self.source_version}{expired}"
+        )
+
+
+def rollup(store: StoreLocation, *, tiers: Sequence[Tier] = CELL_TIERS, run_id: str | None = None) -> RollupReport:
+    """Bring `metric_cells` up to the `metrics` table's latest version (see the module docstring)."""
+    location = require_location(store, "rollup")
+    rid = run_id or f"rollup-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}-{random.getrandbits(32):08x}"
+    for attempt in range(ATTEMPTS):
+        try:
+            return _rollup_once(location, tiers, rid)
+        except CommitFailedError:  # another rollup committed first: start again from its result
+            if attempt + 1 == ATTEMPTS:
+                raise
+            time.sleep(random.uniform(0.01, 0.05 * (attempt + 1)))
+    raise AssertionError("unreachable")
+
+
+def consumed_version(location: StoreLocation) -> int | None:
+    """The metrics version the stored cells are complete for (None: never rolled up)."""
+    cells = open_table(location, METRIC_CELLS.name)
+    recorded = cells.transaction_version(APP_ID) if cells is not None else None
+    return None if recorded is None else int(recorded) - 1
+
+
+def _rollup_once(location: StoreLocation, tiers: Sequence[Tier], run_id: str) -> RollupReport:
+    source = open_table(location, METRICS.name)
+    if source is None:
+        return RollupReport(None)
+    version, consumed = source.version(), consumed_version(location)
+    if consumed is not None and consumed >= version:
+        return RollupReport(version)
+    changed = changed_spans(location, source, consumed)
+    rebuilt = changed is None
+    spans = merged(changed if changed is not None else _every_file(source))
+    days = days_of(spans)
+    if not days:  # only files rearranged: nothing to compute, the version recorded
+        _commit(location, pd.DataFrame(), [], version, run_id)
+        return RollupReport(version)
+    points = cells = 0
+    batches = [days[i : i + DAYS_PER_COMMIT] for i in range(0, len(days), DAYS_PER_COMMIT)]
+    for number, batch in enumerate(batches):
+        batch_spans = [part for day in batch for part in clipped(spans, day)]
+        fresh, read = _cells_of(location, batch_spans, tiers)
+        replaced = [(tier, widened(batch_spans, tier.width)) for tier in tiers]
+        last = number + 1 == len(batches)
+        _commit(location, fresh, replaced, version if last else None, run_id)
+        points, cells = points + read, cells + len(fresh)
+    return RollupReport(version, len(spans), points, cells, rebuilt)
+
+
+def changed_spans(location: StoreLocation, source: DeltaTable, consumed: int | None) -> list[Period] | None:
+    """The time spans of the data `source` added since version `consumed` (None when every file must be
+    read: never rolled up, or that version's snapshot is gone)."""
+    if consumed is None:
+        return None
+    history = [h for h in source.history() if int(h.get("version", -1)) > consumed]
+    if all(str(h.get("operation", "")) in NO_DATA_CHANGE for h in history):
+        return []
+    try:
+        before = DeltaTable(location.table_uri(METRICS.name), version=consumed, storage_options=location.options())
+    except (DeltaError, TableNotFoundError, OSError):
+        return None
+    old = set(pa.table(before.get_add_actions(flatten=True)).column("path").to_pylist())
+    return [span for path, span in _file_spans(source) if path not in old]
+
+
+def _every_file(source: DeltaTable) -> list[Period]:
+    return [span for _, span in _file_spans(source)]
+
+
+def _file_spans(source: DeltaTable) -> Iterable[tuple[str, Period]]:
+    """Each data file's span of times, from its statistics (its whole date partition when it has none)."""
+    actions = pa.table(source.get_add_actions(flatten=True))
+    if not actions.num_rows:
+        return
+    names = actions.column_names
+    paths = actions.column("path").to_pylist()
+    days = actions.column(f"partition.{DATE}").to_pylist()
+    lows = actions.column(f"min.{METRICS.time}").to_pylist() if f"min.{METRICS.time}" in names else [None] * len(paths)
+    highs = actions.column(f"max.{METRICS.time}").to_pylist() if f"max.{METRICS.time}" in names else [None] * len(paths)
+    for path, day, low, high in zip(paths, days, lows, highs, strict=True):
+        if low is None or high is None:
+            start = dt.datetime.combine(dt.date.fromisoformat(str(day)), dt.time(), dt.UTC)
+            yield path, Period(start, start + dt.timedelta(days=1))
+        else:
+            yield path, Period(low.astimezone(dt.UTC), high.astimezone(dt.UTC) + dt.timedelta(microseconds=1))
+
+
+def _cells_of(location: StoreLocation, spans: list[Period], tiers: Sequence[Tier]) -> tuple[pd.DataFrame, int]:
+    """Every tier's cells in the bins `spans` meet, computed again (the module docstring's cascade); the
+    cells and the raw points read."""
+    finest = widened(spans, tiers[0].width)
+    points = _points(location, finest)
+    level = roll_up(points, tiers[0].width, SERIES, carried=CARRIED)
+    out, below, below_spans = [level.assign(tier=tiers[0].name)], (tiers[0], level), finest
+    for tier in tiers[1:]:
+        mine = widened(spans, tier.width)
+        stored = _stored_cells(location, below[0], mine)  # the finer tier's cells around the recomputed ones
+        kept = stored[~covers(stored[BIN], below_spans)]
+        finer = pd.concat([part for part in (kept, below[1]) if not part.empty] or [below[1]], ignore_index=True)
+        level = merge_up(finer, tier.width, SERIES, carried=CARRIED)
+        out.append(level.assign(tier=tier.name))
+        below, below_spans = (tier, level), mine
+    frames = [frame for frame in out if not frame.empty]
+    return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), len(points)
+
+
+def _points(location: StoreLocation, spans: list[Period]) -> pd.DataFrame:
+    """The raw metric points in `spans`, one per key (two collectors' repeats before compaction, once)."""
+    columns = [*SERIES, METRICS.time, "value", *CARRIED]
+    if not spans:
+        return read_table(location, METRICS, columns=columns).iloc[0:0]
+    frame = read_table(location, METRICS, since=spans[0].start, until=spans[-1].end, columns=columns)
+    frame = frame[covers(frame[METRICS.time], spans)]
+    return frame.drop_duplicates(subset=list(METRICS.key), keep="first").reset_index(drop=True)
+
+
+def _stored_cells(location: StoreLocation, tier: Tier, spans: list[Period]) -> pd.DataFrame:
+    """The stored cells of `tier` in `spans` (the figures and the series, no run id)."""
+    if not spans:
+        return pd.DataFrame()
+    frame = read_table(location, METRIC_CELLS, since=spans[0].start, until=spans[-1].end)
+    frame = frame[frame["tier"].eq(tier.name).fillna(False) & covers(frame[BIN], spans)]
+    return frame.drop(columns=["run_id", "tier"]).reset_index(drop=True)
+
+
+def _commit(
+    location: StoreLocation,
+    fresh: pd.DataFrame,
+    replaced: list[tuple[Tier, list[Period]]],
+    version: int | None,
+    run_id: str,
+) -> None:
+    """Replace the cells of `replaced` bins with `fresh` in one commit; with `version`, record it (APP_ID)."""
+    create_private_dirs(location)
+    table = _cells_table(location)
+    clauses = [
+        f"({sql_name('tier')} = {sql_literal(tier.name)} AND {sql_name(BIN)} >= {sql_literal(span.start)} "
+        f"AND {sql_name(BIN)} < {sql_literal(span.end)})"
+        for tier, spans in replaced
+        for span in spans
+    ]
+    transactions = [Transaction(app_id=APP_ID, version=version + 1)] if version is not None else None
+    properties = CommitProperties(app_transactions=transactions, max_commit_retries=0)
+    data = with_date(METRIC_CELLS, arrow_of_frame(METRIC_CELLS, fresh.assign(run_id=run_id), run_id))
+    if not clauses:  # nothing replaced: an empty append records the version
+        write_deltalake(
+            table, data, mode="append", partition_by=[DATE], storage_options=location.options(),
+            commit_properties=properties,
+        )  # fmt: skip
+        return
+    days = sorted({day.isoformat() for _, spans in replaced for span in spans for day in _span_days(span)})
+    partitions = f"{sql_name(DATE)} IN ({', '.join(map(sql_literal, days))})"
+    write_deltalake(
+        table,
+        data,
+        mode="overwrite",
+        predicate=f"{partitions} AND ({' OR '.join(clauses)})",
+        partition_by=[DATE],
+        storage_options=location.options(),
+        writer_properties=MERGED,
+        commit_properties=properties,
+    )
+
+
+def _span_days(span: Period) -> list[dt.date]:
+    first, last = span.start.date(), (span.end - dt.timedelta(microseconds=1)).date()
+    return [first + dt.timedelta(days=n) for n in range((last - first).days + 1)]
+
+
+def _cells_table(location: StoreLocation) -> DeltaTable:
+    return open_table(location, METRIC_CELLS.name) or created(location, METRIC_CELLS)
