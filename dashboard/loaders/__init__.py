@@ -10,9 +10,14 @@
 - `cost`: the Cost page's bills, hours, reservation plan and the report's actions (`load_cost`), cached per
   view and `[pricing]`, so its window selector does not bill the hours again;
 - `report`: the capacity report's frames in the view (`load_report_frames`, through `tables`), which the
-  Reports and Cost pages build from.
+  Reports and Cost pages build from, and the Reports page's report (`load_report`), cached per view,
+  `[pricing]` and minute;
+- `overview`: the Overview's container summaries of the shown and compared periods and its costliest
+  queries (`load_overview`), cached per view and minute;
+- `fleet`: the Fleet page's ranking and throughput units (`load_fleet`), cached per view.
 
-So four modules cache, each for `tables.TTL_SECONDS` (a collector's new rows show up within it). Caching
+So every page's model is cached (tests of the pages run each page several times; a user's widget change is
+a cache hit), each for `tables.TTL_SECONDS` (a collector's new rows show up within it). Caching
 decorators sit on these loaders, never on the pure functions of `analysis`. To add a loader: read through
 `tables` (never the store directly), put the numbers in `analysis`, cache the result here in the module of
 its page, and have the page call it; tests call `st.cache_data.clear()` between runs.

@@ -21,7 +21,6 @@ from analysis.capacity.autoscale import interval_needs
 from analysis.cost import bill, summary
 from analysis.cost import queries as query_cost
 from analysis.cost.hours import unit_hours
-from analysis.scope import Scope, Window
 from collectors.config.pricing import PricingSettings
 from dashboard.loaders import tables
 from dashboard.loaders.report import load_report_frames
@@ -49,25 +48,12 @@ class CostData:
 
 def load_cost(view: FrameState, pricing: PricingSettings) -> CostData:
     """The page's data in the frame's view, at `pricing` (cached: see the module docstring)."""
-    scope = view.scope
-    return _load_cost(
-        view.store, view.window, scope.account, scope.database, scope.container, view.region, pricing.model_dump_json()
-    )
+    return _load_cost(tables.cached_view(view), pricing.model_dump_json())
 
 
 @st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Billing the measured hours...", max_entries=16)
-def _load_cost(
-    store: str,
-    window: Window,
-    account: str | None,
-    database: str | None,
-    container: str | None,
-    region: str | None,
-    pricing_json: str,
-) -> CostData:
-    view = FrameState(
-        store=store, window=window, scope=Scope(database=database, container=container, account=account), region=region
-    )
+def _load_cost(view: FrameState, pricing_json: str) -> CostData:
+    region = view.region
     pricing = PricingSettings.model_validate_json(pricing_json)
     prices, writes = pricing.prices(), pricing.multi_write_accounts
     frames, warnings = load_report_frames(view)

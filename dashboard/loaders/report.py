@@ -1,13 +1,22 @@
 """The capacity report's frames in the frame's view (`analysis.capacity.review.REPORT_TABLES`), read through
 `tables.load_view` (cached there): the Reports page builds the report from them, the Cost page its findings
-ranked by money, so both read the same rows."""
+ranked by money, so both read the same rows.
+
+`load_report` is the Reports page's cached loader: the report built once per view, `[pricing]` and minute
+and cached for `tables.TTL_SECONDS` (building it runs the container model; uncached, every rerun of the page
+built it again)."""
 
 from __future__ import annotations
 
-import pandas as pd
+import datetime as dt
 
-from analysis.capacity import review
-from dashboard.loaders.tables import load_view
+import pandas as pd
+import streamlit as st
+
+from analysis.capacity import about, review
+from collectors.client import installed_version
+from collectors.config.pricing import PricingSettings
+from dashboard.loaders.tables import TTL_SECONDS, cached_view, load_view
 from dashboard.state import FrameState
 
 
@@ -19,3 +28,40 @@ def load_report_frames(view: FrameState) -> tuple[dict[str, pd.DataFrame], tuple
         loaded = load_view(view, table, columns=columns)
         frames[table], messages = loaded.frame, messages + loaded.warnings
     return frames, tuple(dict.fromkeys(messages))
+
+
+def load_report(view: FrameState, pricing: PricingSettings) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """The capacity report of the view at `pricing`, generated now (to the minute), and the store's warnings."""
+    now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+    return _load_report(cached_view(view), pricing.model_dump_json(), now)
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner="Building the capacity report...", max_entries=16)
+def _load_report(view: FrameState, pricing_json: str, now: dt.datetime) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    region = view.region
+    pricing = PricingSettings.model_validate_json(pricing_json)
+    frames, messages = load_report_frames(view)
+    report = review.build_capacity_report(
+        *(frames[table] for table in review.REPORT_TABLES),  # the report's inputs, in its signature's order
+        limits=None,
+        region=region,
+        about=report_about(view, frames, now),  # no config here: commands name the endpoint's account and <rg>
+        azure=None,
+        prices=pricing.prices(),  # the config's [pricing], else the list price example (the cost rows say which)
+        multi_write=pricing.multi_write_accounts,
+    )
+    return report, messages
+
+
+def report_about(view: FrameState, frames: dict[str, pd.DataFrame], now: dt.datetime) -> about.ReportAbout:
+    """The report's first section: the view's time range (else the data's first and last row), its store."""
+    first, last = about.data_window(frames)
+    return about.ReportAbout(
+        window_start=view.since or first,
+        window_end=view.until or (now if view.since else last),  # a custom range's end, else now
+        store=view.store,
+        generated=now,
+        region=view.region,
+        version=installed_version(),
+        window_note="the page's time range" if view.since else "all time: the first and last row read",
+    )

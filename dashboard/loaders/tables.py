@@ -42,6 +42,12 @@ SCOPE_TABLES = ("executions",)  # the tables whose databases and containers the 
 _WARNINGS_LOCK = threading.Lock()  # catch_warnings is process-wide: one capturing read at a time
 
 
+def cached_view(view: FrameState) -> FrameState:
+    """The part of a view a page loader's result depends on (store, window, scope, region): a cached loader's
+    argument, hashed by Streamlit (the store's list of regions is the store's, not the view's)."""
+    return FrameState(store=view.store, window=view.window, scope=view.scope, region=view.region)
+
+
 @dataclass(frozen=True)
 class Loaded:
     """A table read from the store, with the warnings the read raised."""

@@ -12,11 +12,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis import fleet, overview, throttling
+from analysis import fleet, overview
 from analysis.scope import Scope
 from dashboard import state, widgets
 from dashboard.figures.fleet import build_fleet_figure
-from dashboard.loaders.tables import load_view, load_with_shared_offer
+from dashboard.loaders.fleet import load_fleet
 from dashboard.state import FrameState, frame_state
 
 QUERY_COSTS_PAGE = "views/query_costs.py"
@@ -112,22 +112,6 @@ together (its p95 is theirs summed, its partitions' utilisation is reported for 
 other container is a unit of its own."""
 
 
-def load_fleet(view: FrameState) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The ranked fleet and its throughput units."""
-    executions = load_view(view, "executions", columns=fleet.EXECUTION_COLUMNS)
-    requests = load_view(view, "requests", columns=fleet.REQUEST_COLUMNS)
-    metrics = load_with_shared_offer(view, "metrics", columns=fleet.FLEET_METRIC_COLUMNS)
-    partitions = load_view(view, "partitions", columns=fleet.PARTITION_COLUMNS)
-    logged = load_view(view, "log_throttles", columns=throttling.LOG_THROTTLE_COLUMNS)
-    widgets.render_store_warnings(tuple(dict.fromkeys(executions.warnings + requests.warnings)))
-    widgets.render_store_warnings(metrics.warnings + partitions.warnings + logged.warnings)
-    ranked = overview.summarize_fleet_table(
-        executions.frame, requests.frame, metrics.frame, partitions.frame, logged.frame, region=view.region
-    )
-    units = fleet.summarize_throughput_units(ranked, metrics.frame, partitions.frame, region=view.region)
-    return ranked, units
-
-
 def render_units(units: pd.DataFrame) -> None:
     """The throughput units, when a shared-throughput database makes them differ from the containers."""
     if not units["throughput_unit"].eq(fleet.SHARED_UNIT).any():
@@ -167,7 +151,9 @@ def render_open(ranked: pd.DataFrame) -> None:
 
 st.title("Fleet")
 view = frame_state()
-ranked, units = load_fleet(view)
+data = load_fleet(view)
+widgets.render_store_warnings(data.warnings)
+ranked, units = data.ranked, data.units
 if ranked.empty:
     widgets.render_empty_state(view, what="containers with data", how=HOW_TO_COLLECT, commands=COLLECT)
 else:

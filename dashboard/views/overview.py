@@ -16,18 +16,18 @@ from `analysis.overview` (over `analysis.fleet`) and `analysis.alerts`, the figu
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from analysis import alerts, fleet, overview, regions, throttling, units
+from analysis import alerts, overview, units
 from analysis.scope import Window
 from dashboard import widgets
 from dashboard.display import markdown_text
 from dashboard.figures.overview import CHANGE_UNITS, build_limits_figure, overview_cards
-from dashboard.loaders.tables import load_view, load_with_shared_offer
+from dashboard.loaders.overview import load_overview
+from dashboard.loaders.tables import load_view
 from dashboard.state import FrameState, frame_state
 
 HOW_TO_COLLECT = "Collect the configured queries and Azure Monitor data into it, then open it here"
@@ -38,15 +38,6 @@ MAX_CARDS = 12
 CARDS_CUT = (
     "Showing cards for {shown} of {count} containers, the riskiest first; see Fleet (or the table below) for all."
 )
-TABLES = {  # what `summarize_containers` reads
-    "executions": overview.EXECUTION_COLUMNS,
-    "requests": fleet.REQUEST_COLUMNS,
-    "metrics": overview.METRIC_COLUMNS,
-    "partitions": fleet.PARTITION_COLUMNS,
-    "logical_keys": overview.LOGICAL_KEY_COLUMNS,
-    "log_throttles": throttling.LOG_THROTTLE_COLUMNS,
-}
-
 _NUMBER = st.column_config.NumberColumn
 CONTAINER_TABLE = {
     "ru_consumed": _NUMBER("RU consumed", format="%.0f"),
@@ -115,37 +106,6 @@ BAND = (
 )
 
 
-def load_frames(view: FrameState) -> dict[str, pd.DataFrame]:
-    """The frames the overview reads (`TABLES`), in the view's scope from `view.since` on."""
-    frames: dict[str, pd.DataFrame] = {}
-    messages: tuple[str, ...] = ()
-    for table, columns in TABLES.items():
-        # a container that spends its database's shared offer has its partitions' metrics under the offer
-        loaded = (load_with_shared_offer if table == "metrics" else load_view)(view, table, columns=columns)
-        frames[table], messages = loaded.frame, messages + loaded.warnings
-    widgets.render_store_warnings(tuple(dict.fromkeys(messages)))
-    frames["metrics"] = regions.select_region(frames["metrics"], view.region)  # one region, or the total
-    return frames
-
-
-def load_overview(view: FrameState) -> tuple[pd.DataFrame, pd.DataFrame, overview.Periods]:
-    """The containers with their changes, the costliest queries, and the periods compared."""
-    now = dt.datetime.now(dt.UTC)
-    first = overview.periods(view.window, now, None)
-    before = first.before_start  # a bounded window's: read from the start of the period compared
-    wider = view.window if before is None else dataclasses.replace(view.window, start=before.to_pydatetime())
-    frames = load_frames(dataclasses.replace(view, window=wider))
-    span = overview.periods(view.window, now, overview.latest_time(frames["executions"], frames["metrics"]))
-    containers = overview.overview_table(frames, span, region=view.region)
-    executions = frames["executions"]
-    queries = overview.costliest_queries(
-        overview.between(executions, span.shown_start),
-        overview.between(executions, span.recent_start),
-        overview.between(executions, span.before_start, span.recent_start) if span.recent_start else executions[0:0],
-    )
-    return containers, queries, span
-
-
 def load_open_alerts(view: FrameState) -> pd.DataFrame:
     """The alerts of each account's latest evaluation, in the view's scope, whatever the time range."""
     stored = load_view(dataclasses.replace(view, window=Window()), "alerts", columns=alerts.STORED_COLUMNS)
@@ -174,7 +134,9 @@ def render_alerts(open_alerts: pd.DataFrame) -> None:
 
 st.title("Overview")
 view = frame_state()
-containers, queries, span = load_overview(view)
+data = load_overview(view)
+widgets.render_store_warnings(data.warnings)
+containers, queries, span = data.containers, data.queries, data.span
 open_alerts = load_open_alerts(view)
 if containers.empty and open_alerts.empty:
     widgets.render_empty_state(view, what="data", how=HOW_TO_COLLECT, commands=COLLECT)

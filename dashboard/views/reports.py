@@ -8,18 +8,14 @@ Layout only: the store, time range and scope come from the frame (`dashboard.sta
 
 from __future__ import annotations
 
-import datetime as dt
-
 import pandas as pd
 import streamlit as st
 
-from analysis.capacity import about, review
+from analysis.capacity import review
 from analysis.report import to_xlsx_bytes
-from collectors.client import installed_version
-from collectors.config.pricing import PricingSettings
 from dashboard import widgets
-from dashboard.loaders.report import load_report_frames
-from dashboard.state import FrameState, frame_state, pricing
+from dashboard.loaders.report import load_report
+from dashboard.state import frame_state, pricing
 
 HOW_TO_COLLECT = "Collect the configured queries and Azure Monitor data into it, then open it here"
 COLLECT = ['ruscope collect --config ruscope.toml   # [store] uri = "{store}"']
@@ -74,36 +70,6 @@ SECTIONS = {
 }
 
 
-def load_report(view: FrameState, pricing: PricingSettings) -> pd.DataFrame:
-    frames, messages = load_report_frames(view)
-    widgets.render_store_warnings(messages)
-    about = report_about(view, frames)  # no config here: commands name the endpoint's account and <rg>
-    return review.build_capacity_report(
-        *(frames[table] for table in review.REPORT_TABLES),  # the report's inputs, in its signature's order
-        limits=None,
-        region=view.region,
-        about=about,
-        azure=None,
-        prices=pricing.prices(),  # the config's [pricing], else the list price example (the cost rows say which)
-        multi_write=pricing.multi_write_accounts,
-    )
-
-
-def report_about(view: FrameState, frames: dict[str, pd.DataFrame]) -> about.ReportAbout:
-    """The report's first section: the view's time range (else the data's first and last row), its store."""
-    now = dt.datetime.now(dt.UTC)
-    first, last = about.data_window(frames)
-    return about.ReportAbout(
-        window_start=view.since or first,
-        window_end=view.until or (now if view.since else last),  # a custom range's end, else now
-        store=view.store,
-        generated=now,
-        region=view.region,
-        version=installed_version(),
-        window_note="the page's time range" if view.since else "all time: the first and last row read",
-    )
-
-
 def render_actions(report: pd.DataFrame) -> None:
     st.subheader("Recommended actions")
     actions = review.section(report, "action")
@@ -127,7 +93,8 @@ def render_sections(report: pd.DataFrame) -> None:
 
 st.title("Reports")
 view = frame_state()
-report = load_report(view, pricing())
+report, messages = load_report(view, pricing())
+widgets.render_store_warnings(messages)
 if report.empty:
     widgets.render_empty_state(view, what="data to report", how=HOW_TO_COLLECT, commands=COLLECT)
 else:

@@ -1,0 +1,42 @@
+"""The Fleet page's cached loader: every container ranked by risk and the throughput units, computed once
+per view and cached for `tables.TTL_SECONDS` (the ranking runs the container model for every container;
+uncached, each rerun of the page paid for it again). The numbers all come from `analysis`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from analysis import fleet, overview, throttling
+from dashboard.loaders import tables
+from dashboard.state import FrameState
+
+
+@dataclass(frozen=True)
+class FleetData:
+    ranked: pd.DataFrame  # analysis.overview.summarize_fleet_table, riskiest first
+    units: pd.DataFrame  # analysis.fleet.summarize_throughput_units
+    warnings: tuple[str, ...]
+
+
+def load_fleet(view: FrameState) -> FleetData:
+    """The ranked fleet and its throughput units in the frame's view (cached: see the module docstring)."""
+    return _load_fleet(tables.cached_view(view))
+
+
+@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Ranking the fleet...", max_entries=16)
+def _load_fleet(view: FrameState) -> FleetData:
+    region = view.region
+    executions = tables.load_view(view, "executions", columns=fleet.EXECUTION_COLUMNS)
+    requests = tables.load_view(view, "requests", columns=fleet.REQUEST_COLUMNS)
+    metrics = tables.load_with_shared_offer(view, "metrics", columns=fleet.FLEET_METRIC_COLUMNS)
+    partitions = tables.load_view(view, "partitions", columns=fleet.PARTITION_COLUMNS)
+    logged = tables.load_view(view, "log_throttles", columns=throttling.LOG_THROTTLE_COLUMNS)
+    loaded = (executions, requests, metrics, partitions, logged)
+    ranked = overview.summarize_fleet_table(
+        executions.frame, requests.frame, metrics.frame, partitions.frame, logged.frame, region=region
+    )
+    units = fleet.summarize_throughput_units(ranked, metrics.frame, partitions.frame, region=region)
+    return FleetData(ranked, units, tuple(dict.fromkeys(w for one in loaded for w in one.warnings)))
