@@ -13,13 +13,19 @@ the median printed, default 3). In a temporary directory it removes afterwards
 
 Then, each in a child process of its own (a fresh Streamlit cache, and its peak RSS is that measurement's):
 
-- the baseline: `store.read_table` of the columns the pages read (executions, the latest run's
-  requests from its start, as the page reads them; metrics and partitions), nothing else;
-- each page (Query costs, Hot partitions) through Streamlit's AppTest: the first run (cold: an empty
-  cache) and a second run (warm: what a widget change costs), with the libraries already imported.
+- the baseline: `store.read_table` of the columns the page reads (Query costs: executions, the latest run's
+  requests from its start, as the page reads them; Hot partitions: metrics and partitions; every other page:
+  the capacity report's tables), nothing else;
+- every page of `dashboard/app.py` (`--only TITLE` for some) through Streamlit's AppTest: the first run
+  (cold: an empty cache) and a second run (warm: what a widget change costs), with the libraries imported.
 
 Targets: warm <= 2 s, cold <= 3x the baseline read, peak memory <= 2 GB. `--root DIR` runs the
 pages of another checkout (e.g. `git worktree add /tmp/base <commit>`) against the same store.
+
+`--browser` instead starts `ruscope dashboard` on the store and opens every page in headless Chromium (the
+browser test's helpers, tests/e2e/browser.py), twice: the time from navigation until the page's script has
+finished and every figure on it is drawn, cold (the first visit) and warm (the second), and the server's
+peak memory. Targets (issue 27): cold <= 2 s, warm <= 1 s, peak <= 1 GB.
 """
 
 from __future__ import annotations
@@ -48,7 +54,10 @@ from store import EXECUTIONS, PARTITIONS, REQUESTS, TABLES, compact, read_table,
 
 METRICS = TABLES["metrics"]
 GB = 1024**3
-PAGES = {"Query costs": "views/query_costs.py", "Hot partitions": "views/hot_partitions.py"}
+sys.path[:0] = [str(ROOT / "tests" / "e2e")]  # the browser test's helpers: Chromium, a running dashboard, the pages
+from browser import DRAWN_FIGURES_JS, dashboard_pages, descendants, find_chromium, running_dashboard  # noqa: E402
+
+PAGES = {page.title: page.file for page in dashboard_pages()}  # every page of dashboard/app.py
 SCOPE = ["account", "database", "container"]
 BASELINE = {  # the columns the pages read: the same columns, read by the store alone
     "Query costs": [
@@ -64,6 +73,12 @@ BASELINE = {  # the columns the pages read: the same columns, read by the store 
         ("partitions", ["time", "run_id", "pkrange_id", "parents", "min_epk", "max_epk", "size_kb", *SCOPE], None),
     ],
 }  # fmt: skip
+# every other page reads (a part of) the capacity report's tables: their columns, the tables the store holds
+REPORT_BASELINE = [
+    ("executions", None, None), ("requests", ["time", "pkrange_id", "request_charge", "status", *SCOPE], None),
+    ("metrics", ["time", "metric", "aggregation", "pkrange_id", "value", "grain", "region", *SCOPE], None),
+    ("partitions", None, None),
+]  # fmt: skip
 
 
 # -- the store -------------------------------------------------------------------------------------------------
@@ -263,7 +278,7 @@ def child_baseline(store: Path, page: str) -> dict:
 
     t0 = time.perf_counter()
     rows, frames = 0, {}
-    for table, columns, runs in BASELINE[page]:
+    for table, columns, runs in BASELINE.get(page, REPORT_BASELINE):
         since, run_ids = None, None
         if runs == "latest":
             executions = frames["executions"]
@@ -304,6 +319,64 @@ def child_page(store: Path, root: Path, page: str) -> dict:
     return {"cold": seconds[0], "warm": seconds[1], "peak": peak_rss(), "chart_bytes": charts}
 
 
+LOADED = '[data-testid="stApp"][data-test-script-state="notRunning"][data-test-connection-state="CONNECTED"]'
+ALL_DRAWN = f"() => ({DRAWN_FIGURES_JS})() === document.querySelectorAll('.js-plotly-plot').length"
+
+
+def server_peak(pid: int) -> int:
+    """The peak RSS (VmHWM) of the largest process of `pid`'s tree: the Streamlit server."""
+    peaks = []
+    for child in {pid, *descendants(pid)}:
+        try:
+            status = Path(f"/proc/{child}/status").read_text()
+        except OSError:
+            continue
+        peaks += [int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmHWM:")]
+    return max(peaks, default=0)
+
+
+def browser_timings(store: Path, tmp: Path) -> dict[str, dict[str, float]]:
+    """Every page in headless Chromium on a fresh `ruscope dashboard`: the time from navigation until its
+    script finished and every figure it placed is drawn, the first visit (cold: nothing cached) and the second
+    (warm); and the server's peak memory."""
+    from playwright.sync_api import sync_playwright
+
+    chromium = find_chromium()
+    if chromium is None:
+        raise SystemExit("Chromium is not installed: make browser")
+    workdir = tmp / "browser"
+    workdir.mkdir(parents=True, exist_ok=True)
+    results: dict[str, dict[str, float]] = {}
+    with running_dashboard(store, workdir, timeout=120) as dashboard, sync_playwright() as playwright:
+        args = ["--no-sandbox"] if os.geteuid() == 0 else []
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=args)
+        tab = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+        try:
+            for visit in ("cold", "warm"):
+                for page in dashboard_pages():
+                    t0 = time.perf_counter()
+                    tab.goto(f"{dashboard.url}/{page.url_path}")
+                    tab.wait_for_selector(LOADED, timeout=900_000)
+                    tab.wait_for_function(ALL_DRAWN, timeout=900_000)
+                    results.setdefault(page.title, {})[visit] = time.perf_counter() - t0
+        finally:
+            browser.close()
+        results["server"] = {"peak": float(server_peak(dashboard.process.pid))}
+    return results
+
+
+def report_browser(store: Path, tmp: Path) -> None:
+    timings = browser_timings(store, tmp)
+    peak = timings.pop("server")["peak"]
+    print("pages in headless Chromium (navigation until the script finished and every figure is drawn):")
+    for title, got in timings.items():
+        print(
+            f"  {title:15s} cold {got['cold']:6.2f} s ({verdict(got['cold'] <= 2)} <= 2 s)   "
+            f"warm {got['warm']:6.2f} s ({verdict(got['warm'] <= 1)} <= 1 s)"
+        )
+    print(f"  dashboard server peak memory {peak / GB:.2f} GB (target <= 1 GB: {verdict(peak <= GB)})")
+
+
 def measure(what: str, store: Path, root: Path, page: str, repeat: int) -> dict:
     """The median of `repeat` child processes' numbers (a shared machine's noise), each a fresh cache."""
     command = [sys.executable, __file__, "--child", what, "--store", str(store), "--root", str(root), "--page", page]
@@ -322,9 +395,9 @@ def verdict(ok: bool) -> str:
     return "pass" if ok else "MISS"
 
 
-def report(store: Path, root: Path, repeat: int) -> None:
+def report(store: Path, root: Path, repeat: int, only: list[str] | None = None) -> None:
     print(f"pages of {root} (medians of {repeat} child processes each)")
-    for page in PAGES:
+    for page in only or PAGES:
         base = measure("baseline", store, root, page, repeat)
         got = measure("page", store, root, page, repeat)
         print(f"{page}:")
@@ -351,6 +424,8 @@ def main() -> None:
     parser.add_argument("--store", type=Path, help="build the store here (or reuse the one already there)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary store")
     parser.add_argument("--repeat", type=int, default=3, help="child processes per measurement (the median)")
+    parser.add_argument("--browser", action="store_true", help="time every page in headless Chromium, not AppTest")
+    parser.add_argument("--only", action="append", choices=list(PAGES), help="AppTest: only this page (repeatable)")
     parser.add_argument("--child", choices=["baseline", "page"], help=argparse.SUPPRESS)
     parser.add_argument("--page", choices=list(PAGES), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -375,7 +450,10 @@ def main() -> None:
             }
             print(f"built {days} days, {pkranges} pkranges, {runs} runs in {time.perf_counter() - t0:.0f} s: "
                   + ", ".join(f"{n:,} {t}" for t, n in counts.items()))  # fmt: skip
-        report(store, args.root.resolve(), args.repeat)
+        if args.browser:
+            report_browser(store, Path(tempfile.mkdtemp(prefix="bench_dashboard_browser_")))
+        else:
+            report(store, args.root.resolve(), args.repeat, args.only)
     finally:
         if tmp is not None and not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -18,7 +18,12 @@ Run by hand: `.venv/bin/python benchmarks/bench_monitor.py [--days 30] [--pkrang
     in-process through the engine and through the real azure-cosmos SDK over HTTP (bench_point_ops' path),
     interleaved, medians of 5.
 
-Targets: collection <= 2x the bare decode, peak memory <= 1.5 GB, recording overhead <= 5%.
+(e) the rollup (`store.rollup`, what `ruscope collect` runs after each pass) of what (b) collected over
+    HTTPS, in a child process: every point of the `--days` at once (a first rollup, as after a backfill),
+    then, after a 5-minute increment of new points is committed, the incremental rollup of it.
+
+Targets: collection <= 2x the bare decode, peak memory <= 1.5 GB, recording overhead <= 5%; the rollup of
+the collected days <= 5% of the time it took to collect them (issue 27: `--days 1` is one new day).
 """
 
 from __future__ import annotations
@@ -207,6 +212,31 @@ def child_collect(args: argparse.Namespace) -> dict[str, Any]:
     )
     seconds = time.perf_counter() - t0
     return {"seconds": seconds, "rss": peak_rss(), "exit": summary.exit_code, "lines": lines}
+
+
+def child_rollup(args: argparse.Namespace) -> dict[str, Any]:
+    """(e): the first rollup of the collected store, then a 5-minute increment of every series' points
+    committed (the next pass's) and rolled up; the seconds of each."""
+    import pandas as pd
+
+    from store import read_table, rollup, store_location, write_frame
+
+    location = store_location(args.store)
+    t0 = time.perf_counter()
+    first = rollup(location)
+    whole = time.perf_counter() - t0
+    stored = read_table(location, "metrics")
+    latest = stored[stored["time"] == stored["time"].max()]
+    increments = []
+    for step in range(1, 4):  # three passes, 5 minutes of every series each
+        fresh = pd.concat(
+            [latest.assign(time=latest["time"] + pd.Timedelta(minutes=5 * (step - 1) + m)) for m in range(1, 6)]
+        ).drop(columns=["run_id"])
+        write_frame(location, "metrics", fresh, run_id=f"bench-{step}", part="m")
+        t0 = time.perf_counter()
+        again = rollup(location)
+        increments.append({"seconds": time.perf_counter() - t0, "points": again.points, "line": again.line()})
+    return {"seconds": whole, "points": first.points, "cells": first.cells, "increments": increments}
 
 
 def child_decode(args: argparse.Namespace) -> dict[str, Any]:
@@ -403,6 +433,17 @@ def collection(args: argparse.Namespace, tmp: Path) -> None:
     print(f"    target collection <= 2x bare decode (replayed): {ratio:.2f}x  {'pass' if ratio <= 2 else 'MISS'}")
     worst = max(replay["rss"], https["rss"], again["rss"])
     print(f"    target peak memory <= 1.5 GB: {worst / GB:.2f} GB  {'pass' if worst <= 1.5 * GB else 'MISS'}")
+    rolled = run_child("rollup", store=tmp / "store-https")
+    share = rolled["seconds"] / https["seconds"]
+    print(
+        f"(e) rollup of the {args.days} collected day(s): {rolled['points']:,} points -> {rolled['cells']:,} cells in "
+        f"{rolled['seconds']:.2f} s = {share:.1%} of collecting them over HTTPS "
+        f"(target <= 5%: {'pass' if share <= 0.05 else 'MISS'})"
+    )
+    for n, step in enumerate(rolled["increments"], 1):
+        print(
+            f"    increment {n} (5 minutes of every series committed, then rolled up): {step['seconds']:.2f} s; {step['line']}"
+        )
 
 
 def main() -> None:
@@ -420,7 +461,7 @@ def main() -> None:
     if args.role:
         if args.port:
             args.port = int(args.port)
-        roles = {"collect": child_collect, "decode": child_decode, "serve": child_serve}
+        roles = {"collect": child_collect, "decode": child_decode, "serve": child_serve, "rollup": child_rollup}
         print(json.dumps(roles[args.role](args)))
         return
     tmp = Path(tempfile.mkdtemp(prefix="bench_monitor_"))
