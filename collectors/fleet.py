@@ -15,6 +15,7 @@ is down, or whose key is wrong or missing, is one line and exit 1, and those col
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +27,7 @@ from collectors.errors import describe_error
 from collectors.registry import Collector, Options, recover_store, run_collector
 from collectors.run import Line, RunSummary
 from store import CompactFailure, CompactReport, RollupReport, StoreLayoutError, StoreLocation, compact, rollup
+from store.rollups import rollup_due
 
 EXIT_PARTIAL = 1
 # the collectors that talk to the Cosmos DB account itself (the others read Azure Monitor): an account that
@@ -165,11 +167,16 @@ def collect_fleet(
 def maintain_after_collect(config: Config, store: StoreLocation, *, out: Line = print, err: Line = print) -> int:
     """The optional pass after `collect`: with `[store] compact_after_collect`, the store's rollup, optimize,
     checkpoint and vacuum (keeping `vacuum_retention_hours` for readers in flight); else, with
-    `rollup_after_collect` (the default), the rollup of the new metrics alone. A line per table. Returns an exit
-    code: 1 when it failed (the rows are stored either way; only the maintenance did not happen)."""
-    if not (config.store.compact_after_collect or config.store.rollup_after_collect):
+    `rollup_after_collect` (the default), the rollup of the new metrics alone, when the last one is
+    `rollup_every_minutes` old. A line per table. Returns an exit code: 1 when it failed (the rows are stored
+    either way; only the maintenance did not happen)."""
+    settings = config.store
+    if not (settings.compact_after_collect or settings.rollup_after_collect):
         return 0
     try:
+        every = dt.timedelta(minutes=settings.rollup_every_minutes)
+        if not settings.compact_after_collect and not rollup_due(store, every, now=dt.datetime.now(dt.UTC)):
+            return 0
         reports: list[CompactReport | CompactFailure | RollupReport] = (
             list(compact(store, retention_hours=config.store.vacuum_retention_hours))
             if config.store.compact_after_collect

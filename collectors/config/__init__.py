@@ -95,9 +95,8 @@ class StoreSettings(_Model):
     uri: Name = "ruscope-data"  # a local directory, or az://container/path, abfss://container@host/path
     vacuum_retention_hours: Annotated[float, Field(ge=0)] = 168  # what vacuum keeps for readers in flight
     compact_after_collect: bool = False  # `ruscope collect` compacts the store after each pass
-    rollup_after_collect: bool = (
-        True  # `ruscope collect` rolls the new metrics up into `metric_cells` (compact does too)
-    )
+    rollup_after_collect: bool = True  # `collect` rolls new metrics up into `metric_cells` (compact does too)
+    rollup_every_minutes: Annotated[float, Field(ge=0)] = 60  # ...when the last rollup is this old (0: each pass)
     older_names: ClassVar[tuple[str, ...]] = ("dir",)  # still accepted (a typo's suggestion knows them)
 
     @model_validator(mode="before")

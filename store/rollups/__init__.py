@@ -7,10 +7,10 @@ reads at most a few hundred columns of cells whatever the length of the history 
 - `periods`: the half-open periods a rollup recomputes, widened to bins, cut at days (pure).
 - `increment`: `rollup(store)`, the incremental driver: the bins the metrics' new files touch computed again,
   whole, and committed in one overwrite carrying the source version, so a rerun or a run after a kill gives
-  the same cells (exactly once by idempotence).
+  the same cells (exactly once by idempotence); `rollup_due`, whether `collect` should run it now.
 - `retention`: each tier's cells deleted after its `keep` (`ruscope compact`).
 """
 
-from store.rollups.increment import RollupReport, rollup
+from store.rollups.increment import RollupReport, rollup, rollup_due
 
-__all__ = ["RollupReport", "rollup"]
+__all__ = ["RollupReport", "rollup", "rollup_due"]

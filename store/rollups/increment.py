@@ -85,6 +85,18 @@ def rollup(store: StoreLocation, *, tiers: Sequence[Tier] = CELL_TIERS, run_id: 
     raise AssertionError("unreachable")
 
 
+def rollup_due(store: StoreLocation, every: dt.timedelta, *, now: dt.datetime) -> bool:
+    """Whether a rollup after `collect` is due: none yet, or the cells' last commit is `every` old. Why not after
+    each pass: a pass of a few minutes' points costs a rollup's fixed price (opening tables, one commit) every
+    time, and a page reads the newest minutes from the points anyway."""
+    cells = open_table(require_location(store, "rollup_due"), METRIC_CELLS.name)
+    latest = cells.history(1) if cells is not None else []
+    if not latest:
+        return True
+    committed = dt.datetime.fromtimestamp(int(latest[0]["timestamp"]) / 1000, dt.UTC)
+    return now - committed >= every
+
+
 def consumed_version(location: StoreLocation) -> int | None:
     """The metrics version the stored cells are complete for (None: never rolled up)."""
     cells = open_table(location, METRIC_CELLS.name)

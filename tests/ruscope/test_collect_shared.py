@@ -53,8 +53,13 @@ def test_collect_keeps_a_shared_database_one_throughput_unit(tmp_path: Path) -> 
         monitor.stop()
         cosmos.stop()
     assert done.returncode == 0, done.stdout + done.stderr
+    assert "rollup: every point (a first rollup)" in done.stdout, done.stdout  # [store] rollup_after_collect
 
     location = store_location(store)
+    points, cells = read_table(location, "metrics"), read_table(location, "metric_cells")
+    daily = cells[cells["tier"] == "1d"]
+    assert len(points) and int(daily["count"].sum()) == len(points)  # every point in one daily cell
+    assert abs(float(daily["sum"].sum()) - float(points["value"].sum())) < 1e-6 * max(1.0, float(points["value"].sum()))
     frames = {
         "metrics": read_table(location, "metrics", columns=list(overview.METRIC_COLUMNS)),
         "partitions": read_table(location, "partitions", columns=list(fleet.PARTITION_COLUMNS)),

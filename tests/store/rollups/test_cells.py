@@ -76,3 +76,45 @@ def test_a_cell_holds_sum_count_min_max_at_its_minute_and_the_last_value() -> No
     assert first["max_time"] == START + pd.Timedelta(minutes=3)  # the earliest minute holding the maximum
     assert (first["first_time"], first["last_time"]) == (START, START + pd.Timedelta(minutes=9))
     assert first["time"] == START and cells.iloc[1]["time"] == START + pd.Timedelta(minutes=10)
+
+
+def reference(points: pd.DataFrame, width: dt.timedelta, keys: list[str]) -> pd.DataFrame:
+    """The cells by a plain pandas groupby (the definition `roll_up` computes faster): a null key is a group."""
+    frame = points.assign(bin=points["time"].dt.floor(pd.Timedelta(width))).sort_values("time", kind="stable")
+    rows = []
+    for key, group in frame.groupby([*keys, "bin"], dropna=False, sort=True):
+        peak = group["value"].max()
+        rows.append(
+            dict(zip([*keys, "time"], key, strict=True), sum=group["value"].sum(), count=len(group), max=peak,
+                 max_time=group.loc[group["value"] == peak, "time"].iloc[0], min=group["value"].min(),
+                 first_time=group["time"].iloc[0], last=group["value"].iloc[-1], last_time=group["time"].iloc[-1])
+        )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 3 * 24 * 60 - 1), st.sampled_from(["0", "1", None]), st.integers(0, 5)),
+        min_size=1,
+        max_size=200,
+        unique_by=lambda p: (p[0], p[1]),
+    )
+)
+def test_cells_are_the_groupby_of_their_points_nulls_and_tied_peaks_included(points: list) -> None:
+    minutes = pd.DataFrame(
+        {
+            "container": "orders",
+            "pkrange_id": pd.array([p[1] for p in points], dtype="string"),
+            "time": [START + pd.Timedelta(minutes=p[0]) for p in points],
+            "value": [float(p[2]) for p in points],  # few values: maxima tie, the earliest minute is kept
+        }
+    )
+    for width in (TEN, HOUR, dt.timedelta(days=1)):
+        got = roll_up(minutes, width, KEYS).sort_values(["pkrange_id", "time"], na_position="last")
+        want = reference(minutes, width, KEYS).sort_values(["pkrange_id", "time"], na_position="last")
+        got, want = got.reset_index(drop=True), want.reset_index(drop=True)[got.columns]
+        assert got["pkrange_id"].isna().tolist() == want["pkrange_id"].isna().tolist()
+        pd.testing.assert_frame_equal(
+            got.drop(columns="pkrange_id"), want.drop(columns="pkrange_id"), check_dtype=False
+        )

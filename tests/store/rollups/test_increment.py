@@ -139,3 +139,14 @@ def test_each_tier_keeps_its_cells_for_its_retention(tmp_path: Path) -> None:
     left = read_table(location, "metric_cells")
     assert sorted(left["tier"].unique()) == ["1d", "1h"] and len(left) == 24 + 1
     assert prune_cells(location, now=now) == 0
+
+
+def test_a_rollup_after_collect_is_due_once_the_last_is_old_enough(tmp_path: Path) -> None:
+    location = store_location(tmp_path)
+    now = dt.datetime.now(dt.UTC)
+    assert increment.rollup_due(location, dt.timedelta(hours=1), now=now)  # never rolled up
+    write_frame(location, "metrics", points(0, 60), run_id="r1", part="m")
+    rollup(location)
+    assert not increment.rollup_due(location, dt.timedelta(hours=1), now=dt.datetime.now(dt.UTC))
+    assert increment.rollup_due(location, dt.timedelta(hours=1), now=now + dt.timedelta(minutes=61))
+    assert increment.rollup_due(location, dt.timedelta(0), now=dt.datetime.now(dt.UTC))
