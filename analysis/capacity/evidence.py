@@ -53,7 +53,8 @@ def throttle_terms(
     request's), else the replay's served requests."""
     counted = _monitor_429s(metrics)
     ranges = overview.metric_rows(metrics, NORMALIZED_RU).dropna(subset=["pkrange_id"])
-    known = {_key(k): set(g["pkrange_id"].astype(str)) for k, g in ranges.groupby(KEY)} if not ranges.empty else {}
+    pairs = ranges[[*KEY, "pkrange_id"]].drop_duplicates()  # a few hundred pairs, not every point
+    known = {_key(k): set(g["pkrange_id"].astype(str)) for k, g in pairs.groupby(KEY)} if not pairs.empty else {}
     logged = _logged_429s(log_throttles, known)
     replay = in_containers(requests) if requests is not None and not requests.empty else None
     charges = _monitor_charges(metrics)

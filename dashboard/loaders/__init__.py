@@ -10,10 +10,10 @@
 - `cost`: the Cost page's bills, hours, reservation plan and the report's actions (`load_cost`), cached per
   view and `[pricing]`, so its window selector does not bill the hours again;
 - `report`: the capacity report's frames in the view (`load_report_frames`, through `tables`), which the
-  Reports and Cost pages build from, and the Reports page's report (`load_report`), cached per view,
-  `[pricing]` and minute;
+  Reports and Cost pages build from, and the Reports page's report (`load_report`), cached per view
+  and `[pricing]`;
 - `overview`: the Overview's container summaries of the shown and compared periods and its costliest
-  queries (`load_overview`), cached per view and minute;
+  queries (`load_overview`), cached per view;
 - `fleet`: the Fleet page's ranking and throughput units (`load_fleet`), cached per view.
 
 So every page's model is cached (tests of the pages run each page several times; a user's widget change is

@@ -31,7 +31,8 @@ def _load_fleet(view: FrameState) -> FleetData:
     region = view.region
     executions = tables.load_view(view, "executions", columns=fleet.EXECUTION_COLUMNS)
     requests = tables.load_view(view, "requests", columns=fleet.REQUEST_COLUMNS)
-    metrics = tables.load_with_shared_offer(view, "metrics", columns=fleet.FLEET_METRIC_COLUMNS)
+    # millions of points: read, not cached (this loader caches its result; pickling them costs as much)
+    metrics = tables.load_with_shared_offer(view, "metrics", columns=fleet.FLEET_METRIC_COLUMNS, cached=False)
     partitions = tables.load_view(view, "partitions", columns=fleet.PARTITION_COLUMNS)
     logged = tables.load_view(view, "log_throttles", columns=throttling.LOG_THROTTLE_COLUMNS)
     loaded = (executions, requests, metrics, partitions, logged)

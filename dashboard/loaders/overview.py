@@ -1,6 +1,6 @@
 """The Overview page's cached loader: the container summaries of the shown period and of the two compared
-ones, the costliest queries and the periods, computed once per view and minute and cached for
-`tables.TTL_SECONDS`.
+ones, the costliest queries and the periods, computed once per view and cached for `tables.TTL_SECONDS`
+(keyed by the view alone: a key holding the time would miss whenever a run crosses a minute).
 
 Why: the summaries run the container model three times (the shown period, the recent one and the one
 before, `analysis.overview.overview_table`); uncached, every rerun of the page (a widget change, a card
@@ -43,8 +43,10 @@ def load_frames(view: FrameState) -> tuple[dict[str, pd.DataFrame], tuple[str, .
     messages: tuple[str, ...] = ()
     for table, columns in TABLES.items():
         # a container that spends its database's shared offer has its partitions' metrics under the offer
-        read = tables.load_with_shared_offer if table == "metrics" else tables.load_view
-        loaded = read(view, table, columns=columns)
+        if table == "metrics":  # millions of points: read, not cached (this loader caches its result)
+            loaded = tables.load_with_shared_offer(view, table, columns=columns, cached=False)
+        else:
+            loaded = tables.load_view(view, table, columns=columns)
         frames[table], messages = loaded.frame, messages + loaded.warnings
     frames["metrics"] = regions.select_region(frames["metrics"], view.region)  # one region, or the total
     return frames, tuple(dict.fromkeys(messages))
@@ -52,14 +54,13 @@ def load_frames(view: FrameState) -> tuple[dict[str, pd.DataFrame], tuple[str, .
 
 def load_overview(view: FrameState) -> OverviewData:
     """The containers with their changes, the costliest queries and the periods compared (cached: see the
-    module docstring); the periods end now, to the minute."""
-    now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
-    return _load_overview(tables.cached_view(view), now)
+    module docstring); the periods end when they were computed (at most `tables.TTL_SECONDS` ago)."""
+    return _load_overview(tables.cached_view(view))
 
 
 @st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Summarising the containers...", max_entries=16)
-def _load_overview(view: FrameState, now: dt.datetime) -> OverviewData:
-    window, region = view.window, view.region
+def _load_overview(view: FrameState) -> OverviewData:
+    window, region, now = view.window, view.region, dt.datetime.now(dt.UTC)
     first = overview.periods(window, now, None)
     before = first.before_start  # a bounded window's: read from the start of the period compared
     wider = window if before is None else dataclasses.replace(window, start=before.to_pydatetime())

@@ -2,8 +2,7 @@
 `tables.load_view` (cached there): the Reports page builds the report from them, the Cost page its findings
 ranked by money, so both read the same rows.
 
-`load_report` is the Reports page's cached loader: the report built once per view, `[pricing]` and minute
-and cached for `tables.TTL_SECONDS` (building it runs the container model; uncached, every rerun of the page
+`load_report` is the Reports page's cached loader: the report built once per view and `[pricing]` and cached for `tables.TTL_SECONDS` (building it runs the container model; uncached, every rerun of the page
 built it again)."""
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import streamlit as st
 from analysis.capacity import about, review
 from collectors.client import installed_version
 from collectors.config.pricing import PricingSettings
-from dashboard.loaders.tables import TTL_SECONDS, cached_view, load_view
+from dashboard.loaders.tables import TTL_SECONDS, cached_view, load_view, read_view
 from dashboard.state import FrameState
 
 
@@ -25,20 +24,21 @@ def load_report_frames(view: FrameState) -> tuple[dict[str, pd.DataFrame], tuple
     frames: dict[str, pd.DataFrame] = {}
     messages: tuple[str, ...] = ()
     for table, columns in review.REPORT_TABLES.items():
-        loaded = load_view(view, table, columns=columns)
+        # the metrics are millions of points: read, not cached; both callers cache what they build of them
+        loaded = (read_view if table == "metrics" else load_view)(view, table, columns=columns)
         frames[table], messages = loaded.frame, messages + loaded.warnings
     return frames, tuple(dict.fromkeys(messages))
 
 
 def load_report(view: FrameState, pricing: PricingSettings) -> tuple[pd.DataFrame, tuple[str, ...]]:
-    """The capacity report of the view at `pricing`, generated now (to the minute), and the store's warnings."""
-    now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
-    return _load_report(cached_view(view), pricing.model_dump_json(), now)
+    """The capacity report of the view at `pricing` (generated at most `TTL_SECONDS` ago), and the store's
+    warnings."""
+    return _load_report(cached_view(view), pricing.model_dump_json())
 
 
 @st.cache_data(ttl=TTL_SECONDS, show_spinner="Building the capacity report...", max_entries=16)
-def _load_report(view: FrameState, pricing_json: str, now: dt.datetime) -> tuple[pd.DataFrame, tuple[str, ...]]:
-    region = view.region
+def _load_report(view: FrameState, pricing_json: str) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    region, now = view.region, dt.datetime.now(dt.UTC)
     pricing = PricingSettings.model_validate_json(pricing_json)
     frames, messages = load_report_frames(view)
     report = review.build_capacity_report(

@@ -16,7 +16,7 @@ between runs.
 
 `read_view` is the one uncached read: the same view and scope cut as `load_view`, for a page that reduces a
 large table (a month of one-minute metrics is millions of points) and caches the small reduced result in
-its own loader instead (`hot_partitions`). Caching the raw points would pickle them into the cache (hundreds
+its own loader instead (`hot_partitions`; the metrics of `overview`, `fleet` and `report`). Caching the raw points would pickle them into the cache (hundreds
 of MB, and twice that at the peak while pickling) only to reduce them once per view.
 """
 
@@ -138,16 +138,17 @@ def load_view(
     return Loaded(frame[wanted], loaded.warnings)
 
 
-def load_with_shared_offer(view: FrameState, table: str, *, columns: Sequence[str]) -> Loaded:
-    """Like `load_view`, and when the scope names one container, also the rows of its database's shared
-    throughput offer (`store.records.SHARED_OFFER_CONTAINER`): a container that spends that offer has its
-    provisioned RU/s and its partitions' utilisation there, not under its own name."""
-    loaded = load_view(view, table, columns=columns)
+def load_with_shared_offer(view: FrameState, table: str, *, columns: Sequence[str], cached: bool = True) -> Loaded:
+    """Like `load_view` (`read_view` when not `cached`), and when the scope names one container, also the rows
+    of its database's shared throughput offer (`store.records.SHARED_OFFER_CONTAINER`): a container that
+    spends that offer has its provisioned RU/s and its partitions' utilisation there, not under its own name."""
+    read = load_view if cached else read_view
+    loaded = read(view, table, columns=columns)
     chosen = view.scope
     if chosen.container is None or chosen.container == SHARED_OFFER_CONTAINER:
         return loaded
     offer = replace(view, scope=replace(chosen, container=SHARED_OFFER_CONTAINER))
-    extra = load_view(offer, table, columns=columns)
+    extra = read(offer, table, columns=columns)
     if extra.frame.empty:
         return loaded
     return Loaded(pd.concat([loaded.frame, extra.frame], ignore_index=True), loaded.warnings)
