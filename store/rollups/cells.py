@@ -15,24 +15,13 @@ contiguous segments.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 BIN = "time"  # a cell's bin start, the record's time column
 FIGURES = ["sum", "count", "max", "max_time", "min", "first_time", "last", "last_time"]
-
-
-def bins(times: pd.Series, width: dt.timedelta) -> pd.Series:
-    """Each time's bin start (UTC): the time floored to a multiple of `width` since the epoch."""
-    floored: pd.Series = times.dt.floor(pd.Timedelta(width))
-    return floored
-
-
-def touched_bins(times: pd.Series, width: dt.timedelta) -> set[pd.Timestamp]:
-    """The bins an increment of new points falls in: the ones to compute again, whole."""
-    return set(bins(times, width).dropna().unique())
 
 
 def roll_up(
@@ -146,12 +135,3 @@ class _Segments:
         for name, values in figures.items():
             out[name] = pd.to_datetime(values, utc=True) if name.endswith("_time") else values
         return pd.DataFrame(out)
-
-
-def replace_bins(existing: pd.DataFrame, fresh: pd.DataFrame, touched: Iterable[pd.Timestamp]) -> pd.DataFrame:
-    """The cells after an increment: `existing` without the touched bins, then `fresh` (their recomputation)."""
-    dropped = existing[~existing[BIN].isin(list(touched))] if not existing.empty else existing
-    parts = [part for part in (dropped, fresh) if not part.empty]  # an empty part would loosen the dtypes
-    if not parts:
-        return fresh.reset_index(drop=True)
-    return pd.concat(parts, ignore_index=True)

@@ -231,7 +231,7 @@ def _commit(
             commit_properties=properties,
         )  # fmt: skip
         return
-    days = sorted({day.isoformat() for _, spans in replaced for span in spans for day in _span_days(span)})
+    days = [day.isoformat() for day in days_of(span for _, spans in replaced for span in spans)]
     partitions = f"{sql_name(DATE)} IN ({', '.join(map(sql_literal, days))})"
     write_deltalake(
         table,
@@ -243,11 +243,6 @@ def _commit(
         writer_properties=MERGED,
         commit_properties=properties,
     )
-
-
-def _span_days(span: Period) -> list[dt.date]:
-    first, last = span.start.date(), (span.end - dt.timedelta(microseconds=1)).date()
-    return [first + dt.timedelta(days=n) for n in range((last - first).days + 1)]
 
 
 def _cells_table(location: StoreLocation) -> DeltaTable:

@@ -10,7 +10,8 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from store.rollups.cells import merge_up, replace_bins, roll_up, touched_bins
+from store.rollups.cells import merge_up, roll_up
+from store.rollups.periods import Period, covers, widened
 
 KEYS = ["container", "pkrange_id"]
 START = pd.Timestamp("2026-11-01T00:00:00Z")
@@ -59,10 +60,16 @@ def test_recomputing_the_touched_bins_equals_rolling_up_everything(
         minutes[minutes["time"] >= START + pd.Timedelta(minutes=cut)],
     )
     cells = roll_up(old, TEN, KEYS)
-    touched = touched_bins(new["time"], TEN)
-    in_touched = minutes[minutes["time"].dt.floor(pd.Timedelta(TEN)).isin(list(touched))]
-    once = replace_bins(cells, roll_up(in_touched, TEN, KEYS), touched)
-    twice = replace_bins(once, roll_up(in_touched, TEN, KEYS), touched)  # the same increment again
+    touched = widened([Period(t, t + dt.timedelta(microseconds=1)) for t in new["time"]], TEN)  # as `increment`
+    in_touched = minutes[covers(minutes["time"], touched)]
+
+    def replaced(existing: pd.DataFrame) -> pd.DataFrame:
+        kept, fresh = existing[~covers(existing["time"], touched)], roll_up(in_touched, TEN, KEYS)
+        parts = [part for part in (kept, fresh) if not part.empty] or [fresh]  # as `increment._cells_of`
+        return pd.concat(parts, ignore_index=True)
+
+    once = replaced(cells)
+    twice = replaced(once)  # the same increment again
     everything = roll_up(minutes, TEN, KEYS)
     pd.testing.assert_frame_equal(normalised(once), normalised(everything))
     pd.testing.assert_frame_equal(normalised(twice), normalised(everything))
