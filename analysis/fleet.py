@@ -154,17 +154,19 @@ def summarize_fleet(
     limits: Limits | None = None,
     region: str | None = None,
     log_throttles: pd.DataFrame | None = None,
+    model: load.LoadModel | None = None,
 ) -> pd.DataFrame:
     """One row per container with data in any frame, ranked as the module docstring says (`FLEET_COLUMNS`);
     the Azure Monitor figures of one `region`, or of the account in total (None: `analysis.regions`);
-    `log_throttles` (the diagnostic logs' requests and 429s) for the 429 rate of a container without metrics."""
+    `log_throttles` (the diagnostic logs' requests and 429s) for the 429 rate of a container without metrics;
+    `model`: the caller's `analysis.load.build` of these frames (the region's metrics), else built here."""
     metrics = metrics if metrics is not None else pd.DataFrame(columns=METRIC_COLUMNS)
     metrics = regions.select_region(metrics, region)
     parts = [
         execution_stats(executions),
         throttle_stats(metrics, requests, log_throttles, region=region),
         request_stats(requests),
-        throughput_stats(metrics, requests, partitions),
+        throughput_stats(metrics, requests, partitions, model=model),
         storage_stats(partitions if partitions is not None else pd.DataFrame(columns=PARTITION_COLUMNS), limits),
     ]
     keys = pd.concat([part[FLEET_KEY] for part in parts], ignore_index=True).drop_duplicates()
@@ -242,17 +244,22 @@ def request_stats(requests: pd.DataFrame) -> pd.DataFrame:
 
 
 def throughput_stats(
-    metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
+    metrics: pd.DataFrame,
+    requests: pd.DataFrame | None = None,
+    partitions: pd.DataFrame | None = None,
+    *,
+    model: load.LoadModel | None = None,
 ) -> pd.DataFrame:
     """Per container with Azure Monitor rows: provisioned and p95 consumed RU/s (the workload's: the replay's
     RU subtracted), waste, and the workload's hot-partition load (`analysis.load`: peak minute, sustained,
-    ruscope's own minutes left out)."""
+    ruscope's own minutes left out); `model`: `analysis.load.build` of these frames, else built here."""
     frame = in_containers(metrics)
+    model = model if model is not None else load.build(frame, requests, partitions)
     stats = pd.DataFrame(columns=FLEET_KEY)
     parts = (
         load.latest_provisioned(frame),
-        _p95_consumed(frame, requests),
-        _partition_load(frame, requests, partitions),
+        model.consumed_summary[[*FLEET_KEY, "p95_ru_s", "own_ru_subtracted"]],
+        _partition_load(frame, model.load),
     )
     for part in parts:
         stats = stats.merge(part, on=FLEET_KEY, how="outer")
@@ -284,13 +291,10 @@ def _p95_consumed(metrics: pd.DataFrame, requests: pd.DataFrame | None = None) -
     return consumed[[*FLEET_KEY, "p95_ru_s", "own_ru_subtracted"]]
 
 
-def _partition_load(
-    metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
-) -> pd.DataFrame:
-    """The workload's per-partition load (`analysis.load.summarize_partition_load`): `max_normalized_ru` (the
-    peak minute of the rows split by PartitionKeyRangeId; of the unsplit rows where a container has none),
-    `sustained_normalized_ru` and its range and window, and the own minutes left out."""
-    summary = load.summarize_partition_load(load.partition_minutes(metrics, requests, partitions))
+def _partition_load(metrics: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+    """The workload's per-partition load (`summary`: `analysis.load.summarize_partition_load` of `metrics`):
+    `max_normalized_ru` (the peak minute of the rows split by PartitionKeyRangeId; of the unsplit rows where a
+    container has none), `sustained_normalized_ru` and its range and window, and the own minutes left out."""
     unsplit = _max_normalized(metrics[metrics["pkrange_id"].isna()])  # a store collected without the split
     unsplit = unsplit[~unsplit.set_index(FLEET_KEY).index.isin(summary.set_index(FLEET_KEY).index)]
     return pd.concat([summary, unsplit], ignore_index=True)[[*FLEET_KEY, *PARTITION_LOAD_STATS]]
@@ -366,7 +370,8 @@ def _offer_load(offer_rows: pd.DataFrame) -> pd.DataFrame:
     """Per shared database (account, database): its offer's partition load (`PARTITION_LOAD_STATS`, as
     `_partition_load`; its partitions are not matched with its containers' requests: `analysis.load`)."""
     named = offer_rows.assign(container=OFFER_NAME)  # `analysis.load` reads the rows that name a container
-    return _partition_load(named).drop(columns="container")
+    summary = load.summarize_partition_load(load.partition_minutes(named))
+    return _partition_load(named, summary).drop(columns="container")
 
 
 def summarize_throughput_units(

@@ -24,7 +24,11 @@ RANGE_LOAD_COLUMNS = [*KEY, "region", "pkrange_id", "max", "mean", "ranges"]
 
 
 def range_loads(
-    metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
+    metrics: pd.DataFrame,
+    requests: pd.DataFrame | None = None,
+    partitions: pd.DataFrame | None = None,
+    *,
+    minutes: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Per container, region and current pkrange: the workload's largest and mean NormalizedRUConsumption over
     the window and how many current ranges the region has (`RANGE_LOAD_COLUMNS`). Current: the ranges the
@@ -34,8 +38,9 @@ def range_loads(
     whole container's RU; the minutes that were ruscope's own (from `requests`) are left out of the values,
     not of the layout. The one per-range load behind the hottest range, its share and the Hot partitions
     page's Azure Monitor skew (each range has an equal share of the RU/s, so a range's share of the summed
-    means is its share of the RU)."""
-    return loads_of_minutes(load.partition_minutes(metrics, requests, partitions), partitions)
+    means is its share of the RU). `minutes`: the caller's `analysis.load.partition_minutes` of these frames."""
+    minutes = load.partition_minutes(metrics, requests, partitions) if minutes is None else minutes
+    return loads_of_minutes(minutes, partitions)
 
 
 def loads_of_minutes(minutes: pd.DataFrame, partitions: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -58,7 +63,11 @@ def loads_of_minutes(minutes: pd.DataFrame, partitions: pd.DataFrame | None = No
 
 
 def hottest_range(
-    metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
+    metrics: pd.DataFrame,
+    requests: pd.DataFrame | None = None,
+    partitions: pd.DataFrame | None = None,
+    *,
+    minutes: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Per container (`range_loads`), two figures that name their own range:
     - the hottest range, `monitor_hot`: the one with the largest share of the summed mean workload normalized
@@ -70,9 +79,10 @@ def hottest_range(
       finding and the floor of a lower RU/s read. A range with a smaller share can have the higher peak
       minute; naming each figure's own range keeps "pkrange 1 takes 48%" and "pkrange 0 peaked at 97%" true.
     A range is one region's (each region holds every range, with its own RU/s): in a frame of several regions
-    each figure is that of any region, a share and count of its own region's ranges."""
+    each figure is that of any region, a share and count of its own region's ranges. `minutes`: as
+    `range_loads` takes them."""
     columns = [*KEY, "monitor_hot", "monitor_share", "monitor_pkranges", "hot_normalized_ru", "monitor_peak_pkrange"]
-    per_range = range_loads(metrics, requests, partitions)
+    per_range = range_loads(metrics, requests, partitions, minutes=minutes)
     if per_range.empty:
         return pd.DataFrame(columns=columns)
     regional = [*KEY, "region"]
@@ -94,13 +104,18 @@ def hottest_range(
 
 
 def container_hottest_ranges(
-    fleet_rows: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.DataFrame, requests: pd.DataFrame | None = None
+    fleet_rows: pd.DataFrame,
+    metrics: pd.DataFrame,
+    partitions: pd.DataFrame,
+    requests: pd.DataFrame | None = None,
+    *,
+    minutes: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """`hottest_range` per container (the replay's minutes out, from `requests`); a container that spends its
     database's shared offer (`analysis.fleet.shared_offer_members`) has no partitions of its own in Azure
     Monitor, so its hottest range is the offer's (the offer's rows are under
-    `store.records.SHARED_OFFER_CONTAINER`): what throttles it."""
-    own = hottest_range(metrics, requests, partitions)
+    `store.records.SHARED_OFFER_CONTAINER`): what throttles it. `minutes`: as `range_loads` takes them."""
+    own = hottest_range(metrics, requests, partitions, minutes=minutes)
     members = fleet.shared_offer_members(fleet_rows.reindex(columns=KEY), metrics, partitions)
     if members.empty:
         return own

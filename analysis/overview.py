@@ -198,32 +198,60 @@ def summarize_containers(
     *,
     limits: Limits | None = None,
     region: str | None = None,
+    model: load.LoadModel | None = None,
 ) -> pd.DataFrame:
     """One row per container with data, in `analysis.fleet`'s risk order (`CONTAINER_COLUMNS`): Azure
     Monitor's numbers of one `region` (`analysis.regions.select_region`), or of every region in `metrics`
-    (None: the account in total); `log_throttles` for the 429 rate of a container without metrics."""
+    (None: the account in total); `log_throttles` for the 429 rate of a container without metrics; `model`:
+    the caller's `analysis.load.build` of these frames (the region's metrics), else built here once."""
+    ranked_and_model = _ranked(executions, requests, metrics, partitions, log_throttles, limits, region, model)
+    return _with_model(*ranked_and_model, requests, partitions, logical_keys, limits=limits)
+
+
+def _ranked(
+    executions: pd.DataFrame,
+    requests: pd.DataFrame,
+    metrics: pd.DataFrame,
+    partitions: pd.DataFrame,
+    log_throttles: pd.DataFrame | None,
+    limits: Limits | None,
+    region: str | None,
+    model: load.LoadModel | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, load.LoadModel]:
+    """`analysis.fleet`'s ranking of `region`, its metrics and the one model both it and the overview's
+    figures read (the caller's, else built here)."""
     metrics = regions.select_region(metrics, region)
+    model = model if model is not None else load.build(metrics, requests, partitions)
     ranked = fleet.summarize_fleet(
-        executions, requests, metrics, partitions, limits=limits, region=region, log_throttles=log_throttles
+        executions,
+        requests,
+        metrics,
+        partitions,
+        limits=limits,
+        region=region,
+        log_throttles=log_throttles,
+        model=model,
     )
-    return _with_model(ranked, requests, metrics, partitions, logical_keys, limits=limits)
+    return ranked, metrics, model
 
 
 def _with_model(
     ranked: pd.DataFrame,
-    requests: pd.DataFrame,
     metrics: pd.DataFrame,
+    model: load.LoadModel,
+    requests: pd.DataFrame,
     partitions: pd.DataFrame,
     logical_keys: pd.DataFrame,
     *,
     limits: Limits | None,
 ) -> pd.DataFrame:
     """`analysis.fleet`'s ranking (`ranked`, of `metrics`' region) with what an overview adds on top
-    (`CONTAINER_COLUMNS`)."""
+    (`CONTAINER_COLUMNS`), the load figures from `model` (of the same frames)."""
     base = ranked.drop(columns=["largest_partition_gb", "storage_headroom"])  # fleet's are rounded: ours below
-    hottest = container_hottest_ranges(base, metrics, partitions, requests)
-    layout = load.partition_layout(partitions, metrics).rename(columns={"partitions": "layout_pkranges"})
-    extra = [peak_consumed(metrics, requests), hottest, monitor_ru(metrics), layout]
+    hottest = container_hottest_ranges(base, metrics, partitions, requests, minutes=model.minutes)
+    layout = model.layout.rename(columns={"partitions": "layout_pkranges"})
+    peak = model.consumed_summary[[*KEY, "peak_ru_s"]]
+    extra = [peak, hottest, monitor_ru(metrics), layout]
     extra += [largest_partitions(partitions, limits), largest_keys(logical_keys, limits), autoscaled(metrics)]
     if base.empty and all(part.empty for part in extra):
         return pd.DataFrame(columns=CONTAINER_COLUMNS)
@@ -246,14 +274,11 @@ def summarize_fleet_table(
     """The Fleet page's table (`FLEET_TABLE_COLUMNS`): `analysis.fleet`'s ranking, with the partition count,
     hottest range and its share of this module's model (the layout, Azure Monitor's workload share, else the
     replay's), so Fleet, Overview and the report show one number each."""
-    metrics = regions.select_region(metrics, region)
-    ranked = fleet.summarize_fleet(
-        executions, requests, metrics, partitions, limits=limits, region=region, log_throttles=log_throttles
-    )  # once: the ranking, and the base of the model's figures
+    ranked, metrics, model = _ranked(executions, requests, metrics, partitions, log_throttles, limits, region)
     no_keys = pd.DataFrame(columns=LOGICAL_KEY_COLUMNS)  # the table shows no key sizes
-    containers = _with_model(ranked, requests, metrics, partitions, no_keys, limits=limits)
-    model = containers[[*KEY, "pkranges", "layout_source", "hot_pkrange", "hot_range_share", "skew_source"]]
-    ranked = ranked.drop(columns=["hot_pkrange"]).merge(model, on=KEY, how="left")
+    containers = _with_model(ranked, metrics, model, requests, partitions, no_keys, limits=limits)
+    figures = containers[[*KEY, "pkranges", "layout_source", "hot_pkrange", "hot_range_share", "skew_source"]]
+    ranked = ranked.drop(columns=["hot_pkrange"]).merge(figures, on=KEY, how="left")
     return ranked.reindex(columns=FLEET_TABLE_COLUMNS)
 
 
@@ -292,12 +317,6 @@ def consumed_per_second(metrics: pd.DataFrame) -> pd.DataFrame:
     """Per container and interval: TotalRequestUnits (Total) summed over its dimension rows, over the grain
     (`analysis.load.consumed_intervals`'s `ru_s`: everything Azure Monitor counted, the replay's RU in)."""
     return load.consumed_intervals(metrics)[[*KEY, "time", "ru_s"]]
-
-
-def peak_consumed(metrics: pd.DataFrame, requests: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per container: the workload's largest interval's consumed RU/s, the replay's RU in that interval
-    subtracted (`analysis.load.summarize_consumed`)."""
-    return load.summarize_consumed(load.consumed_intervals(metrics, requests))[[*KEY, "peak_ru_s"]]
 
 
 def monitor_ru(metrics: pd.DataFrame) -> pd.DataFrame:
@@ -398,7 +417,16 @@ def overview_table(
 
     def summary(start: pd.Timestamp | None, end: pd.Timestamp | None = None) -> pd.DataFrame:
         cut = {name: between(f, start, end) for name, f in frames.items()}
-        return summarize_containers(**cut, limits=limits, region=region)
+        return summarize_containers(
+            cut["executions"],
+            cut["requests"],
+            cut["metrics"],
+            cut["partitions"],
+            cut["logical_keys"],
+            cut.get("log_throttles"),
+            limits=limits,
+            region=region,
+        )
 
     shown = summary(span.shown_start)
     if span.recent_start is None:

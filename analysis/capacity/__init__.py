@@ -2,6 +2,8 @@
 
 - `review`: the report itself, one long table (`REPORT_COLUMNS`) of containers, partitions, logical keys,
   queries and actions; its module docstring is the report's reference (columns, measures, rounding);
+- `sections`: each section's rows (container, partition, key, query, offer) from the figures `review`
+  computed;
 - `about`: its first section, what the report is of (window, store, generation time, region, version), passed
   in by the command and the page;
 - `actions`: the `action` section, the rules run per container, query and key, with their numbers in columns

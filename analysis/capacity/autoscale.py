@@ -62,7 +62,11 @@ NEED_COLUMNS = [*KEY, "time", "need", "manual", "denied_ru_s"]
 
 
 def interval_needs(
-    metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
+    metrics: pd.DataFrame,
+    requests: pd.DataFrame | None = None,
+    partitions: pd.DataFrame | None = None,
+    *,
+    model: load.LoadModel | None = None,
 ) -> pd.DataFrame:
     """Per container and interval, one region's figures (`NEED_COLUMNS`): `need`, the RU/s the container
     needed, the workload's consumed RU/s (the replay's RU out, `analysis.load`) over the regions, or what the
@@ -71,8 +75,9 @@ def interval_needs(
     (`denied_ru_s`, `denied_intervals`: B13's 429/s x average RU per request, added to the consumed RU/s, and
     to the hottest range's where it ran at 100%, there x N, the RU/s that give one range that much); `manual`,
     the RU/s in force then (from the same budgets, else the latest). What autoscale would scale to, and what
-    any offer must hold."""
-    consumed = load.consumed_intervals(metrics, requests)
+    any offer must hold. `model`: the caller's `analysis.load.build` of these frames, else built here."""
+    model = model if model is not None else load.build(metrics, requests, partitions)
+    consumed = model.consumed
     if consumed.empty:
         return pd.DataFrame(columns=NEED_COLUMNS)
     counts = regions.region_counts(metrics).set_index("account")["regions"]
@@ -80,7 +85,7 @@ def interval_needs(
     denied = consumed[[*KEY, "time"]].merge(denied_intervals(metrics, consumed), on=[*KEY, "time"], how="left")
     denied_ru_s = denied["denied_ru_s"].astype(float).fillna(0.0).to_numpy() / per_region.to_numpy()
     consumed = consumed.assign(need=consumed["workload_ru_s"] / per_region + denied_ru_s, denied_ru_s=denied_ru_s)
-    minutes = load.workload_minutes(load.partition_minutes(metrics, requests, partitions))
+    minutes = load.workload_minutes(model.minutes)
     minutes = minutes.merge(consumed[[*KEY, "time", "denied_ru_s"]], on=[*KEY, "time"], how="left")
     saturated = minutes["normalized_ru"].astype(float).ge(100.0)
     minutes = minutes.assign(

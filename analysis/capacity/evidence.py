@@ -43,15 +43,20 @@ class ThrottleTerms:
 
 
 def throttle_terms(
-    metrics: pd.DataFrame, log_throttles: pd.DataFrame | None = None, requests: pd.DataFrame | None = None
+    metrics: pd.DataFrame,
+    log_throttles: pd.DataFrame | None = None,
+    requests: pd.DataFrame | None = None,
+    *,
+    consumed: pd.DataFrame | None = None,
 ) -> dict[tuple[str, ...], ThrottleTerms]:
     """Per container (account, database, container), its `ThrottleTerms`. 429/s: the busiest interval's 429s
     over its length, one region's (per region and time, then the most); the logs' when their `partition_id`
     is one of the container's pkrange ids in the metrics (the stand-in writes pkrange ids; Azure writes the
     physical partition's GUID, which no store column maps to a pkrange, so there the container's count is
     used). Average charge: TotalRequestUnits over the requests not answered 429 (a 429's charge is not the
-    request's), else the replay's served requests."""
-    counted = _monitor_429s(metrics)
+    request's), else the replay's served requests. `consumed`: `analysis.load.consumed_intervals` of
+    `metrics`, when the caller has them."""
+    counted = _monitor_429s(metrics, load.consumed_intervals(metrics) if consumed is None else consumed)
     ranges = overview.metric_rows(metrics, NORMALIZED_RU).dropna(subset=["pkrange_id"])
     pairs = ranges[[*KEY, "pkrange_id"]].drop_duplicates()  # a few hundred pairs, not every point
     known = {_key(k): set(g["pkrange_id"].astype(str)) for k, g in pairs.groupby(KEY)} if not pairs.empty else {}
@@ -74,10 +79,10 @@ def throttle_terms(
     return out
 
 
-def _monitor_429s(metrics: pd.DataFrame) -> dict[tuple[str, ...], tuple[float, str]]:
+def _monitor_429s(metrics: pd.DataFrame, consumed: pd.DataFrame) -> dict[tuple[str, ...], tuple[float, str]]:
     """Per container: the most 429s per second in one interval (Azure Monitor TotalRequests, through
     `autoscale.denied_intervals`: the one reading of Monitor's 429s that the need of every offer counts too)."""
-    denied = denied_intervals(metrics, load.consumed_intervals(metrics))
+    denied = denied_intervals(metrics, consumed)
     if denied.empty:
         return {}
     busiest = denied.groupby(KEY)["throttled_per_s"].max()
@@ -204,12 +209,15 @@ def _key(value: Any) -> tuple[str, ...]:
     return tuple(str(k) for k in value)
 
 
-def with_layout(containers: pd.DataFrame, partitions: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
+def with_layout(
+    containers: pd.DataFrame, partitions: pd.DataFrame, metrics: pd.DataFrame, *, layout: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """`containers` with `layout_pkranges` (`analysis.load.partition_layout`: the latest storage snapshot's
     pkrange count, not the ranges that reported in the last minute; else metrics', `layout_source` says
     which) and the most saturated range's sustained normalized RU (`sat_*`): the model's `sustained_*`
-    columns, which `summarize_containers` read with ruscope's own minutes left out (`analysis.load`)."""
-    layout = load.partition_layout(partitions, metrics)
+    columns, which `summarize_containers` read with ruscope's own minutes left out (`analysis.load`). `layout`:
+    the caller's `partition_layout` of these frames."""
+    layout = load.partition_layout(partitions, metrics) if layout is None else layout
     stored = layout[layout["layout_source"].eq(load.STORAGE_LAYOUT)].rename(columns={"partitions": "_layout"})
     out = containers.merge(stored[[*KEY, "_layout"]], on=KEY, how="left")
     found = out.pop("_layout").astype(float)

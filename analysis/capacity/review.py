@@ -35,7 +35,7 @@ window: `analysis.cost.bill.autoscale_ratios`), `replay_ru` (RU: what ruscope's 
 the window, `analysis.own_traffic.summarize_replay_spend`; charged to the account and counted in Azure
 Monitor, R75). `throttle_rate` is in % of requests. `partition` (the latest storage snapshot and Azure
 Monitor): `size_gb`, `headroom` (of 50 GB), `documents`, `max_normalized_ru`. `key`: the `TOP_KEYS`
-largest logical keys (`size_gb`, with their share of 20 GB) and the `TOP_KEYS` costliest by RU in the
+(`analysis.capacity.sections`, which builds each section's rows) largest logical keys (`size_gb`, with their share of 20 GB) and the `TOP_KEYS` costliest by RU in the
 diagnostic logs (`ru`, and `peak_second_ru`: RU in the key's busiest second, when the logs hold it), with their money.
 `cost` (`analysis.cost.bill.report_rows`, in the prices' currency): per container with RU/s of its own and
 per shared database (subject "shared database offer"), the main window's `monthly_cost` as billed,
@@ -100,25 +100,28 @@ from analysis.capacity.actions import ACTION_TEXT_COLUMNS, COLUMNS, action_rows,
 from analysis.capacity.autoscale import interval_needs
 from analysis.capacity.commands import AzureAccount
 from analysis.capacity.evidence import burst_minutes, partition_storage, throttle_terms, with_layout
+from analysis.capacity.sections import (
+    CONTAINER_MEASURES,
+    container_rows,
+    count_text,
+    key_rows,
+    offer_rows,
+    partition_rows,
+    query_rows,
+)
 from analysis.cost import queries as query_cost
 from analysis.cost.bill import autoscale_ratios, container_bills, main_bills
 from analysis.cost.bill import report_rows as cost_rows
-from analysis.hot import keys as hot_keys
-from analysis.scope import in_containers, window_text
-from analysis.units import round_to_unit, size_text
+from analysis.scope import window_text
+from analysis.units import round_to_unit
 from cosmoscore.billing import Prices
 from cosmoscore.keys import key_text
-from cosmoscore.limits import GB, Limits
-from cosmoscore.monitor.metrics import NORMALIZED_RU
-from store.records import EXECUTIONS, LOG_KEY_RU, LOG_THROTTLES, PARTITIONS, SHARED_OFFER_CONTAINER
+from cosmoscore.limits import Limits
+from store.records import EXECUTIONS, LOG_KEY_RU, LOG_THROTTLES, PARTITIONS
 
 KEY = overview.KEY
 REPORT_COLUMNS = COLUMNS  # one row shape; an action fills the last seven (`actions.ACTION_COLUMNS`)
 SECTIONS = ("report", "container", "cost", "partition", "key", "query", "action", "offer")
-TOP_KEYS = 5
-
-# The store columns the report reads, per table (`ruscope report` reads only these), in the order of
-# `build_capacity_report`'s positional frames: every caller passes them as `*(frames[t] for t in REPORT_TABLES)`.
 REPORT_TABLES = {
     "executions": EXECUTIONS.pick(*overview.EXECUTION_COLUMNS, *query_cost.EXECUTION_COLUMNS),
     "requests": list(
@@ -135,29 +138,6 @@ REPORT_TABLES = {
 }
 
 # -- the report ------------------------------------------------------------------------------------------
-SOURCES = {"monitor": "Azure Monitor", "replay": "replay"}
-CONTAINER_MEASURES = [  # (column, unit, subject column, detail column)
-    ("ru_consumed", "RU", None, "ru_source"),
-    ("provisioned_ru_s", "RU/s", None, "throughput_kind"),
-    ("peak_interval_ru_s", "RU/s", None, "peak_detail"),
-    ("p95_ru_s", "RU/s", None, "p95_detail"),
-    ("p95_utilization", "share", None, None),  # "share": written in % (`_long`)
-    ("hot_normalized_ru", "%", "hot_peak_pkrange", None),
-    ("hot_range_share", "share", "hot_pkrange", "skew_source"),
-    ("throttle_rate", "share", None, "throttle_detail"),
-    ("largest_partition_gb", "GB", None, "largest_partition_text"),
-    ("storage_headroom", "share", None, None),
-    ("largest_key_gb", "GB", None, "largest_key_text"),
-    ("key_headroom", "share", None, None),
-    ("autoscale_cost_ratio", "ratio", None, "autoscale_hours"),
-    ("replay_ru", "RU", None, "replay_detail"),
-]
-PEAK_DETAIL = (
-    "RU/s, the average of the busiest metrics interval (Azure Monitor TotalRequestUnits over its grain: a"
-    " per-minute average at PT1M), not a per-second peak"
-)
-P95_DETAIL = "RU/s, the p95 of the per-interval averages (Azure Monitor TotalRequestUnits over its grain)"
-KEY_PEAK_DETAIL = f"RU in the busiest second (diagnostic logs, {hot_keys.PEAK_WINDOW} bins)"
 REPLAY_DETAIL = "ruscope's replay: charged to the account, counted in Azure Monitor"
 
 
@@ -189,13 +169,24 @@ def build_capacity_report(
     metrics = regions.select_region(metrics, region)
     logical_keys = _spelled(logical_keys)
     log_key_ru = _spelled(log_key_ru) if log_key_ru is not None else None
+    model = load.build(metrics, requests, partitions)  # once: every load figure below reads it
     containers = overview.summarize_containers(
-        executions, requests, metrics, partitions, logical_keys, log_throttles, limits=limits, region=region
+        executions,
+        requests,
+        metrics,
+        partitions,
+        logical_keys,
+        log_throttles,
+        limits=limits,
+        region=region,
+        model=model,
     )
     if containers.empty:
         return pd.DataFrame(columns=REPORT_COLUMNS)
-    needs = interval_needs(metrics, requests, partitions) if needs is None else needs  # a caller's, of these frames
-    bills = container_bills(metrics, requests, partitions, prices or Prices(), needs, multi_write=multi_write)
+    needs = interval_needs(metrics, requests, partitions, model=model) if needs is None else needs  # a caller's
+    bills = container_bills(
+        metrics, requests, partitions, prices or Prices(), needs, multi_write=multi_write, model=model
+    )
     main = main_bills(bills)  # the autoscale ratio, the findings' money: the cost section's main window
     containers = _without_own_offer(containers.merge(autoscale_ratios(main), on=KEY, how="left"), metrics, partitions)
     containers = containers.assign(throughput_kind=_throughput_kind(containers, metrics, region))
@@ -205,7 +196,7 @@ def build_capacity_report(
     queries = overview.query_stats(executions)
     keys = overview.latest_snapshot(logical_keys)
     costs, key_money = query_cost.report_costs(
-        queries, executions, requests, metrics, main, prices or Prices(), log_query_ru, log_key_ru
+        queries, executions, requests, metrics, main, prices or Prices(), log_query_ru, log_key_ru, model=model
     )
     sections = [
         container_rows(containers),
@@ -214,7 +205,7 @@ def build_capacity_report(
         key_rows(keys, log_key_ru, limits, key_money),
         query_rows(queries, costs),
         action_rows(
-            with_layout(containers, partitions, metrics),
+            with_layout(containers, partitions, metrics, layout=model.layout),
             query_cost.with_finding_inputs(queries, executions, requests),
             keys,
             limits,
@@ -223,8 +214,8 @@ def build_capacity_report(
             azure=azure,
             bills={tuple(str(r[k]) for k in KEY): {str(c): v for c, v in r.items()} for r in main.to_dict("records")},
             prices=prices or Prices(),
-            throttles=throttle_terms(metrics, log_throttles, requests),
-            minutes=burst_minutes(load.partition_minutes(metrics, requests, partitions), metrics),
+            throttles=throttle_terms(metrics, log_throttles, requests, consumed=model.consumed),
+            minutes=burst_minutes(model.minutes, metrics),
             storage=partition_storage(partitions),
         ),
         offer_rows(containers, metrics, partitions),
@@ -270,7 +261,7 @@ def _with_replay_spend(containers: pd.DataFrame, requests: pd.DataFrame) -> pd.D
         return containers.assign(replay_ru=math.nan, replay_detail="")
     spend = spend.assign(
         replay_detail=[
-            f"{REPLAY_DETAIL}; {_count(float(n), 'request')} ({int(t)} throttled), {_count(float(r), 'run')},"
+            f"{REPLAY_DETAIL}; {count_text(float(n), 'request')} ({int(t)} throttled), {count_text(float(r), 'run')},"
             f" {window_text(a, b)}"
             for n, t, r, a, b in zip(
                 spend["requests"], spend["throttled"], spend["runs"], spend["first"], spend["last"]
@@ -293,17 +284,6 @@ def _throughput_kind(containers: pd.DataFrame, metrics: pd.DataFrame, region: st
     return kind.where(n.le(1), kind + ", summed over " + n.astype(str) + " regions")
 
 
-def _per_region_peaks(normalized: pd.DataFrame) -> pd.DataFrame:
-    """The largest NormalizedRUConsumption per pkrange and region (a range is one region's), with `region` as
-    the report rows' detail: "region X" where the account has several, else "" (as a one-region report was)."""
-    region = normalized["region"].astype(object).fillna("") if "region" in normalized.columns else ""
-    rows = normalized.assign(region=region)
-    peaks = rows.groupby([*KEY, "pkrange_id", "region"])["value"].max().rename("max_normalized_ru").reset_index()
-    several = peaks["account"].map(regions.region_counts(normalized).set_index("account")["regions"]).gt(1)
-    named = peaks["region"].map(lambda r: f"region {r}" if r else "")
-    return peaks.assign(region=named.where(several, ""))
-
-
 def _without_own_offer(containers: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:
     """`containers` with no autoscale ratio for those that spend their database's shared offer: they have no
     RU/s of their own to move (the database's offer is the one to change; the `offer` section has it)."""
@@ -316,168 +296,12 @@ def _without_own_offer(containers: pd.DataFrame, metrics: pd.DataFrame, partitio
     return out
 
 
-def _long(
-    frame: pd.DataFrame, section: str, column: str, unit: str, *, subject: str | None = None, detail: str | None = None
-) -> pd.DataFrame:
-    """One report row per frame row with a `column` value: `measure` named after the column; a `share`
-    (0..1) is written in percent."""
-    rows = frame[frame[column].notna()] if column in frame else frame.iloc[0:0]
-    scale, unit = (100.0, "%") if unit == "share" else (1.0, unit)
-    return pd.DataFrame(
-        {
-            "section": section,
-            **{name: rows[name].astype(str) for name in KEY},
-            "subject": rows[subject].fillna("").astype(str) if subject else "",
-            "measure": column,
-            "value": rows[column].astype(float) * scale,
-            "unit": unit,
-            "detail": rows[detail].fillna("").astype(str) if detail else "",
-        },
-        index=rows.index,
-    )
-
-
-def offer_rows(containers: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:
-    """The `offer` section: each shared-throughput database's throughput unit and its partitions' peaks."""
-    units = fleet.summarize_throughput_units(containers, metrics, partitions)
-    units = units[units["throughput_unit"].eq(fleet.SHARED_UNIT)]
-    if units.empty:
-        return pd.DataFrame(columns=REPORT_COLUMNS)
-    provisioned = units["provisioned_ru_s"].astype(float)
-    units = units.assign(
-        count=[float(len(str(names).split(", "))) for names in units["containers"]],
-        p95_utilization=(units["p95_ru_s"].astype(float) / provisioned.where(provisioned > 0)).round(4),
-    )
-    parts = [
-        _long(
-            units.rename(columns={"count": "containers", "containers": "names"}),
-            "offer",
-            "containers",
-            "count",
-            detail="names",
-        )
-    ]
-    parts += [
-        _long(units, "offer", column, unit)
-        for column, unit in (("provisioned_ru_s", "RU/s"), ("p95_ru_s", "RU/s"), ("p95_utilization", "share"))
-    ]
-    parts.append(_long(units, "offer", "max_normalized_ru", "%"))
-    offered = metrics.dropna(subset=KEY)
-    offered = offered[offered["container"].astype(str).eq(SHARED_OFFER_CONTAINER)]
-    offered = offered[offered["metric"].eq(NORMALIZED_RU).fillna(False)].dropna(subset=["pkrange_id", "value"])
-    peaks = _per_region_peaks(offered.merge(units[KEY], on=KEY))
-    parts.append(_long(peaks, "offer", "max_normalized_ru", "%", subject="pkrange_id", detail="region"))
-    return pd.concat(parts, ignore_index=True)
-
-
-def container_rows(containers: pd.DataFrame) -> pd.DataFrame:
-    """The `container` section: one row per measure of `CONTAINER_MEASURES` that has a number."""
-    named = containers.rename(columns={"peak_ru_s": "peak_interval_ru_s"}).assign(
-        peak_detail=PEAK_DETAIL,
-        p95_detail=P95_DETAIL,
-        ru_source=containers["ru_source"].map(SOURCES),
-        skew_source=containers["skew_source"].map(SOURCES),
-        throttle_detail=[
-            f"{source}, {window_text(start, end)}" if pd.notna(start) else source
-            for source, start, end in zip(
-                containers["throttle_source"], containers["throttle_start"], containers["throttle_end"]
-            )
-        ],
-        autoscale_hours=containers["autoscale_hours"].map(lambda h: _count(h, "hour") if pd.notna(h) else ""),
-        largest_partition_text=containers["largest_partition_gb"].map(size_text),
-        largest_key_text=containers["largest_key_gb"].map(size_text),
-    )
-    parts = [
-        _long(named, "container", column, unit, subject=subject, detail=detail)
-        for column, unit, subject, detail in CONTAINER_MEASURES
-    ]
-    return pd.concat(parts).sort_index(kind="stable")
-
-
-def partition_rows(partitions: pd.DataFrame, metrics: pd.DataFrame, limits: Limits | None) -> pd.DataFrame:
-    """The `partition` section: each physical partition of the latest snapshot, and its peak normalized RU."""
-    latest = overview.latest_snapshot(partitions).sort_values([*KEY, "pkrange_id"], kind="stable")
-    size = latest["size_kb"].astype(float) * 1024
-    limit = (limits or Limits()).physical_partition_max_bytes
-    latest = latest.assign(
-        size_gb=(size / GB).round(6), headroom=(1 - size / limit).round(6), documents=latest["document_count"]
-    )
-    latest = latest.assign(size_text=(size / GB).map(size_text))  # from the bytes: not the rounded GB
-    normalized = overview.metric_rows(metrics, NORMALIZED_RU).dropna(subset=["pkrange_id"])
-    peaks = _per_region_peaks(normalized)
-    parts = [
-        _long(latest, "partition", c, u, subject="pkrange_id", detail=d)
-        for c, u, d in (("size_gb", "GB", "size_text"), ("headroom", "share", None), ("documents", "count", None))
-    ]
-    parts.append(_long(peaks, "partition", "max_normalized_ru", "%", subject="pkrange_id", detail="region"))
-    return pd.concat(parts, ignore_index=True)
-
-
-def key_rows(
-    keys: pd.DataFrame, log_key_ru: pd.DataFrame | None, limits: Limits | None, money: pd.DataFrame | None = None
-) -> pd.DataFrame:
-    """The `key` section: the largest logical keys (latest snapshot), the costliest in the logs, and their money."""
-    limit_gb = (limits or Limits()).logical_partition_max_bytes / GB
-    largest = _top(keys.assign(size_gb=(keys["size_kb"].astype(float) * 1024 / GB).round(6)), "size_gb")
-    largest = largest.assign(
-        detail=[
-            f"{size_text(kb * 1024 / GB)}, {gb / limit_gb:.1%} of {limit_gb:g} GB, pkrange {pk}"
-            for kb, gb, pk in zip(largest["size_kb"].astype(float), largest["size_gb"], largest["pkrange_id"])
-        ]
-    )
-    parts = [_long(largest, "key", "size_gb", "GB", subject="partition_key", detail="detail")]
-    if log_key_ru is not None and not log_key_ru.empty:
-        rows = in_containers(log_key_ru)
-        ru = rows.groupby([*KEY, "partition_key"])["request_charge"].sum().round(2).rename("ru").reset_index()
-        costly = _top(ru, "ru").assign(detail="diagnostic logs")
-        parts.append(_long(costly, "key", "ru", "RU", subject="partition_key", detail="detail"))
-        peaks = busiest_seconds(rows, costly).assign(detail=KEY_PEAK_DETAIL)
-        peaks = peaks.rename(columns={"peak_ru_s": "peak_second_ru"})
-        parts.append(_long(peaks, "key", "peak_second_ru", "RU", subject="partition_key", detail="detail"))
-        parts.append(query_cost.key_report_rows(money, costly))  # `money`: `analysis.cost.queries.key_costs`
-    return pd.concat(parts, ignore_index=True)
-
-
-def busiest_seconds(log_key_ru: pd.DataFrame, keys: pd.DataFrame) -> pd.DataFrame:
-    """The busiest second (RU/s, `analysis.hot.keys.key_totals`) of each of `keys` (KEY, partition_key) over
-    its pkranges; NaN (no report row) where the logs' rows were stored before it was collected."""
-    totals = hot_keys.key_totals(log_key_ru)
-    peaks = totals.groupby([*KEY, "partition_key"])["peak_ru_s"].max().reset_index()
-    return keys[[*KEY, "partition_key"]].merge(peaks, on=[*KEY, "partition_key"], how="left")
-
-
-def _top(frame: pd.DataFrame, column: str) -> pd.DataFrame:
-    """The `TOP_KEYS` rows of each container with the largest `column`."""
-    ordered = frame.sort_values([column, "partition_key"], ascending=[False, True], kind="stable")
-    return ordered.groupby(KEY, sort=False).head(TOP_KEYS)
-
-
-def query_rows(queries: pd.DataFrame, costs: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The `query` section: each replayed query's total and mean RU and executions, with its routing; then what
-    it costs and the logs' costliest workload texts (`costs`: `analysis.cost.queries.query_costs`)."""
-    named = queries.assign(
-        detail=[
-            f"{routing}, {_count(n, 'partition')}" for routing, n in zip(queries["routing"], queries["pkrange_count"])
-        ]
-    )
-    parts = [
-        _long(named, "query", c, u, subject="query_name", detail="detail")
-        for c, u in (("total_ru", "RU"), ("mean_ru", "RU"), ("executions", "count"))
-    ]
-    rows = query_cost.say_unrated(pd.concat(parts).sort_index(kind="stable"), costs)  # why no money: no rate
-    return pd.concat([rows, query_cost.query_report_rows(costs, top=TOP_KEYS)], ignore_index=True)
-
-
-def _count(n: float, noun: str) -> str:
-    return f"{n:.0f} {noun}{'s' * bool(n != 1)}"
-
-
 def report_summary(report: pd.DataFrame) -> str:
     """One line for the command: how many containers and recommended actions."""
     named = report[~report["section"].eq("report") & report["container"].astype(str).ne("")]
     containers = len(named[KEY].drop_duplicates())  # a shared offer's or an account's rows are no container
     actions = int(report["section"].eq("action").sum())
-    return f"{_count(containers, 'container')}, {_count(actions, 'recommended action')}"
+    return f"{count_text(containers, 'container')}, {count_text(actions, 'recommended action')}"
 
 
 def section(report: pd.DataFrame, name: str) -> pd.DataFrame:

@@ -88,10 +88,12 @@ def container_bills(
     *,
     multi_write: Collection[str] = (),
     windows: tuple[int, ...] = WINDOWS_DAYS,
+    model: load.LoadModel | None = None,
 ) -> pd.DataFrame:
     """`bills` of every container with RU/s of its own and every shared database of the store's frames
-    (`needs`: `interval_needs` of the same frames, when the caller has it)."""
-    hours = unit_hours(metrics, requests, partitions, needs)
+    (`needs`: `interval_needs` of the same frames, `model`: their `analysis.load.build`, when the caller has
+    them)."""
+    hours = unit_hours(metrics, requests, partitions, needs, model=model)
     return bills(hours, partitions, prices, metrics=metrics, windows=windows, multi_write=multi_write)
 
 

@@ -35,10 +35,13 @@ def container_hours(
     requests: pd.DataFrame | None,
     partitions: pd.DataFrame | None,
     needs: pd.DataFrame | None = None,
+    *,
+    model: load.LoadModel | None = None,
 ) -> pd.DataFrame:
     """`HOUR_COLUMNS` per container with RU/s of its own and measured hour (the module docstring). `needs`:
-    `interval_needs` of the same frames, when the caller has it."""
-    needs = interval_needs(metrics, requests, partitions) if needs is None else needs
+    `interval_needs` of the same frames, when the caller has it; `model`: their `analysis.load.build`."""
+    model = model if model is not None else load.build(metrics, requests, partitions)
+    needs = interval_needs(metrics, requests, partitions, model=model) if needs is None else needs
     if needs.empty:
         return pd.DataFrame(columns=HOUR_COLUMNS)
     own = _own_offer(metrics)
@@ -53,14 +56,14 @@ def container_hours(
         .reset_index()
     )
     hourly["in_force"] = hourly.groupby(KEY)["in_force"].ffill().groupby([hourly[k] for k in KEY]).bfill()
-    consumed = load.consumed_intervals(metrics, requests)
+    consumed = model.consumed
     ru = consumed.assign(
         hour=pd.DatetimeIndex(consumed["time"]).floor("h"), ru=consumed["workload_ru_s"] * consumed["grain_s"]
     )
     ru = ru.groupby([*KEY, "hour"])["ru"].sum().reset_index()
     out = hourly.merge(ru, on=[*KEY, "hour"], how="left").merge(own, on=KEY, how="left")
     counts = regions.region_counts(metrics).set_index("account")["regions"]
-    layout = load.partition_layout(partitions, metrics)[[*KEY, "partitions"]]
+    layout = model.layout[[*KEY, "partitions"]]
     out = out.merge(layout, on=KEY, how="left")
     out = out.assign(
         ru=out["ru"].astype(float).fillna(0.0),
@@ -105,11 +108,16 @@ def unit_hours(
     requests: pd.DataFrame | None,
     partitions: pd.DataFrame | None,
     needs: pd.DataFrame | None = None,
+    *,
+    model: load.LoadModel | None = None,
 ) -> pd.DataFrame:
     """`HOUR_COLUMNS` of every throughput unit: the containers with RU/s of their own (`container_hours`),
     then the shared databases (`database_hours`); what `analysis.cost.bill` bills and the reservation planner
-    sums (`analysis.cost.reservation.fleet_usage`)."""
-    parts = [container_hours(metrics, requests, partitions, needs), database_hours(metrics, requests, partitions)]
+    sums (`analysis.cost.reservation.fleet_usage`). `needs`, `model`: as `container_hours` takes them."""
+    parts = [
+        container_hours(metrics, requests, partitions, needs, model=model),
+        database_hours(metrics, requests, partitions),
+    ]
     found = [part for part in parts if not part.empty]
     return pd.concat(found, ignore_index=True) if found else parts[0]
 

@@ -112,10 +112,13 @@ FINDING_COLUMNS = [*QUERY, "rate_per_s", "single_partition_ru", "single_partitio
 
 
 # -- the RU/s a consumer occupies ----------------------------------------------------------------------
-def consumed_ru_s(metrics: pd.DataFrame, requests: pd.DataFrame | None = None) -> pd.DataFrame:
+def consumed_ru_s(
+    metrics: pd.DataFrame, requests: pd.DataFrame | None = None, *, intervals: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Per container: the workload's consumed RU/s while measured (the intervals' RU, the replay's taken out,
-    over their seconds: `analysis.load.consumed_intervals`) and the window it covers (`CONSUMED_COLUMNS`)."""
-    intervals = load.consumed_intervals(metrics, requests)
+    over their seconds: `analysis.load.consumed_intervals`, `intervals` when the caller has them of these
+    frames) and the window it covers (`CONSUMED_COLUMNS`)."""
+    intervals = load.consumed_intervals(metrics, requests) if intervals is None else intervals
     if intervals.empty:
         return pd.DataFrame(columns=CONSUMED_COLUMNS)
     intervals = intervals.assign(ru=intervals["workload_ru_s"] * intervals["grain_s"])
@@ -395,9 +398,12 @@ def report_costs(
     prices: billing.Prices,
     log_query_ru: pd.DataFrame | None = None,
     log_key_ru: pd.DataFrame | None = None,
+    *,
+    model: load.LoadModel | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The capacity report's `query_costs` and `key_costs`, over one `consumed_ru_s` of the containers."""
-    consumed = consumed_ru_s(metrics, requests)
+    """The capacity report's `query_costs` and `key_costs`, over one `consumed_ru_s` of the containers
+    (`model`: the caller's `analysis.load.build` of these frames)."""
+    consumed = consumed_ru_s(metrics, requests, intervals=None if model is None else model.consumed)
     return (
         query_costs(queries, executions, log_query_ru, bills, consumed, prices),
         key_costs(log_key_ru, bills, consumed, prices),

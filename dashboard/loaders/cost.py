@@ -4,7 +4,8 @@ the page's window selector is a cache hit rather than the hours billed again.
 
 The numbers all come from `analysis`: the hours (`analysis.cost.hours.unit_hours`), the bills
 (`analysis.cost.bill.bills`), the reservation planner (`analysis.cost.summary.plan_fleet_reservation`) and
-the capacity report (`analysis.capacity.review.build_capacity_report`, whose actions carry the money), all
+the capacity report (`analysis.capacity.review.build_capacity_report`, whose actions carry the money: the
+Reports page's cached one, `report.load_report`, so the two pages build it once per view and prices), all
 at the same prices (`dashboard.state.pricing`: the config's `[pricing]`, else the list price example).
 """
 
@@ -15,15 +16,14 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from analysis import overview, regions
+from analysis import load, overview, regions
 from analysis.capacity import review
-from analysis.capacity.autoscale import interval_needs
 from analysis.cost import bill, summary
 from analysis.cost import queries as query_cost
 from analysis.cost.hours import unit_hours
 from collectors.config.pricing import PricingSettings
 from dashboard.loaders import tables
-from dashboard.loaders.report import load_report_frames
+from dashboard.loaders.report import load_report, load_report_frames
 from dashboard.state import FrameState
 
 
@@ -59,23 +59,17 @@ def _load_cost(view: FrameState, pricing_json: str) -> CostData:
     frames, warnings = load_report_frames(view)
     metrics = regions.select_region(frames["metrics"], region)
     requests, partitions = frames["requests"], frames["partitions"]
-    needs = interval_needs(metrics, requests, partitions)
-    hours = unit_hours(metrics, requests, partitions, needs)
+    model = load.build(metrics, requests, partitions)  # once: the hours and the money read it
+    hours = unit_hours(metrics, requests, partitions, model=model)
     bills = bill.bills(hours, partitions, prices, metrics=metrics, multi_write=writes)
     main = bill.main_bills(bills)
     outlook = summary.plan_fleet_reservation(
         hours, main, prices, pricing.reservation_plan_discount, held=pricing.held(), multi_write=writes
     )
-    report = review.build_capacity_report(
-        *(frames[table] for table in review.REPORT_TABLES),
-        region=region,
-        prices=prices,
-        multi_write=writes,
-        needs=needs,
-    )
+    report, _ = load_report(view, pricing)  # the Reports page's: one build per view and prices, cached
     query_money, key_money = query_cost.report_costs(  # as the report prices them: one definition
         overview.query_stats(frames["executions"]), frames["executions"], requests, metrics, main, prices,
-        frames["log_query_ru"], frames["log_key_ru"],
+        frames["log_query_ru"], frames["log_key_ru"], model=model,
     )  # fmt: skip
     return CostData(
         bills=bills,
