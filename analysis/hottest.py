@@ -28,7 +28,7 @@ def range_loads(
     requests: pd.DataFrame | None = None,
     partitions: pd.DataFrame | None = None,
     *,
-    minutes: pd.DataFrame | None = None,
+    model: load.LoadModel | None = None,
 ) -> pd.DataFrame:
     """Per container, region and current pkrange: the workload's largest and mean NormalizedRUConsumption over
     the window and how many current ranges the region has (`RANGE_LOAD_COLUMNS`). Current: the ranges the
@@ -38,18 +38,22 @@ def range_loads(
     whole container's RU; the minutes that were ruscope's own (from `requests`) are left out of the values,
     not of the layout. The one per-range load behind the hottest range, its share and the Hot partitions
     page's Azure Monitor skew (each range has an equal share of the RU/s, so a range's share of the summed
-    means is its share of the RU). `minutes`: the caller's `analysis.load.partition_minutes` of these frames."""
-    minutes = load.partition_minutes(metrics, requests, partitions) if minutes is None else minutes
-    return loads_of_minutes(minutes, partitions)
+    means is its share of the RU). `model`: the caller's `analysis.load.build` of these frames."""
+    if model is None:
+        return loads_of_minutes(load.partition_minutes(metrics, requests, partitions), partitions)
+    return loads_of_minutes(model.minutes, partitions, ranges=model.ranges)
 
 
-def loads_of_minutes(minutes: pd.DataFrame, partitions: pd.DataFrame | None = None) -> pd.DataFrame:
+def loads_of_minutes(
+    minutes: pd.DataFrame, partitions: pd.DataFrame | None = None, *, ranges: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """`range_loads` of minutes already marked (`analysis.load.partition_minutes`): for a caller that reads
-    those minutes for more than this (the Hot partitions page marks its heatmap's replay cells with them)."""
+    those minutes for more than this (the Hot partitions page marks its heatmap's replay cells with them);
+    `ranges`: their `analysis.spans.range_spans` at `load.SUSTAINED_QUANTILE`, when the caller has them."""
     if minutes.empty:
         return pd.DataFrame(columns=RANGE_LOAD_COLUMNS)
     regional = [*KEY, "region"]
-    ranges = spans.range_spans(minutes, load.SUSTAINED_QUANTILE)
+    ranges = spans.range_spans(minutes, load.SUSTAINED_QUANTILE) if ranges is None else ranges
     laid_out = latest_snapshot(partitions)[KEY].drop_duplicates() if partitions is not None else None
     if laid_out is None or laid_out.empty:
         has_layout = np.zeros(len(ranges), dtype=bool)
@@ -67,7 +71,7 @@ def hottest_range(
     requests: pd.DataFrame | None = None,
     partitions: pd.DataFrame | None = None,
     *,
-    minutes: pd.DataFrame | None = None,
+    model: load.LoadModel | None = None,
 ) -> pd.DataFrame:
     """Per container (`range_loads`), two figures that name their own range:
     - the hottest range, `monitor_hot`: the one with the largest share of the summed mean workload normalized
@@ -79,10 +83,10 @@ def hottest_range(
       finding and the floor of a lower RU/s read. A range with a smaller share can have the higher peak
       minute; naming each figure's own range keeps "pkrange 1 takes 48%" and "pkrange 0 peaked at 97%" true.
     A range is one region's (each region holds every range, with its own RU/s): in a frame of several regions
-    each figure is that of any region, a share and count of its own region's ranges. `minutes`: as
+    each figure is that of any region, a share and count of its own region's ranges. `model`: as
     `range_loads` takes them."""
     columns = [*KEY, "monitor_hot", "monitor_share", "monitor_pkranges", "hot_normalized_ru", "monitor_peak_pkrange"]
-    per_range = range_loads(metrics, requests, partitions, minutes=minutes)
+    per_range = range_loads(metrics, requests, partitions, model=model)
     if per_range.empty:
         return pd.DataFrame(columns=columns)
     regional = [*KEY, "region"]
@@ -109,13 +113,13 @@ def container_hottest_ranges(
     partitions: pd.DataFrame,
     requests: pd.DataFrame | None = None,
     *,
-    minutes: pd.DataFrame | None = None,
+    model: load.LoadModel | None = None,
 ) -> pd.DataFrame:
     """`hottest_range` per container (the replay's minutes out, from `requests`); a container that spends its
     database's shared offer (`analysis.fleet.shared_offer_members`) has no partitions of its own in Azure
     Monitor, so its hottest range is the offer's (the offer's rows are under
-    `store.records.SHARED_OFFER_CONTAINER`): what throttles it. `minutes`: as `range_loads` takes them."""
-    own = hottest_range(metrics, requests, partitions, minutes=minutes)
+    `store.records.SHARED_OFFER_CONTAINER`): what throttles it. `model`: as `range_loads` takes it."""
+    own = hottest_range(metrics, requests, partitions, model=model)
     members = fleet.shared_offer_members(fleet_rows.reindex(columns=KEY), metrics, partitions)
     if members.empty:
         return own

@@ -248,7 +248,7 @@ def _with_model(
     """`analysis.fleet`'s ranking (`ranked`, of `metrics`' region) with what an overview adds on top
     (`CONTAINER_COLUMNS`), the load figures from `model` (of the same frames)."""
     base = ranked.drop(columns=["largest_partition_gb", "storage_headroom"])  # fleet's are rounded: ours below
-    hottest = container_hottest_ranges(base, metrics, partitions, requests, minutes=model.minutes)
+    hottest = container_hottest_ranges(base, metrics, partitions, requests, model=model)
     layout = model.layout.rename(columns={"partitions": "layout_pkranges"})
     peak = model.consumed_summary[[*KEY, "peak_ru_s"]]
     extra = [peak, hottest, monitor_ru(metrics), layout]

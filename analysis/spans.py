@@ -6,7 +6,8 @@ without a point counts 0% (the range reported no load while its container did), 
 ruscope's own are left out (`analysis.load`'s module docstring states the rule). From the span:
 `mean` (the hottest range's load, `analysis.hottest`), `p95` (the sustained load behind the saturation
 finding, `analysis.load.summarize_partition_load`), `minutes`, `start` and `end`; and from the workload's
-points (every one, before a minute's repeats are dropped), `max`; `current_latest` says whether the range reported in its region's latest minute.
+points (every one, before a minute's repeats are dropped), `max`, and of every point, the replay's in,
+`reported_max` (Azure Monitor's figure as it is: the report's per-partition peak); `current_latest` says whether the range reported in its region's latest minute.
 
 Why numpy over codes and not a grid of merges: a month of one-minute points for 100 ranges is 4.3 million
 rows, and the grid the span describes is as large; merging it on string keys cost the Hot partitions page
@@ -24,7 +25,7 @@ from store.records import METRICS, SCOPE_COLUMNS
 
 KEY = list(SCOPE_COLUMNS)
 RANGE = [*KEY, *METRICS.pick("region", "pkrange_id")]  # a range of the minutes: the metric's own dimensions
-SPAN_COLUMNS = [*RANGE, "max", "mean", "p95", "minutes", "start", "end", "retired", "current_latest"]
+SPAN_COLUMNS = [*RANGE, "max", "reported_max", "mean", "p95", "minutes", "start", "end", "retired", "current_latest"]
 
 
 def range_spans(minutes: pd.DataFrame, quantile: float) -> pd.DataFrame:
@@ -68,6 +69,7 @@ def range_spans(minutes: pd.DataFrame, quantile: float) -> pd.DataFrame:
     minute_times = distinct[reported % width]
     out = fine.keys.assign(
         max=peak,
+        reported_max=_reduce(fine.codes, values, n_ranges, np.fmax, np.nan),
         mean=np.where(span > 0, total / np.maximum(span, 1), np.nan),
         p95=np.where(span > 0, p95, np.nan),
         minutes=np.maximum(span, 0),
@@ -129,5 +131,5 @@ def _times(ns: np.ndarray) -> pd.Series:
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     times = dict.fromkeys(("start", "end"), "datetime64[us, UTC]")
-    numbers = dict.fromkeys(("max", "mean", "p95"), "float64")
+    numbers = dict.fromkeys(("max", "reported_max", "mean", "p95"), "float64")
     return frame.astype({**numbers, **times, "minutes": "int64", "retired": bool, "current_latest": bool})

@@ -201,7 +201,7 @@ def build_capacity_report(
     sections = [
         container_rows(containers),
         cost_rows(_reported_units(bills, containers)),
-        partition_rows(partitions, metrics, limits),
+        partition_rows(partitions, metrics, limits, model.ranges),
         key_rows(keys, log_key_ru, limits, key_money),
         query_rows(queries, costs),
         action_rows(

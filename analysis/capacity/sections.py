@@ -53,7 +53,22 @@ def _per_region_peaks(normalized: pd.DataFrame) -> pd.DataFrame:
     region = normalized["region"].astype(object).fillna("") if "region" in normalized.columns else ""
     rows = normalized.assign(region=region)
     peaks = rows.groupby([*KEY, "pkrange_id", "region"])["value"].max().rename("max_normalized_ru").reset_index()
-    several = peaks["account"].map(regions.region_counts(normalized).set_index("account")["regions"]).gt(1)
+    return _region_named(peaks, normalized)
+
+
+def _range_peaks(ranges: pd.DataFrame) -> pd.DataFrame:
+    """`_per_region_peaks` of the ranges' `reported_max` (every point's largest: the same figure, counted once
+    in the model's spans rather than grouped again over the points)."""
+    peaks = ranges.dropna(subset=["reported_max"]).rename(columns={"reported_max": "max_normalized_ru"})
+    peaks = peaks.sort_values([*KEY, "pkrange_id", "region"], kind="stable").reset_index(drop=True)
+    counted = ranges.assign(region=ranges["region"].where(ranges["region"].ne("")))  # "": rows combining them
+    return _region_named(peaks[[*KEY, "pkrange_id", "region", "max_normalized_ru"]], counted)
+
+
+def _region_named(peaks: pd.DataFrame, counted: pd.DataFrame) -> pd.DataFrame:
+    """`peaks` with `region` as the report rows' detail: "region X" where the account has several regions in
+    `counted` (`analysis.regions.region_counts`), else ""."""
+    several = peaks["account"].map(regions.region_counts(counted).set_index("account")["regions"]).gt(1)
     named = peaks["region"].map(lambda r: f"region {r}" if r else "")
     return peaks.assign(region=named.where(several, ""))
 
@@ -136,8 +151,11 @@ def container_rows(containers: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts).sort_index(kind="stable")
 
 
-def partition_rows(partitions: pd.DataFrame, metrics: pd.DataFrame, limits: Limits | None) -> pd.DataFrame:
-    """The `partition` section: each physical partition of the latest snapshot, and its peak normalized RU."""
+def partition_rows(
+    partitions: pd.DataFrame, metrics: pd.DataFrame, limits: Limits | None, ranges: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """The `partition` section: each physical partition of the latest snapshot, and its peak normalized RU
+    (`ranges`: the model's `analysis.spans.range_spans` of these metrics, whose `reported_max` it is)."""
     latest = overview.latest_snapshot(partitions).sort_values([*KEY, "pkrange_id"], kind="stable")
     size = latest["size_kb"].astype(float) * 1024
     limit = (limits or Limits()).physical_partition_max_bytes
@@ -146,7 +164,7 @@ def partition_rows(partitions: pd.DataFrame, metrics: pd.DataFrame, limits: Limi
     )
     latest = latest.assign(size_text=(size / GB).map(size_text))  # from the bytes: not the rounded GB
     normalized = overview.metric_rows(metrics, NORMALIZED_RU).dropna(subset=["pkrange_id"])
-    peaks = _per_region_peaks(normalized)
+    peaks = _per_region_peaks(normalized) if ranges is None else _range_peaks(ranges)
     parts = [
         _long(latest, "partition", c, u, subject="pkrange_id", detail=d)
         for c, u, d in (("size_gb", "GB", "size_text"), ("headroom", "share", None), ("documents", "count", None))

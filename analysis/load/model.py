@@ -15,10 +15,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from analysis import spans
 from analysis.load.consumed import consumed_intervals, summarize_consumed
 from analysis.load.layout import partition_layout
 from analysis.load.minutes import partition_minutes
-from analysis.load.summary import summarize_partition_load
+from analysis.load.summary import SUSTAINED_QUANTILE, summarize_partition_load
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class LoadModel:
     reader that changes one copies it first."""
 
     minutes: pd.DataFrame  # `partition_minutes`: NormalizedRUConsumption per pkrange and interval, marked own
+    ranges: pd.DataFrame  # `analysis.spans.range_spans` of `minutes` at `SUSTAINED_QUANTILE`: per pkrange
     consumed: pd.DataFrame  # `consumed_intervals`: TotalRequestUnits per interval, the replay's RU beside it
     layout: pd.DataFrame  # `partition_layout`: each container's physical partitions now
     load: pd.DataFrame  # `summarize_partition_load` of `minutes`: peak minute, sustained load, own minutes
@@ -38,11 +40,13 @@ def build(
 ) -> LoadModel:
     """The model of these frames (the metrics of the view's region: `analysis.regions.select_region`)."""
     minutes = partition_minutes(metrics, requests, partitions)
+    ranges = spans.range_spans(minutes, SUSTAINED_QUANTILE)
     consumed = consumed_intervals(metrics, requests)
     return LoadModel(
         minutes=minutes,
+        ranges=ranges,
         consumed=consumed,
         layout=partition_layout(partitions, metrics),
-        load=summarize_partition_load(minutes),
+        load=summarize_partition_load(minutes, ranges),
         consumed_summary=summarize_consumed(consumed),
     )

@@ -25,10 +25,11 @@ def workload_minutes(minutes: pd.DataFrame) -> pd.DataFrame:
     return minutes[~minutes["own"].astype(bool)]
 
 
-def summarize_partition_load(minutes: pd.DataFrame) -> pd.DataFrame:
+def summarize_partition_load(minutes: pd.DataFrame, ranges: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per container with normalized RU points: the workload's peak minute and sustained load, and the own
-    minutes left out (`LOAD_COLUMNS`, the module docstring); a container whose every minute was the replay's
-    has no peak or sustained figure (NaN) and its count of own minutes."""
+    minutes left out (`LOAD_COLUMNS`, the package docstring); a container whose every minute was the replay's
+    has no peak or sustained figure (NaN) and its count of own minutes. `ranges`: the caller's
+    `analysis.spans.range_spans(minutes, SUSTAINED_QUANTILE)`."""
     if minutes.empty:
         return _typed_load(pd.DataFrame(columns=LOAD_COLUMNS))
     containers = joins.group_codes(minutes, KEY)
@@ -39,7 +40,7 @@ def summarize_partition_load(minutes: pd.DataFrame) -> pd.DataFrame:
     peaks = _peak_minutes(minutes, containers, ~own_flags)
     # a range a split retired (the latest snapshot no longer lists it) is history: the sustained load an
     # action reads is a current range's, so a finding never names a partition that is gone
-    per = spans.range_spans(minutes, SUSTAINED_QUANTILE)
+    per = spans.range_spans(minutes, SUSTAINED_QUANTILE) if ranges is None else ranges
     per = per[per["minutes"].gt(0) & ~per["retired"]]
     per = per.rename(
         columns={
