@@ -7,14 +7,17 @@
 - `hot_partitions`: the Hot partitions page's reductions (`load_hot`), cached small, over reads that
   are not cached (`tables.read_view`), since caching millions of metric points would cost more than
   reducing them;
-- `cost`: the Cost page's bills, hours, reservation plan and the report's actions (`load_cost`), cached per
-  view and `[pricing]`, so its window selector does not bill the hours again;
+- `cost`: the Cost page's bills, hours, reservation plan and the report's actions (`load_cost`; the report
+  is `report.load_report`'s, shared with the Reports page), cached per view and `[pricing]`, so its window
+  selector does not bill the hours again;
 - `report`: the capacity report's frames in the view (`load_report_frames`, through `tables`), which the
   Reports and Cost pages build from, and the Reports page's report (`load_report`), cached per view
   and `[pricing]`;
 - `overview`: the Overview's container summaries of the shown and compared periods and its costliest
   queries (`load_overview`), cached per view;
 - `fleet`: the Fleet page's ranking and throughput units (`load_fleet`), cached per view.
+- `throttling`: the Throttling page's figures and tables (`load_throttling`), cached small per view over
+  a read of the metrics that is not cached.
 
 So every page's model is cached (tests of the pages run each page several times; a user's widget change is
 a cache hit), each for `tables.TTL_SECONDS` (a collector's new rows show up within it). Caching

@@ -4,22 +4,21 @@ pkrange (the replay) over time, the retry-after they cost, and which replayed qu
 Every rate is `analysis.throttling`'s one definition (429s over all requests), so the figures agree.
 
 Layout only: the store, time range and scope come from the frame (`dashboard.state`), the data from
-`dashboard.loaders` (`metrics` and `log_throttles` read as no rows on a replay-only store, which has
-neither), the numbers from `analysis.throttling`, the figures from `dashboard.figures.throttling`. Every
+`dashboard.loaders.throttling` (every figure's frame, computed once per view and cached; `metrics` and
+`log_throttles` read as no rows on a replay-only store, which has neither), the numbers from
+`analysis.throttling`, the figures from `dashboard.figures.throttling`. Every
 widget has a key (tests drive them by key).
 """
 
 from __future__ import annotations
 
-import dataclasses
-
 import pandas as pd
 import streamlit as st
 
-from analysis import regions, storage, throttling
+from analysis import storage, throttling
 from dashboard import widgets
 from dashboard.figures.throttling import build_throttle_rate_figure, build_throttle_series_figure
-from dashboard.loaders.tables import load_view
+from dashboard.loaders.throttling import ThrottlingData, load_throttling
 from dashboard.state import frame_state
 
 HOW_TO_COLLECT = (
@@ -71,24 +70,22 @@ def in_percent(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(rate=frame["rate"].astype(float) * 100)
 
 
-def render_rate(metrics: pd.DataFrame, requests: pd.DataFrame, log_throttles: pd.DataFrame) -> None:
+def render_rate(data: ThrottlingData) -> None:
     st.subheader("429 rate")
     st.caption(BAND)
-    summary = throttling.throttle_summary(metrics, requests, log_throttles)
+    summary = data.summary
     widgets.render_rate_window(summary["start"], summary["end"], every_source=True)
     columns = {**SUMMARY_COLUMNS, "label": st.column_config.TextColumn(storage.container_title(summary))}
     widgets.render_table(
         in_percent(summary).drop(columns=HIDDEN), key="throttling_summary", file_name="throttling-summary.csv",
         column_config=columns, csv=summary,
     )  # fmt: skip
-    rate = throttling.throttle_rate(metrics, requests, log_throttles)
-    widgets.render_figure(build_throttle_rate_figure(rate), key="throttling_rate_chart")
+    widgets.render_figure(build_throttle_rate_figure(data.rate), key="throttling_rate_chart")
 
 
-def render_operations(metrics: pd.DataFrame, log_throttles: pd.DataFrame) -> None:
+def render_operations(rates: pd.DataFrame) -> None:
     """The 429 rate per operation and time bin (a minute where the view allows), most throttled first."""
     st.subheader("429 rate per operation")
-    rates = throttling.operation_rates(metrics, log_throttles)
     if rates.empty:
         st.caption("No requests counted per operation in this view (Azure Monitor metrics or diagnostic logs).")
         return
@@ -109,25 +106,25 @@ def render_series(series: pd.DataFrame, *, key: str, legend: str, empty: str) ->
     widgets.render_figure(build_throttle_series_figure(series, legend=legend), key=key)
 
 
-def render_monitor(metrics: pd.DataFrame, log_throttles: pd.DataFrame) -> None:
+def render_monitor(data: ThrottlingData) -> None:
     st.subheader("429s by operation (Azure Monitor) and by physical partition (logs)")
     render_series(
-        throttling.monitor_throttles(metrics), key="throttling_operations_chart", legend="operation",
+        data.monitor, key="throttling_operations_chart", legend="operation",
         empty="Azure Monitor counted no 429s in this view.",
     )  # fmt: skip
     render_series(
-        throttling.log_throttles(log_throttles), key="throttling_partitions_chart",
+        data.logged, key="throttling_partitions_chart",
         legend="physical partition (PartitionId) · operation",
         empty="No 429s in the diagnostic logs of this view (or no logs collected: `ruscope logs`).",
     )  # fmt: skip
 
 
-def render_replay(requests: pd.DataFrame, executions: pd.DataFrame) -> None:
+def render_replay(data: ThrottlingData) -> None:
     st.subheader("429s of the replay by pkrange")
-    totals = throttling.retry_after_totals(requests)
+    totals = data.retry_after
     title = storage.label_title(totals, "pkrange")
     render_series(
-        throttling.replay_throttles(requests), key="throttling_pkranges_chart", legend=title,
+        data.replay, key="throttling_pkranges_chart", legend=title,
         empty="The replay got no 429s in this view.",
     )  # fmt: skip
     columns = {**RETRY_COLUMNS, "label": st.column_config.TextColumn(title)}
@@ -136,7 +133,7 @@ def render_replay(requests: pd.DataFrame, executions: pd.DataFrame) -> None:
         file_name="throttling-retry-after.csv", column_config=columns, csv=totals,
     )  # fmt: skip
     st.subheader("Throttled queries of the replay")
-    queries = throttling.throttled_queries(executions)
+    queries = data.queries
     if queries.empty:
         st.caption("No replayed query was answered 429 in this view.")
         return
@@ -148,18 +145,12 @@ def render_replay(requests: pd.DataFrame, executions: pd.DataFrame) -> None:
 
 st.title("Throttling")
 view = frame_state()
-metrics = load_view(view, "metrics", columns=throttling.METRIC_COLUMNS)
-metrics = dataclasses.replace(metrics, frame=regions.select_region(metrics.frame, view.region))
-log_throttles = load_view(view, "log_throttles", columns=throttling.LOG_THROTTLE_COLUMNS)
-requests = load_view(view, "requests", columns=throttling.REQUEST_COLUMNS)
-executions = load_view(view, "executions", columns=throttling.EXECUTION_COLUMNS)
-widgets.render_store_warnings(metrics.warnings + log_throttles.warnings)
-widgets.render_store_warnings(tuple(dict.fromkeys(requests.warnings + executions.warnings)))
-has_monitor = not (metrics.frame.empty and log_throttles.frame.empty)
-if not has_monitor and requests.frame.empty and executions.frame.empty:
+data = load_throttling(view)
+widgets.render_store_warnings(data.warnings)
+if not data.has_monitor and not data.has_replay:
     widgets.render_empty_state(view, what="requests or metrics", how=HOW_TO_COLLECT, commands=COLLECT)
 else:
-    if not has_monitor:
+    if not data.has_monitor:
         widgets.render_monitor_missing(
             what="metrics or diagnostic logs",
             shown="the replay's own 429s: its rate, its pkranges, the retry-after and the throttled queries",
@@ -167,10 +158,10 @@ else:
             "production traffic; diagnostic logs add the 429s of each physical partition.",
         )
     widgets.render_region_note(view)
-    if not log_throttles.frame.empty:
+    if data.has_logs:
         widgets.render_logs_region_note(view, f"The rows from {throttling.LOGS} and the 429s by physical partition")
-    render_rate(metrics.frame, requests.frame, log_throttles.frame)
-    if has_monitor:
-        render_operations(metrics.frame, log_throttles.frame)
-        render_monitor(metrics.frame, log_throttles.frame)
-    render_replay(requests.frame, executions.frame)
+    render_rate(data)
+    if data.has_monitor:
+        render_operations(data.operations)
+        render_monitor(data)
+    render_replay(data)
