@@ -91,13 +91,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from functools import partial
 
 import pandas as pd
 
 from analysis import fleet, load, overview, own_traffic, regions, throttling
 from analysis.capacity.about import ReportAbout, about_rows
 from analysis.capacity.actions import ACTION_TEXT_COLUMNS, COLUMNS, action_rows, costliest_key_shares, partition_peaks
-from analysis.capacity.autoscale import interval_needs
 from analysis.capacity.commands import AzureAccount
 from analysis.capacity.evidence import burst_minutes, partition_storage, throttle_terms, with_layout
 from analysis.capacity.sections import (
@@ -110,8 +111,10 @@ from analysis.capacity.sections import (
     query_rows,
 )
 from analysis.cost import queries as query_cost
-from analysis.cost.bill import autoscale_ratios, container_bills, main_bills
+from analysis.cost.bill import autoscale_ratios, main_bills
+from analysis.cost.bill import bills as cost_bills
 from analysis.cost.bill import report_rows as cost_rows
+from analysis.cost.hours import unit_hours
 from analysis.scope import window_text
 from analysis.units import round_to_unit
 from cosmoscore.billing import Prices
@@ -141,6 +144,19 @@ REPORT_TABLES = {
 REPLAY_DETAIL = "ruscope's replay: charged to the account, counted in Azure Monitor"
 
 
+@dataclass(frozen=True)
+class CapacityBuild:
+    """The report and the money figures it was built from, at its prices: what the Cost page shows beside
+    the report's findings, so the page and the report compute each once (`build_capacity`)."""
+
+    report: pd.DataFrame  # REPORT_COLUMNS
+    hours: pd.DataFrame  # analysis.cost.hours.unit_hours: every throughput unit's measured hours
+    bills: pd.DataFrame  # analysis.cost.bill.bills of `hours`: every unit and window
+    main: pd.DataFrame  # analysis.cost.bill.main_bills: the one row per unit the report reads
+    query_costs: pd.DataFrame  # analysis.cost.queries.QUERY_COST_COLUMNS: replayed and logged queries
+    key_costs: pd.DataFrame  # analysis.cost.queries.KEY_COST_COLUMNS: the logs' logical keys
+
+
 def build_capacity_report(
     executions: pd.DataFrame,
     requests: pd.DataFrame,
@@ -157,9 +173,34 @@ def build_capacity_report(
     azure: Mapping[str, AzureAccount] | None = None,
     prices: Prices | None = None,
     multi_write: Collection[str] = (),
-    needs: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """The report (`REPORT_COLUMNS`, the module docstring) of one `region`, or of the account in total (None),
+    """The report (`REPORT_COLUMNS`, the module docstring): `build_capacity`'s, which says what each argument
+    is."""
+    frames = (executions, requests, metrics, partitions, logical_keys, log_key_ru, log_throttles, log_query_ru)
+    built = build_capacity(
+        *frames, limits=limits, region=region, about=about, azure=azure, prices=prices, multi_write=multi_write
+    )
+    return built.report
+
+
+def build_capacity(
+    executions: pd.DataFrame,
+    requests: pd.DataFrame,
+    metrics: pd.DataFrame,
+    partitions: pd.DataFrame,
+    logical_keys: pd.DataFrame,
+    log_key_ru: pd.DataFrame | None = None,
+    log_throttles: pd.DataFrame | None = None,
+    log_query_ru: pd.DataFrame | None = None,
+    *,
+    limits: Limits | None = None,
+    region: str | None = None,
+    about: ReportAbout | None = None,
+    azure: Mapping[str, AzureAccount] | None = None,
+    prices: Prices | None = None,
+    multi_write: Collection[str] = (),
+) -> CapacityBuild:
+    """The report (`REPORT_COLUMNS`, the module docstring) and its money figures (`CapacityBuild`) of one `region`, or of the account in total (None),
     its first section `about` (the caller's window, store, time and version) when given: empty when no
     container has data. `prices`: what the `cost` section prices at (`analysis.cost.bill`; Microsoft's
     example list prices by default, labelled so; `multi_write`: the accounts with multi-region writes). `azure`:
@@ -181,23 +222,22 @@ def build_capacity_report(
         region=region,
         model=model,
     )
-    if containers.empty:
-        return pd.DataFrame(columns=REPORT_COLUMNS)
-    needs = interval_needs(metrics, requests, partitions, model=model) if needs is None else needs  # a caller's
-    bills = container_bills(
-        metrics, requests, partitions, prices or Prices(), needs, multi_write=multi_write, model=model
-    )
+    hours = unit_hours(metrics, requests, partitions, model=model)
+    bills = cost_bills(hours, partitions, prices or Prices(), metrics=metrics, multi_write=multi_write)
     main = main_bills(bills)  # the autoscale ratio, the findings' money: the cost section's main window
+    queries = overview.query_stats(executions)
+    costs, key_money = query_cost.report_costs(
+        queries, executions, requests, metrics, main, prices or Prices(), log_query_ru, log_key_ru, model=model
+    )
+    build = partial(CapacityBuild, hours=hours, bills=bills, main=main, query_costs=costs, key_costs=key_money)
+    if containers.empty:
+        return build(report=pd.DataFrame(columns=REPORT_COLUMNS))
     containers = _without_own_offer(containers.merge(autoscale_ratios(main), on=KEY, how="left"), metrics, partitions)
     containers = containers.assign(throughput_kind=_throughput_kind(containers, metrics, region))
     counts = regions.region_counts(metrics).set_index("account")["regions"]
     containers = containers.assign(regions=1 if region is not None else containers["account"].map(counts).fillna(1))
     containers = _with_replay_spend(containers, requests)
-    queries = overview.query_stats(executions)
     keys = overview.latest_snapshot(logical_keys)
-    costs, key_money = query_cost.report_costs(
-        queries, executions, requests, metrics, main, prices or Prices(), log_query_ru, log_key_ru, model=model
-    )
     sections = [
         container_rows(containers),
         cost_rows(_reported_units(bills, containers)),
@@ -231,7 +271,7 @@ def build_capacity_report(
     report["value"] = [round_to_unit(value, unit) for value, unit in zip(report["value"], report["unit"])]
     report = report.reindex(columns=REPORT_COLUMNS)
     report[ACTION_TEXT_COLUMNS] = report[ACTION_TEXT_COLUMNS].astype(object).fillna("")
-    return report.reset_index(drop=True)
+    return build(report=report.reset_index(drop=True))
 
 
 def _reported_units(bills: pd.DataFrame, containers: pd.DataFrame) -> pd.DataFrame:

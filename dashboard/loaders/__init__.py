@@ -7,12 +7,12 @@
 - `hot_partitions`: the Hot partitions page's reductions (`load_hot`), cached small, over reads that
   are not cached (`tables.read_view`), since caching millions of metric points would cost more than
   reducing them;
-- `cost`: the Cost page's bills, hours, reservation plan and the report's actions (`load_cost`; the report
-  is `report.load_report`'s, shared with the Reports page), cached per view and `[pricing]`, so its window
-  selector does not bill the hours again;
-- `report`: the capacity report's frames in the view (`load_report_frames`, through `tables`), which the
-  Reports and Cost pages build from, and the Reports page's report (`load_report`), cached per view
-  and `[pricing]`;
+- `cost`: the Cost page's bills, hours, reservation plan and the report's actions (`load_cost`, over
+  `report.load_capacity`'s build, shared with the Reports page), cached per view and `[pricing]`, so its
+  window selector does not bill the hours again;
+- `report`: the capacity report's frames in the view (`load_report_frames`, through `tables`), and the
+  report with its money figures built from them (`load_capacity`; `load_report` its report), cached per view
+  and `[pricing]`, one build for the Reports and Cost pages;
 - `overview`: the Overview's container summaries of the shown and compared periods and its costliest
   queries (`load_overview`), cached per view;
 - `fleet`: the Fleet page's ranking and throughput units (`load_fleet`), cached per view.

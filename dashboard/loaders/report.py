@@ -2,16 +2,20 @@
 `tables.load_view` (cached there): the Reports page builds the report from them, the Cost page its findings
 ranked by money, so both read the same rows.
 
-`load_report` is the Reports page's cached loader: the report built once per view and `[pricing]` and cached for `tables.TTL_SECONDS` (building it runs the container model; uncached, every rerun of the page
-built it again)."""
+`load_capacity` is the Reports and Cost pages' cached loader: the report and its money figures
+(`review.build_capacity`) built once per view and `[pricing]` and cached for `tables.TTL_SECONDS` (building
+it runs the load model over every point; uncached, every rerun of a page built it again, and the Cost page
+built a second report of its own); `load_report` is its report."""
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
 
+from analysis import regions
 from analysis.capacity import about, review
 from collectors.client import installed_version
 from collectors.config.pricing import PricingSettings
@@ -33,15 +37,32 @@ def load_report_frames(view: FrameState) -> tuple[dict[str, pd.DataFrame], tuple
 def load_report(view: FrameState, pricing: PricingSettings) -> tuple[pd.DataFrame, tuple[str, ...]]:
     """The capacity report of the view at `pricing` (generated at most `TTL_SECONDS` ago), and the store's
     warnings."""
-    return _load_report(cached_view(view), pricing.model_dump_json())
+    built = load_capacity(view, pricing)
+    return built.capacity.report, built.warnings
+
+
+@dataclass(frozen=True)
+class BuiltReport:
+    """`review.build_capacity` of one view and `[pricing]`, with what the pages say beside it."""
+
+    capacity: review.CapacityBuild
+    warnings: tuple[str, ...]
+    has_metrics: bool  # any Azure Monitor row in the view (the Cost page says what is missing without)
+    has_data: bool  # any row the report reads: replay only still has findings, never a bill
+
+
+def load_capacity(view: FrameState, pricing: PricingSettings) -> BuiltReport:
+    """The report and its money figures of the view at `pricing`: built once for the Reports and the Cost
+    pages, cached for `TTL_SECONDS`."""
+    return _load_capacity(cached_view(view), pricing.model_dump_json())
 
 
 @st.cache_data(ttl=TTL_SECONDS, show_spinner="Building the capacity report...", max_entries=16)
-def _load_report(view: FrameState, pricing_json: str) -> tuple[pd.DataFrame, tuple[str, ...]]:
+def _load_capacity(view: FrameState, pricing_json: str) -> BuiltReport:
     region, now = view.region, dt.datetime.now(dt.UTC)
     pricing = PricingSettings.model_validate_json(pricing_json)
     frames, messages = load_report_frames(view)
-    report = review.build_capacity_report(
+    built = review.build_capacity(
         *(frames[table] for table in review.REPORT_TABLES),  # the report's inputs, in its signature's order
         limits=None,
         region=region,
@@ -50,7 +71,8 @@ def _load_report(view: FrameState, pricing_json: str) -> tuple[pd.DataFrame, tup
         prices=pricing.prices(),  # the config's [pricing], else the list price example (the cost rows say which)
         multi_write=pricing.multi_write_accounts,
     )
-    return report, messages
+    has_metrics = not regions.select_region(frames["metrics"], region).empty
+    return BuiltReport(built, messages, has_metrics, any(not frame.empty for frame in frames.values()))
 
 
 def report_about(view: FrameState, frames: dict[str, pd.DataFrame], now: dt.datetime) -> about.ReportAbout:
