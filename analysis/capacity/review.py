@@ -90,9 +90,10 @@ report must never hold a secret: it is built from store rows, which carry no key
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from functools import partial
+from typing import ParamSpec
 
 import pandas as pd
 
@@ -123,6 +124,7 @@ from cosmoscore.limits import Limits
 from store.records import EXECUTIONS, LOG_KEY_RU, LOG_THROTTLES, PARTITIONS
 
 KEY = overview.KEY
+P = ParamSpec("P")
 REPORT_COLUMNS = COLUMNS  # one row shape; an action fills the last seven (`actions.ACTION_COLUMNS`)
 SECTIONS = ("report", "container", "cost", "partition", "key", "query", "action", "offer")
 REPORT_TABLES = {
@@ -155,32 +157,6 @@ class CapacityBuild:
     main: pd.DataFrame  # analysis.cost.bill.main_bills: the one row per unit the report reads
     query_costs: pd.DataFrame  # analysis.cost.queries.QUERY_COST_COLUMNS: replayed and logged queries
     key_costs: pd.DataFrame  # analysis.cost.queries.KEY_COST_COLUMNS: the logs' logical keys
-
-
-def build_capacity_report(
-    executions: pd.DataFrame,
-    requests: pd.DataFrame,
-    metrics: pd.DataFrame,
-    partitions: pd.DataFrame,
-    logical_keys: pd.DataFrame,
-    log_key_ru: pd.DataFrame | None = None,
-    log_throttles: pd.DataFrame | None = None,
-    log_query_ru: pd.DataFrame | None = None,
-    *,
-    limits: Limits | None = None,
-    region: str | None = None,
-    about: ReportAbout | None = None,
-    azure: Mapping[str, AzureAccount] | None = None,
-    prices: Prices | None = None,
-    multi_write: Collection[str] = (),
-) -> pd.DataFrame:
-    """The report (`REPORT_COLUMNS`, the module docstring): `build_capacity`'s, which says what each argument
-    is."""
-    frames = (executions, requests, metrics, partitions, logical_keys, log_key_ru, log_throttles, log_query_ru)
-    built = build_capacity(
-        *frames, limits=limits, region=region, about=about, azure=azure, prices=prices, multi_write=multi_write
-    )
-    return built.report
 
 
 def build_capacity(
@@ -272,6 +248,18 @@ def build_capacity(
     report = report.reindex(columns=REPORT_COLUMNS)
     report[ACTION_TEXT_COLUMNS] = report[ACTION_TEXT_COLUMNS].astype(object).fillna("")
     return build(report=report.reset_index(drop=True))
+
+
+def _report_of(build: Callable[P, CapacityBuild]) -> Callable[P, pd.DataFrame]:
+    """`build`'s report alone, with `build`'s arguments."""
+
+    def report(*args: P.args, **kwargs: P.kwargs) -> pd.DataFrame:
+        return build(*args, **kwargs).report
+
+    return report
+
+
+build_capacity_report = _report_of(build_capacity)  # the report (`REPORT_COLUMNS`) of `build_capacity`
 
 
 def _reported_units(bills: pd.DataFrame, containers: pd.DataFrame) -> pd.DataFrame:
