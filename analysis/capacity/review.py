@@ -92,7 +92,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from functools import partial
+from functools import partial, wraps
 from typing import ParamSpec
 
 import pandas as pd
@@ -251,8 +251,9 @@ def build_capacity(
 
 
 def _report_of(build: Callable[P, CapacityBuild]) -> Callable[P, pd.DataFrame]:
-    """`build`'s report alone, with `build`'s arguments."""
+    """`build`'s report alone, with `build`'s arguments (and signature: `inspect.signature` follows it)."""
 
+    @wraps(build)
     def report(*args: P.args, **kwargs: P.kwargs) -> pd.DataFrame:
         return build(*args, **kwargs).report
 
