@@ -157,6 +157,7 @@ class CapacityBuild:
     main: pd.DataFrame  # analysis.cost.bill.main_bills: the one row per unit the report reads
     query_costs: pd.DataFrame  # analysis.cost.queries.QUERY_COST_COLUMNS: replayed and logged queries
     key_costs: pd.DataFrame  # analysis.cost.queries.KEY_COST_COLUMNS: the logs' logical keys
+    has_metrics: bool  # any Azure Monitor row of the region (the Cost page says what is missing without)
 
 
 def build_capacity(
@@ -205,7 +206,15 @@ def build_capacity(
     costs, key_money = query_cost.report_costs(
         queries, executions, requests, metrics, main, prices or Prices(), log_query_ru, log_key_ru, model=model
     )
-    build = partial(CapacityBuild, hours=hours, bills=bills, main=main, query_costs=costs, key_costs=key_money)
+    build = partial(
+        CapacityBuild,
+        hours=hours,
+        bills=bills,
+        main=main,
+        query_costs=costs,
+        key_costs=key_money,
+        has_metrics=not metrics.empty,
+    )
     if containers.empty:
         return build(report=pd.DataFrame(columns=REPORT_COLUMNS))
     containers = _without_own_offer(containers.merge(autoscale_ratios(main), on=KEY, how="left"), metrics, partitions)

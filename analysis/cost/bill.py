@@ -84,16 +84,12 @@ def container_bills(
     requests: pd.DataFrame | None,
     partitions: pd.DataFrame | None,
     prices: billing.Prices,
-    needs: pd.DataFrame | None = None,
     *,
     multi_write: Collection[str] = (),
     windows: tuple[int, ...] = WINDOWS_DAYS,
-    model: load.LoadModel | None = None,
 ) -> pd.DataFrame:
-    """`bills` of every container with RU/s of its own and every shared database of the store's frames
-    (`needs`: `interval_needs` of the same frames, `model`: their `analysis.load.build`, when the caller has
-    them)."""
-    hours = unit_hours(metrics, requests, partitions, needs, model=model)
+    """`bills` of every container with RU/s of its own and every shared database of the store's frames."""
+    hours = unit_hours(metrics, requests, partitions)
     return bills(hours, partitions, prices, metrics=metrics, windows=windows, multi_write=multi_write)
 
 

@@ -34,14 +34,13 @@ def container_hours(
     metrics: pd.DataFrame,
     requests: pd.DataFrame | None,
     partitions: pd.DataFrame | None,
-    needs: pd.DataFrame | None = None,
     *,
     model: load.LoadModel | None = None,
 ) -> pd.DataFrame:
-    """`HOUR_COLUMNS` per container with RU/s of its own and measured hour (the module docstring). `needs`:
-    `interval_needs` of the same frames, when the caller has it; `model`: their `analysis.load.build`."""
+    """`HOUR_COLUMNS` per container with RU/s of its own and measured hour (the module docstring). `model`:
+    the caller's `analysis.load.build` of these frames, else built here."""
     model = model if model is not None else load.build(metrics, requests, partitions)
-    needs = interval_needs(metrics, requests, partitions, model=model) if needs is None else needs
+    needs = interval_needs(metrics, requests, partitions, model=model)
     if needs.empty:
         return pd.DataFrame(columns=HOUR_COLUMNS)
     own = _own_offer(metrics)
@@ -107,15 +106,14 @@ def unit_hours(
     metrics: pd.DataFrame,
     requests: pd.DataFrame | None,
     partitions: pd.DataFrame | None,
-    needs: pd.DataFrame | None = None,
     *,
     model: load.LoadModel | None = None,
 ) -> pd.DataFrame:
     """`HOUR_COLUMNS` of every throughput unit: the containers with RU/s of their own (`container_hours`),
     then the shared databases (`database_hours`); what `analysis.cost.bill` bills and the reservation planner
-    sums (`analysis.cost.reservation.fleet_usage`). `needs`, `model`: as `container_hours` takes them."""
+    sums (`analysis.cost.reservation.fleet_usage`). `model`: as `container_hours` takes it."""
     parts = [
-        container_hours(metrics, requests, partitions, needs, model=model),
+        container_hours(metrics, requests, partitions, model=model),
         database_hours(metrics, requests, partitions),
     ]
     found = [part for part in parts if not part.empty]

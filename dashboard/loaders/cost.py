@@ -65,7 +65,7 @@ def _load_cost(view: FrameState, pricing_json: str) -> CostData:
         actions=review.section(capacity.report, "action"),
         queries=capacity.query_costs,
         keys=capacity.key_costs,
-        has_metrics=built.has_metrics,
+        has_metrics=capacity.has_metrics,
         has_data=built.has_data,
         warnings=built.warnings,
     )

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from analysis import regions
 from analysis.capacity import about, review
 from collectors.client import installed_version
 from collectors.config.pricing import PricingSettings
@@ -47,7 +46,6 @@ class BuiltReport:
 
     capacity: review.CapacityBuild
     warnings: tuple[str, ...]
-    has_metrics: bool  # any Azure Monitor row in the view (the Cost page says what is missing without)
     has_data: bool  # any row the report reads: replay only still has findings, never a bill
 
 
@@ -71,8 +69,7 @@ def _load_capacity(view: FrameState, pricing_json: str) -> BuiltReport:
         prices=pricing.prices(),  # the config's [pricing], else the list price example (the cost rows say which)
         multi_write=pricing.multi_write_accounts,
     )
-    has_metrics = not regions.select_region(frames["metrics"], region).empty
-    return BuiltReport(built, messages, has_metrics, any(not frame.empty for frame in frames.values()))
+    return BuiltReport(built, messages, any(not frame.empty for frame in frames.values()))
 
 
 def report_about(view: FrameState, frames: dict[str, pd.DataFrame], now: dt.datetime) -> about.ReportAbout:
