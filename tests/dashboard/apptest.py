@@ -94,9 +94,15 @@ def write_store(store: Path, executions: list[dict], requests: list[dict]) -> No
         )
 
 
-def run_app() -> AppTest:
-    app = AppTest.from_file(str(APP), default_timeout=30).run()
-    assert not app.exception, [e.message for e in app.exception]
+def run_app(page: str | None = None, *, check: bool = True) -> AppTest:
+    """The app run once, on `page` (a file of dashboard/, "views/cost.py") or on its default page: selected
+    before the first run (the pages' URLs are their file names), so a test pays for one page, not two.
+    `check`: the run raised no exception."""
+    app = AppTest.from_file(str(APP), default_timeout=30)
+    if page is not None:
+        app.switch_page(page)
+    app.run()
+    assert not check or not app.exception, [e.message for e in app.exception]
     return app
 
 

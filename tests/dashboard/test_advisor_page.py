@@ -21,9 +21,7 @@ RUSCOPE = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "ruscope"
 
 
 def open_advisor() -> AppTest:
-    app = run_app()
-    app.switch_page(ADVISOR).run()
-    assert not app.exception, [e.message for e in app.exception]
+    app = run_app(ADVISOR)
     return app
 
 

@@ -35,9 +35,7 @@ def golden(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def open_page(page: str) -> AppTest:
-    app = run_app()
-    app.switch_page(page).run()
-    assert not app.exception, [e.message for e in app.exception]
+    app = run_app(page)
     return app
 
 

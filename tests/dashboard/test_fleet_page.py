@@ -38,9 +38,7 @@ def two_accounts(store: Path) -> Path:
 
 
 def open_fleet() -> AppTest:
-    app = run_app()
-    app.switch_page(FLEET).run()
-    assert not app.exception, [e.message for e in app.exception]
+    app = run_app(FLEET)
     return app
 
 

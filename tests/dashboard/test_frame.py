@@ -54,8 +54,7 @@ def test_the_frame_publishes_its_choices_in_session_state(two_runs: Path) -> Non
 
 
 def test_the_time_range_filters_the_page(old_and_fresh: Path) -> None:
-    app = run_app()
-    app.switch_page("views/query_costs.py").run()  # the default page is the Overview
+    app = run_app("views/query_costs.py")
     assert sorted(queries(app)) == ["fresh", "people", "point", "scan", "wide"]
     runs = app.selectbox(key="query_costs_run")
     assert (runs.value, len(runs.options)) == ("r3", 3)  # shown as their start times, newest first
@@ -142,8 +141,7 @@ def test_a_custom_range_that_ends_before_it_starts_says_so(three_ages: Path) -> 
 
 
 def test_the_scope_filters_the_table_runs_and_breakdown(old_and_fresh: Path) -> None:
-    app = run_app()
-    app.switch_page("views/query_costs.py").run()  # the default page is the Overview
+    app = run_app("views/query_costs.py")
     app.selectbox(key="frame_database").select("shop").run()
     assert sorted(queries(app)) == ["fresh", "point", "scan", "wide"]
     assert app.selectbox(key="frame_container").options == ["(all)", "carts", "orders"]
@@ -157,8 +155,7 @@ def test_the_scope_filters_the_table_runs_and_breakdown(old_and_fresh: Path) -> 
 
 
 def test_a_range_with_nothing_in_it_says_so(two_runs: Path) -> None:
-    app = run_app()
-    app.switch_page("views/query_costs.py").run()  # the default page is the Overview
+    app = run_app("views/query_costs.py")
     app.selectbox(key="frame_time_range").select("Last 30 days").run()
     [info] = app.info
     assert "No query executions" in info.value and "since" in info.value
@@ -171,8 +168,7 @@ def test_the_store_picker_switches_every_read(two_runs: Path, tmp_path: Path, mo
     monkeypatch.setenv("RUSCOPE_ANY_STORE", "1")  # ruscope dashboard --allow-any-store
     other = tmp_path / "other"
     write_store(other, *store_rows([row for row in PLAN if row[2] == "point"]))
-    app = run_app()
-    app.switch_page("views/query_costs.py").run()  # the default page is the Overview
+    app = run_app("views/query_costs.py")
     assert app.text_input(key="frame_store").value == str(two_runs)
     app.text_input(key="frame_store").input(str(other)).run()
     assert app.session_state["store"] == str(other)
@@ -183,8 +179,7 @@ def test_without_allow_any_store_the_store_is_the_one_named_at_start(two_runs: P
     """The dashboard reads with the server's files and credentials: a visitor cannot point it elsewhere."""
     other = tmp_path / "other"
     write_store(other, *store_rows([row for row in PLAN if row[2] == "point"]))
-    app = run_app()
-    app.switch_page("views/query_costs.py").run()
+    app = run_app("views/query_costs.py")
     picker = app.text_input(key="frame_store")
     assert picker.disabled and picker.value == str(two_runs)
     app.session_state["frame_store"] = str(other)  # as a forged widget message would set it
@@ -199,9 +194,7 @@ def test_every_page_runs_through_the_frame(view: str, filled: bool, store: Path)
     """Smoke: each file in views/ is routed by the frame (switch_page fails for an unrouted one) and runs."""
     if filled:
         write_store(store, *store_rows(PLAN))
-    app = run_app()
-    app.switch_page(view).run()
-    assert not app.exception, [e.message for e in app.exception]
+    app = run_app(view)
     assert app.title and app.text_input(key="frame_store").value == str(store)
     if filled:  # a replay-only store shows its data, or says which collector would fill this page
         assert app.dataframe or app.get("plotly_chart") or any("ruscope " in box.value for box in app.info)

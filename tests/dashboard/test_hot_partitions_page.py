@@ -23,9 +23,7 @@ WHERE = {"account": "127.0.0.1", "database": "shop", "container": "orders"}
 
 
 def open_page() -> AppTest:
-    app = run_app()
-    app.switch_page(PAGE).run()
-    assert not app.exception, [e.message for e in app.exception]
+    app = run_app(PAGE)
     assert app.title[0].value == "Hot partitions"
     return app
 

@@ -123,8 +123,7 @@ def check_no_markup(app: AppTest, page: str) -> int:
 
 @pytest.mark.parametrize("page", PAGES)
 def test_hostile_names_show_as_text_on_every_page(page: str, hostile_store: Path) -> None:
-    app = run_app()
-    app.switch_page(page).run()
+    app = run_app(page)
     shown = check_no_markup(app, page)
     database = next(o for o in app.selectbox(key="frame_database").options if "clickme" in o)
     app.selectbox(key="frame_database").select(database).run()

@@ -53,8 +53,7 @@ def two_region_store(store: Path) -> None:
 
 
 def open_page(page: str, region: str | None = None) -> AppTest:
-    app = run_app()
-    app.switch_page(page).run()
+    app = run_app(page)
     if region is not None:
         app.selectbox(key="frame_region").select(region).run()
     assert not app.exception, [e.message for e in app.exception]

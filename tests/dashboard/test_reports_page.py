@@ -19,9 +19,7 @@ REPORTS = "views/reports.py"
 
 
 def open_reports() -> AppTest:
-    app = run_app()
-    app.switch_page(REPORTS).run()
-    assert not app.exception, [e.message for e in app.exception]
+    app = run_app(REPORTS)
     return app
 
 
@@ -132,16 +130,13 @@ def test_a_hierarchical_key_is_spelled_one_way_in_the_report_and_the_pages(store
     spelled = set(report.loc[report["subject"].str.startswith('["t1",'), "subject"])
     assert spelled == {COMPACT}  # its size, its RU and its action: one key a pivot joins
     assert COMPACT in set(report.loc[report["measure"].eq("key_near_limit"), "subject"])
-    hot = run_app()
-    hot.switch_page("views/hot_partitions.py").run()
+    hot = run_app("views/hot_partitions.py")
     picker = hot.multiselect(key="hot_pkranges")
     picker.set_value(list(picker.options)).run()
     assert not hot.exception, [e.message for e in hot.exception]
     [keyed] = [t.value for t in hot.dataframe if "partition_key" in t.value.columns]
     assert {k for k in keyed["partition_key"] if k.startswith('["t1",')} == {COMPACT}
-    storage = run_app()
-    storage.switch_page("views/storage.py").run()
-    assert not storage.exception, [e.message for e in storage.exception]
+    storage = run_app("views/storage.py")
     labels = {str(v) for t in storage.dataframe for c in t.value.columns for v in t.value[c] if "t1" in str(v)}
     assert any(COMPACT in label for label in labels) and not any(SPACED in label for label in labels)
 

@@ -54,9 +54,7 @@ def shared_store(store: Path) -> None:
 
 
 def open_page(page: str) -> AppTest:
-    app = run_app()
-    app.switch_page(page).run()
-    assert not app.exception, [e.message for e in app.exception]
+    app = run_app(page)
     return app
 
 

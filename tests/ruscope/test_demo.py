@@ -148,9 +148,7 @@ def test_every_dashboard_page_renders_the_demo_store(small_demo: SmallDemo, monk
     app_file = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
     for page in PAGES:
         st.cache_data.clear()
-        app = AppTest.from_file(app_file, default_timeout=60).run()
-        if page != "overview":
-            app.switch_page(f"views/{page}.py").run()
+        app = AppTest.from_file(app_file, default_timeout=60).switch_page(f"views/{page}.py").run()
         assert not app.exception, (page, [e.message for e in app.exception])
         if page == "overview":
             hottest = [m.value for m in app.metric if m.label == "Hottest range"]
