@@ -22,7 +22,7 @@ from analysis import overview
 from analysis.capacity import review
 from store import store_location, write_frame
 from tests.analysis.test_overview import KB_PER_GB, frame, metric, row
-from tests.dashboard.apptest import APP, table
+from tests.dashboard.apptest import new_app, table
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ def pages(store: Path) -> dict[str, pd.DataFrame]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RUSCOPE_STORE", str(store))
         st.cache_data.clear()
-        app = AppTest.from_file(str(APP), default_timeout=60)
+        app = new_app(timeout=60)
         shown = {}
         for page, pick in (
             ("views/overview.py", lambda a: table(a, 0)),

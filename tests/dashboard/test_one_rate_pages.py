@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from analysis import alerts, throttling
 from store import REQUESTS, TABLES, store_location, write_frame
 from tests.analysis.test_throttling import LOG_ROWS
-from tests.dashboard.apptest import APP
+from tests.dashboard.apptest import new_app
 from tests.dashboard.test_reports_page import tables
 from tests.dashboard.test_storage_page import shown, table
 
@@ -19,7 +19,7 @@ WINDOW = "2026-05-01 10:00 UTC"  # LOG_ROWS' counted bins: minute 0 (the row at 
 
 
 def open_page(page: str) -> AppTest:
-    app = AppTest.from_file(str(APP), default_timeout=30)
+    app = new_app()
     app.switch_page(page).run()
     assert not app.exception, [e.message for e in app.exception]
     return app

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from store import store_location, write_frame
 from tests.analysis.queries.test_costs import execution, executions_frame
-from tests.dashboard.apptest import APP, PLAN, chart, store_rows, write_rows
+from tests.dashboard.apptest import PLAN, chart, new_app, store_rows, write_rows
 
 EXPECTED_CSV = """\
 database,container,query_name,mode,executions,mean_ru,median_ru,max_ru,latest_run,latest_run_start,latest_mean_ru,\
@@ -34,7 +34,7 @@ R1, R2 = "2026-05-01 10:00 UTC", "2026-05-01 11:00 UTC"  # the runs' starts, as 
 
 def run_app() -> AppTest:
     """The app on the Query costs page (the frame's default page is another)."""
-    app = AppTest.from_file(str(APP), default_timeout=30)
+    app = new_app()
     app.switch_page("views/query_costs.py")
     app.run()
     assert not app.exception, [e.message for e in app.exception]

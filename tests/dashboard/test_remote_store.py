@@ -7,10 +7,9 @@ The loaders once turned the store's name into a `Path`, which folds `az://contai
 from __future__ import annotations
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from tests.azurite import RunningAzurite
-from tests.dashboard.apptest import APP, PLAN, store_rows, write_store
+from tests.dashboard.apptest import PLAN, new_app, store_rows, write_store
 
 
 @pytest.fixture
@@ -25,7 +24,7 @@ def remote_store(azurite: RunningAzurite, tmp_path, monkeypatch: pytest.MonkeyPa
 
 
 def test_the_query_costs_page_reads_a_store_in_azure_blob_storage(remote_store: str) -> None:
-    app = AppTest.from_file(str(APP), default_timeout=60)
+    app = new_app(timeout=60)
     app.switch_page("views/query_costs.py")
     app.run()
     assert not app.exception, [e.message for e in app.exception]
@@ -42,7 +41,7 @@ def test_a_store_whose_container_does_not_exist_says_so_rather_than_crashing(
     for name, value in {**azurite.env, "XDG_STATE_HOME": str(tmp_path / "state")}.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("RUSCOPE_STORE", "az://no-such-container/store")
-    app = AppTest.from_file(str(APP), default_timeout=60)
+    app = new_app(timeout=60)
     app.switch_page("views/query_costs.py")
     app.run()
     assert not app.exception, [e.message for e in app.exception]

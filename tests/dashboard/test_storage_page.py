@@ -19,14 +19,14 @@ from dashboard.figures import storage as figures_storage
 from store import store_location, write_frame
 from tests.analysis.test_storage_analysis import LOGICAL_KEYS, PARTITIONS, key, partition
 from tests.collected import CollectedStore
-from tests.dashboard.apptest import APP, chart
+from tests.dashboard.apptest import chart, new_app
 
 STORAGE = "views/storage.py"
 GB_KB = 1024 * 1024
 
 
 def open_storage() -> AppTest:
-    app = AppTest.from_file(str(APP), default_timeout=30)
+    app = new_app()
     app.switch_page(STORAGE).run()  # straight to the page: the default page's run is not this test's
     assert not app.exception, [e.message for e in app.exception]
     assert app.title[0].value == "Storage"

@@ -14,14 +14,14 @@ from dashboard.figures import throttling as figures_throttling
 from store import store_location, write_frame
 from tests.analysis.test_throttling import LOG_ROWS, METRIC_ROWS, T0
 from tests.collected import CollectedStore
-from tests.dashboard.apptest import APP, chart, store_rows, write_rows
+from tests.dashboard.apptest import chart, new_app, store_rows, write_rows
 from tests.dashboard.test_storage_page import shown, table, values
 
 THROTTLING = "views/throttling.py"
 
 
 def open_throttling() -> AppTest:
-    app = AppTest.from_file(str(APP), default_timeout=30)
+    app = new_app()
     app.switch_page(THROTTLING).run()  # straight to the page: the default page's run is not this test's
     assert not app.exception, [e.message for e in app.exception]
     assert app.title[0].value == "Throttling"

@@ -142,13 +142,13 @@ PAGES = ("overview", "query_costs", "hot_partitions", "throttling", "advisor")  
 def test_every_dashboard_page_renders_the_demo_store(small_demo: SmallDemo, monkeypatch: pytest.MonkeyPatch) -> None:
     """The pages the demo points to, on its store: no exception; the Overview shows a range at 100%."""
     import streamlit as st
-    from streamlit.testing.v1 import AppTest
+
+    from tests.dashboard.apptest import new_app
 
     monkeypatch.setenv("RUSCOPE_STORE", str(DemoPaths(small_demo.settings.dir).store))
-    app_file = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
     for page in PAGES:
         st.cache_data.clear()
-        app = AppTest.from_file(app_file, default_timeout=60).switch_page(f"views/{page}.py").run()
+        app = new_app(timeout=60).switch_page(f"views/{page}.py").run()
         assert not app.exception, (page, [e.message for e in app.exception])
         if page == "overview":
             hottest = [m.value for m in app.metric if m.label == "Hottest range"]

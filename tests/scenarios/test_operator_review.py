@@ -20,7 +20,7 @@ from analysis import overview, own_traffic
 from analysis.capacity.review import REPORT_TABLES, build_capacity_report
 from cosmoscore.monitor.metrics import NORMALIZED_RU, TOTAL_REQUESTS
 from store import read_table, store_location
-from tests.dashboard.apptest import APP, table
+from tests.dashboard.apptest import new_app, table
 from tests.scenarios.operator import (
     EVENTS,
     EVENTS_RU_S,
@@ -67,7 +67,7 @@ def app(scenario: OperatorStore) -> Iterator[AppTest]:
         patch.setenv("RUSCOPE_STORE", str(scenario.store))
         st.cache_data.clear()
         st.cache_resource.clear()
-        yield AppTest.from_file(str(APP), default_timeout=30)
+        yield new_app()
         st.cache_data.clear()
         st.cache_resource.clear()
 
