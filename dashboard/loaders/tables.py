@@ -16,8 +16,9 @@ between runs.
 
 `read_view` is the one uncached read: the same view and scope cut as `load_view`, for a page that reduces a
 large table (a month of one-minute metrics is millions of points) and caches the small reduced result in
-its own loader instead (`hot_partitions`; the metrics of `overview`, `fleet` and `report`). Caching the raw points would pickle them into the cache (hundreds
-of MB, and twice that at the peak while pickling) only to reduce them once per view.
+its own loader instead (`hot_partitions`; the metrics of `overview`, `fleet`, `report` and `throttling`).
+Caching the raw points would pickle them into the cache (hundreds of MB, and twice that at the peak while
+pickling) only to reduce them once per view.
 """
 
 from __future__ import annotations
