@@ -12,7 +12,8 @@ The package, one module per part (their public names are re-exported here, so a 
   `provisioned_timeline`, `latest_provisioned`);
 - `minutes`: the facts per pkrange and interval (`partition_minutes`) and the replay's RU per interval;
 - `consumed`: consumed RU per interval and its peak and p95 (`consumed_intervals`, `summarize_consumed`);
-- `summary`: the workload's peak minute and sustained load per container (`summarize_partition_load`);
+- `summary`: the workload's peak minute and sustained load per container (`summarize_partition_load` of
+  minutes, `summarize_cells` of their span cells, `analysis.spans`: the same figures from cells of any width);
 - `model`: all of the above of one view's frames, built once (`LoadModel`, `build`): what a page or the
   report hands to every figure it computes from the same frames.
 
@@ -106,6 +107,7 @@ from analysis.load.summary import (
     SUSTAINED_COLUMNS,
     SUSTAINED_QUANTILE,
     own_traffic_note,
+    summarize_cells,
     summarize_partition_load,
     workload_minutes,
 )
@@ -140,6 +142,7 @@ __all__ = [
     "partition_minutes",
     "per_region_else_combined",
     "provisioned_timeline",
+    "summarize_cells",
     "summarize_consumed",
     "summarize_partition_load",
     "workload_minutes",

@@ -19,7 +19,7 @@ from analysis import spans
 from analysis.load.consumed import consumed_intervals, summarize_consumed
 from analysis.load.layout import partition_layout
 from analysis.load.minutes import partition_minutes
-from analysis.load.summary import SUSTAINED_QUANTILE, summarize_partition_load
+from analysis.load.summary import SUSTAINED_QUANTILE, summarize_cells
 
 
 @dataclass(frozen=True)
@@ -28,10 +28,11 @@ class LoadModel:
     reader that changes one copies it first."""
 
     minutes: pd.DataFrame  # `partition_minutes`: NormalizedRUConsumption per pkrange and interval, marked own
+    cells: spans.SpanCells  # `analysis.spans.span_cells` of `minutes`: what `ranges` and `load` are computed from
     ranges: pd.DataFrame  # `analysis.spans.range_spans` of `minutes` at `SUSTAINED_QUANTILE`: per pkrange
     consumed: pd.DataFrame  # `consumed_intervals`: TotalRequestUnits per interval, the replay's RU beside it
     layout: pd.DataFrame  # `partition_layout`: each container's physical partitions now
-    load: pd.DataFrame  # `summarize_partition_load` of `minutes`: peak minute, sustained load, own minutes
+    load: pd.DataFrame  # `summarize_cells` of `cells`: peak minute, sustained load, own minutes
     consumed_summary: pd.DataFrame  # `summarize_consumed` of `consumed`: peak and p95 RU/s, own RU subtracted
 
 
@@ -40,13 +41,15 @@ def build(
 ) -> LoadModel:
     """The model of these frames (the metrics of the view's region: `analysis.regions.select_region`)."""
     minutes = partition_minutes(metrics, requests, partitions)
-    ranges = spans.range_spans(minutes, SUSTAINED_QUANTILE)
+    cells = spans.span_cells(minutes, spans.BIN)
+    ranges = spans.span_statistics(cells, SUSTAINED_QUANTILE)
     consumed = consumed_intervals(metrics, requests)
     return LoadModel(
         minutes=minutes,
+        cells=cells,
         ranges=ranges,
         consumed=consumed,
         layout=partition_layout(partitions, metrics),
-        load=summarize_partition_load(minutes, ranges),
+        load=summarize_cells(cells, ranges),
         consumed_summary=summarize_consumed(consumed),
     )

@@ -8,6 +8,7 @@ import pandas as pd
 
 from analysis import joins, spans
 from analysis.load.frames import KEY
+from analysis.pkrange_ids import pkrange_sort_key
 
 SUSTAINED_QUANTILE = 0.95  # = analysis.capacity.rules.SATURATION_QUANTILE (tests/analysis/test_load.py checks)
 SUSTAINED_COLUMNS = [
@@ -30,18 +31,25 @@ def summarize_partition_load(minutes: pd.DataFrame, ranges: pd.DataFrame | None 
     minutes left out (`LOAD_COLUMNS`, the package docstring); a container whose every minute was the replay's
     has no peak or sustained figure (NaN) and its count of own minutes. `ranges`: the caller's
     `analysis.spans.range_spans(minutes, SUSTAINED_QUANTILE)`."""
-    if minutes.empty:
+    cells = spans.span_cells(minutes, spans.BIN)
+    return summarize_cells(cells, spans.span_statistics(cells, SUSTAINED_QUANTILE) if ranges is None else ranges)
+
+
+def summarize_cells(cells: spans.SpanCells, ranges: pd.DataFrame) -> pd.DataFrame:
+    """`summarize_partition_load` from span cells (of any width: the same figures) and their statistics."""
+    frame = cells.ranges
+    if frame.empty:
         return _typed_load(pd.DataFrame(columns=LOAD_COLUMNS))
-    containers = joins.group_codes(minutes, KEY)
-    own_flags = minutes["own"].to_numpy(dtype=bool)
+    containers = joins.group_codes(frame, KEY)
     own = containers.keys.assign(
-        own_minutes_excluded=np.bincount(containers.codes[own_flags], minlength=containers.size)
+        own_minutes_excluded=np.bincount(
+            containers.codes, weights=frame["own_points"].to_numpy(dtype=float), minlength=containers.size
+        ).astype(np.int64)
     ).sort_values(KEY, kind="stable")
-    peaks = _peak_minutes(minutes, containers, ~own_flags)
+    peaks = _peak_minutes(frame)
     # a range a split retired (the latest snapshot no longer lists it) is history: the sustained load an
     # action reads is a current range's, so a finding never names a partition that is gone
-    per = spans.range_spans(minutes, SUSTAINED_QUANTILE) if ranges is None else ranges
-    per = per[per["minutes"].gt(0) & ~per["retired"]]
+    per = ranges[ranges["minutes"].gt(0) & ~ranges["retired"]]
     per = per.rename(
         columns={
             "p95": "sustained_normalized_ru",
@@ -58,29 +66,25 @@ def summarize_partition_load(minutes: pd.DataFrame, ranges: pd.DataFrame | None 
     return _typed_load(out.reindex(columns=LOAD_COLUMNS).reset_index(drop=True))
 
 
-def _peak_minutes(minutes: pd.DataFrame, containers: joins.Codes, work: np.ndarray) -> pd.DataFrame:
-    """Per container: its busiest workload minute (the earliest of equal ones, then the first row), its range
-    and time (`max_normalized_ru`, `peak_pkrange`, `peak_time`)."""
+def _peak_minutes(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per container: its busiest workload minute, its range and time (`max_normalized_ru`, `peak_pkrange`,
+    `peak_time`); of equal ones the earliest, then the first range in id order (`pkrange_sort_key`), then
+    region."""
     columns = [*KEY, "max_normalized_ru", "peak_pkrange", "peak_time"]
-    values = minutes["normalized_ru"].to_numpy(dtype=float, na_value=np.nan)
-    rows = np.flatnonzero(work & ~np.isnan(values))
-    if not len(rows):
+    found = cells.dropna(subset=["max"])
+    if found.empty:
         return pd.DataFrame(columns=columns)
-    codes, found = containers.codes[rows], values[rows]
-    top = np.full(containers.size, -np.inf)
-    np.maximum.at(top, codes, found)
-    rows = rows[found == top[codes]]
-    times = joins.times_ns(minutes["time"].iloc[rows])
-    order = np.lexsort((rows, times, containers.codes[rows]))  # by container, then time, then row
-    rows = rows[order]
-    firsts = rows[np.unique(containers.codes[rows], return_index=True)[1]]
-    picked = minutes.iloc[firsts]
+    order = found["pkrange_id"].astype(str).map(pkrange_sort_key)
+    found = found.assign(_order=order).sort_values(
+        ["max", "max_time", "_order", "region"], ascending=[False, True, True, True], kind="stable"
+    )
+    picked = found.drop_duplicates(subset=KEY)
     return pd.DataFrame(
         {
             **{name: picked[name].to_numpy() for name in KEY},
-            "max_normalized_ru": picked["normalized_ru"].to_numpy(dtype=float),
+            "max_normalized_ru": picked["max"].to_numpy(dtype=float),
             "peak_pkrange": picked["pkrange_id"].to_numpy(),
-            "peak_time": picked["time"].to_numpy(),
+            "peak_time": picked["max_time"].to_numpy(),
         }
     )
 

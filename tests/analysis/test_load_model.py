@@ -4,10 +4,12 @@ real collectors' rows: replay requests, NormalizedRUConsumption per pkrange, sto
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pandas as pd
 import pytest
 
-from analysis import fleet, hottest, load, overview
+from analysis import fleet, hottest, load, overview, spans
 from analysis.capacity import evidence, review, sections
 from analysis.capacity.autoscale import interval_needs
 from analysis.cost import queries as query_cost
@@ -61,3 +63,22 @@ def test_a_figure_reads_the_model_it_is_handed(frames: dict[str, pd.DataFrame]) 
     # the golden store's hot minutes are in its second hour: the first half's p95 and sustained load are lower
     assert shown["p95_ru_s"].iloc[0] < full["p95_ru_s"].iloc[0]
     assert shown["sustained_normalized_ru"].iloc[0] < full["sustained_normalized_ru"].iloc[0] == 100.0
+
+
+@pytest.mark.parametrize("width", [dt.timedelta(minutes=1), dt.timedelta(minutes=10), dt.timedelta(hours=1)])
+def test_the_load_figures_of_cells_of_any_width_are_the_models(frames: dict[str, pd.DataFrame], width) -> None:
+    model = load.build(frames["metrics"], frames["requests"], frames["partitions"])
+    minutes = model.minutes
+    cut = minutes["time"].min().floor("D") + (minutes["time"].max() - minutes["time"].min()) / 2
+    cut = cut.floor(pd.Timedelta(width))  # a bin's edge: 1-minute cells before it, `width` after
+    cells = spans.SpanCells.concat(
+        [
+            spans.span_cells(minutes[minutes["time"] < cut], dt.timedelta(minutes=1)),
+            spans.span_cells(minutes[minutes["time"] >= cut], width),
+        ]
+    )
+    assert len(cells.ranges) != len(model.cells.ranges) or width == dt.timedelta(days=1)  # other cells indeed
+    ranges = spans.span_statistics(cells, load.SUSTAINED_QUANTILE)
+    pd.testing.assert_frame_equal(ranges, model.ranges)
+    pd.testing.assert_frame_equal(load.summarize_cells(cells, ranges), model.load)
+    assert model.load["own_minutes_excluded"].sum() > 0  # the replay's minutes are among them

@@ -1,8 +1,11 @@
 """`analysis.spans.range_spans` equals the span it describes built as a grid (the definition, computed the
 slow way here: every minute of the container's region from the range's first point to the region's last,
-or the range's own last when it is retired; a minute without a point 0%; own minutes left out)."""
+or the range's own last when it is retired; a minute without a point 0%; own minutes left out), and the
+statistics of span cells of any width, or of cells of different widths over disjoint periods, equal it."""
 
 from __future__ import annotations
+
+import datetime as dt
 
 import numpy as np
 import pandas as pd
@@ -89,3 +92,30 @@ def test_a_range_whose_span_is_all_its_own_minutes_has_no_figure() -> None:
     got = spans.range_spans(minutes, 0.95).set_index("pkrange_id")
     assert got.loc["0", "minutes"] == 0 and np.isnan(got.loc["0", "mean"]) and np.isnan(got.loc["0", "max"])
     assert got.loc["1", "mean"] == 10.0
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    points,
+    st.sets(st.sampled_from(["0", "1", "2"]), max_size=2),
+    st.sampled_from([1, 3, 7, 10, 60, 1440]),
+    st.integers(0, 31),
+)
+def test_cells_of_any_width_give_the_same_statistics(rows: list, retired: set[str], width: int, split: int) -> None:
+    minutes = minutes_of(rows, retired)
+    expected = spans.range_spans(minutes, 0.95)
+    uniform = spans.span_cells(minutes, dt.timedelta(minutes=width))
+    pd.testing.assert_frame_equal(spans.span_statistics(uniform, 0.95), expected)
+    cut = (START + pd.Timedelta(minutes=split)).floor(f"{width}min")  # a bin's edge (from the epoch, as cells')
+    early, late = minutes[minutes["time"] < cut], minutes[minutes["time"] >= cut]
+    mixed = spans.SpanCells.concat(
+        [spans.span_cells(early, dt.timedelta(minutes=1)), spans.span_cells(late, dt.timedelta(minutes=width))]
+    )
+    pd.testing.assert_frame_equal(spans.span_statistics(mixed, 0.95), expected)
+
+
+def test_the_sustained_p95_is_of_the_minutes_at_a_tenth_of_a_point() -> None:
+    rows = [("orders", "", "0", minute, 50.04 if minute % 2 else 49.96, False) for minute in range(20)]
+    got = spans.range_spans(minutes_of(rows, set()), 0.95).iloc[0]
+    assert got["p95"] == pytest.approx(50.0)  # each minute's figure to the nearest 0.1 point
+    assert got["mean"] == pytest.approx(50.0) and got["max"] == pytest.approx(50.04)  # the others are exact
