@@ -41,7 +41,7 @@ def range_loads(
     means is its share of the RU). `model`: the caller's `analysis.load.build` of these frames."""
     if model is None:
         return loads_of_minutes(load.partition_minutes(metrics, requests, partitions), partitions)
-    return loads_of_minutes(model.minutes, partitions, ranges=model.ranges)
+    return loads_of_ranges(model.ranges, partitions)
 
 
 def loads_of_minutes(
@@ -52,8 +52,17 @@ def loads_of_minutes(
     `ranges`: their `analysis.spans.range_spans` at `load.SUSTAINED_QUANTILE`, when the caller has them."""
     if minutes.empty:
         return pd.DataFrame(columns=RANGE_LOAD_COLUMNS)
+    return loads_of_ranges(
+        spans.range_spans(minutes, load.SUSTAINED_QUANTILE) if ranges is None else ranges, partitions
+    )
+
+
+def loads_of_ranges(ranges: pd.DataFrame, partitions: pd.DataFrame | None = None) -> pd.DataFrame:
+    """`range_loads` of the ranges' span statistics (`analysis.spans.range_spans` at `load.SUSTAINED_QUANTILE`,
+    or a model's `ranges`)."""
+    if ranges.empty:
+        return pd.DataFrame(columns=RANGE_LOAD_COLUMNS)
     regional = [*KEY, "region"]
-    ranges = spans.range_spans(minutes, load.SUSTAINED_QUANTILE) if ranges is None else ranges
     laid_out = latest_snapshot(partitions)[KEY].drop_duplicates() if partitions is not None else None
     if laid_out is None or laid_out.empty:
         has_layout = np.zeros(len(ranges), dtype=bool)

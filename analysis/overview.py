@@ -52,6 +52,7 @@ import pandas as pd
 
 from analysis import fleet, load, regions, scope, throttling
 from analysis.hottest import container_hottest_ranges
+from analysis.load import stored
 from analysis.queries import costs as qc
 from analysis.scope import Window, minute_text, span_text
 from cosmoscore.limits import GB, Limits
@@ -199,11 +200,20 @@ def summarize_containers(
     limits: Limits | None = None,
     region: str | None = None,
     model: load.LoadModel | None = None,
+    span_cells: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """One row per container with data, in `analysis.fleet`'s risk order (`CONTAINER_COLUMNS`): Azure
     Monitor's numbers of one `region` (`analysis.regions.select_region`), or of every region in `metrics`
     (None: the account in total); `log_throttles` for the 429 rate of a container without metrics; `model`:
-    the caller's `analysis.load.build` of these frames (the region's metrics), else built here once."""
+    the caller's `analysis.load.build` of these frames (the region's metrics), else built here once, of
+    `span_cells` when given (`analysis.load.build`: the stored days' cells, `metrics` the other days' points)."""
+    if model is None and span_cells is not None and len(span_cells):
+        model = load.build(
+            regions.select_region(metrics, region),
+            requests,
+            partitions,
+            span_cells=stored.in_region(span_cells, region),
+        )
     ranked_and_model = _ranked(executions, requests, metrics, partitions, log_throttles, limits, region, model)
     return _with_model(*ranked_and_model, requests, partitions, logical_keys, limits=limits)
 
@@ -413,7 +423,8 @@ def overview_table(
     frames: dict[str, pd.DataFrame], span: Periods, *, limits: Limits | None = None, region: str | None = None
 ) -> pd.DataFrame:
     """`summarize_containers` of the shown period with the changes between the two compared ones;
-    `frames` holds `summarize_containers`' frames, read from `span.before_start` on."""
+    `frames` holds `summarize_containers`' frames, read from `span.before_start` on (with "span_cells", the
+    stored days' cells: every day a period starts or ends in must be read as points, `raw_days`)."""
 
     def summary(start: pd.Timestamp | None, end: pd.Timestamp | None = None) -> pd.DataFrame:
         cut = {name: between(f, start, end) for name, f in frames.items()}
@@ -426,6 +437,7 @@ def overview_table(
             cut.get("log_throttles"),
             limits=limits,
             region=region,
+            span_cells=cut.get("span_cells"),
         )
 
     shown = summary(span.shown_start)

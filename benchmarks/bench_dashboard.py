@@ -9,7 +9,8 @@ the median printed, default 3). In a temporary directory it removes afterwards
   per day) and a daily `partitions` snapshot of the 100 pkranges with their EPK bounds;
 - `executions` and `requests`: 730 hourly runs of 50 queries over two containers (single, targeted,
   fan-out, one per feed range), about 100,000 executions and 1 million requests, each execution's RU the
-  sum of its requests'; compacted (`ruscope compact`) as a store that has lived 30 days would be.
+  sum of its requests'; compacted (`ruscope compact`: the metrics rolled up, the span cells refreshed) as a
+  store that has lived 30 days would be.
 
 Then, each in a child process of its own (a fresh Streamlit cache, and its peak RSS is that measurement's):
 
@@ -50,6 +51,7 @@ import pyarrow as pa
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
+from analysis.load.stored import DERIVATION as SPAN_DERIVATION  # noqa: E402  (the span cells `compact` refreshes)
 from store import EXECUTIONS, PARTITIONS, REQUESTS, TABLES, compact, read_table, store_location, write_arrow  # noqa: E402
 
 METRICS = TABLES["metrics"]
@@ -255,7 +257,7 @@ def build(store: Path, *, days: int, pkranges: int, runs: int) -> None:
         executions, requests = run_tables(ex, rq, run, end - dt.timedelta(hours=runs - run), rng)
         write_arrow(store_location(store), EXECUTIONS, executions, run_id=f"r{run:04d}", part="p000")
         write_arrow(store_location(store), REQUESTS, requests, run_id=f"r{run:04d}", part="p000")
-    for _ in compact(store_location(store), retention_hours=0):
+    for _ in compact(store_location(store), retention_hours=0, derived=(SPAN_DERIVATION,)):
         pass
 
 

@@ -21,12 +21,23 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
+from analysis.load.stored import DERIVATION
 from collectors.client import check_account
 from collectors.config import Account, Config
 from collectors.errors import describe_error
 from collectors.registry import Collector, Options, recover_store, run_collector
 from collectors.run import Line, RunSummary
-from store import CompactFailure, CompactReport, RollupReport, StoreLayoutError, StoreLocation, compact, rollup
+from store import (
+    CompactFailure,
+    CompactReport,
+    DerivedReport,
+    RollupReport,
+    StoreLayoutError,
+    StoreLocation,
+    compact,
+    refresh,
+    rollup,
+)
 from store.rollups import rollup_due
 
 EXIT_PARTIAL = 1
@@ -167,8 +178,8 @@ def collect_fleet(
 def maintain_after_collect(config: Config, store: StoreLocation, *, out: Line = print, err: Line = print) -> int:
     """The optional pass after `collect`: with `[store] compact_after_collect`, the store's rollup, optimize,
     checkpoint and vacuum (keeping `vacuum_retention_hours` for readers in flight); else, with
-    `rollup_after_collect` (the default), the rollup of the new metrics alone, when the last one is
-    `rollup_every_minutes` old. A line per table. Returns an exit code: 1 when it failed (the rows are stored
+    `rollup_after_collect` (the default), the rollup of the new metrics and the span cells' refresh
+    (`analysis.load.stored`) alone, when the last rollup is `rollup_every_minutes` old. A line per table. Returns an exit code: 1 when it failed (the rows are stored
     either way; only the maintenance did not happen)."""
     settings = config.store
     if not (settings.compact_after_collect or settings.rollup_after_collect):
@@ -177,10 +188,10 @@ def maintain_after_collect(config: Config, store: StoreLocation, *, out: Line = 
         every = dt.timedelta(minutes=settings.rollup_every_minutes)
         if not settings.compact_after_collect and not rollup_due(store, every, now=dt.datetime.now(dt.UTC)):
             return 0
-        reports: list[CompactReport | CompactFailure | RollupReport] = (
-            list(compact(store, retention_hours=config.store.vacuum_retention_hours))
+        reports: list[CompactReport | CompactFailure | RollupReport | DerivedReport] = (
+            list(compact(store, retention_hours=config.store.vacuum_retention_hours, derived=(DERIVATION,)))
             if config.store.compact_after_collect
-            else [rollup(store)]
+            else [rollup(store), *filter(None, [refresh(store, DERIVATION)])]
         )
     except Exception as exc:  # the store's own errors (a layout to migrate, storage access): one line
         cause = str(exc) if isinstance(exc, StoreLayoutError) else describe_error(exc, str(store))
@@ -193,6 +204,8 @@ def maintain_after_collect(config: Config, store: StoreLocation, *, out: Line = 
         elif isinstance(report, RollupReport):
             if report.source_version is not None:  # nothing said of a store without metrics
                 out(report.line())
+        elif isinstance(report, DerivedReport):
+            out(report.line())
         else:
             out(f"compacted {report.line()}")
     return EXIT_PARTIAL if any(isinstance(r, CompactFailure) for r in reports) else 0

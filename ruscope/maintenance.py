@@ -33,8 +33,9 @@ def compact(
     config: Annotated[Path, typer.Option("--config", help=CONFIG_HELP)] = DEFAULT_CONFIG,
     store: Annotated[str | None, typer.Option(help="Store: a directory or an az:// / abfss:// URI.")] = None,
 ) -> None:
-    """Compact every store table (a few files per day, not one per run), checkpoint it and vacuum old files.
-    Exit 1 if a table is damaged (named, with the repair command; the other tables are still compacted)."""
+    """Compact every store table (a few files per day, not one per run), checkpoint it and vacuum old files;
+    roll the metrics up and refresh the span cells first. Exit 1 if a table is damaged (named, with the repair command; the other tables are still compacted)."""
+    from analysis.load.stored import DERIVATION
     from store import CompactFailure, StoreLayoutError
     from store import compact as compact_store
     from store.maintenance import DEFAULT_RETENTION_HOURS
@@ -43,7 +44,7 @@ def compact(
     target = store_dir(store, cfg)
     retention = cfg.store.vacuum_retention_hours if cfg is not None else DEFAULT_RETENTION_HOURS
     try:
-        reports = compact_store(target, retention_hours=retention)
+        reports = compact_store(target, retention_hours=retention, derived=(DERIVATION,))
     except (StoreLayoutError, ValueError) as exc:
         fail(str(exc))
     for report in reports:

@@ -25,7 +25,8 @@ they are.
   damaged table is a `CompactFailure` naming the damage, and the others are still compacted.
 - `rollups`: `rollup(store) -> RollupReport`: the metrics' new points rolled up incrementally, exactly once, into
   `metric_cells` (10-minute, hourly and daily cells, `rollups.tiers`), run by `compact` and after `collect`;
-  the cells past their tier's retention deleted by `compact`.
+  the cells past their tier's retention deleted by `compact`; `refresh(store, derivation) -> DerivedReport`:
+  a derived table (the span cells) kept up to date the same way, which `compact(..., derived=)` runs too.
 - `migrate`: converts a store of the Parquet layout before Delta Lake, once, resumably (`ruscope store
   migrate`); until then reads and writes raise `StoreLayoutError` naming that command (`layout`).
 - `location`: `StoreLocation`, `store_location`; `conform`: frames and files to a table's schema.
@@ -62,7 +63,7 @@ from store.records import (
     Table,
 )
 from store.repair import RepairReport, repair
-from store.rollups import RollupReport, rollup
+from store.rollups import DerivedReport, RollupReport, refresh, rollup
 
 __all__ = [
     "EXECUTIONS",
@@ -82,6 +83,7 @@ __all__ = [
     "Record",
     "RepairReport",
     "RequestRecord",
+    "DerivedReport",
     "RollupReport",
     "Segment",
     "StoreLayoutError",
@@ -98,6 +100,7 @@ __all__ = [
     "recover",
     "repair",
     "repair_hint",
+    "refresh",
     "rollup",
     "require_location",
     "store_location",

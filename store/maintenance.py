@@ -17,13 +17,15 @@ row committed meanwhile is lost. The count, per table, is in the report.
 Rollups first and last: the `metric_cells` are brought up to the metrics' latest version before the tables
 are compacted (`store.rollups.increment`), the cells past their tier's retention deleted, and after the
 compaction the rollup runs again, which only records the metrics' new version (an OPTIMIZE changes no data,
-so the next rollup does not read the rewritten files again).
+so the next rollup does not read the rewritten files again). The derived tables the caller names (the span
+cells, `store.rollups.derived`) are refreshed the same way, before and after.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import pyarrow as pa
@@ -31,11 +33,12 @@ import pyarrow.compute as pc
 from deltalake import DeltaTable, QueryBuilder, WriterProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError
 
-from store.check import failure_cause, one_line
+from store.check import check_table, failure_cause, one_line
 from store.delta import DATE, delta_schema, open_table, sql_literal, sql_name
 from store.layout import refuse_old_layout
 from store.location import StoreLocation, require_location
 from store.records import METRIC_CELLS, TABLES, Table
+from store.rollups.derived import Derivation, DerivedReport, refresh
 from store.rollups.increment import RollupReport, rollup
 from store.rollups.retention import prune_cells
 
@@ -67,23 +70,46 @@ class CompactReport:
 
 
 def compact(
-    store: StoreLocation, *, retention_hours: float = DEFAULT_RETENTION_HOURS, now: dt.datetime | None = None
-) -> list[CompactReport | CompactFailure | RollupReport]:
-    """Roll the metrics up, then compact, checkpoint and vacuum every table of the store that exists; the
-    rollup's report, then a report per table (a failure for a damaged one, naming the damage)."""
+    store: StoreLocation,
+    *,
+    retention_hours: float = DEFAULT_RETENTION_HOURS,
+    now: dt.datetime | None = None,
+    derived: Sequence[Derivation] = (),
+) -> list[CompactReport | CompactFailure | RollupReport | DerivedReport]:
+    """Roll the metrics up and refresh the `derived` tables (the caller's: `analysis.load.stored`), then
+    compact, checkpoint and vacuum every table of the store that exists; the rollup's and refreshes' reports,
+    then a report per table (a failure for a damaged one, naming the damage)."""
     location = require_location(store, "compact")
     refuse_old_layout(location)
-    reports: list[CompactReport | CompactFailure | RollupReport] = []
+    reports: list[CompactReport | CompactFailure | RollupReport | DerivedReport] = []
     rolled = _rollup_or_name_damage(location, now or dt.datetime.now(dt.UTC))
     if not (isinstance(rolled, RollupReport) and rolled.source_version is None and not rolled.pruned):
         reports.append(rolled)  # said unless the store has no metrics to roll up
+    refreshed = [_refresh_or_name_damage(location, derivation) for derivation in derived]
+    reports += [report for report in refreshed if report is not None]
     for name in TABLES:
         report = _compact_or_name_damage(location, name, retention_hours)
         if report is not None:
             reports.append(report)
     if isinstance(rolled, RollupReport):
         _rollup_or_name_damage(location, None)  # records the compacted version: no data changed
+    for derivation, done in zip(derived, refreshed, strict=True):
+        if isinstance(done, DerivedReport):
+            _refresh_or_name_damage(location, derivation)  # records the compacted versions likewise
     return reports
+
+
+def _refresh_or_name_damage(location: StoreLocation, derivation: Derivation) -> DerivedReport | CompactFailure | None:
+    """A derived table's refresh (None: none of its sources exists yet); a failure named."""
+    try:
+        return refresh(location, derivation)
+    except (DeltaError, OSError, pa.ArrowException) as exc:
+        damaged = [source.table.name for source in derivation.sources if _damaged(location, source.table.name)]
+        if damaged:  # a source's damage is already named on its own line, with the repair command
+            return CompactFailure(derivation.table.name, f"not refreshed: {' and '.join(damaged)} damaged (above)")
+        return CompactFailure(
+            derivation.table.name, f"not refreshed: {failure_cause(location, derivation.table.name, exc)}"
+        )
 
 
 def _rollup_or_name_damage(location: StoreLocation, now: dt.datetime | None) -> RollupReport | CompactFailure:
@@ -93,6 +119,11 @@ def _rollup_or_name_damage(location: StoreLocation, now: dt.datetime | None) -> 
         return report if now is None else replace(report, pruned=prune_cells(location, now=now))
     except (DeltaError, OSError, pa.ArrowException) as exc:
         return CompactFailure(METRIC_CELLS.name, f"not rolled up: {failure_cause(location, 'metrics', exc)}")
+
+
+def _damaged(location: StoreLocation, table: str) -> bool:
+    found = check_table(location, table)
+    return found is not None and not found.clean
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ import datetime as dt
 import logging
 import threading
 import warnings
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -66,6 +66,7 @@ def read_table(
     until: dt.datetime | None = None,
     columns: Sequence[str] | None = None,
     run_ids: Collection[str] | None = None,
+    exclude: Mapping[str, Collection[str]] | None = None,
 ) -> pd.DataFrame:
     """The rows of `table`, sorted by its time column (rows without one last), with pandas' nullable dtypes
     (Int32/Int64, Float64, boolean, string[pyarrow], datetime64[us, UTC]); empty with the same dtypes for a
@@ -76,10 +77,14 @@ def read_table(
     - `until`: rows before it (naive means UTC); later date partitions are never opened.
     - `columns`: only these, in this order (the schema's when None); an unknown name is a ValueError.
     - `run_ids`: only these runs.
+    - `exclude`: column -> values whose rows are dropped while reading (a page that has a metric's cells
+      leaves its points out): the filter is Arrow's, so the rows dropped are never converted.
     """
     spec, location = table_spec(table), require_location(store, "read_table")
     names = selected(spec, columns)
-    needed = {*names, spec.time, *(["run_id"] if run_ids is not None else [])}
+    excluded = dict(exclude or {})
+    selected(spec, list(excluded))  # an unknown column is a ValueError, as for `columns`
+    needed = {*names, spec.time, *(["run_id"] if run_ids is not None else []), *excluded}
     schema = pa.schema([f for f in spec.schema if f.name in needed])
     first_day, cutoff = _since(since)
     refuse_old_layout(location)
@@ -90,6 +95,10 @@ def read_table(
         partitions.append((DATE, "<=", (end - dt.timedelta(microseconds=1)).date().isoformat()))
         before = pc.field(spec.time) < pa.scalar(end, UTC_TIME)
         row_filter = before if row_filter is None else row_filter & before
+    for column, values in excluded.items():
+        kept = ~pc.is_in(pc.field(column), value_set=pa.array(sorted(map(str, values)), pa.string()))
+        kept = pc.is_null(pc.field(column)) | kept
+        row_filter = kept if row_filter is None else row_filter & kept
     data = _read(location, spec, schema, first_day, row_filter, partitions or None)
     if run_ids is not None:
         data = data.filter(pc.is_in(data["run_id"], value_set=pa.array(sorted(map(str, run_ids)), pa.string())))

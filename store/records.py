@@ -321,6 +321,60 @@ class MetricCellRecord(Scoped):
 METRIC_CELLS = TABLES[MetricCellRecord.TABLE]
 
 
+@table(
+    "span_cells",
+    key=("account", "database", "container", "region", "pkrange_id", "kind", "tier", "time", "value", "minute"),
+)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpanCellRecord(Scoped):
+    """One row of the span cells of a UTC day (`analysis.spans.stored`, a derived table: `store.rollups.derived`):
+    what the container model's per-range statistics (sustained p95, mean, peak, the span's minutes) merge
+    from, so a page over months reads days of cells, not millions of NormalizedRUConsumption points. `time` is
+    the cell's bin; `kind` says which of its columns a row fills:
+    - "range": one pkrange's figures in the bin (`points` to `tail_first`; the minutes the replay sent a
+      request to counted as own, `candidate`'s rows give them back at read time);
+    - "region": the minutes the container reported in the region in the bin (`minutes`, `first_minute`,
+      `last_minute`);
+    - "value": how many of a pkrange's workload minutes had the normalized RU `value` (`count`);
+    - "candidate": one minute of a pkrange the replay sent a request to (`minute`, its figure in `value`, the
+      replay's RU in it and in its busiest second: the rule that decides whether it was own needs the budget
+      in force, which the page's frames give).
+    `region` is "" for a point that combined the regions. `run_id` is the refresh's."""
+
+    tier: str  # the bin's width: "1d"
+    kind: str
+    region: str
+    pkrange_id: str | None
+    points: int | None = None
+    own_points: int | None = None
+    work_points: int | None = None
+    nan_points: int | None = None
+    work_sum: float | None = None
+    max: float | None = None
+    max_time: datetime | None = None
+    reported_max: float | None = None
+    first_time: datetime | None = None
+    last_time: datetime | None = None
+    lead: int | None = None
+    tail: int | None = None
+    open_first: datetime | None = None
+    open_last: datetime | None = None
+    lead_last: datetime | None = None
+    tail_first: datetime | None = None
+    minutes: int | None = None
+    first_minute: datetime | None = None
+    last_minute: datetime | None = None
+    value: float | None = None
+    count: int | None = None
+    minute: datetime | None = None
+    grain_s: float | None = None  # a candidate's metric grain in seconds
+    own_ru: float | None = None  # a candidate's: the replay's RU to the pkrange in the minute
+    own_peak_second_ru: float | None = None  # ...and in its busiest second
+
+
+SPAN_CELLS = TABLES[SpanCellRecord.TABLE]
+
+
 # -- Log Analytics (`ruscope logs`): diagnostic-log rows, each flagged when its result was partial ----------
 LOG_BIN_KEY = ("account", "database", "container", "time")
 

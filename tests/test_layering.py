@@ -55,6 +55,9 @@ LOOKED_AT: dict[str, str] = {
     "emulator/engine/facade.py:Engine": "the facade: one short delegating method per domain operation (the API "
     "the REST layer, the demo and the advisor call), each documenting its arguments; the work is in the services "
     "it delegates to (catalog, items, batch, feeds, queries, users), each its own module",
+    "store/records.py": "the store's schema, one responsibility: one record class per table (its fields and what "
+    "each means, a few lines each) and the few lines that derive a table from a record; cutting it would scatter "
+    "the schema that every reader names columns through",
     "emulator/history/aggregates.py:History": "the one lock around the per-minute cells: recording, retention, its "
     "two readers (`series` aggregates, `minute_entries` streams) and saving all take it; the pure parts are in "
     "cells.py, on_disk.py and changepoints.py",

@@ -85,7 +85,7 @@ def interval_needs(
     denied = consumed[[*KEY, "time"]].merge(denied_intervals(metrics, consumed), on=[*KEY, "time"], how="left")
     denied_ru_s = denied["denied_ru_s"].astype(float).fillna(0.0).to_numpy() / per_region.to_numpy()
     consumed = consumed.assign(need=consumed["workload_ru_s"] / per_region + denied_ru_s, denied_ru_s=denied_ru_s)
-    minutes = load.workload_minutes(model.minutes)
+    minutes = load.workload_minutes(model.require_minutes())
     minutes = minutes.merge(consumed[[*KEY, "time", "denied_ru_s"]], on=[*KEY, "time"], how="left")
     saturated = minutes["normalized_ru"].astype(float).ge(100.0)
     minutes = minutes.assign(

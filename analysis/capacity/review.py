@@ -240,7 +240,7 @@ def build_capacity(
             bills={tuple(str(r[k]) for k in KEY): {str(c): v for c, v in r.items()} for r in main.to_dict("records")},
             prices=prices or Prices(),
             throttles=throttle_terms(metrics, log_throttles, requests, consumed=model.consumed),
-            minutes=burst_minutes(model.minutes, metrics),
+            minutes=burst_minutes(model.require_minutes(), metrics),
             storage=partition_storage(partitions),
         ),
         offer_rows(containers, metrics, partitions),

@@ -18,14 +18,17 @@ METRICS_LAYOUT = "metrics' latest minute"
 LAYOUT_COLUMNS = [*KEY, "partitions", "layout_source"]
 
 
-def partition_layout(partitions: pd.DataFrame | None, metrics: pd.DataFrame) -> pd.DataFrame:
+def partition_layout(
+    partitions: pd.DataFrame | None, metrics: pd.DataFrame, *, reported: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Per container: its physical partitions now (`LAYOUT_COLUMNS`): the latest storage snapshot's pkranges,
     else the ranges that reported NormalizedRUConsumption in the latest interval (the most of any region);
-    `layout_source` says which."""
+    `layout_source` says which. `reported`: that count when the caller has it (KEY, partitions: from span
+    cells, whose metrics hold only some days' points)."""
     snapshot = snapshot_counts(partitions)
     latest = snapshot[snapshot["time"].eq(snapshot.groupby(KEY)["time"].transform("max"))]
     stored = latest.groupby(KEY)["partitions"].max().reset_index().assign(layout_source=STORAGE_LAYOUT)
-    reported = _reported_counts(metrics).assign(layout_source=METRICS_LAYOUT)
+    reported = (_reported_counts(metrics) if reported is None else reported).assign(layout_source=METRICS_LAYOUT)
     both = pd.concat([stored, reported], ignore_index=True).drop_duplicates(subset=KEY, keep="first")
     return both.astype({"partitions": "float64"}).reset_index(drop=True)[LAYOUT_COLUMNS]
 

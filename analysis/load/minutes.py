@@ -11,6 +11,7 @@ from analysis.load.frames import DEFAULT_GRAIN_SECONDS, KEY, grain_series_second
 from analysis.load.layout import provisioned_timeline, reported_of, snapshot_counts
 from analysis.scope import in_containers
 from cosmoscore.monitor.metrics import NORMALIZED_RU
+from store.records import METRICS, SPAN_CELLS
 
 OWN_SHARE = 0.5  # the rule (module docstring): the replay's busiest second carries half the minute's figure
 MINUTE_COLUMNS = [
@@ -36,11 +37,23 @@ def partition_minutes(
 ) -> pd.DataFrame:
     """One row per NormalizedRUConsumption point split by pkrange (the collector asks for Maximum only), with
     the replay's RU in it, the budget and whether it is ruscope's own (`MINUTE_COLUMNS`, the module docstring)."""
+    points = normalized_points(metrics)
+    fine = joins.group_codes(points, RANGE_REGION)  # the large frame factorized once, for both steps
+    return marked(with_own_traffic(points, requests, fine), metrics, partitions, fine=fine)
+
+
+POINT_COLUMNS = [*KEY, "region", "pkrange_id", "time", "grain_s", "normalized_ru"]
+RANGE_REGION = [*KEY, *METRICS.pick("pkrange_id", "region")]
+OWN_COLUMNS = SPAN_CELLS.pick("own_ru", "own_peak_second_ru")  # a minute's, as the span cells store a candidate's
+
+
+def normalized_points(metrics: pd.DataFrame) -> pd.DataFrame:
+    """The NormalizedRUConsumption points split by pkrange (`POINT_COLUMNS`)."""
     rows = metric_rows(metrics, NORMALIZED_RU).dropna(subset=["pkrange_id", "time"])
     if rows.empty:
-        return pd.DataFrame(columns=MINUTE_COLUMNS).astype({"own": bool})
+        return pd.DataFrame(columns=POINT_COLUMNS)
     region = rows["region"].astype(object).fillna("") if "region" in rows.columns else ""
-    minutes = pd.DataFrame(
+    return pd.DataFrame(
         {
             **{name: rows[name].astype(str) for name in KEY},
             "region": region,
@@ -50,20 +63,47 @@ def partition_minutes(
             "normalized_ru": rows["value"].astype(float),
         }
     ).reset_index(drop=True)
-    fine = joins.group_codes(minutes, [*KEY, "pkrange_id", "region"])  # the large frame factorized once
+
+
+def with_own_traffic(
+    points: pd.DataFrame, requests: pd.DataFrame | None, fine: joins.Codes | None = None
+) -> pd.DataFrame:
+    """`points` (`normalized_points`) with the replay's RU in each and its busiest second (`OWN_COLUMNS`);
+    `fine`: the points' `joins.group_codes` by RANGE_REGION, when the caller has them."""
+    own = own_per_interval(requests, points["grain_s"].drop_duplicates(), by_pkrange=True)
+    if points.empty or own.empty:
+        return points.assign(own_ru=0.0, own_peak_second_ru=0.0)
+    fine = joins.group_codes(points, RANGE_REGION) if fine is None else fine
+    return _with_own(points, joins.coarser(fine, [*KEY, "pkrange_id"]), own)
+
+
+def marked(
+    points: pd.DataFrame,
+    metrics: pd.DataFrame,
+    partitions: pd.DataFrame | None,
+    reported: pd.DataFrame | None = None,
+    *,
+    fine: joins.Codes | None = None,
+) -> pd.DataFrame:
+    """`points` with the replay's RU (`with_own_traffic`) given the budget in force (from `metrics`' throughput
+    and `partitions`' snapshots), the replay's share and the rule's mark (`MINUTE_COLUMNS`). `reported`: the
+    layout the metrics reported in their latest interval (`layout.reported_of`: the fallback without a
+    snapshot), when the caller knows it from more minutes than `points` (cells: `analysis.spans.stored`);
+    `fine`: as `with_own_traffic` takes them."""
+    if points.empty:
+        return pd.DataFrame(columns=MINUTE_COLUMNS).astype({"own": bool})
+    fine = joins.group_codes(points, RANGE_REGION) if fine is None else fine
     ranges = joins.coarser(fine, [*KEY, "pkrange_id"])
     containers = joins.coarser(fine, KEY)
-    times = joins.times_ns(minutes["time"])
-    minutes = _with_own(
-        minutes, ranges, own_per_interval(requests, minutes["grain_s"].drop_duplicates(), by_pkrange=True)
-    )
-    reported = reported_of(joins.coarser(fine, [*KEY, "region"]), ranges, times, containers)
-    minutes = _with_budgets(minutes, containers, times, metrics, partitions, reported)
+    times = joins.times_ns(points["time"])
+    if reported is None:
+        reported = reported_of(joins.coarser(fine, [*KEY, "region"]), ranges, times, containers)
+    minutes = _with_budgets(points, containers, times, metrics, partitions, reported)
     share = minutes["own_peak_second_ru"] / minutes["budget_ru_s"].where(minutes["budget_ru_s"] > 0) * 100
     minutes["own_normalized_ru"] = share.round(4)
     mine = share.ge(OWN_SHARE * minutes["normalized_ru"]) & minutes["own_peak_second_ru"].gt(0)
     minutes["own"] = mine.fillna(False).astype(bool)
-    minutes["retired"] = _retired(ranges.keys, partitions).to_numpy(dtype=bool)[ranges.codes]
+    minutes["retired"] = retired_ranges(ranges.keys, partitions).to_numpy(dtype=bool)[ranges.codes]
     return minutes[MINUTE_COLUMNS]
 
 
@@ -78,7 +118,7 @@ def _with_own(minutes: pd.DataFrame, ranges: joins.Codes, own: pd.DataFrame) -> 
     return minutes.assign(**{name: np.where(at >= 0, values[np.maximum(at, 0)], 0.0) for name, values in found.items()})
 
 
-def _retired(minutes: pd.DataFrame, partitions: pd.DataFrame | None) -> pd.Series:
+def retired_ranges(minutes: pd.DataFrame, partitions: pd.DataFrame | None) -> pd.Series:
     """Per row (KEY and pkrange_id): whether its pkrange is gone (a split's parent): not in its container's
     latest storage snapshot; without snapshots, no range is known to be gone."""
     snapshot = in_containers(partitions).dropna(subset=["time", "pkrange_id"]) if partitions is not None else None

@@ -19,6 +19,7 @@ from analysis import spans
 from analysis.load.consumed import consumed_intervals, summarize_consumed
 from analysis.load.layout import partition_layout
 from analysis.load.minutes import partition_minutes
+from analysis.load.stored import reported_layout, window_cells
 from analysis.load.summary import SUSTAINED_QUANTILE, summarize_cells
 
 
@@ -27,29 +28,50 @@ class LoadModel:
     """What `build` derived from one (metrics, requests, partitions); the frames are shared, not copied: a
     reader that changes one copies it first."""
 
-    minutes: pd.DataFrame  # `partition_minutes`: NormalizedRUConsumption per pkrange and interval, marked own
-    cells: spans.SpanCells  # `analysis.spans.span_cells` of `minutes`: what `ranges` and `load` are computed from
+    # `partition_minutes`: NormalizedRUConsumption per pkrange and interval, marked own; None for a model of
+    # stored span cells (`build(..., span_cells=)`), which never holds every minute (`require_minutes`)
+    minutes: pd.DataFrame | None
+    cells: spans.SpanCells  # the span cells `ranges` and `load` are computed from (`analysis.spans`)
     ranges: pd.DataFrame  # `analysis.spans.range_spans` of `minutes` at `SUSTAINED_QUANTILE`: per pkrange
     consumed: pd.DataFrame  # `consumed_intervals`: TotalRequestUnits per interval, the replay's RU beside it
     layout: pd.DataFrame  # `partition_layout`: each container's physical partitions now
     load: pd.DataFrame  # `summarize_cells` of `cells`: peak minute, sustained load, own minutes
     consumed_summary: pd.DataFrame  # `summarize_consumed` of `consumed`: peak and p95 RU/s, own RU subtracted
 
+    def require_minutes(self) -> pd.DataFrame:
+        """The per-minute frame, for a figure that needs every minute (the autoscale needs, the burst rule)."""
+        if self.minutes is None:
+            raise ValueError("this load model was built from stored span cells; build it from the raw minutes")
+        return self.minutes
+
 
 def build(
-    metrics: pd.DataFrame, requests: pd.DataFrame | None = None, partitions: pd.DataFrame | None = None
+    metrics: pd.DataFrame,
+    requests: pd.DataFrame | None = None,
+    partitions: pd.DataFrame | None = None,
+    *,
+    span_cells: pd.DataFrame | None = None,
 ) -> LoadModel:
-    """The model of these frames (the metrics of the view's region: `analysis.regions.select_region`)."""
-    minutes = partition_minutes(metrics, requests, partitions)
-    cells = spans.span_cells(minutes, spans.BIN)
-    ranges = spans.span_statistics(cells, SUSTAINED_QUANTILE)
+    """The model of these frames (the metrics of the view's region: `analysis.regions.select_region`). With
+    `span_cells` (the `span_cells` rows of the window's whole days, `analysis.load.stored`), `metrics` holds
+    NormalizedRUConsumption points only for the other days: the same figures, from a read that does not grow
+    with the window."""
     consumed = consumed_intervals(metrics, requests)
+    if span_cells is None:
+        every = partition_minutes(metrics, requests, partitions)
+        minutes: pd.DataFrame | None = every
+        cells = spans.span_cells(every, spans.BIN)
+        layout = partition_layout(partitions, metrics)
+    else:
+        minutes, cells = None, window_cells(span_cells, metrics, requests, partitions)
+        layout = partition_layout(partitions, metrics, reported=reported_layout(cells))
+    ranges = spans.span_statistics(cells, SUSTAINED_QUANTILE)
     return LoadModel(
         minutes=minutes,
         cells=cells,
         ranges=ranges,
         consumed=consumed,
-        layout=partition_layout(partitions, metrics),
+        layout=layout,
         load=summarize_cells(cells, ranges),
         consumed_summary=summarize_consumed(consumed),
     )

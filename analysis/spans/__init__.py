@@ -5,7 +5,7 @@ point to the container's last, or to its own last point for a retired range (a s
 without a point counts 0% (the range reported no load while its container did), and the minutes that were
 ruscope's own are left out (`analysis.load`'s module docstring states the rule). From the span:
 `mean` (the hottest range's load, `analysis.hottest`), `p95` (the sustained load behind the saturation
-finding, `analysis.load.summarize_partition_load`; of the span's minutes at `P95_RESOLUTION`, 0.1 point),
+finding, `analysis.load.summarize_partition_load`; of the span's minutes at `P95_RESOLUTION`, a whole point),
 `minutes`, `start` and `end` (its first and last minute that is not its own); and from the workload's points
 (every one, before a minute's repeats are dropped), `max`, and of every point, the replay's in,
 `reported_max` (Azure Monitor's figure as it is: the report's per-partition peak); `current_latest` says
@@ -25,7 +25,7 @@ import datetime as dt
 
 import pandas as pd
 
-from analysis.spans.cells import KEY, P95_RESOLUTION, RANGE, SpanCells, span_cells
+from analysis.spans.cells import KEY, P95_RESOLUTION, RANGE, SpanCells, reclaimed, span_cells
 from analysis.spans.statistics import SPAN_COLUMNS, span_statistics
 
 BIN = dt.timedelta(days=1)  # the cells `range_spans` computes through: any width gives the same statistics
@@ -37,6 +37,7 @@ __all__ = [
     "SPAN_COLUMNS",
     "SpanCells",
     "range_spans",
+    "reclaimed",
     "span_cells",
     "span_statistics",
 ]

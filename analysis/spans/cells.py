@@ -17,8 +17,11 @@ unless the range is retired and this is its last bin). The cells keep what that 
   (any range's), `first_minute`, `last_minute`;
 - **the histogram** (`HISTOGRAM_COLUMNS`), per range, bin and value: how many workload points had that value,
   at `P95_RESOLUTION`. The sustained p95 is of the span's minutes at that resolution (each minute's figure to
-  the nearest 0.1 point): a quantile of bounded data is not exact from any summary smaller than the data, and
-  0.1 point is finer than any threshold the findings compare it with (`analysis.capacity.rules`).
+  the nearest whole point of normalized RU, then the linear quantile): a quantile of bounded data is not exact
+  from any summary smaller than the data. A whole point keeps a range-day to at most 101 values (a month of
+  100 ranges is at most 300,000 rows, not the 4.3 million minutes), and the findings compare the figure with
+  whole-point thresholds (`analysis.capacity.rules.SATURATION_NORMALIZED_RU`, 90%). The mean and the peak are
+  exact.
 
 Pure; numpy over integer codes (`analysis.joins`), as `analysis.spans` was before: no string groupby on millions
 of rows.
@@ -33,33 +36,27 @@ import numpy as np
 import pandas as pd
 
 from analysis import joins
-from store.records import METRICS, SCOPE_COLUMNS
+from store.records import METRICS, SCOPE_COLUMNS, SPAN_CELLS
 
 KEY = list(SCOPE_COLUMNS)
 REGION = [*KEY, *METRICS.pick("region")]
 RANGE = [*KEY, *METRICS.pick("region", "pkrange_id")]  # a range of the minutes: the metric's own dimensions
-P95_RESOLUTION = 0.1  # points of normalized RU: the sustained p95's resolution (module docstring)
+P95_RESOLUTION = 1.0  # points of normalized RU: the sustained p95's resolution (module docstring)
 NAT = np.iinfo(np.int64).min
-COUNTS = ["points", "own_points", "work_points", "nan_points"]
-EDGES = ["open_first", "open_last", "lead_last", "tail_first"]
+# the cells' columns are the stored span cells' (`analysis.load.stored`): named through the schema
+COUNTS = SPAN_CELLS.pick("points", "own_points", "work_points", "nan_points")
+EDGES = SPAN_CELLS.pick("open_first", "open_last", "lead_last", "tail_first")
 RANGE_CELL_COLUMNS = [
     *RANGE,
-    "time",
+    *SPAN_CELLS.pick("time"),
     *COUNTS,
-    "work_sum",
-    "max",
-    "max_time",
-    "reported_max",
-    "first_time",
-    "last_time",
-    "lead",
-    "tail",
+    *SPAN_CELLS.pick("work_sum", "max", "max_time", "reported_max", "first_time", "last_time", "lead", "tail"),
     *EDGES,
-    "retired",
+    "retired",  # decided at read time, never stored
 ]
-REGION_CELL_COLUMNS = [*REGION, "time", "minutes", "first_minute", "last_minute"]
-HISTOGRAM_COLUMNS = [*RANGE, "time", "value", "count"]
-TIMES = ["max_time", "first_time", "last_time", *EDGES]
+REGION_CELL_COLUMNS = [*REGION, *SPAN_CELLS.pick("time", "minutes", "first_minute", "last_minute")]
+HISTOGRAM_COLUMNS = [*RANGE, *SPAN_CELLS.pick("time", "value", "count")]
+TIMES = [*SPAN_CELLS.pick("max_time", "first_time", "last_time"), *EDGES]
 
 
 @dataclass(frozen=True)
@@ -147,6 +144,54 @@ def span_cells(minutes: pd.DataFrame, width: dt.timedelta, *, resolution: float 
     )
     histogram = _histogram(keys, cell_bin, k_cell[k_work & ~k_nan], k_value[k_work & ~k_nan], resolution)
     return SpanCells(_typed_ranges(ranges), minute.cells(region_of_range.keys), histogram)
+
+
+def reclaimed(cells: SpanCells, points: pd.DataFrame, *, resolution: float = P95_RESOLUTION) -> SpanCells:
+    """`cells` computed with some points counted as own (the stored cells count every minute the replay sent a
+    request to as a candidate: `store.rollups`), with `points` (RANGE, `time`: the minute, `bin`: its cell's
+    time, `normalized_ru`) given back to the workload, exactly as if they had never been own: the rule
+    (`analysis.load`) is applied at read time to the candidates alone."""
+    if points.empty or cells.ranges.empty:
+        return cells
+    ranges = cells.ranges.copy()
+    at = joins.match(points.assign(time=points["bin"]), ranges, [*RANGE, "time"])
+    points, at = points[at >= 0].reset_index(drop=True), at[at >= 0]
+    every = points["normalized_ru"].to_numpy(dtype=float, na_value=np.nan)
+    every_time = joins.times_ns(points["time"])
+    n = len(ranges)
+    peak = _reduce(at, every, n, np.fmax, np.nan)  # of every row, a minute's repeats in (as the peak always was)
+    first = ~points.duplicated(subset=[*RANGE, "time"], keep="first").to_numpy()  # counted once per minute
+    every_at = at
+    points, at, values, times = points[first], at[first], every[first], every_time[first]
+    known = ~np.isnan(values)
+    ranges["own_points"] -= np.bincount(at, minlength=n)
+    ranges["work_points"] += np.bincount(at, minlength=n)
+    ranges["nan_points"] += np.bincount(at[~known], minlength=n)
+    ranges["work_sum"] += np.bincount(at[known], weights=values[known], minlength=n)
+    old_peak = ranges["max"].to_numpy(dtype=float)
+    new_peak = np.fmax(old_peak, peak)
+    new_time = _time_of_peak(every_at, every, every_time, new_peak)
+    old_time = joins.times_ns(ranges["max_time"])
+    kept_time = np.where(old_peak == new_peak, old_time, NAT)
+    both = np.where((kept_time != NAT) & (new_time != NAT), np.minimum(kept_time, new_time), NAT)
+    ranges["max"] = new_peak
+    ranges["max_time"] = _utc(np.where(both != NAT, both, np.where(kept_time != NAT, kept_time, new_time)))
+    opened, closed = joins.times_ns(ranges["open_first"]), joins.times_ns(ranges["open_last"])
+    early = _reduce(at, times, n, np.minimum, np.iinfo(np.int64).max)
+    late = _reduce(at, times, n, np.maximum, NAT)
+    early = np.where(early == np.iinfo(np.int64).max, NAT, early)
+    ranges["open_first"] = _utc(
+        np.where(opened == NAT, early, np.where(early == NAT, opened, np.minimum(opened, early)))
+    )
+    ranges["open_last"] = _utc(np.maximum(closed, late))
+    steps = np.round(values[known] / resolution).astype(np.int64)
+    extra = (
+        points[known][RANGE]
+        .reset_index(drop=True)
+        .assign(time=_utc(joins.times_ns(points["bin"])[known]), value=np.round(steps * resolution, 6), count=1)
+    )
+    histogram = pd.concat([cells.histogram, extra[HISTOGRAM_COLUMNS]], ignore_index=True)
+    return SpanCells(_typed_ranges(ranges), cells.regions, histogram)
 
 
 class _RegionMinutes:

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Sequence
 
 import pandas as pd
 import streamlit as st
 
 from analysis import fleet, overview, regions, throttling
-from dashboard.loaders import tables
+from analysis.scope import Window
+from dashboard.loaders import cells, tables
 from dashboard.state import FrameState
 
 TABLES = {  # what `summarize_containers` reads
@@ -38,18 +40,26 @@ class OverviewData:
 
 
 def load_frames(view: FrameState) -> tuple[dict[str, pd.DataFrame], tuple[str, ...]]:
-    """The frames the overview reads (`TABLES`), in the view's scope and window, and the store's warnings."""
+    """The frames the overview reads (`TABLES`) but the metrics, in the view's scope and window, and the
+    store's warnings."""
     frames: dict[str, pd.DataFrame] = {}
     messages: tuple[str, ...] = ()
     for table, columns in TABLES.items():
-        # a container that spends its database's shared offer has its partitions' metrics under the offer
-        if table == "metrics":  # millions of points: read, not cached (this loader caches its result)
-            loaded = tables.load_with_shared_offer(view, table, columns=columns, cached=False)
-        else:
+        if table != "metrics":
             loaded = tables.load_view(view, table, columns=columns)
-        frames[table], messages = loaded.frame, messages + loaded.warnings
-    frames["metrics"] = regions.select_region(frames["metrics"], view.region)  # one region, or the total
+            frames[table], messages = loaded.frame, messages + loaded.warnings
     return frames, tuple(dict.fromkeys(messages))
+
+
+def load_metrics(
+    view: FrameState, boundaries: Sequence[dt.datetime | pd.Timestamp | None]
+) -> tuple[pd.DataFrame, pd.DataFrame, tuple[str, ...]]:
+    """The view's metrics (of its region, or the total), the span cells of the whole days no period boundary
+    cuts (`cells.metrics_with_cells`, whose NormalizedRUConsumption points are then not read), the warnings.
+    A container that spends its database's shared offer has its partitions' metrics under the offer; the
+    points are millions: read, not cached (this loader caches its result)."""
+    read = cells.metrics_with_cells(view, TABLES["metrics"], boundaries)
+    return regions.select_region(read.metrics.frame, view.region), read.cells, read.metrics.warnings
 
 
 def load_overview(view: FrameState) -> OverviewData:
@@ -64,8 +74,16 @@ def _load_overview(view: FrameState) -> OverviewData:
     first = overview.periods(window, now, None)
     before = first.before_start  # a bounded window's: read from the start of the period compared
     wider = window if before is None else dataclasses.replace(window, start=before.to_pydatetime())
-    frames, warnings = load_frames(dataclasses.replace(view, window=wider))
-    span = overview.periods(window, now, overview.latest_time(frames["executions"], frames["metrics"]))
+    wide = dataclasses.replace(view, window=wider)
+    frames, warnings = load_frames(wide)
+    if window.start is None:  # all time: its periods end at the newest row, the cells' newest minute first
+        first = overview.periods(window, now, _latest(frames, _newest_cells(wide)))
+    frames["metrics"], frames["span_cells"], read = load_metrics(wide, _boundaries(first, window))
+    span = overview.periods(window, now, _latest(frames))
+    if window.start is None and _cut(frames["span_cells"], span):  # newer points than the cells: read again
+        frames["metrics"], frames["span_cells"], read = load_metrics(wide, _boundaries(span, window))
+        span = overview.periods(window, now, _latest(frames))
+    warnings = tuple(dict.fromkeys([*warnings, *read]))
     containers = overview.overview_table(frames, span, region=region)
     executions = frames["executions"]
     queries = overview.costliest_queries(
@@ -74,3 +92,27 @@ def _load_overview(view: FrameState) -> OverviewData:
         overview.between(executions, span.before_start, span.recent_start) if span.recent_start else executions[0:0],
     )
     return OverviewData(containers, queries, span, warnings)
+
+
+def _boundaries(span: overview.Periods, window: Window) -> list[pd.Timestamp | dt.datetime | None]:
+    """Where the compared periods start and end: a day one of them cuts is read as points."""
+    return [span.shown_start, span.recent_start, span.before_start, window.end]
+
+
+def _latest(frames: dict[str, pd.DataFrame], cells_: pd.DataFrame | None = None) -> pd.Timestamp | None:
+    """The newest row of the executions and metrics, the span cells' newest minute included."""
+    found = frames.get("span_cells") if cells_ is None else cells_
+    minutes = found["last_minute"].rename("time").to_frame().dropna() if found is not None else pd.DataFrame()
+    return overview.latest_time(*(f for f in (frames["executions"], frames.get("metrics"), minutes) if f is not None))
+
+
+def _newest_cells(view: FrameState) -> pd.DataFrame:
+    """The span cells' region rows (their newest minutes) of the view."""
+    return tables.read_view(view, "span_cells", columns=("kind", "last_minute")).frame
+
+
+def _cut(span_cells: pd.DataFrame, span: overview.Periods) -> bool:
+    """Whether a period boundary of `span` falls inside a day read from cells."""
+    days = set(pd.to_datetime(span_cells["time"], utc=True).dt.date) if len(span_cells) else set()
+    return any(b is not None and pd.Timestamp(b).date() in days and b != pd.Timestamp(b).floor("D") for b in
+               (span.recent_start, span.before_start))  # fmt: skip

@@ -92,15 +92,17 @@ def _read(
     columns: tuple[str, ...] | None,
     run_ids: tuple[str, ...] | None,
     until: dt.datetime | None = None,
+    exclude: dict[str, tuple[str, ...]] | None = None,
 ) -> Loaded:
-    """One store read with its warnings captured (`load_table`'s body, uncached), cut before `until`."""
+    """One store read with its warnings captured (`load_table`'s body, uncached), cut before `until`, less
+    the rows holding `exclude`'s values (`store.read_table`)."""
     try:
         location = store_at(store)
     except ValueError as exc:  # a URI that cannot be a store, or a remote one without credentials
         return Loaded(empty_frame(table, columns), (f"store: {exc}",))
     with _WARNINGS_LOCK, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", StoreWarning)
-        frame = _before(location, table, since=since, until=until, columns=columns, run_ids=run_ids)
+        frame = _before(location, table, since=since, until=until, columns=columns, run_ids=run_ids, exclude=exclude)
     messages = tuple(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, StoreWarning)))
     return Loaded(frame, messages)
 
@@ -113,14 +115,15 @@ def _before(
     until: dt.datetime | None,
     columns: tuple[str, ...] | None,
     run_ids: tuple[str, ...] | None,
+    exclude: dict[str, tuple[str, ...]] | None = None,
 ) -> pd.DataFrame:
     """`read_table`'s rows, those timed before `until` only (all when None): the window's end. The time
     column is read for the cut when the caller did not ask for it, and dropped again."""
     if until is None:
-        return read_table(location, table, since=since, columns=columns, run_ids=run_ids)
+        return read_table(location, table, since=since, columns=columns, run_ids=run_ids, exclude=exclude)
     time = TABLES[table].time
     read = None if columns is None else tuple(dict.fromkeys([*columns, time]))
-    frame = read_table(location, table, since=since, columns=read, run_ids=run_ids)
+    frame = read_table(location, table, since=since, columns=read, run_ids=run_ids, exclude=exclude)
     frame = frame[frame[time].lt(pd.Timestamp(until)).fillna(False).astype(bool)].reset_index(drop=True)
     return frame if columns is None else frame[list(columns)]
 
@@ -139,31 +142,46 @@ def load_view(
     return Loaded(frame[wanted], loaded.warnings)
 
 
-def load_with_shared_offer(view: FrameState, table: str, *, columns: Sequence[str], cached: bool = True) -> Loaded:
-    """Like `load_view` (`read_view` when not `cached`), and when the scope names one container, also the rows
-    of its database's shared throughput offer (`store.records.SHARED_OFFER_CONTAINER`): a container that
-    spends that offer has its provisioned RU/s and its partitions' utilisation there, not under its own name."""
-    read = load_view if cached else read_view
-    loaded = read(view, table, columns=columns)
+def load_with_shared_offer(
+    view: FrameState,
+    table: str,
+    *,
+    columns: Sequence[str],
+    cached: bool = True,
+    exclude: dict[str, tuple[str, ...]] | None = None,
+) -> Loaded:
+    """Like `load_view` (`read_view` when not `cached`, with its `exclude`), and when the scope names one
+    container, also the rows of its database's shared throughput offer (`store.records.SHARED_OFFER_CONTAINER`):
+    a container that spends that offer has its provisioned RU/s and its partitions' utilisation there, not
+    under its own name."""
+
+    def read(chosen: FrameState) -> Loaded:
+        if cached:
+            return load_view(chosen, table, columns=columns)
+        return read_view(chosen, table, columns=columns, exclude=exclude)
+
+    loaded = read(view)
     chosen = view.scope
     if chosen.container is None or chosen.container == SHARED_OFFER_CONTAINER:
         return loaded
-    offer = replace(view, scope=replace(chosen, container=SHARED_OFFER_CONTAINER))
-    extra = read(offer, table, columns=columns)
+    extra = read(replace(view, scope=replace(chosen, container=SHARED_OFFER_CONTAINER)))
     if extra.frame.empty:
         return loaded
     return Loaded(pd.concat([loaded.frame, extra.frame], ignore_index=True), loaded.warnings)
 
 
-def read_view(view: FrameState, table: str, *, columns: Sequence[str]) -> Loaded:
+def read_view(
+    view: FrameState, table: str, *, columns: Sequence[str], exclude: dict[str, tuple[str, ...]] | None = None
+) -> Loaded:
     """Like `load_view` (the view's rows, only `columns`, the scope cut), but read from the store every call
-    and never cached: for a loader that caches its own reduction of a large table (module docstring).
+    and never cached: for a loader that caches its own reduction of a large table (module docstring);
+    `exclude`: rows holding these values left out in the read (`store.read_table`).
 
     With no scope the frame is not copied to cut it (a copy of millions of points is seconds and memory).
     """
     wanted = list(dict.fromkeys(columns))
     read = tuple(dict.fromkeys([*wanted, *scope.SCOPE_COLUMNS]))
-    loaded = _read(view.store, table, since=view.since, columns=read, run_ids=None, until=view.until)
+    loaded = _read(view.store, table, since=view.since, columns=read, run_ids=None, until=view.until, exclude=exclude)
     frame = loaded.frame if view.scope == scope.Scope() else scope.select_scope(loaded.frame, view.scope)
     return Loaded(frame[wanted], loaded.warnings)
 

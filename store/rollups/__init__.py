@@ -9,8 +9,13 @@ reads at most a few hundred columns of cells whatever the length of the history 
   whole, and committed in one overwrite carrying the source version, so a rerun or a run after a kill gives
   the same cells (exactly once by idempotence); `rollup_due`, whether `collect` should run it now.
 - `retention`: each tier's cells deleted after its `keep` (`ruscope compact`).
+- `changes`: the time spans a table's new versions added; `commits`: a commit race run again (both drivers).
+- `derived`: `refresh(store, derivation)`, the same incremental, exactly-once driver for a table derived from
+  several sources per whole UTC day by a function the caller hands in (the span cells of
+  `analysis.load.stored`: the store does not know what the rows mean).
 """
 
+from store.rollups.derived import Derivation, DerivedReport, Source, refresh
 from store.rollups.increment import RollupReport, rollup, rollup_due
 
-__all__ = ["RollupReport", "rollup", "rollup_due"]
+__all__ = ["Derivation", "DerivedReport", "RollupReport", "Source", "refresh", "rollup", "rollup_due"]

@@ -1,8 +1,7 @@
 """The incremental rollup of the `metrics` table into `metric_cells` (`ruscope compact`, and after `collect`).
 
 Only what changed is computed again. The metrics table's versions since the last rollup name the files they
-added; those files' time statistics (Delta keeps each file's min and max per column) bound the spans of data
-that may have changed, and every bin of every tier that meets a span is computed again, whole: the 10-minute
+added; those files' time statistics bound the spans of data that may have changed (`changes`), and every bin of every tier that meets a span is computed again, whole: the 10-minute
 cells from the raw points of their bins, the hourly cells from the hour's 10-minute cells, the daily from
 the day's hourly ones (`cells.merge_up`, exact). A version that only rearranged files (a compaction's
 OPTIMIZE) changed no data and adds no span.
@@ -19,31 +18,26 @@ batch by day batch, the last commit carrying the version.
 from __future__ import annotations
 
 import datetime as dt
-import random
-import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
-import pyarrow as pa
-from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
-from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
+from deltalake import Transaction
 
-from store.conform import arrow_of_frame
-from store.delta import DATE, MERGED, created, open_table, sql_literal, sql_name, with_date
-from store.location import StoreLocation, create_private_dirs, require_location
+from store.delta import DATE, open_table, sql_literal, sql_name
+from store.location import StoreLocation, require_location
 from store.reader import read_table
 from store.records import METRIC_CELLS, METRIC_DIMENSIONS, METRICS, SCOPE_COLUMNS
 from store.rollups.cells import BIN, merge_up, roll_up
+from store.rollups.changes import changed_spans, every_span
+from store.rollups.commits import new_run_id, replace_rows, until_committed
 from store.rollups.periods import Period, clipped, covers, days_of, merged, widened
 from store.rollups.tiers import CELL_TIERS, Tier
 
 APP_ID = "ruscope-rollup-metrics"
 SERIES = [*SCOPE_COLUMNS, "metric", "aggregation", *METRIC_DIMENSIONS]  # the metrics key without its time
 CARRIED = ["unit", "grain"]
-NO_DATA_CHANGE = frozenset({"OPTIMIZE", "VACUUM START", "VACUUM END", "CREATE TABLE"})
 DAYS_PER_COMMIT = 7  # a first rollup of a long history commits a week at a time (bounded memory)
-ATTEMPTS = 10
 
 
 @dataclass(frozen=True)
@@ -74,15 +68,8 @@ class RollupReport:
 def rollup(store: StoreLocation, *, tiers: Sequence[Tier] = CELL_TIERS, run_id: str | None = None) -> RollupReport:
     """Bring `metric_cells` up to the `metrics` table's latest version (see the module docstring)."""
     location = require_location(store, "rollup")
-    rid = run_id or f"rollup-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}-{random.getrandbits(32):08x}"
-    for attempt in range(ATTEMPTS):
-        try:
-            return _rollup_once(location, tiers, rid)
-        except CommitFailedError:  # another rollup committed first: start again from its result
-            if attempt + 1 == ATTEMPTS:
-                raise
-            time.sleep(random.uniform(0.01, 0.05 * (attempt + 1)))
-    raise AssertionError("unreachable")
+    rid = run_id or new_run_id("rollup")
+    return until_committed(lambda: _rollup_once(location, tiers, rid))
 
 
 def rollup_due(store: StoreLocation, every: dt.timedelta, *, now: dt.datetime) -> bool:
@@ -111,9 +98,9 @@ def _rollup_once(location: StoreLocation, tiers: Sequence[Tier], run_id: str) ->
     version, consumed = source.version(), consumed_version(location)
     if consumed is not None and consumed >= version:
         return RollupReport(version)
-    changed = changed_spans(location, source, consumed)
+    changed = changed_spans(location, METRICS, source, consumed)
     rebuilt = changed is None
-    spans = merged(changed if changed is not None else _every_file(source))
+    spans = merged(changed if changed is not None else every_span(METRICS, source))
     days = days_of(spans)
     if not days:  # only files rearranged: nothing to compute, the version recorded
         _commit(location, pd.DataFrame(), [], version, run_id)
@@ -128,44 +115,6 @@ def _rollup_once(location: StoreLocation, tiers: Sequence[Tier], run_id: str) ->
         _commit(location, fresh, replaced, version if last else None, run_id)
         points, cells = points + read, cells + len(fresh)
     return RollupReport(version, len(spans), points, cells, rebuilt)
-
-
-def changed_spans(location: StoreLocation, source: DeltaTable, consumed: int | None) -> list[Period] | None:
-    """The time spans of the data `source` added since version `consumed` (None when every file must be
-    read: never rolled up, or that version's snapshot is gone)."""
-    if consumed is None:
-        return None
-    history = [h for h in source.history() if int(h.get("version", -1)) > consumed]
-    if all(str(h.get("operation", "")) in NO_DATA_CHANGE for h in history):
-        return []
-    try:
-        before = DeltaTable(location.table_uri(METRICS.name), version=consumed, storage_options=location.options())
-    except (DeltaError, TableNotFoundError, OSError):
-        return None
-    old = set(pa.table(before.get_add_actions(flatten=True)).column("path").to_pylist())
-    return [span for path, span in _file_spans(source) if path not in old]
-
-
-def _every_file(source: DeltaTable) -> list[Period]:
-    return [span for _, span in _file_spans(source)]
-
-
-def _file_spans(source: DeltaTable) -> Iterable[tuple[str, Period]]:
-    """Each data file's span of times, from its statistics (its whole date partition when it has none)."""
-    actions = pa.table(source.get_add_actions(flatten=True))
-    if not actions.num_rows:
-        return
-    names = actions.column_names
-    paths = actions.column("path").to_pylist()
-    days = actions.column(f"partition.{DATE}").to_pylist()
-    lows = actions.column(f"min.{METRICS.time}").to_pylist() if f"min.{METRICS.time}" in names else [None] * len(paths)
-    highs = actions.column(f"max.{METRICS.time}").to_pylist() if f"max.{METRICS.time}" in names else [None] * len(paths)
-    for path, day, low, high in zip(paths, days, lows, highs, strict=True):
-        if low is None or high is None:
-            start = dt.datetime.combine(dt.date.fromisoformat(str(day)), dt.time(), dt.UTC)
-            yield path, Period(start, start + dt.timedelta(days=1))
-        else:
-            yield path, Period(low.astimezone(dt.UTC), high.astimezone(dt.UTC) + dt.timedelta(microseconds=1))
 
 
 def _cells_of(location: StoreLocation, spans: list[Period], tiers: Sequence[Tier]) -> tuple[pd.DataFrame, int]:
@@ -214,8 +163,6 @@ def _commit(
     run_id: str,
 ) -> None:
     """Replace the cells of `replaced` bins with `fresh` in one commit; with `version`, record it (APP_ID)."""
-    create_private_dirs(location)
-    table = _cells_table(location)
     clauses = [
         f"({sql_name('tier')} = {sql_literal(tier.name)} AND {sql_name(BIN)} >= {sql_literal(span.start)} "
         f"AND {sql_name(BIN)} < {sql_literal(span.end)})"
@@ -223,27 +170,9 @@ def _commit(
         for span in spans
     ]
     transactions = [Transaction(app_id=APP_ID, version=version + 1)] if version is not None else None
-    properties = CommitProperties(app_transactions=transactions, max_commit_retries=0)
-    data = with_date(METRIC_CELLS, arrow_of_frame(METRIC_CELLS, fresh.assign(run_id=run_id), run_id))
     if not clauses:  # nothing replaced: an empty append records the version
-        write_deltalake(
-            table, data, mode="append", partition_by=[DATE], storage_options=location.options(),
-            commit_properties=properties,
-        )  # fmt: skip
+        replace_rows(location, METRIC_CELLS, fresh, run_id, None, transactions)
         return
     days = [day.isoformat() for day in days_of(span for _, spans in replaced for span in spans)]
     partitions = f"{sql_name(DATE)} IN ({', '.join(map(sql_literal, days))})"
-    write_deltalake(
-        table,
-        data,
-        mode="overwrite",
-        predicate=f"{partitions} AND ({' OR '.join(clauses)})",
-        partition_by=[DATE],
-        storage_options=location.options(),
-        writer_properties=MERGED,
-        commit_properties=properties,
-    )
-
-
-def _cells_table(location: StoreLocation) -> DeltaTable:
-    return open_table(location, METRIC_CELLS.name) or created(location, METRIC_CELLS)
+    replace_rows(location, METRIC_CELLS, fresh, run_id, f"{partitions} AND ({' OR '.join(clauses)})", transactions)

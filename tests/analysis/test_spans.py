@@ -114,8 +114,33 @@ def test_cells_of_any_width_give_the_same_statistics(rows: list, retired: set[st
     pd.testing.assert_frame_equal(spans.span_statistics(mixed, 0.95), expected)
 
 
-def test_the_sustained_p95_is_of_the_minutes_at_a_tenth_of_a_point() -> None:
-    rows = [("orders", "", "0", minute, 50.04 if minute % 2 else 49.96, False) for minute in range(20)]
+def test_the_sustained_p95_is_of_the_minutes_at_a_whole_point() -> None:
+    rows = [("orders", "", "0", minute, 50.4 if minute % 2 else 49.6, False) for minute in range(20)]
     got = spans.range_spans(minutes_of(rows, set()), 0.95).iloc[0]
-    assert got["p95"] == pytest.approx(50.0)  # each minute's figure to the nearest 0.1 point
-    assert got["mean"] == pytest.approx(50.0) and got["max"] == pytest.approx(50.04)  # the others are exact
+    assert got["p95"] == pytest.approx(50.0)  # each minute's figure to the nearest point: 50 and 50
+    assert got["mean"] == pytest.approx(50.0) and got["max"] == pytest.approx(50.4)  # the others are exact
+
+
+@settings(max_examples=80, deadline=None)
+@given(points, st.lists(st.booleans(), min_size=80, max_size=80), st.sampled_from([1, 10, 60, 1440]))
+def test_candidates_given_back_to_the_workload_are_as_if_never_own(rows: list, extra: list, width: int) -> None:
+    """Cells that counted every candidate minute as own (the stored cells: every minute the replay sent a request
+    to), with the candidates the rule found to be the workload's given back, are the cells of the true marks."""
+    minutes = minutes_of(rows, set())
+    minute = [*REGIONAL, "pkrange_id", "time"]
+    marks = minutes.drop_duplicates(subset=minute)[minute + ["own"]]  # one mark per range and minute, as kept
+    minutes = minutes.drop(columns="own").merge(marks, on=minute)
+    candidate = marks.assign(candidate=marks["own"].to_numpy() | np.array(extra[: len(marks)]))
+    stored_minutes = minutes.merge(candidate[[*minute, "candidate"]], on=minute)
+    stored = spans.span_cells(stored_minutes.assign(own=stored_minutes["candidate"]), dt.timedelta(minutes=width))
+    back = stored_minutes[stored_minutes["candidate"] & ~stored_minutes["own"]]
+    back = back.assign(bin=back["time"].dt.floor(f"{width}min"))
+    got = spans.reclaimed(stored, back)
+    expected = spans.span_cells(minutes, dt.timedelta(minutes=width))
+    pd.testing.assert_frame_equal(spans.span_statistics(got, 0.95), spans.span_statistics(expected, 0.95))
+    columns = ["own_points", "work_points", "work_sum", "max", "max_time", "open_first", "open_last"]
+    order = [*REGIONAL, "pkrange_id", "time"]
+    pd.testing.assert_frame_equal(
+        got.ranges.sort_values(order)[columns].reset_index(drop=True),
+        expected.ranges.sort_values(order)[columns].reset_index(drop=True),
+    )

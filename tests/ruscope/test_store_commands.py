@@ -46,10 +46,12 @@ def test_compact_names_each_damaged_table_in_one_line_and_compacts_the_others(tm
     no_traceback(done)
     assert done.returncode == 1, done.stderr
     errors = sorted(done.stderr.splitlines())
-    assert len(errors) == 2
+    assert len(errors) == 3
     assert errors[0].startswith("ruscope: executions: not compacted: data file s/executions/" + lost)
     assert f"({ROWS} row(s))" in errors[0] and "`ruscope store repair --store s`" in errors[0]
     assert errors[1].startswith(f"ruscope: requests: not compacted: log entry s/requests/_delta_log/{entry.name}")
+    # the span cells are computed from the requests: not refreshed, and the line says why without repeating it
+    assert errors[2] == "ruscope: span_cells: not compacted: not refreshed: requests damaged (above)"
     assert "partitions: 3 -> 1 file(s)" in done.stdout
 
 

@@ -466,6 +466,15 @@ def test_columns_reads_only_those(tmp_path: Path) -> None:
     assert empty.empty and str(empty["pages"].dtype) == "Int32"
 
 
+def test_exclude_drops_the_rows_holding_those_values(tmp_path: Path) -> None:
+    frame = executions().assign(query_name=["q-0", "q-1", None])
+    write_frame(store_location(tmp_path), "executions", frame, run_id="r1", part="a")
+    kept = read_table(store_location(tmp_path), "executions", columns=["total_ru"], exclude={"query_name": ["q-0"]})
+    assert kept["total_ru"].tolist() == [3.5, 4.5] and list(kept.columns) == ["total_ru"]  # a null is kept
+    with pytest.raises(ValueError, match="'nope'"):
+        read_table(store_location(tmp_path), "executions", exclude={"nope": ["x"]})
+
+
 def test_unknown_columns_and_bad_since_are_errors(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="'nope'"):
         read_table(store_location(tmp_path), "executions", columns=["total_ru", "nope"])

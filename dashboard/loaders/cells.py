@@ -1,0 +1,98 @@
+"""A view's metrics with the stored span cells in place of the NormalizedRUConsumption points of its whole days
+(`analysis.load.stored`), so a page over months reads days of cells, not millions of points.
+
+Which days: those `analysis.load.stored.cell_days` allows (stored, not stale since the last refresh, not cut
+by one of the page's period boundaries); the metrics of those days are read without their
+NormalizedRUConsumption rows (left out in the Arrow read, never converted), every other day's whole. Without
+a refresh yet (or a store that cannot say what is stale) every point is read, as before. The stale spans are
+cached per store for `tables.TTL_SECONDS`: reading them walks the sources' Delta logs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Sequence
+
+import pandas as pd
+import streamlit as st
+from deltalake.exceptions import DeltaError
+
+from analysis.load import stored
+from analysis.scope import Window
+from cosmoscore.monitor.metrics import NORMALIZED_RU
+from dashboard.loaders import tables
+from dashboard.state import FrameState
+from store.records import SPAN_CELLS
+from store.rollups.derived import stale_spans
+from store.rollups.periods import Period
+
+DAY = dt.timedelta(days=1)
+CELL_COLUMNS = tuple(name for name in SPAN_CELLS.columns if name != "run_id")
+
+
+@dataclasses.dataclass(frozen=True)
+class WithCells:
+    metrics: tables.Loaded  # the view's metrics, NormalizedRUConsumption only on the days not in `cells`
+    cells: pd.DataFrame  # the `span_cells` rows of the days read from cells (none: every point read)
+    days: tuple[dt.date, ...]  # those days
+
+
+def metrics_with_cells(
+    view: FrameState, columns: Sequence[str], boundaries: Sequence[dt.datetime | pd.Timestamp | None]
+) -> WithCells:
+    """The view's metrics (`columns`, the database's shared offer's rows too: `tables.load_with_shared_offer`)
+    and span cells, the days of cells chosen by `boundaries` (where the page's periods start and end)."""
+    rows = tables.load_with_shared_offer(view, SPAN_CELLS.name, columns=CELL_COLUMNS, cached=False)
+    stored_days = set(pd.to_datetime(rows.frame["time"], utc=True).dt.date) if len(rows.frame) else set()
+    cuts = [*boundaries, view.window.start, view.window.end]  # a day the window itself cuts is read as points
+    days = stored.cell_days(stored_days, _stale(view.store), cuts) if stored_days else []
+    if not days:
+        every = tables.load_with_shared_offer(view, "metrics", columns=columns, cached=False)
+        return WithCells(every, rows.frame.iloc[0:0], ())
+    parts, warnings = [], list(rows.warnings)
+    points: dict[str, tuple[str, ...]] = {"metric": (NORMALIZED_RU,)}
+    for start, end, cells in _pieces(view.window, days):
+        piece = dataclasses.replace(view, window=Window(start, end, view.window.label))
+        exclude = points if cells else None
+        loaded = tables.load_with_shared_offer(piece, "metrics", columns=columns, cached=False, exclude=exclude)
+        parts.append(loaded.frame)
+        warnings += loaded.warnings
+    chosen = pd.to_datetime(rows.frame["time"], utc=True).dt.date.isin(days).to_numpy(dtype=bool)
+    metrics = pd.concat([part for part in parts if len(part)] or parts[:1], ignore_index=True)
+    frame = rows.frame[chosen].reset_index(drop=True)
+    return WithCells(tables.Loaded(metrics, tuple(dict.fromkeys(warnings))), frame, tuple(days))
+
+
+def _pieces(window: Window, days: Sequence[dt.date]) -> list[tuple[dt.datetime | None, dt.datetime | None, bool]]:
+    """The window cut into runs of cell days (True) and the rest (False), in time order."""
+    out: list[tuple[dt.datetime | None, dt.datetime | None, bool]] = []
+    cursor: dt.datetime | None = window.start
+    for run in _runs(days):
+        first, last = (dt.datetime.combine(day, dt.time(), dt.UTC) for day in (run[0], run[-1]))
+        if cursor is None or cursor < first:
+            out.append((cursor, first, False))
+        out.append((first, last + DAY, True))
+        cursor = last + DAY
+    if window.end is None or cursor is None or cursor < window.end:
+        out.append((cursor, window.end, False))
+    return out
+
+
+def _runs(days: Sequence[dt.date]) -> list[list[dt.date]]:
+    runs: list[list[dt.date]] = []
+    for day in sorted(days):
+        if runs and (day - runs[-1][-1]).days == 1:
+            runs[-1].append(day)
+        else:
+            runs.append([day])
+    return runs
+
+
+@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner=False)
+def _stale(store: str) -> list[Period] | None:
+    """What the sources added since the span cells' last refresh (None: read every point)."""
+    try:
+        return stale_spans(tables.store_at(store), stored.DERIVATION)
+    except (DeltaError, OSError, ValueError):  # a damaged or unreachable table: the points are read instead
+        return None

@@ -1,0 +1,74 @@
+"""The Overview from stored span cells (`dashboard.loaders.cells`): after `ruscope compact` refreshed them, the
+page reads the whole days' cells instead of their NormalizedRUConsumption points, and shows the figures it
+shows from every point (the same store, not refreshed), for all time, a preset and a custom window; with new
+points since the refresh (a stale day) those days are read as points."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis.load import stored
+from analysis.scope import Window
+from dashboard.loaders import cells, overview
+from dashboard.state import FrameState
+from store import compact, store_location, write_frame
+from tests.analysis.test_load_stored import START, normalized, write_store
+from tests.dashboard.apptest import run_app
+
+WINDOWS = [
+    Window(),
+    Window(START + pd.Timedelta(hours=9, minutes=30), None, "Custom"),
+    Window(START + pd.Timedelta(hours=5), START + pd.Timedelta(days=2, hours=22), "Custom"),
+]
+
+
+@pytest.fixture()
+def stores(tmp_path: Path) -> tuple[Path, Path]:
+    """The same store twice: as points only, and compacted (the span cells refreshed)."""
+    write_store(tmp_path / "points")
+    shutil.copytree(tmp_path / "points", tmp_path / "cells")
+    list(compact(store_location(tmp_path / "cells"), retention_hours=0, derived=(stored.DERIVATION,)))
+    return tmp_path / "points", tmp_path / "cells"
+
+
+def containers(store: Path, window: Window) -> pd.DataFrame:
+    view = FrameState(store=str(store), window=window)
+    return overview._load_overview.__wrapped__(view).containers  # uncached: the two stores' own reads
+
+
+@pytest.mark.parametrize("window", WINDOWS, ids=["all time", "since a morning", "custom"])
+def test_the_overview_from_cells_is_the_overview_from_points(stores: tuple[Path, Path], window: Window) -> None:
+    points, cells_store = stores
+    read = cells.metrics_with_cells(FrameState(store=str(cells_store), window=window), ["time", "metric"], [])
+    assert read.days and not read.metrics.frame["metric"].eq("NormalizedRUConsumption").all()  # cells indeed
+    got, want = containers(cells_store, window), containers(points, window)
+    assert want["sustained_normalized_ru"].notna().all() and want["own_minutes_excluded"].sum() > 0
+    pd.testing.assert_frame_equal(got, want)
+
+
+def test_a_day_with_points_newer_than_the_refresh_is_read_as_points(stores: tuple[Path, Path]) -> None:
+    points, cells_store = stores
+    late = normalized(1440 + 7, 1440 + 30, ("0",), 9).assign(value=100.0)  # day 2's busiest minutes, late
+    assert len(late)
+    for root in stores:
+        write_frame(store_location(root), "metrics", late, run_id="late", part="m")
+    view = FrameState(store=str(cells_store), window=Window())
+    read = cells.metrics_with_cells(view, ["time", "metric"], [])
+    assert (START + pd.Timedelta(days=1)).date() not in read.days and read.days  # the stale day, as points
+    pd.testing.assert_frame_equal(containers(cells_store, Window()), containers(points, Window()))
+    assert containers(points, Window())["hot_normalized_ru"].max() == 100.0  # the late points are in it
+
+
+def test_the_page_draws_from_cells(stores: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through Streamlit, as a user opens it: the same table as from the points."""
+    shown = {}
+    for root in stores:
+        monkeypatch.setenv("RUSCOPE_STORE", str(root))
+        app = run_app()
+        shown[root.name] = app.dataframe[0].value.reset_index(drop=True)
+    assert len(shown["points"]) == 1  # the one container, with its figures
+    pd.testing.assert_frame_equal(shown["cells"], shown["points"])
