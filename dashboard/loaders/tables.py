@@ -34,7 +34,7 @@ import streamlit as st
 
 from analysis import regions, scope
 from dashboard.state import FrameState
-from store import TABLES, StoreLocation, StoreWarning, empty_frame, read_table, store_location
+from store import StoreLocation, StoreWarning, empty_frame, read_table, store_location
 from store.records import SHARED_OFFER_CONTAINER
 
 TTL_SECONDS = 30
@@ -117,15 +117,9 @@ def _before(
     run_ids: tuple[str, ...] | None,
     exclude: dict[str, tuple[str, ...]] | None = None,
 ) -> pd.DataFrame:
-    """`read_table`'s rows, those timed before `until` only (all when None): the window's end. The time
-    column is read for the cut when the caller did not ask for it, and dropped again."""
-    if until is None:
-        return read_table(location, table, since=since, columns=columns, run_ids=run_ids, exclude=exclude)
-    time = TABLES[table].time
-    read = None if columns is None else tuple(dict.fromkeys([*columns, time]))
-    frame = read_table(location, table, since=since, columns=read, run_ids=run_ids, exclude=exclude)
-    frame = frame[frame[time].lt(pd.Timestamp(until)).fillna(False).astype(bool)].reset_index(drop=True)
-    return frame if columns is None else frame[list(columns)]
+    """`read_table`'s rows, those timed before `until` only (all when None): the window's end. The store cuts
+    it (no date partition after it is opened), as it cuts `since`."""
+    return read_table(location, table, since=since, until=until, columns=columns, run_ids=run_ids, exclude=exclude)
 
 
 def load_view(
