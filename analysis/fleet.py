@@ -173,7 +173,7 @@ def summarize_fleet(
     fleet = keys
     for part in parts:
         fleet = fleet.merge(part, on=FLEET_KEY, how="left")
-    fleet = with_shared_offers(fleet, metrics, partitions)
+    fleet = with_shared_offers(fleet, metrics, partitions, reporting=None if model is None else model.reporting)
     fleet = fleet.assign(**_risks(fleet))
     order = ["risk", "waste", "total_ru"]
     fleet = fleet.sort_values(FLEET_KEY).sort_values(order, ascending=False, na_position="last", kind="stable")
@@ -324,15 +324,22 @@ _OFFER_METRICS = (*PROVISIONED_METRICS, NORMALIZED_RU)  # what a container with 
 
 
 def shared_offer_members(
-    fleet_keys: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.DataFrame | None
+    fleet_keys: pd.DataFrame,
+    metrics: pd.DataFrame,
+    partitions: pd.DataFrame | None,
+    *,
+    reporting: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """The containers of `fleet_keys` (FLEET_KEY) that spend their database's shared offer (the module
-    docstring), as FLEET_KEY rows."""
+    docstring), as FLEET_KEY rows. `reporting`: containers known to report NormalizedRUConsumption by name
+    beyond `metrics`' rows (a model's span cells, whose points a page did not read: `analysis.load.stored`)."""
     keyed = metrics.dropna(subset=FLEET_KEY)
     offered = keyed[keyed["container"].astype(str).eq(SHARED_OFFER_CONTAINER)]
     databases = offered[["account", "database"]]
     named = in_containers(keyed)
     own = named[named["metric"].isin(_OFFER_METRICS).fillna(False)][FLEET_KEY]
+    if reporting is not None:
+        own = pd.concat([own, reporting[FLEET_KEY]], ignore_index=True)
     snapshot = None if partitions is None else partitions.reindex(columns=PARTITION_COLUMNS).dropna(subset=FLEET_KEY)
     if snapshot is not None:
         sharing = snapshot[snapshot["database_throughput_ru"].notna()]
@@ -346,10 +353,17 @@ def shared_offer_members(
     return mine[mine["_merge"].eq("left_only")][FLEET_KEY].drop_duplicates().reset_index(drop=True)
 
 
-def with_shared_offers(fleet: pd.DataFrame, metrics: pd.DataFrame, partitions: pd.DataFrame | None) -> pd.DataFrame:
+def with_shared_offers(
+    fleet: pd.DataFrame,
+    metrics: pd.DataFrame,
+    partitions: pd.DataFrame | None,
+    *,
+    reporting: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """`fleet` with `throughput_unit`, and each container that spends its database's shared offer given that
-    offer's `max_normalized_ru`, no `provisioned_ru_s` or `waste` of its own, and `SHARED_WASTE_NOTE`."""
-    members = shared_offer_members(fleet, metrics, partitions).assign(_shared=True)
+    offer's `max_normalized_ru`, no `provisioned_ru_s` or `waste` of its own, and `SHARED_WASTE_NOTE`
+    (`reporting`: as `shared_offer_members` takes it)."""
+    members = shared_offer_members(fleet, metrics, partitions, reporting=reporting).assign(_shared=True)
     out = fleet.merge(members, on=FLEET_KEY, how="left")
     shared = out.pop("_shared").eq(True).to_numpy(dtype=bool)
     out["throughput_unit"] = pd.Series(OWN_UNIT, index=out.index, dtype=object).where(~shared, SHARED_UNIT)

@@ -129,7 +129,8 @@ def container_hottest_ranges(
     Monitor, so its hottest range is the offer's (the offer's rows are under
     `store.records.SHARED_OFFER_CONTAINER`): what throttles it. `model`: as `range_loads` takes it."""
     own = hottest_range(metrics, requests, partitions, model=model)
-    members = fleet.shared_offer_members(fleet_rows.reindex(columns=KEY), metrics, partitions)
+    reporting = None if model is None else model.reporting
+    members = fleet.shared_offer_members(fleet_rows.reindex(columns=KEY), metrics, partitions, reporting=reporting)
     if members.empty:
         return own
     keyed = metrics.dropna(subset=KEY)

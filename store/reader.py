@@ -77,8 +77,9 @@ def read_table(
     - `until`: rows before it (naive means UTC); later date partitions are never opened.
     - `columns`: only these, in this order (the schema's when None); an unknown name is a ValueError.
     - `run_ids`: only these runs.
-    - `exclude`: column -> values whose rows are dropped while reading (a page that has a metric's cells
-      leaves its points out): the filter is Arrow's, so the rows dropped are never converted.
+    - `exclude`: column -> values: the rows holding one of its values in every column named are dropped
+      while reading (a null matches none), so a page that has some points' cells leaves those points out; the
+      filter is Arrow's, so the rows dropped are never converted.
     """
     spec, location = table_spec(table), require_location(store, "read_table")
     names = selected(spec, columns)
@@ -95,10 +96,19 @@ def read_table(
         partitions.append((DATE, "<=", (end - dt.timedelta(microseconds=1)).date().isoformat()))
         before = pc.field(spec.time) < pa.scalar(end, UTC_TIME)
         row_filter = before if row_filter is None else row_filter & before
-    for column, values in excluded.items():
-        kept = ~pc.is_in(pc.field(column), value_set=pa.array(sorted(map(str, values)), pa.string()))
-        kept = pc.is_null(pc.field(column)) | kept
-        row_filter = kept if row_filter is None else row_filter & kept
+    if excluded:
+        matches = [
+            # as string: a compacted file may store the column as string_view, which Arrow's is_in and the
+            # statistics' comparisons do not take against a string value set; a null matches none (false &
+            # null is false: Kleene logic)
+            pc.field(column).cast(pa.string()).is_valid()
+            & pc.is_in(pc.field(column).cast(pa.string()), value_set=pa.array(sorted(map(str, values)), pa.string()))
+            for column, values in excluded.items()
+        ]
+        dropped = matches[0]
+        for match in matches[1:]:
+            dropped = dropped & match
+        row_filter = ~dropped if row_filter is None else row_filter & ~dropped
     data = _read(location, spec, schema, first_day, row_filter, partitions or None)
     if run_ids is not None:
         data = data.filter(pc.is_in(data["run_id"], value_set=pa.array(sorted(map(str, run_ids)), pa.string())))

@@ -17,6 +17,7 @@ import pandas as pd
 
 from analysis import spans
 from analysis.load.consumed import consumed_intervals, summarize_consumed
+from analysis.load.frames import KEY
 from analysis.load.layout import partition_layout
 from analysis.load.minutes import partition_minutes
 from analysis.load.stored import reported_layout, window_cells
@@ -37,6 +38,12 @@ class LoadModel:
     layout: pd.DataFrame  # `partition_layout`: each container's physical partitions now
     load: pd.DataFrame  # `summarize_cells` of `cells`: peak minute, sustained load, own minutes
     consumed_summary: pd.DataFrame  # `summarize_consumed` of `consumed`: peak and p95 RU/s, own RU subtracted
+
+    @property
+    def reporting(self) -> pd.DataFrame:
+        """The containers whose NormalizedRUConsumption (split by pkrange, by name) the model holds: what a
+        page that read cells instead of those points still knows of them (`analysis.fleet.shared_offer_members`)."""
+        return self.cells.ranges[KEY].drop_duplicates()
 
     def require_minutes(self) -> pd.DataFrame:
         """The per-minute frame, for a figure that needs every minute (the autoscale needs, the burst rule)."""

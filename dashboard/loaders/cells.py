@@ -51,7 +51,14 @@ def metrics_with_cells(
         every = tables.load_with_shared_offer(view, "metrics", columns=columns, cached=False)
         return WithCells(every, rows.frame.iloc[0:0], ())
     parts, warnings = [], list(rows.warnings)
-    points: dict[str, tuple[str, ...]] = {"metric": (NORMALIZED_RU,)}
+    ranges = rows.frame[rows.frame["kind"].eq("range").fillna(False).astype(bool)]
+    # exactly the points the cells hold: NormalizedRUConsumption split by pkrange, of a container (a shared
+    # offer's rows, container "", and rows without a pkrange are not in cells and are read)
+    points: dict[str, tuple[str, ...]] = {
+        "metric": (NORMALIZED_RU,),
+        "container": tuple(sorted(set(ranges["container"].dropna().astype(str)) - {""})),
+        "pkrange_id": tuple(sorted(set(ranges["pkrange_id"].dropna().astype(str)))),
+    }
     for start, end, cells in _pieces(view.window, days):
         piece = dataclasses.replace(view, window=Window(start, end, view.window.label))
         exclude = points if cells else None

@@ -18,6 +18,7 @@ from dashboard.state import FrameState
 from store import compact, store_location, write_frame
 from tests.analysis.test_load_stored import START, normalized, write_store
 from tests.dashboard.apptest import run_app
+from tests.dashboard.test_shared_throughput_pages import shared_store
 
 WINDOWS = [
     Window(),
@@ -26,13 +27,18 @@ WINDOWS = [
 ]
 
 
-@pytest.fixture()
-def stores(tmp_path: Path) -> tuple[Path, Path]:
-    """The same store twice: as points only, and compacted (the span cells refreshed)."""
-    write_store(tmp_path / "points")
+def twins(tmp_path: Path) -> tuple[Path, Path]:
+    """The store at tmp_path/points twice, both compacted, the span cells refreshed in the second only."""
     shutil.copytree(tmp_path / "points", tmp_path / "cells")
+    list(compact(store_location(tmp_path / "points"), retention_hours=0))
     list(compact(store_location(tmp_path / "cells"), retention_hours=0, derived=(stored.DERIVATION,)))
     return tmp_path / "points", tmp_path / "cells"
+
+
+@pytest.fixture()
+def stores(tmp_path: Path) -> tuple[Path, Path]:
+    write_store(tmp_path / "points")
+    return twins(tmp_path)
 
 
 def containers(store: Path, window: Window) -> pd.DataFrame:
@@ -72,3 +78,18 @@ def test_the_page_draws_from_cells(stores: tuple[Path, Path], monkeypatch: pytes
         shown[root.name] = app.dataframe[0].value.reset_index(drop=True)
     assert len(shown["points"]) == 1  # the one container, with its figures
     pd.testing.assert_frame_equal(shown["cells"], shown["points"])
+
+
+def test_a_shared_offer_from_cells_is_the_shared_offer_from_points(tmp_path: Path) -> None:
+    """A database's shared offer (its partitions' points under container "", never in cells) and a container
+    of its own: the same throughput units, members and hot ranges from cells as from points."""
+    shared_store(tmp_path / "points")
+    twins(tmp_path)
+    read = cells.metrics_with_cells(FrameState(store=str(tmp_path / "cells")), ["container", "metric"], [])
+    kept = read.metrics.frame
+    assert read.days
+    normalized_ = kept[kept["metric"].eq("NormalizedRUConsumption")]
+    assert set(normalized_["container"]) == {""}  # the offer's points read, the own container's from cells
+    got, want = containers(tmp_path / "cells", Window()), containers(tmp_path / "points", Window())
+    assert set(want["container"]) == {"a", "b", "own"}
+    pd.testing.assert_frame_equal(got, want)

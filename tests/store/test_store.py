@@ -471,6 +471,10 @@ def test_exclude_drops_the_rows_holding_those_values(tmp_path: Path) -> None:
     write_frame(store_location(tmp_path), "executions", frame, run_id="r1", part="a")
     kept = read_table(store_location(tmp_path), "executions", columns=["total_ru"], exclude={"query_name": ["q-0"]})
     assert kept["total_ru"].tolist() == [3.5, 4.5] and list(kept.columns) == ["total_ru"]  # a null is kept
+    both = {"query_name": ["q-0", "q-1"], "execution_id": ["e1"]}  # a row is dropped when every column matches
+    assert read_table(store_location(tmp_path), "executions", columns=["total_ru"], exclude=both)[
+        "total_ru"
+    ].tolist() == [3.5, 4.5]
     with pytest.raises(ValueError, match="'nope'"):
         read_table(store_location(tmp_path), "executions", exclude={"nope": ["x"]})
 
