@@ -394,16 +394,18 @@ def summarize_throughput_units(
     partitions: pd.DataFrame | None = None,
     *,
     region: str | None = None,
+    reporting: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """One row per throughput unit of the containers in `fleet` (`summarize_fleet`'s, of the same `region`):
     each shared database with its containers, each container with RU/s of its own (`UNIT_COLUMNS`); a unit
-    where its first container is in the fleet's order."""
+    where its first container is in the fleet's order (`reporting`: as `shared_offer_members` takes it)."""
     if fleet.empty:
         return pd.DataFrame(columns=UNIT_COLUMNS)
     metrics = metrics if metrics is not None else pd.DataFrame(columns=METRIC_COLUMNS)
     metrics = regions.select_region(metrics, region)
     ranked = fleet.reset_index(drop=True).assign(_rank=lambda f: range(len(f)))
-    members = shared_offer_members(fleet, metrics, partitions).merge(ranked[[*FLEET_KEY, "_rank"]], on=FLEET_KEY)
+    members = shared_offer_members(fleet, metrics, partitions, reporting=reporting)
+    members = members.merge(ranked[[*FLEET_KEY, "_rank"]], on=FLEET_KEY)
     own = ranked[~ranked["_rank"].isin(members["_rank"])]
     own = own.assign(containers=own["container"], throughput_unit=OWN_UNIT).reindex(columns=[*UNIT_COLUMNS, "_rank"])
     if members.empty:

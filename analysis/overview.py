@@ -207,13 +207,8 @@ def summarize_containers(
     (None: the account in total); `log_throttles` for the 429 rate of a container without metrics; `model`:
     the caller's `analysis.load.build` of these frames (the region's metrics), else built here once, of
     `span_cells` when given (`analysis.load.build`: the stored days' cells, `metrics` the other days' points)."""
-    if model is None and span_cells is not None and len(span_cells):
-        model = load.build(
-            regions.select_region(metrics, region),
-            requests,
-            partitions,
-            span_cells=stored.in_region(span_cells, region),
-        )
+    if model is None:
+        model = region_model(metrics, requests, partitions, span_cells, region)
     ranked_and_model = _ranked(executions, requests, metrics, partitions, log_throttles, limits, region, model)
     return _with_model(*ranked_and_model, requests, partitions, logical_keys, limits=limits)
 
@@ -280,16 +275,33 @@ def summarize_fleet_table(
     *,
     limits: Limits | None = None,
     region: str | None = None,
+    model: load.LoadModel | None = None,
 ) -> pd.DataFrame:
     """The Fleet page's table (`FLEET_TABLE_COLUMNS`): `analysis.fleet`'s ranking, with the partition count,
     hottest range and its share of this module's model (the layout, Azure Monitor's workload share, else the
-    replay's), so Fleet, Overview and the report show one number each."""
-    ranked, metrics, model = _ranked(executions, requests, metrics, partitions, log_throttles, limits, region)
+    replay's), so Fleet, Overview and the report show one number each; `model`: as `summarize_containers`
+    takes it (`region_model`: of stored span cells)."""
+    ranked, metrics, model = _ranked(executions, requests, metrics, partitions, log_throttles, limits, region, model)
     no_keys = pd.DataFrame(columns=LOGICAL_KEY_COLUMNS)  # the table shows no key sizes
     containers = _with_model(ranked, metrics, model, requests, partitions, no_keys, limits=limits)
     figures = containers[[*KEY, "pkranges", "layout_source", "hot_pkrange", "hot_range_share", "skew_source"]]
     ranked = ranked.drop(columns=["hot_pkrange"]).merge(figures, on=KEY, how="left")
     return ranked.reindex(columns=FLEET_TABLE_COLUMNS)
+
+
+def region_model(
+    metrics: pd.DataFrame,
+    requests: pd.DataFrame | None,
+    partitions: pd.DataFrame | None,
+    span_cells: pd.DataFrame | None,
+    region: str | None,
+) -> load.LoadModel | None:
+    """The model of `region`'s frames with stored span cells (`analysis.load.build`), None without cells (the
+    figures then build it of the points)."""
+    if span_cells is None or not len(span_cells):
+        return None
+    cells = stored.in_region(span_cells, region)
+    return load.build(regions.select_region(metrics, region), requests, partitions, span_cells=cells)
 
 
 def _choose_sources(rows: pd.DataFrame) -> pd.DataFrame:

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis import fleet, overview, throttling
-from dashboard.loaders import tables
+from dashboard.loaders import cells, tables
 from dashboard.state import FrameState
 
 
@@ -31,13 +31,19 @@ def _load_fleet(view: FrameState) -> FleetData:
     region = view.region
     executions = tables.load_view(view, "executions", columns=fleet.EXECUTION_COLUMNS)
     requests = tables.load_view(view, "requests", columns=fleet.REQUEST_COLUMNS)
-    # millions of points: read, not cached (this loader caches its result; pickling them costs as much)
-    metrics = tables.load_with_shared_offer(view, "metrics", columns=fleet.FLEET_METRIC_COLUMNS, cached=False)
+    # millions of points: read, not cached (this loader caches its result; pickling them costs as much); the
+    # whole days' NormalizedRUConsumption as their stored span cells (`cells`)
+    read = cells.metrics_with_cells(view, fleet.FLEET_METRIC_COLUMNS, [])
+    metrics = read.metrics
     partitions = tables.load_view(view, "partitions", columns=fleet.PARTITION_COLUMNS)
     logged = tables.load_view(view, "log_throttles", columns=throttling.LOG_THROTTLE_COLUMNS)
     loaded = (executions, requests, metrics, partitions, logged)
+    model = overview.region_model(metrics.frame, requests.frame, partitions.frame, read.cells, region)
     ranked = overview.summarize_fleet_table(
-        executions.frame, requests.frame, metrics.frame, partitions.frame, logged.frame, region=region
+        executions.frame, requests.frame, metrics.frame, partitions.frame, logged.frame, region=region, model=model
     )
-    units = fleet.summarize_throughput_units(ranked, metrics.frame, partitions.frame, region=region)
+    reporting = None if model is None else model.reporting
+    units = fleet.summarize_throughput_units(
+        ranked, metrics.frame, partitions.frame, region=region, reporting=reporting
+    )
     return FleetData(ranked, units, tuple(dict.fromkeys(w for one in loaded for w in one.warnings)))

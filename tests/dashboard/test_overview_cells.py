@@ -1,7 +1,8 @@
-"""The Overview from stored span cells (`dashboard.loaders.cells`): after `ruscope compact` refreshed them, the
-page reads the whole days' cells instead of their NormalizedRUConsumption points, and shows the figures it
-shows from every point (the same store, not refreshed), for all time, a preset and a custom window; with new
-points since the refresh (a stale day) those days are read as points."""
+"""The Overview and the Fleet from stored span cells (`dashboard.loaders.cells`): after `ruscope compact`
+refreshed them, the pages read the whole days' cells instead of their NormalizedRUConsumption points, and show
+the figures they show from every point (the same store, compacted without them), for all time, a preset and
+a custom window, a split container and a shared offer; with new points since the refresh (a stale day)
+those days are read as points."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from analysis.load import stored
 from analysis.scope import Window
-from dashboard.loaders import cells, overview
+from dashboard.loaders import cells, fleet, overview
 from dashboard.state import FrameState
 from store import compact, store_location, write_frame
 from tests.analysis.test_load_stored import START, normalized, write_store
@@ -93,3 +94,18 @@ def test_a_shared_offer_from_cells_is_the_shared_offer_from_points(tmp_path: Pat
     got, want = containers(tmp_path / "cells", Window()), containers(tmp_path / "points", Window())
     assert set(want["container"]) == {"a", "b", "own"}
     pd.testing.assert_frame_equal(got, want)
+
+
+def fleet_of(store: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    data = fleet._load_fleet.__wrapped__(FrameState(store=str(store)))  # uncached, as `containers`
+    return data.ranked, data.units
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["a split container", "a shared offer"])
+def test_the_fleet_from_cells_is_the_fleet_from_points(tmp_path: Path, shared: bool) -> None:
+    (shared_store if shared else write_store)(tmp_path / "points")
+    points, cells_store = twins(tmp_path)
+    (ranked, units), (want_ranked, want_units) = fleet_of(cells_store), fleet_of(points)
+    assert want_ranked["max_normalized_ru"].notna().any() and len(want_units)
+    pd.testing.assert_frame_equal(ranked, want_ranked)
+    pd.testing.assert_frame_equal(units, want_units)
