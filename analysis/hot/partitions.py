@@ -29,6 +29,7 @@ bin, since a minute at 100% is what throttles, and an average would hide it. Agg
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -38,7 +39,8 @@ from analysis import joins
 from analysis.hot.current import CONTAINER_KEY, ROW_KEY, current_rows
 from analysis.pkrange_ids import pkrange_sort_key
 from cosmoscore.monitor.metrics import NORMALIZED_RU
-from store.records import METRICS, PARTITIONS, SHARED_OFFER_CONTAINER
+from store.records import METRIC_CELLS, METRICS, PARTITIONS, SHARED_OFFER_CONTAINER
+from store.rollups.tiers import Tier
 
 NORMALIZED = NORMALIZED_RU  # percent of a pkrange's share of the RU/s, max per interval
 MAX_CELLS = 50_000  # a heatmap a browser draws at once (100 pkranges x MAX_COLUMNS is 30,000 cells)
@@ -100,31 +102,129 @@ def summarize_normalized_heatmap(
     metrics: pd.DataFrame,
     partitions: pd.DataFrame,
     *,
+    cells: pd.DataFrame | None = None,
     max_cells: int = MAX_CELLS,
     max_columns: int = MAX_COLUMNS,
 ) -> Heatmap:
     """The pkrange x time heatmap of normalized RU (percent, max per bin), rows in key-space order, splits
     marked. `rows` also carries each pkrange's `peak` and `mean` (of its points), whether it is `current`
     (exists at the end of the view) and its `current_mean` since the current layout start (`analysis.hot.current`:
-    what the skew compares; NaN for a retired pkrange)."""
+    what the skew compares; NaN for a retired pkrange).
+
+    `cells`: the rollup cells (`metric_cells` rows of one tier: ROW_KEY, `time`, `max`, `sum`, `count`,
+    `first_time`, `last_time`) of NormalizedRUConsumption on days `metrics` holds no points of; the same
+    heatmap when the tier's width divides the heatmap's bin (`cell_tier`) and no container's current layout
+    starts inside one of those days (`layout_days`: the caller reads those days' points)."""
     mask = normalized_mask(metrics)
-    if not mask.any():
+    extra = cells if cells is not None else pd.DataFrame(columns=[*ROW_KEY, *CELL_FIGURES])
+    if not mask.any() and extra.empty:
         return empty_heatmap()
-    codes, keys = _row_codes(metrics, mask)
-    values = metrics["value"].to_numpy(dtype=float, na_value=np.nan)[mask]
-    ns = naive_ns(metrics["time"])[mask]
-    by_row = pd.Series(ns).groupby(codes)
-    keys["first_time"] = pd.to_datetime(by_row.min().reindex(range(len(keys))).to_numpy(), utc=True)
-    keys["last_time"] = pd.to_datetime(by_row.max().reindex(range(len(keys))).to_numpy(), utc=True)
-    counts = np.bincount(codes, minlength=len(keys))
-    keys["peak"] = pd.Series(values).groupby(codes).max().reindex(range(len(keys))).to_numpy()
-    keys["mean"] = np.bincount(codes, weights=values, minlength=len(keys)) / np.maximum(counts, 1)
-    keys = _with_current_mean(keys, partitions, codes, ns, values)
+    points = _Points.of(metrics, mask, extra)
+    keys = points.keys
+    by_row = len(keys)
+    keys["first_time"] = pd.to_datetime(_per_row(points.code, points.first, by_row, np.minimum), utc=True)
+    keys["last_time"] = pd.to_datetime(_per_row(points.code, points.last, by_row, np.maximum), utc=True)
+    counts = np.bincount(points.code, weights=points.count, minlength=by_row)
+    peak = np.full(by_row, np.nan)
+    np.fmax.at(peak, points.code, points.peak)
+    keys["peak"] = peak
+    keys["mean"] = np.bincount(points.code, weights=points.sum, minlength=by_row) / np.maximum(counts, 1)
+    keys = _with_current_mean(keys, partitions, points)
     rows = order_pkranges(keys, partitions)
     position = np.empty(len(keys), dtype=np.int64)
     position[rows.pop("code").to_numpy(dtype=np.int64)] = np.arange(len(rows))
-    z, starts, step = binned_max(position[codes], ns, values, len(rows), max_cells=max_cells, max_columns=max_columns)
+    span = (int(points.first.min()), int(points.last.max()))
+    z, starts, step = binned(
+        position[points.code], points.bin, points.peak, len(rows), max_cells=max_cells, max_columns=max_columns,
+        how="max", span=span,
+    )  # fmt: skip
     return Heatmap(z=z, times=starts, rows=rows, bin=step, splits=split_marks(rows))
+
+
+CELL_FIGURES = METRIC_CELLS.pick("time", "max", "sum", "count", "first_time", "last_time")
+
+
+@dataclass(frozen=True)
+class _Points:
+    """The heatmap's inputs, one entry per point or rollup cell: its row, bin start, peak, sum and count, and
+    the first and last time it covers (a point is a cell of one: its value, itself, once)."""
+
+    code: np.ndarray
+    keys: pd.DataFrame
+    bin: np.ndarray
+    peak: np.ndarray
+    sum: np.ndarray
+    count: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+
+    @classmethod
+    def of(cls, metrics: pd.DataFrame, mask: np.ndarray, cells: pd.DataFrame) -> _Points:
+        if mask.any():
+            codes, keys = _row_codes(metrics, mask)
+        else:
+            codes, keys = np.zeros(0, dtype=np.int64), pd.DataFrame(columns=[*ROW_KEY, "code"])
+        values = metrics["value"].to_numpy(dtype=float, na_value=np.nan)[mask]
+        ns = naive_ns(metrics["time"])[mask]
+        if cells.empty:
+            return cls(codes, keys, ns, values, values, np.ones(len(values)), ns, ns)
+        cell_keys = cells[ROW_KEY].astype(object).astype({"pkrange_id": str})
+        at = joins.match(cell_keys, keys[ROW_KEY], ROW_KEY)
+        new = cell_keys[at < 0].drop_duplicates().reset_index(drop=True)
+        new["code"] = np.arange(len(keys), len(keys) + len(new))
+        keys = pd.concat([keys, new], ignore_index=True)
+        at = joins.match(cell_keys, keys[ROW_KEY], ROW_KEY)
+
+        def times(column: str) -> np.ndarray:
+            return naive_ns(pd.to_datetime(cells[column], utc=True))
+
+        def numbers(column: str) -> np.ndarray:
+            return cells[column].to_numpy(dtype=float, na_value=np.nan)
+
+        return cls(
+            np.concatenate([codes, at]),
+            keys,
+            np.concatenate([ns, times("time")]),
+            np.concatenate([values, numbers("max")]),
+            np.concatenate([values, numbers("sum")]),
+            np.concatenate([np.ones(len(values)), numbers("count")]),
+            np.concatenate([ns, times("first_time")]),
+            np.concatenate([ns, times("last_time")]),
+        )
+
+
+def _per_row(codes: np.ndarray, values: np.ndarray, n: int, how: np.ufunc) -> np.ndarray:
+    out = np.full(n, np.iinfo(np.int64).max if how is np.minimum else np.iinfo(np.int64).min, dtype=np.int64)
+    how.at(out, codes, values)
+    return out
+
+
+def heatmap_step(
+    metrics: pd.DataFrame,
+    span_cells: pd.DataFrame,
+    *,
+    max_cells: int = MAX_CELLS,
+    max_columns: int = MAX_COLUMNS,
+) -> pd.Timedelta:
+    """The bin `summarize_normalized_heatmap` draws `metrics`' points and the points the span cells hold
+    (`analysis.load.stored`'s "range" rows: each range's first and last point per day) in, before those
+    points are read: the rollup tier that draws it is chosen by it (`cell_tier`)."""
+    mask = normalized_mask(metrics)
+    ranges = span_cells[span_cells["kind"].eq("range").fillna(False).astype(bool)]
+    keys = [metrics.loc[mask, ROW_KEY].astype(object).astype({"pkrange_id": str}).drop_duplicates()]
+    keys.append(ranges[ROW_KEY].astype(object).astype({"pkrange_id": str}).drop_duplicates())
+    n_rows = len(pd.concat(keys, ignore_index=True).drop_duplicates())
+    times = naive_ns(metrics["time"])[mask]
+    firsts = np.concatenate([times, naive_ns(pd.to_datetime(ranges["first_time"], utc=True))])
+    lasts = np.concatenate([times, naive_ns(pd.to_datetime(ranges["last_time"], utc=True))])
+    span = pd.Timedelta(int(lasts.max()) - int(firsts.min()), "ns") + NICE_BINS[0]
+    return heatmap_bin(span, n_rows, max_cells=max_cells, max_columns=max_columns)
+
+
+def cell_tier(step: pd.Timedelta, tiers: Sequence[Tier]) -> Tier | None:
+    """The coarsest rollup tier whose cells nest in the heatmap's bins of `step` (None: none does)."""
+    nesting = [tier for tier in tiers if pd.Timedelta(step) % pd.Timedelta(tier.width) == pd.Timedelta(0)]
+    return max(nesting, key=lambda tier: tier.width) if nesting else None
 
 
 def with_own_minutes(heatmap: Heatmap, own: pd.DataFrame) -> Heatmap:
@@ -146,18 +246,28 @@ def with_own_minutes(heatmap: Heatmap, own: pd.DataFrame) -> Heatmap:
     return replace(heatmap, own=counts)
 
 
-def _with_current_mean(
-    keys: pd.DataFrame, partitions: pd.DataFrame, codes: np.ndarray, ns: np.ndarray, values: np.ndarray
-) -> pd.DataFrame:
+def _with_current_mean(keys: pd.DataFrame, partitions: pd.DataFrame, points: _Points) -> pd.DataFrame:
     """`keys` (one row per code) with `current` and `current_mean`: the mean of the points at or after the
-    container's current layout start, of the pkranges that exist at the end (`analysis.hot.current`)."""
+    container's current layout start, of the pkranges that exist at the end (`analysis.hot.current`); a cell
+    counts whole by its start (a caller reads the points of a day a layout starts in: `layout_days`)."""
     layout = current_rows(keys[[*ROW_KEY, "first_time", "last_time"]], partitions)
     current = layout["current"].to_numpy(dtype=bool)
     since = np.where(current, naive_ns(layout["since"].where(layout["current"], layout["first_time"])), 0)
-    ok = current[codes] & (ns >= since[codes])
-    n = np.bincount(codes[ok], minlength=len(keys))
-    total = np.bincount(codes[ok], weights=values[ok], minlength=len(keys))
+    codes = points.code
+    ok = current[codes] & (points.bin >= since[codes])
+    n = np.bincount(codes[ok], weights=points.count[ok], minlength=len(keys))
+    total = np.bincount(codes[ok], weights=points.sum[ok], minlength=len(keys))
     return keys.assign(current=current, current_mean=np.where(n > 0, total / np.maximum(n, 1), np.nan).round(4))
+
+
+def layout_days(cells: pd.DataFrame) -> list[pd.Timestamp]:
+    """The first point of each pkrange the span cells hold (`analysis.load.stored`'s "range" rows): the days a
+    current layout may start in, whose points a heatmap from rollup cells reads (`summarize_normalized_heatmap`)."""
+    ranges = cells[cells["kind"].eq("range").fillna(False).astype(bool)]
+    if ranges.empty:
+        return []
+    firsts = pd.to_datetime(ranges["first_time"], utc=True).groupby([ranges[c] for c in ROW_KEY]).min()
+    return sorted(set(firsts.dropna().tolist()))
 
 
 def binned_max(
@@ -288,10 +398,12 @@ def binned(
     max_columns: int,
     how: str,
     smallest: pd.Timedelta = NICE_BINS[0],
+    span: tuple[int, int] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, pd.Timedelta]:
     """Aggregate points (`ns`: `naive_ns` times) into a rows x bins matrix (`how`: "max" or "sum"), bins aligned
-    to the epoch; NaN where a bin has no point."""
-    first, last = int(ns.min()), int(ns.max())
+    to the epoch; NaN where a bin has no point. `span`: the first and last time the points cover, when some are
+    cells that start before their first point (`summarize_normalized_heatmap`)."""
+    first, last = span if span is not None else (int(ns.min()), int(ns.max()))
     step = heatmap_bin(
         pd.Timedelta(last - first, "ns") + smallest,
         n_rows,

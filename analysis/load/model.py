@@ -20,7 +20,7 @@ from analysis.load.consumed import consumed_intervals, summarize_consumed
 from analysis.load.frames import KEY
 from analysis.load.layout import partition_layout
 from analysis.load.minutes import partition_minutes
-from analysis.load.stored import reported_layout, window_cells
+from analysis.load.stored import OWN_MINUTE_COLUMNS, reported_layout, window_cells
 from analysis.load.summary import SUSTAINED_QUANTILE, summarize_cells
 
 
@@ -33,6 +33,7 @@ class LoadModel:
     # stored span cells (`build(..., span_cells=)`), which never holds every minute (`require_minutes`)
     minutes: pd.DataFrame | None
     cells: spans.SpanCells  # the span cells `ranges` and `load` are computed from (`analysis.spans`)
+    own_minutes: pd.DataFrame  # the minutes that were ruscope's own: KEY, region, pkrange_id, time
     ranges: pd.DataFrame  # `analysis.spans.range_spans` of `minutes` at `SUSTAINED_QUANTILE`: per pkrange
     consumed: pd.DataFrame  # `consumed_intervals`: TotalRequestUnits per interval, the replay's RU beside it
     layout: pd.DataFrame  # `partition_layout`: each container's physical partitions now
@@ -68,14 +69,16 @@ def build(
         every = partition_minutes(metrics, requests, partitions)
         minutes: pd.DataFrame | None = every
         cells = spans.span_cells(every, spans.BIN)
+        own = every[every["own"].astype(bool)][OWN_MINUTE_COLUMNS].reset_index(drop=True)
         layout = partition_layout(partitions, metrics)
     else:
-        minutes, cells = None, window_cells(span_cells, metrics, requests, partitions)
+        minutes, (cells, own) = None, window_cells(span_cells, metrics, requests, partitions)
         layout = partition_layout(partitions, metrics, reported=reported_layout(cells))
     ranges = spans.span_statistics(cells, SUSTAINED_QUANTILE)
     return LoadModel(
         minutes=minutes,
         cells=cells,
+        own_minutes=own,
         ranges=ranges,
         consumed=consumed,
         layout=layout,

@@ -125,16 +125,21 @@ def stored_cells(rows: pd.DataFrame) -> tuple[SpanCells, pd.DataFrame]:
     return _typed(cells), candidates
 
 
+OWN_MINUTE_COLUMNS = [*RANGE, "time"]
+
+
 def window_cells(
     stored: pd.DataFrame,
     metrics: pd.DataFrame,
     requests: pd.DataFrame | None,
     partitions: pd.DataFrame | None,
-) -> SpanCells:
+) -> tuple[SpanCells, pd.DataFrame]:
     """The cells of a window: `stored` (`span_cells` rows of its whole days) and `metrics` (the window's rows:
     its throughput, and its NormalizedRUConsumption points outside those days), the replay's minutes marked
     by the rule with the budgets `metrics` and `partitions` give, and given back where they were the
-    workload's; ranges the latest snapshot no longer lists retired (the module docstring)."""
+    workload's; ranges the latest snapshot no longer lists retired (the module docstring). And the minutes
+    that were ruscope's own (`OWN_MINUTE_COLUMNS`: what a heatmap marks)."""
+    own = pd.DataFrame(columns=OWN_MINUTE_COLUMNS)
     kept, candidates = stored_cells(stored)
     raw = normalized_points(metrics)
     points = with_own_traffic(raw, _on_days(requests, raw["time"]))
@@ -142,7 +147,7 @@ def window_cells(
     edges = span_cells(points.assign(own=chosen, retired=False), DAY)
     cells = SpanCells.concat([kept, edges])
     if cells.ranges.empty:
-        return cells
+        return cells, own
     found = pd.concat(
         [
             candidates.rename(columns={"time": "bin", "minute": "time", "value": "normalized_ru"}),
@@ -153,9 +158,11 @@ def window_cells(
     if len(found):
         found = found.assign(time=pd.to_datetime(found["time"], utc=True).astype("datetime64[ns, UTC]"))
         marks = marked(found[[*POINT_COLUMNS, *OWN_COLUMNS]], metrics, partitions, reported=reported_layout(cells))
-        cells = reclaimed(cells, found[~marks["own"].to_numpy(dtype=bool)])
+        mine = marks["own"].to_numpy(dtype=bool)
+        cells, own = reclaimed(cells, found[~mine]), found[mine][OWN_MINUTE_COLUMNS].reset_index(drop=True)
     retired = retired_ranges(cells.ranges[[*KEY, "pkrange_id"]], partitions)
-    return SpanCells(cells.ranges.assign(retired=retired.to_numpy(dtype=bool)), cells.regions, cells.histogram)
+    cells = SpanCells(cells.ranges.assign(retired=retired.to_numpy(dtype=bool)), cells.regions, cells.histogram)
+    return cells, own
 
 
 def _on_days(requests: pd.DataFrame | None, times: pd.Series) -> pd.DataFrame | None:

@@ -12,23 +12,31 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 import streamlit as st
 from deltalake.exceptions import DeltaError
 
+from analysis.hot.partitions import CELL_FIGURES
 from analysis.load import stored
 from analysis.scope import Window
 from cosmoscore.monitor.metrics import NORMALIZED_RU
 from dashboard.loaders import tables
 from dashboard.state import FrameState
-from store.records import SPAN_CELLS
+from store.delta import open_table
+from store.records import METRIC_CELLS, METRICS, SCOPE_COLUMNS, SPAN_CELLS
+from store.rollups.changes import changed_spans
 from store.rollups.derived import stale_spans
+from store.rollups.increment import consumed_version
 from store.rollups.periods import Period
+from store.rollups.tiers import Tier
 
 DAY = dt.timedelta(days=1)
 CELL_COLUMNS = tuple(name for name in SPAN_CELLS.columns if name != "run_id")
+ROLLUP_COLUMNS = tuple(
+    METRIC_CELLS.pick(*SCOPE_COLUMNS, "tier", "metric", "aggregation", "pkrange_id", "region", *CELL_FIGURES)
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,14 +47,27 @@ class WithCells:
 
 
 def metrics_with_cells(
-    view: FrameState, columns: Sequence[str], boundaries: Sequence[dt.datetime | pd.Timestamp | None]
+    view: FrameState,
+    columns: Sequence[str],
+    boundaries: Sequence[dt.datetime | pd.Timestamp | None],
+    *,
+    cuts_of: Callable[[pd.DataFrame], Sequence[pd.Timestamp]] | None = None,
+    rollup: bool = False,
 ) -> WithCells:
     """The view's metrics (`columns`, the database's shared offer's rows too: `tables.load_with_shared_offer`)
-    and span cells, the days of cells chosen by `boundaries` (where the page's periods start and end)."""
+    and span cells, the days of cells chosen by `boundaries` (where the page's periods start and end) and
+    `cuts_of` the span cells (more such times, a page's own: `analysis.hot.partitions.layout_days`); with
+    `rollup`, only days the metrics' rollup cells (`metric_cells`) are up to date for too (a page that draws
+    them: `rollup_cells`)."""
     rows = tables.load_with_shared_offer(view, SPAN_CELLS.name, columns=CELL_COLUMNS, cached=False)
     stored_days = set(pd.to_datetime(rows.frame["time"], utc=True).dt.date) if len(rows.frame) else set()
     cuts = [*boundaries, view.window.start, view.window.end]  # a day the window itself cuts is read as points
-    days = stored.cell_days(stored_days, _stale(view.store), cuts) if stored_days else []
+    cuts += list(cuts_of(rows.frame)) if cuts_of is not None and len(rows.frame) else []
+    stale = _stale(view.store)
+    if rollup and stale is not None:
+        rolled = _stale_rollup(view.store)
+        stale = None if rolled is None else [*stale, *rolled]
+    days = stored.cell_days(stored_days, stale, cuts) if stored_days else []
     if not days:
         every = tables.load_with_shared_offer(view, "metrics", columns=columns, cached=False)
         return WithCells(every, rows.frame.iloc[0:0], ())
@@ -94,6 +115,53 @@ def _runs(days: Sequence[dt.date]) -> list[list[dt.date]]:
         else:
             runs.append([day])
     return runs
+
+
+def rollup_cells(view: FrameState, days: Sequence[dt.date], tier: Tier, containers: Sequence[str]) -> pd.DataFrame:
+    """The `metric_cells` of `tier` on `days` (runs of whole days) of NormalizedRUConsumption split by pkrange
+    (aggregation Maximum) of `containers`: what the points the span-cell days left out drew (a heatmap)."""
+    parts = []
+    for run in _runs(days):
+        piece = dataclasses.replace(view, window=Window(midnight(run[0]), midnight(run[-1]) + DAY, view.window.label))
+        frame = tables.read_view(piece, METRIC_CELLS.name, columns=ROLLUP_COLUMNS).frame
+        keep = frame["tier"].eq(tier.name) & frame["metric"].eq(NORMALIZED_RU) & frame["pkrange_id"].notna()
+        keep &= frame["aggregation"].fillna("Maximum").eq("Maximum") & frame["container"].isin(list(containers))
+        parts.append(frame[keep.fillna(False).astype(bool).to_numpy()])
+    found = [part for part in parts if len(part)]
+    return pd.concat(found, ignore_index=True) if found else pd.DataFrame(columns=ROLLUP_COLUMNS)
+
+
+def points_of_days(
+    view: FrameState, days: Sequence[dt.date], columns: Sequence[str], containers: Sequence[str]
+) -> pd.DataFrame:
+    """The NormalizedRUConsumption points split by pkrange of `containers` on `days`: what the span-cell days
+    left out, for a figure no rollup tier draws exactly."""
+    parts = []
+    for run in _runs(days):
+        piece = dataclasses.replace(view, window=Window(midnight(run[0]), midnight(run[-1]) + DAY, view.window.label))
+        frame = tables.read_view(piece, "metrics", columns=columns).frame
+        keep = frame["metric"].eq(NORMALIZED_RU) & frame["pkrange_id"].notna() & frame["container"].isin(containers)
+        parts.append(frame[keep.fillna(False).astype(bool).to_numpy()])
+    found = [part for part in parts if len(part)]
+    return pd.concat(found, ignore_index=True) if found else pd.DataFrame(columns=list(columns))
+
+
+def midnight(day: dt.date) -> dt.datetime:
+    return dt.datetime.combine(day, dt.time(), dt.UTC)
+
+
+@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner=False)
+def _stale_rollup(store: str) -> list[Period] | None:
+    """What the metrics added since their last rollup (None: never rolled up, or it cannot be told)."""
+    try:
+        location = tables.store_at(store)
+        consumed = consumed_version(location)
+        source = open_table(location, METRICS.name)
+        if consumed is None or source is None:
+            return None
+        return changed_spans(location, METRICS, source, consumed)
+    except (DeltaError, OSError, ValueError):
+        return None
 
 
 @st.cache_data(ttl=tables.TTL_SECONDS, show_spinner=False)

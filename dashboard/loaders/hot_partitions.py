@@ -15,6 +15,7 @@ holds it to.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, replace
 
 import pandas as pd
@@ -25,10 +26,13 @@ from analysis.hot import keys as hk
 from analysis.hot import partitions as hp
 from analysis.hot import replay as hr
 from analysis.hot.current import CONTAINER_KEY, ROW_KEY
+from analysis.load import stored
 from analysis.scope import Scope, Window
-from dashboard.loaders import tables
+from dashboard.loaders import cells, tables
 from dashboard.state import FrameState
 from store.records import SHARED_OFFER_CONTAINER
+from store.rollups import tiers
+from store.rollups.tiers import CELL_TIERS
 
 # The skew's per-pkrange load: name -> (column, unit). The first is the model's (`analysis.hottest.range_loads`:
 # Azure Monitor's mean normalized RU of the workload, ruscope's replay minutes left out), whose hottest share the
@@ -83,17 +87,21 @@ def _load_hot(
     region: str | None = None,
 ) -> HotData:
     view = FrameState(store=store, window=window, scope=Scope(database=database, container=container, account=account))
-    metrics, shared = _metrics(view), None
+    read, shared = _metrics(view), None
+    metrics, span_rows = read.metrics, read.cells
     # a partition's normalized RU and RU/s budget are its region's: one region at a time (analysis.regions)
-    region = regions.per_region_choice(metrics.frame, region)
+    region = regions.per_region_choice(_with_cell_regions(metrics.frame, span_rows), region)
     metrics = tables.Loaded(regions.select_region(metrics.frame, region), metrics.warnings)
+    span_rows = stored.in_region(span_rows, region)
     if database is not None and container is not None:
         frame = metrics.frame  # the database's rows (`_metrics`): the container's, and its database's offer's
         mine = frame[frame["container"].eq(container).fillna(False)].reset_index(drop=True)
         offer = frame[frame["container"].eq(SHARED_OFFER_CONTAINER).fillna(False)]
-        joined, spends = (
-            (mine, False) if container == SHARED_OFFER_CONTAINER else hp.with_shared_partitions(mine, offer)
-        )
+        span_rows = span_rows[span_rows["container"].eq(container).fillna(False)].reset_index(drop=True)
+        if container == SHARED_OFFER_CONTAINER or len(span_rows):  # its partitions are its own (some in cells)
+            joined, spends = mine, False
+        else:
+            joined, spends = hp.with_shared_partitions(mine, offer)
         metrics, shared = tables.Loaded(joined, metrics.warnings), database if spends else None
     partitions = tables.load_view(view, "partitions", columns=hp.PARTITION_COLUMNS)
     key_ru = tables.read_view(view, "log_key_ru", columns=hk.KEY_RU_COLUMNS)
@@ -107,10 +115,11 @@ def _load_hot(
     by_query = hr.query_demand(requests.frame, executions.frame)
     demand = hr.summarize_demand(requests.frame, executions.frame, partitions.frame, metrics.frame)
     own = tables.load_view(view, "requests", columns=load.REQUEST_COLUMNS)  # the replay's minutes, left out
-    minutes = load.partition_minutes(metrics.frame, own.frame, partitions.frame)
-    heatmap = hp.summarize_normalized_heatmap(metrics.frame, partitions.frame)
-    heatmap = hp.with_own_minutes(heatmap, minutes[minutes["own"].astype(bool)])  # marked, not hidden
-    monitor = hottest.loads_of_minutes(minutes, partitions.frame).drop_duplicates(subset=ROW_KEY)
+    heatmap, monitor, own_minutes = _normalized(
+        _database_view(view), metrics.frame, own.frame, partitions.frame, span_rows, read, region
+    )
+    heatmap = hp.with_own_minutes(heatmap, own_minutes)  # marked, not hidden
+    monitor = monitor.drop_duplicates(subset=ROW_KEY)
     loads = {
         name: frame
         for name, frame in zip(
@@ -146,13 +155,58 @@ def _load_hot(
     )
 
 
-def _metrics(view: FrameState) -> tables.Loaded:
-    """The view's metrics; for a view of one container, its database's (read once, cut by `_load_hot`): a
-    container that spends its database's shared offer has its partitions there (`hp.with_shared_partitions`)."""
+def _metrics(view: FrameState) -> cells.WithCells:
+    """The view's metrics, the whole days' NormalizedRUConsumption as their span cells (`cells`: days the
+    rollup cells are fresh for too, none a container's layout starts in, for the heatmap); for a view of one
+    container, its database's (read once, cut by `_load_hot`): a container that spends its database's
+    shared offer has its partitions there (`hp.with_shared_partitions`)."""
+    return cells.metrics_with_cells(_database_view(view), hp.METRIC_COLUMNS, [], cuts_of=hp.layout_days, rollup=True)
+
+
+def _database_view(view: FrameState) -> FrameState:
+    """A view of one container widened to its database (its shared offer's rows are the database's)."""
     if view.scope.container is None or view.scope.database is None:
-        return tables.read_view(view, "metrics", columns=hp.METRIC_COLUMNS)
-    wider = FrameState(store=view.store, window=view.window, scope=replace(view.scope, container=None))
-    return tables.read_view(wider, "metrics", columns=hp.METRIC_COLUMNS)
+        return view
+    return FrameState(store=view.store, window=view.window, scope=replace(view.scope, container=None))
+
+
+def _with_cell_regions(metrics: pd.DataFrame, span_rows: pd.DataFrame) -> pd.DataFrame:
+    """The metrics' region column with the span cells' regions (their points were not read)."""
+    if span_rows.empty:
+        return metrics
+    return pd.concat([metrics[["region"]], span_rows[["region"]]], ignore_index=True)
+
+
+def _normalized(
+    view: FrameState,
+    metrics: pd.DataFrame,
+    requests: pd.DataFrame,
+    partitions: pd.DataFrame,
+    span_rows: pd.DataFrame,
+    read: cells.WithCells,
+    region: str | None,
+) -> tuple[hp.Heatmap, pd.DataFrame, pd.DataFrame]:
+    """The heatmap, the per-range load (`hottest`: the replay's minutes out) and the replay's own minutes: of
+    the points, or of the span cells and the rollup cells of the cell days with the other days' points (the
+    same figures: `analysis.hot.partitions.summarize_normalized_heatmap`); where no rollup tier nests in the
+    heatmap's bins (a window of a few days), the cell days' points are read for the heatmap."""
+    if span_rows.empty:
+        minutes = load.partition_minutes(metrics, requests, partitions)
+        heatmap = hp.summarize_normalized_heatmap(metrics, partitions)
+        return heatmap, hottest.loads_of_minutes(minutes, partitions), minutes[minutes["own"].astype(bool)]
+    model = load.build(metrics, requests, partitions, span_cells=span_rows)
+    containers = sorted(set(span_rows["container"].astype(str)))
+    step = hp.heatmap_step(metrics, span_rows)
+    tier = hp.cell_tier(step, CELL_TIERS)
+    now = dt.datetime.now(dt.UTC)
+    if tier is not None and all(tiers.retained(tier, cells.midnight(day), now) for day in read.days):
+        rolled = stored.in_region(cells.rollup_cells(view, read.days, tier, containers), region)
+        heatmap = hp.summarize_normalized_heatmap(metrics, partitions, cells=rolled)
+    else:  # no rollup tier nests in the heatmap's bins (a window of a few days): those days' points
+        points = cells.points_of_days(view, read.days, hp.METRIC_COLUMNS, containers)
+        every = pd.concat([metrics, regions.select_region(points, region)], ignore_index=True)
+        heatmap = hp.summarize_normalized_heatmap(every, partitions)
+    return heatmap, hottest.loads_of_ranges(model.ranges, partitions), model.own_minutes
 
 
 def _key_totals(key_ru: pd.DataFrame, partitions: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:

@@ -60,16 +60,16 @@ def snapshot(minute: int, pkranges: tuple[str, ...]) -> pd.DataFrame:
     )
 
 
-def write_store(root: Path) -> object:
-    """Three days of one container: NormalizedRUConsumption of 3 ranges, its throughput, an hourly replay and
-    a split on day 2 (the store the tests here and tests/dashboard/test_overview_cells.py read)."""
+def write_store(root: Path, days: int = 3) -> object:
+    """`days` (3) of one container: NormalizedRUConsumption of 3 ranges, its throughput, an hourly replay and
+    a split on day 2 (the store the tests here and tests/dashboard/test_pages_from_cells.py read)."""
     location = store_location(root)
-    write_frame(location, "metrics", normalized(0, 3 * 1440, ("0", "1", "2"), 1), run_id="m1", part="m")
-    write_frame(location, "metrics", throughput(0, 3 * 1440), run_id="m1", part="t")
+    write_frame(location, "metrics", normalized(0, days * 1440, ("0", "1", "2"), 1), run_id="m1", part="m")
+    write_frame(location, "metrics", throughput(0, days * 1440), run_id="m1", part="t")
     # the replay: hourly, big charges (own minutes: half a 400 RU/s budget over 3 ranges is ~67 RU in a second)
     # and small ones (candidates the rule gives back to the workload)
-    write_frame(location, "requests", replay(list(range(0, 3 * 1440, 60)), ("0", "1"), 150.0), run_id="q1", part="q")
-    write_frame(location, "requests", replay(list(range(30, 3 * 1440, 60)), ("2",), 2.0), run_id="q2", part="q")
+    write_frame(location, "requests", replay(list(range(0, days * 1440, 60)), ("0", "1"), 150.0), run_id="q1", part="q")
+    write_frame(location, "requests", replay(list(range(30, days * 1440, 60)), ("2",), 2.0), run_id="q2", part="q")
     # a split on day 2: range 2 is gone from the latest snapshot (retired)
     write_frame(location, "partitions", snapshot(10, ("0", "1", "2")), run_id="p1", part="p")
     write_frame(location, "partitions", snapshot(2 * 1440 + 10, ("0", "1", "3")), run_id="p2", part="p")
@@ -98,10 +98,17 @@ def assert_window_matches(location: object, start: pd.Timestamp, end: pd.Timesta
     rows = rows[(rows["time"] >= first_day) & (rows["time"] < last_day)]
     normalized_ = metrics["metric"].eq("NormalizedRUConsumption")
     whole = (metrics["time"] >= first_day) & (metrics["time"] < last_day)
-    cells = stored.window_cells(rows, metrics[~(normalized_ & whole)], requests, partitions)
+    cells, own = stored.window_cells(rows, metrics[~(normalized_ & whole)], requests, partitions)
     ranges = spans.span_statistics(cells, load.SUSTAINED_QUANTILE)
     pd.testing.assert_frame_equal(ranges, model.ranges)
     pd.testing.assert_frame_equal(load.summarize_cells(cells, ranges), model.load)
+    order = stored.OWN_MINUTE_COLUMNS
+
+    def minutes(frame: pd.DataFrame) -> list[tuple]:
+        frame = frame.assign(time=pd.to_datetime(frame["time"], utc=True))
+        return sorted(frame[order].astype({name: str for name in order if name != "time"}).itertuples(index=False))
+
+    assert minutes(own) == minutes(model.own_minutes)  # the minutes a heatmap marks as the replay's
 
 
 WINDOWS = [
@@ -153,7 +160,7 @@ def test_the_golden_stores_stored_cells_give_its_models_figures(tmp_path: Path) 
     model = load.build(metrics, requests, partitions)
     rows = read_table(location, SPAN_CELLS)
     others = metrics[~metrics["metric"].eq("NormalizedRUConsumption")]
-    cells = stored.window_cells(rows, others, requests, partitions)
+    cells, _ = stored.window_cells(rows, others, requests, partitions)
     ranges = spans.span_statistics(cells, load.SUSTAINED_QUANTILE)
     pd.testing.assert_frame_equal(ranges, model.ranges)
     pd.testing.assert_frame_equal(load.summarize_cells(cells, ranges), model.load)

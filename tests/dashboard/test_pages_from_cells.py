@@ -1,22 +1,25 @@
-"""The Overview and the Fleet from stored span cells (`dashboard.loaders.cells`): after `ruscope compact`
+"""The Overview, the Fleet and Hot partitions from stored span cells (`dashboard.loaders.cells`): after `ruscope compact`
 refreshed them, the pages read the whole days' cells instead of their NormalizedRUConsumption points, and show
 the figures they show from every point (the same store, compacted without them), for all time, a preset and
-a custom window, a split container and a shared offer; with new points since the refresh (a stale day)
-those days are read as points."""
+a custom window, a split container and a shared offer; Hot partitions' heatmap from the rollup cells where
+a tier nests in its bins; with new points since the refresh (a stale day) those days are read as points."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.hot import partitions as hp
 from analysis.load import stored
 from analysis.scope import Window
-from dashboard.loaders import cells, fleet, overview
+from dashboard.loaders import cells, fleet, hot_partitions, overview
 from dashboard.state import FrameState
 from store import compact, store_location, write_frame
+from store.rollups.tiers import CELL_TIERS
 from tests.analysis.test_load_stored import START, normalized, write_store
 from tests.dashboard.apptest import run_app
 from tests.dashboard.test_shared_throughput_pages import shared_store
@@ -109,3 +112,43 @@ def test_the_fleet_from_cells_is_the_fleet_from_points(tmp_path: Path, shared: b
     assert want_ranked["max_normalized_ru"].notna().any() and len(want_units)
     pd.testing.assert_frame_equal(ranked, want_ranked)
     pd.testing.assert_frame_equal(units, want_units)
+
+
+def hot_of(store: Path, window: Window, container: str | None = None) -> hot_partitions.HotData:
+    database = "d" if container is not None else None
+    return hot_partitions._load_hot.__wrapped__(str(store), window, None, database, container)  # uncached
+
+
+def assert_same_hot(got: hot_partitions.HotData, want: hot_partitions.HotData) -> None:
+    np.testing.assert_array_equal(got.heatmap.z, want.heatmap.z)  # NaN where both have no point
+    np.testing.assert_array_equal(got.heatmap.times, want.heatmap.times)
+    assert got.heatmap.bin == want.heatmap.bin
+    np.testing.assert_array_equal(got.heatmap.own, want.heatmap.own)
+    pd.testing.assert_frame_equal(got.heatmap.rows, want.heatmap.rows)
+    pd.testing.assert_frame_equal(got.heatmap.splits, want.heatmap.splits)
+    assert got.loads.keys() == want.loads.keys()
+    for name in want.loads:
+        pd.testing.assert_frame_equal(got.loads[name], want.loads[name])
+    pd.testing.assert_frame_equal(got.pkranges, want.pkranges)
+    assert (got.hottest, got.region, got.shared_database) == (want.hottest, want.region, want.shared_database)
+
+
+@pytest.mark.parametrize(
+    ("days", "window", "container", "nested"),
+    [
+        (10, Window(), None, True),  # a heatmap of hourly bins: the hourly rollup cells draw it
+        (10, Window(START + pd.Timedelta(days=1, hours=7), None, "Custom"), "c", True),  # one container's view
+        (3, Window(), None, False),  # 15-minute bins: no tier nests, the cell days' points are read for it
+    ],
+    ids=["rollup cells", "one container", "points for the heatmap"],
+)
+def test_hot_partitions_from_cells_are_hot_partitions_from_points(
+    tmp_path: Path, days: int, window: Window, container: str | None, nested: bool
+) -> None:
+    write_store(tmp_path / "points", days)
+    points, cells_store = twins(tmp_path)
+    want, got = hot_of(points, window, container), hot_of(cells_store, window, container)
+    read = cells.metrics_with_cells(FrameState(store=str(cells_store), window=window), ["time"], [], rollup=True)
+    assert read.days and want.heatmap.own_minutes > 0 and want.heatmap.rows["current"].any()
+    assert (hp.cell_tier(want.heatmap.bin, CELL_TIERS) is not None) == nested  # which path drew it
+    assert_same_hot(got, want)
