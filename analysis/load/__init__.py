@@ -15,7 +15,11 @@ The package, one module per part (their public names are re-exported here, so a 
 - `summary`: the workload's peak minute and sustained load per container (`summarize_partition_load` of
   minutes, `summarize_cells` of their span cells, `analysis.spans`: the same figures from cells of any width);
 - `model`: all of the above of one view's frames, built once (`LoadModel`, `build`): what a page or the
-  report hands to every figure it computes from the same frames.
+  report hands to every figure it computes from the same frames; of the points, or (`build(...,
+  span_cells=)`) of the stored span cells of whole days and the other days' points, the same figures;
+- `stored`: the span cells in the store (`DERIVATION`, refreshed per UTC day by `ruscope compact` and after
+  `collect`) and a window's cells from them (`window_cells`, `cell_days`): the replay's candidate minutes
+  kept apart and decided at read time by the rule, with the window's budgets.
 
 **The facts, per container, pkrange and interval** (`partition_minutes`, `MINUTE_COLUMNS`):
 - `normalized_ru`: Azure Monitor's NormalizedRUConsumption (percent), the largest per-second share of the

@@ -2,6 +2,10 @@
 
 - `tables`: a store table in the frame's view (store, time range, scope), only the columns a page needs;
   `load_table` caches the store read itself, for `tables.TTL_SECONDS`;
+- `cells`: a view's metrics with the stored span cells (`analysis.load.stored`) in place of the
+  NormalizedRUConsumption points of its whole days, and the metrics' rollup cells of those days
+  (`metrics_with_cells`, `rollup_cells`), for the Overview, the Fleet and Hot partitions: the same figures from
+  a read that does not grow with the range; what is stale since the last refresh is cached per store;
 - `query_costs`: the Query costs page's derived frames (`load_query_costs`, `load_run_detail`), cached
   once per view so a widget change is a cache hit rather than regrouping every execution;
 - `hot_partitions`: the Hot partitions page's reductions (`load_hot`), cached small, over reads that

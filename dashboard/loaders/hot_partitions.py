@@ -7,8 +7,10 @@ on every widget change would cost seconds, while the reduced heatmap is a few hu
 through `tables.load_view` (one store read, shared with other pages) and caches only the reductions, for the
 same time as the store reads (`tables.TTL_SECONDS`). The numbers all come from `analysis`.
 
-The metrics and the logs' RU per key (and per key and operation) are read with `tables.read_view`, the uncached read: caching 4.3
-million points would pickle them (0.5 GB, and a peak of twice that while pickling) only for this loader to
+The metrics are read with `cells.metrics_with_cells`: the whole days' NormalizedRUConsumption as their span
+cells and the metrics' rollup cells (the heatmap's maxima per bin are the cells' maxima where a tier nests
+in its bins), the other days' points. They and the logs' RU per key (and per key and operation) are read
+uncached (`tables.read_view`): caching 4.3 million points would pickle them (0.5 GB, and a peak of twice that while pickling) only for this loader to
 reduce them once per view, so the page's peak memory would pass the 2 GB `benchmarks/bench_dashboard.py`
 holds it to.
 """
