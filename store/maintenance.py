@@ -183,13 +183,20 @@ def _query(table: DeltaTable, sql: str) -> pa.Table:
 def repeated_rows(spec: Table, table: DeltaTable) -> dict[str, int]:
     """Each date partition's rows beyond the first of their key (partitions without repeats left out; a null
     equals a null here, as GROUP BY groups them), computed by delta-rs over the key columns alone."""
-    key = ", ".join(sql_name(c) for c in (DATE, *spec.key))
+    key = ", ".join(sql_name(c) for c in (DATE, *_present_key(spec, table)))
     found = _query(
         table,
         f"SELECT {sql_name(DATE)} AS day, sum(n - 1) AS extra FROM "
         f"(SELECT {key}, count(*) AS n FROM t GROUP BY {key}) WHERE n > 1 GROUP BY {sql_name(DATE)}",
     )
     return {str(d): int(n) for d, n in zip(found["day"].to_pylist(), found["extra"].to_pylist(), strict=True)}
+
+
+def _present_key(spec: Table, table: DeltaTable) -> list[str]:
+    """The key columns the table has: a table written before a key column existed (`region` of `metrics`)
+    holds null there in every row, so its key is the others (delta-rs' SQL refuses a column it lacks)."""
+    present = {f.name for f in table.schema().fields}
+    return [name for name in spec.key if name in present]
 
 
 def remove_repeats(spec: Table, table: DeltaTable) -> int:
@@ -216,7 +223,8 @@ def _rewrite_once(spec: Table, table: DeltaTable, day: str) -> int:
     order = ", ".join(sql_name(c) for c in ("run_id", spec.time))
     kept = _query(
         table,
-        f"SELECT {listed} FROM (SELECT {listed}, row_number() OVER (PARTITION BY {', '.join(map(sql_name, spec.key))} "
+        f"SELECT {listed} FROM (SELECT {listed}, row_number() OVER "
+        f"(PARTITION BY {', '.join(map(sql_name, _present_key(spec, table)))} "
         f"ORDER BY {order}) AS rn FROM t WHERE {inside}) WHERE rn = 1",
     )
     before = _query(table, f"SELECT count(*) AS n FROM t WHERE {inside}")["n"][0].as_py()

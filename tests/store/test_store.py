@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from store import EXECUTIONS, REQUESTS, StoreWarning, list_runs, read_table, store_location, write_frame
+from store import EXECUTIONS, REQUESTS, StoreWarning, compact, list_runs, read_table, store_location, write_frame
 
 T0 = pd.Timestamp("2024-05-01 10:00:00", tz="UTC")
 DAY = dt.date(2024, 5, 1)
@@ -486,3 +486,20 @@ def test_unknown_columns_and_bad_since_are_errors(tmp_path: Path) -> None:
         read_table(store_location(tmp_path), "executions", columns="total_ru")
     with pytest.raises(TypeError, match="date or a datetime"):
         read_table(store_location(tmp_path), "executions", since="2024-05-01")
+
+
+def test_a_table_written_before_a_key_column_existed_is_compacted_with_its_repeats_removed(tmp_path: Path) -> None:
+    """`metrics` gained `region` (a key column) later: a store from before it compacts, its repeats removed by
+    the key it has (delta-rs' SQL refused the missing column, so such a store was never compacted)."""
+    point = {
+        "run_id": "old", "time": pa.array([T0.to_pydatetime()], pa.timestamp("us", tz="UTC")), "account": "a",
+        "database": "d", "container": "c", "metric": "NormalizedRUConsumption", "aggregation": "Maximum",
+        "pkrange_id": "0", "value": pa.array([50.0]), "unit": "Percent", "grain": "PT1M", "date": "2024-05-01",
+    }  # fmt: skip
+    old = pa.table({name: value if isinstance(value, pa.Array) else [value] for name, value in point.items()})
+    write_deltalake(tmp_path / "metrics", old, partition_by=["date"])  # no `region` column: an older record
+    write_deltalake(tmp_path / "metrics", old, partition_by=["date"], mode="append")  # the same point again
+    reports = compact(store_location(tmp_path), retention_hours=0)
+    metrics = [r for r in reports if getattr(r, "table", None) == "metrics"]
+    assert [type(r).__name__ for r in metrics] == ["CompactReport"] and metrics[0].repeats == 1
+    assert len(read_table(store_location(tmp_path), "metrics")) == 1
