@@ -26,7 +26,8 @@ pages of another checkout (e.g. `git worktree add /tmp/base <commit>`) against t
 `--browser` instead starts `ruscope dashboard` on the store and opens every page in headless Chromium (the
 browser test's helpers, tests/e2e/browser.py), twice: the time from navigation until the page's script has
 finished and every figure on it is drawn, cold (the first visit) and warm (the second), and the server's
-peak memory. Targets (issue 27): cold <= 2 s, warm <= 1 s, peak <= 1 GB.
+peak memory (`--screenshots DIR`: each page's first visit saved there, to look at). Targets (issue 27):
+cold <= 2 s, warm <= 1 s, peak <= 1 GB.
 """
 
 from __future__ import annotations
@@ -337,7 +338,7 @@ def server_peak(pid: int) -> int:
     return max(peaks, default=0)
 
 
-def browser_timings(store: Path, tmp: Path) -> dict[str, dict[str, float]]:
+def browser_timings(store: Path, tmp: Path, shots: Path | None = None) -> dict[str, dict[str, float]]:
     """Every page in headless Chromium on a fresh `ruscope dashboard`: the time from navigation until its
     script finished and every figure it placed is drawn, the first visit (cold: nothing cached) and the second
     (warm); and the server's peak memory."""
@@ -361,14 +362,17 @@ def browser_timings(store: Path, tmp: Path) -> dict[str, dict[str, float]]:
                     tab.wait_for_selector(LOADED, timeout=900_000)
                     tab.wait_for_function(ALL_DRAWN, timeout=900_000)
                     results.setdefault(page.title, {})[visit] = time.perf_counter() - t0
+                    if shots is not None and visit == "cold":  # what it drew, to look at (not timed)
+                        shots.mkdir(parents=True, exist_ok=True)
+                        tab.screenshot(path=str(shots / f"{page.url_path or 'overview'}.png"), full_page=True)
         finally:
             browser.close()
         results["server"] = {"peak": float(server_peak(dashboard.process.pid))}
     return results
 
 
-def report_browser(store: Path, tmp: Path) -> None:
-    timings = browser_timings(store, tmp)
+def report_browser(store: Path, tmp: Path, shots: Path | None = None) -> None:
+    timings = browser_timings(store, tmp, shots)
     peak = timings.pop("server")["peak"]
     print("pages in headless Chromium (navigation until the script finished and every figure is drawn):")
     for title, got in timings.items():
@@ -427,6 +431,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary store")
     parser.add_argument("--repeat", type=int, default=3, help="child processes per measurement (the median)")
     parser.add_argument("--browser", action="store_true", help="time every page in headless Chromium, not AppTest")
+    parser.add_argument("--screenshots", type=Path, help="--browser: save each page's first visit here (PNG)")
     parser.add_argument("--only", action="append", choices=list(PAGES), help="AppTest: only this page (repeatable)")
     parser.add_argument("--child", choices=["baseline", "page"], help=argparse.SUPPRESS)
     parser.add_argument("--page", choices=list(PAGES), help=argparse.SUPPRESS)
@@ -453,7 +458,7 @@ def main() -> None:
             print(f"built {days} days, {pkranges} pkranges, {runs} runs in {time.perf_counter() - t0:.0f} s: "
                   + ", ".join(f"{n:,} {t}" for t, n in counts.items()))  # fmt: skip
         if args.browser:
-            report_browser(store, Path(tempfile.mkdtemp(prefix="bench_dashboard_browser_")))
+            report_browser(store, Path(tempfile.mkdtemp(prefix="bench_dashboard_browser_")), args.screenshots)
         else:
             report(store, args.root.resolve(), args.repeat, args.only)
     finally:

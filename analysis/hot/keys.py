@@ -24,17 +24,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.hot.bins import MAX_CELLS, MAX_COLUMNS, binned, naive_ns, smallest_step
 from analysis.hot.current import CONTAINER_KEY, ROW_KEY, current_totals
-from analysis.hot.partitions import (
-    MAX_CELLS,
-    MAX_COLUMNS,
-    Heatmap,
-    binned,
-    empty_heatmap,
-    naive_ns,
-    row_labels,
-    smallest_step,
-)
+from analysis.hot.partitions import Heatmap, empty_heatmap, row_labels
 from analysis.pkrange_ids import pkrange_sort_key
 from store.records import LOG_KEY_OPERATION_RU, LOG_KEY_RU, LOGICAL_KEYS
 

@@ -21,34 +21,28 @@ database's offer shows the database's partitions (`with_shared_partitions`), sin
 
 **Splits** are marked where a parent's children first have a point: one mark per parent with children.
 
-**Downsampling.** A heatmap column is a time bin chosen so that rows x columns stays within `MAX_CELLS`
-(and columns within `MAX_COLUMNS`), from a list of round bins; a cell is the *maximum* of the points in its
-bin, since a minute at 100% is what throttles, and an average would hide it. Aggregation is vectorised
-(integer codes and one grouped max), never a Python loop over points.
+**Downsampling** (`analysis.hot.bins`). A heatmap column is a time bin chosen so that rows x columns stays
+within `MAX_CELLS` (and columns within `MAX_COLUMNS`), from a list of round bins; a cell is the *maximum* of
+the points in its bin, since a minute at 100% is what throttles, and an average would hide it. Over a long
+range the maxima come from the metrics' rollup cells of a tier that nests in the bins (the same maxima),
+on the days the stored span cells cover (`dashboard.loaders.cells`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from analysis import joins
+from analysis.hot.bins import MAX_CELLS, MAX_COLUMNS, NICE_BINS, binned, heatmap_bin, naive_ns
 from analysis.hot.current import CONTAINER_KEY, ROW_KEY, current_rows
 from analysis.pkrange_ids import pkrange_sort_key
 from cosmoscore.monitor.metrics import NORMALIZED_RU
 from store.records import METRIC_CELLS, METRICS, PARTITIONS, SHARED_OFFER_CONTAINER
-from store.rollups.tiers import Tier
 
 NORMALIZED = NORMALIZED_RU  # percent of a pkrange's share of the RU/s, max per interval
-MAX_CELLS = 50_000  # a heatmap a browser draws at once (100 pkranges x MAX_COLUMNS is 30,000 cells)
-MAX_COLUMNS = 300
-NICE_BINS = [
-    pd.Timedelta(s)
-    for s in ("1min", "2min", "5min", "10min", "15min", "30min", "1h", "2h", "3h", "6h", "12h", "1D", "2D", "7D")
-]
 
 # The store columns these functions read: a view loads only these.
 METRIC_COLUMNS = METRICS.pick(*CONTAINER_KEY, "time", "metric", "aggregation", "pkrange_id", "value", "region")
@@ -221,12 +215,6 @@ def heatmap_step(
     return heatmap_bin(span, n_rows, max_cells=max_cells, max_columns=max_columns)
 
 
-def cell_tier(step: pd.Timedelta, tiers: Sequence[Tier]) -> Tier | None:
-    """The coarsest rollup tier whose cells nest in the heatmap's bins of `step` (None: none does)."""
-    nesting = [tier for tier in tiers if pd.Timedelta(step) % pd.Timedelta(tier.width) == pd.Timedelta(0)]
-    return max(nesting, key=lambda tier: tier.width) if nesting else None
-
-
 def with_own_minutes(heatmap: Heatmap, own: pd.DataFrame) -> Heatmap:
     """`heatmap` with `own`: per cell, how many of the points in it were ruscope's own replay (`own`: one row
     per container, pkrange and time, `analysis.load.partition_minutes`' own rows). The cells keep Azure
@@ -268,31 +256,6 @@ def layout_days(cells: pd.DataFrame) -> list[pd.Timestamp]:
         return []
     firsts = pd.to_datetime(ranges["first_time"], utc=True).groupby([ranges[c] for c in ROW_KEY]).min()
     return sorted(set(firsts.dropna().tolist()))
-
-
-def binned_max(
-    row: np.ndarray, times: np.ndarray, values: np.ndarray, n_rows: int, *, max_cells: int, max_columns: int
-) -> tuple[np.ndarray, np.ndarray, pd.Timedelta]:
-    """A rows x bins matrix of the largest value per (row, bin), NaN where a bin has no point (`times`: int64
-    nanoseconds since the epoch, as `naive_ns` gives)."""
-    return binned(row, times, values, n_rows, max_cells=max_cells, max_columns=max_columns, how="max")
-
-
-def heatmap_bin(
-    span: pd.Timedelta,
-    n_rows: int,
-    *,
-    max_cells: int = MAX_CELLS,
-    max_columns: int = MAX_COLUMNS,
-    smallest: pd.Timedelta = NICE_BINS[0],
-) -> pd.Timedelta:
-    """The smallest round bin (at least `smallest`) giving at most min(max_columns, max_cells / rows) columns
-    over `span`; the largest round bin when none does."""
-    columns = max(1, min(max_columns, max_cells // max(n_rows, 1)))
-    for step in NICE_BINS:
-        if step >= smallest and span / step <= columns:
-            return step
-    return NICE_BINS[-1]
 
 
 def order_pkranges(keys: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:
@@ -386,58 +349,6 @@ def hottest_label(rows: pd.DataFrame, column: str, pkranges: pd.DataFrame) -> st
     hottest = rows.loc[[values.idxmax()], ROW_KEY]
     found = pkranges.merge(hottest, on=ROW_KEY)["label"].astype(str).tolist()
     return found[0] if found else None
-
-
-def binned(
-    row: np.ndarray,
-    ns: np.ndarray,
-    values: np.ndarray,
-    n_rows: int,
-    *,
-    max_cells: int,
-    max_columns: int,
-    how: str,
-    smallest: pd.Timedelta = NICE_BINS[0],
-    span: tuple[int, int] | None = None,
-) -> tuple[np.ndarray, np.ndarray, pd.Timedelta]:
-    """Aggregate points (`ns`: `naive_ns` times) into a rows x bins matrix (`how`: "max" or "sum"), bins aligned
-    to the epoch; NaN where a bin has no point. `span`: the first and last time the points cover, when some are
-    cells that start before their first point (`summarize_normalized_heatmap`)."""
-    first, last = span if span is not None else (int(ns.min()), int(ns.max()))
-    step = heatmap_bin(
-        pd.Timedelta(last - first, "ns") + smallest,
-        n_rows,
-        max_cells=max_cells,
-        max_columns=max_columns,
-        smallest=smallest,
-    )
-    width = step.value
-    origin = first // width * width
-    column = (ns - origin) // width
-    n_columns = int((last - origin) // width) + 1
-    flat = row.astype(np.int64) * n_columns + column
-    grouped = pd.Series(values).groupby(flat, sort=False)
-    cells = grouped.max() if how == "max" else grouped.sum()
-    z = np.full(n_rows * n_columns, np.nan)
-    z[cells.index.to_numpy(dtype=np.int64)] = cells.to_numpy(dtype=float)
-    starts = (origin + np.arange(n_columns, dtype=np.int64) * width).astype("datetime64[ns]")
-    return z.reshape(n_rows, n_columns), starts, step
-
-
-def naive_ns(times: pd.Series) -> np.ndarray:
-    """Times as int64 nanoseconds since the epoch (UTC)."""
-    values = pd.DatetimeIndex(times)
-    if values.tz is not None:
-        values = values.tz_convert("UTC").tz_localize(None)
-    return values.as_unit("ns").asi8
-
-
-def smallest_step(ns: np.ndarray) -> pd.Timedelta:
-    """The smallest round bin at least as wide as the gap between the closest distinct times (one minute when
-    there is one time): a 5-minute log bin is not drawn as four empty minutes and a full one."""
-    distinct = np.unique(ns)
-    gap = pd.Timedelta(int(np.diff(distinct).min()), "ns") if len(distinct) > 1 else NICE_BINS[0]
-    return next((step for step in NICE_BINS if step >= gap), NICE_BINS[-1])
 
 
 def _row_codes(frame: pd.DataFrame, mask: np.ndarray) -> tuple[np.ndarray, pd.DataFrame]:

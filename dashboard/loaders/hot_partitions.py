@@ -24,6 +24,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis import hottest, load, overview, regions
+from analysis.hot import bins
 from analysis.hot import keys as hk
 from analysis.hot import partitions as hp
 from analysis.hot import replay as hr
@@ -199,7 +200,7 @@ def _normalized(
     model = load.build(metrics, requests, partitions, span_cells=span_rows)
     containers = sorted(set(span_rows["container"].astype(str)))
     step = hp.heatmap_step(metrics, span_rows)
-    tier = hp.cell_tier(step, CELL_TIERS)
+    tier = bins.cell_tier(step, CELL_TIERS)
     now = dt.datetime.now(dt.UTC)
     if tier is not None and all(tiers.retained(tier, cells.midnight(day), now) for day in read.days):
         rolled = stored.in_region(cells.rollup_cells(view, read.days, tier, containers), region)

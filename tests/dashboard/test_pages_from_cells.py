@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.hot import partitions as hp
+from analysis.hot import bins
 from analysis.load import stored
 from analysis.scope import Window
 from dashboard.loaders import cells, fleet, hot_partitions, overview
@@ -150,5 +150,5 @@ def test_hot_partitions_from_cells_are_hot_partitions_from_points(
     want, got = hot_of(points, window, container), hot_of(cells_store, window, container)
     read = cells.metrics_with_cells(FrameState(store=str(cells_store), window=window), ["time"], [], rollup=True)
     assert read.days and want.heatmap.own_minutes > 0 and want.heatmap.rows["current"].any()
-    assert (hp.cell_tier(want.heatmap.bin, CELL_TIERS) is not None) == nested  # which path drew it
+    assert (bins.cell_tier(want.heatmap.bin, CELL_TIERS) is not None) == nested  # which path drew it
     assert_same_hot(got, want)

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.hot import bins
 from analysis.hot import keys as hk
 from analysis.hot import partitions as hp
 from analysis.hot import replay as hr
@@ -137,11 +138,11 @@ def test_downsampling_keeps_the_hot_minute() -> None:
 
 def test_heatmap_bin_keeps_the_cells_in_bounds() -> None:
     month = pd.Timedelta(days=30)
-    assert hp.heatmap_bin(month, 100) == pd.Timedelta("3h")  # 240 columns x 100 rows <= 50,000 cells
-    assert hp.heatmap_bin(month, 1) == pd.Timedelta("3h")  # at most 300 columns
-    assert hp.heatmap_bin(pd.Timedelta(hours=2), 6) == pd.Timedelta("1min")
-    assert hp.heatmap_bin(month, 100_000) == pd.Timedelta("7D")  # no round bin is enough: the widest
-    assert hp.heatmap_bin(pd.Timedelta(hours=2), 6, smallest=pd.Timedelta("5min")) == pd.Timedelta("5min")
+    assert bins.heatmap_bin(month, 100) == pd.Timedelta("3h")  # 240 columns x 100 rows <= 50,000 cells
+    assert bins.heatmap_bin(month, 1) == pd.Timedelta("3h")  # at most 300 columns
+    assert bins.heatmap_bin(pd.Timedelta(hours=2), 6) == pd.Timedelta("1min")
+    assert bins.heatmap_bin(month, 100_000) == pd.Timedelta("7D")  # no round bin is enough: the widest
+    assert bins.heatmap_bin(pd.Timedelta(hours=2), 6, smallest=pd.Timedelta("5min")) == pd.Timedelta("5min")
 
 
 def test_gini_and_the_hottest_share_on_whole_examples() -> None:
