@@ -94,7 +94,7 @@ def test_a_range_whose_span_is_all_its_own_minutes_has_no_figure() -> None:
     assert got.loc["1", "mean"] == 10.0
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     points,
     st.sets(st.sampled_from(["0", "1", "2"]), max_size=2),
@@ -121,7 +121,7 @@ def test_the_sustained_p95_is_of_the_minutes_at_a_whole_point() -> None:
     assert got["mean"] == pytest.approx(50.0) and got["max"] == pytest.approx(50.4)  # the others are exact
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(points, st.lists(st.booleans(), min_size=80, max_size=80), st.sampled_from([1, 10, 60, 1440]))
 def test_candidates_given_back_to_the_workload_are_as_if_never_own(rows: list, extra: list, width: int) -> None:
     """Cells that counted every candidate minute as own (the stored cells: every minute the replay sent a request

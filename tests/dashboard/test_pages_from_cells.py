@@ -39,10 +39,12 @@ def twins(tmp_path: Path) -> tuple[Path, Path]:
     return tmp_path / "points", tmp_path / "cells"
 
 
-@pytest.fixture()
-def stores(tmp_path: Path) -> tuple[Path, Path]:
-    write_store(tmp_path / "points")
-    return twins(tmp_path)
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The 3-day store's twins, shared by the tests that only read them (compacting them is most of a test)."""
+    root = tmp_path_factory.mktemp("twins")
+    write_store(root / "points")
+    return twins(root)
 
 
 def containers(store: Path, window: Window) -> pd.DataFrame:
@@ -60,7 +62,10 @@ def test_the_overview_from_cells_is_the_overview_from_points(stores: tuple[Path,
     pd.testing.assert_frame_equal(got, want)
 
 
-def test_a_day_with_points_newer_than_the_refresh_is_read_as_points(stores: tuple[Path, Path]) -> None:
+def test_a_day_with_points_newer_than_the_refresh_is_read_as_points(stores: tuple[Path, Path], tmp_path: Path) -> None:
+    for root in stores:  # copies: this test writes to them
+        shutil.copytree(root, tmp_path / root.name)
+    stores = (tmp_path / "points", tmp_path / "cells")
     points, cells_store = stores
     late = normalized(1440 + 7, 1440 + 30, ("0",), 9).assign(value=100.0)  # day 2's busiest minutes, late
     assert len(late)
