@@ -57,6 +57,9 @@ ALL_REGIONS = "all regions"  # what a log-derived figure says beside one region'
 
 # The store columns these functions read: a view loads only these.
 METRIC_COLUMNS = METRICS.pick(*KEY, "time", "metric", "aggregation", "operation_type", "status_code", "value", "region")
+MONITOR_ROWS: dict[str, tuple[str, ...]] = {
+    "metric": (TOTAL_REQUESTS,)
+}  # the metrics rows these functions read: a store read needs no others
 LOG_THROTTLE_COLUMNS = LOG_THROTTLES.pick(*KEY, "time", "partition_id", "operation_name", "throttled", "requests")
 REQUEST_COLUMNS = REQUESTS.pick(*KEY, "time", "pkrange_id", "status", "retry_after_ms")
 EXECUTION_COLUMNS = EXECUTIONS.pick(

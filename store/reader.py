@@ -67,6 +67,7 @@ def read_table(
     columns: Sequence[str] | None = None,
     run_ids: Collection[str] | None = None,
     exclude: Mapping[str, Collection[str]] | None = None,
+    only: Mapping[str, Collection[str]] | None = None,
 ) -> pd.DataFrame:
     """The rows of `table`, sorted by its time column (rows without one last), with pandas' nullable dtypes
     (Int32/Int64, Float64, boolean, string[pyarrow], datetime64[us, UTC]); empty with the same dtypes for a
@@ -80,12 +81,14 @@ def read_table(
     - `exclude`: column -> values: the rows holding one of its values in every column named are dropped
       while reading (a null matches none), so a page that has some points' cells leaves those points out; the
       filter is Arrow's, so the rows dropped are never converted.
+    - `only`: column -> values: only the rows holding one of its values in every column named (a page that
+      reads one metric of a table of millions of points: its other rows are never converted).
     """
     spec, location = table_spec(table), require_location(store, "read_table")
     names = selected(spec, columns)
-    excluded = dict(exclude or {})
-    selected(spec, list(excluded))  # an unknown column is a ValueError, as for `columns`
-    needed = {*names, spec.time, *(["run_id"] if run_ids is not None else []), *excluded}
+    excluded, kept = dict(exclude or {}), dict(only or {})
+    selected(spec, [*excluded, *kept])  # an unknown column is a ValueError, as for `columns`
+    needed = {*names, spec.time, *(["run_id"] if run_ids is not None else []), *excluded, *kept}
     schema = pa.schema([f for f in spec.schema if f.name in needed])
     first_day, cutoff = _since(since)
     refuse_old_layout(location)
@@ -97,18 +100,10 @@ def read_table(
         before = pc.field(spec.time) < pa.scalar(end, UTC_TIME)
         row_filter = before if row_filter is None else row_filter & before
     if excluded:
-        matches = [
-            # as string: a compacted file may store the column as string_view, which Arrow's is_in and the
-            # statistics' comparisons do not take against a string value set; a null matches none (false &
-            # null is false: Kleene logic)
-            pc.field(column).cast(pa.string()).is_valid()
-            & pc.is_in(pc.field(column).cast(pa.string()), value_set=pa.array(sorted(map(str, values)), pa.string()))
-            for column, values in excluded.items()
-        ]
-        dropped = matches[0]
-        for match in matches[1:]:
-            dropped = dropped & match
-        row_filter = ~dropped if row_filter is None else row_filter & ~dropped
+        dropped = ~_holding(excluded)
+        row_filter = dropped if row_filter is None else row_filter & dropped
+    if kept:
+        row_filter = _holding(kept) if row_filter is None else row_filter & _holding(kept)
     data = _read(location, spec, schema, first_day, row_filter, partitions or None)
     if run_ids is not None:
         data = data.filter(pc.is_in(data["run_id"], value_set=pa.array(sorted(map(str, run_ids)), pa.string())))
@@ -116,6 +111,22 @@ def read_table(
     data = _one_key_spelling(data) if spec.name in KEY_TEXT_TABLES else data
     frame: pd.DataFrame = data.to_pandas(types_mapper=pandas_dtypes().get)
     return frame
+
+
+def _holding(values: Mapping[str, Collection[str]]) -> pc.Expression:
+    """The rows holding one of its values in every column of `values` (a null holds none)."""
+    matches = [
+        # as string: a compacted file may store the column as string_view, which Arrow's is_in and the
+        # statistics' comparisons do not take against a string value set; a null matches none (false & null
+        # is false: Kleene logic)
+        pc.field(column).cast(pa.string()).is_valid()
+        & pc.is_in(pc.field(column).cast(pa.string()), value_set=pa.array(sorted(map(str, found)), pa.string()))
+        for column, found in values.items()
+    ]
+    holding = matches[0]
+    for match in matches[1:]:
+        holding = holding & match
+    return holding
 
 
 def _one_key_spelling(data: pa.Table, column: str = "partition_key") -> pa.Table:

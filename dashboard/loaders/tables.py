@@ -3,7 +3,7 @@
 A page asks for a table in the frame's view (`FrameState`: store, window, scope) and only for the columns it
 needs; the store prunes whole days by their date partitions and reads only those columns, so a page over
 the last day of a large `requests` table reads a day of a few columns, not the table. The window's end (a
-custom range's) is cut here, in `_read`, the one place every read passes: rows timed before `until`.
+custom range's) is cut by the store (`read_table`'s `until`) in `_read`, the one place every read passes.
 
 Each loader returns a `Loaded`: the frame plus the store's warnings (a skipped corrupt file, a leftover temp
 file) as text, so a page can show them even when the result comes from the cache. Reads are cached for
@@ -93,33 +93,21 @@ def _read(
     run_ids: tuple[str, ...] | None,
     until: dt.datetime | None = None,
     exclude: dict[str, tuple[str, ...]] | None = None,
+    only: dict[str, tuple[str, ...]] | None = None,
 ) -> Loaded:
     """One store read with its warnings captured (`load_table`'s body, uncached), cut before `until`, less
-    the rows holding `exclude`'s values (`store.read_table`)."""
+    the rows holding `exclude`'s values, only those holding `only`'s (`store.read_table`)."""
     try:
         location = store_at(store)
     except ValueError as exc:  # a URI that cannot be a store, or a remote one without credentials
         return Loaded(empty_frame(table, columns), (f"store: {exc}",))
     with _WARNINGS_LOCK, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", StoreWarning)
-        frame = _before(location, table, since=since, until=until, columns=columns, run_ids=run_ids, exclude=exclude)
+        frame = read_table(
+            location, table, since=since, until=until, columns=columns, run_ids=run_ids, exclude=exclude, only=only
+        )
     messages = tuple(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, StoreWarning)))
     return Loaded(frame, messages)
-
-
-def _before(
-    location: StoreLocation,
-    table: str,
-    *,
-    since: dt.datetime | None,
-    until: dt.datetime | None,
-    columns: tuple[str, ...] | None,
-    run_ids: tuple[str, ...] | None,
-    exclude: dict[str, tuple[str, ...]] | None = None,
-) -> pd.DataFrame:
-    """`read_table`'s rows, those timed before `until` only (all when None): the window's end. The store cuts
-    it (no date partition after it is opened), as it cuts `since`."""
-    return read_table(location, table, since=since, until=until, columns=columns, run_ids=run_ids, exclude=exclude)
 
 
 def load_view(
@@ -165,17 +153,24 @@ def load_with_shared_offer(
 
 
 def read_view(
-    view: FrameState, table: str, *, columns: Sequence[str], exclude: dict[str, tuple[str, ...]] | None = None
+    view: FrameState,
+    table: str,
+    *,
+    columns: Sequence[str],
+    exclude: dict[str, tuple[str, ...]] | None = None,
+    only: dict[str, tuple[str, ...]] | None = None,
 ) -> Loaded:
     """Like `load_view` (the view's rows, only `columns`, the scope cut), but read from the store every call
     and never cached: for a loader that caches its own reduction of a large table (module docstring);
-    `exclude`: rows holding these values left out in the read (`store.read_table`).
+    `exclude`: rows holding these values left out in the read, `only`: only rows holding these (`store.read_table`).
 
     With no scope the frame is not copied to cut it (a copy of millions of points is seconds and memory).
     """
     wanted = list(dict.fromkeys(columns))
     read = tuple(dict.fromkeys([*wanted, *scope.SCOPE_COLUMNS]))
-    loaded = _read(view.store, table, since=view.since, columns=read, run_ids=None, until=view.until, exclude=exclude)
+    loaded = _read(
+        view.store, table, since=view.since, columns=read, run_ids=None, until=view.until, exclude=exclude, only=only
+    )
     frame = loaded.frame if view.scope == scope.Scope() else scope.select_scope(loaded.frame, view.scope)
     return Loaded(frame[wanted], loaded.warnings)
 

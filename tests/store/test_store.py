@@ -475,6 +475,8 @@ def test_exclude_drops_the_rows_holding_those_values(tmp_path: Path) -> None:
     assert read_table(store_location(tmp_path), "executions", columns=["total_ru"], exclude=both)[
         "total_ru"
     ].tolist() == [3.5, 4.5]
+    only = read_table(store_location(tmp_path), "executions", columns=["total_ru"], only={"query_name": ["q-1"]})
+    assert only["total_ru"].tolist() == [3.5]  # the mirror: only the rows holding the values
     with pytest.raises(ValueError, match="'nope'"):
         read_table(store_location(tmp_path), "executions", exclude={"nope": ["x"]})
 
