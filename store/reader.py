@@ -68,6 +68,7 @@ def read_table(
     run_ids: Collection[str] | None = None,
     exclude: Mapping[str, Collection[str]] | None = None,
     only: Mapping[str, Collection[str]] | None = None,
+    distinct: bool = False,
 ) -> pd.DataFrame:
     """The rows of `table`, sorted by its time column (rows without one last), with pandas' nullable dtypes
     (Int32/Int64, Float64, boolean, string[pyarrow], datetime64[us, UTC]); empty with the same dtypes for a
@@ -83,6 +84,8 @@ def read_table(
       filter is Arrow's, so the rows dropped are never converted.
     - `only`: column -> values: only the rows holding one of its values in every column named (a page that
       reads one metric of a table of millions of points: its other rows are never converted).
+    - `distinct`: one row per distinct combination of `columns` instead, in no order, computed in Arrow (the
+      regions a store's metrics name: millions of rows, a handful of answers, none of the rows converted).
     """
     spec, location = table_spec(table), require_location(store, "read_table")
     names = selected(spec, columns)
@@ -107,6 +110,11 @@ def read_table(
     data = _read(location, spec, schema, first_day, row_filter, partitions or None)
     if run_ids is not None:
         data = data.filter(pc.is_in(data["run_id"], value_set=pa.array(sorted(map(str, run_ids)), pa.string())))
+    if distinct:
+        unique: pd.DataFrame = (
+            data.select(names).group_by(names).aggregate([]).to_pandas(types_mapper=pandas_dtypes().get)
+        )
+        return unique[names]
     data = _by_time(data, spec.time).select(names)
     data = _one_key_spelling(data) if spec.name in KEY_TEXT_TABLES else data
     frame: pd.DataFrame = data.to_pandas(types_mapper=pandas_dtypes().get)

@@ -94,6 +94,7 @@ def _read(
     until: dt.datetime | None = None,
     exclude: dict[str, tuple[str, ...]] | None = None,
     only: dict[str, tuple[str, ...]] | None = None,
+    distinct: bool = False,
 ) -> Loaded:
     """One store read with its warnings captured (`load_table`'s body, uncached), cut before `until`, less
     the rows holding `exclude`'s values, only those holding `only`'s (`store.read_table`)."""
@@ -104,8 +105,9 @@ def _read(
     with _WARNINGS_LOCK, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", StoreWarning)
         frame = read_table(
-            location, table, since=since, until=until, columns=columns, run_ids=run_ids, exclude=exclude, only=only
-        )
+            location, table, since=since, until=until, columns=columns, run_ids=run_ids, exclude=exclude, only=only,
+            distinct=distinct,
+        )  # fmt: skip
     messages = tuple(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, StoreWarning)))
     return Loaded(frame, messages)
 
@@ -190,5 +192,14 @@ def load_region_choices(store: str, window: scope.Window, account: str | None) -
     """The regions the store's metrics name in the time range (of `account`, when the scope names one), for
     the frame's region picker (`analysis.regions`)."""
     columns = tuple(dict.fromkeys([*scope.SCOPE_COLUMNS, *regions.REGION_COLUMNS]))
-    frame = load_table(store, "metrics", since=window.start, until=window.end, columns=columns).frame
+    return _region_choices(store, window.start, window.end, columns, account)
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+def _region_choices(
+    store: str, since: dt.datetime | None, until: dt.datetime | None, columns: tuple[str, ...], account: str | None
+) -> list[str]:
+    """`load_region_choices`' answer, cached small: the distinct (scope, region) rows of the metrics, computed
+    by the store in Arrow (a month's points are millions of rows; caching them pickled half a GB)."""
+    frame = _read(store, "metrics", since=since, until=until, columns=columns, run_ids=None, distinct=True).frame
     return regions.regions(scope.select_scope(frame, scope.Scope(account=account)))

@@ -475,6 +475,9 @@ def test_exclude_drops_the_rows_holding_those_values(tmp_path: Path) -> None:
     assert read_table(store_location(tmp_path), "executions", columns=["total_ru"], exclude=both)[
         "total_ru"
     ].tolist() == [3.5, 4.5]
+    distinct = read_table(store_location(tmp_path), "executions", columns=["run_id", "query_name"], distinct=True)
+    found = sorted(((run, None if pd.isna(name) else name) for run, name in distinct.itertuples(index=False)), key=str)
+    assert found == sorted([("r1", "q-0"), ("r1", "q-1"), ("r1", None)], key=str)  # a null is a value too
     only = read_table(store_location(tmp_path), "executions", columns=["total_ru"], only={"query_name": ["q-1"]})
     assert only["total_ru"].tolist() == [3.5]  # the mirror: only the rows holding the values
     with pytest.raises(ValueError, match="'nope'"):
