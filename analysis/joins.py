@@ -125,3 +125,11 @@ def coarser(fine: Codes, columns: Sequence[str]) -> Codes:
     key table alone: no column of the large frame is factorized again."""
     groups = group_codes(fine.keys, columns)
     return Codes(groups.codes[fine.codes], groups.keys)
+
+
+def reduce_at(codes: np.ndarray, values: np.ndarray, size: int, how: np.ufunc, empty: float | int) -> np.ndarray:
+    """`how` (np.minimum, np.maximum, np.fmax: NaN skipped) of `values` per code 0..size-1, `empty` where a code
+    has none: a grouped reduction over integer codes (a float result for a float `empty`, else int64)."""
+    out = np.full(size, empty, dtype=float if isinstance(empty, float) else np.int64)
+    how.at(out, codes, values)
+    return out

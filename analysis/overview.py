@@ -436,7 +436,8 @@ def overview_table(
 ) -> pd.DataFrame:
     """`summarize_containers` of the shown period with the changes between the two compared ones;
     `frames` holds `summarize_containers`' frames, read from `span.before_start` on (with "span_cells", the
-    stored days' cells: every day a period starts or ends in must be read as points, `raw_days`)."""
+    stored days' cells: every day a period starts or ends in must be read as points,
+    `analysis.load.stored.cell_days`)."""
 
     def summary(start: pd.Timestamp | None, end: pd.Timestamp | None = None) -> pd.DataFrame:
         cut = {name: between(f, start, end) for name, f in frames.items()}

@@ -116,12 +116,15 @@ def summarize_normalized_heatmap(
     points = _Points.of(metrics, mask, extra)
     keys = points.keys
     by_row = len(keys)
-    keys["first_time"] = pd.to_datetime(_per_row(points.code, points.first, by_row, np.minimum), utc=True)
-    keys["last_time"] = pd.to_datetime(_per_row(points.code, points.last, by_row, np.maximum), utc=True)
+    latest, earliest = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    keys["first_time"] = pd.to_datetime(
+        joins.reduce_at(points.code, points.first, by_row, np.minimum, latest), utc=True
+    )
+    keys["last_time"] = pd.to_datetime(
+        joins.reduce_at(points.code, points.last, by_row, np.maximum, earliest), utc=True
+    )
     counts = np.bincount(points.code, weights=points.count, minlength=by_row)
-    peak = np.full(by_row, np.nan)
-    np.fmax.at(peak, points.code, points.peak)
-    keys["peak"] = peak
+    keys["peak"] = joins.reduce_at(points.code, points.peak, by_row, np.fmax, np.nan)
     keys["mean"] = np.bincount(points.code, weights=points.sum, minlength=by_row) / np.maximum(counts, 1)
     keys = _with_current_mean(keys, partitions, points)
     rows = order_pkranges(keys, partitions)
@@ -185,12 +188,6 @@ class _Points:
             np.concatenate([ns, times("first_time")]),
             np.concatenate([ns, times("last_time")]),
         )
-
-
-def _per_row(codes: np.ndarray, values: np.ndarray, n: int, how: np.ufunc) -> np.ndarray:
-    out = np.full(n, np.iinfo(np.int64).max if how is np.minimum else np.iinfo(np.int64).min, dtype=np.int64)
-    how.at(out, codes, values)
-    return out
 
 
 def heatmap_step(

@@ -88,7 +88,7 @@ def marked(
     """`points` with the replay's RU (`with_own_traffic`) given the budget in force (from `metrics`' throughput
     and `partitions`' snapshots), the replay's share and the rule's mark (`MINUTE_COLUMNS`). `reported`: the
     layout the metrics reported in their latest interval (`layout.reported_of`: the fallback without a
-    snapshot), when the caller knows it from more minutes than `points` (cells: `analysis.spans.stored`);
+    snapshot), when the caller knows it from more minutes than `points` (cells: `analysis.load.stored`);
     `fine`: as `with_own_traffic` takes them."""
     if points.empty:
         return pd.DataFrame(columns=MINUTE_COLUMNS).astype({"own": bool})

@@ -48,6 +48,7 @@ from analysis.spans.cells import (
     empty_cells,
     reclaimed,
     span_cells,
+    typed,
 )
 from cosmoscore.monitor.metrics import NORMALIZED_RU
 from store.records import METRICS, REQUESTS, SPAN_CELLS
@@ -122,7 +123,7 @@ def stored_cells(rows: pd.DataFrame) -> tuple[SpanCells, pd.DataFrame]:
         rows[kind.eq("value")][HISTOGRAM_COLUMNS].astype({"pkrange_id": str}).reset_index(drop=True),
     )
     candidates = rows[kind.eq("candidate")][CANDIDATE_COLUMNS].astype({"pkrange_id": str}).reset_index(drop=True)
-    return _typed(cells), candidates
+    return typed(cells), candidates
 
 
 OWN_MINUTE_COLUMNS = [*RANGE, "time"]
@@ -187,22 +188,6 @@ def reported_layout(cells: SpanCells) -> pd.DataFrame:
     at_latest = ends[pd.to_datetime(ends["last_time"], utc=True).eq(ends["_latest"])]
     counts = at_latest.groupby(REGION).size().groupby(KEY).max().astype(float)
     return counts.rename("partitions").reset_index()
-
-
-def _typed(cells: SpanCells) -> SpanCells:
-    times = ["time", "max_time", "first_time", "last_time", "open_first", "open_last", "lead_last", "tail_first"]
-    ranges = cells.ranges.astype(
-        {
-            **dict.fromkeys(times, "datetime64[us, UTC]"),
-            **dict.fromkeys(["points", "own_points", "work_points", "nan_points", "lead", "tail"], "int64"),
-            **dict.fromkeys(["work_sum", "max", "reported_max"], "float64"),
-        }
-    )
-    regions = cells.regions.astype(
-        {"minutes": "int64", **dict.fromkeys(["time", "first_minute", "last_minute"], "datetime64[us, UTC]")}
-    )
-    histogram = cells.histogram.astype({"value": "float64", "count": "int64", "time": "datetime64[us, UTC]"})
-    return SpanCells(ranges, regions, histogram)
 
 
 def cell_days(

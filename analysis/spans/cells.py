@@ -112,10 +112,10 @@ def span_cells(minutes: pd.DataFrame, width: dt.timedelta, *, resolution: float 
         k_cell, k_pos, k_own, k_value = cell_codes[kept], position[kept], own[kept], values[kept]
     k_work = ~k_own
     k_nan = k_work & np.isnan(k_value)
-    first = _reduce(k_cell, k_pos, n, np.minimum, np.iinfo(np.int64).max)
-    last = _reduce(k_cell, k_pos, n, np.maximum, -1)
+    first = joins.reduce_at(k_cell, k_pos, n, np.minimum, np.iinfo(np.int64).max)
+    last = joins.reduce_at(k_cell, k_pos, n, np.maximum, -1)
     work_rows = ~own
-    peak = _reduce(cell_codes[work_rows], values[work_rows], n, np.fmax, np.nan)
+    peak = joins.reduce_at(cell_codes[work_rows], values[work_rows], n, np.fmax, np.nan)
     lead, tail = minute.index[first], minute.run_length[first] - 1 - minute.index[last]
     own_positions = _positions_by_cell(k_cell[k_own], k_pos[k_own])
     open_first, open_last = _open_edges(first, last, own_positions)
@@ -131,7 +131,7 @@ def span_cells(minutes: pd.DataFrame, width: dt.timedelta, *, resolution: float 
         work_sum=np.bincount(k_cell[k_work & ~k_nan], weights=k_value[k_work & ~k_nan], minlength=n),
         max=peak,
         max_time=_time_of_peak(cell_codes[work_rows], values[work_rows], times[work_rows], peak),
-        reported_max=_reduce(cell_codes, values, n, np.fmax, np.nan),
+        reported_max=joins.reduce_at(cell_codes, values, n, np.fmax, np.nan),
         first_time=minute.times[first],
         last_time=minute.times[last],
         lead=lead,
@@ -159,7 +159,9 @@ def reclaimed(cells: SpanCells, points: pd.DataFrame, *, resolution: float = P95
     every = points["normalized_ru"].to_numpy(dtype=float, na_value=np.nan)
     every_time = joins.times_ns(points["time"])
     n = len(ranges)
-    peak = _reduce(at, every, n, np.fmax, np.nan)  # of every row, a minute's repeats in (as the peak always was)
+    peak = joins.reduce_at(
+        at, every, n, np.fmax, np.nan
+    )  # of every row, a minute's repeats in (as the peak always was)
     first = ~points.duplicated(subset=[*RANGE, "time"], keep="first").to_numpy()  # counted once per minute
     every_at = at
     points, at, values, times = points[first], at[first], every[first], every_time[first]
@@ -177,8 +179,8 @@ def reclaimed(cells: SpanCells, points: pd.DataFrame, *, resolution: float = P95
     ranges["max"] = new_peak
     ranges["max_time"] = _utc(np.where(both != NAT, both, np.where(kept_time != NAT, kept_time, new_time)))
     opened, closed = joins.times_ns(ranges["open_first"]), joins.times_ns(ranges["open_last"])
-    early = _reduce(at, times, n, np.minimum, np.iinfo(np.int64).max)
-    late = _reduce(at, times, n, np.maximum, NAT)
+    early = joins.reduce_at(at, times, n, np.minimum, np.iinfo(np.int64).max)
+    late = joins.reduce_at(at, times, n, np.maximum, NAT)
     early = np.where(early == np.iinfo(np.int64).max, NAT, early)
     ranges["open_first"] = _utc(
         np.where(opened == NAT, early, np.where(early == NAT, opened, np.minimum(opened, early)))
@@ -252,7 +254,7 @@ def _open_edges(first: np.ndarray, last: np.ndarray, own: dict[int, set[int]]) -
 def _time_of_peak(cells: np.ndarray, values: np.ndarray, times: np.ndarray, peak: np.ndarray) -> np.ndarray:
     """Per cell, the earliest time of a row holding its peak (NaT for a cell without one)."""
     hit = values == peak[cells]
-    found = _reduce(cells[hit], times[hit], len(peak), np.minimum, np.iinfo(np.int64).max)
+    found = joins.reduce_at(cells[hit], times[hit], len(peak), np.minimum, np.iinfo(np.int64).max)
     return np.where(found == np.iinfo(np.int64).max, NAT, found)
 
 
@@ -280,16 +282,17 @@ def _histogram(
     )[HISTOGRAM_COLUMNS]
 
 
-def _reduce(codes: np.ndarray, values: np.ndarray, size: int, how: np.ufunc, empty: float | int) -> np.ndarray:
-    """`how` (np.minimum, np.maximum, np.fmax: NaN skipped) of `values` per code 0..size-1; `empty` where a
-    code has none."""
-    out = np.full(size, empty, dtype=float if isinstance(empty, float) else np.int64)
-    how.at(out, codes, values)
-    return out
-
-
 def _utc(ns: np.ndarray) -> pd.Series:
     return pd.Series(pd.to_datetime(ns, utc=True)).astype("datetime64[us, UTC]")
+
+
+def typed(cells: SpanCells) -> SpanCells:
+    """`cells` in the dtypes `span_cells` gives them (cells read back from the store: `analysis.load.stored`)."""
+    regions = cells.regions.astype(
+        {"minutes": "int64", **dict.fromkeys(["time", "first_minute", "last_minute"], "datetime64[us, UTC]")}
+    )
+    histogram = cells.histogram.astype({"value": "float64", "count": "int64", "time": "datetime64[us, UTC]"})
+    return SpanCells(_typed_ranges(cells.ranges), regions, histogram)
 
 
 def _typed_ranges(frame: pd.DataFrame) -> pd.DataFrame:

@@ -50,8 +50,8 @@ def span_statistics(cells: SpanCells, quantile: float) -> pd.DataFrame:
     last_time = joins.times_ns(ranges["last_time"])
     edges = _Edges(ranges, code, region, range_region, (first_cell, last_cell, start_at, end_at), retired)
     out = fine.keys.assign(
-        max=_reduce(code, ranges["max"].to_numpy(dtype=float), n),
-        reported_max=_reduce(code, ranges["reported_max"].to_numpy(dtype=float), n),
+        max=joins.reduce_at(code, ranges["max"].to_numpy(dtype=float), n, np.fmax, np.nan),
+        reported_max=joins.reduce_at(code, ranges["reported_max"].to_numpy(dtype=float), n, np.fmax, np.nan),
         mean=np.where(has, total / np.maximum(span, 1), np.nan),
         p95=np.where(has, p95, np.nan),
         minutes=np.maximum(span, 0),
@@ -201,12 +201,6 @@ def _first_row(codes: np.ndarray, n: int, *, reverse: bool = False) -> np.ndarra
     out = np.full(n, -1, dtype=np.int64)
     found, rows = np.unique(codes, return_index=True)
     out[found] = rows if not reverse else len(codes) - 1 - rows
-    return out
-
-
-def _reduce(codes: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
-    out = np.full(n, np.nan)
-    np.fmax.at(out, codes, values)
     return out
 
 

@@ -24,11 +24,9 @@ from analysis.scope import Window
 from cosmoscore.monitor.metrics import NORMALIZED_RU
 from dashboard.loaders import tables
 from dashboard.state import FrameState
-from store.delta import open_table
-from store.records import METRIC_CELLS, METRICS, SCOPE_COLUMNS, SPAN_CELLS
-from store.rollups.changes import changed_spans
+from store.records import METRIC_CELLS, SCOPE_COLUMNS, SPAN_CELLS
 from store.rollups.derived import stale_spans
-from store.rollups.increment import consumed_version
+from store.rollups.increment import stale_spans as rollup_stale_spans
 from store.rollups.periods import Period
 from store.rollups.tiers import Tier
 
@@ -51,7 +49,7 @@ def metrics_with_cells(
     columns: Sequence[str],
     boundaries: Sequence[dt.datetime | pd.Timestamp | None],
     *,
-    cuts_of: Callable[[pd.DataFrame], Sequence[pd.Timestamp]] | None = None,
+    cuts_of: Callable[[pd.DataFrame], Sequence[pd.Timestamp | dt.datetime | None]] | None = None,
     rollup: bool = False,
 ) -> WithCells:
     """The view's metrics (`columns`, the database's shared offer's rows too: `tables.load_with_shared_offer`)
@@ -97,7 +95,7 @@ def _pieces(window: Window, days: Sequence[dt.date]) -> list[tuple[dt.datetime |
     out: list[tuple[dt.datetime | None, dt.datetime | None, bool]] = []
     cursor: dt.datetime | None = window.start
     for run in _runs(days):
-        first, last = (dt.datetime.combine(day, dt.time(), dt.UTC) for day in (run[0], run[-1]))
+        first, last = midnight(run[0]), midnight(run[-1])
         if cursor is None or cursor < first:
             out.append((cursor, first, False))
         out.append((first, last + DAY, True))
@@ -120,15 +118,12 @@ def _runs(days: Sequence[dt.date]) -> list[list[dt.date]]:
 def rollup_cells(view: FrameState, days: Sequence[dt.date], tier: Tier, containers: Sequence[str]) -> pd.DataFrame:
     """The `metric_cells` of `tier` on `days` (runs of whole days) of NormalizedRUConsumption split by pkrange
     (aggregation Maximum) of `containers`: what the points the span-cell days left out drew (a heatmap)."""
-    parts = []
-    for run in _runs(days):
-        piece = dataclasses.replace(view, window=Window(midnight(run[0]), midnight(run[-1]) + DAY, view.window.label))
-        frame = tables.read_view(piece, METRIC_CELLS.name, columns=ROLLUP_COLUMNS).frame
-        keep = frame["tier"].eq(tier.name) & frame["metric"].eq(NORMALIZED_RU) & frame["pkrange_id"].notna()
-        keep &= frame["aggregation"].fillna("Maximum").eq("Maximum") & frame["container"].isin(list(containers))
-        parts.append(frame[keep.fillna(False).astype(bool).to_numpy()])
-    found = [part for part in parts if len(part)]
-    return pd.concat(found, ignore_index=True) if found else pd.DataFrame(columns=ROLLUP_COLUMNS)
+
+    def keep(frame: pd.DataFrame) -> pd.Series:
+        maximum = frame["aggregation"].fillna("Maximum").eq("Maximum")
+        return frame["tier"].eq(tier.name) & _normalized_of(frame, containers) & maximum
+
+    return _on_days(view, days, METRIC_CELLS.name, ROLLUP_COLUMNS, keep)
 
 
 def points_of_days(
@@ -136,12 +131,27 @@ def points_of_days(
 ) -> pd.DataFrame:
     """The NormalizedRUConsumption points split by pkrange of `containers` on `days`: what the span-cell days
     left out, for a figure no rollup tier draws exactly."""
+    return _on_days(view, days, "metrics", columns, lambda frame: _normalized_of(frame, containers))
+
+
+def _normalized_of(frame: pd.DataFrame, containers: Sequence[str]) -> pd.Series:
+    """The rows of NormalizedRUConsumption split by pkrange of `containers` (the points the span cells hold)."""
+    return frame["metric"].eq(NORMALIZED_RU) & frame["pkrange_id"].notna() & frame["container"].isin(containers)
+
+
+def _on_days(
+    view: FrameState,
+    days: Sequence[dt.date],
+    table: str,
+    columns: Sequence[str],
+    keep: Callable[[pd.DataFrame], pd.Series],
+) -> pd.DataFrame:
+    """The rows of `table` (`columns`) on `days`, one read per run of days, those `keep` says."""
     parts = []
     for run in _runs(days):
         piece = dataclasses.replace(view, window=Window(midnight(run[0]), midnight(run[-1]) + DAY, view.window.label))
-        frame = tables.read_view(piece, "metrics", columns=columns).frame
-        keep = frame["metric"].eq(NORMALIZED_RU) & frame["pkrange_id"].notna() & frame["container"].isin(containers)
-        parts.append(frame[keep.fillna(False).astype(bool).to_numpy()])
+        frame = tables.read_view(piece, table, columns=columns).frame
+        parts.append(frame[keep(frame).fillna(False).astype(bool).to_numpy()])
     found = [part for part in parts if len(part)]
     return pd.concat(found, ignore_index=True) if found else pd.DataFrame(columns=list(columns))
 
@@ -154,13 +164,8 @@ def midnight(day: dt.date) -> dt.datetime:
 def _stale_rollup(store: str) -> list[Period] | None:
     """What the metrics added since their last rollup (None: never rolled up, or it cannot be told)."""
     try:
-        location = tables.store_at(store)
-        consumed = consumed_version(location)
-        source = open_table(location, METRICS.name)
-        if consumed is None or source is None:
-            return None
-        return changed_spans(location, METRICS, source, consumed)
-    except (DeltaError, OSError, ValueError):
+        return rollup_stale_spans(tables.store_at(store))
+    except (DeltaError, OSError, ValueError):  # a damaged or unreachable table: the points are read instead
         return None
 
 

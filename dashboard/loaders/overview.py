@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 import streamlit as st
@@ -52,13 +52,15 @@ def load_frames(view: FrameState) -> tuple[dict[str, pd.DataFrame], tuple[str, .
 
 
 def load_metrics(
-    view: FrameState, boundaries: Sequence[dt.datetime | pd.Timestamp | None]
+    view: FrameState,
+    boundaries: Sequence[dt.datetime | pd.Timestamp | None],
+    cuts_of: Callable[[pd.DataFrame], Sequence[pd.Timestamp | dt.datetime | None]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, tuple[str, ...]]:
     """The view's metrics (of its region, or the total), the span cells of the whole days no period boundary
     cuts (`cells.metrics_with_cells`, whose NormalizedRUConsumption points are then not read), the warnings.
     A container that spends its database's shared offer has its partitions' metrics under the offer; the
     points are millions: read, not cached (this loader caches its result)."""
-    read = cells.metrics_with_cells(view, TABLES["metrics"], boundaries)
+    read = cells.metrics_with_cells(view, TABLES["metrics"], boundaries, cuts_of=cuts_of)
     return regions.select_region(read.metrics.frame, view.region), read.cells, read.metrics.warnings
 
 
@@ -76,9 +78,16 @@ def _load_overview(view: FrameState) -> OverviewData:
     wider = window if before is None else dataclasses.replace(window, start=before.to_pydatetime())
     wide = dataclasses.replace(view, window=wider)
     frames, warnings = load_frames(wide)
-    if window.start is None:  # all time: its periods end at the newest row, the cells' newest minute first
-        first = overview.periods(window, now, _latest(frames, _newest_cells(wide)))
-    frames["metrics"], frames["span_cells"], read = load_metrics(wide, _boundaries(first, window))
+
+    def all_time_cuts(rows: pd.DataFrame) -> list[pd.Timestamp | dt.datetime | None]:
+        """All time's periods end at the newest row: the cells' newest minute (`rows`) and the frames' so far."""
+        return (
+            []
+            if window.start is not None
+            else _boundaries(overview.periods(window, now, _latest(frames, rows)), window)
+        )
+
+    frames["metrics"], frames["span_cells"], read = load_metrics(wide, _boundaries(first, window), all_time_cuts)
     span = overview.periods(window, now, _latest(frames))
     if window.start is None and _cut(frames["span_cells"], span):  # newer points than the cells: read again
         frames["metrics"], frames["span_cells"], read = load_metrics(wide, _boundaries(span, window))
@@ -104,11 +113,6 @@ def _latest(frames: dict[str, pd.DataFrame], cells_: pd.DataFrame | None = None)
     found = frames.get("span_cells") if cells_ is None else cells_
     minutes = found["last_minute"].rename("time").to_frame().dropna() if found is not None else pd.DataFrame()
     return overview.latest_time(*(f for f in (frames["executions"], frames.get("metrics"), minutes) if f is not None))
-
-
-def _newest_cells(view: FrameState) -> pd.DataFrame:
-    """The span cells' region rows (their newest minutes) of the view."""
-    return tables.read_view(view, "span_cells", columns=("kind", "last_minute")).frame
 
 
 def _cut(span_cells: pd.DataFrame, span: overview.Periods) -> bool:

@@ -91,6 +91,16 @@ def consumed_version(location: StoreLocation) -> int | None:
     return None if recorded is None else int(recorded) - 1
 
 
+def stale_spans(store: StoreLocation) -> list[Period] | None:
+    """The time spans whose cells may be out of date: what the metrics added since the version the cells
+    record (None: never rolled up, or that version's snapshot is gone); as `derived.stale_spans`."""
+    location = require_location(store, "stale_spans")
+    consumed, source = consumed_version(location), open_table(location, METRICS.name)
+    if consumed is None or source is None:
+        return None
+    return changed_spans(location, METRICS, source, consumed)
+
+
 def _rollup_once(location: StoreLocation, tiers: Sequence[Tier], run_id: str) -> RollupReport:
     source = open_table(location, METRICS.name)
     if source is None:
