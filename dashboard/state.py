@@ -46,6 +46,9 @@ class FrameState:
     scope: Scope = field(default_factory=Scope)
     region: str | None = None  # one region's Azure Monitor figures; None: the account in total
     regions: tuple[str, ...] = ()  # the regions the store's metrics name (analysis.regions)
+    # the store's table versions a cached loader's result is read at (`dashboard.loaders.tables.cached_view`
+    # sets them: part of its cache key); empty in the frame's own view
+    versions: tuple[tuple[str, int | None], ...] = ()
 
     @property
     def since(self) -> dt.datetime | None:

@@ -15,7 +15,8 @@ they are.
 - `delta`: commits (`write_frame`, `write_arrow` for one run's part; concurrent writers retry conflicts; a
   table keyed by a point's identity, not a run, is merged into: only the keys it lacks are inserted).
 - `reader`: `read_table(store, table, *, since=None, columns=None, run_ids=None) -> pandas.DataFrame` (a
-  column the table does not declare is a ValueError naming both), `empty_frame`, `list_runs`, `StoreWarning`.
+  column the table does not declare is a ValueError naming both), `empty_frame`, `list_runs`, `StoreWarning`,
+  `table_versions` (every table's latest version: a reader's cache key).
 - `check`: the damage of each table (`check(store) -> list[TableCheck]`: data files the log names that are
   missing, with their rows; a log entry that does not parse), for `ruscope store check` and the reader's warnings.
 - `repair`: `repair(store) -> list[RepairReport]` (`ruscope store repair`): drops what `check` finds, log
@@ -46,7 +47,7 @@ from store.location import PENDING, StoreLocation, require_location, store_locat
 from store.maintenance import CompactFailure, CompactReport, compact
 from store.migrate import MigrationReport, migrate
 from store.pending import Segment, recover
-from store.reader import StoreWarning, empty_frame, list_runs, read_table
+from store.reader import StoreWarning, empty_frame, list_runs, read_table, table_versions
 from store.records import (
     EXECUTIONS,
     LOGICAL_KEYS,
@@ -104,6 +105,7 @@ __all__ = [
     "rollup",
     "require_location",
     "store_location",
+    "table_versions",
     "write_arrow",
     "write_frame",
 ]

@@ -40,7 +40,7 @@ from store.conform import pandas_dtypes, selected, table_spec
 from store.delta import DATE, open_table
 from store.layout import MIGRATE_HINT, refuse_old_layout, stray_parts
 from store.location import StoreLocation, require_location
-from store.records import UTC_TIME, Table
+from store.records import TABLES, UTC_TIME, Table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -379,6 +379,21 @@ def list_runs(store: StoreLocation, table: Table | str = "executions") -> list[s
     starts = frame.groupby("run_id", sort=False)["time"].min().reset_index()
     starts = starts.sort_values(["time", "run_id"], ascending=False, na_position="last")
     return [str(run_id) for run_id in starts["run_id"]]
+
+
+def table_versions(store: StoreLocation) -> tuple[tuple[str, int | None], ...]:
+    """Every table's latest committed version (None: never committed, or its log does not load), in name
+    order: what a reader's cache is keyed by, since every change of what a read returns (a collect, a
+    compact, a refresh of a derived table, a repair) is a commit and so a new version."""
+    location = require_location(store, "table_versions")
+    versions: list[tuple[str, int | None]] = []
+    for name in sorted(TABLES):
+        try:
+            table = open_table(location, name)
+        except (DeltaError, OSError):  # damaged: a read says so; the key changes when it is repaired
+            table = None
+        versions.append((name, None if table is None else int(table.version())))
+    return tuple(versions)
 
 
 def _warn(message: str) -> None:

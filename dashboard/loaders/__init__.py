@@ -1,7 +1,7 @@
 """Cached loaders: the only dashboard code that reads the store, and the only code with `st.cache_data`.
 
 - `tables`: a store table in the frame's view (store, time range, scope), only the columns a page needs;
-  `load_table` caches the store read itself, for `tables.TTL_SECONDS`;
+  `load_table` caches the store read itself, keyed by the store's table versions (`tables.store_versions`);
 - `cells`: a view's metrics with the stored span cells (`analysis.load.stored`) in place of the
   NormalizedRUConsumption points of its whole days, and the metrics' rollup cells of those days
   (`metrics_with_cells`, `rollup_cells`), for the Overview, the Fleet and Hot partitions: the same figures from
@@ -24,7 +24,8 @@
   a read of the metrics that is not cached.
 
 So every page's model is cached (tests of the pages run each page several times; a user's widget change is
-a cache hit), each for `tables.TTL_SECONDS` (a collector's new rows show up within it). Caching
+a cache hit), each keyed by the store's table versions (`tables.cached_view`: a collector's new rows show
+up within `tables.FRESH_SECONDS`, and an unchanged store is not read again). Caching
 decorators sit on these loaders, never on the pure functions of `analysis`. To add a loader: read through
 `tables` (never the store directly), put the numbers in `analysis`, cache the result here in the module of
 its page, and have the page call it; tests call `st.cache_data.clear()` between runs.

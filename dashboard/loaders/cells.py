@@ -5,7 +5,7 @@ Which days: those `analysis.load.stored.cell_days` allows (stored, not stale sin
 by one of the page's period boundaries); the metrics of those days are read without their
 NormalizedRUConsumption rows (left out in the Arrow read, never converted), every other day's whole. Without
 a refresh yet (or a store that cannot say what is stale) every point is read, as before. The stale spans are
-cached per store for `tables.TTL_SECONDS`: reading them walks the sources' Delta logs.
+cached per store and its versions (`tables.store_versions`): reading them walks the sources' Delta logs.
 """
 
 from __future__ import annotations
@@ -61,9 +61,9 @@ def metrics_with_cells(
     stored_days = set(pd.to_datetime(rows.frame["time"], utc=True).dt.date) if len(rows.frame) else set()
     cuts = [*boundaries, view.window.start, view.window.end]  # a day the window itself cuts is read as points
     cuts += list(cuts_of(rows.frame)) if cuts_of is not None and len(rows.frame) else []
-    stale = _stale(view.store)
+    stale = _stale(view.store, tables.store_versions(view.store))
     if rollup and stale is not None:
-        rolled = _stale_rollup(view.store)
+        rolled = _stale_rollup(view.store, tables.store_versions(view.store))
         stale = None if rolled is None else [*stale, *rolled]
     days = stored.cell_days(stored_days, stale, cuts) if stored_days else []
     if not days:
@@ -161,7 +161,7 @@ def midnight(day: dt.date) -> dt.datetime:
 
 
 @st.cache_data(ttl=tables.TTL_SECONDS, show_spinner=False)
-def _stale_rollup(store: str) -> list[Period] | None:
+def _stale_rollup(store: str, versions: tuple[tuple[str, int | None], ...]) -> list[Period] | None:
     """What the metrics added since their last rollup (None: never rolled up, or it cannot be told)."""
     try:
         return rollup_stale_spans(tables.store_at(store))
@@ -170,7 +170,7 @@ def _stale_rollup(store: str) -> list[Period] | None:
 
 
 @st.cache_data(ttl=tables.TTL_SECONDS, show_spinner=False)
-def _stale(store: str) -> list[Period] | None:
+def _stale(store: str, versions: tuple[tuple[str, int | None], ...]) -> list[Period] | None:
     """What the sources added since the span cells' last refresh (None: read every point)."""
     try:
         return stale_spans(tables.store_at(store), stored.DERIVATION)

@@ -1,6 +1,6 @@
 """The Cost page's cached loader: the capacity report's build of the view (`report.load_capacity`, shared with
 the Reports page: the report, the hours, the bills and the query money, computed once per view and prices)
-with the reservation planner on top, cached for `tables.TTL_SECONDS`, so the page's window selector is a
+with the reservation planner on top, cached per view (`tables.cached_view`), so the page's window selector is a
 cache hit rather than the hours billed again.
 
 The numbers all come from `analysis`: the hours (`analysis.cost.hours.unit_hours`), the bills

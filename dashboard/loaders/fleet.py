@@ -1,5 +1,5 @@
 """The Fleet page's cached loader: every container ranked by risk and the throughput units, computed once
-per view and cached for `tables.TTL_SECONDS` (the ranking runs the container model for every container;
+per view and cached (`tables.cached_view`: keyed by the store's versions; the ranking runs the container model for every container;
 uncached, each rerun of the page paid for it again). The numbers all come from `analysis`."""
 
 from __future__ import annotations

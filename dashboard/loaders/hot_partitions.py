@@ -4,8 +4,8 @@ to what the page draws, and that small result cached.
 Why a second cache: a month of one-minute NormalizedRUConsumption for 100 pkranges is 4.3 million points. The
 page draws a few hundred columns of them; copying the points out of `load_table`'s cache and reducing them again
 on every widget change would cost seconds, while the reduced heatmap is a few hundred KB. So this loader reads
-through `tables.load_view` (one store read, shared with other pages) and caches only the reductions, for the
-same time as the store reads (`tables.TTL_SECONDS`). The numbers all come from `analysis`.
+through `tables.load_view` (one store read, shared with other pages) and caches only the reductions, keyed
+by the store's versions as the store reads are (`tables.store_versions`). The numbers all come from `analysis`.
 
 The metrics are read with `cells.metrics_with_cells`: the whole days' NormalizedRUConsumption as their span
 cells and the metrics' rollup cells (the heatmap's maxima per bin are the cells' maxima where a tier nests
@@ -76,13 +76,14 @@ class HotData:
 
 def load_hot(view: FrameState) -> HotData:
     """The page's data in the frame's view (cached: see the module docstring)."""
-    scope = view.scope
-    return _load_hot(view.store, view.window, scope.account, scope.database, scope.container, view.region)
+    scope, versions = view.scope, tables.store_versions(view.store)
+    return _load_hot(view.store, versions, view.window, scope.account, scope.database, scope.container, view.region)
 
 
 @st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Reducing the partitions' metrics...", max_entries=16)
 def _load_hot(
     store: str,
+    versions: tuple[tuple[str, int | None], ...],  # the cache key's (`tables.store_versions`)
     window: Window,
     account: str | None,
     database: str | None,

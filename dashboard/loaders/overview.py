@@ -1,6 +1,6 @@
 """The Overview page's cached loader: the container summaries of the shown period and of the two compared
-ones, the costliest queries and the periods, computed once per view and cached for `tables.TTL_SECONDS`
-(keyed by the view alone: a key holding the time would miss whenever a run crosses a minute).
+ones, the costliest queries and the periods, computed once per view and cached (keyed by the view and the
+store's versions, `tables.cached_view`: a key holding the time would miss whenever a run crosses a minute).
 
 Why: the summaries run the container model three times (the shown period, the recent one and the one
 before, `analysis.overview.overview_table`); uncached, every rerun of the page (a widget change, a card
@@ -66,7 +66,7 @@ def load_metrics(
 
 def load_overview(view: FrameState) -> OverviewData:
     """The containers with their changes, the costliest queries and the periods compared (cached: see the
-    module docstring); the periods end when they were computed (at most `tables.TTL_SECONDS` ago)."""
+    module docstring); all time's periods end at the newest row, a preset's at its start plus its length."""
     return _load_overview(tables.cached_view(view))
 
 

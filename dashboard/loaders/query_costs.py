@@ -1,4 +1,5 @@
-"""Cached derived frames of the Query costs page: computed once per view, not on every rerun.
+"""Cached derived frames of the Query costs page: computed once per view (and the store's versions:
+`tables.cached_view`), not on every rerun.
 
 The pure numbers come from `analysis.queries.costs` and `analysis.queries.runs`; this module only wires them to
 the cached loaders and caches the result (`st.cache_data` sits on these wrappers, never on the pure
@@ -68,17 +69,27 @@ class LoggedQueries:
         return self.workload.empty and self.own.empty
 
 
-@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Reading the logged queries...")
 def load_logged_queries(view: FrameState, top: int = 50) -> LoggedQueries:
-    """The `log_query_ru` rows of the view, ranked per query text (the workload's) and summed (ruscope's own)."""
+    """The `log_query_ru` rows of the view, ranked per query text (the workload's) and summed (ruscope's own);
+    cached per view and the store's versions (`tables.cached_view`)."""
+    return _load_logged_queries(tables.cached_view(view), top)
+
+
+@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Reading the logged queries...")
+def _load_logged_queries(view: FrameState, top: int) -> LoggedQueries:
     loaded = tables.load_view(view, "log_query_ru", columns=ql.LOGGED_COLUMNS)
     return LoggedQueries(ql.workload_queries(loaded.frame, top), ql.own_traffic(loaded.frame), loaded.warnings)
 
 
-@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Computing query costs...")
 def load_query_costs(view: FrameState) -> QueryCosts:
     """The summary (with each query's routing multiplier in its latest run), the over-time series, the
-    failed executions and the runs of the view; the logical executions are computed once for all of them."""
+    failed executions and the runs of the view; the logical executions are computed once for all of them.
+    Cached per view and the store's versions (`tables.cached_view`)."""
+    return _load_query_costs(tables.cached_view(view))
+
+
+@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Computing query costs...")
+def _load_query_costs(view: FrameState) -> QueryCosts:
     loaded = tables.load_view(view, "executions", columns=qc.EXECUTION_COLUMNS)
     executions = loaded.frame
     logical = qc.logical_executions(executions)
@@ -101,9 +112,14 @@ def load_query_costs(view: FrameState) -> QueryCosts:
     )
 
 
-@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Reading the run...")
 def load_run_detail(view: FrameState, run_id: str, start: dt.datetime) -> RunDetail:
-    """One run's breakdown, multipliers and index use; `start` is the run's start (from `QueryCosts.runs`)."""
+    """One run's breakdown, multipliers and index use; `start` is the run's start (from `QueryCosts.runs`).
+    Cached per view and the store's versions (`tables.cached_view`)."""
+    return _load_run_detail(tables.cached_view(view), run_id, start)
+
+
+@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Reading the run...")
+def _load_run_detail(view: FrameState, run_id: str, start: dt.datetime) -> RunDetail:
     return _run_detail(view, run_id, start)
 
 

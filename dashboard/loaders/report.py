@@ -3,7 +3,7 @@
 ranked by money, so both read the same rows.
 
 `load_capacity` is the Reports and Cost pages' cached loader: the report and its money figures
-(`review.build_capacity`) built once per view and `[pricing]` and cached for `tables.TTL_SECONDS` (building
+(`review.build_capacity`) built once per view and `[pricing]` and cached (`tables.cached_view`; building
 it runs the load model over every point; uncached, every rerun of a page built it again, and the Cost page
 built a second report of its own); `load_report` is its report."""
 
@@ -34,7 +34,7 @@ def load_report_frames(view: FrameState) -> tuple[dict[str, pd.DataFrame], tuple
 
 
 def load_report(view: FrameState, pricing: PricingSettings) -> tuple[pd.DataFrame, tuple[str, ...]]:
-    """The capacity report of the view at `pricing` (generated at most `TTL_SECONDS` ago), and the store's
+    """The capacity report of the view at `pricing` (generated when the store last changed, or the view), and the store's
     warnings."""
     built = load_capacity(view, pricing)
     return built.capacity.report, built.warnings
@@ -51,7 +51,7 @@ class BuiltReport:
 
 def load_capacity(view: FrameState, pricing: PricingSettings) -> BuiltReport:
     """The report and its money figures of the view at `pricing`: built once for the Reports and the Cost
-    pages, cached for `TTL_SECONDS`."""
+    pages, cached per view and the store's versions (`cached_view`)."""
     return _load_capacity(cached_view(view), pricing.model_dump_json())
 
 

@@ -6,13 +6,19 @@ the last day of a large `requests` table reads a day of a few columns, not the t
 custom range's) is cut by the store (`read_table`'s `until`) in `_read`, the one place every read passes.
 
 Each loader returns a `Loaded`: the frame plus the store's warnings (a skipped corrupt file, a leftover temp
-file) as text, so a page can show them even when the result comes from the cache. Reads are cached for
-`TTL_SECONDS`, so a running collector's new files show up within that time without hammering the disk on
-every widget change. In this module `st.cache_data` sits on `load_table` alone; the scope cut after it is a
-pure function from `analysis.scope` (cheap, and cutting outside the cache keeps one entry per time range).
-The page loaders beside this module (`query_costs`, `hot_partitions`, `cost`) cache their own results on top, for
-the same `TTL_SECONDS` (the package docstring lists the caches). Tests call `st.cache_data.clear()`
-between runs.
+file) as text, so a page can show them even when the result comes from the cache.
+
+**What a cached result is keyed by.** Every cached read and every page loader's result is keyed by the
+store's table versions (`store_versions`: every table's latest Delta version, looked at once per
+`FRESH_SECONDS`) besides its arguments: any commit (a collect, a compact, a refresh of the span cells, a
+repair) is a new version, so a running collector's rows show up within `FRESH_SECONDS`, and a store that has
+not changed is never read again while its results are cached (`TTL_SECONDS`, an hour, only frees the memory
+of views nobody looks at). A time-keyed cache (30 s before) made every visit after it cold: a page of a
+month's store costs seconds to compute. `cached_view` is the key a page loader takes (the view and the
+versions). In this module `st.cache_data` sits on `load_table` alone; the scope cut after it is a pure
+function from `analysis.scope` (cheap, and cutting outside the cache keeps one entry per time range). The
+page loaders beside this module cache their own results on top (the package docstring lists the caches).
+Tests call `st.cache_data.clear()` between runs.
 
 `read_view` is the one uncached read: the same view and scope cut as `load_view`, for a page that reduces a
 large table (a month of one-minute metrics is millions of points) and caches the small reduced result in
@@ -34,19 +40,33 @@ import streamlit as st
 
 from analysis import regions, scope
 from dashboard.state import FrameState
-from store import StoreLocation, StoreWarning, empty_frame, read_table, store_location
+from store import StoreLocation, StoreWarning, empty_frame, read_table, store_location, table_versions
 from store.records import SHARED_OFFER_CONTAINER
 
-TTL_SECONDS = 30
+FRESH_SECONDS = 10  # how often the store's table versions are looked at: a collect's rows show within this
+TTL_SECONDS = 60 * 60  # a cached result's life: keyed by the versions, this only frees what nobody looks at
 LOCATION_TTL_SECONDS = 30 * 60  # under a bearer token's hour, so a cached location never holds an expired one
 SCOPE_TABLES = ("executions",)  # the tables whose databases and containers the scope picker offers
 _WARNINGS_LOCK = threading.Lock()  # catch_warnings is process-wide: one capturing read at a time
 
 
 def cached_view(view: FrameState) -> FrameState:
-    """The part of a view a page loader's result depends on (store, window, scope, region): a cached loader's
-    argument, hashed by Streamlit (the store's list of regions is the store's, not the view's)."""
-    return FrameState(store=view.store, window=view.window, scope=view.scope, region=view.region)
+    """The part of a view a page loader's result depends on (store, window, scope, region) and the store's
+    table versions it is read at: a cached loader's argument, hashed by Streamlit (the store's list of regions
+    is the store's, not the view's)."""
+    return FrameState(
+        store=view.store, window=view.window, scope=view.scope, region=view.region, versions=store_versions(view.store)
+    )
+
+
+@st.cache_data(ttl=FRESH_SECONDS, show_spinner=False)
+def store_versions(store: str) -> tuple[tuple[str, int | None], ...]:
+    """Every table's latest version in `store` (`store.table_versions`), the key of every cached result (the
+    module docstring); empty for a URI that cannot be a store (its reads say why)."""
+    try:
+        return table_versions(store_at(store))
+    except (ValueError, OSError):
+        return ()
 
 
 @dataclass(frozen=True)
@@ -57,7 +77,6 @@ class Loaded:
     warnings: tuple[str, ...] = field(default=())
 
 
-@st.cache_data(ttl=TTL_SECONDS, show_spinner="Reading the store...")
 def load_table(
     store: str,
     table: str,
@@ -68,11 +87,26 @@ def load_table(
     run_ids: tuple[str, ...] | None = None,
 ) -> Loaded:
     """The rows of `table` timed at or after `since` and before `until` (of `run_ids` only, when given), only
-    `columns` (all when None).
+    `columns` (all when None); cached per the store's versions (the module docstring).
 
     Empty with its columns if none. The store opens only the date partitions from `since` on and only the
     columns asked for; an unknown table or column is its ValueError.
     """
+    versions = store_versions(store)
+    return _load_table(store, table, versions, since=since, until=until, columns=columns, run_ids=run_ids)
+
+
+@st.cache_data(ttl=TTL_SECONDS, show_spinner="Reading the store...")
+def _load_table(
+    store: str,
+    table: str,
+    versions: tuple[tuple[str, int | None], ...],
+    *,
+    since: dt.datetime | None,
+    until: dt.datetime | None,
+    columns: tuple[str, ...] | None,
+    run_ids: tuple[str, ...] | None,
+) -> Loaded:
     return _read(store, table, since=since, until=until, columns=columns, run_ids=run_ids)
 
 
@@ -192,12 +226,17 @@ def load_region_choices(store: str, window: scope.Window, account: str | None) -
     """The regions the store's metrics name in the time range (of `account`, when the scope names one), for
     the frame's region picker (`analysis.regions`)."""
     columns = tuple(dict.fromkeys([*scope.SCOPE_COLUMNS, *regions.REGION_COLUMNS]))
-    return _region_choices(store, window.start, window.end, columns, account)
+    return _region_choices(store, store_versions(store), window.start, window.end, columns, account)
 
 
 @st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
 def _region_choices(
-    store: str, since: dt.datetime | None, until: dt.datetime | None, columns: tuple[str, ...], account: str | None
+    store: str,
+    versions: tuple[tuple[str, int | None], ...],
+    since: dt.datetime | None,
+    until: dt.datetime | None,
+    columns: tuple[str, ...],
+    account: str | None,
 ) -> list[str]:
     """`load_region_choices`' answer, cached small: the distinct (scope, region) rows of the metrics, computed
     by the store in Arrow (a month's points are millions of rows; caching them pickled half a GB)."""

@@ -1,5 +1,5 @@
 """The Throttling page's cached loader: every figure and table of the page computed once per view and cached
-for `tables.TTL_SECONDS`. Why: the page read the metrics (millions of points on a month's store) through
+(`tables.cached_view`: keyed by the store's versions). Why: the page read the metrics (millions of points on a month's store) through
 `tables.load_view`, whose cache pickles the frame and unpickles it on every rerun; a widget change cost
 seconds of unpickling. The metrics are read, not cached, and only the page's results (a few thousand rows)
 are. The numbers all come from `analysis.throttling`."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from analysis.queries import costs as qc
@@ -108,8 +109,55 @@ def test_read_view_cuts_the_scope_like_load_view_but_is_never_cached(two_contain
     fresh = tables.read_view(view, "executions", columns=["query_name"]).frame
     assert sorted(fresh["query_name"]) == ["later", "people"]  # read again: the new run is there
     cached = tables.load_view(view, "executions", columns=["query_name"]).frame
-    assert cached["query_name"].tolist() == ["people"]  # load_view's cache still holds the first read
+    assert cached["query_name"].tolist() == ["people"]  # the versions are looked at once per FRESH_SECONDS
+    tables.store_versions.clear()  # FRESH_SECONDS later: the commit is a new version, so a new key
+    assert sorted(tables.load_view(view, "executions", columns=["query_name"]).frame["query_name"]) == [
+        "later",
+        "people",
+    ]
     everything = tables.read_view(FrameState(store=str(two_containers)), "executions", columns=["database"])
     assert sorted(set(everything.frame["database"])) == ["crm", "shop"] and everything.frame.columns.tolist() == [
         "database"
     ]
+
+
+def test_a_page_loader_computes_once_per_store_version_however_long_ago(
+    two_runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loaders' results are keyed by the store's table versions, not a time to live: a store that has not
+    changed is not computed again (a visit after 30 s was cold before), and a commit is seen."""
+    from dashboard.loaders import query_costs
+
+    computed: list[int] = []
+    grouped = qc.logical_executions
+
+    def counted(executions: pd.DataFrame) -> pd.DataFrame:
+        computed.append(len(executions))
+        return grouped(executions)
+
+    monkeypatch.setattr(qc, "logical_executions", counted)
+    view = FrameState(store=str(two_runs))
+    first = query_costs.load_query_costs(view)
+    once = len(computed)
+    tables.store_versions.clear()  # the versions looked at again, unchanged: the same key
+    again = query_costs.load_query_costs(view)
+    assert once and len(computed) == once and again.summary.equals(first.summary)
+    later = [("r3", 80, "later", 0, "as-is", "single", [[("page", "0", 1.0)]])]
+    write_plan(two_runs, later, part="2")
+    assert query_costs.load_query_costs(view).summary.equals(first.summary)  # until the versions are looked at
+    tables.store_versions.clear()
+    fresh = query_costs.load_query_costs(view)
+    assert len(computed) > once and computed[once] == computed[0] + 1  # computed again, with the new execution
+    assert "later" in set(fresh.summary["query_name"]) and "later" not in set(first.summary["query_name"])
+
+
+def test_the_store_versions_name_every_table_and_change_with_a_commit(two_runs: Path) -> None:
+    before = dict(tables.store_versions(str(two_runs)))
+    assert before["executions"] is not None and before["metrics"] is None  # never committed: None
+    write_plan(two_runs, [("r3", 80, "later", 0, "as-is", "single", [[("page", "0", 1.0)]])], part="2")
+    tables.store_versions.clear()
+    after = dict(tables.store_versions(str(two_runs)))
+    assert after["executions"] == before["executions"] + 1 and after["requests"] == before["requests"] + 1
+    assert {k: v for k, v in after.items() if k not in ("executions", "requests")} == {
+        k: v for k, v in before.items() if k not in ("executions", "requests")
+    }

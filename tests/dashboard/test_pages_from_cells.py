@@ -121,7 +121,7 @@ def test_the_fleet_from_cells_is_the_fleet_from_points(tmp_path: Path, shared: b
 
 def hot_of(store: Path, window: Window, container: str | None = None) -> hot_partitions.HotData:
     database = "d" if container is not None else None
-    return hot_partitions._load_hot.__wrapped__(str(store), window, None, database, container)  # uncached
+    return hot_partitions._load_hot.__wrapped__(str(store), (), window, None, database, container)  # uncached
 
 
 def assert_same_hot(got: hot_partitions.HotData, want: hot_partitions.HotData) -> None:
