@@ -24,6 +24,9 @@ BASE_FONT_PX = 12  # tick labels, legend, hover, annotations, colour bars
 MIN_FONT_PX = 11  # no text of a figure is smaller (issue 23: labels of at least 11 px)
 TITLE_FONT_PX = 16
 AXIS_TITLE_FONT_PX = 14
+# a line marks each of its points up to this many: beyond, a marker per point is a blur and costs the browser
+# one SVG path each (Query costs' 50 lines of 240 points took headless Chromium ~2 s to draw with markers)
+MARKED_POINTS = 60
 MIN_TIME_SPAN = pd.Timedelta(minutes=10)  # a time axis spans at least this: one point ticks in minutes, not in µs
 _AXIS = {"automargin": True, "tickfont": {"size": BASE_FONT_PX}, "title": {"font": {"size": AXIS_TITLE_FONT_PX}}}
 READABLE_LAYOUT: dict[str, Any] = {
@@ -39,6 +42,12 @@ READABLE_LAYOUT: dict[str, Any] = {
 # plotly.js draws <a href>, <b>, <span style> ... in any text (titles, tick labels, legend and hover text,
 # values put into a hover template): only the tags the builders write themselves are kept as tags
 _NOT_OURS = re.compile(r"<(?!(?:br|/?extra)>)")
+
+
+def line_mode(points: int) -> str:
+    """A scatter line's mode: its points marked when it has at most `MARKED_POINTS` (hover finds a point on an
+    unmarked line all the same)."""
+    return "lines+markers" if points <= MARKED_POINTS else "lines"
 
 
 def readable(build: Callable[P, go.Figure]) -> Callable[P, go.Figure]:

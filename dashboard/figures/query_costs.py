@@ -18,7 +18,7 @@ from plotly.colors import qualitative
 
 from analysis.pkrange_ids import GATEWAY, pkrange_sort_key
 from analysis.queries.runs import OTHER
-from dashboard.figures.canvas import empty_note, readable, utc_naive, with_time_range
+from dashboard.figures.canvas import empty_note, line_mode, readable, utc_naive, with_time_range
 
 PARTITION_PALETTE = [*qualitative.Alphabet, *qualitative.Dark24, *qualitative.Light24]  # 74 colours
 GATEWAY_COLOR = "#9e9e9e"
@@ -89,7 +89,7 @@ def build_ru_over_time_figure(series: pd.DataFrame, *, title: str | None = None)
                 x=times[mine],
                 y=values[mine],
                 name=label,
-                mode="lines+markers",
+                mode=line_mode(int(mine.sum())),
                 customdata=counts[mine],
                 hovertemplate="%{x}<br>%{y:.2f} RU<br>runs: %{customdata[0]}, executions: %{customdata[1]}"
                 + f"<extra>{label}</extra>",

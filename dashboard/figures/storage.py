@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from analysis.storage import SOURCES, SizeUnit, in_unit, percent_decimals, size_unit
 from cosmoscore.limits import GB
-from dashboard.figures.canvas import empty_note, note_font, readable, utc_naive, with_time_range
+from dashboard.figures.canvas import empty_note, line_mode, note_font, readable, utc_naive, with_time_range
 
 LIMIT_COLOR = "#d62728"
 BAR_COLOR = "#1f77b4"
@@ -81,7 +81,7 @@ def build_container_growth_figure(sizes: pd.DataFrame, *, title: str | None = No
                 x=utc_naive(mine["time"]).to_numpy(),
                 y=in_unit(mine["size_kb"], unit).to_numpy(),
                 name=label,
-                mode="lines+markers",
+                mode=line_mode(len(mine)),
                 hovertemplate="%{x}<br>%{y:.3f} " + unit.name + "<extra>" + label + "</extra>",
             )
         )

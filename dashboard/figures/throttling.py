@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analysis.throttling import HEALTHY_429_RATE, pick_bin
-from dashboard.figures.canvas import empty_note, readable, utc_naive, with_time_range
+from dashboard.figures.canvas import empty_note, line_mode, readable, utc_naive, with_time_range
 
 BAND_COLOR = "rgba(44, 160, 44, 0.15)"
 BAND_NAME = "healthy 1-5% of requests (ru-cost-model.md P12)"
@@ -54,7 +54,7 @@ def build_throttle_rate_figure(rate: pd.DataFrame, *, top: int = 10, title: str 
                 y=(rate.loc[mine, "rate"].astype(float) * 100).to_numpy(),
                 customdata=rate.loc[mine, ["throttled", "requests"]].astype(float).to_numpy(),
                 name=name,
-                mode="lines+markers",
+                mode=line_mode(int(mine.sum())),
                 hovertemplate="%{x}<br>%{y:.2f}% (%{customdata[0]:.0f} of %{customdata[1]:.0f})<extra>"
                 + name
                 + "</extra>",

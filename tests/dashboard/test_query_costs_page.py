@@ -283,3 +283,24 @@ def test_the_collected_store_s_logged_queries_are_ruscope_s_own_and_said_apart(
     assert any(spent in c.value and "ruscope's own query requests" in c.value for c in app.caption), [
         c.value for c in app.caption
     ]
+
+
+def test_a_long_line_over_time_is_drawn_without_a_marker_per_point() -> None:
+    """A marker per point is one SVG path each: 50 lines of 240 runs took the browser seconds; a short line
+    keeps its markers (one run's point would otherwise not be seen at all)."""
+    from dashboard.figures.canvas import MARKED_POINTS
+    from dashboard.figures.query_costs import build_ru_over_time_figure
+
+    def series(points: int, query: str) -> pd.DataFrame:
+        times = pd.date_range("2026-05-01", periods=points, freq="h", tz="UTC")
+        return pd.DataFrame(
+            {"account": "a", "database": "shop", "container": "orders", "query_name": query, "time": times,
+             "mean_ru": np.arange(points, dtype=float), "runs": 1, "executions": 2}
+        )  # fmt: skip
+
+    both = pd.concat([series(MARKED_POINTS, "short"), series(MARKED_POINTS + 1, "long")], ignore_index=True)
+    figure = build_ru_over_time_figure(both)
+    assert sorted((len(trace.x), trace.mode) for trace in figure.data) == [
+        (MARKED_POINTS, "lines+markers"),
+        (MARKED_POINTS + 1, "lines"),
+    ]
