@@ -25,6 +25,7 @@ import logging
 import threading
 import warnings
 from collections.abc import Collection, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 log = logging.getLogger("ruscope.store")
+VERSION_THREADS = 8  # a remote store's table logs opened at once by `table_versions`
 READ_ATTEMPTS = 5  # fresh snapshots tried when a vacuum removes files under a read
 _READ_ERRORS = (OSError, pa.ArrowException, ValueError, TypeError, DeltaError)
 
@@ -386,14 +388,19 @@ def table_versions(store: StoreLocation) -> tuple[tuple[str, int | None], ...]:
     order: what a reader's cache is keyed by, since every change of what a read returns (a collect, a
     compact, a refresh of a derived table, a repair) is a commit and so a new version."""
     location = require_location(store, "table_versions")
-    versions: list[tuple[str, int | None]] = []
-    for name in sorted(TABLES):
+
+    def version(name: str) -> tuple[str, int | None]:
         try:
             table = open_table(location, name)
         except (DeltaError, OSError):  # damaged: a read says so; the key changes when it is repaired
             table = None
-        versions.append((name, None if table is None else int(table.version())))
-    return tuple(versions)
+        return name, None if table is None else int(table.version())
+
+    names = sorted(TABLES)
+    if location.local is not None:  # a local log is read in a few ms a table
+        return tuple(version(name) for name in names)
+    with ThreadPoolExecutor(max_workers=VERSION_THREADS) as pool:  # a remote one is round trips: at once
+        return tuple(pool.map(version, names))
 
 
 def _warn(message: str) -> None:

@@ -46,3 +46,15 @@ def test_a_store_whose_container_does_not_exist_says_so_rather_than_crashing(
     app.run()
     assert not app.exception, [e.message for e in app.exception]
     assert not app.dataframe
+
+
+def test_a_remote_stores_versions_are_read_as_a_local_ones_are(remote_store: str, tmp_path) -> None:
+    """The caches' key (`store.table_versions`, its logs opened at once for a remote store) names every table,
+    the versions of the ones written and None for the others, as for the same rows on a local disk."""
+    from store import store_location, table_versions
+
+    local = tmp_path / "local"
+    write_store(local, *store_rows(PLAN))
+    remote = dict(table_versions(store_location(remote_store)))
+    assert remote == dict(table_versions(store_location(local)))
+    assert remote["executions"] is not None and remote["metrics"] is None
