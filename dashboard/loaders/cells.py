@@ -160,7 +160,7 @@ def midnight(day: dt.date) -> dt.datetime:
     return dt.datetime.combine(day, dt.time(), dt.UTC)
 
 
-@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner=False)
+@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner=False, max_entries=tables.SMALL_ENTRIES)
 def _stale_rollup(store: str, versions: tuple[tuple[str, int | None], ...]) -> list[Period] | None:
     """What the metrics added since their last rollup (None: never rolled up, or it cannot be told)."""
     try:
@@ -169,7 +169,7 @@ def _stale_rollup(store: str, versions: tuple[tuple[str, int | None], ...]) -> l
         return None
 
 
-@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner=False)
+@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner=False, max_entries=tables.SMALL_ENTRIES)
 def _stale(store: str, versions: tuple[tuple[str, int | None], ...]) -> list[Period] | None:
     """What the sources added since the span cells' last refresh (None: read every point)."""
     try:

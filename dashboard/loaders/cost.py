@@ -49,7 +49,7 @@ def load_cost(view: FrameState, pricing: PricingSettings) -> CostData:
     return _load_cost(tables.cached_view(view), pricing.model_dump_json())
 
 
-@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Billing the measured hours...", max_entries=16)
+@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Billing the measured hours...", max_entries=tables.PAGE_ENTRIES)
 def _load_cost(view: FrameState, pricing_json: str) -> CostData:
     pricing = PricingSettings.model_validate_json(pricing_json)
     built = load_capacity(view, pricing)  # the Reports page's: one build per view and prices, cached

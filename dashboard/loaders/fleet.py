@@ -26,7 +26,7 @@ def load_fleet(view: FrameState) -> FleetData:
     return _load_fleet(tables.cached_view(view))
 
 
-@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Ranking the fleet...", max_entries=16)
+@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Ranking the fleet...", max_entries=tables.PAGE_ENTRIES)
 def _load_fleet(view: FrameState) -> FleetData:
     region = view.region
     executions = tables.load_view(view, "executions", columns=fleet.EXECUTION_COLUMNS)

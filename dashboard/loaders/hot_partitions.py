@@ -80,7 +80,9 @@ def load_hot(view: FrameState) -> HotData:
     return _load_hot(view.store, versions, view.window, scope.account, scope.database, scope.container, view.region)
 
 
-@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Reducing the partitions' metrics...", max_entries=16)
+@st.cache_data(
+    ttl=tables.TTL_SECONDS, show_spinner="Reducing the partitions' metrics...", max_entries=tables.PAGE_ENTRIES
+)
 def _load_hot(
     store: str,
     versions: tuple[tuple[str, int | None], ...],  # the cache key's (`tables.store_versions`)

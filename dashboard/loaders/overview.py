@@ -70,7 +70,7 @@ def load_overview(view: FrameState) -> OverviewData:
     return _load_overview(tables.cached_view(view))
 
 
-@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Summarising the containers...", max_entries=16)
+@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Summarising the containers...", max_entries=tables.PAGE_ENTRIES)
 def _load_overview(view: FrameState) -> OverviewData:
     window, region, now = view.window, view.region, dt.datetime.now(dt.UTC)
     first = overview.periods(window, now, None)

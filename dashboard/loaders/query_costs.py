@@ -75,7 +75,7 @@ def load_logged_queries(view: FrameState, top: int = 50) -> LoggedQueries:
     return _load_logged_queries(tables.cached_view(view), top)
 
 
-@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Reading the logged queries...")
+@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Reading the logged queries...", max_entries=tables.PAGE_ENTRIES)
 def _load_logged_queries(view: FrameState, top: int) -> LoggedQueries:
     loaded = tables.load_view(view, "log_query_ru", columns=ql.LOGGED_COLUMNS)
     return LoggedQueries(ql.workload_queries(loaded.frame, top), ql.own_traffic(loaded.frame), loaded.warnings)
@@ -88,7 +88,7 @@ def load_query_costs(view: FrameState) -> QueryCosts:
     return _load_query_costs(tables.cached_view(view))
 
 
-@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Computing query costs...")
+@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Computing query costs...", max_entries=tables.PAGE_ENTRIES)
 def _load_query_costs(view: FrameState) -> QueryCosts:
     loaded = tables.load_view(view, "executions", columns=qc.EXECUTION_COLUMNS)
     executions = loaded.frame
@@ -118,7 +118,7 @@ def load_run_detail(view: FrameState, run_id: str, start: dt.datetime) -> RunDet
     return _load_run_detail(tables.cached_view(view), run_id, start)
 
 
-@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Reading the run...")
+@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Reading the run...", max_entries=tables.PAGE_ENTRIES)
 def _load_run_detail(view: FrameState, run_id: str, start: dt.datetime) -> RunDetail:
     return _run_detail(view, run_id, start)
 

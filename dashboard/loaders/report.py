@@ -18,7 +18,7 @@ import streamlit as st
 from analysis.capacity import about, review
 from collectors.client import installed_version
 from collectors.config.pricing import PricingSettings
-from dashboard.loaders.tables import TTL_SECONDS, cached_view, load_view, read_view
+from dashboard.loaders.tables import PAGE_ENTRIES, TTL_SECONDS, cached_view, load_view, read_view
 from dashboard.state import FrameState
 
 
@@ -55,7 +55,7 @@ def load_capacity(view: FrameState, pricing: PricingSettings) -> BuiltReport:
     return _load_capacity(cached_view(view), pricing.model_dump_json())
 
 
-@st.cache_data(ttl=TTL_SECONDS, show_spinner="Building the capacity report...", max_entries=16)
+@st.cache_data(ttl=TTL_SECONDS, show_spinner="Building the capacity report...", max_entries=PAGE_ENTRIES)
 def _load_capacity(view: FrameState, pricing_json: str) -> BuiltReport:
     region, now = view.region, dt.datetime.now(dt.UTC)
     pricing = PricingSettings.model_validate_json(pricing_json)

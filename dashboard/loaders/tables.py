@@ -45,6 +45,11 @@ from store.records import SHARED_OFFER_CONTAINER
 
 FRESH_SECONDS = 10  # how often the store's table versions are looked at: a collect's rows show within this
 TTL_SECONDS = 60 * 60  # a cached result's life: keyed by the versions, this only frees what nobody looks at
+# and how many results each cache holds, least recently used out first: a collector committing every minute
+# makes a new key a minute, and the time to live no longer bounds the entries of the versions before
+READ_ENTRIES = 32  # store reads (a month's executions are tens of MB pickled)
+PAGE_ENTRIES = 16  # a page loader's results (a few MB each)
+SMALL_ENTRIES = 64  # stale spans, region choices, the versions themselves: a few KB each
 LOCATION_TTL_SECONDS = 30 * 60  # under a bearer token's hour, so a cached location never holds an expired one
 SCOPE_TABLES = ("executions",)  # the tables whose databases and containers the scope picker offers
 _WARNINGS_LOCK = threading.Lock()  # catch_warnings is process-wide: one capturing read at a time
@@ -59,7 +64,7 @@ def cached_view(view: FrameState) -> FrameState:
     )
 
 
-@st.cache_data(ttl=FRESH_SECONDS, show_spinner=False)
+@st.cache_data(ttl=FRESH_SECONDS, show_spinner=False, max_entries=SMALL_ENTRIES)
 def store_versions(store: str) -> tuple[tuple[str, int | None], ...]:
     """Every table's latest version in `store` (`store.table_versions`), the key of every cached result (the
     module docstring); empty for a URI that cannot be a store (its reads say why)."""
@@ -96,7 +101,7 @@ def load_table(
     return _load_table(store, table, versions, since=since, until=until, columns=columns, run_ids=run_ids)
 
 
-@st.cache_data(ttl=TTL_SECONDS, show_spinner="Reading the store...")
+@st.cache_data(ttl=TTL_SECONDS, show_spinner="Reading the store...", max_entries=READ_ENTRIES)
 def _load_table(
     store: str,
     table: str,
@@ -229,7 +234,7 @@ def load_region_choices(store: str, window: scope.Window, account: str | None) -
     return _region_choices(store, store_versions(store), window.start, window.end, columns, account)
 
 
-@st.cache_data(ttl=TTL_SECONDS, show_spinner=False)
+@st.cache_data(ttl=TTL_SECONDS, show_spinner=False, max_entries=SMALL_ENTRIES)
 def _region_choices(
     store: str,
     versions: tuple[tuple[str, int | None], ...],

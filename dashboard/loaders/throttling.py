@@ -39,7 +39,7 @@ def load_throttling(view: FrameState) -> ThrottlingData:
     return _load_throttling(tables.cached_view(view))
 
 
-@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Counting the 429s...", max_entries=16)
+@st.cache_data(ttl=tables.TTL_SECONDS, show_spinner="Counting the 429s...", max_entries=tables.PAGE_ENTRIES)
 def _load_throttling(view: FrameState) -> ThrottlingData:
     # read (see the docstring), only the metric the page counts 429s in: a month's NormalizedRUConsumption
     # points are millions of rows it never uses
