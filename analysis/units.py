@@ -63,6 +63,35 @@ def size_text(size_gb: Number) -> str:
     return f"{shown:,.3g} {unit.name}" if shown < 1000 else f"{shown:,.0f} {unit.name}"
 
 
+COMPACT_FROM = 100_000  # a card's number from here on is written to 3 significant digits with a suffix
+_SUFFIXES = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"))  # as Azure Monitor's charts write them
+
+
+def compact_text(value: Number, *, decimals: int = 0) -> str:
+    """A number as a headline card shows it ("" when missing): with thousands separators and `decimals` below
+    `COMPACT_FROM` ("99,999"), else to 3 significant digits and a suffix ("235k", "5.23M"): a row of seven
+    cards cuts "5,234,567" to "5,234…", which no one can read."""
+    if value is None or pd.isna(value):
+        return ""
+    number = float(value)
+    if abs(number) < COMPACT_FROM:
+        return f"{number:,.{decimals}f}"
+    scale, suffix = next((s, x) for s, x in _SUFFIXES if abs(number) >= s)
+    return f"{number / scale:.3g}{suffix}"
+
+
+def reads_unchanged(change: str | None) -> bool:
+    """Whether a `change_text` says no change ("+0 pts", "+0.0 RU/s", "+0 KB"): a card shows it without an
+    arrow or colour, not as a rise."""
+    if not change:
+        return False
+    number = change.split()[0].lstrip("+-").replace(",", "")
+    try:
+        return float(number) == 0
+    except ValueError:  # a size's text ("+36 KB") always starts with its number; anything else is a change
+        return False
+
+
 def percent_text(percent: Number) -> str:
     """A percentage with 2 significant digits below 1 ("0.0012%"), 1 decimal below 10, whole above ("" when
     missing): a bar's text that says what a nearly invisible bar holds."""

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 from analysis.fleet import container_choices
 from analysis.overview import FILLS
-from analysis.units import CHANGE_RULE, Number, change_text, percent_text, size_text
+from analysis.units import CHANGE_RULE, COMPACT_FROM, Number, change_text, compact_text, percent_text, size_text
 from dashboard.figures.canvas import BASE_FONT_PX, empty_note, note_font, readable
 
 COLORS = ("#1f77b4", "#d62728", "#ff7f0e", "#2ca02c", "#9467bd")  # one per limit of FILLS, in order
@@ -80,14 +80,21 @@ def overview_cards(row: pd.Series) -> list[Card]:
     )
     rate_from = f"from {row.get('throttle_source')}, " if row.get("throttle_source") else ""
     return [
-        ("RU consumed", _number(row.get("ru_consumed"), "{:,.0f}"), change_text(row.get("ru_consumed_change"), "RU", decimals=0), "off", "Azure Monitor's TotalRequestUnits, else the replay's RU; change in RU"),
-        ("Peak RU/s", _number(row.get("peak_ru_s"), "{:,.1f}"), change_text(row.get("peak_ru_s_change"), "RU/s"), "inverse", f"the busiest interval's RU/s, per-interval average{of}; change in RU/s"),
-        ("p95 RU/s", _number(row.get("p95_ru_s"), "{:,.1f}"), change_text(row.get("p95_ru_s_change"), "RU/s"), "inverse", f"95% of intervals used less{of}; change in RU/s"),
+        ("RU consumed", compact_text(row.get("ru_consumed")), change_text(row.get("ru_consumed_change"), "RU", decimals=0), "off", f"Azure Monitor's TotalRequestUnits, else the replay's RU{_exact(row.get('ru_consumed'), 'RU', 0)}; change in RU"),
+        ("Peak RU/s", compact_text(row.get("peak_ru_s"), decimals=1), change_text(row.get("peak_ru_s_change"), "RU/s"), "inverse", f"the busiest interval's RU/s, per-interval average{_exact(row.get('peak_ru_s'), 'RU/s', 1)}{of}; change in RU/s"),
+        ("p95 RU/s", compact_text(row.get("p95_ru_s"), decimals=1), change_text(row.get("p95_ru_s_change"), "RU/s"), "inverse", f"95% of intervals used less{_exact(row.get('p95_ru_s'), 'RU/s', 1)}{of}; change in RU/s"),
         ("Hottest range", _number(row.get("sustained_normalized_ru"), "{:.0f}%"), change_text(row.get("sustained_normalized_ru_change"), "%", decimals=0), "inverse", f"{sustained}the sustained load of the busiest pkrange: the 95th percentile of its per-minute normalized RU over the window, ruscope's replay minutes left out (what the risk and the saturation finding read; 90% or more: saturated){peak}. 100% in a minute means one second used the whole budget, not by itself 429s; change in percentage points"),
         ("429 rate", _number(row.get("throttle_rate"), "{:.2%}"), change_text(row.get("throttle_rate_change"), "share", decimals=2), "inverse", f"{rate_from}over the whole window; 1-5% is healthy (the SDK retries them), above 5% needs action; change in percentage points"),
         ("Largest range", size_text(row.get("largest_partition_gb")), change_text(row.get("largest_partition_gb_change"), "GB"), "inverse", "the largest physical partition (pkrange), of the 50 GB it holds before it splits"),
         ("Largest key", size_text(row.get("largest_key_gb")), change_text(row.get("largest_key_gb_change"), "GB"), "inverse", "the largest logical partition key, of the 20 GB one key may hold"),
     ]  # fmt: skip
+
+
+def _exact(value: Number, unit: str, decimals: int) -> str:
+    """The card's number in full, for its help, when the card writes it compactly (`compact_text`)."""
+    if value is None or pd.isna(value) or abs(float(value)) < COMPACT_FROM:
+        return ""
+    return f" ({float(value):,.{decimals}f} {unit})"
 
 
 def _number(value: Number, template: str) -> str:

@@ -121,7 +121,11 @@ def render_cards(containers: pd.DataFrame) -> None:
         st.subheader(f"{markdown_text(row['database'])} / {markdown_text(row['container'])}", divider="gray")
         cards = overview_cards(row)
         for column, (label, value, delta, colour, about) in zip(st.columns(len(cards)), cards):
-            column.metric(label, value or "-", delta, delta_color=colour, help=about)
+            same = units.reads_unchanged(delta)  # no change: no arrow and no colour, not a rise in red
+            column.metric(
+                label, value or "-", delta, delta_color="off" if same else colour, delta_arrow="off" if same else "auto",
+                help=about,
+            )  # fmt: skip
 
 
 def render_alerts(open_alerts: pd.DataFrame) -> None:

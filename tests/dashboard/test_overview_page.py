@@ -9,7 +9,9 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
+from streamlit.proto.Metric_pb2 import Metric
 from streamlit.testing.v1 import AppTest
 
 from analysis import overview, units
@@ -206,3 +208,36 @@ def test_every_change_says_its_unit_by_one_rule() -> None:
     }
     assert units.change_text(-0.00001, "share", decimals=2) == "+0.00 pts"  # a tiny fall is not "-0.00"
     assert units.change_text(float("nan"), "RU") is None
+
+
+def test_a_large_number_is_written_to_fit_its_card_and_an_unchanged_one_has_no_arrow(store: Path) -> None:
+    """Seven cards in a row cut "5,234,567" to "5,234…" (seen in Chromium on the 30-day store); a change of
+    zero read "+0 pts" under a red up arrow, as if the range got hotter."""
+    assert [units.compact_text(v) for v in (99_999, 100_000, 234_567, 5_234_567, 1.5e9, None)] == [
+        "99,999", "100k", "235k", "5.23M", "1.5B", "",
+    ]  # fmt: skip
+    assert units.compact_text(1234.56, decimals=1) == "1,234.6"
+    assert [units.reads_unchanged(t) for t in ("+0 pts", "+0.0 RU/s", "+0 KB", "+0.02 pts", "-512 MB", None)] == [
+        True, True, True, False, False, False,
+    ]  # fmt: skip
+    write_shop(store)
+    week_before = {
+        table: rows.drop(columns="run_id").assign(time=rows["time"] - pd.Timedelta(days=7))
+        for table, rows in shop_frames().items()
+        if table in ("metrics", "requests", "executions")
+    }  # the same minutes a week before: the compared period, so most changes are zero, the RU's is not
+    for table, rows in week_before.items():
+        write_frame(store_location(store), table, rows, run_id="r0", part="000")
+    app = open_overview()
+    shown = app.dataframe[0].value.iloc[0]
+    big = shown.copy()
+    big["ru_consumed"], big["ru_consumed_change"], big["sustained_normalized_ru_change"] = 5_234_567.0, 0.0, 0.0
+    cards = {label: (value, delta, about) for label, value, delta, _, about in figures_overview.overview_cards(big)}
+    assert cards["RU consumed"][0] == "5.23M" and "(5,234,567 RU)" in cards["RU consumed"][2]
+    assert cards["Hottest range"][1] == "+0 pts" and units.reads_unchanged(cards["Hottest range"][1])
+    drawn = [card.proto for card in app.metric if card.proto.delta]
+    assert {units.reads_unchanged(card.delta) for card in drawn} == {True, False}, [c.delta for c in drawn]
+    for card in drawn:
+        same = units.reads_unchanged(card.delta)
+        assert (card.direction == Metric.MetricDirection.NONE) == same, (card.label, card.delta)
+        assert (card.color == Metric.MetricColor.GRAY) == (same or card.label == "RU consumed"), card.label
