@@ -6,7 +6,8 @@ the median printed, default 3). In a temporary directory it removes afterwards
 (unless `--store` names one to reuse or `--keep`), it builds a store of:
 
 - `metrics`: 30 days x 1 minute x 100 pkranges of NormalizedRUConsumption (4.3 million points, one commit
-  per day) and a daily `partitions` snapshot of the 100 pkranges with their EPK bounds;
+  per day) with the container's ProvisionedThroughput, TotalRequestUnits and TotalRequests by StatusCode
+  per minute (what a real month has beside them: the Cost page bills them, Throttling counts their 429s), and a daily `partitions` snapshot of the 100 pkranges with their EPK bounds;
 - `executions` and `requests`: 730 hourly runs of 50 queries over two containers (single, targeted,
   fan-out, one per feed range), about 100,000 executions and 1 million requests, each execution's RU the
   sum of its requests'; compacted (`ruscope compact`: the metrics rolled up, the span cells refreshed) as a
@@ -205,23 +206,46 @@ def _table(schema: pa.Schema, columns: dict) -> pa.Table:
     return pa.table(arrays, schema=schema)
 
 
+RU_S_PER_RANGE = 6_000.0  # the provisioned RU/s over the ranges (`partitions_day`'s throughput_share)
+AVERAGE_OF_PEAK = 0.4  # a minute's average RU/s as a share of its busiest second's (NormalizedRUConsumption)
+RU_PER_REQUEST = 10.0
+
+
 def metric_day(day: dt.datetime, pkranges: int, rng: np.random.Generator) -> pa.Table:
-    """A day of per-minute NormalizedRUConsumption (Maximum) per pkrange: a daily wave, two hot ranges."""
-    from cosmoscore.monitor.metrics import NORMALIZED_RU
+    """A day of per-minute NormalizedRUConsumption (Maximum) per pkrange (a daily wave, two hot ranges) and
+    the container's series a real month has beside it: ProvisionedThroughput (Maximum), TotalRequestUnits
+    (Total: the ranges' average RU/s over the minute) and TotalRequests (Count) by StatusCode, 2% of a
+    minute's requests answered 429 when a range spent its whole budget in it."""
+    from cosmoscore.monitor.metrics import NORMALIZED_RU, PROVISIONED, TOTAL_REQUEST_UNITS, TOTAL_REQUESTS
 
     minutes = np.arange(1440)
     base = 20 + 15 * np.sin(minutes / 1440 * 2 * np.pi)
     hot = np.zeros(pkranges)
     hot[[3 % pkranges, 17 % pkranges]] = 55
-    values = np.clip(base[None, :] + hot[:, None] + rng.normal(0, 5, (pkranges, 1440)), 0, 100).ravel()
-    n = values.size
-    times = np.datetime64(day.replace(tzinfo=None), "us") + np.tile(minutes, pkranges).astype("timedelta64[m]")
+    per_range = np.clip(base[None, :] + hot[:, None] + rng.normal(0, 5, (pkranges, 1440)), 0, 100)
+    values = per_range.ravel()
+    ru = np.round((per_range / 100 * RU_S_PER_RANGE * AVERAGE_OF_PEAK).sum(axis=0) * 60, 1)
+    requests = np.round(ru / RU_PER_REQUEST)
+    throttled = np.where(per_range.max(axis=0) >= 100, np.round(requests * 0.02), 0.0)
+    series = [  # metric, aggregation, status code, unit, values per minute
+        (PROVISIONED, "Maximum", None, "Count", np.full(1440, RU_S_PER_RANGE * pkranges)),
+        (TOTAL_REQUEST_UNITS, "Total", None, "Count", ru),
+        (TOTAL_REQUESTS, "Count", "200", "Count", requests - throttled),
+        (TOTAL_REQUESTS, "Count", "429", "Count", throttled),
+    ]
+    start = np.datetime64(day.replace(tzinfo=None), "us")
+    n, m = values.size, len(series) * 1440
     columns = {
-        "run_id": [f"m{day:%Y%m%d}"] * n, "time": times, "account": ["bench"] * n, "database": ["shop"] * n,
-        "container": ["orders"] * n, "metric": [NORMALIZED_RU] * n, "aggregation": ["Maximum"] * n,
-        "pkrange_id": np.repeat(np.arange(pkranges).astype(str), 1440), "physical_partition_id": [None] * n,
-        "operation_type": [None] * n, "status_code": [None] * n, "value": np.round(values, 1),
-        "unit": ["Percent"] * n, "grain": ["PT1M"] * n, "region": [None] * n,
+        "run_id": [f"m{day:%Y%m%d}"] * (n + m), "account": ["bench"] * (n + m), "database": ["shop"] * (n + m),
+        "container": ["orders"] * (n + m), "physical_partition_id": [None] * (n + m),
+        "operation_type": [None] * (n + m), "grain": ["PT1M"] * (n + m), "region": [None] * (n + m),
+        "time": start + np.tile(minutes, pkranges + len(series)).astype("timedelta64[m]"),
+        "metric": [NORMALIZED_RU] * n + [name for name, *_ in series for _ in minutes],
+        "aggregation": ["Maximum"] * n + [agg for _, agg, *_ in series for _ in minutes],
+        "pkrange_id": [*np.repeat(np.arange(pkranges).astype(str), 1440), *([None] * m)],
+        "status_code": [None] * n + [code for _, _, code, *_ in series for _ in minutes],
+        "value": np.concatenate([np.round(values, 1), *(v for *_, v in series)]),
+        "unit": ["Percent"] * n + [unit for *_, unit, _ in series for _ in minutes],
     }  # fmt: skip
     return _table(METRICS.schema, columns)
 
@@ -235,8 +259,8 @@ def partitions_day(day: dt.datetime, pkranges: int) -> pa.Table:
         "pkrange_id": [str(i) for i in range(pkranges)], "parents": [""] * pkranges,
         "size_kb": [1_000_000 + 10_000 * i for i in range(pkranges)], "document_count": [100_000] * pkranges,
         "sampled_distinct_keys": [None] * pkranges, "quota_collection_kb": [None] * pkranges,
-        "usage_collection_kb": [None] * pkranges, "throughput_ru": [6_000.0 * pkranges] * pkranges,
-        "throughput_share": [6_000.0] * pkranges, "usage_documents_kb": [None] * pkranges,
+        "usage_collection_kb": [None] * pkranges, "throughput_ru": [RU_S_PER_RANGE * pkranges] * pkranges,
+        "throughput_share": [RU_S_PER_RANGE] * pkranges, "usage_documents_kb": [None] * pkranges,
         "min_epk": ["" if i == 0 else bounds[i] for i in range(pkranges)],
         "max_epk": ["FF" if i == pkranges - 1 else bounds[i + 1] for i in range(pkranges)],
     }  # fmt: skip
