@@ -61,9 +61,10 @@ def metrics_with_cells(
     stored_days = set(pd.to_datetime(rows.frame["time"], utc=True).dt.date) if len(rows.frame) else set()
     cuts = [*boundaries, view.window.start, view.window.end]  # a day the window itself cuts is read as points
     cuts += list(cuts_of(rows.frame)) if cuts_of is not None and len(rows.frame) else []
-    stale = _stale(view.store, tables.store_versions(view.store))
+    versions = tables.store_versions(view.store)
+    stale = _stale(view.store, versions)
     if rollup and stale is not None:
-        rolled = _stale_rollup(view.store, tables.store_versions(view.store))
+        rolled = _stale_rollup(view.store, versions)
         stale = None if rolled is None else [*stale, *rolled]
     days = stored.cell_days(stored_days, stale, cuts) if stored_days else []
     if not days:

@@ -5,7 +5,7 @@ Why a second cache: a month of one-minute NormalizedRUConsumption for 100 pkrang
 page draws a few hundred columns of them; copying the points out of `load_table`'s cache and reducing them again
 on every widget change would cost seconds, while the reduced heatmap is a few hundred KB. So this loader reads
 through `tables.load_view` (one store read, shared with other pages) and caches only the reductions, keyed
-by the store's versions as the store reads are (`tables.store_versions`). The numbers all come from `analysis`.
+by the view and the store's versions as every page loader is (`tables.cached_view`). The numbers all come from `analysis`.
 
 The metrics are read with `cells.metrics_with_cells`: the whole days' NormalizedRUConsumption as their span
 cells and the metrics' rollup cells (the heatmap's maxima per bin are the cells' maxima where a tier nests
@@ -30,7 +30,6 @@ from analysis.hot import partitions as hp
 from analysis.hot import replay as hr
 from analysis.hot.current import CONTAINER_KEY, ROW_KEY
 from analysis.load import stored
-from analysis.scope import Scope, Window
 from dashboard.loaders import cells, tables
 from dashboard.state import FrameState
 from store.records import SHARED_OFFER_CONTAINER
@@ -76,23 +75,14 @@ class HotData:
 
 def load_hot(view: FrameState) -> HotData:
     """The page's data in the frame's view (cached: see the module docstring)."""
-    scope, versions = view.scope, tables.store_versions(view.store)
-    return _load_hot(view.store, versions, view.window, scope.account, scope.database, scope.container, view.region)
+    return _load_hot(tables.cached_view(view))
 
 
 @st.cache_data(
     ttl=tables.TTL_SECONDS, show_spinner="Reducing the partitions' metrics...", max_entries=tables.PAGE_ENTRIES
 )
-def _load_hot(
-    store: str,
-    versions: tuple[tuple[str, int | None], ...],  # the cache key's (`tables.store_versions`)
-    window: Window,
-    account: str | None,
-    database: str | None,
-    container: str | None,
-    region: str | None = None,
-) -> HotData:
-    view = FrameState(store=store, window=window, scope=Scope(database=database, container=container, account=account))
+def _load_hot(view: FrameState) -> HotData:
+    database, container, region = view.scope.database, view.scope.container, view.region
     read, shared = _metrics(view), None
     metrics, span_rows = read.metrics, read.cells
     # a partition's normalized RU and RU/s budget are its region's: one region at a time (analysis.regions)

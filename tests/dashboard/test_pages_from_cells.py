@@ -15,7 +15,7 @@ import pytest
 
 from analysis.hot import bins
 from analysis.load import stored
-from analysis.scope import Window
+from analysis.scope import Scope, Window
 from dashboard.loaders import cells, fleet, hot_partitions, overview
 from dashboard.state import FrameState
 from store import compact, store_location, write_frame
@@ -121,7 +121,8 @@ def test_the_fleet_from_cells_is_the_fleet_from_points(tmp_path: Path, shared: b
 
 def hot_of(store: Path, window: Window, container: str | None = None) -> hot_partitions.HotData:
     database = "d" if container is not None else None
-    return hot_partitions._load_hot.__wrapped__(str(store), (), window, None, database, container)  # uncached
+    view = FrameState(store=str(store), window=window, scope=Scope(database=database, container=container))
+    return hot_partitions._load_hot.__wrapped__(view)  # uncached
 
 
 def assert_same_hot(got: hot_partitions.HotData, want: hot_partitions.HotData) -> None:
